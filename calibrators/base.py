@@ -1,0 +1,135 @@
+"""The Calibrator interface: z-scores in, natural-log likelihood ratios out.
+
+A calibrator is fitted on the development pairs of an attacker's score sets -- 1-D
+row-z-normed scores with labels 1 (mated: trial and enrolled speaker are the same
+person) and 0 (non-mated) -- and then maps any z-score to an LLR::
+
+    llr(z) = log p(z | mated) - log p(z | non-mated)      (natural log)
+
+It follows scikit-learn's estimator conventions (cf. ``sklearn/calibration.py``):
+
+* ``__init__`` takes keyword-only parameters and only stores them;
+* ``fit(scores, labels, *, sample_weight=None)`` validates its input and returns ``self``;
+* fitted attributes end in ``_``; using an unfitted calibrator raises ``NotFittedError``;
+* ``get_params`` / ``set_params`` / :func:`sklearn.base.clone` work (via ``BaseEstimator``);
+* ``llr(scores)`` is elementwise (any shape in, same shape out) and non-decreasing;
+* ``to_dict()`` / ``from_dict()`` round-trip a fitted calibrator through JSON (no pickle).
+
+How a calibrator deals with the class imbalance of the dev pairs (one mated pair per
+trial against N - 1 non-mated) is its own business and is documented on each class.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import BaseEstimator
+from sklearn.utils.validation import check_is_fitted
+
+from lidframe.errors import InputError
+
+__all__ = ["Calibrator", "check_fit_input"]
+
+
+def check_fit_input(scores, labels, sample_weight=None):
+    """Validate calibrator training data.
+
+    Parameters
+    ----------
+    scores : array_like, shape (n,)
+        Finite z-normed scores.
+    labels : array_like, shape (n,)
+        1 for mated pairs, 0 for non-mated; both classes present.
+    sample_weight : array_like, shape (n,), optional
+        Non-negative finite weights.
+
+    Returns
+    -------
+    scores, labels, sample_weight : ndarray
+        float64, int8 (0/1) and float64 or None.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels)
+    if scores.ndim != 1:
+        raise InputError(f"calibrator scores must be 1-D, got shape {scores.shape}")
+    if labels.shape != scores.shape:
+        raise InputError(f"labels have shape {labels.shape} but scores have {scores.shape}")
+    if not np.isfinite(scores).all():
+        raise InputError(f"calibrator scores must be finite (index {int(np.flatnonzero(~np.isfinite(scores))[0])})")
+    if labels.dtype == bool:
+        labels = labels.astype(np.int8)
+    valid = (labels == 0) | (labels == 1)
+    if not valid.all():
+        i = int(np.flatnonzero(~valid)[0])
+        raise InputError(f"labels must be 0 (non-mated) or 1 (mated); index {i} is {labels[i].item()!r}")
+    labels = labels.astype(np.int8)
+    n_mated = int(labels.sum())
+    if n_mated == 0 or n_mated == labels.size:
+        raise InputError(
+            f"calibration needs both mated and non-mated pairs, got {n_mated} mated of {labels.size}"
+        )
+    if sample_weight is not None:
+        sample_weight = np.asarray(sample_weight, dtype=np.float64)
+        if sample_weight.shape != scores.shape:
+            raise InputError(f"sample_weight has shape {sample_weight.shape} but scores have {scores.shape}")
+        if not (np.isfinite(sample_weight).all() and (sample_weight >= 0).all()):
+            raise InputError("sample_weight must be finite and non-negative")
+    return scores, labels, sample_weight
+
+
+class Calibrator(BaseEstimator):
+    """Base class of lidframe calibrators (see the module docstring for the contract).
+
+    Subclasses set ``name`` (the registry name), ``_fitted_attributes`` (names of the
+    fitted attributes that :meth:`to_dict` saves; JSON-able scalars or 1-D float arrays)
+    and implement :meth:`fit` and :meth:`llr`.
+    """
+
+    name: str = ""
+    _fitted_attributes: tuple = ()
+
+    def fit(self, scores, labels, *, sample_weight=None):  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def llr(self, scores) -> np.ndarray:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _check_fitted(self):
+        check_is_fitted(self, list(self._fitted_attributes))
+
+    def describe(self) -> str:
+        """``name(param=value, ...)`` for tables and JSON."""
+        params = ", ".join(f"{k}={v}" for k, v in sorted(self.get_params().items()))
+        return f"{self.name}({params})" if params else self.name
+
+    def to_dict(self) -> dict:
+        """JSON-able record of the class, parameters and fitted state (requires a fitted calibrator)."""
+        self._check_fitted()
+        fitted = {}
+        for key in self._fitted_attributes:
+            value = getattr(self, key)
+            fitted[key] = value.tolist() if isinstance(value, np.ndarray) else value
+        cls = type(self)
+        return {
+            "calibrator": f"{cls.__module__}:{cls.__qualname__}",
+            "params": self.get_params(),
+            "fitted": fitted,
+        }
+
+    @classmethod
+    def from_dict(cls, record: dict):
+        """Rebuild a fitted calibrator from :meth:`to_dict` output."""
+        try:
+            params, fitted = record["params"], record["fitted"]
+        except (KeyError, TypeError):
+            raise InputError("a calibrator record needs 'params' and 'fitted' entries") from None
+        expected = f"{cls.__module__}:{cls.__qualname__}"
+        if record.get("calibrator", expected) != expected:
+            raise InputError(f"record is for calibrator {record['calibrator']!r}, not {expected!r}")
+        missing = [k for k in cls._fitted_attributes if k not in fitted]
+        if missing:
+            raise InputError(f"calibrator record lacks fitted attribute(s) {', '.join(missing)}")
+        obj = cls(**params)
+        for key in cls._fitted_attributes:
+            value = fitted[key]
+            setattr(obj, key, np.asarray(value, dtype=np.float64) if isinstance(value, list) else value)
+        return obj

@@ -1,0 +1,29 @@
+"""lidframe: audit voice anonymisation against 1-to-N linkage with Local Information Disclosure.
+
+>>> import lidframe
+>>> from lidframe.simulate import simulate_system
+>>> dev, ev = simulate_system(leakage=0.5, seed=0)
+>>> result = lidframe.evaluate(dev, ev)
+>>> sorted(k for k in ("alid", "pdr", "lid_max") if k in result.summary)
+['alid', 'lid_max', 'pdr']
+
+Importing lidframe loads numpy, scipy, scikit-learn and attrs only; torch and
+matplotlib load when a component that needs them is used.
+"""
+
+from lidframe.errors import InputError, NotFittedError
+from lidframe.evaluate import Result, evaluate, fit_calibrator
+from lidframe.priors import Explicit, Uniform, WatchList
+from lidframe.scoreset import ScoreSet
+
+__all__ = [
+    "ScoreSet",
+    "evaluate",
+    "fit_calibrator",
+    "Result",
+    "Uniform",
+    "WatchList",
+    "Explicit",
+    "InputError",
+    "NotFittedError",
+]

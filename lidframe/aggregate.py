@@ -1,0 +1,76 @@
+"""Aggregates of per-trial LID (bits): the average and the tails it can hide.
+
+With LID_1..LID_T the disclosures of the T closed-set trials:
+
+* ``alid``     ALID = mean LID
+* ``pdr``      positive disclosure rate, share of trials with LID > 0
+* ``ndr``      negative disclosure rate, share with LID <= 0 (= 1 - PDR)
+* ``lid_pos``  LID+ = mean of the positive LIDs (NaN when none)
+* ``lid_neg``  LID- = mean of the non-positive LIDs (NaN when none)
+* ``lid_max``, ``lid_min``, and the quantiles ``lid_q50``, ``lid_q90``, ``lid_q99``
+  (linear interpolation, numpy's default)
+
+so that ALID = PDR * LID+ + NDR * LID-, where an empty side's term counts as 0
+(:func:`alid_decomposition` evaluates the right-hand side with that convention).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lidframe.errors import InputError
+
+__all__ = ["LID_QUANTILES", "lid_summary", "alid_decomposition"]
+
+#: Quantile levels reported as ``lid_q50``, ``lid_q90``, ``lid_q99``.
+LID_QUANTILES = (0.5, 0.9, 0.99)
+
+
+def _check_lid(lid_bits) -> np.ndarray:
+    lid = np.asarray(lid_bits, dtype=np.float64).ravel()
+    if lid.size == 0:
+        raise InputError("no closed-set trials: LID aggregates need at least one trial whose speaker is enrolled")
+    if np.isnan(lid).any():
+        raise InputError("LID values contain NaN; drop impostor trials (speaker not enrolled) first")
+    return lid
+
+
+def lid_summary(lid_bits) -> dict:
+    """Summary statistics of per-trial LID values.
+
+    Parameters
+    ----------
+    lid_bits : array_like, shape (T,)
+        LID of closed-set trials in bits (no NaN).
+
+    Returns
+    -------
+    dict
+        ``alid, pdr, ndr, lid_pos, lid_neg, lid_max, lid_min, lid_q50, lid_q90, lid_q99``
+        as Python floats (bits or fractions); ``lid_pos``/``lid_neg`` are NaN when their
+        side is empty.
+    """
+    lid = _check_lid(lid_bits)
+    positive = lid > 0
+    n_pos = int(np.count_nonzero(positive))
+    n = lid.size
+    quantiles = np.quantile(lid, LID_QUANTILES)
+    out = {
+        "alid": float(lid.mean()),
+        "pdr": n_pos / n,
+        "ndr": (n - n_pos) / n,
+        "lid_pos": float(lid[positive].mean()) if n_pos else float("nan"),
+        "lid_neg": float(lid[~positive].mean()) if n_pos < n else float("nan"),
+        "lid_max": float(lid.max()),
+        "lid_min": float(lid.min()),
+    }
+    for level, value in zip(LID_QUANTILES, quantiles):
+        out[f"lid_q{round(level * 100)}"] = float(value)
+    return out
+
+
+def alid_decomposition(summary: dict) -> float:
+    """PDR * LID+ + NDR * LID-, an empty side's term counting as 0 (equals ALID)."""
+    pos = summary["pdr"] * summary["lid_pos"] if summary["pdr"] > 0 else 0.0
+    neg = summary["ndr"] * summary["lid_neg"] if summary["ndr"] > 0 else 0.0
+    return pos + neg

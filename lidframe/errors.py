@@ -1,0 +1,35 @@
+"""Exceptions that lidframe raises for bad user input.
+
+Every user-facing check raises :class:`InputError` (a :class:`ValueError`) with a
+one-line message that names the file, row, trial or id at fault and says what was
+expected.  The command-line interface prints that line and exits with status 2.
+
+Unfitted calibrators raise scikit-learn's :class:`~sklearn.exceptions.NotFittedError`
+(re-exported here), so code written against scikit-learn conventions catches it.
+"""
+
+from __future__ import annotations
+
+from sklearn.exceptions import NotFittedError
+
+__all__ = ["InputError", "NotFittedError", "preview"]
+
+
+class InputError(ValueError):
+    """Bad user input: the message is one line naming the offending item."""
+
+
+def preview(items, limit: int = 5) -> str:
+    """Return ``'a', 'b', 'c' (+N more)`` for the first *limit* items.
+
+    Parameters
+    ----------
+    items : iterable
+        Identifiers (anything with a ``str``).
+    limit : int
+        How many to spell out.
+    """
+    items = list(items)
+    head = ", ".join(repr(str(x)) for x in items[:limit])
+    rest = len(items) - limit
+    return head + (f" (+{rest} more)" if rest > 0 else "")

@@ -1,0 +1,55 @@
+"""Atomic file output: write to a temporary file beside the target, then rename.
+
+A reader never sees a half-written file, and a failed run leaves no output behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+__all__ = ["atomic_path", "atomic_write"]
+
+
+@contextlib.contextmanager
+def atomic_path(path, suffix: str = ""):
+    """Yield a temporary path in the target's folder; rename it to *path* on success.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Final destination.  Its parent folder must exist.
+    suffix : str
+        Suffix for the temporary name (some writers, e.g. ``numpy.savez``, append
+        an extension unless the name already carries it).
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix + ".tmp", dir=path.parent or ".")
+    os.close(fd)
+    try:
+        yield Path(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode: str = "w", **open_kwargs):
+    """Open a temporary file for writing; rename it to *path* when the block succeeds.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Final destination.
+    mode : {"w", "wb"}
+        Text or binary.
+    **open_kwargs
+        Passed to :func:`open` (e.g. ``newline=""`` for CSV).
+    """
+    with atomic_path(path) as tmp:
+        with open(tmp, mode, **open_kwargs) as handle:
+            yield handle

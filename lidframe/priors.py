@@ -1,0 +1,199 @@
+"""Priors over the N enrolled speakers: who the attacker expects a trial to come from.
+
+A prior is any object with ``log_prior(enrolled) -> ndarray (N,)`` returning natural-log
+probabilities that sum to one over the enrolled ids, in their order.  LID measures the
+information an attacker gains *beyond* its prior, LID_i = log2(p_i,true / prior_true),
+so the prior both sets the ceiling (LID <= -log2 prior_true) and the baseline.
+
+Built-ins
+---------
+``Uniform()``
+    prior 1/N: the attacker has no idea beforehand (the paper's setting).
+``WatchList(ids, weight)``
+    each watch-listed speaker is *weight* times as likely a priori as each other speaker.
+``Explicit(mapping)``
+    any prior given as ``{speaker id: probability}``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError, preview
+
+__all__ = ["Prior", "Uniform", "WatchList", "Explicit", "read_id_list"]
+
+
+def _enrolled_ids(enrolled) -> np.ndarray:
+    ids = np.asarray(enrolled, dtype=str)
+    if ids.ndim != 1 or ids.size < 1:
+        raise InputError(f"enrolled must be a non-empty 1-D array of ids, got shape {ids.shape}")
+    return ids
+
+
+class Prior:
+    """Base class: subclasses implement :meth:`log_prior` and :meth:`describe`."""
+
+    def log_prior(self, enrolled) -> np.ndarray:  # pragma: no cover - interface
+        """Natural-log prior probabilities, shape (N,), in the order of *enrolled*."""
+        raise NotImplementedError
+
+    def describe(self) -> str:  # pragma: no cover - interface
+        """A short human-readable name with parameters, for tables and JSON."""
+        raise NotImplementedError
+
+
+@attrs.frozen
+class Uniform(Prior):
+    """Uniform prior 1/N over the enrolled speakers.
+
+    Examples
+    --------
+    >>> np.exp(Uniform().log_prior(["a", "b", "c", "d"])).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+
+    def log_prior(self, enrolled) -> np.ndarray:
+        ids = _enrolled_ids(enrolled)
+        return np.full(ids.size, -math.log(ids.size))
+
+    def describe(self) -> str:
+        return "uniform"
+
+
+def _as_id_tuple(ids) -> tuple:
+    if isinstance(ids, str):
+        ids = [ids]
+    return tuple(str(x) for x in ids)
+
+
+@attrs.frozen
+class WatchList(Prior):
+    """Watch-list prior: listed speakers are *weight* times as likely as the others.
+
+    With K listed among N enrolled, a listed speaker has prior ``weight / (K weight + N - K)``
+    and every other one ``1 / (K weight + N - K)``.
+
+    Parameters
+    ----------
+    ids : sequence of str
+        Watch-listed speaker ids; each must be enrolled.
+    weight : float
+        Prior mass of a listed speaker relative to an unlisted one; > 0 and finite
+        (> 1 up-weights the watch list, < 1 down-weights it).
+
+    Examples
+    --------
+    >>> np.exp(WatchList(["a"], 3.0).log_prior(["a", "b", "c"])).round(2).tolist()
+    [0.6, 0.2, 0.2]
+    """
+
+    ids: tuple = attrs.field(converter=_as_id_tuple)
+    weight: float = attrs.field(converter=float)
+
+    def __attrs_post_init__(self):
+        if not self.ids:
+            raise InputError("a watch list needs at least one speaker id")
+        if not (math.isfinite(self.weight) and self.weight > 0):
+            raise InputError(f"watch-list weight must be positive and finite, got {self.weight}")
+        if len(set(self.ids)) != len(self.ids):
+            dup = next(x for x in self.ids if self.ids.count(x) > 1)
+            raise InputError(f"watch-list id {dup!r} appears more than once")
+
+    def log_prior(self, enrolled) -> np.ndarray:
+        ids = _enrolled_ids(enrolled)
+        known = set(ids.tolist())
+        unknown = [x for x in self.ids if x not in known]
+        if unknown:
+            raise InputError(f"watch-list ids not among the {ids.size} enrolled speakers: {preview(unknown)}")
+        listed = np.isin(ids, np.asarray(self.ids, dtype=str))
+        mass = np.where(listed, self.weight, 1.0)
+        return np.log(mass) - math.log(mass.sum())
+
+    def describe(self) -> str:
+        return f"watchlist({len(self.ids)} ids, weight={self.weight:g})"
+
+
+def _as_mapping(mapping) -> dict:
+    if not isinstance(mapping, Mapping):
+        raise InputError(f"an explicit prior needs a mapping {{speaker id: probability}}, got {type(mapping).__name__}")
+    out = {}
+    for key, value in mapping.items():
+        try:
+            out[str(key)] = float(value)
+        except (TypeError, ValueError):
+            raise InputError(f"explicit prior of {str(key)!r} is {value!r}; expected a number") from None
+    return out
+
+
+@attrs.frozen
+class Explicit(Prior):
+    """A prior given speaker by speaker.
+
+    Parameters
+    ----------
+    mapping : mapping of str to float
+        Prior probability of each enrolled id; must cover every enrolled speaker, all
+        values positive and finite.  Values are renormalised over the enrolled ids, with a
+        :class:`UserWarning` when they do not already sum to 1 (within 1e-9) or when the
+        mapping names speakers who are not enrolled (their mass is dropped, and counted).
+
+    Examples
+    --------
+    >>> np.exp(Explicit({"a": 0.5, "b": 0.25, "c": 0.25}).log_prior(["c", "a", "b"])).tolist()
+    [0.25, 0.5, 0.25]
+    """
+
+    mapping: dict = attrs.field(converter=_as_mapping, eq=False)
+
+    def __attrs_post_init__(self):
+        for key, value in self.mapping.items():
+            if not (math.isfinite(value) and value > 0):
+                raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
+
+    def log_prior(self, enrolled) -> np.ndarray:
+        ids = _enrolled_ids(enrolled)
+        missing = [x for x in ids.tolist() if x not in self.mapping]
+        if missing:
+            raise InputError(f"explicit prior has no probability for enrolled speakers {preview(missing)}")
+        mass = np.array([self.mapping[x] for x in ids.tolist()], dtype=np.float64)
+        total = mass.sum()
+        extra = len(self.mapping) - ids.size
+        if extra > 0:
+            warnings.warn(
+                f"explicit prior names {extra} speakers who are not enrolled; renormalising over the "
+                f"{ids.size} enrolled (they held {1 - total / sum(self.mapping.values()):.3g} of the mass)",
+                UserWarning,
+                stacklevel=2,
+            )
+        elif abs(total - 1.0) > 1e-9:
+            warnings.warn(f"explicit prior sums to {total:.12g}, not 1; renormalising", UserWarning, stacklevel=2)
+        return np.log(mass) - math.log(total)
+
+    def describe(self) -> str:
+        return f"explicit({len(self.mapping)} ids)"
+
+
+def read_id_list(path) -> list[str]:
+    """Read speaker ids, one per line (blank lines and ``#`` comments ignored).
+
+    Raises
+    ------
+    InputError
+        If the file cannot be read or holds no id.
+    """
+    try:
+        with open(path, encoding="utf-8") as handle:
+            lines = handle.read().splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read id list ({exc.strerror})") from None
+    ids = [line.split("#", 1)[0].strip() for line in lines]
+    ids = [x for x in ids if x]
+    if not ids:
+        raise InputError(f"{path}: no speaker ids (expected one id per line)")
+    return ids

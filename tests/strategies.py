@@ -1,0 +1,52 @@
+"""Hypothesis strategies shared by the tests."""
+
+import numpy as np
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+finite_scores = st.floats(min_value=-5.0, max_value=5.0, allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def score_matrices(draw, min_trials=1, max_trials=12, min_enrolled=2, max_enrolled=10, min_row_std=0.05):
+    """(T, N) float64 scores whose rows are clearly non-constant."""
+    n_trials = draw(st.integers(min_trials, max_trials))
+    n_enrolled = draw(st.integers(min_enrolled, max_enrolled))
+    scores = draw(arrays(np.float64, (n_trials, n_enrolled), elements=finite_scores, fill=st.nothing()))
+    # rows (nearly) constant have no z-norm: give them a spread by construction rather
+    # than filtering, which would starve the search
+    flat = scores.std(axis=1) <= min_row_std
+    scores[flat] += np.linspace(-1.0, 1.0, n_enrolled)
+    return scores
+
+
+@st.composite
+def closed_set_cases(draw, **kwargs):
+    """(scores, true_index): every trial's speaker is enrolled."""
+    scores = draw(score_matrices(**kwargs))
+    n_trials, n_enrolled = scores.shape
+    true_index = np.array(draw(st.lists(st.integers(0, n_enrolled - 1), min_size=n_trials, max_size=n_trials)))
+    return scores, true_index
+
+
+@st.composite
+def log_priors(draw, n_enrolled):
+    """Normalised natural-log prior of length n_enrolled."""
+    mass = np.array(
+        draw(st.lists(st.floats(0.05, 20.0), min_size=n_enrolled, max_size=n_enrolled)), dtype=np.float64
+    )
+    return np.log(mass) - np.log(mass.sum())
+
+
+@st.composite
+def scoresets(draw, max_trials=10, max_enrolled=8, impostors=True):
+    """ScoreSets with string ids; some trial speakers may be non-enrolled (impostors)."""
+    from lidframe import ScoreSet
+
+    scores = draw(score_matrices(max_trials=max_trials, max_enrolled=max_enrolled))
+    n_trials, n_enrolled = scores.shape
+    enrolled = [f"spk{j}" for j in range(n_enrolled)]
+    pool = enrolled + (["outsider0", "outsider1"] if impostors else [])
+    speakers = draw(st.lists(st.sampled_from(pool), min_size=n_trials, max_size=n_trials))
+    trial_ids = [f"utt{i:03d}" for i in range(n_trials)]
+    return ScoreSet(scores, enrolled, speakers, trial_ids)

@@ -1,0 +1,101 @@
+"""The Logistic calibrator against an independent maximum-likelihood fit (scipy)."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.base import clone
+
+from lidframe import InputError, NotFittedError
+from lidframe.calibrators import Logistic
+
+
+def dev_pairs(seed=0, n_trials=300, n_enrolled=8, separation=1.5):
+    rng = np.random.default_rng(seed)
+    scores = np.r_[rng.normal(separation, 1.0, n_trials), rng.normal(0.0, 1.0, n_trials * (n_enrolled - 1))]
+    labels = np.r_[np.ones(n_trials), np.zeros(n_trials * (n_enrolled - 1))]
+    return scores, labels
+
+
+def reference_fit(z, y, weights, C):
+    """Penalised weighted log-loss of scikit-learn's LogisticRegression, minimised by BFGS."""
+
+    def loss(theta):
+        w, b = theta
+        margin = w * z + b
+        nll = np.sum(weights * (y * np.logaddexp(0, -margin) + (1 - y) * np.logaddexp(0, margin)))
+        return nll + (0.0 if C is None else 0.5 * w * w / C)
+
+    return minimize(loss, x0=[0.0, 0.0], method="BFGS", options={"gtol": 1e-10}).x
+
+
+@pytest.mark.parametrize("C", [1.0, 0.01, None])
+def test_balanced_matches_reference(C):
+    z, y = dev_pairs()
+    n, n1 = y.size, y.sum()
+    weights = np.where(y == 1, n / (2 * n1), n / (2 * (n - n1)))  # class_weight="balanced"
+    w, b = reference_fit(z, y, weights, C)
+    cal = Logistic(C=C).fit(z, y)
+    assert cal.slope_ == pytest.approx(w, abs=1e-4)
+    assert cal.intercept_ == pytest.approx(b, abs=1e-4)
+    np.testing.assert_allclose(cal.llr(np.array([-1.0, 0.0, 2.0])), w * np.array([-1.0, 0.0, 2.0]) + b, atol=3e-4)
+
+
+def test_prior_weighting_subtracts_training_prior_log_odds():
+    z, y = dev_pairs(seed=1)
+    w, b = reference_fit(z, y, np.ones_like(y), 1.0)
+    cal = Logistic(weighting="prior").fit(z, y)
+    assert cal.slope_ == pytest.approx(w, abs=1e-4)
+    assert cal.intercept_ == pytest.approx(b - math.log(y.sum() / (y.size - y.sum())), abs=1e-4)
+
+
+def test_llr_recovers_gaussian_closed_form():
+    # mated ~ N(mu, 1), non-mated ~ N(0, 1): the true LLR is mu z - mu^2 / 2
+    mu = 2.0
+    z, y = dev_pairs(seed=2, n_trials=20000, n_enrolled=5, separation=mu)
+    cal = Logistic(C=None).fit(z, y)
+    assert cal.slope_ == pytest.approx(mu, rel=0.03)
+    assert cal.intercept_ == pytest.approx(-mu * mu / 2, abs=0.06)
+
+
+def test_sklearn_conventions_and_json_round_trip():
+    cal = Logistic(weighting="prior", C=0.5)
+    assert cal.get_params() == {"C": 0.5, "weighting": "prior"}
+    with pytest.raises(NotFittedError):
+        cal.llr(np.zeros(3))
+    with pytest.raises(TypeError):
+        Logistic("balanced")  # keyword-only
+    z, y = dev_pairs(seed=3)
+    cal.fit(z, y)
+    copy = clone(cal)
+    assert copy.get_params() == cal.get_params() and not hasattr(copy, "slope_")
+    record = json.loads(json.dumps(cal.to_dict()))
+    back = Logistic.from_dict(record)
+    grid = np.linspace(-4, 4, 9)
+    np.testing.assert_array_equal(back.llr(grid), cal.llr(grid))
+    assert np.all(np.diff(cal.llr(grid)) >= 0)
+
+
+@pytest.mark.parametrize(
+    "scores, labels, message",
+    [
+        (np.zeros((2, 2)), np.zeros(4), "1-D"),
+        (np.zeros(3), np.zeros(2), "labels have shape"),
+        (np.array([0.0, np.nan]), np.array([0, 1]), "finite"),
+        (np.array([0.0, 1.0]), np.array([0, 2]), "index 1 is 2"),
+        (np.array([0.0, 1.0]), np.array([0, 0]), "both mated and non-mated"),
+    ],
+)
+def test_fit_input_errors(scores, labels, message):
+    with pytest.raises(InputError, match=message):
+        Logistic().fit(scores, labels)
+
+
+def test_bad_params_are_reported_at_fit():
+    z, y = dev_pairs()
+    with pytest.raises(InputError, match="weighting must be one of"):
+        Logistic(weighting="odd").fit(z, y)
+    with pytest.raises(InputError, match="C must be a positive number"):
+        Logistic(C=-1).fit(z, y)
