@@ -22,9 +22,8 @@ import tracemalloc
 import numpy as np
 from scipy.special import log_softmax
 
-import lidframe
 from lidframe import ScoreSet, evaluate
-from lidframe.evaluate import fit_calibrator
+from lidframe.evaluate import _lidframe_version, fit_calibrator
 
 
 def make_scoreset(rng, n_trials, n_enrolled, prefix):
@@ -79,7 +78,7 @@ def main():
     dev = make_scoreset(rng, args.dev_trials, 256, "d")
     ev = make_scoreset(rng, args.size, args.size, "e")
     matrix_mib = args.size * args.size * 8 / 2**20
-    print(f"lidframe {lidframe.__name__} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)")
+    print(f"lidframe {_lidframe_version()} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)")
     print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} numpy {np.__version__}")
     results = {}
     for name, fn in (("naive dense", naive_dense), ("lidframe tiled", tiled), ("lidframe + binary metrics", tiled_with_binary_metrics)):

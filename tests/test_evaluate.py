@@ -156,3 +156,14 @@ def test_evaluate_errors():
 
 def test_top_level_api():
     assert {"ScoreSet", "evaluate", "Result", "Uniform", "WatchList", "Explicit"} <= set(lidframe.__all__)
+
+
+def test_alid_equals_log2_n_minus_multiclass_cllr():
+    dev, ev = simulate_system(leakage=0.4, seed=5, n_enrolled=12)
+    result = evaluate(dev, ev)
+    # multiclass Cllr from the posterior of the true speaker, computed independently
+    llr = result.calibrator.llr(dense_znorm(ev.scores, 1))
+    post = np.exp(llr - llr.max(1, keepdims=True))
+    post /= post.sum(1, keepdims=True)
+    cllr_mc = -np.mean(np.log2(post[np.arange(ev.n_trials), ev.true_index]))
+    assert result.summary["alid"] == pytest.approx(math.log2(12) - cllr_mc, abs=1e-10)

@@ -1,0 +1,26 @@
+"""Every ```python block in docs/ runs (in a scratch folder)."""
+
+import re
+from pathlib import Path
+
+import pytest
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+BLOCKS = [
+    pytest.param(code, id=f"{page.name}:{n}")
+    for page in sorted(DOCS.glob("*.md"))
+    for n, code in enumerate(re.findall(r"```python\n(.*?)```", page.read_text(), flags=re.S))
+]
+
+
+@pytest.mark.parametrize("code", BLOCKS)
+def test_doc_example_runs(code, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "<doc>", "exec"), {"__name__": "__doc_example__"})
+
+
+def test_worked_example_prints_0_9(tmp_path, monkeypatch, capsys):
+    code = re.findall(r"```python\n(.*?)```", (DOCS / "theory.md").read_text(), flags=re.S)[0]
+    monkeypatch.chdir(tmp_path)
+    exec(compile(code, "<doc>", "exec"), {})
+    assert capsys.readouterr().out.strip() == "0.9"
