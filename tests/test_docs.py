@@ -24,3 +24,11 @@ def test_worked_example_prints_0_9(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "<doc>", "exec"), {})
     assert capsys.readouterr().out.strip() == "0.9"
+
+
+def test_demo_tables_in_readme_and_quickstart_are_what_the_demo_prints():
+    from lidframe.demo import run_demo
+
+    table, _ = run_demo(seed=0)
+    for page in (DOCS.parent / "README.md", DOCS / "quickstart.md"):
+        assert f"```\n{table}\n```" in page.read_text(), page
