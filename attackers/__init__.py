@@ -1,9 +1,14 @@
-"""Attackers: turn audio or embeddings into ScoreSets (T trials x N enrolled speakers).
+"""Attackers: turn utterances into embeddings and full T x N ScoreSets.
 
-The attacker interface -- ``embed(utterances) -> (n, d)`` and
-``score(trials, enrolment) -> ScoreSet`` -- and the built-in attackers (ECAPA-TDNN,
-x-vector, random, precomputed embeddings) live here.  Nothing in this package may be
-imported by ``import lidframe``: attackers pull in torch, and only when asked for.
+The interface (:mod:`lidframe.attackers.base`): ``embed(utterances) -> (n, d)`` and
+``score(trials, enrolment) -> ScoreSet``; :class:`EmbeddingAttacker` provides
+``score`` (enrolment profiles + cosine) for anything that can ``embed``.
+
+Built-in: :class:`RandomAttacker` (registry name ``random``).  ``import lidframe``
+does not import this package; attackers that need torch import it only when used.
 """
 
-__all__: list[str] = []
+from lidframe.attackers.base import Attacker, EmbeddingAttacker, Utterance, group_by_speaker
+from lidframe.attackers.random import RandomAttacker
+
+__all__ = ["Attacker", "EmbeddingAttacker", "Utterance", "group_by_speaker", "RandomAttacker"]

@@ -22,44 +22,24 @@ __all__ = ["main", "build_parser", "parse_prior"]
 EXIT_INPUT = 2
 
 
-def parse_prior(spec: str, watch_weight: float):
-    """Build a prior from a CLI spec: ``uniform``, ``watchlist:FILE`` or ``explicit:FILE``.
+def parse_prior(spec: str, watch_weight: float = 10.0):
+    """Build a prior from a CLI spec.
 
-    ``watchlist:FILE`` reads one speaker id per line; each listed speaker gets
-    *watch_weight* times the prior mass of the others.  ``explicit:FILE`` reads a CSV
-    with columns ``enroll_spk,prior``.
+    ``watchlist:FILE`` (one speaker id per line; each listed speaker gets *watch_weight*
+    times the prior mass of the others) and ``explicit:FILE`` (CSV ``enroll_spk,prior``)
+    are shorthands; anything else is a component spec for
+    :func:`lidframe.registry.create` (``uniform``, ``watchlist?file=ids.txt&weight=5``,
+    ``mypkg.priors:Mine?x=1``).
     """
-    from lidframe.priors import Explicit, Uniform, WatchList, read_id_list
+    from lidframe.priors import Explicit, WatchList, read_id_list, read_prior_table
+    from lidframe.registry import create
 
     kind, sep, path = spec.partition(":")
-    if spec == "uniform":
-        return Uniform()
     if kind == "watchlist" and sep and path:
         return WatchList(read_id_list(path), watch_weight)
     if kind == "explicit" and sep and path:
-        return Explicit(_read_explicit_prior(path))
-    raise InputError(f"--prior {spec!r}: expected uniform, watchlist:FILE or explicit:FILE")
-
-
-def _read_explicit_prior(path) -> dict:
-    import pandas as pd
-
-    try:
-        frame = pd.read_csv(path, dtype={"enroll_spk": str}, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"{path}: cannot read prior table ({str(exc).splitlines()[0]})") from None
-    missing = [c for c in ("enroll_spk", "prior") if c not in frame.columns]
-    if missing:
-        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; expected enroll_spk,prior")
-    values = pd.to_numeric(frame["prior"], errors="coerce")
-    if values.isna().any():
-        r = int(values.isna().to_numpy().argmax())
-        raise InputError(f"{path}: line {r + 2} has prior {frame['prior'].iat[r]!r}; expected a number")
-    dup = frame["enroll_spk"].duplicated()
-    if dup.any():
-        r = int(dup.to_numpy().argmax())
-        raise InputError(f"{path}: line {r + 2} repeats speaker {frame['enroll_spk'].iat[r]!r}")
-    return dict(zip(frame["enroll_spk"], values.astype(float)))
+        return Explicit(read_prior_table(path))
+    return create("prior", spec)
 
 
 def _check_output_path(path, flag: str):
@@ -110,6 +90,24 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def _cmd_plugins(args) -> int:
+    from lidframe import registry
+
+    kinds = registry.KINDS if args.kind is None else (args.kind,)
+    status = registry.check_all(args.kind) if args.check else {}
+    rows = [("kind", "name", "target", "origin") + (("status",) if args.check else ())]
+    for kind in kinds:
+        for name, entry in registry.entries(kind).items():
+            row = (kind, name, entry.target, entry.origin)
+            if args.check:
+                row += ("ok" if status.get((kind, name)) is None else "BROKEN (see warning)",)
+            rows.append(row)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
+    return 1 if any(v is not None for v in status.values()) else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``lidframe`` command."""
     from lidframe.evaluate import _lidframe_version
@@ -123,11 +121,16 @@ def build_parser() -> argparse.ArgumentParser:
     ev = sub.add_parser("evaluate", help="LID of an eval score set, calibrated on a dev score set")
     ev.add_argument("--dev", required=True, help="dev score set (.npz or long .csv) to fit the calibrator on")
     ev.add_argument("--eval", required=True, help="eval score set (.npz or long .csv)")
-    ev.add_argument("--calibrator", default="logistic", help="calibrator name or package.module:Class (default logistic)")
+    ev.add_argument(
+        "--calibrator",
+        default="logistic",
+        help="calibrator spec: NAME or package.module:Class, with optional ?key=value&... parameters (default logistic)",
+    )
     ev.add_argument(
         "--prior",
         default="uniform",
-        help="uniform (default), watchlist:FILE (one id per line) or explicit:FILE (CSV enroll_spk,prior)",
+        help="uniform (default), watchlist:FILE (one id per line), explicit:FILE (CSV enroll_spk,prior), "
+        "or any prior spec NAME?key=value&...",
     )
     ev.add_argument(
         "--watch-weight",
@@ -139,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", metavar="OUT", help="write the summary as JSON")
     ev.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
     ev.set_defaults(func=_cmd_evaluate)
+
+    plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
+    plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
+    plugins.add_argument(
+        "--check", action="store_true", help="import each component and check its contract (exit 1 if any fails)"
+    )
+    plugins.set_defaults(func=_cmd_plugins)
 
     demo = sub.add_parser("demo", help="the main job on the embedded default data (simulated systems)")
     demo.add_argument("--out", metavar="DIR", help="also write score sets, summary.json and table.txt here")

@@ -26,7 +26,7 @@ import numpy as np
 
 from lidframe.errors import InputError, preview
 
-__all__ = ["Prior", "Uniform", "WatchList", "Explicit", "read_id_list"]
+__all__ = ["Prior", "Uniform", "WatchList", "Explicit", "read_id_list", "read_prior_table"]
 
 
 def _enrolled_ids(enrolled) -> np.ndarray:
@@ -105,6 +105,24 @@ class WatchList(Prior):
             dup = next(x for x in self.ids if self.ids.count(x) > 1)
             raise InputError(f"watch-list id {dup!r} appears more than once")
 
+    @classmethod
+    def from_params(cls, *, ids=None, file=None, weight: float = 10.0) -> "WatchList":
+        """Build from spec parameters: ``watchlist?file=ids.txt&weight=5`` or ``?ids=a,b``.
+
+        Parameters
+        ----------
+        ids : str, optional
+            Comma-separated speaker ids.
+        file : path, optional
+            One id per line (see :func:`read_id_list`).
+        weight : float
+            Relative prior mass of a listed speaker (default 10).
+        """
+        if (ids is None) == (file is None):
+            raise InputError("a watch-list prior needs exactly one of ids=a,b,... or file=PATH")
+        listed = read_id_list(file) if file is not None else [x.strip() for x in str(ids).split(",") if x.strip()]
+        return cls(listed, weight)
+
     def log_prior(self, enrolled) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
         known = set(ids.tolist())
@@ -156,6 +174,11 @@ class Explicit(Prior):
             if not (math.isfinite(value) and value > 0):
                 raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
 
+    @classmethod
+    def from_params(cls, *, file) -> "Explicit":
+        """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``)."""
+        return cls(read_prior_table(file))
+
     def log_prior(self, enrolled) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
         missing = [x for x in ids.tolist() if x not in self.mapping]
@@ -197,3 +220,31 @@ def read_id_list(path) -> list[str]:
     if not ids:
         raise InputError(f"{path}: no speaker ids (expected one id per line)")
     return ids
+
+
+def read_prior_table(path) -> dict:
+    """Read a CSV with columns ``enroll_spk,prior`` into ``{speaker id: probability}``.
+
+    Raises
+    ------
+    InputError
+        Naming the file and line of a missing column, a non-numeric value or a repeated id.
+    """
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, dtype={"enroll_spk": str}, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path}: cannot read prior table ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in ("enroll_spk", "prior") if c not in frame.columns]
+    if missing:
+        raise InputError(f"{path}: missing column(s) {', '.join(missing)}; expected enroll_spk,prior")
+    values = pd.to_numeric(frame["prior"], errors="coerce")
+    if values.isna().any():
+        r = int(values.isna().to_numpy().argmax())
+        raise InputError(f"{path}: line {r + 2} has prior {frame['prior'].iat[r]!r}; expected a number")
+    dup = frame["enroll_spk"].duplicated()
+    if dup.any():
+        r = int(dup.to_numpy().argmax())
+        raise InputError(f"{path}: line {r + 2} repeats speaker {frame['enroll_spk'].iat[r]!r}")
+    return dict(zip(frame["enroll_spk"], values.astype(float)))

@@ -134,7 +134,7 @@ def test_bad_options(pair, capsys):
     folder, dev, ev = pair
     base = ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz"]
     code, _, err = run(base + ["--prior", "gaussian"], capsys)
-    assert code == 2 and "--prior 'gaussian': expected uniform, watchlist:FILE or explicit:FILE" in err
+    assert code == 2 and "unknown prior 'gaussian'; available: explicit, uniform, watchlist" in err
     (folder / "w.txt").write_text("nobody\n")
     code, _, err = run(base + ["--prior", f"watchlist:{folder / 'w.txt'}"], capsys)
     assert code == 2 and "watch-list ids not among the 8 enrolled speakers: 'nobody'" in err

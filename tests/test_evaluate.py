@@ -140,9 +140,11 @@ def test_evaluate_errors():
     dev, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=4, trials_per_speaker=3)
     with pytest.raises(InputError, match="unknown calibrator 'nope'; available: logistic"):
         evaluate(dev, ev, calibrator="nope")
-    with pytest.raises(InputError, match="not a calibrator: it lacks fit"):
+    with pytest.raises(InputError, match=r"is not a calibrator: missing fit\(scores, labels\) returning self.*missing llr\(scores\)"):
         evaluate(dev, ev, calibrator=object())
-    with pytest.raises(InputError, match="unknown prior"):
+    with pytest.raises(InputError, match="unknown prior 'nobody'"):
+        evaluate(dev, ev, prior="nobody")
+    with pytest.raises(InputError, match="needs exactly one of ids="):
         evaluate(dev, ev, prior="watchlist")
     with pytest.raises(InputError, match="ddof must be 0"):
         evaluate(dev, ev, znorm_ddof=3)

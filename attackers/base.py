@@ -1,0 +1,145 @@
+"""The Attacker interface: utterances in, embeddings and full T x N score sets out.
+
+An attacker turns utterances into embeddings (``embed``) and scores every trial
+utterance against every enrolled speaker (``score``), returning a :class:`~lidframe.ScoreSet`.
+
+:class:`EmbeddingAttacker` implements ``score`` once for all embedding extractors:
+each enrolled speaker's profile aggregates its enrolment embeddings, and a trial is
+scored by the cosine of its embedding with every profile.  Two aggregations:
+
+``"mean_of_normalised"`` (default; the published LID reference code)
+    L2-normalise each utterance embedding, then average.
+``"mean"`` (VoicePrivacy 2024)
+    average the raw embeddings.
+
+Subclasses only implement ``embed``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError, preview
+from lidframe.scoreset import ScoreSet
+
+__all__ = ["Utterance", "Attacker", "EmbeddingAttacker", "group_by_speaker", "check_utterances", "ENROLMENT_AGGREGATIONS"]
+
+ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
+
+
+@attrs.frozen
+class Utterance:
+    """One recording.
+
+    Attributes
+    ----------
+    utt_id : str
+        Unique utterance id (Kaldi ``utt2spk`` key).
+    speaker : str
+        Speaker id.
+    path : str or None
+        Audio file, for attackers that read audio; None for attackers that work from ids
+        (precomputed embeddings, the random baseline).
+    """
+
+    utt_id: str = attrs.field(converter=str)
+    speaker: str = attrs.field(converter=str)
+    path: str | None = None
+
+
+def group_by_speaker(utterances: Sequence[Utterance]) -> dict[str, list[Utterance]]:
+    """Enrolment mapping ``speaker -> [utterances]``, speakers in order of first appearance."""
+    groups: dict[str, list[Utterance]] = {}
+    for utt in utterances:
+        groups.setdefault(utt.speaker, []).append(utt)
+    return groups
+
+
+def check_utterances(utterances, role: str) -> list[Utterance]:
+    utterances = list(utterances)
+    if not utterances:
+        raise InputError(f"{role}: no utterances")
+    bad = [u for u in utterances if not isinstance(u, Utterance)]
+    if bad:
+        raise InputError(f"{role}: expected lidframe.attackers.Utterance records, got {type(bad[0]).__name__}")
+    seen, dups = set(), []
+    for u in utterances:
+        if u.utt_id in seen:
+            dups.append(u.utt_id)
+        seen.add(u.utt_id)
+    if dups:
+        raise InputError(f"{role}: utterance ids repeated: {preview(dups)}")
+    return utterances
+
+
+class Attacker:
+    """Base class of attackers (see the module docstring); subclasses set ``name``."""
+
+    name: str = ""
+
+    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:  # pragma: no cover - interface
+        """Embeddings, shape (len(utterances), d), float."""
+        raise NotImplementedError
+
+    def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
+        """Score every trial against every enrolled speaker (a full T x N ScoreSet)."""
+        raise NotImplementedError  # pragma: no cover - interface
+
+
+def _unit_rows(matrix: np.ndarray, what: str, ids) -> np.ndarray:
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    zero = norms[:, 0] == 0
+    if zero.any():
+        raise InputError(f"cosine scoring needs non-zero vectors; zero {what}: {preview(np.asarray(ids)[zero])}")
+    return matrix / norms
+
+
+class EmbeddingAttacker(Attacker):
+    """An attacker that scores by cosine similarity of embeddings.
+
+    Parameters
+    ----------
+    enrolment : {"mean_of_normalised", "mean"}
+        How a speaker's enrolment embeddings become one profile (module docstring).
+    """
+
+    def __init__(self, *, enrolment: str = "mean_of_normalised"):
+        self.enrolment = enrolment
+
+    def enrol(self, enrolment: Mapping[str, Sequence[Utterance]]) -> tuple[np.ndarray, np.ndarray]:
+        """Speaker profiles: ``(speaker ids (N,), profiles (N, d))``."""
+        if self.enrolment not in ENROLMENT_AGGREGATIONS:
+            raise InputError(f"enrolment must be one of {ENROLMENT_AGGREGATIONS}, got {self.enrolment!r}")
+        if not isinstance(enrolment, Mapping) or not enrolment:
+            raise InputError("enrolment must be a non-empty mapping {speaker id: [utterances]}")
+        speakers = [str(s) for s in enrolment]
+        empty = [s for s, utts in enrolment.items() if not list(utts)]
+        if empty:
+            raise InputError(f"enrolled speakers without utterances: {preview(empty)}")
+        utterances = check_utterances([u for utts in enrolment.values() for u in utts], "enrolment")
+        emb = np.asarray(self.embed(utterances), dtype=np.float64)
+        if emb.ndim != 2 or emb.shape[0] != len(utterances):
+            raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(utterances)} utterances")
+        if self.enrolment == "mean_of_normalised":
+            emb = _unit_rows(emb, "enrolment embeddings", [u.utt_id for u in utterances])
+        counts = np.array([len(list(utts)) for utts in enrolment.values()])
+        owner = np.repeat(np.arange(len(speakers)), counts)
+        profiles = np.zeros((len(speakers), emb.shape[1]))
+        np.add.at(profiles, owner, emb)
+        profiles /= counts[:, None]
+        return np.array(speakers), profiles
+
+    def score(self, trials, enrolment) -> ScoreSet:
+        """Cosine of every trial embedding with every enrolled speaker's profile."""
+        trials = check_utterances(trials, "trials")
+        speakers, profiles = self.enrol(enrolment)
+        emb = np.asarray(self.embed(trials), dtype=np.float64)
+        if emb.ndim != 2 or emb.shape[0] != len(trials):
+            raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(trials)} trials")
+        scores = _unit_rows(emb, "trial embeddings", [u.utt_id for u in trials]) @ _unit_rows(
+            profiles, "speaker profiles", speakers
+        ).T
+        return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])

@@ -1,0 +1,308 @@
+"""Conformance checks for plugin authors: does a component keep lidframe's contract?
+
+Call them from your own test suite::
+
+    from lidframe.testing import check_calibrator
+    from mylab_lid import ShrunkLogistic
+
+    def test_conforms():
+        check_calibrator(ShrunkLogistic())
+
+Each ``check_*`` runs every check of its kind, then raises one :class:`ConformanceError`
+(an ``AssertionError``, so pytest reports it as a failure) listing every check that
+failed and why; on success it returns the names of the checks that passed.  The
+checks use fixed seeds: they are deterministic.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+
+from lidframe.errors import NotFittedError
+from lidframe.registry import check_contract
+
+__all__ = ["ConformanceError", "check_calibrator", "check_prior", "check_attacker"]
+
+
+class ConformanceError(AssertionError):
+    """One or more conformance checks failed; the message lists each."""
+
+
+class _Checks:
+    def __init__(self, label: str):
+        self.label = label
+        self.passed: list[str] = []
+        self.failed: list[str] = []
+
+    def run(self, name: str, func) -> None:
+        try:
+            func()
+        except Exception as exc:  # a conformance suite reports every failure, whatever it is
+            self.failed.append(f"{name}: {type(exc).__name__}: {exc}")
+        else:
+            self.passed.append(name)
+
+    def finish(self) -> list[str]:
+        if self.failed:
+            lines = "\n".join(f"  - {f}" for f in self.failed)
+            raise ConformanceError(f"{self.label} failed {len(self.failed)} conformance check(s):\n{lines}")
+        return self.passed
+
+
+def _expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise ConformanceError(message)
+
+
+def _expect_raises(kinds, func, what: str) -> None:
+    try:
+        func()
+    except kinds:
+        return
+    except Exception as exc:
+        raise ConformanceError(f"{what}: raised {type(exc).__name__} ({exc}), expected {_names(kinds)}") from None
+    raise ConformanceError(f"{what}: nothing raised, expected {_names(kinds)}")
+
+
+def _names(kinds) -> str:
+    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+    return " or ".join(k.__name__ for k in kinds)
+
+
+def _dev_pairs(seed: int = 0, n_mated: int = 200, n_per_trial: int = 9):
+    """Synthetic z-normed dev pairs: mated ~ N(1.5, 1), non-mated ~ N(0, 1)."""
+    rng = np.random.default_rng(seed)
+    scores = np.r_[rng.normal(1.5, 1.0, n_mated), rng.normal(0.0, 1.0, n_mated * n_per_trial)]
+    labels = np.r_[np.ones(n_mated, dtype=int), np.zeros(n_mated * n_per_trial, dtype=int)]
+    order = rng.permutation(scores.size)
+    return scores[order], labels[order]
+
+
+def _fresh(obj):
+    from sklearn.base import clone
+
+    try:
+        return clone(obj)
+    except TypeError:
+        return copy.deepcopy(obj)
+
+
+def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
+    """Check a calibrator instance (or class with default parameters) against the contract.
+
+    Parameters
+    ----------
+    calibrator : object or class
+        An *unfitted* calibrator.
+    scores, labels : ndarray, optional
+        Dev z-scores and 0/1 labels to fit on (default: 2,000 synthetic pairs).
+
+    Checks: the methods exist; ``get_params``/``clone`` work and clone is unfitted;
+    ``llr`` before ``fit`` raises ``NotFittedError``; ``fit`` returns self and leaves its
+    input unchanged; ``llr`` keeps shape (1-D and 2-D), returns finite floats, also far
+    outside the dev range, and is non-decreasing; fitting twice gives identical LLRs;
+    ``to_dict`` survives ``json.dumps`` and ``from_dict`` reproduces the LLRs exactly;
+    NaN scores, single-class labels and mismatched lengths raise ``ValueError``.
+
+    Returns
+    -------
+    list of str
+        Names of the checks that passed.
+
+    Raises
+    ------
+    ConformanceError
+        Listing every failed check.
+    """
+    obj = calibrator() if isinstance(calibrator, type) else calibrator
+    checks = _Checks(f"calibrator {type(obj).__module__}.{type(obj).__qualname__}")
+    if scores is None:
+        scores, labels = _dev_pairs()
+    scores = np.asarray(scores, dtype=np.float64)
+    labels = np.asarray(labels)
+    grid = np.r_[-50.0, np.linspace(scores.min() - 3, scores.max() + 3, 201), 50.0]
+    state = {}
+
+    checks.run("contract", lambda: check_contract("calibrator", obj))
+
+    def params_and_clone():
+        params = obj.get_params()
+        _expect(isinstance(params, dict), "get_params() must return a dict")
+        twin = _fresh(obj)
+        _expect(twin.get_params() == params, "clone must keep the parameters")
+
+    checks.run("get_params and clone", params_and_clone)
+    checks.run(
+        "unfitted llr raises NotFittedError",
+        lambda: _expect_raises(NotFittedError, lambda: _fresh(obj).llr(np.zeros(3)), "llr before fit"),
+    )
+
+    def fit_returns_self():
+        est = _fresh(obj)
+        kept_scores, kept_labels = scores.copy(), labels.copy()
+        out = est.fit(scores, labels)
+        _expect(out is est, "fit must return self")
+        _expect(np.array_equal(scores, kept_scores) and np.array_equal(labels, kept_labels), "fit modified its input")
+        state["fitted"] = est
+
+    checks.run("fit returns self, input untouched", fit_returns_self)
+    fitted = state.get("fitted")
+    if fitted is None:
+        return checks.finish()
+
+    def llr_shapes():
+        for x in (grid, grid[:12].reshape(3, 4), np.array([0.5])):
+            kept = x.copy()
+            y = np.asarray(fitted.llr(x))
+            _expect(y.shape == x.shape, f"llr of shape {x.shape} returned shape {y.shape}")
+            _expect(y.dtype.kind == "f", f"llr must return floats, got dtype {y.dtype}")
+            _expect(np.array_equal(x, kept), "llr modified its input")
+
+    checks.run("llr keeps shape, returns floats", llr_shapes)
+
+    def llr_finite_monotone():
+        y = np.asarray(fitted.llr(grid), dtype=np.float64)
+        _expect(np.isfinite(y).all(), f"llr not finite at z = {grid[~np.isfinite(y)][:3]}")
+        drops = np.flatnonzero(np.diff(y) < -1e-12)
+        _expect(drops.size == 0, f"llr decreases between z = {grid[drops[:1]]} and {grid[drops[:1] + 1]}")
+
+    checks.run("llr finite and non-decreasing", llr_finite_monotone)
+
+    def deterministic():
+        again = _fresh(obj).fit(scores, labels)
+        _expect(np.array_equal(np.asarray(again.llr(grid)), np.asarray(fitted.llr(grid))), "two fits differ")
+
+    checks.run("deterministic fit", deterministic)
+
+    def json_round_trip():
+        record = json.loads(json.dumps(fitted.to_dict()))
+        back = type(fitted).from_dict(record)
+        _expect(np.array_equal(np.asarray(back.llr(grid)), np.asarray(fitted.llr(grid))), "from_dict(to_dict()) changes llr")
+
+    checks.run("to_dict/from_dict JSON round trip", json_round_trip)
+
+    def bad_input():
+        nan_scores = scores.copy()
+        nan_scores[0] = np.nan
+        _expect_raises(ValueError, lambda: _fresh(obj).fit(nan_scores, labels), "fit with NaN scores")
+        _expect_raises(ValueError, lambda: _fresh(obj).fit(scores, np.zeros_like(labels)), "fit with one class")
+        _expect_raises(ValueError, lambda: _fresh(obj).fit(scores, labels[:-1]), "fit with mismatched lengths")
+
+    checks.run("bad input raises ValueError", bad_input)
+    return checks.finish()
+
+
+def check_prior(prior, *, enrolled=None) -> list[str]:
+    """Check a prior against the contract.
+
+    Parameters
+    ----------
+    prior : object
+        A prior instance.
+    enrolled : sequence of str, optional
+        Enrolled ids to evaluate it on (default ``spk0`` ... ``spk5``; pass ids your prior
+        knows, e.g. a superset of a watch list).
+
+    Checks: ``log_prior`` exists and returns a float array of shape (N,), finite, with
+    logsumexp 0 (to 1e-9); it accepts a list and a numpy array alike; permuting the
+    enrolled ids permutes the output; an empty id list raises ``ValueError``.
+    """
+    checks = _Checks(f"prior {type(prior).__module__}.{type(prior).__qualname__}")
+    ids = list(enrolled) if enrolled is not None else [f"spk{i}" for i in range(6)]
+    checks.run("contract", lambda: check_contract("prior", prior))
+
+    def normalised():
+        lp = np.asarray(prior.log_prior(ids))
+        _expect(lp.shape == (len(ids),), f"log_prior returned shape {lp.shape} for {len(ids)} ids")
+        _expect(lp.dtype.kind == "f", f"log_prior must return floats, got {lp.dtype}")
+        _expect(np.isfinite(lp).all(), "log_prior must be finite (every enrolled speaker possible)")
+        total = float(np.logaddexp.reduce(lp))
+        _expect(abs(total) <= 1e-9, f"log_prior must sum to probability 1, logsumexp = {total:.3g}")
+        lp_array = np.asarray(prior.log_prior(np.array(ids)))
+        _expect(np.allclose(lp_array, lp, rtol=0, atol=1e-12), "a numpy array of ids gives another result than a list")
+
+    checks.run("log_prior shape and normalisation", normalised)
+
+    def equivariant():
+        perm = np.random.default_rng(0).permutation(len(ids))
+        lp = np.asarray(prior.log_prior(ids))
+        lp_perm = np.asarray(prior.log_prior([ids[i] for i in perm]))
+        _expect(np.allclose(lp_perm, lp[perm], rtol=0, atol=1e-12), "permuting the ids must permute log_prior")
+
+    checks.run("log_prior follows the id order", equivariant)
+    checks.run(
+        "empty ids raise ValueError",
+        lambda: _expect_raises(ValueError, lambda: prior.log_prior([]), "log_prior([])"),
+    )
+    return checks.finish()
+
+
+def check_attacker(attacker, *, trials=None, enrolment=None) -> list[str]:
+    """Check an attacker against the contract.
+
+    Parameters
+    ----------
+    attacker : object
+        An attacker instance.
+    trials : sequence of Utterance, optional
+        Trial utterances it can process (default: 12 id-only utterances of 4 speakers,
+        enough for attackers that need no audio; audio attackers must pass real ones).
+    enrolment : mapping of str to sequence of Utterance, optional
+        Enrolment utterances per speaker (default: 2 id-only utterances for each of the
+        4 speakers).
+
+    Checks: ``embed`` and ``score`` exist; ``embed`` returns finite floats of shape
+    (n, d) with d the same for every call, is deterministic and independent of batch
+    composition; ``score`` returns a ScoreSet of shape (T, N) whose enrolled ids are
+    the enrolment keys in order and whose trial ids/speakers are the trials'; an empty
+    trial list and an enrolled speaker without utterances raise ``ValueError``.
+    """
+    from lidframe.attackers.base import Utterance
+    from lidframe.scoreset import ScoreSet
+
+    checks = _Checks(f"attacker {type(attacker).__module__}.{type(attacker).__qualname__}")
+    if trials is None:
+        trials = [Utterance(f"trial-{i:02d}", f"spk{i % 4}") for i in range(12)]
+    if enrolment is None:
+        enrolment = {f"spk{s}": [Utterance(f"enrol-{s}-{k}", f"spk{s}") for k in range(2)] for s in range(4)}
+    trials = list(trials)
+    checks.run("contract", lambda: check_contract("attacker", attacker))
+
+    def embeddings():
+        emb = np.asarray(attacker.embed(trials))
+        _expect(emb.ndim == 2 and emb.shape[0] == len(trials), f"embed returned shape {emb.shape} for {len(trials)}")
+        _expect(emb.dtype.kind == "f", f"embed must return floats, got {emb.dtype}")
+        _expect(np.isfinite(emb).all(), "embed returned non-finite values")
+        again = np.asarray(attacker.embed(trials))
+        _expect(np.array_equal(again, emb), "embed is not deterministic")
+        half = np.asarray(attacker.embed(trials[: max(1, len(trials) // 2)]))
+        _expect(half.shape[1] == emb.shape[1], "embedding dimension changed between calls")
+        _expect(
+            np.allclose(half, emb[: half.shape[0]], rtol=1e-5, atol=1e-6),
+            "an utterance's embedding depends on the other utterances in the call",
+        )
+
+    checks.run("embed shape, determinism, batch independence", embeddings)
+
+    def scoring():
+        s = attacker.score(trials, enrolment)
+        _expect(isinstance(s, ScoreSet), f"score must return a lidframe.ScoreSet, got {type(s).__name__}")
+        _expect(s.scores.shape == (len(trials), len(enrolment)), f"score shape {s.scores.shape}")
+        _expect(list(s.enrolled) == [str(k) for k in enrolment], "enrolled ids must be the enrolment keys, in order")
+        _expect(list(s.trial_ids) == [u.utt_id for u in trials], "trial ids must be the trials' utt_ids, in order")
+        _expect(list(s.trial_speakers) == [u.speaker for u in trials], "trial speakers must be the trials' speakers")
+
+    checks.run("score returns the full T x N ScoreSet", scoring)
+
+    def bad_input():
+        _expect_raises(ValueError, lambda: attacker.score([], enrolment), "score with no trials")
+        empty = dict(enrolment)
+        empty[next(iter(empty))] = []
+        _expect_raises(ValueError, lambda: attacker.score(trials, empty), "score with a speaker without utterances")
+
+    checks.run("bad input raises ValueError", bad_input)
+    return checks.finish()
+

@@ -1,0 +1,333 @@
+"""Registry, component specs and plugins discovered from a separately installed package.
+
+The third-party package is the one of docs/plugins.md: its files are taken from the
+page's code blocks and installed as a distribution on sys.path (a ``.dist-info`` folder
+with ``entry_points.txt``), which is how ``importlib.metadata`` sees a pip install.
+"""
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tomllib
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lidframe import InputError, ScoreSet, evaluate, registry
+from lidframe.attackers import RandomAttacker, Utterance, group_by_speaker
+from lidframe.calibrators import Logistic
+from lidframe.registry import PluginError, check_contract, create, parse_spec, register
+from lidframe.testing import check_attacker, check_calibrator
+
+from .reference import dense_pipeline
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_DOC = ROOT / "docs" / "plugins.md"
+
+
+def doc_files() -> dict:
+    """title -> code of the ```lang title="..." blocks of docs/plugins.md."""
+    return dict(re.findall(r'```\w+ title="([^"]+)"\n(.*?)```', PLUGIN_DOC.read_text(), flags=re.S))
+
+
+def install_fake_distribution(site: Path, name: str, version: str, groups: dict) -> None:
+    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+    lines = []
+    for group, eps in groups.items():
+        lines.append(f"[{group}]")
+        lines += [f"{k} = {v}" for k, v in eps.items()]
+    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture()
+def plugin_site(tmp_path, monkeypatch):
+    """mylab-lid (from the docs) + a broken plugin + a name clash, importable and discoverable."""
+    site = tmp_path / "site"
+    files = doc_files()
+    for title in ("mylab_lid/calibrators.py", "mylab_lid/attackers.py"):
+        (site / title).parent.mkdir(parents=True, exist_ok=True)
+        (site / title).write_text(files[title])
+    (site / "mylab_lid" / "__init__.py").write_text("")
+    # a module whose import is observable: proves that listing does not import plugins
+    (site / "mylab_lid" / "heavy.py").write_text(
+        "import sys\nsys.modules.setdefault('mylab_lid_heavy_was_imported', sys)\n"
+        "from mylab_lid.attackers import NpzEmbeddings as Heavy\n"
+    )
+    project = tomllib.loads(files["pyproject.toml"])
+    groups = {g: dict(eps) for g, eps in project["project"]["entry-points"].items()}
+    groups["lidframe.attackers"]["heavy"] = "mylab_lid.heavy:Heavy"
+    install_fake_distribution(site, project["project"]["name"], project["project"]["version"], groups)
+    install_fake_distribution(
+        site,
+        "other-lab",
+        "2.0",
+        {"lidframe.calibrators": {"broken": "mylab_lid.missing:Nope", "logistic": "mylab_lid.calibrators:ShrunkLogistic"}},
+    )
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    yield site
+    for mod in [m for m in sys.modules if m.startswith("mylab_lid")]:
+        del sys.modules[mod]
+    monkeypatch.undo()
+    registry.refresh()
+
+
+def embeddings_file(path: Path, utterances, leakage=0.6, dim=16, seed=0):
+    """Embeddings with known speaker leakage, stored as the plugin's .npz."""
+    rng = np.random.default_rng(seed)
+    speakers = sorted({u.speaker for u in utterances})
+    identity = {s: rng.standard_normal(dim) for s in speakers}
+    vectors = np.array([leakage * identity[u.speaker] + rng.standard_normal(dim) for u in utterances])
+    np.savez(path, utt_ids=np.array([u.utt_id for u in utterances]), vectors=vectors)
+
+
+def split(prefix, n_speakers, n_enrol, n_trials):
+    enrol = [Utterance(f"{prefix}e{s}-{k}", f"{prefix}spk{s}") for s in range(n_speakers) for k in range(n_enrol)]
+    trials = [Utterance(f"{prefix}t{s}-{k}", f"{prefix}spk{s}") for s in range(n_speakers) for k in range(n_trials)]
+    return enrol, trials
+
+
+def test_plugin_package_registers_and_works_by_name(plugin_site, tmp_path):
+    with pytest.warns(UserWarning, match=r"ignoring entry point 'logistic'.*other-lab 2.0.*already taken by .*built-in"):
+        cals = registry.calibrators()
+    assert cals["shrunk"].origin == "distribution mylab-lid 0.1"
+    assert cals["logistic"].origin == "built-in"
+    assert registry.attackers()["npz"].target == "mylab_lid.attackers:NpzEmbeddings"
+    assert "mylab_lid_heavy_was_imported" not in sys.modules
+
+    dev_enrol, dev_trials = split("d", 10, 3, 8)
+    ev_enrol, ev_trials = split("v", 12, 3, 8)
+    emb = tmp_path / "emb.npz"
+    embeddings_file(emb, dev_enrol + dev_trials + ev_enrol + ev_trials)
+    attacker = create("attacker", f"npz?path={emb}")
+    dev = attacker.score(dev_trials, group_by_speaker(dev_enrol))
+    ev = attacker.score(ev_trials, group_by_speaker(ev_enrol))
+    assert ev.scores.shape == (96, 12)
+
+    result = evaluate(dev, ev, calibrator="shrunk?shrink=0.25")
+    assert result.calibrator.shrink == 0.25
+    assert result.summary["calibrator"] == "shrunk(shrink=0.25)"
+    # independent check: a quarter of the balanced logistic slope, textbook posterior
+    base = evaluate(dev, ev)
+    slope = base.calibrator.slope_ * 0.25
+    want = dense_pipeline(ev.scores, ev.true_index, slope, 0.0, np.full(12, -math.log(12)))
+    np.testing.assert_allclose(result.lid, want, atol=1e-6)
+    assert 0 < result.summary["alid"] < base.summary["alid"]
+    assert "mylab_lid_heavy_was_imported" not in sys.modules
+    registry.load("attacker", "heavy")
+    assert "mylab_lid_heavy_was_imported" in sys.modules
+
+
+def test_broken_plugin_warns_and_leaves_the_others_usable(plugin_site):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        registry.entries("calibrator")
+    with pytest.warns(UserWarning, match=r"calibrator 'broken' from distribution other-lab 2.0: cannot load mylab_lid.missing:Nope \(ModuleNotFoundError"):
+        status = registry.check_all("calibrator")
+    assert status[("calibrator", "shrunk")] is None and status[("calibrator", "logistic")] is None
+    with pytest.raises(PluginError, match="calibrator 'broken' from distribution other-lab 2.0: cannot load"):
+        registry.load("calibrator", "broken")
+    assert registry.load("calibrator", "shrunk").__name__ == "ShrunkLogistic"
+
+
+def test_plugin_conformance_test_from_the_docs_passes(plugin_site, tmp_path):
+    namespace = {}
+    exec(compile(doc_files()["tests/test_conformance.py"], "test_conformance.py", "exec"), namespace)
+    namespace["test_calibrator_conforms"]()
+    namespace["test_attacker_conforms"](tmp_path)
+
+
+def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
+    dev_enrol, dev_trials = split("d", 8, 2, 6)
+    ev_enrol, ev_trials = split("v", 8, 2, 6)
+    emb = tmp_path / "emb.npz"
+    embeddings_file(emb, dev_enrol + dev_trials + ev_enrol + ev_trials, seed=3)
+    with pytest.warns(UserWarning, match="already taken"):
+        attacker = create("attacker", f"npz?path={emb}")
+    attacker.score(dev_trials, group_by_speaker(dev_enrol)).save(tmp_path / "dev.npz")
+    attacker.score(ev_trials, group_by_speaker(ev_enrol)).save(tmp_path / "eval.npz")
+    env = dict(os.environ, PYTHONPATH=str(plugin_site))
+    listing = subprocess.run(
+        [sys.executable, "-c",
+         "import sys; from lidframe.cli import main; code = main(['plugins']); "
+         "print('IMPORTED', sorted(m for m in sys.modules if m.startswith(('mylab_lid', 'torch')))); sys.exit(code)"],
+        capture_output=True, text=True, env=env,
+    )
+    assert listing.returncode == 0, listing.stderr
+    assert re.search(r"calibrator\s+shrunk\s+mylab_lid.calibrators:ShrunkLogistic\s+distribution mylab-lid 0.1", listing.stdout)
+    assert re.search(r"attacker\s+npz\s+mylab_lid.attackers:NpzEmbeddings\s+distribution mylab-lid 0.1", listing.stdout)
+    assert "IMPORTED []" in listing.stdout  # listing imports no plugin module and no torch
+    assert "'logistic'" in listing.stderr and "already taken" in listing.stderr  # the clash is reported
+    run = subprocess.run(
+        [sys.executable, "-m", "lidframe.cli", "evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval",
+         str(tmp_path / "eval.npz"), "--calibrator", "shrunk?shrink=0.5", "--json", str(tmp_path / "s.json")],
+        capture_output=True, text=True, env=env,
+    )
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "s.json").read_text())["calibrator"] == "shrunk(shrink=0.5)"
+    check = subprocess.run([sys.executable, "-m", "lidframe.cli", "plugins", "--check"], capture_output=True, text=True, env=env)
+    assert check.returncode == 1 and "BROKEN" in check.stdout and "cannot load mylab_lid.missing:Nope" in check.stderr
+
+
+# ----------------------------------------------------------- in-process registry
+class Tripled(Logistic):
+    name = "tripled"
+
+    def fit(self, scores, labels, *, sample_weight=None):
+        super().fit(scores, labels, sample_weight=sample_weight)
+        self.slope_ *= 3
+        return self
+
+
+@pytest.fixture()
+def clean_registry():
+    yield
+    for kind in registry.KINDS:
+        for name, entry in list(registry.entries(kind).items()):
+            if entry.origin == "register()":
+                registry.unregister(kind, name)
+
+
+def test_register_use_replace_and_clashes(clean_registry):
+    entry = register("calibrator", "tripled", Tripled)
+    assert entry.origin == "register()" and entry.target.endswith(":Tripled")
+    assert register("calibrator", "tripled", Tripled) == entry  # same target again: fine
+    with pytest.raises(InputError, match="'tripled' is already registered to .*Tripled .register\\(\\)..*replace=True"):
+        register("calibrator", "tripled", Logistic)
+    with pytest.raises(InputError, match="'logistic' is already registered to lidframe.calibrators.logistic:Logistic .built-in."):
+        register("calibrator", "logistic", Tripled)
+    assert register("calibrator", "tripled", "lidframe.calibrators.logistic:Logistic", replace=True).target.endswith(":Logistic")
+    register("calibrator", "tripled", Tripled, replace=True)
+    from lidframe.simulate import simulate_system
+
+    dev, ev = simulate_system(leakage=0.3, seed=4)
+    assert evaluate(dev, ev, calibrator="tripled").calibrator.slope_ == pytest.approx(3 * evaluate(dev, ev).calibrator.slope_)
+
+
+def test_contract_checks_say_what_is_missing(clean_registry):
+    class NoLlr:
+        def fit(self, scores, labels):
+            return self
+
+    with pytest.raises(InputError, match=r"calibrator 'x' is not a calibrator: missing llr\(scores\) returning an ndarray of natural-log LLRs"):
+        register("calibrator", "x", NoLlr)
+
+    class BadSignature:
+        def log_prior(self):
+            return None
+
+    with pytest.raises(InputError, match=r"log_prior\(self\) cannot be called as log_prior\(enrolled\)"):
+        register("prior", "y", BadSignature)
+    with pytest.raises(InputError, match=r"missing embed\(utterances\).*missing score\(trials, enrolment\)"):
+        check_contract("attacker", object())
+    with pytest.raises(InputError, match="register a class or a 'package.module:Class' string"):
+        register("prior", "z", lambda: None)
+    with pytest.raises(InputError, match="invalid calibrator name"):
+        register("calibrator", "a?b", Tripled)
+    with pytest.raises(InputError, match="unknown component kind"):
+        registry.entries("scorer")
+
+
+def test_unknown_names_list_what_is_available():
+    with pytest.raises(InputError, match=r"unknown calibrator 'isotonc'; available: logistic"):
+        create("calibrator", "isotonc")
+    with pytest.raises(InputError, match=r"unknown attacker 'ecapa'; available: random"):
+        registry.load("attacker", "ecapa")
+
+
+def test_spec_parsing_and_parameters():
+    assert parse_spec("logistic") == ("logistic", {})
+    assert parse_spec("x?a=true&b=None&c=3&d=0.5&e=text&f=a%26b") == (
+        "x", {"a": True, "b": None, "c": 3, "d": 0.5, "e": "text", "f": "a&b"}
+    )
+    cal = create("calibrator", "logistic?weighting=prior&C=none")
+    assert cal.get_params() == {"C": None, "weighting": "prior"}
+    assert create("calibrator", "lidframe.calibrators.logistic:Logistic?C=2").C == 2
+    assert create("attacker", "random?dim=4&seed=1").dim == 4
+    prior = create("prior", "watchlist?ids=a,b&weight=3")
+    assert prior.ids == ("a", "b") and prior.weight == 3.0
+    with pytest.raises(InputError, match="has no parameter 'slope'; it takes weighting, C"):
+        create("calibrator", "logistic?slope=2")
+    with pytest.raises(InputError, match="given twice"):
+        parse_spec("logistic?C=1&C=2")
+    with pytest.raises(InputError, match="key=value"):
+        parse_spec("logistic?C")
+    with pytest.raises(InputError, match="cannot load nowhere.mod:Thing"):
+        create("calibrator", "nowhere.mod:Thing")
+
+
+def test_import_of_lidframe_and_registry_listing_do_not_import_torch():
+    code = (
+        "import sys, lidframe\n"
+        "from lidframe import registry\n"
+        "registry.entries('attacker'); registry.calibrators(); registry.priors()\n"
+        "print('torch' in sys.modules, 'lidframe.attackers' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False", "False"]
+
+
+# ------------------------------------------------ conformance over every built-in
+@pytest.mark.parametrize("name", sorted(registry.calibrators()))
+def test_builtin_calibrators_conform(name):
+    check_calibrator(create("calibrator", name))
+
+
+@pytest.mark.parametrize(
+    "spec", ["uniform", "watchlist?ids=spk1,spk4&weight=4", "watchlist?ids=spk0&weight=0.2"]
+)
+def test_builtin_priors_conform(spec):
+    from lidframe.testing import check_prior
+
+    check_prior(create("prior", spec))
+
+
+def test_explicit_prior_conforms():
+    from lidframe import Explicit
+    from lidframe.testing import check_prior
+
+    check_prior(Explicit({f"spk{i}": (i + 1) / 21 for i in range(6)}))
+
+
+@pytest.mark.parametrize("name", sorted(registry.attackers()))
+def test_builtin_attackers_conform(name):
+    check_attacker(create("attacker", name))
+
+
+def test_every_builtin_is_covered_by_a_conformance_test():
+    builtin = {(k, n) for k in registry.KINDS for n, e in registry.entries(k).items() if e.origin == "built-in"}
+    assert builtin == {
+        ("attacker", "random"), ("calibrator", "logistic"),
+        ("prior", "uniform"), ("prior", "watchlist"), ("prior", "explicit"),
+    }
+
+
+def test_conformance_reports_every_failure():
+    class Sloppy:
+        def fit(self, scores, labels):
+            self.w = 1.0
+
+        def llr(self, scores):
+            return -np.asarray(scores)
+
+    with pytest.raises(AssertionError) as info:
+        check_calibrator(Sloppy())
+    message = str(info.value)
+    assert "failed" in message and "fit must return self" in message and "get_params" in message
+
+
+def test_random_attacker_has_no_speaker_information():
+    enrol, trials = split("r", 20, 3, 10)
+    dev_enrol, dev_trials = split("q", 20, 3, 10)
+    attacker = RandomAttacker(dim=32, seed=5)
+    ev = attacker.score(trials, group_by_speaker(enrol))
+    dev = attacker.score(dev_trials, group_by_speaker(dev_enrol))
+    assert isinstance(ev, ScoreSet) and ev.scores.shape == (200, 20)
+    assert abs(evaluate(dev, ev).summary["alid"]) < 0.15  # as the independence property of test_evaluate
