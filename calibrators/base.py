@@ -17,9 +17,23 @@ It follows scikit-learn's estimator conventions (cf. ``sklearn/calibration.py``)
 
 How a calibrator deals with the class imbalance of the dev pairs (one mated pair per
 trial against N - 1 non-mated) is its own business and is documented on each class.
+
+Two optional hooks, read by :func:`lidframe.evaluate.fit_calibrator` and ``evaluate``
+for any calibrator (built-in or plugin):
+
+``fit_rows(z, true_index) -> self``
+    a calibrator that fits on the 1-to-N task itself (whole dev rows, e.g.
+    :class:`~lidframe.calibrators.Temperature`) defines it; it is then called with the
+    (T, N) z-normed dev matrix and each row's true column instead of ``fit``.
+``input_scale = "raw"``
+    the calibrator wants the attacker's raw scores, not row z-scores (e.g.
+    :class:`~lidframe.calibrators.Identity` for scores that already are LLRs).  The
+    default is ``"znorm"``.
 """
 
 from __future__ import annotations
+
+import inspect
 
 import numpy as np
 from sklearn.base import BaseEstimator
@@ -27,7 +41,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from lidframe.errors import InputError
 
-__all__ = ["Calibrator", "check_fit_input"]
+__all__ = ["Calibrator", "check_fit_input", "check_rows_input"]
 
 
 def check_fit_input(scores, labels, sample_weight=None):
@@ -76,6 +90,37 @@ def check_fit_input(scores, labels, sample_weight=None):
     return scores, labels, sample_weight
 
 
+def check_rows_input(z, true_index):
+    """Validate whole dev rows for calibrators with a ``fit_rows`` hook.
+
+    Parameters
+    ----------
+    z : array_like, shape (T, N)
+        Finite z-normed dev scores, N >= 2.
+    true_index : array_like of int, shape (T,)
+        Column of each row's true speaker, in [0, N).
+
+    Returns
+    -------
+    z, true_index : ndarray
+        float64 and intp.
+    """
+    z = np.asarray(z, dtype=np.float64)
+    if z.ndim != 2 or z.shape[0] < 1 or z.shape[1] < 2:
+        raise InputError(f"dev rows must be a (T, N) array with T >= 1 and N >= 2, got shape {z.shape}")
+    if not np.isfinite(z).all():
+        i, j = np.argwhere(~np.isfinite(z))[0]
+        raise InputError(f"dev rows must be finite; row {i}, column {j} is {z[i, j]}")
+    true_index = np.asarray(true_index)
+    if true_index.shape != (z.shape[0],) or true_index.dtype.kind not in "iu":
+        raise InputError(f"true_index must be integers of shape ({z.shape[0]},), got {true_index.shape}")
+    bad = (true_index < 0) | (true_index >= z.shape[1])
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise InputError(f"true_index of row {i} is {true_index[i]}; expected a column in [0, {z.shape[1]})")
+    return z, true_index.astype(np.intp)
+
+
 class Calibrator(BaseEstimator):
     """Base class of lidframe calibrators (see the module docstring for the contract).
 
@@ -86,6 +131,8 @@ class Calibrator(BaseEstimator):
 
     name: str = ""
     _fitted_attributes: tuple = ()
+    #: ``"znorm"`` (row z-scores in) or ``"raw"`` (the attacker's scores as they are).
+    input_scale: str = "znorm"
 
     def fit(self, scores, labels, *, sample_weight=None):  # pragma: no cover - interface
         raise NotImplementedError
@@ -97,8 +144,13 @@ class Calibrator(BaseEstimator):
         check_is_fitted(self, list(self._fitted_attributes))
 
     def describe(self) -> str:
-        """``name(param=value, ...)`` for tables and JSON."""
-        params = ", ".join(f"{k}={v}" for k, v in sorted(self.get_params().items()))
+        """``name(param=value, ...)`` with the parameters that differ from their defaults."""
+        defaults = {
+            k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items() if k != "self"
+        }
+        params = ", ".join(
+            f"{k}={v}" for k, v in sorted(self.get_params().items()) if k not in defaults or defaults[k] != v
+        )
         return f"{self.name}({params})" if params else self.name
 
     def to_dict(self) -> dict:

@@ -15,12 +15,15 @@ from lidframe.errors import InputError, NotFittedError
 from lidframe.evaluate import Result, evaluate, fit_calibrator
 from lidframe.priors import Explicit, Uniform, WatchList
 from lidframe.scoreset import ScoreSet
+from lidframe.sensitivity_analysis import SensitivityResult, sensitivity
 
 __all__ = [
     "ScoreSet",
     "evaluate",
     "fit_calibrator",
     "Result",
+    "sensitivity",
+    "SensitivityResult",
     "Uniform",
     "WatchList",
     "Explicit",

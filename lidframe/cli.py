@@ -66,7 +66,8 @@ def _cmd_evaluate(args) -> int:
         f"eval: {args.eval}  ({s['n_trials']} trials x N = {s['n_enrolled']} enrolled; "
         f"{s['n_impostor_trials']} impostor trials excluded)"
     )
-    print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {s['znorm_ddof']}")
+    znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
+    print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")
     print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
@@ -77,6 +78,66 @@ def _cmd_evaluate(args) -> int:
         with atomic_path(per_trial_out) as tmp:
             result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
     return 0
+
+
+def _split_specs(values) -> list[str]:
+    specs = [spec.strip() for value in values for spec in value.split(",") if spec.strip()]
+    if not specs:
+        raise InputError("--calibrators: give at least one calibrator spec")
+    return specs
+
+
+def _cmd_sensitivity(args) -> int:
+    from lidframe.fileio import atomic_write
+    from lidframe.sensitivity_analysis import DEFAULT_CALIBRATORS, plot_lid_ccdf, sensitivity
+
+    json_out = _check_output_path(args.json, "--json")
+    plot_out = _check_output_path(args.plot, "--plot")
+    specs = _split_specs(args.calibrators) if args.calibrators else list(DEFAULT_CALIBRATORS)
+    prior = parse_prior(args.prior, args.watch_weight)
+    result = sensitivity(args.dev, args.eval, specs, prior=prior, znorm_ddof=args.znorm_ddof)
+    first = result.rows[0]
+    print(f"eval: {args.eval}  (T = {first['n_trials']} trials, N = {first['n_enrolled']} enrolled; "
+          f"LID <= log2 N = {first['log2_n']:.3f} bit under a uniform prior)")
+    print(f"dev:  {args.dev}   prior: {_describe_prior(prior)}")
+    print()
+    print(format_sensitivity_table(result))
+    if json_out is not None:
+        import json
+
+        with atomic_write(json_out) as handle:
+            json.dump(result.to_dict(), handle, indent=2)
+            handle.write("\n")
+    if plot_out is not None:
+        plot_lid_ccdf(result, plot_out)
+        print(f"\nwrote LID CCDF plot to {plot_out}")
+    return 0
+
+
+def _describe_prior(prior) -> str:
+    describe = getattr(prior, "describe", None)
+    return describe() if callable(describe) else type(prior).__name__
+
+
+def format_sensitivity_table(result) -> str:
+    """Text table: one row per calibrator, then the spread and the attacker's worst case."""
+    from lidframe.sensitivity_analysis import SENSITIVITY_METRICS
+
+    columns = [("alid", "ALID"), ("pdr", "PDR"), ("lid_pos", "LID+"), ("lid_neg", "LID-"), ("lid_q99", "LIDq99"),
+               ("lid_max", "LIDmax"), ("cllr", "Cllr"), ("dev_logloss_bits", "devLogLoss")]
+    def cell(v):
+        return "-" if v is None or (isinstance(v, float) and v != v) else f"{v:.3f}"
+    body = [[r["calibrator"]] + [cell(r[k]) for k, _ in columns] for r in result.rows]
+    body.append(["spread (max-min)"] + [cell(result.spread[k]) for k, _ in columns])
+    body.append(["worst case"] + [cell(result.worst_case[k]["value"]) for k, _ in columns])
+    body.append(["  reached by"] + [result.worst_case[k]["calibrator"] or "-" for k, _ in columns])
+    header = ["calibrator"] + [title for _, title in columns]
+    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
+    lines = ["  ".join([r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]).rstrip()
+             for r in [header] + body]
+    lines.insert(len(result.rows) + 1, "-" * len(lines[0]))
+    directions = ", ".join(f"{t} {'max' if SENSITIVITY_METRICS[k] == 'max' else 'min'}" for k, t in columns)
+    return "\n".join(lines) + f"\n(worst case = attacker's best calibrator per metric: {directions})"
 
 
 def _cmd_demo(args) -> int:
@@ -149,6 +210,22 @@ def build_parser() -> argparse.ArgumentParser:
         "--check", action="store_true", help="import each component and check its contract (exit 1 if any fails)"
     )
     plugins.set_defaults(func=_cmd_plugins)
+
+    sens = sub.add_parser("sensitivity", help="how LID moves across calibrators (one row per calibrator)")
+    sens.add_argument("--dev", required=True, help="dev score set (.npz or long .csv)")
+    sens.add_argument("--eval", required=True, help="eval score set (.npz or long .csv)")
+    sens.add_argument(
+        "--calibrators",
+        action="append",
+        metavar="SPECS",
+        help="comma-separated calibrator specs, repeatable (default logistic,isotonic,beta,gaussian,temperature)",
+    )
+    sens.add_argument("--prior", default="uniform", help="as for evaluate")
+    sens.add_argument("--watch-weight", type=float, default=10.0, help="as for evaluate")
+    sens.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1, help="row z-norm ddof (default 1)")
+    sens.add_argument("--json", metavar="OUT", help="write rows, spread and worst case as JSON")
+    sens.add_argument("--plot", metavar="OUT.png", help="write the LID CCDF per calibrator (needs matplotlib)")
+    sens.set_defaults(func=_cmd_sensitivity)
 
     demo = sub.add_parser("demo", help="the main job on the embedded default data (simulated systems)")
     demo.add_argument("--out", metavar="DIR", help="also write score sets, summary.json and table.txt here")

@@ -50,8 +50,20 @@ def _describe(component) -> str:
     return describe() if callable(describe) else type(component).__name__
 
 
+def uses_znorm(calibrator) -> bool:
+    """Whether *calibrator* takes row z-scores (``input_scale`` is not ``"raw"``)."""
+    scale = getattr(calibrator, "input_scale", "znorm")
+    if scale not in ("znorm", "raw"):
+        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
+    return scale == "znorm"
+
+
 def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1):
-    """Fit a calibrator on the row-z-normed closed-set pairs of *dev*.
+    """Fit a calibrator on the row-z-normed closed-set pairs (or rows) of *dev*.
+
+    A calibrator with a ``fit_rows(z, true_index)`` method is fitted on the (T, N) dev
+    rows; others on the flattened pairs with labels 1 = mated.  A calibrator whose
+    ``input_scale`` is ``"raw"`` gets the raw scores instead of z-scores.
 
     Parameters
     ----------
@@ -72,10 +84,15 @@ def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1)
     if dev.n_impostor_trials == dev.n_trials:
         raise InputError("dev: no trial's speaker is enrolled, so there is no mated pair to calibrate on")
     closed = dev.closed_set() if dev.n_impostor_trials else dev
-    z = row_znorm(closed.scores, znorm_ddof, row_names=closed.trial_ids)
-    labels = closed.mated_mask()
+    if uses_znorm(calibrator):
+        z = row_znorm(closed.scores, znorm_ddof, row_names=closed.trial_ids)
+    else:
+        z = np.array(closed.scores)
     try:
-        fitted = calibrator.fit(z.ravel(), labels.ravel())
+        if callable(getattr(calibrator, "fit_rows", None)):
+            fitted = calibrator.fit_rows(z, closed.true_index)
+        else:
+            fitted = calibrator.fit(z.ravel(), closed.mated_mask().ravel())
     except InputError as exc:
         raise InputError(f"dev: {exc}") from None
     return calibrator if fitted is None else fitted
@@ -210,6 +227,7 @@ def evaluate(
         fitted.llr,
         log_prior,
         ddof=znorm_ddof,
+        znorm=uses_znorm(fitted),
         tile_rows=tile_rows,
         row_names=closed.trial_ids,
         pair_llr_out=pair_llr,
@@ -234,7 +252,7 @@ def evaluate(
     summary.update(
         calibrator=_describe(fitted),
         prior=_describe(prior),
-        znorm_ddof=znorm_ddof,
+        znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
         n_dev_trials=int(dev.n_trials - dev.n_impostor_trials),
         n_dev_enrolled=int(dev.n_enrolled),
         n_dev_impostor_trials=int(dev.n_impostor_trials),

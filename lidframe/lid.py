@@ -163,6 +163,7 @@ def lid_from_scores(
     log_prior,
     *,
     ddof: int = 1,
+    znorm: bool = True,
     tile_rows: int | None = None,
     row_names=None,
     pair_llr_out=None,
@@ -182,6 +183,9 @@ def lid_from_scores(
         Natural-log prior probabilities of the enrolled speakers.
     ddof : {0, 1}
         Delta degrees of freedom of the row z-norm.
+    znorm : bool
+        Row-z-normalise before *llr_map* (default); False passes raw scores (for
+        calibrators whose ``input_scale`` is ``"raw"``).
     tile_rows : int, optional
         Trials per tile (default: about 16 MiB per tile).
     row_names : array_like of str, shape (T,), optional
@@ -207,7 +211,7 @@ def lid_from_scores(
     for start in range(0, n_trials, tile_rows):
         stop = min(start + tile_rows, n_trials)
         names = None if row_names is None else row_names[start:stop]
-        z = row_znorm(scores[start:stop], ddof, row_names=names)
+        z = row_znorm(scores[start:stop], ddof, row_names=names) if znorm else scores[start:stop]
         llr = np.asarray(llr_map(z), dtype=np.float64)
         if llr.shape != z.shape:
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {z.shape}")

@@ -64,6 +64,11 @@ _BUILTINS = {
     },
     "calibrator": {
         "logistic": "lidframe.calibrators.logistic:Logistic",
+        "isotonic": "lidframe.calibrators.isotonic:Isotonic",
+        "beta": "lidframe.calibrators.beta:Beta",
+        "gaussian": "lidframe.calibrators.gaussian:GaussianBackend",
+        "temperature": "lidframe.calibrators.temperature:Temperature",
+        "identity": "lidframe.calibrators.identity:Identity",
     },
     "prior": {
         "uniform": "lidframe.priors:Uniform",

@@ -81,6 +81,16 @@ def _dev_pairs(seed: int = 0, n_mated: int = 200, n_per_trial: int = 9):
     return scores[order], labels[order]
 
 
+def _dev_rows(seed: int = 0, n_trials: int = 200, n_enrolled: int = 10):
+    """Synthetic z-normed dev rows: the true column shifted by 1.5, then row z-normed."""
+    rng = np.random.default_rng(seed)
+    scores = rng.standard_normal((n_trials, n_enrolled))
+    true_index = rng.integers(0, n_enrolled, n_trials)
+    scores[np.arange(n_trials), true_index] += 1.5
+    z = (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, ddof=1, keepdims=True)
+    return z, true_index
+
+
 def _fresh(obj):
     from sklearn.base import clone
 
@@ -98,14 +108,16 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     calibrator : object or class
         An *unfitted* calibrator.
     scores, labels : ndarray, optional
-        Dev z-scores and 0/1 labels to fit on (default: 2,000 synthetic pairs).
+        Dev z-scores and 0/1 labels to fit on (default: 2,000 synthetic pairs).  A
+        calibrator with the ``fit_rows`` hook is fitted on 200 synthetic dev rows instead.
 
     Checks: the methods exist; ``get_params``/``clone`` work and clone is unfitted;
-    ``llr`` before ``fit`` raises ``NotFittedError``; ``fit`` returns self and leaves its
+    ``llr`` before fitting raises ``NotFittedError``; fitting returns self and leaves its
     input unchanged; ``llr`` keeps shape (1-D and 2-D), returns finite floats, also far
     outside the dev range, and is non-decreasing; fitting twice gives identical LLRs;
     ``to_dict`` survives ``json.dumps`` and ``from_dict`` reproduces the LLRs exactly;
-    NaN scores, single-class labels and mismatched lengths raise ``ValueError``.
+    bad input (NaN scores, a single class or an out-of-range true column, mismatched
+    lengths) raises ``ValueError``; ``input_scale`` is ``"znorm"`` or ``"raw"``.
 
     Returns
     -------
@@ -119,14 +131,27 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     """
     obj = calibrator() if isinstance(calibrator, type) else calibrator
     checks = _Checks(f"calibrator {type(obj).__module__}.{type(obj).__qualname__}")
-    if scores is None:
-        scores, labels = _dev_pairs()
-    scores = np.asarray(scores, dtype=np.float64)
-    labels = np.asarray(labels)
-    grid = np.r_[-50.0, np.linspace(scores.min() - 3, scores.max() + 3, 201), 50.0]
-    state = {}
+    by_rows = callable(getattr(obj, "fit_rows", None))
+    if by_rows:
+        rows, true_index = _dev_rows()
+        data = (rows, true_index)
+        grid_source = rows
+    else:
+        if scores is None:
+            scores, labels = _dev_pairs()
+        data = (np.asarray(scores, dtype=np.float64), np.asarray(labels))
+        grid_source = data[0]
+    grid = np.r_[-50.0, np.linspace(grid_source.min() - 3, grid_source.max() + 3, 201), 50.0]
 
+    def fit(est, first, second):
+        return est.fit_rows(first, second) if by_rows else est.fit(first, second)
+
+    state = {}
     checks.run("contract", lambda: check_contract("calibrator", obj))
+    checks.run(
+        "input_scale is 'znorm' or 'raw'",
+        lambda: _expect(getattr(obj, "input_scale", "znorm") in ("znorm", "raw"), "input_scale must be 'znorm' or 'raw'"),
+    )
 
     def params_and_clone():
         params = obj.get_params()
@@ -142,10 +167,10 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
 
     def fit_returns_self():
         est = _fresh(obj)
-        kept_scores, kept_labels = scores.copy(), labels.copy()
-        out = est.fit(scores, labels)
+        kept = [d.copy() for d in data]
+        out = fit(est, *data)
         _expect(out is est, "fit must return self")
-        _expect(np.array_equal(scores, kept_scores) and np.array_equal(labels, kept_labels), "fit modified its input")
+        _expect(all(np.array_equal(d, k) for d, k in zip(data, kept)), "fit modified its input")
         state["fitted"] = est
 
     checks.run("fit returns self, input untouched", fit_returns_self)
@@ -172,7 +197,7 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     checks.run("llr finite and non-decreasing", llr_finite_monotone)
 
     def deterministic():
-        again = _fresh(obj).fit(scores, labels)
+        again = fit(_fresh(obj), *data)
         _expect(np.array_equal(np.asarray(again.llr(grid)), np.asarray(fitted.llr(grid))), "two fits differ")
 
     checks.run("deterministic fit", deterministic)
@@ -185,11 +210,17 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     checks.run("to_dict/from_dict JSON round trip", json_round_trip)
 
     def bad_input():
-        nan_scores = scores.copy()
-        nan_scores[0] = np.nan
-        _expect_raises(ValueError, lambda: _fresh(obj).fit(nan_scores, labels), "fit with NaN scores")
-        _expect_raises(ValueError, lambda: _fresh(obj).fit(scores, np.zeros_like(labels)), "fit with one class")
-        _expect_raises(ValueError, lambda: _fresh(obj).fit(scores, labels[:-1]), "fit with mismatched lengths")
+        first, second = data
+        with_nan = first.copy()
+        with_nan.flat[0] = np.nan
+        _expect_raises(ValueError, lambda: fit(_fresh(obj), with_nan, second), "fit with NaN scores")
+        if by_rows:
+            out_of_range = second.copy()
+            out_of_range[0] = first.shape[1]
+            _expect_raises(ValueError, lambda: fit(_fresh(obj), first, out_of_range), "fit_rows with a bad true column")
+        else:
+            _expect_raises(ValueError, lambda: fit(_fresh(obj), first, np.zeros_like(second)), "fit with one class")
+        _expect_raises(ValueError, lambda: fit(_fresh(obj), first, second[:-1]), "fit with mismatched lengths")
 
     checks.run("bad input raises ValueError", bad_input)
     return checks.finish()

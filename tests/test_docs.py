@@ -13,8 +13,21 @@ BLOCKS = [
 ]
 
 
+@pytest.fixture()
+def restore_registry():
+    """Doc examples may register components; remove them so no other test sees them."""
+    from lidframe import registry
+
+    before = {k: dict(registry.entries(k)) for k in registry.KINDS}
+    yield
+    for kind in registry.KINDS:
+        for name, entry in registry.entries(kind).items():
+            if entry.origin == "register()" and name not in before[kind]:
+                registry.unregister(kind, name)
+
+
 @pytest.mark.parametrize("code", BLOCKS)
-def test_doc_example_runs(code, tmp_path, monkeypatch, capsys):
+def test_doc_example_runs(code, tmp_path, monkeypatch, capsys, restore_registry):
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "<doc>", "exec"), {"__name__": "__doc_example__"})
 

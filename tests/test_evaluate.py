@@ -130,7 +130,7 @@ def test_calibrator_instance_is_cloned_not_modified_and_json():
     assert result.calibrator is not mine and result.calibrator.weighting == "prior"
     record = json.loads(result.to_json())
     assert record["calibrator_fit"]["fitted"]["slope_"] == result.calibrator.slope_
-    assert record["calibrator"] == "logistic(C=1.0, weighting=prior)"
+    assert record["calibrator"] == "logistic(weighting=prior)"
     res2 = evaluate(dev, ev, calibrator="lidframe.calibrators.logistic:Logistic", binary_metrics=False)
     assert res2.summary["alid"] == evaluate(dev, ev).summary["alid"]  # import target == built-in name
     assert math.isnan(res2.summary["eer"]) and json.loads(res2.to_json())["eer"] is None
@@ -138,7 +138,7 @@ def test_calibrator_instance_is_cloned_not_modified_and_json():
 
 def test_evaluate_errors():
     dev, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=4, trials_per_speaker=3)
-    with pytest.raises(InputError, match="unknown calibrator 'nope'; available: logistic"):
+    with pytest.raises(InputError, match="unknown calibrator 'nope'; available: beta, gaussian, identity, isotonic, logistic, temperature"):
         evaluate(dev, ev, calibrator="nope")
     with pytest.raises(InputError, match=r"is not a calibrator: missing fit\(scores, labels\) returning self.*missing llr\(scores\)"):
         evaluate(dev, ev, calibrator=object())

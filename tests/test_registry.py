@@ -167,11 +167,11 @@ def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
     assert "'logistic'" in listing.stderr and "already taken" in listing.stderr  # the clash is reported
     run = subprocess.run(
         [sys.executable, "-m", "lidframe.cli", "evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval",
-         str(tmp_path / "eval.npz"), "--calibrator", "shrunk?shrink=0.5", "--json", str(tmp_path / "s.json")],
+         str(tmp_path / "eval.npz"), "--calibrator", "shrunk?shrink=0.75", "--json", str(tmp_path / "s.json")],
         capture_output=True, text=True, env=env,
     )
     assert run.returncode == 0, run.stderr
-    assert json.loads((tmp_path / "s.json").read_text())["calibrator"] == "shrunk(shrink=0.5)"
+    assert json.loads((tmp_path / "s.json").read_text())["calibrator"] == "shrunk(shrink=0.75)"
     check = subprocess.run([sys.executable, "-m", "lidframe.cli", "plugins", "--check"], capture_output=True, text=True, env=env)
     assert check.returncode == 1 and "BROKEN" in check.stdout and "cannot load mylab_lid.missing:Nope" in check.stderr
 
@@ -236,7 +236,7 @@ def test_contract_checks_say_what_is_missing(clean_registry):
 
 
 def test_unknown_names_list_what_is_available():
-    with pytest.raises(InputError, match=r"unknown calibrator 'isotonc'; available: logistic"):
+    with pytest.raises(InputError, match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or"):
         create("calibrator", "isotonc")
     with pytest.raises(InputError, match=r"unknown attacker 'ecapa'; available: random"):
         registry.load("attacker", "ecapa")
@@ -248,12 +248,12 @@ def test_spec_parsing_and_parameters():
         "x", {"a": True, "b": None, "c": 3, "d": 0.5, "e": "text", "f": "a&b"}
     )
     cal = create("calibrator", "logistic?weighting=prior&C=none")
-    assert cal.get_params() == {"C": None, "weighting": "prior"}
+    assert cal.get_params() == {"C": None, "standard_errors": True, "weighting": "prior"}
     assert create("calibrator", "lidframe.calibrators.logistic:Logistic?C=2").C == 2
     assert create("attacker", "random?dim=4&seed=1").dim == 4
     prior = create("prior", "watchlist?ids=a,b&weight=3")
     assert prior.ids == ("a", "b") and prior.weight == 3.0
-    with pytest.raises(InputError, match="has no parameter 'slope'; it takes weighting, C"):
+    with pytest.raises(InputError, match="has no parameter 'slope'; it takes weighting, C, standard_errors"):
         create("calibrator", "logistic?slope=2")
     with pytest.raises(InputError, match="given twice"):
         parse_spec("logistic?C=1&C=2")
@@ -304,7 +304,8 @@ def test_builtin_attackers_conform(name):
 def test_every_builtin_is_covered_by_a_conformance_test():
     builtin = {(k, n) for k in registry.KINDS for n, e in registry.entries(k).items() if e.origin == "built-in"}
     assert builtin == {
-        ("attacker", "random"), ("calibrator", "logistic"),
+        ("attacker", "random"), ("calibrator", "logistic"), ("calibrator", "isotonic"), ("calibrator", "beta"),
+        ("calibrator", "gaussian"), ("calibrator", "temperature"), ("calibrator", "identity"),
         ("prior", "uniform"), ("prior", "watchlist"), ("prior", "explicit"),
     }
 

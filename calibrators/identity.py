@@ -1,0 +1,47 @@
+"""Identity calibration: the attacker's scores already are natural-log LLRs.
+
+For attackers whose back end outputs calibrated log-likelihood ratios (a PLDA model,
+a calibrated neural scorer), any recalibration would only distort them.  ``Identity``
+sets ``input_scale = "raw"``, so ``evaluate`` skips the row z-norm and uses the scores
+as LLRs unchanged.  (The per-row invariance of LID to affine score transforms then no
+longer holds: the scores' scale is their meaning.)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from lidframe.calibrators.base import Calibrator, check_fit_input
+
+__all__ = ["Identity"]
+
+
+class Identity(Calibrator):
+    """``llr(s) = s``: raw scores taken as natural-log LLRs (no z-norm, nothing fitted).
+
+    ``fit`` only validates the dev data (so bad input is reported as for every other
+    calibrator) and records its size.
+
+    Attributes
+    ----------
+    n_fit_ : int
+        Number of dev pairs seen by ``fit``.
+    """
+
+    name = "identity"
+    input_scale = "raw"
+    _fitted_attributes = ("n_fit_",)
+
+    def __init__(self):
+        pass
+
+    def fit(self, scores, labels, *, sample_weight=None):
+        """Validate the dev pairs; nothing to learn.  Returns self."""
+        scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
+        self.n_fit_ = int(scores.size)
+        return self
+
+    def llr(self, scores) -> np.ndarray:
+        """The scores themselves, as float64 (a copy)."""
+        self._check_fitted()
+        return np.array(scores, dtype=np.float64, copy=True)

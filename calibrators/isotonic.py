@@ -1,0 +1,125 @@
+"""Isotonic (PAV) calibration: the best monotone map, with no shape assumed.
+
+Pool-adjacent-violators (scikit-learn's :class:`~sklearn.isotonic.IsotonicRegression`)
+fits the non-decreasing posterior P(mated | z) that best explains the dev pairs; its
+steps ("bins") are runs of dev scores with one posterior each.  The LLR of a bin is the
+posterior log-odds minus the dev prior log-odds::
+
+    llr_k = logit(p_k) - ln(N_mated / N_non)
+
+Three details make that usable as a calibrator:
+
+* **Infinite LLRs.**  The lowest and highest bins often hold one class only (p = 0 or 1,
+  LLR = -inf or +inf).  ``laplace=True`` (default) adds one pseudo mated and one pseudo
+  non-mated pair below all dev scores and above them, as BOSARIS and ZEBRA do, which
+  keeps every posterior inside (0, 1).  With ``laplace=False`` the bins whose posterior
+  is 0 or 1 are dropped from the map, which then saturates at the most extreme finite
+  bin (a bin with finite LLR always exists unless the dev classes are perfectly
+  separated, which raises an error).
+* **Continuity.**  The PAV posterior is a step function; the LLR map interpolates
+  linearly between the bins' centres (the mean dev score of each bin), so it is
+  continuous and still non-decreasing.
+* **Extrapolation.**  Outside the range of the bin centres the map is clipped to the
+  first / last bin's LLR.
+
+:meth:`Isotonic.pav_posterior` gives the un-interpolated PAV step function (equal to
+scikit-learn's fit at the dev points when ``laplace=False``).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from sklearn.isotonic import IsotonicRegression
+
+from lidframe.calibrators.base import Calibrator, check_fit_input
+from lidframe.errors import InputError
+
+__all__ = ["Isotonic"]
+
+
+class Isotonic(Calibrator):
+    """Monotone non-parametric calibration by PAV, interpolated between bin centres.
+
+    Parameters
+    ----------
+    laplace : bool, default True
+        Laplace pseudo-counts (one mated + one non-mated pair beyond each end of the dev
+        range) so that no bin has posterior 0 or 1.
+
+    Attributes
+    ----------
+    pav_upper_ : ndarray (B,)
+        Largest dev z-score of each PAV bin, increasing.
+    pav_posterior_ : ndarray (B,)
+        PAV posterior P(mated | bin), non-decreasing (pseudo-counts included when ``laplace``).
+    knot_z_ : ndarray (K,)
+        Interpolation knots: the mean dev z-score of each bin whose LLR is finite.
+    knot_llr_ : ndarray (K,)
+        LLR (nats) at each knot, non-decreasing.
+    n_mated_, n_non_mated_ : int
+        Dev pair counts (pseudo-counts excluded).
+    """
+
+    name = "isotonic"
+    _fitted_attributes = ("pav_upper_", "pav_posterior_", "knot_z_", "knot_llr_", "n_mated_", "n_non_mated_")
+
+    def __init__(self, *, laplace: bool = True):
+        self.laplace = laplace
+
+    def fit(self, scores, labels, *, sample_weight=None):
+        """Fit PAV on 1-D dev z-scores; *labels* are 1 for mated pairs.  Returns self."""
+        scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
+        weight = np.ones_like(scores) if sample_weight is None else sample_weight
+        order = np.argsort(scores, kind="stable")
+        x, y, w = scores[order], labels[order].astype(np.float64), weight[order]
+        if self.laplace:
+            # one mated + one non-mated pseudo pair tied just below and just above the data:
+            # PAV depends only on the order, so these act as pairs at -inf and +inf
+            lo, hi = x[0] - 1.0, x[-1] + 1.0
+            x_fit = np.r_[lo, lo, x, hi, hi]
+            y_fit = np.r_[1.0, 0.0, y, 1.0, 0.0]
+            w_fit = np.r_[1.0, 1.0, w, 1.0, 1.0]
+        else:
+            x_fit, y_fit, w_fit = x, y, w
+        pav = IsotonicRegression(increasing=True, out_of_bounds="clip").fit(x_fit, y_fit, sample_weight=w_fit)
+        post = pav.predict(x)  # PAV posterior at each (sorted) dev point
+        # bins: runs of equal posterior over the real dev points
+        ends = np.flatnonzero(np.r_[post[1:] != post[:-1], True])
+        starts = np.r_[0, ends[:-1] + 1]
+        bin_weight = np.add.reduceat(w, starts)
+        # mean score of each bin, kept inside the bin against rounding (a bin of one tied
+        # value must have exactly that value as its centre)
+        centres = np.clip(np.add.reduceat(w * x, starts) / bin_weight, x[starts], x[ends])
+        bin_post = post[ends]
+        w_mated = float(w[y == 1].sum())
+        w_non = float(w[y == 0].sum())
+        with np.errstate(divide="ignore"):
+            llr = np.log(bin_post) - np.log1p(-bin_post) - math.log(w_mated / w_non)
+        finite = np.isfinite(llr)
+        if not finite.any():
+            raise InputError(
+                "Isotonic(laplace=False): dev classes are perfectly separated, every PAV bin has posterior 0 or 1; "
+                "use laplace=True"
+            )
+        self.pav_upper_ = x[ends]
+        self.pav_posterior_ = bin_post
+        self.knot_z_ = centres[finite]
+        self.knot_llr_ = llr[finite]
+        self.n_mated_ = int((labels == 1).sum())
+        self.n_non_mated_ = int((labels == 0).sum())
+        return self
+
+    def llr(self, scores) -> np.ndarray:
+        """Natural-log LLRs: linear interpolation of the bin LLRs between bin centres, clipped."""
+        self._check_fitted()
+        scores = np.asarray(scores, dtype=np.float64)
+        return np.interp(scores, self.knot_z_, self.knot_llr_)
+
+    def pav_posterior(self, scores) -> np.ndarray:
+        """PAV step-function posterior P(mated | z) (no interpolation, no prior correction)."""
+        self._check_fitted()
+        scores = np.asarray(scores, dtype=np.float64)
+        index = np.minimum(np.searchsorted(self.pav_upper_, scores, side="left"), self.pav_upper_.size - 1)
+        return self.pav_posterior_[index]

@@ -1,0 +1,101 @@
+"""Temperature calibration: one slope fitted on the 1-to-N task itself.
+
+Instead of fitting mated-vs-non-mated pairs, ``Temperature`` picks the slope a of
+``llr = a z`` that maximises the mean log posterior of the true speaker over the dev
+rows (the multiclass cross-entropy of a softmax over each trial's N enrolled)::
+
+    a* = argmax_a  mean_i [ a z_i,true - logsumexp_j (a z_ij) ]
+
+The objective is concave in a, so the optimum is unique.  Under a uniform prior this is
+the strongest affine attacker on the dev set (an intercept cancels in the softmax, so
+none is fitted).  It needs the row structure, so it implements the ``fit_rows`` hook
+(:mod:`lidframe.calibrators.base`), which ``evaluate`` calls with the dev z-matrix.
+When dev rows are perfectly separated the optimum runs to infinity; the slope is
+bounded by ``max_slope``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.optimize import minimize_scalar
+from scipy.special import logsumexp, softmax
+
+from lidframe.calibrators.base import Calibrator, check_rows_input
+from lidframe.errors import InputError
+
+__all__ = ["Temperature"]
+
+
+def mean_log_posterior(slope: float, z: np.ndarray, true_index: np.ndarray) -> float:
+    """Mean natural-log posterior of the true column under llr = slope * z (uniform prior)."""
+    scaled = slope * z
+    return float(np.mean(scaled[np.arange(z.shape[0]), true_index] - logsumexp(scaled, axis=1)))
+
+
+class Temperature(Calibrator):
+    """Affine-through-zero calibration ``llr = slope_ * z`` fitted by multiclass cross-entropy.
+
+    Parameters
+    ----------
+    max_slope : float, default 100
+        Upper bound of the slope (reached only for perfectly separated dev rows).
+
+    Attributes
+    ----------
+    slope_ : float
+        Fitted slope (nats per unit z).
+    dev_mean_log_posterior_ : float
+        Mean ln p_true on the dev rows at ``slope_``.
+    """
+
+    name = "temperature"
+    _fitted_attributes = ("slope_", "dev_mean_log_posterior_")
+
+    def __init__(self, *, max_slope: float = 100.0):
+        self.max_slope = max_slope
+
+    def fit(self, scores, labels, *, sample_weight=None):
+        """Not available: this calibrator needs whole dev rows; use :meth:`fit_rows`."""
+        raise InputError(
+            "Temperature fits on whole dev rows: call fit_rows(z, true_index) "
+            "(lidframe.evaluate and fit_calibrator do)"
+        )
+
+    def fit_rows(self, z, true_index):
+        """Fit the slope on dev rows.
+
+        Parameters
+        ----------
+        z : array_like, shape (T, N)
+            Row-z-normed dev scores.
+        true_index : array_like of int, shape (T,)
+            Column of each row's true speaker (all rows closed-set).
+
+        Returns
+        -------
+        self
+        """
+        if not (isinstance(self.max_slope, (int, float)) and self.max_slope > 0):
+            raise InputError(f"Temperature max_slope must be a positive number, got {self.max_slope!r}")
+        z, true_index = check_rows_input(z, true_index)
+        result = minimize_scalar(
+            lambda a: -mean_log_posterior(a, z, true_index),
+            bounds=(0.0, float(self.max_slope)),
+            method="bounded",
+            options={"xatol": 1e-10},
+        )
+        self.slope_ = float(result.x)
+        self.dev_mean_log_posterior_ = mean_log_posterior(self.slope_, z, true_index)
+        return self
+
+    def llr(self, scores) -> np.ndarray:
+        """Natural-log LLRs ``slope_ * scores``."""
+        self._check_fitted()
+        return np.asarray(scores, dtype=np.float64) * self.slope_
+
+    def dev_gradient(self, z, true_index) -> float:
+        """d/da of the mean log posterior at ``slope_`` (about 0 at an interior optimum)."""
+        self._check_fitted()
+        z, true_index = check_rows_input(z, true_index)
+        p = softmax(self.slope_ * z, axis=1)
+        return float(np.mean(z[np.arange(z.shape[0]), true_index] - (p * z).sum(axis=1)))
