@@ -45,3 +45,15 @@ def test_demo_tables_in_readme_and_quickstart_are_what_the_demo_prints():
     table, _ = run_demo(seed=0)
     for page in (DOCS.parent / "README.md", DOCS / "quickstart.md"):
         assert f"```\n{table}\n```" in page.read_text(), page
+
+
+def test_sensitivity_table_in_calibrators_page_is_what_the_cli_prints():
+    from lidframe.cli import format_sensitivity_table
+    from lidframe.demo import DEMO_SYSTEMS
+    from lidframe.sensitivity_analysis import sensitivity
+    from lidframe.simulate import simulate_system
+
+    offset = list(DEMO_SYSTEMS).index("uneven")
+    dev, ev = simulate_system(seed=offset, **DEMO_SYSTEMS["uneven"])  # demo seed 0
+    table = format_sensitivity_table(sensitivity(dev, ev))
+    assert f"```\n{table}\n```" in (DOCS / "calibrators.md").read_text()
