@@ -15,6 +15,8 @@ import sys
 import warnings
 from pathlib import Path
 
+import numpy as np
+
 from lidframe.errors import InputError
 
 __all__ = ["main", "build_parser", "parse_prior"]
@@ -59,7 +61,19 @@ def _cmd_evaluate(args) -> int:
     json_out = _check_output_path(args.json, "--json")
     per_trial_out = _check_output_path(args.per_trial, "--per-trial")
     prior = parse_prior(args.prior, args.watch_weight)
-    result = evaluate(args.dev, args.eval, calibrator=args.calibrator, prior=prior, znorm_ddof=args.znorm_ddof)
+    result = evaluate(
+        args.dev,
+        args.eval,
+        calibrator=args.calibrator,
+        prior=prior,
+        znorm_ddof=args.znorm_ddof,
+        ci=args.ci,
+        n_boot=args.bootstrap,
+        ci_level=args.ci_level,
+        ci_unit=args.ci_unit,
+        ci_method=args.ci_method,
+        seed=args.seed,
+    )
     s = result.summary
     print(f"dev:  {args.dev}  ({s['n_dev_trials']} trials x {s['n_dev_enrolled']} enrolled)")
     print(
@@ -71,6 +85,15 @@ def _cmd_evaluate(args) -> int:
     print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
+    print(
+        f"\nrank-1 rate {s['rank1_rate']:.3f}   rank disclosure {s['rank_disclosure_bits']:.3f} bit   "
+        f"multiclass Cllr {s['cllr_mc']:.3f} bit   EER(threshold) {s['eer_threshold']:.3f}   "
+        f"ZEBRA D_ECE {s['dece_bits']:.3f} bit, max|LLR| {s['max_abs_llr_log10']:.2f} ({s['zebra_tag']})   "
+        f"D_sys {s['dsys']:.3f}"
+    )
+    if args.ci:
+        print()
+        print(format_ci_table(s))
     if json_out is not None:
         with atomic_write(json_out) as handle:
             handle.write(result.to_json() + "\n")
@@ -151,6 +174,117 @@ def _cmd_demo(args) -> int:
     return 0
 
 
+def format_ci_table(summary: dict) -> str:
+    """The bootstrap intervals of an evaluate summary as text."""
+    settings = summary["ci_settings"]
+    lines = [
+        f"{settings['level']:.0%} bootstrap intervals ({settings['method']}, {settings['n_boot']} resamples of "
+        f"{settings['unit']}s, seed {settings['seed']}; LIDmax: percentile, biased low -- prefer LIDq99)",
+        f"{'metric':10s} {'estimate':>9s} {'low':>9s} {'high':>9s}",
+    ]
+    names = {"alid": "ALID", "pdr": "PDR", "lid_pos": "LID+", "lid_neg": "LID-", "lid_q99": "LIDq99",
+             "lid_max": "LIDmax", "eer": "EER", "cllr": "Cllr"}
+    for key, (low, high) in summary["ci"].items():
+        fmt = lambda v: "-" if v is None or v != v else f"{v:.3f}"  # noqa: E731
+        lines.append(f"{names.get(key, key):10s} {fmt(summary[key]):>9s} {fmt(low):>9s} {fmt(high):>9s}")
+    return "\n".join(lines)
+
+
+def _read_per_trial(path):
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, dtype={"trial_id": str, "trial_spk": str}, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path}: cannot read per-trial LID table ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in ("trial_id", "trial_spk", "lid_bits") if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{path}: missing column(s) {', '.join(missing)}; expected the output of lidframe evaluate --per-trial"
+        )
+    lid = pd.to_numeric(frame["lid_bits"], errors="coerce").to_numpy()
+    impostor = frame["impostor"].astype(str).eq("1").to_numpy() if "impostor" in frame.columns else np.zeros(len(frame), bool)
+    bad = np.isnan(lid) & ~impostor
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{path}: line {r + 2} has lid_bits {frame['lid_bits'].iat[r]!r}; expected a number")
+    keep = ~impostor
+    return frame["trial_id"].to_numpy()[keep], frame["trial_spk"].to_numpy()[keep], lid[keep]
+
+
+def _cmd_compare(args) -> int:
+    from lidframe.fileio import atomic_write
+    from lidframe.stats import compare_systems
+
+    json_out = _check_output_path(args.json, "--json")
+    names = args.names.split(",") if args.names else [Path(p).stem for p in args.tables]
+    if len(names) != len(args.tables):
+        raise InputError(f"--names gives {len(names)} names for {len(args.tables)} tables")
+    if len(set(names)) != len(names):
+        raise InputError(f"system names must be unique, got {names}")
+    systems = {name: _read_per_trial(path) for name, path in zip(names, args.tables)}
+    rows = compare_systems(
+        systems, unit=args.unit, n_boot=args.bootstrap, n_perm=args.permutations, level=args.level, seed=args.seed
+    )
+    print(
+        f"paired comparison on {len(next(iter(systems.values()))[0])} trials: {args.level:.0%} paired bootstrap "
+        f"intervals and permutation p-values over {args.unit}s ({args.bootstrap} resamples, {args.permutations} "
+        f"permutations, seed {args.seed}); p_holm: Holm-adjusted within each metric"
+    )
+    header = f"{'A':>12s} {'B':>12s} {'metric':>8s} {'A':>8s} {'B':>8s} {'A-B':>8s} {'low':>8s} {'high':>8s} {'p':>8s} {'p_holm':>8s}"
+    print(header)
+    for r in rows:
+        print(
+            f"{r['a']:>12s} {r['b']:>12s} {r['metric']:>8s} {r['value_a']:8.3f} {r['value_b']:8.3f} {r['diff']:+8.3f} "
+            f"{r['low']:+8.3f} {r['high']:+8.3f} {r['p_value']:8.4f} {r['p_holm']:8.4f}"
+        )
+    if json_out is not None:
+        import json
+
+        with atomic_write(json_out) as handle:
+            json.dump({"settings": vars(args) | {"func": None}, "rows": rows}, handle, indent=2, default=str)
+            handle.write("\n")
+    return 0
+
+
+def _cmd_nsweep(args) -> int:
+    from lidframe.fileio import atomic_write
+    from lidframe.nsweep import n_sweep, plot_n_sweep
+
+    json_out = _check_output_path(args.json, "--json")
+    plot_out = _check_output_path(args.plot, "--plot")
+    sizes = None
+    if args.sizes:
+        try:
+            sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"--sizes {args.sizes!r}: expected comma-separated integers") from None
+    result = n_sweep(
+        args.dev, args.eval, args.calibrator, sizes=sizes, repeats=args.repeats, level=args.level,
+        znorm_ddof=args.znorm_ddof, seed=args.seed,
+    )
+    print(
+        f"disclosure vs database size (eval N = {result.n_enrolled}, calibrator {result.calibrator}; "
+        f"{args.repeats} random draws of distractors per size, {args.level:.0%} interval over draws)"
+    )
+    print(f"{'n':>6s} {'log2n':>6s} {'ALID':>7s} {'[low':>7s} {'high]':>7s} {'PDR':>6s} {'LIDmax':>7s} {'[low':>7s} {'high]':>7s}")
+    for r in result.rows:
+        print(
+            f"{r['n']:6d} {r['log2_n']:6.2f} {r['alid']:7.3f} {r['alid_low']:7.3f} {r['alid_high']:7.3f} "
+            f"{r['pdr']:6.3f} {r['lid_max']:7.3f} {r['lid_max_low']:7.3f} {r['lid_max_high']:7.3f}"
+        )
+    if json_out is not None:
+        import json
+
+        with atomic_write(json_out) as handle:
+            json.dump(result.to_dict(), handle, indent=2)
+            handle.write("\n")
+    if plot_out is not None:
+        plot_n_sweep(result, plot_out)
+        print(f"\nwrote N-sweep plot to {plot_out}")
+    return 0
+
+
 def _cmd_plugins(args) -> int:
     from lidframe import registry
 
@@ -167,6 +301,18 @@ def _cmd_plugins(args) -> int:
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
     return 1 if any(v is not None for v in status.values()) else 0
+
+
+def _add_ci_arguments(parser) -> None:
+    parser.add_argument("--ci", action="store_true", help="add bootstrap confidence intervals")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="bootstrap resamples (default 1000)")
+    parser.add_argument("--ci-level", type=float, default=0.95, help="confidence level (default 0.95)")
+    parser.add_argument(
+        "--ci-unit", choices=("speaker", "trial"), default="speaker",
+        help="resampling unit: speaker (cluster bootstrap, default) or trial",
+    )
+    parser.add_argument("--ci-method", choices=("bca", "percentile"), default="bca", help="interval type (default bca)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -202,7 +348,32 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1, help="row z-norm ddof (default 1)")
     ev.add_argument("--json", metavar="OUT", help="write the summary as JSON")
     ev.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
+    _add_ci_arguments(ev)
     ev.set_defaults(func=_cmd_evaluate)
+
+    cmp_ = sub.add_parser("compare", help="paired comparison of systems from their per-trial LID tables")
+    cmp_.add_argument("tables", nargs="+", metavar="PER_TRIAL.csv", help="lidframe evaluate --per-trial outputs, 2 or more")
+    cmp_.add_argument("--names", help="comma-separated system names (default: file stems)")
+    cmp_.add_argument("--unit", choices=("speaker", "trial"), default="speaker", help="resampling/permutation unit")
+    cmp_.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples (default 2000)")
+    cmp_.add_argument("--permutations", type=int, default=5000, help="permutations (default 5000)")
+    cmp_.add_argument("--level", type=float, default=0.95, help="confidence level (default 0.95)")
+    cmp_.add_argument("--seed", type=int, default=0)
+    cmp_.add_argument("--json", metavar="OUT", help="write the comparison rows as JSON")
+    cmp_.set_defaults(func=_cmd_compare)
+
+    sw = sub.add_parser("nsweep", help="disclosure versus database size n (subsampled enrolment)")
+    sw.add_argument("--dev", required=True)
+    sw.add_argument("--eval", required=True)
+    sw.add_argument("--calibrator", default="logistic")
+    sw.add_argument("--sizes", help="comma-separated database sizes (default: 2, 4, 8, ... and N)")
+    sw.add_argument("--repeats", type=int, default=20, help="random distractor draws per size (default 20)")
+    sw.add_argument("--level", type=float, default=0.95, help="interval level over draws (default 0.95)")
+    sw.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1)
+    sw.add_argument("--seed", type=int, default=0)
+    sw.add_argument("--json", metavar="OUT")
+    sw.add_argument("--plot", metavar="OUT.png", help="write the plot (needs matplotlib)")
+    sw.set_defaults(func=_cmd_nsweep)
 
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")

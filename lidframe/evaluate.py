@@ -23,7 +23,9 @@ from lidframe.aggregate import lid_summary
 from lidframe.components import resolve_calibrator, resolve_prior
 from lidframe.errors import InputError
 from lidframe.lid import LN2, lid_from_scores
-from lidframe.metrics import binary_summary
+from lidframe.binary import BINARY_KEYS, binary_summary
+from lidframe.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
+from lidframe.stats import PairLLRs, bootstrap_ci
 from lidframe.scoreset import ScoreSet
 from lidframe.znorm import check_ddof, row_znorm
 
@@ -98,6 +100,17 @@ def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1)
     return calibrator if fitted is None else fitted
 
 
+def _json_clean(value):
+    """NaN -> None, recursively (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_clean(v) for v in value]
+    return value
+
+
 @attrs.frozen(eq=False)
 class Result:
     """Per-trial LID of an eval score set and its summary.
@@ -117,9 +130,11 @@ class Result:
         Natural-log prior used for the posterior.
     summary : dict
         ``n_trials`` (closed-set trials in LID), ``n_enrolled``, ``n_impostor_trials``,
-        ``log2_n``, the :func:`lidframe.aggregate.lid_summary` keys, the binary metrics
-        ``eer`` (ROCCH), ``cllr``, ``min_cllr`` (bits; NaN when not computed), and the
-        settings ``calibrator``, ``prior``, ``znorm_ddof``, dev sizes and the version.
+        ``log2_n``, the :func:`lidframe.aggregate.lid_summary` keys, ``cllr_mc``
+        (multiclass Cllr, bits), ``rank1_rate`` and ``rank_disclosure_bits``
+        (:mod:`lidframe.identification`), the binary view (:data:`lidframe.binary.BINARY_KEYS`:
+        ``eer`` is ROCCH; NaN when not computed), ``ci`` / ``ci_settings`` when asked for,
+        and the settings ``calibrator``, ``prior``, ``znorm_ddof``, dev sizes and the version.
     calibrator : object
         The fitted calibrator.
     prior : object
@@ -138,7 +153,7 @@ class Result:
 
     def to_dict(self) -> dict:
         """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
-        out = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in self.summary.items()}
+        out = _json_clean(self.summary)
         to_dict = getattr(self.calibrator, "to_dict", None)
         if callable(to_dict):
             out["calibrator_fit"] = to_dict()
@@ -172,6 +187,12 @@ def evaluate(
     znorm_ddof: int = 1,
     binary_metrics: bool = True,
     tile_rows: int | None = None,
+    ci: bool = False,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    ci_unit: str = "speaker",
+    ci_method: str = "bca",
+    seed: int = 0,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
@@ -188,11 +209,20 @@ def evaluate(
     znorm_ddof : {0, 1}, default 1
         Row z-norm degrees of freedom (1 = reference code, 0 = the paper's example).
     binary_metrics : bool, default True
-        Also compute ``eer``, ``cllr`` and ``min_cllr`` over all closed-set eval pairs.
-        This holds every pair's LLR at once (T x N float64) and sorts it; with False the
-        memory added beyond the inputs stays a few tiles and the three are NaN.
+        Also compute the binary view over all closed-set eval pairs (``eer``,
+        ``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
+        ``zebra_tag``, ``dsys``; :mod:`lidframe.binary`).  This holds every pair's LLR at
+        once (T x N float64) and sorts it; with False the memory added beyond the inputs
+        stays a few tiles and these are NaN.
     tile_rows : int, optional
         Trials per tile of the LID engine (default: about 16 MiB per tile).
+    ci : bool, default False
+        Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap_ci`) as
+        ``summary["ci"]``: metric -> ``[low, high]`` for ALID, PDR, LID+, LID-, LID q99,
+        LIDmax and, with ``binary_metrics``, EER and Cllr.
+    n_boot, ci_level, ci_unit, ci_method, seed
+        Bootstrap resamples, confidence level, resampling unit (``"speaker"`` cluster
+        bootstrap or ``"trial"``), ``"bca"`` or ``"percentile"``, and the seed.
 
     Returns
     -------
@@ -245,10 +275,28 @@ def evaluate(
         "log2_n": math.log2(n_enrolled),
     }
     summary.update(lid_summary(lid_closed))
+    ranks = true_speaker_rank(closed.scores, closed.true_index)
+    summary["cllr_mc"] = cllr_multiclass(posterior_true[closed_rows])
+    summary["rank1_rate"] = rank1_rate(ranks)
+    summary["rank_disclosure_bits"] = rank_disclosure(ranks, n_enrolled)[1]
+    if ci:
+        pairs = PairLLRs(pair_llr[0], pair_llr[1].reshape(n_trials, n_enrolled - 1)) if binary_metrics else None
+        intervals = bootstrap_ci(
+            lid_closed,
+            speakers=closed.trial_speakers,
+            unit=ci_unit,
+            n_boot=n_boot,
+            level=ci_level,
+            method=ci_method,
+            seed=seed,
+            pairs=pairs,
+        )
+        summary["ci"] = {k: [v.low, v.high] for k, v in intervals.items()}
+        summary["ci_settings"] = {"level": ci_level, "unit": ci_unit, "method": ci_method, "n_boot": n_boot, "seed": seed}
     if binary_metrics:
         summary.update(binary_summary(*pair_llr, overwrite=True))
     else:
-        summary.update(eer=float("nan"), cllr=float("nan"), min_cllr=float("nan"))
+        summary.update({k: (None if k == "zebra_tag" else float("nan")) for k in BINARY_KEYS})
     summary.update(
         calibrator=_describe(fitted),
         prior=_describe(prior),

@@ -6,6 +6,8 @@ names its definition:
 
 ``eer_rocch``
     equal error rate on the ROC convex hull (as BOSARIS, ZEBRA and pyllr compute it).
+``eer_threshold``
+    equal error rate on the step ROC at the best single threshold (SpeechBrain style).
 ``cllr``
     log-likelihood-ratio cost of *calibrated* LLRs, in bits:
     ``(mean log2(1 + e^-tar) + mean log2(1 + e^non)) / 2``.
@@ -27,7 +29,7 @@ from sklearn.isotonic import isotonic_regression
 
 from lidframe.errors import InputError
 
-__all__ = ["eer_rocch", "cllr", "min_cllr", "pav_llr", "pav_bins", "binary_summary"]
+__all__ = ["eer_rocch", "eer_threshold", "cllr", "min_cllr", "pav_llr", "pav_bins"]
 
 
 def _check_pair(tar, non):
@@ -196,6 +198,28 @@ def eer_rocch(tar, non) -> float:
     return _eer_from_bins(bin_tar, bin_non)
 
 
+def eer_threshold(tar, non) -> float:
+    """Equal error rate (fraction) at a single threshold of the step ROC, SpeechBrain style.
+
+    For every distinct score t: P_miss(t) = share of mated scores <= t and
+    P_fa(t) = share of non-mated scores > t; the threshold minimising |P_fa - P_miss|
+    (the lowest such t) gives EER = (P_fa + P_miss) / 2.  Thresholds between two
+    distinct scores give the same rates as the lower one, so they need no separate
+    visit.  On small sets it can differ from :func:`eer_rocch`, which interpolates
+    along the convex hull.
+    """
+    tar, non = _check_pair(tar, non)
+    return _eer_threshold_sorted(np.sort(tar), np.sort(non))
+
+
+def _eer_threshold_sorted(tar, non) -> float:
+    thresholds = np.union1d(tar, non)
+    p_miss = np.searchsorted(tar, thresholds, side="right") / tar.size
+    p_fa = 1.0 - np.searchsorted(non, thresholds, side="right") / non.size
+    k = int(np.argmin(np.abs(p_fa - p_miss)))
+    return float((p_fa[k] + p_miss[k]) / 2)
+
+
 def _eer_from_bins(bin_tar, bin_non) -> float:
     p_miss = np.r_[0.0, np.cumsum(bin_tar)] / bin_tar.sum()
     p_fa = 1.0 - np.r_[0.0, np.cumsum(bin_non)] / bin_non.sum()
@@ -206,31 +230,3 @@ def _eer_from_bins(bin_tar, bin_non) -> float:
     t = -diff[k - 1] / (diff[k] - diff[k - 1])
     return float(p_miss[k - 1] + t * (p_miss[k] - p_miss[k - 1]))
 
-
-def binary_summary(tar_llr, non_llr, *, overwrite: bool = False) -> dict:
-    """``eer`` (ROCCH), ``cllr`` and ``min_cllr`` of mated/non-mated LLRs in one pass.
-
-    Parameters
-    ----------
-    tar_llr, non_llr : ndarray
-        Natural-log LLRs of the mated and non-mated pairs.
-    overwrite : bool
-        Sort the inputs in place instead of sorting copies (for callers that own large
-        buffers: the only memory then added is O(number of mated pairs)).
-
-    Returns
-    -------
-    dict
-        ``{"eer": float, "cllr": float, "min_cllr": float}``.
-    """
-    tar, non = _check_pair(tar_llr, non_llr)
-    out = {"cllr": cllr(tar, non)}
-    if overwrite:
-        tar.sort()
-        non.sort()
-    else:
-        tar, non = np.sort(tar), np.sort(non)
-    _, bin_tar, bin_non = _pav_bins_sorted(tar, non, laplace=False)
-    out["eer"] = _eer_from_bins(bin_tar, bin_non)
-    out["min_cllr"] = _min_cllr_from_bins(bin_tar, bin_non)
-    return out

@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy.spatial import ConvexHull
 
-from lidframe.metrics import binary_summary, cllr, eer_rocch, min_cllr, pav_llr
+from lidframe.binary import binary_summary
+from lidframe.metrics import cllr, eer_rocch, min_cllr, pav_llr
 
 scores_list = st.lists(st.integers(-6, 6).map(lambda k: k / 2), min_size=1, max_size=25)
 
@@ -112,8 +113,15 @@ def test_min_cllr_separable_and_identical():
 @given(scores_list, scores_list)
 def test_binary_summary_matches_the_separate_metrics(tar, non):
     tar, non = np.array(tar), np.array(non)
-    want = {"eer": eer_rocch(tar, non), "cllr": cllr(tar, non), "min_cllr": min_cllr(tar, non)}
+    from lidframe.linkability import dsys
+    from lidframe.metrics import eer_threshold
+    from lidframe.zebra import dece_bits, max_abs_llr, zebra_tag
+
+    want = {"eer": eer_rocch(tar, non), "eer_threshold": eer_threshold(tar, non), "cllr": cllr(tar, non),
+            "min_cllr": min_cllr(tar, non), "dece_bits": dece_bits(tar, non), "max_abs_llr_log10": max_abs_llr(tar, non),
+            "dsys": dsys(tar, non)}
     got = binary_summary(tar.copy(), non.copy(), overwrite=True)
+    assert got.pop("zebra_tag") == zebra_tag(want["max_abs_llr_log10"])
     assert got == pytest.approx(want, abs=1e-12)
     kept = non.copy()
     binary_summary(tar, kept)
