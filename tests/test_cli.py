@@ -167,3 +167,29 @@ def test_demo_command(tmp_path, capsys):
         ScoreSet.load(tmp_path / "d" / f"{name}_eval.npz")
     summary = json.loads((tmp_path / "d" / "summary.json").read_text())
     assert set(summary["systems"]) == {"plain", "anon-weak", "anon-strong", "uneven", "random"}
+
+
+def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_path, capsys):
+    dev, ev = simulate_system(leakage=0.3, seed=6, n_enrolled=10, trials_per_speaker=8)
+    dev.save(tmp_path / "dev.npz")
+    ev.save(tmp_path / "eval.npz")
+    base = ["evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz")]
+    code = main(base + ["--ci", "--bootstrap", "300", "--ci-level", "0.9", "--json", str(tmp_path / "s.json"),
+                        "--per-trial", str(tmp_path / "log.csv")])
+    out = capsys.readouterr().out
+    assert code == 0 and "90% bootstrap intervals (bca, 300 resamples of speakers, seed 0" in out
+    summary = json.loads((tmp_path / "s.json").read_text())
+    low, high = summary["ci"]["alid"]
+    assert low <= summary["alid"] <= high and summary["ci_settings"]["unit"] == "speaker"
+    assert main(base + ["--calibrator", "isotonic", "--per-trial", str(tmp_path / "iso.csv")]) == 0
+    capsys.readouterr()
+    code = main(["compare", str(tmp_path / "log.csv"), str(tmp_path / "iso.csv"), "--bootstrap", "200",
+                 "--permutations", "500", "--json", str(tmp_path / "c.json")])
+    out = capsys.readouterr().out
+    assert code == 0 and "p_holm" in out and "log" in out and "iso" in out
+    rows = json.loads((tmp_path / "c.json").read_text())["rows"]
+    assert {r["metric"] for r in rows} == {"alid", "pdr", "lid_q99"}
+    (tmp_path / "bad.csv").write_text("trial_id,lid_bits\nx,1\n")
+    code = main(["compare", str(tmp_path / "log.csv"), str(tmp_path / "bad.csv")])
+    err = capsys.readouterr().err
+    assert code == 2 and "bad.csv: missing column(s) trial_spk" in err

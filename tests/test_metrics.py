@@ -49,11 +49,20 @@ def hull_eer(tar, non):
     return best
 
 
-def test_example_from_issue_5():
+def test_example_from_issue_5_rocch_and_threshold_eer_differ():
+    from lidframe.metrics import eer_threshold
+
     tar = np.array([0.9, 0.7, 0.5, 0.3])
     non = np.repeat([0.8, 0.6, 0.4, 0.2], 3)
-    # by hand: PAV pools (0.2..0.3) and (0.4..0.9); the hull runs (0,1) -> (1/4, 3/4) -> (1, 0)
-    # where the first segment crosses P_miss = P_fa at 1/4 and is still below: EER = 1/4
+    # By hand.  Step ROC at each distinct threshold t (P_miss = share tar <= t,
+    # P_fa = share non > t):  t=0.2: (0, 9/12); 0.3: (1/4, 9/12); 0.4: (1/4, 6/12);
+    # 0.5: (2/4, 6/12); ...  |P_fa - P_miss| is smallest (0) at t = 0.5, so the
+    # threshold EER is (1/2 + 1/2) / 2 = 0.5.
+    assert eer_threshold(tar, non) == 0.5
+    # PAV pools {0.3, 0.4}, {0.5, 0.6}, {0.7, 0.8} into bins of mated fraction 1/4 (collinear),
+    # so the hull runs (P_miss, P_fa) = (0, 1) -> (0, 3/4) -> (3/4, 0) -> (1, 0).  On the
+    # middle segment P_miss = 3/4 s and P_fa = 3/4 (1 - s) meet at s = 1/2: EER = 3/8.
+    assert eer_rocch(tar, non) == pytest.approx(0.375, abs=1e-15)
     assert eer_rocch(tar, non) == pytest.approx(hull_eer(tar, non), abs=1e-12)
 
 
