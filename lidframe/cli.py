@@ -17,7 +17,9 @@ from pathlib import Path
 
 import numpy as np
 
+from lidframe.components import describe_component
 from lidframe.errors import InputError
+from lidframe.fileio import write_json
 
 __all__ = ["main", "build_parser", "parse_prior"]
 
@@ -55,7 +57,7 @@ def _check_output_path(path, flag: str):
 
 def _cmd_evaluate(args) -> int:
     from lidframe.evaluate import evaluate
-    from lidframe.fileio import atomic_path, atomic_write
+    from lidframe.fileio import atomic_path
     from lidframe.table import format_table
 
     json_out = _check_output_path(args.json, "--json")
@@ -95,12 +97,20 @@ def _cmd_evaluate(args) -> int:
         print()
         print(format_ci_table(s))
     if json_out is not None:
-        with atomic_write(json_out) as handle:
-            handle.write(result.to_json() + "\n")
+        write_json(json_out, result.to_dict())
     if per_trial_out is not None:
         with atomic_path(per_trial_out) as tmp:
             result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
     return 0
+
+
+def _write_outputs(result, json_out, plot_out, plot, what: str) -> None:
+    """Write the result's JSON record and its plot, where asked for (each atomically)."""
+    if json_out is not None:
+        write_json(json_out, result.to_dict())
+    if plot_out is not None:
+        plot(result, plot_out)
+        print(f"\nwrote {what} to {plot_out}")
 
 
 def _split_specs(values) -> list[str]:
@@ -111,7 +121,6 @@ def _split_specs(values) -> list[str]:
 
 
 def _cmd_sensitivity(args) -> int:
-    from lidframe.fileio import atomic_write
     from lidframe.sensitivity_analysis import DEFAULT_CALIBRATORS, plot_lid_ccdf, sensitivity
 
     json_out = _check_output_path(args.json, "--json")
@@ -122,24 +131,11 @@ def _cmd_sensitivity(args) -> int:
     first = result.rows[0]
     print(f"eval: {args.eval}  (T = {first['n_trials']} trials, N = {first['n_enrolled']} enrolled; "
           f"LID <= log2 N = {first['log2_n']:.3f} bit under a uniform prior)")
-    print(f"dev:  {args.dev}   prior: {_describe_prior(prior)}")
+    print(f"dev:  {args.dev}   prior: {describe_component(prior)}")
     print()
     print(format_sensitivity_table(result))
-    if json_out is not None:
-        import json
-
-        with atomic_write(json_out) as handle:
-            json.dump(result.to_dict(), handle, indent=2)
-            handle.write("\n")
-    if plot_out is not None:
-        plot_lid_ccdf(result, plot_out)
-        print(f"\nwrote LID CCDF plot to {plot_out}")
+    _write_outputs(result, json_out, plot_out, plot_lid_ccdf, "LID CCDF plot")
     return 0
-
-
-def _describe_prior(prior) -> str:
-    describe = getattr(prior, "describe", None)
-    return describe() if callable(describe) else type(prior).__name__
 
 
 def format_sensitivity_table(result) -> str:
@@ -213,8 +209,7 @@ def _read_per_trial(path):
 
 
 def _cmd_compare(args) -> int:
-    from lidframe.fileio import atomic_write
-    from lidframe.stats import compare_systems
+    from lidframe.compare import compare_systems
 
     json_out = _check_output_path(args.json, "--json")
     names = args.names.split(",") if args.names else [Path(p).stem for p in args.tables]
@@ -239,16 +234,12 @@ def _cmd_compare(args) -> int:
             f"{r['low']:+8.3f} {r['high']:+8.3f} {r['p_value']:8.4f} {r['p_holm']:8.4f}"
         )
     if json_out is not None:
-        import json
-
-        with atomic_write(json_out) as handle:
-            json.dump({"settings": vars(args) | {"func": None}, "rows": rows}, handle, indent=2, default=str)
-            handle.write("\n")
+        settings = {k: v for k, v in vars(args).items() if k != "func"}
+        write_json(json_out, {"settings": settings, "rows": rows})
     return 0
 
 
 def _cmd_nsweep(args) -> int:
-    from lidframe.fileio import atomic_write
     from lidframe.nsweep import n_sweep, plot_n_sweep
 
     json_out = _check_output_path(args.json, "--json")
@@ -273,15 +264,7 @@ def _cmd_nsweep(args) -> int:
             f"{r['n']:6d} {r['log2_n']:6.2f} {r['alid']:7.3f} {r['alid_low']:7.3f} {r['alid_high']:7.3f} "
             f"{r['pdr']:6.3f} {r['lid_max']:7.3f} {r['lid_max_low']:7.3f} {r['lid_max_high']:7.3f}"
         )
-    if json_out is not None:
-        import json
-
-        with atomic_write(json_out) as handle:
-            json.dump(result.to_dict(), handle, indent=2)
-            handle.write("\n")
-    if plot_out is not None:
-        plot_n_sweep(result, plot_out)
-        print(f"\nwrote N-sweep plot to {plot_out}")
+    _write_outputs(result, json_out, plot_out, plot_n_sweep, "N-sweep plot")
     return 0
 
 

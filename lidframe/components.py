@@ -11,7 +11,7 @@ import copy
 
 from lidframe import registry
 
-__all__ = ["resolve_calibrator", "resolve_prior"]
+__all__ = ["resolve_calibrator", "resolve_prior", "describe_component"]
 
 
 def resolve_calibrator(spec):
@@ -30,3 +30,9 @@ def resolve_calibrator(spec):
 def resolve_prior(spec):
     """Return a prior object (anything with ``log_prior(enrolled)``) from a spec or an instance."""
     return registry.create("prior", spec)
+
+
+def describe_component(component) -> str:
+    """Its ``describe()`` (name with non-default parameters), else its class name."""
+    describe = getattr(component, "describe", None)
+    return describe() if callable(describe) else type(component).__name__

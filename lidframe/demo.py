@@ -13,11 +13,10 @@ The systems are drawn from the generative model of :mod:`lidframe.simulate`
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from lidframe.evaluate import evaluate
-from lidframe.fileio import atomic_write
+from lidframe.fileio import atomic_write, write_json
 from lidframe.simulate import simulate_system
 from lidframe.table import format_table
 
@@ -65,8 +64,7 @@ def run_demo(out_dir=None, *, seed: int = 0) -> tuple[str, dict]:
         for name, (dev, ev) in sets.items():
             dev.save(out / f"{name}_dev.npz")
             ev.save(out / f"{name}_eval.npz")
-        with atomic_write(out / "summary.json") as handle:
-            json.dump({"seed": seed, "systems": summaries}, handle, indent=2)
+        write_json(out / "summary.json", {"seed": seed, "systems": summaries})
         with atomic_write(out / "table.txt") as handle:
             handle.write(table + "\n")
     return table, summaries

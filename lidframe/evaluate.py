@@ -20,8 +20,9 @@ import attrs
 import numpy as np
 
 from lidframe.aggregate import lid_summary
-from lidframe.components import resolve_calibrator, resolve_prior
+from lidframe.components import describe_component, resolve_calibrator, resolve_prior
 from lidframe.errors import InputError
+from lidframe.fileio import json_clean
 from lidframe.lid import LN2, lid_from_scores
 from lidframe.binary import BINARY_KEYS, binary_summary
 from lidframe.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
@@ -39,17 +40,13 @@ def _lidframe_version() -> str:
         return "0+unknown"
 
 
-def _as_scoreset(obj, role: str) -> ScoreSet:
+def as_scoreset(obj, role: str) -> ScoreSet:
+    """*obj* if it is a ScoreSet, else load it from a path; *role* names it in errors."""
     if isinstance(obj, ScoreSet):
         return obj
     if isinstance(obj, (str, Path)):
         return ScoreSet.load(obj)
     raise InputError(f"{role} must be a ScoreSet or the path of a .npz/.csv score set, got {type(obj).__name__}")
-
-
-def _describe(component) -> str:
-    describe = getattr(component, "describe", None)
-    return describe() if callable(describe) else type(component).__name__
 
 
 def uses_znorm(calibrator) -> bool:
@@ -100,17 +97,6 @@ def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1)
     return calibrator if fitted is None else fitted
 
 
-def _json_clean(value):
-    """NaN -> None, recursively (JSON has no NaN)."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _json_clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_json_clean(v) for v in value]
-    return value
-
-
 @attrs.frozen(eq=False)
 class Result:
     """Per-trial LID of an eval score set and its summary.
@@ -153,7 +139,7 @@ class Result:
 
     def to_dict(self) -> dict:
         """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
-        out = _json_clean(self.summary)
+        out = json_clean(self.summary)
         to_dict = getattr(self.calibrator, "to_dict", None)
         if callable(to_dict):
             out["calibrator_fit"] = to_dict()
@@ -236,8 +222,8 @@ def evaluate(
     >>> res.summary["lid_max"] <= res.summary["log2_n"]
     True
     """
-    dev = _as_scoreset(dev, "dev")
-    eval_set = _as_scoreset(eval, "eval")
+    dev = as_scoreset(dev, "dev")
+    eval_set = as_scoreset(eval, "eval")
     znorm_ddof = check_ddof(znorm_ddof)
     fitted = fit_calibrator(dev, calibrator, znorm_ddof=znorm_ddof)
     prior = resolve_prior(prior)
@@ -298,8 +284,8 @@ def evaluate(
     else:
         summary.update({k: (None if k == "zebra_tag" else float("nan")) for k in BINARY_KEYS})
     summary.update(
-        calibrator=_describe(fitted),
-        prior=_describe(prior),
+        calibrator=describe_component(fitted),
+        prior=describe_component(prior),
         znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
         n_dev_trials=int(dev.n_trials - dev.n_impostor_trials),
         n_dev_enrolled=int(dev.n_enrolled),

@@ -6,11 +6,13 @@ A reader never sees a half-written file, and a failed run leaves no output behin
 from __future__ import annotations
 
 import contextlib
+import json
+import math
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write"]
+__all__ = ["atomic_path", "atomic_write", "json_clean", "write_json"]
 
 
 @contextlib.contextmanager
@@ -53,3 +55,21 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
     with atomic_path(path) as tmp:
         with open(tmp, mode, **open_kwargs) as handle:
             yield handle
+
+
+def json_clean(value):
+    """Replace NaN by None, recursively through dicts, lists and tuples (JSON has no NaN)."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: json_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_clean(v) for v in value]
+    return value
+
+
+def write_json(path, record) -> None:
+    """Write *record* as indented JSON (NaN as null), atomically."""
+    with atomic_write(path) as handle:
+        json.dump(json_clean(record), handle, indent=2)
+        handle.write("\n")

@@ -64,6 +64,13 @@ def _uniform_log_n(log_prior: np.ndarray):
     return math.log(log_prior.shape[0]) if np.all(log_prior == log_prior[0]) else None
 
 
+def _prepare(log_prior, true_index, tile_rows, n_trials: int, n_enrolled: int):
+    """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
+    log_prior = _check_log_prior(log_prior, n_enrolled)
+    true_index = _check_true_index(true_index, n_trials, n_enrolled)
+    return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), _uniform_log_n(log_prior)
+
+
 def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int):
     """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN."""
     rows = np.arange(llr_tile.shape[0])
@@ -127,10 +134,7 @@ def lid_from_llr(llr, log_prior, true_index, *, tile_rows: int | None = None) ->
     if llr.ndim != 2:
         raise InputError(f"llr must be a (T, N) array, got shape {llr.shape}")
     n_trials, n_enrolled = llr.shape
-    log_prior = _check_log_prior(log_prior, n_enrolled)
-    true_index = _check_true_index(true_index, n_trials, n_enrolled)
-    tile_rows = tile_rows or default_tile_rows(n_enrolled)
-    log_n = _uniform_log_n(log_prior)
+    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
     out = np.empty(n_trials, dtype=np.float64)
     for start in range(0, n_trials, tile_rows):
         stop = min(start + tile_rows, n_trials)
@@ -202,10 +206,7 @@ def lid_from_scores(
     """
     scores = np.asarray(scores, dtype=np.float64)
     n_trials, n_enrolled = scores.shape
-    log_prior = _check_log_prior(log_prior, n_enrolled)
-    true_index = _check_true_index(true_index, n_trials, n_enrolled)
-    tile_rows = tile_rows or default_tile_rows(n_enrolled)
-    log_n = _uniform_log_n(log_prior)
+    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
     out = np.empty(n_trials, dtype=np.float64)
     mated_pos = non_pos = 0
     for start in range(0, n_trials, tile_rows):

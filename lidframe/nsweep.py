@@ -24,8 +24,9 @@ import attrs
 import numpy as np
 
 from lidframe.errors import InputError
-from lidframe.evaluate import _as_scoreset, fit_calibrator, uses_znorm
-from lidframe.fileio import atomic_path
+from lidframe.components import describe_component
+from lidframe.evaluate import as_scoreset, fit_calibrator, uses_znorm
+from lidframe.plotting import pyplot, save_figure
 from lidframe.znorm import row_znorm
 
 __all__ = ["n_sweep", "NSweepResult", "plot_n_sweep", "default_sizes"]
@@ -109,8 +110,8 @@ def n_sweep(
     -------
     NSweepResult
     """
-    dev = _as_scoreset(dev, "dev")
-    eval_set = _as_scoreset(eval, "eval")
+    dev = as_scoreset(dev, "dev")
+    eval_set = as_scoreset(eval, "eval")
     closed = eval_set.closed_set() if eval_set.n_impostor_trials else eval_set
     if closed.n_trials < 1 or eval_set.n_impostor_trials == eval_set.n_trials:
         raise InputError("eval: no trial's speaker is enrolled")
@@ -141,21 +142,12 @@ def n_sweep(
             low, high = np.quantile(v, [(1 - level) / 2, 1 - (1 - level) / 2])
             row.update({k: float(v.mean()), f"{k}_low": float(low), f"{k}_high": float(high)})
         rows.append(row)
-    describe = getattr(fitted, "describe", None)
-    return NSweepResult(rows=rows, level=level, n_enrolled=big_n, calibrator=describe() if callable(describe) else "")
+    return NSweepResult(rows=rows, level=level, n_enrolled=big_n, calibrator=describe_component(fitted))
 
 
 def plot_n_sweep(result: NSweepResult, path, *, title: str | None = None) -> None:
     """Plot ALID and LIDmax (left) and PDR (right) versus log2 n; write *path* atomically."""
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError("plotting needs matplotlib: pip install 'lidframe[plot]'") from None
-    from pathlib import Path
-
+    plt = pyplot()
     frame = result.rows
     x = np.array([r["log2_n"] for r in frame])
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), dpi=120)
@@ -179,7 +171,4 @@ def plot_n_sweep(result: NSweepResult, path, *, title: str | None = None) -> Non
     right.grid(alpha=0.3)
     fig.suptitle(title or f"Disclosure vs database size (N = {result.n_enrolled}, {result.calibrator})")
     fig.tight_layout()
-    path = Path(path)
-    with atomic_path(path, suffix=path.suffix) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png")
-    plt.close(fig)
+    save_figure(fig, path)

@@ -21,9 +21,10 @@ import attrs
 import numpy as np
 
 from lidframe.errors import InputError
-from lidframe.evaluate import _as_scoreset, evaluate, uses_znorm
-from lidframe.fileio import atomic_path
+from lidframe.evaluate import as_scoreset, evaluate, uses_znorm
+from lidframe.fileio import json_clean
 from lidframe.lid import lid_from_scores
+from lidframe.plotting import pyplot, save_figure
 
 __all__ = ["DEFAULT_CALIBRATORS", "SENSITIVITY_METRICS", "sensitivity", "SensitivityResult", "plot_lid_ccdf"]
 
@@ -90,19 +91,7 @@ class SensitivityResult:
 
     def to_dict(self) -> dict:
         """JSON-able record (NaN as None)."""
-
-        def clean(value):
-            if isinstance(value, float) and math.isnan(value):
-                return None
-            if isinstance(value, dict):
-                return {k: clean(v) for k, v in value.items()}
-            return value
-
-        return {
-            "rows": [clean(r) for r in self.rows],
-            "spread": clean(self.spread),
-            "worst_case": clean(self.worst_case),
-        }
+        return json_clean({"rows": self.rows, "spread": self.spread, "worst_case": self.worst_case})
 
     def lids(self) -> dict:
         """calibrator spec -> (T,) LID bits of the closed-set eval trials."""
@@ -126,8 +115,8 @@ def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, 
     -------
     SensitivityResult
     """
-    dev = _as_scoreset(dev, "dev")
-    eval_set = _as_scoreset(eval, "eval")
+    dev = as_scoreset(dev, "dev")
+    eval_set = as_scoreset(eval, "eval")
     calibrators = list(calibrators)
     if not calibrators:
         raise InputError("sensitivity needs at least one calibrator")
@@ -162,13 +151,7 @@ def plot_lid_ccdf(result: SensitivityResult, path, *, title: str | None = None) 
 
     Requires matplotlib (``pip install 'lidframe[plot]'``); it is imported here only.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise InputError("plotting needs matplotlib: pip install 'lidframe[plot]'") from None
+    plt = pyplot()
     lids = result.lids()
     log2_n = result.rows[0]["log2_n"]
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
@@ -187,9 +170,4 @@ def plot_lid_ccdf(result: SensitivityResult, path, *, title: str | None = None) 
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3, which="both")
     fig.tight_layout()
-    from pathlib import Path
-
-    path = Path(path)
-    with atomic_path(path, suffix=path.suffix) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png")
-    plt.close(fig)
+    save_figure(fig, path)

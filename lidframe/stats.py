@@ -20,6 +20,7 @@ maximum piles up at the observed value and its interval is biased low.  Report t
 
 Everything is vectorised: a resample is a row of unit weights, and every metric is
 computed for a block of resamples at once (``bench/bootstrap_cpu.py`` measures it).
+Paired comparisons of systems are in :mod:`lidframe.compare`.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from scipy.stats import norm
 from sklearn.isotonic import isotonic_regression
 
 from lidframe.errors import InputError
+from lidframe.fileio import json_clean
 
 __all__ = [
     "LID_METRICS",
@@ -40,15 +42,15 @@ __all__ = [
     "Interval",
     "PairLLRs",
     "bootstrap_ci",
-    "paired_comparison",
-    "compare_systems",
+    "lid_metrics_weighted",
+    "binary_metrics_weighted",
 ]
 
 #: Per-trial LID metrics with intervals.
 LID_METRICS = ("alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max")
 #: Binary-view metrics with intervals (need the pair LLRs).
 BINARY_METRICS = ("eer", "cllr")
-_BLOCK = 128  # resamples per vectorised block
+RESAMPLE_BLOCK = 128  # resamples per vectorised block
 
 
 @attrs.frozen
@@ -62,12 +64,12 @@ class Interval:
     method: str
 
     def to_dict(self) -> dict:
-        clean = {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in attrs.asdict(self).items()}
-        return clean
+        """JSON-able record (NaN as None)."""
+        return json_clean(attrs.asdict(self))
 
 
 # ------------------------------------------------------------- units, weights
-def _units(n_trials: int, speakers, unit: str):
+def resampling_units(n_trials: int, speakers, unit: str):
     if unit == "trial":
         return np.arange(n_trials), n_trials
     if unit == "speaker":
@@ -86,7 +88,7 @@ def _factorize(values):
     return codes.ravel(), uniques.size
 
 
-def _check_level(level: float) -> float:
+def check_level(level: float) -> float:
     if not 0 < level < 1:
         raise InputError(f"confidence level must be in (0, 1), got {level}")
     return float(level)
@@ -135,8 +137,8 @@ def lid_metrics_weighted(lid: np.ndarray, weights: np.ndarray) -> dict:
     positive = lid > 0
     order = np.argsort(lid, kind="stable")
     sorted_lid = lid[order]
-    for start in range(0, weights.shape[0], _BLOCK):
-        w = weights[start : start + _BLOCK]
+    for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
+        w = weights[start : start + RESAMPLE_BLOCK]
         sl = slice(start, start + w.shape[0])
         total = w.sum(axis=1)
         n_pos = w @ positive
@@ -218,8 +220,8 @@ def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
     fa_cost = np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
     tar_runs, non_runs = pairs.structure()
     out = {"eer": np.empty(weights.shape[0]), "cllr": np.empty(weights.shape[0])}
-    for start in range(0, weights.shape[0], _BLOCK):
-        w = weights[start : start + _BLOCK]
+    for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
+        w = weights[start : start + RESAMPLE_BLOCK]
         total = w.sum(axis=1)
         sl = slice(start, start + w.shape[0])
         out["cllr"][sl] = ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_per)) / (2 * math.log(2.0))
@@ -230,7 +232,7 @@ def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
 
 
 # ------------------------------------------------------------------ intervals
-def _percentile(boot: np.ndarray, level: float):
+def percentile_interval(boot: np.ndarray, level: float):
     boot = boot[~np.isnan(boot)]
     if boot.size == 0:
         return float("nan"), float("nan")
@@ -245,7 +247,7 @@ def _bca(estimate: float, boot: np.ndarray, jack: np.ndarray, level: float):
         return float("nan"), float("nan")
     share = (np.sum(boot < estimate) + 0.5 * np.sum(boot == estimate)) / boot.size
     if not 0 < share < 1 or jack.size < 2:
-        return _percentile(boot, level)
+        return percentile_interval(boot, level)
     z0 = norm.ppf(share)
     d = jack.mean() - jack
     denom = 6.0 * np.sum(d**2) ** 1.5
@@ -300,8 +302,8 @@ def bootstrap_ci(
         raise InputError(f"interval method must be 'bca' or 'percentile', got {method!r}")
     if not (isinstance(n_boot, int) and n_boot >= 100):
         raise InputError(f"n_boot must be an integer >= 100, got {n_boot!r}")
-    level = _check_level(level)
-    unit_of_trial, n_units = _units(lid.size, speakers, unit)
+    level = check_level(level)
+    unit_of_trial, n_units = resampling_units(lid.size, speakers, unit)
     if n_units < 2:
         raise InputError(f"bootstrap over {unit}s needs at least two of them, got {n_units}")
     rng = np.random.default_rng(seed)
@@ -324,158 +326,7 @@ def bootstrap_ci(
             low, high = _bca(est, boot[metric], jack[metric], level)
             used = "bca"
         else:
-            low, high = _percentile(boot[metric], level)
+            low, high = percentile_interval(boot[metric], level)
             used = "percentile"
         out[metric] = Interval(est, low, high, level, used)
     return out
-
-
-# ----------------------------------------------------------- paired compare
-def _metrics_of_values(values: np.ndarray) -> dict:
-    """LID metrics of each row of a (R, T) value matrix (equal trial weights)."""
-    positive = values > 0
-    n_pos = positive.sum(axis=1)
-    n = values.shape[1]
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return {
-            "alid": values.mean(axis=1),
-            "pdr": n_pos / n,
-            "lid_pos": np.where(n_pos > 0, np.where(positive, values, 0).sum(axis=1) / n_pos, np.nan),
-            "lid_neg": np.where(n_pos < n, np.where(positive, 0, values).sum(axis=1) / (n - n_pos), np.nan),
-            "lid_q99": np.quantile(values, 0.99, axis=1),
-            "lid_max": values.max(axis=1),
-        }
-
-
-def paired_comparison(
-    lid_a,
-    lid_b,
-    *,
-    speakers=None,
-    unit: str = "speaker",
-    n_boot: int = 2000,
-    n_perm: int = 5000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> dict:
-    """Compare two systems on the same trials: metric(A) - metric(B) with CI and p-value.
-
-    The interval is a paired percentile bootstrap (the same resampled units for both
-    systems); the p-value is a two-sided paired permutation test that swaps the two
-    systems' LIDs within each unit (a sign flip of the difference for ALID).
-
-    Parameters
-    ----------
-    lid_a, lid_b : array_like, shape (T,)
-        Per-trial LID of the same closed-set trials, in the same order.
-    speakers : array_like, shape (T,), optional
-        Needed for ``unit="speaker"`` (swaps and resamples whole speakers).
-
-    Returns
-    -------
-    dict
-        metric -> ``{"a", "b", "diff", "low", "high", "p_value"}``.
-    """
-    a = np.asarray(lid_a, dtype=np.float64)
-    b = np.asarray(lid_b, dtype=np.float64)
-    if a.shape != b.shape or a.ndim != 1 or a.size < 2:
-        raise InputError(f"paired comparison needs two LID vectors of the same length >= 2, got {a.shape}, {b.shape}")
-    if np.isnan(a).any() or np.isnan(b).any():
-        raise InputError("paired comparison: LID values contain NaN (drop impostor trials)")
-    level = _check_level(level)
-    unit_of_trial, n_units = _units(a.size, speakers, unit)
-    rng = np.random.default_rng(seed)
-    unit_weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(np.float64)
-    boot_w = unit_weights[:, unit_of_trial]
-    boot_a, boot_b = lid_metrics_weighted(a, boot_w), lid_metrics_weighted(b, boot_w)
-    est_a = {k: float(v[0]) for k, v in _metrics_of_values(a[None, :]).items()}
-    est_b = {k: float(v[0]) for k, v in _metrics_of_values(b[None, :]).items()}
-    exceed = {k: 0 for k in est_a}
-    observed = {k: est_a[k] - est_b[k] for k in est_a}
-    done = 0
-    while done < n_perm:
-        count = min(_BLOCK * 4, n_perm - done)
-        swap = rng.random((count, n_units)) < 0.5
-        swap_t = swap[:, unit_of_trial]
-        perm_a = np.where(swap_t, b, a)
-        perm_b = np.where(swap_t, a, b)
-        ma, mb = _metrics_of_values(perm_a), _metrics_of_values(perm_b)
-        for k in exceed:
-            diff = ma[k] - mb[k]
-            exceed[k] += int(np.sum(np.abs(diff) >= abs(observed[k]) - 1e-12))
-        done += count
-    out = {}
-    for k in est_a:
-        low, high = _percentile(boot_a[k] - boot_b[k], level)
-        p = (1 + exceed[k]) / (1 + n_perm) if not math.isnan(observed[k]) else float("nan")
-        out[k] = {"a": est_a[k], "b": est_b[k], "diff": observed[k], "low": low, "high": high, "p_value": p}
-    return out
-
-
-def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwargs) -> list:
-    """All pairwise paired comparisons of several systems, Holm-adjusted per metric.
-
-    Parameters
-    ----------
-    systems : dict
-        name -> ``(trial_ids (T,), speakers (T,), lid (T,))``; all systems must have the
-        same set of trial ids (order may differ).
-    metrics : sequence of str
-        Metrics to test (each a family for the Holm correction).
-    **kwargs
-        Passed to :func:`paired_comparison` (unit, n_boot, n_perm, level, seed).
-
-    Returns
-    -------
-    list of dict
-        One per (pair, metric): ``a, b, metric, value_a, value_b, diff, low, high,
-        p_value, p_holm``.
-    """
-    from statsmodels.stats.multitest import multipletests
-
-    names = list(systems)
-    if len(names) < 2:
-        raise InputError("compare needs at least two systems")
-    ref_ids, ref_spk, _ = systems[names[0]]
-    ref_ids = np.asarray(ref_ids, dtype=str)
-    position = {t: i for i, t in enumerate(ref_ids)}
-    aligned = {}
-    for name in names:
-        ids, spk, lid = (np.asarray(x) for x in systems[name])
-        ids = ids.astype(str)
-        missing = sorted(set(ref_ids.tolist()) - set(ids.tolist()))
-        extra = sorted(set(ids.tolist()) - set(ref_ids.tolist()))
-        if missing or extra:
-            from lidframe.errors import preview
-
-            raise InputError(
-                f"system {name!r} has other trials than {names[0]!r}: "
-                + (f"missing {preview(missing)}" if missing else "")
-                + ("; " if missing and extra else "")
-                + (f"extra {preview(extra)}" if extra else "")
-            )
-        order = np.array([position[t] for t in ids])
-        lid_aligned = np.empty(ref_ids.size)
-        lid_aligned[order] = lid.astype(np.float64)
-        spk_aligned = np.empty(ref_ids.size, dtype=object)
-        spk_aligned[order] = spk
-        if not np.array_equal(spk_aligned.astype(str), np.asarray(ref_spk, dtype=str)):
-            raise InputError(f"system {name!r} gives some trials another speaker than {names[0]!r}")
-        aligned[name] = lid_aligned
-    rows = []
-    for i in range(len(names)):
-        for j in range(i + 1, len(names)):
-            result = paired_comparison(aligned[names[i]], aligned[names[j]], speakers=np.asarray(ref_spk, dtype=str), **kwargs)
-            for metric in metrics:
-                r = result[metric]
-                rows.append(
-                    {"a": names[i], "b": names[j], "metric": metric, "value_a": r["a"], "value_b": r["b"],
-                     "diff": r["diff"], "low": r["low"], "high": r["high"], "p_value": r["p_value"]}
-                )
-    for metric in metrics:
-        idx = [k for k, r in enumerate(rows) if r["metric"] == metric]
-        p = np.array([rows[k]["p_value"] for k in idx])
-        adjusted = multipletests(p, method="holm")[1] if p.size else p
-        for k, q in zip(idx, adjusted):
-            rows[k]["p_holm"] = float(q)
-    return rows

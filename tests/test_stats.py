@@ -11,14 +11,8 @@ from lidframe import InputError, evaluate
 from lidframe.aggregate import lid_summary
 from lidframe.metrics import cllr, eer_rocch
 from lidframe.simulate import simulate_system
-from lidframe.stats import (
-    PairLLRs,
-    binary_metrics_weighted,
-    bootstrap_ci,
-    compare_systems,
-    lid_metrics_weighted,
-    paired_comparison,
-)
+from lidframe.compare import compare_systems, paired_comparison
+from lidframe.stats import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
 
 
 @settings(max_examples=30)
