@@ -70,6 +70,7 @@ class Interval:
 
 # ------------------------------------------------------------- units, weights
 def resampling_units(n_trials: int, speakers, unit: str):
+    """(unit index of each trial (T,), number of units) for ``unit`` "trial" or "speaker"."""
     if unit == "trial":
         return np.arange(n_trials), n_trials
     if unit == "speaker":
@@ -89,6 +90,7 @@ def _factorize(values):
 
 
 def check_level(level: float) -> float:
+    """*level* as float if it is in (0, 1), else :class:`InputError`."""
     if not 0 < level < 1:
         raise InputError(f"confidence level must be in (0, 1), got {level}")
     return float(level)
@@ -233,6 +235,7 @@ def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
 
 # ------------------------------------------------------------------ intervals
 def percentile_interval(boot: np.ndarray, level: float):
+    """(low, high) percentile interval of the non-NaN bootstrap values at *level*."""
     boot = boot[~np.isnan(boot)]
     if boot.size == 0:
         return float("nan"), float("nan")

@@ -1,0 +1,199 @@
+"""ECAPA-TDNN speaker encoder (Desplanques et al., 2020) in plain torch, SpeechBrain-compatible.
+
+The module tree and parameter names follow SpeechBrain's ``ECAPA_TDNN`` (1.x), so an
+``embedding_model.ckpt`` it trained loads with ``load_state_dict(..., strict=True)``:
+
+``blocks.0``            TDNN block (conv, activation, batch norm) on the filterbanks
+``blocks.1 .. n-2``     SE-Res2Net blocks (1x1 TDNN, Res2Net of dilated TDNNs, 1x1 TDNN,
+                        squeeze-excitation, residual)
+``mfa``                 multi-layer feature aggregation: TDNN over the concatenated
+                        outputs of the SE-Res2Net blocks
+``asp``, ``asp_bn``     attentive statistics pooling (with global context), batch norm
+``fc``                  1x1 convolution to the embedding (``lin_neurons``)
+
+Input (B, T, n_mels) mean-normalised filterbanks, output (B, 1, lin_neurons), as in
+SpeechBrain.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lidframe.attackers.layers import BatchNorm1d, Conv1d, Lengths, masked_mean
+
+__all__ = ["EcapaTdnnModel", "VOICEPRIVACY_ECAPA"]
+
+#: The VoicePrivacy 2024 attacker's ECAPA-TDNN configuration (SpeechBrain hparams).
+VOICEPRIVACY_ECAPA = {
+    "input_size": 80,
+    "channels": [512, 512, 512, 512, 1536],
+    "kernel_sizes": [5, 3, 3, 3, 1],
+    "dilations": [1, 2, 3, 4, 1],
+    "attention_channels": 128,
+    "lin_neurons": 192,
+}
+
+
+class TDNNBlock(nn.Module):
+    """conv -> activation -> batch norm."""
+
+    def __init__(self, in_channels, out_channels, kernel_size, dilation, activation=nn.ReLU, groups=1):
+        super().__init__()
+        self.conv = Conv1d(in_channels, out_channels, kernel_size, dilation=dilation, groups=groups)
+        self.activation = activation()
+        self.norm = BatchNorm1d(out_channels)
+
+    def forward(self, x, lengths: Lengths | None = None):
+        return self.norm(self.activation(self.conv(x, lengths)))
+
+
+class Res2NetBlock(nn.Module):
+    """Split channels into ``scale`` groups; group i > 0 is convolved after adding group i-1's output."""
+
+    def __init__(self, in_channels, out_channels, scale=8, kernel_size=3, dilation=1):
+        super().__init__()
+        if in_channels % scale or out_channels % scale:
+            raise ValueError(f"channels ({in_channels}, {out_channels}) must be divisible by res2net_scale={scale}")
+        self.scale = scale
+        self.blocks = nn.ModuleList(
+            TDNNBlock(in_channels // scale, out_channels // scale, kernel_size, dilation) for _ in range(scale - 1)
+        )
+
+    def forward(self, x, lengths: Lengths | None = None):
+        outputs = []
+        previous = None
+        for i, part in enumerate(torch.chunk(x, self.scale, dim=1)):
+            if i == 0:
+                current = part
+            elif i == 1:
+                current = self.blocks[0](part, lengths)
+            else:
+                current = self.blocks[i - 1](part + previous, lengths)
+            outputs.append(current)
+            previous = current
+        return torch.cat(outputs, dim=1)
+
+
+class SEBlock(nn.Module):
+    """Squeeze-excitation: channel gates from the (masked) time average."""
+
+    def __init__(self, in_channels, se_channels, out_channels):
+        super().__init__()
+        self.conv1 = Conv1d(in_channels, se_channels, 1)
+        self.relu = nn.ReLU()
+        self.conv2 = Conv1d(se_channels, out_channels, 1)
+        self.sigmoid = nn.Sigmoid()
+
+    def forward(self, x, lengths: Lengths | None = None):
+        squeeze = x.mean(dim=2, keepdim=True) if lengths is None else masked_mean(x, lengths.mask(x.shape[-1]))
+        gate = self.sigmoid(self.conv2(self.relu(self.conv1(squeeze))))
+        return gate * x
+
+
+class SERes2NetBlock(nn.Module):
+    """TDNN 1x1 -> Res2Net -> TDNN 1x1 -> SE, plus a (projected) residual."""
+
+    def __init__(self, in_channels, out_channels, res2net_scale=8, se_channels=128, kernel_size=1, dilation=1,
+                 activation=nn.ReLU, groups=1):
+        super().__init__()
+        self.out_channels = out_channels
+        self.tdnn1 = TDNNBlock(in_channels, out_channels, 1, 1, activation, groups)
+        self.res2net_block = Res2NetBlock(out_channels, out_channels, res2net_scale, kernel_size, dilation)
+        self.tdnn2 = TDNNBlock(out_channels, out_channels, 1, 1, activation, groups)
+        self.se_block = SEBlock(out_channels, se_channels, out_channels)
+        self.shortcut = Conv1d(in_channels, out_channels, 1) if in_channels != out_channels else None
+
+    def forward(self, x, lengths: Lengths | None = None):
+        residual = x if self.shortcut is None else self.shortcut(x)
+        x = self.tdnn1(x, lengths)
+        x = self.res2net_block(x, lengths)
+        x = self.tdnn2(x, lengths)
+        x = self.se_block(x, lengths)
+        return x + residual
+
+
+class AttentiveStatisticsPooling(nn.Module):
+    """Attention-weighted mean and standard deviation over time (with global context)."""
+
+    def __init__(self, channels, attention_channels=128, global_context=True):
+        super().__init__()
+        self.eps = 1e-12
+        self.global_context = global_context
+        self.tdnn = TDNNBlock(channels * 3 if global_context else channels, attention_channels, 1, 1)
+        self.tanh = nn.Tanh()
+        self.conv = Conv1d(attention_channels, channels, 1)
+
+    def _statistics(self, x, weights):
+        mean = (weights * x).sum(dim=2)
+        std = torch.sqrt((weights * (x - mean.unsqueeze(2)).pow(2)).sum(dim=2).clamp(self.eps))
+        return mean, std
+
+    def forward(self, x, lengths: Lengths | None = None):
+        n_frames = x.shape[-1]
+        if lengths is None:
+            lengths = Lengths.full(x.shape[0], n_frames, x.device)
+        mask = lengths.mask(n_frames)
+        if self.global_context:
+            mean, std = self._statistics(x, mask / mask.sum(dim=2, keepdim=True))
+            context = torch.cat(
+                [x, mean.unsqueeze(2).expand(-1, -1, n_frames), std.unsqueeze(2).expand(-1, -1, n_frames)], dim=1
+            )
+        else:
+            context = x
+        scores = self.conv(self.tanh(self.tdnn(context, lengths)))
+        scores = scores.masked_fill(mask == 0, float("-inf"))
+        weights = torch.softmax(scores, dim=2)
+        mean, std = self._statistics(x, weights)
+        return torch.cat([mean, std], dim=1).unsqueeze(2)
+
+
+class EcapaTdnnModel(nn.Module):
+    """ECAPA-TDNN with SpeechBrain's constructor options and parameter names.
+
+    Parameters
+    ----------
+    input_size : int
+        Feature dimension (80 filterbanks).
+    lin_neurons : int
+        Embedding dimension.
+    channels, kernel_sizes, dilations : list of int
+        Per layer: first TDNN, SE-Res2Net blocks, MFA (SpeechBrain defaults
+        [512, 512, 512, 512, 1536], [5, 3, 3, 3, 1], [1, 2, 3, 4, 1]).
+    attention_channels, res2net_scale, se_channels : int
+    global_context : bool
+    groups : list of int
+    activation : type
+        Activation class (ReLU).
+    """
+
+    def __init__(self, input_size=80, lin_neurons=192, channels=(512, 512, 512, 512, 1536), kernel_sizes=(5, 3, 3, 3, 1),
+                 dilations=(1, 2, 3, 4, 1), attention_channels=128, res2net_scale=8, se_channels=128,
+                 global_context=True, groups=(1, 1, 1, 1, 1), activation=nn.ReLU):
+        super().__init__()
+        if not len(channels) == len(kernel_sizes) == len(dilations) == len(groups):
+            raise ValueError("channels, kernel_sizes, dilations and groups must have the same length")
+        self.blocks = nn.ModuleList(
+            [TDNNBlock(input_size, channels[0], kernel_sizes[0], dilations[0], activation, groups[0])]
+        )
+        for i in range(1, len(channels) - 1):
+            self.blocks.append(
+                SERes2NetBlock(channels[i - 1], channels[i], res2net_scale, se_channels, kernel_sizes[i], dilations[i],
+                               activation, groups[i])
+            )
+        self.mfa = TDNNBlock(channels[-2] * (len(channels) - 2), channels[-1], kernel_sizes[-1], dilations[-1],
+                             activation, groups[-1])
+        self.asp = AttentiveStatisticsPooling(channels[-1], attention_channels, global_context)
+        self.asp_bn = BatchNorm1d(channels[-1] * 2)
+        self.fc = Conv1d(channels[-1] * 2, lin_neurons, 1)
+
+    def forward(self, feats: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
+        """(B, T, input_size) features -> (B, 1, lin_neurons) embeddings."""
+        x = feats.transpose(1, 2)
+        outputs = []
+        for block in self.blocks:
+            x = block(x, lengths)
+            outputs.append(x)
+        x = self.mfa(torch.cat(outputs[1:], dim=1), lengths)
+        x = self.asp_bn(self.asp(x, lengths))
+        return self.fc(x).transpose(1, 2)

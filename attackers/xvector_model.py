@@ -1,0 +1,91 @@
+"""x-vector speaker encoder (Snyder et al., 2018) in plain torch, SpeechBrain-compatible.
+
+Parameter names follow SpeechBrain's ``Xvector``: ``blocks`` is a flat list of
+(conv, activation, batch norm) triples for the TDNN layers, then statistics pooling,
+then a linear layer (``blocks.16.w`` for the default 5 TDNN layers), so SpeechBrain
+checkpoints load with ``strict=True``.
+
+Statistics pooling returns the mean and the unbiased standard deviation (+ 1e-5) over
+the valid frames.  SpeechBrain additionally adds a small random offset (between 1e-5 and
+9e-5) to the pooled mean even in eval mode; lidframe leaves it out, so its x-vectors are
+deterministic and differ from SpeechBrain's by at most that noise passed through the
+final linear layer (about 1e-4 on the fixture models).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from lidframe.attackers.layers import BatchNorm1d, Conv1d, Lengths, Linear
+
+__all__ = ["XvectorModel"]
+
+
+class StatisticsPooling(nn.Module):
+    """Mean and unbiased standard deviation over valid frames of (B, C, T) -> (B, 2C)."""
+
+    def __init__(self, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+
+    def forward(self, x: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
+        if lengths is None:
+            return torch.cat([x.mean(dim=2), x.std(dim=2) + self.eps], dim=1)
+        means, stds = [], []
+        n_frames = x.shape[-1]
+        for row in range(x.shape[0]):
+            if lengths.mode == "speechbrain":
+                valid = int(torch.round(lengths.relative[row] * n_frames))
+            else:
+                valid = int(lengths.frames[row])
+            part = x[row, :, :valid]
+            means.append(part.mean(dim=1))
+            stds.append(part.std(dim=1))
+        return torch.cat([torch.stack(means), torch.stack(stds) + self.eps], dim=1)
+
+
+class XvectorModel(nn.Module):
+    """x-vector TDNN with SpeechBrain's constructor options and parameter names.
+
+    Parameters
+    ----------
+    in_channels : int
+        Feature dimension (SpeechBrain's default 40; 80 for 80 filterbanks).
+    tdnn_blocks : int
+    tdnn_channels, tdnn_kernel_sizes, tdnn_dilations : list of int
+    lin_neurons : int
+        Embedding dimension.
+    activation : type
+        Activation class (LeakyReLU).
+    """
+
+    def __init__(self, in_channels=40, tdnn_blocks=5, tdnn_channels=(512, 512, 512, 512, 1500),
+                 tdnn_kernel_sizes=(5, 3, 3, 1, 1), tdnn_dilations=(1, 2, 3, 1, 1), lin_neurons=512,
+                 activation=nn.LeakyReLU):
+        super().__init__()
+        self.blocks = nn.ModuleList()
+        channels = in_channels
+        for i in range(tdnn_blocks):
+            self.blocks.extend(
+                [
+                    Conv1d(channels, tdnn_channels[i], tdnn_kernel_sizes[i], dilation=tdnn_dilations[i]),
+                    activation(),
+                    BatchNorm1d(tdnn_channels[i]),
+                ]
+            )
+            channels = tdnn_channels[i]
+        self.blocks.append(StatisticsPooling())
+        self.blocks.append(Linear(channels * 2, lin_neurons))
+
+    def forward(self, feats: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
+        """(B, T, in_channels) features -> (B, 1, lin_neurons) embeddings."""
+        x = feats.transpose(1, 2)
+        for layer in self.blocks:
+            if isinstance(layer, Conv1d):
+                x = layer(x, lengths)
+            elif isinstance(layer, StatisticsPooling):
+                x = layer(x, lengths)
+            else:
+                x = layer(x)
+        return x.unsqueeze(1)
