@@ -4,11 +4,33 @@ The interface (:mod:`lidframe.attackers.base`): ``embed(utterances) -> (n, d)`` 
 ``score(trials, enrolment) -> ScoreSet``; :class:`EmbeddingAttacker` provides
 ``score`` (enrolment profiles + cosine) for anything that can ``embed``.
 
-Built-in: :class:`RandomAttacker` (registry name ``random``).  ``import lidframe``
-does not import this package; attackers that need torch import it only when used.
+Built-in, with registry names: :class:`RandomAttacker` (``random``),
+:class:`PrecomputedEmbeddings` (``precomputed``), and the torch speaker encoders
+:class:`EcapaTdnn` (``ecapa``) and :class:`XVector` (``xvector``).  ``import
+lidframe.attackers`` does not import torch: the encoders load it on first access.
 """
 
 from lidframe.attackers.base import Attacker, EmbeddingAttacker, Utterance, group_by_speaker
+from lidframe.attackers.precomputed import PrecomputedEmbeddings
 from lidframe.attackers.random import RandomAttacker
 
-__all__ = ["Attacker", "EmbeddingAttacker", "Utterance", "group_by_speaker", "RandomAttacker"]
+__all__ = [
+    "Attacker",
+    "EmbeddingAttacker",
+    "Utterance",
+    "group_by_speaker",
+    "RandomAttacker",
+    "PrecomputedEmbeddings",
+    "EcapaTdnn",
+    "XVector",
+]
+
+_LAZY = {"EcapaTdnn": "lidframe.attackers.ecapa", "XVector": "lidframe.attackers.xvector"}
+
+
+def __getattr__(name):  # PEP 562: torch is imported only when an encoder is asked for
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'lidframe.attackers' has no attribute {name!r}")

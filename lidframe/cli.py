@@ -268,6 +268,35 @@ def _cmd_nsweep(args) -> int:
     return 0
 
 
+def _cmd_score(args) -> int:
+    from lidframe.attackers.base import group_by_speaker
+    from lidframe.kaldi_data import read_data_dir
+    from lidframe.registry import create
+
+    out = _check_output_path(args.out, "--out")
+    if out.suffix.lower() not in (".npz", ".csv"):
+        raise InputError(f"--out {out}: expected a .npz or .csv score-set file")
+    extra = {}
+    if args.checkpoint:
+        extra["checkpoint"] = args.checkpoint
+    if args.embeddings:
+        extra["path"] = args.embeddings
+    for flag in ("device", "batch_size", "cache_dir", "enrolment", "precision"):
+        value = getattr(args, flag)
+        if value is not None:
+            extra[flag] = value
+    attacker = create("attacker", args.attacker, **extra)
+    enrol = read_data_dir(args.enrol)
+    trials = [u for folder in args.trials for u in read_data_dir(folder)]
+    scores = attacker.score(trials, group_by_speaker(enrol))
+    scores.save(out)
+    print(
+        f"scored {scores.n_trials} trials against N = {scores.n_enrolled} enrolled speakers "
+        f"({scores.n_impostor_trials} impostor trials) with {args.attacker}; wrote {out}"
+    )
+    return 0
+
+
 def _cmd_plugins(args) -> int:
     from lidframe import registry
 
@@ -357,6 +386,20 @@ def build_parser() -> argparse.ArgumentParser:
     sw.add_argument("--json", metavar="OUT")
     sw.add_argument("--plot", metavar="OUT.png", help="write the plot (needs matplotlib)")
     sw.set_defaults(func=_cmd_nsweep)
+
+    sc = sub.add_parser("score", help="score trial audio against enrolled speakers with an attacker (T x N)")
+    sc.add_argument("--attacker", required=True, help="attacker spec: ecapa, xvector, precomputed, random, NAME?k=v")
+    sc.add_argument("--enrol", required=True, metavar="DIR", help="enrolment data dir (wav.scp, utt2spk)")
+    sc.add_argument("--trials", required=True, action="append", metavar="DIR", help="trial data dir(s), repeatable")
+    sc.add_argument("--out", required=True, metavar="SCORES.npz", help="output score set (.npz or long .csv)")
+    sc.add_argument("--checkpoint", help="model checkpoint (SpeechBrain embedding_model.ckpt)")
+    sc.add_argument("--embeddings", help="embedding file(s) for --attacker precomputed")
+    sc.add_argument("--device", help="auto (default), cpu, cuda, ...")
+    sc.add_argument("--precision", choices=("fp32", "bf16"))
+    sc.add_argument("--batch-size", type=int)
+    sc.add_argument("--cache-dir", help="embedding cache folder")
+    sc.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")
+    sc.set_defaults(func=_cmd_score)
 
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")

@@ -120,7 +120,12 @@ class WatchList(Prior):
         """
         if (ids is None) == (file is None):
             raise InputError("a watch-list prior needs exactly one of ids=a,b,... or file=PATH")
-        listed = read_id_list(file) if file is not None else [x.strip() for x in str(ids).split(",") if x.strip()]
+        if file is not None:
+            listed = read_id_list(file)
+        elif isinstance(ids, (list, tuple)):
+            listed = [str(x) for x in ids]
+        else:
+            listed = [x.strip() for x in str(ids).split(",") if x.strip()]
         return cls(listed, weight)
 
     def log_prior(self, enrolled) -> np.ndarray:

@@ -19,7 +19,8 @@ Wherever lidframe accepts a component (``evaluate``, CLI flags, grid specs) it t
 instance, or a string ``NAME[?key=value&key=value...]`` where NAME is a registered name
 or an import target ``package.module:Class``; the query part holds keyword parameters
 (``logistic?weighting=prior&C=0.5``).  Values ``true``/``false`` become booleans,
-``none``/``null`` None, numbers int or float, anything else stays a string; ``%xx``
+``none``/``null`` None, numbers int or float, comma-separated values lists
+(``ecapa?channels=128,128,128,128,384``), anything else stays a string; ``%xx``
 escapes are decoded.
 """
 
@@ -61,6 +62,9 @@ GROUPS = {"attacker": "lidframe.attackers", "calibrator": "lidframe.calibrators"
 _BUILTINS = {
     "attacker": {
         "random": "lidframe.attackers.random:RandomAttacker",
+        "precomputed": "lidframe.attackers.precomputed:PrecomputedEmbeddings",
+        "ecapa": "lidframe.attackers.ecapa:EcapaTdnn",
+        "xvector": "lidframe.attackers.xvector:XVector",
     },
     "calibrator": {
         "logistic": "lidframe.calibrators.logistic:Logistic",
@@ -369,6 +373,8 @@ def check_contract(kind: str, obj, *, label: str | None = None) -> None:
 
 # ---------------------------------------------------------------- specs
 def _parse_value(text: str):
+    if "," in text:  # a list: channels=512,512,512,512,1536
+        return [_parse_value(part) for part in text.split(",") if part != ""]
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"

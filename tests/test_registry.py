@@ -238,8 +238,8 @@ def test_contract_checks_say_what_is_missing(clean_registry):
 def test_unknown_names_list_what_is_available():
     with pytest.raises(InputError, match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or"):
         create("calibrator", "isotonc")
-    with pytest.raises(InputError, match=r"unknown attacker 'ecapa'; available: random"):
-        registry.load("attacker", "ecapa")
+    with pytest.raises(InputError, match=r"unknown attacker 'wavlm'; available: ecapa, precomputed, random, xvector"):
+        registry.load("attacker", "wavlm")
 
 
 def test_spec_parsing_and_parameters():
@@ -296,15 +296,33 @@ def test_explicit_prior_conforms():
     check_prior(Explicit({f"spk{i}": (i + 1) / 21 for i in range(6)}))
 
 
-@pytest.mark.parametrize("name", sorted(registry.attackers()))
-def test_builtin_attackers_conform(name):
-    check_attacker(create("attacker", name))
+def test_builtin_attackers_conform(tmp_path):
+    check_attacker(create("attacker", "random"))
+    ids = [f"trial-{i:02d}" for i in range(12)] + [f"enrol-{s}-{k}" for s in range(4) for k in range(2)]
+    np.savez(tmp_path / "emb.npz", utt_ids=np.array(ids), vectors=np.random.default_rng(0).normal(size=(len(ids), 8)))
+    check_attacker(create("attacker", f"precomputed?path={tmp_path / 'emb.npz'}"))
+
+
+@pytest.mark.parametrize("name", ["ecapa", "xvector"])
+def test_builtin_neural_attackers_conform(name, tmp_path):
+    pytest.importorskip("torch")
+    pytest.importorskip("soundfile")
+    from .audio import write_voice
+
+    trials = [Utterance(f"t{i}", f"s{i % 3}", str(write_voice(tmp_path / f"t{i}.wav", i % 3, i, 0.6 + 0.3 * i)))
+              for i in range(6)]
+    enrolment = {f"s{s}": [Utterance(f"e{s}", f"s{s}", str(write_voice(tmp_path / f"e{s}.wav", s, 50 + s, 1.0)))]
+                 for s in range(3)}
+    small = "channels=32,32,32,32,96&attention_channels=16&se_channels=16" if name == "ecapa" else "tdnn_channels=32,32,32,32,96"
+    check_attacker(create("attacker", f"{name}?{small}&lin_neurons=24&batch_size=4&device=cpu"), trials=trials,
+                   enrolment=enrolment)
 
 
 def test_every_builtin_is_covered_by_a_conformance_test():
     builtin = {(k, n) for k in registry.KINDS for n, e in registry.entries(k).items() if e.origin == "built-in"}
     assert builtin == {
-        ("attacker", "random"), ("calibrator", "logistic"), ("calibrator", "isotonic"), ("calibrator", "beta"),
+        ("attacker", "random"), ("attacker", "precomputed"), ("attacker", "ecapa"), ("attacker", "xvector"),
+        ("calibrator", "logistic"), ("calibrator", "isotonic"), ("calibrator", "beta"),
         ("calibrator", "gaussian"), ("calibrator", "temperature"), ("calibrator", "identity"),
         ("prior", "uniform"), ("prior", "watchlist"), ("prior", "explicit"),
     }

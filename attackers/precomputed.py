@@ -1,0 +1,163 @@
+"""``PrecomputedEmbeddings``: an attacker whose embeddings were extracted elsewhere.
+
+Embeddings are looked up by utterance id in one or more files:
+
+``.npz``
+    arrays ``utt_ids`` (n,) str and ``vectors`` (n, d); or one (d,) array per utterance id
+    (``np.savez(path, **{utt_id: vector})``).
+``.npy``
+    a (n, d) array, with the ids in a text file of the same name and suffix ``.ids``
+    (one id per line, in row order).
+``.ark`` / ``.scp``
+    Kaldi archives or scp indexes of vectors, read with kaldiio (``pip install kaldiio``).
+``.parquet``
+    the published LID code's layout: one row per utterance with an utterance-id column,
+    a speaker-id column and the vector as a list column (column names chosen with
+    ``id_column`` / ``vector_column``; defaults ``utt_id`` / ``vector``, and the LID
+    code's ``utterance_id`` / ``embedding`` are recognised).
+
+Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
+(``"mean_of_normalised"`` or ``"mean"``) and cosine against every enrolled speaker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from lidframe.attackers.base import EmbeddingAttacker, check_utterances
+from lidframe.errors import InputError, preview
+
+__all__ = ["PrecomputedEmbeddings", "read_embeddings"]
+
+_ID_COLUMNS = ("utt_id", "utterance_id", "utt", "id")
+_VECTOR_COLUMNS = ("vector", "embedding", "emb", "xvector")
+
+
+def _read_npz(path: Path) -> dict:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if "utt_ids" in data.files and "vectors" in data.files:
+                ids, vectors = data["utt_ids"], data["vectors"]
+                if vectors.ndim != 2 or ids.shape != (vectors.shape[0],):
+                    raise InputError(f"{path}: utt_ids {ids.shape} and vectors {vectors.shape} do not match")
+                return {str(u): np.asarray(v, dtype=np.float64) for u, v in zip(ids, vectors)}
+            return {key: np.asarray(data[key], dtype=np.float64).ravel() for key in data.files}
+    except (OSError, ValueError) as exc:
+        raise InputError(f"{path}: not a readable .npz of embeddings ({exc})") from None
+
+
+def _read_npy(path: Path) -> dict:
+    ids_path = path.with_suffix(".ids")
+    if not ids_path.is_file():
+        raise InputError(f"{path}: a .npy of embeddings needs its ids in {ids_path.name} (one per line)")
+    vectors = np.load(path, allow_pickle=False)
+    ids = [line.strip() for line in ids_path.read_text().splitlines() if line.strip()]
+    if vectors.ndim != 2 or len(ids) != vectors.shape[0]:
+        raise InputError(f"{path}: {vectors.shape} array but {len(ids)} ids in {ids_path.name}")
+    return {u: np.asarray(v, dtype=np.float64) for u, v in zip(ids, vectors)}
+
+
+def _read_kaldi(path: Path) -> dict:
+    try:
+        import kaldiio
+    except ImportError:
+        raise InputError(f"{path}: reading Kaldi archives needs kaldiio (pip install kaldiio)") from None
+    try:
+        reader = kaldiio.load_scp(str(path)) if path.suffix == ".scp" else kaldiio.load_ark(str(path))
+        items = reader.items() if hasattr(reader, "items") else reader
+        return {str(k): np.asarray(v, dtype=np.float64).ravel() for k, v in items}
+    except Exception as exc:  # kaldiio raises assorted errors on bad files
+        raise InputError(f"{path}: not a readable Kaldi {path.suffix[1:]} ({exc})") from None
+
+
+def _read_parquet(path: Path, id_column, vector_column) -> dict:
+    import pandas as pd
+
+    try:
+        frame = pd.read_parquet(path)
+    except Exception as exc:  # pyarrow missing or bad file
+        raise InputError(f"{path}: cannot read parquet ({exc})") from None
+    id_col = id_column or next((c for c in _ID_COLUMNS if c in frame.columns), None)
+    vec_col = vector_column or next((c for c in _VECTOR_COLUMNS if c in frame.columns), None)
+    if id_col not in frame.columns or vec_col not in frame.columns:
+        raise InputError(
+            f"{path}: need an utterance-id column and a vector column; found {list(frame.columns)} "
+            "(set id_column= / vector_column=)"
+        )
+    return {str(u): np.asarray(v, dtype=np.float64).ravel() for u, v in zip(frame[id_col], frame[vec_col])}
+
+
+def read_embeddings(path, *, id_column=None, vector_column=None) -> dict:
+    """Read ``{utt_id: vector}`` from one embeddings file (format by suffix; module docstring)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such embeddings file")
+    suffix = path.suffix.lower()
+    if suffix == ".npz":
+        table = _read_npz(path)
+    elif suffix == ".npy":
+        table = _read_npy(path)
+    elif suffix in (".ark", ".scp"):
+        table = _read_kaldi(path)
+    elif suffix == ".parquet":
+        table = _read_parquet(path, id_column, vector_column)
+    else:
+        raise InputError(f"{path}: unknown embeddings format {path.suffix!r}; expected .npz, .npy, .ark, .scp or .parquet")
+    dims = {v.shape[0] for v in table.values()}
+    if len(dims) > 1:
+        raise InputError(f"{path}: embeddings of different dimensions {sorted(dims)}")
+    bad = [u for u, v in table.items() if not np.isfinite(v).all()]
+    if bad:
+        raise InputError(f"{path}: non-finite embedding values for {preview(bad)}")
+    return table
+
+
+class PrecomputedEmbeddings(EmbeddingAttacker):
+    """Embeddings read from files, looked up by utterance id.
+
+    Parameters
+    ----------
+    path : path or list of paths
+        Embedding files (module docstring); several are merged (an id in two files is an
+        error).
+    id_column, vector_column : str, optional
+        Parquet column names.
+    enrolment : {"mean_of_normalised", "mean"}
+    """
+
+    name = "precomputed"
+
+    def __init__(self, *, path, id_column=None, vector_column=None, enrolment="mean_of_normalised"):
+        super().__init__(enrolment=enrolment)
+        self.path = path
+        self.id_column = id_column
+        self.vector_column = vector_column
+        self._table = None
+
+    @property
+    def table(self) -> dict:
+        """``{utt_id: vector}`` of all files (read on first use)."""
+        if self._table is None:
+            paths = self.path if isinstance(self.path, (list, tuple)) else [self.path]
+            merged: dict = {}
+            for p in paths:
+                part = read_embeddings(p, id_column=self.id_column, vector_column=self.vector_column)
+                clash = set(part) & set(merged)
+                if clash:
+                    raise InputError(f"{p}: utterance ids also in an earlier embeddings file: {preview(sorted(clash))}")
+                merged.update(part)
+            if len({v.shape[0] for v in merged.values()}) > 1:
+                raise InputError("embedding files hold vectors of different dimensions")
+            self._table = merged
+        return self._table
+
+    def embed(self, utterances) -> np.ndarray:
+        """(n, d) float64 embeddings of the utterances, by id."""
+        utterances = check_utterances(utterances, "utterances")
+        table = self.table
+        missing = [u.utt_id for u in utterances if u.utt_id not in table]
+        if missing:
+            raise InputError(f"no embedding for utterance id(s) {preview(missing)} in {self.path}")
+        return np.stack([table[u.utt_id] for u in utterances])
