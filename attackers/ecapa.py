@@ -43,8 +43,8 @@ class EcapaTdnn(NeuralAttacker):
 
     @classmethod
     def voiceprivacy(cls, **options) -> "EcapaTdnn":
-        """The VoicePrivacy 2024 attacker's ECAPA-TDNN configuration."""
-        return cls(**VOICEPRIVACY_ECAPA, **options)
+        """The VoicePrivacy 2024 attacker's ECAPA-TDNN configuration (options override it)."""
+        return cls(**{**VOICEPRIVACY_ECAPA, **options})
 
     def model_config(self) -> dict:
         return {

@@ -207,3 +207,16 @@ def test_score_cli_errors(tmp_path, capsys):
                  str(tmp_path / "x.npz")])
     err = capsys.readouterr().err
     assert code == 2 and "is a piped command" in err and not (tmp_path / "x.npz").exists()
+
+
+def test_bf16_autocast_and_progress_bar_run_on_cpu(tmp_path, capsys):
+    paths = [write_voice(tmp_path / f"b{i}.wav", i, i, 1.0 + i) for i in range(2)]
+    utts = [Utterance(f"b{i}", f"s{i}", str(p)) for i, p in enumerate(paths)]
+    base = dict(ECAPA_FIX, checkpoint=FIX / "ecapa.ckpt", device="cpu")
+    fp32 = EcapaTdnn(**base).embed(utts)
+    bf16 = EcapaTdnn(**base, precision="bf16", progress=True).embed(utts)
+    cosine = (fp32 * bf16).sum(1) / np.linalg.norm(fp32, axis=1) / np.linalg.norm(bf16, axis=1)
+    assert cosine.min() > 0.99  # bf16 keeps 8 bits of mantissa
+    assert "EcapaTdnn embeddings" in capsys.readouterr().err
+    with pytest.raises(InputError, match="precision must be 'fp32' or 'bf16'"):
+        EcapaTdnn(**base, precision="fp8").embed(utts)
