@@ -297,6 +297,72 @@ def _cmd_score(args) -> int:
     return 0
 
 
+def _embedding_split(table, enrol_dir, trials_dir):
+    from lidframe.attackers.base import group_by_speaker
+    from lidframe.dp_audit import EmbeddingSplit
+    from lidframe.errors import preview
+    from lidframe.kaldi_data import read_data_dir
+
+    enrol = group_by_speaker(read_data_dir(enrol_dir))
+    trials = read_data_dir(trials_dir)
+    missing = [u.utt_id for utts in enrol.values() for u in utts if u.utt_id not in table]
+    missing += [u.utt_id for u in trials if u.utt_id not in table]
+    if missing:
+        raise InputError(f"no embedding for utterance id(s) {preview(missing)}")
+    return EmbeddingSplit(
+        {s: np.stack([table[u.utt_id] for u in utts]) for s, utts in enrol.items()},
+        np.stack([table[u.utt_id] for u in trials]),
+        np.array([u.speaker for u in trials]),
+        np.array([u.utt_id for u in trials]),
+    )
+
+
+def _cmd_dp_audit(args) -> int:
+    from lidframe.dp_audit import dp_audit, plot_dp_audit, simulated_splits
+
+    json_out = _check_output_path(args.json, "--json")
+    plot_out = _check_output_path(args.plot, "--plot")
+    try:
+        mus = [float(x) for x in args.mu.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--mu {args.mu!r}: expected comma-separated numbers") from None
+    split_flags = (args.dev_enrol, args.dev_trials, args.enrol, args.trials)
+    if args.embeddings:
+        if not all(split_flags):
+            raise InputError("--embeddings needs --dev-enrol, --dev-trials, --enrol and --trials data dirs")
+        from lidframe.attackers.precomputed import read_embeddings
+
+        table = read_embeddings(args.embeddings)
+        dev = _embedding_split(table, args.dev_enrol, args.dev_trials)
+        ev = _embedding_split(table, args.enrol, args.trials)
+        source = str(args.embeddings)
+    else:
+        if any(split_flags):
+            raise InputError("data dirs need --embeddings; without it the audit runs on simulated embeddings")
+        dev, ev = simulated_splits(seed=args.seed)
+        source = "simulated embeddings (lidframe.dp_audit.simulated_splits: N = 40, d = 64, 10 trials per speaker)"
+    rows = dp_audit(dev, ev, mus, clip_norm=args.clip, sensitivity=args.sensitivity,
+                    anonymise_enrolment=args.anonymise_enrolment, calibrator=args.calibrator, n_boot=args.bootstrap,
+                    seed=args.seed)
+    print(f"Gaussian speaker mechanism audit on {source}")
+    print(f"clip U = {args.clip:g}, sensitivity {args.sensitivity}, enrolment "
+          f"{'released through the mechanism' if args.anonymise_enrolment else 'clean (clipped)'}; "
+          f"N = {rows[0]['n_enrolled']} (log2 N = {rows[0]['log2_n']:.2f}); 95% bootstrap intervals")
+    print(f"{'mu':>5s} {'sigma':>6s} {'EERbound':>8s} {'bayesEER':>8s} {'cosEER':>7s} {'MIbound':>8s} "
+          f"{'bayesALID':>9s} {'cosALID':>8s} {'bayesMax':>8s} {'cosMax':>7s}  check")
+    for r in rows:
+        check = "VIOLATION: " + "; ".join(r["violations"]) if r["violations"] else "ok"
+        print(f"{r['mu']:5.2f} {r['sigma']:6.3f} {r['eer_bound']:8.3f} {r['bayes_eer']:8.3f} {r['cosine_eer']:7.3f} "
+              f"{r['mi_bound_bits']:8.3f} {r['bayes_alid']:9.3f} {r['cosine_alid']:8.3f} {r['bayes_lid_max']:8.3f} "
+              f"{r['cosine_lid_max']:7.3f}  {check}")
+    if json_out is not None:
+        write_json(json_out, {"rows": rows})
+    if plot_out is not None:
+        plot_dp_audit(rows, plot_out)
+        print(f"\nwrote the audit plot to {plot_out}")
+    return 1 if any(r["violations"] for r in rows) else 0
+
+
 def _cmd_plugins(args) -> int:
     from lidframe import registry
 
@@ -400,6 +466,23 @@ def build_parser() -> argparse.ArgumentParser:
     sc.add_argument("--cache-dir", help="embedding cache folder")
     sc.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")
     sc.set_defaults(func=_cmd_score)
+
+    dp = sub.add_parser("dp-audit", help="Gaussian speaker mechanism: measured EER/ALID vs the GDP bounds")
+    dp.add_argument("--mu", required=True, help="mu value(s), comma-separated for a sweep")
+    dp.add_argument("--clip", type=float, default=1.0, help="clipping norm U (default 1)")
+    dp.add_argument("--sensitivity", choices=("diameter", "radius"), default="diameter")
+    dp.add_argument("--anonymise-enrolment", action="store_true", help="release enrolment embeddings too")
+    dp.add_argument("--calibrator", default="logistic", help="calibrator of the cosine attacker")
+    dp.add_argument("--embeddings", help="embedding file (as for the precomputed attacker); default: simulated")
+    dp.add_argument("--dev-enrol", metavar="DIR")
+    dp.add_argument("--dev-trials", metavar="DIR")
+    dp.add_argument("--enrol", metavar="DIR")
+    dp.add_argument("--trials", metavar="DIR")
+    dp.add_argument("--bootstrap", type=int, default=500, metavar="B")
+    dp.add_argument("--seed", type=int, default=0)
+    dp.add_argument("--json", metavar="OUT")
+    dp.add_argument("--plot", metavar="OUT.png")
+    dp.set_defaults(func=_cmd_dp_audit)
 
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
