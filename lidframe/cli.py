@@ -363,6 +363,32 @@ def _cmd_dp_audit(args) -> int:
     return 1 if any(r["violations"] for r in rows) else 0
 
 
+def _cmd_grid(args) -> int:
+    from lidframe.grid import run_grid
+
+    counts = run_grid(args.spec, args.out, backend=args.backend, jobs=args.jobs, scheduler=args.scheduler,
+                      resume=not args.no_resume, force=args.force, progress=args.progress)
+    print(
+        f"grid {args.spec}: {counts['cells']} cells, {counts['skipped']} already stored, {counts['ok']} computed, "
+        f"{counts['error']} failed ({counts['fits']} calibrator fits, {counts['scored']} score sets computed); "
+        f"store: {Path(args.out) / 'results.sqlite'}"
+    )
+    if counts["error"]:
+        print("failed cells are stored with their error; see lidframe report or the results.sqlite 'error' column")
+    return 1 if counts["error"] else 0
+
+
+def _cmd_report(args) -> int:
+    from lidframe.report import write_report
+
+    written = write_report(args.out_dir, figures=not args.no_figures)
+    print("\n".join(f"wrote {path}" for path in written))
+    summary = Path(args.out_dir) / "report" / "summary.md"
+    print()
+    print(summary.read_text())
+    return 0
+
+
 def _cmd_plugins(args) -> int:
     from lidframe import registry
 
@@ -483,6 +509,22 @@ def build_parser() -> argparse.ArgumentParser:
     dp.add_argument("--json", metavar="OUT")
     dp.add_argument("--plot", metavar="OUT.png")
     dp.set_defaults(func=_cmd_dp_audit)
+
+    gr = sub.add_parser("grid", help="run a systems x attackers x calibrators x priors grid (resumable)")
+    gr.add_argument("spec", metavar="SPEC.toml")
+    gr.add_argument("--out", default="grid-out", metavar="DIR", help="output folder (default grid-out)")
+    gr.add_argument("--backend", choices=("local", "dask"), default="local")
+    gr.add_argument("--jobs", type=int, default=1, help="worker processes of the local backend (default 1)")
+    gr.add_argument("--scheduler", metavar="ADDR", help="dask.distributed scheduler address (backend dask)")
+    gr.add_argument("--force", action="store_true", help="recompute cells that are already stored")
+    gr.add_argument("--no-resume", action="store_true", help="same as --force")
+    gr.add_argument("--progress", action="store_true", help="show a progress bar over cells")
+    gr.set_defaults(func=_cmd_grid)
+
+    rp = sub.add_parser("report", help="tables and figures of a grid output folder")
+    rp.add_argument("out_dir", metavar="OUT_DIR")
+    rp.add_argument("--no-figures", action="store_true")
+    rp.set_defaults(func=_cmd_report)
 
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")

@@ -30,7 +30,7 @@ from lidframe.stats import PairLLRs, bootstrap_ci
 from lidframe.scoreset import ScoreSet
 from lidframe.znorm import check_ddof, row_znorm
 
-__all__ = ["evaluate", "fit_calibrator", "Result"]
+__all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset"]
 
 
 def _lidframe_version() -> str:
@@ -224,8 +224,36 @@ def evaluate(
     """
     dev = as_scoreset(dev, "dev")
     eval_set = as_scoreset(eval, "eval")
+    fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof))
+    return evaluate_fitted(
+        eval_set, fitted, prior, dev=dev, znorm_ddof=znorm_ddof, binary_metrics=binary_metrics, tile_rows=tile_rows,
+        ci=ci, n_boot=n_boot, ci_level=ci_level, ci_unit=ci_unit, ci_method=ci_method, seed=seed,
+    )
+
+
+def evaluate_fitted(
+    eval,  # noqa: A002
+    fitted,
+    prior="uniform",
+    *,
+    dev: ScoreSet | None = None,
+    znorm_ddof: int = 1,
+    binary_metrics: bool = True,
+    tile_rows: int | None = None,
+    ci: bool = False,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    ci_unit: str = "speaker",
+    ci_method: str = "bca",
+    seed: int = 0,
+) -> Result:
+    """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
+
+    Parameters are those of :func:`evaluate`; *fitted* is a fitted calibrator (used as is,
+    not copied), *dev* (optional) only fills the dev sizes of the summary.
+    """
+    eval_set = as_scoreset(eval, "eval")
     znorm_ddof = check_ddof(znorm_ddof)
-    fitted = fit_calibrator(dev, calibrator, znorm_ddof=znorm_ddof)
     prior = resolve_prior(prior)
     log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
 
@@ -252,7 +280,8 @@ def evaluate(
     lid = np.full(eval_set.n_trials, np.nan)
     lid[closed_rows] = lid_closed
     posterior_true = np.full(eval_set.n_trials, np.nan)
-    posterior_true[closed_rows] = np.exp(lid_closed * LN2 + log_prior[closed.true_index])
+    # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain
+    posterior_true[closed_rows] = np.minimum(np.exp(lid_closed * LN2 + log_prior[closed.true_index]), 1.0)
 
     summary = {
         "n_trials": int(n_trials),
@@ -287,9 +316,9 @@ def evaluate(
         calibrator=describe_component(fitted),
         prior=describe_component(prior),
         znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
-        n_dev_trials=int(dev.n_trials - dev.n_impostor_trials),
-        n_dev_enrolled=int(dev.n_enrolled),
-        n_dev_impostor_trials=int(dev.n_impostor_trials),
+        n_dev_trials=None if dev is None else int(dev.n_trials - dev.n_impostor_trials),
+        n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
+        n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
         lidframe_version=_lidframe_version(),
     )
     return Result(

@@ -169,3 +169,10 @@ def test_alid_equals_log2_n_minus_multiclass_cllr():
     post /= post.sum(1, keepdims=True)
     cllr_mc = -np.mean(np.log2(post[np.arange(ev.n_trials), ev.true_index]))
     assert result.summary["alid"] == pytest.approx(math.log2(12) - cllr_mc, abs=1e-10)
+
+
+def test_certain_attacker_under_a_watch_list_keeps_posteriors_in_range():
+    # a near-perfect system with a steep calibrator: posteriors round to 1 and must stay <= 1
+    dev, ev = simulate_system(leakage=1.0, seed=0)
+    result = evaluate(dev, ev, calibrator="temperature", prior=WatchList(list(ev.enrolled[:3]), 10.0))
+    assert (result.posterior_true <= 1.0).all() and result.summary["cllr_mc"] >= 0.0
