@@ -36,7 +36,8 @@ from lidframe.stats import PairLLRs, bootstrap_ci
 from lidframe.privacy import GaussianSpeakerMechanism, clip_to_norm, gdp_eer_bound, gdp_mi_bound_bits
 from lidframe.scoreset import ScoreSet
 
-__all__ = ["EmbeddingSplit", "bayes_scores", "pairwise_llr", "dp_audit", "plot_dp_audit", "simulated_splits"]
+__all__ = ["EmbeddingSplit", "bayes_scores", "pairwise_llr", "dp_audit", "plot_dp_audit", "simulated_splits",
+           "released_scoreset"]
 
 
 @attrs.frozen(eq=False)
@@ -151,6 +152,30 @@ def _pairs(matrix: np.ndarray, true_index: np.ndarray) -> PairLLRs:
     keep = np.ones(matrix.shape, dtype=bool)
     keep[rows, true_index] = False
     return PairLLRs(matrix[rows, true_index], matrix[keep].reshape(matrix.shape[0], -1))
+
+
+def released_scoreset(attacker, mechanism_spec: str, enrol: dict, trials: list) -> ScoreSet:
+    """Score trials released through a Gaussian speaker mechanism (grid system transform).
+
+    The attacker embeds the utterances; the trial embeddings (and, with
+    ``enrolment=true`` in the spec, the enrolment embeddings) are released through the
+    mechanism before the attacker's enrolment aggregation and cosine scoring.
+    """
+    from lidframe.registry import parse_spec
+
+    mechanism = GaussianSpeakerMechanism.from_spec(mechanism_spec)
+    release_enrolment = bool(parse_spec(mechanism_spec)[1].get("enrolment", False))
+    if not callable(getattr(attacker, "embed", None)) or not callable(getattr(attacker, "enrol", None)):
+        raise InputError("a mechanism needs an embedding attacker (embed + enrolment profiles)")
+    speakers = list(enrol)
+    enrol_emb = [np.asarray(attacker.embed(enrol[s]), dtype=np.float64) for s in speakers]
+    if release_enrolment:
+        enrol_emb = [mechanism.anonymise(e) for e in enrol_emb]
+    if attacker.enrolment == "mean_of_normalised":
+        enrol_emb = [e / np.linalg.norm(e, axis=1, keepdims=True) for e in enrol_emb]
+    profiles = np.stack([e.mean(0) for e in enrol_emb])
+    released = mechanism.anonymise(np.asarray(attacker.embed(trials), dtype=np.float64))
+    return ScoreSet(_cosine(released, profiles), speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
 
 
 def simulated_splits(*, n_enrolled: int = 40, trials_per_speaker: int = 10, enrol_utterances: int = 3, dim: int = 64,

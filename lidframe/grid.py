@@ -2,7 +2,9 @@
 
 Planning
 --------
-A cell is (system, attacker, calibrator, prior, seed).  The work is shared:
+A cell is (system, attacker, mechanism, calibrator, prior, seed); the mechanism (a
+Gaussian speaker mechanism releasing the trial embeddings, ``-`` for none) applies to
+data-dir systems only.  The work is shared:
 
 * score sets once per (system, attacker, split): score-set files are read as they
   are; data-dir systems are scored by each attacker into the content-addressed cache
@@ -49,7 +51,7 @@ __all__ = ["run_grid", "plan_grid", "open_store", "stored_cells"]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
     cell_id TEXT PRIMARY KEY,
-    system TEXT, attacker TEXT, calibrator TEXT, prior TEXT, seed INTEGER,
+    system TEXT, attacker TEXT, mechanism TEXT, calibrator TEXT, prior TEXT, seed INTEGER,
     spec_digest TEXT, status TEXT, error TEXT, summary TEXT, per_trial TEXT,
     seconds REAL, finished_at REAL
 )
@@ -97,15 +99,17 @@ def plan_grid(spec: GridSpec, out_dir) -> dict:
     score_jobs, tasks = {}, []
     for system in spec.systems:
         attackers = spec.attackers if system.needs_attacker else ("-",)
+        mechanisms = (spec.mechanisms or ("-",)) if system.needs_attacker else ("-",)
         digests = {"dev": _source_digest(system.dev), "eval": _source_digest(system.eval)}
-        for attacker in attackers:
+        for attacker, mechanism in ((a, m) for a in attackers for m in mechanisms):
             sources = {}
             for split in ("dev", "eval"):
                 source = getattr(system, split)
                 if system.needs_attacker:
-                    key = _hash("scores", digests[split], attacker, version)
+                    key = _hash("scores", digests[split], attacker, mechanism, split, version)
                     target = str(out / "cache" / "scores" / f"{key}.npz")
-                    score_jobs[target] = {"source": source, "attacker": attacker, "target": target}
+                    score_jobs[target] = {"source": source, "attacker": attacker, "mechanism": mechanism,
+                                          "target": target}
                     sources[split] = target
                 else:
                     sources[split] = source
@@ -113,10 +117,10 @@ def plan_grid(spec: GridSpec, out_dir) -> dict:
                 cells = []
                 for prior in spec.priors:
                     for seed in spec.seeds:
-                        cell_id = _hash(system.name, digests, attacker, calibrator, prior, seed, spec.znorm_ddof,
-                                        spec.ci, version)
+                        cell_id = _hash(system.name, digests, attacker, mechanism, calibrator, prior, seed,
+                                        spec.znorm_ddof, spec.ci, version)
                         cells.append({"cell_id": cell_id, "system": system.name, "attacker": attacker,
-                                      "calibrator": calibrator, "prior": prior, "seed": seed})
+                                      "mechanism": mechanism, "calibrator": calibrator, "prior": prior, "seed": seed})
                 tasks.append({"dev": sources["dev"], "eval": sources["eval"], "calibrator": calibrator, "cells": cells,
                               "znorm_ddof": spec.znorm_ddof, "ci": spec.ci})
     return {"score_jobs": list(score_jobs.values()), "tasks": tasks}
@@ -136,7 +140,13 @@ def _score_job(job: dict) -> str:
     enrol = read_data_dir(job["source"]["enrol"])
     trials = [u for folder in job["source"]["trials"] for u in read_data_dir(folder)]
     target.parent.mkdir(parents=True, exist_ok=True)
-    attacker.score(trials, group_by_speaker(enrol)).save(target)
+    if job.get("mechanism", "-") == "-":
+        scores = attacker.score(trials, group_by_speaker(enrol))
+    else:
+        from lidframe.dp_audit import released_scoreset
+
+        scores = released_scoreset(attacker, job["mechanism"], group_by_speaker(enrol), trials)
+    scores.save(target)
     return str(target)
 
 
@@ -204,8 +214,9 @@ def _store(connection, out: Path, record: dict, spec_digest: str) -> None:
                      posterior_true=record["posterior_true"])
     with connection:  # one transaction: the row appears only with its file complete
         connection.execute(
-            "INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (record["cell_id"], record["system"], record["attacker"], record["calibrator"], record["prior"],
+            "INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (record["cell_id"], record["system"], record["attacker"], record["mechanism"], record["calibrator"],
+             record["prior"],
              record["seed"], spec_digest, record["status"], record["error"],
              json.dumps(record.get("summary")) if record["status"] == "ok" else None,
              str(per_trial.relative_to(out)) if per_trial else None, record["seconds"], time.time()),

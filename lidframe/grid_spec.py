@@ -5,6 +5,7 @@
 calibrators = ["logistic", "isotonic"]        # component specs, NAME?key=value
 priors = ["uniform", "watchlist?ids=spk1,spk2&weight=5"]
 attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt"]   # for data-dir systems only
+mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of trial embeddings
 seeds = [0]                                   # bootstrap seeds (one cell per seed)
 znorm_ddof = 1
 
@@ -39,7 +40,7 @@ from lidframe.errors import InputError
 
 __all__ = ["GridSpec", "SystemSpec", "load_grid_spec"]
 
-_GRID_KEYS = {"calibrators", "priors", "attackers", "seeds", "znorm_ddof", "ci"}
+_GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci"}
 _CI_KEYS = {"n_boot", "level", "unit", "method"}
 
 
@@ -66,13 +67,15 @@ class GridSpec:
     calibrators: tuple
     priors: tuple
     attackers: tuple
+    mechanisms: tuple
     seeds: tuple
     znorm_ddof: int
     ci: dict | None
 
     def n_cells(self) -> int:
         with_attacker = sum(1 for s in self.systems if s.needs_attacker)
-        pairs = with_attacker * len(self.attackers) + (len(self.systems) - with_attacker)
+        per_system = len(self.attackers) * max(1, len(self.mechanisms))
+        pairs = with_attacker * per_system + (len(self.systems) - with_attacker)
         return pairs * len(self.calibrators) * len(self.priors) * len(self.seeds)
 
 
@@ -163,6 +166,14 @@ def load_grid_spec(path) -> GridSpec:
     calibrators = _string_list(path, "grid.calibrators", grid.get("calibrators", ["logistic"]))
     priors = _string_list(path, "grid.priors", grid.get("priors", ["uniform"]))
     attackers = _string_list(path, "grid.attackers", grid.get("attackers"), required=False)
+    mechanisms = _string_list(path, "grid.mechanisms", grid.get("mechanisms"), required=False)
+    for i, spec in enumerate(mechanisms):
+        from lidframe.privacy import GaussianSpeakerMechanism
+
+        try:
+            GaussianSpeakerMechanism.from_spec(spec)
+        except InputError as exc:
+            _fail(path, f"grid.mechanisms[{i}]", str(exc))
     seeds = grid.get("seeds", [0])
     if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
@@ -198,9 +209,12 @@ def load_grid_spec(path) -> GridSpec:
         systems.append(SystemSpec(name, dev, ev))
     if any(s.needs_attacker for s in systems) and not attackers:
         _fail(path, "grid.attackers", "data-dir systems need at least one attacker spec")
+    if mechanisms and not any(s.needs_attacker for s in systems):
+        _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
     _check_components(path, "grid.calibrators", "calibrator", calibrators)
     _check_components(path, "grid.priors", "prior", priors)
     _check_components(path, "grid.attackers", "attacker", attackers)
     return GridSpec(path=path, digest=hashlib.sha256(raw).hexdigest(), systems=tuple(systems),
-                    calibrators=calibrators, priors=priors, attackers=attackers, seeds=tuple(seeds),
+                    calibrators=calibrators, priors=priors, attackers=attackers, mechanisms=mechanisms,
+                    seeds=tuple(seeds),
                     znorm_ddof=ddof, ci=ci)

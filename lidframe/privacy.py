@@ -164,6 +164,20 @@ class GaussianSpeakerMechanism:
             return clipped + torch.as_tensor(noise, dtype=clipped.dtype, device=clipped.device)
         return clipped + noise
 
+    @classmethod
+    def from_spec(cls, spec: str) -> "GaussianSpeakerMechanism":
+        """Build from ``gaussian?mu=1&clip_norm=1&sensitivity=diameter&seed=0`` (the grid syntax)."""
+        from lidframe.registry import parse_spec
+
+        name, params = parse_spec(spec)
+        params.pop("enrolment", None)
+        if name != "gaussian":
+            raise InputError(f"unknown mechanism {name!r} in {spec!r}; available: gaussian")
+        unknown = set(params) - {"mu", "clip_norm", "sensitivity", "seed"}
+        if unknown or "mu" not in params:
+            raise InputError(f"mechanism {spec!r}: needs mu=..., may set clip_norm, sensitivity, seed, enrolment")
+        return cls(**params)
+
     def __repr__(self) -> str:
         return (f"GaussianSpeakerMechanism(mu={self.mu:g}, clip_norm={self.clip_norm:g}, "
                 f"sensitivity={self.sensitivity!r}, sigma={self.sigma:.4g})")

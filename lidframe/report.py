@@ -32,7 +32,7 @@ from lidframe.fileio import atomic_path, atomic_write
 
 __all__ = ["load_results", "tidy_table", "write_report"]
 
-_KEYS = ["system", "attacker", "calibrator", "prior", "seed"]
+_KEYS = ["system", "attacker", "mechanism", "calibrator", "prior", "seed"]
 _PAPER = [("n_enrolled", "N", "{:d}"), ("eer", "EER", "{:.2f}"), ("alid", "ALID", "{:.2f}"), ("pdr", "PDR", "{:.2f}"),
           ("lid_pos", "LID+", "{:.2f}"), ("lid_neg", "LID-", "{:.2f}"), ("lid_max", "LIDmax", "{:.2f}")]
 
@@ -47,11 +47,12 @@ def load_results(out_dir) -> list[dict]:
     connection = sqlite3.connect(store)
     try:
         rows = connection.execute(
-            "SELECT system, attacker, calibrator, prior, seed, summary, per_trial FROM cells WHERE status = 'ok'"
+            "SELECT system, attacker, mechanism, calibrator, prior, seed, summary, per_trial FROM cells "
+            "WHERE status = 'ok'"
         ).fetchall()
     finally:
         connection.close()
-    return [dict(zip(_KEYS, r[:5]), summary=json.loads(r[5]), per_trial=r[6]) for r in rows]
+    return [dict(zip(_KEYS, r[:6]), summary=json.loads(r[6]), per_trial=r[7]) for r in rows]
 
 
 def tidy_table(results: list[dict]):
@@ -79,9 +80,9 @@ def tidy_table(results: list[dict]):
 
 def _paper_tables(frame):
     groups = []
-    for (attacker, calibrator, prior), part in frame[frame["seed"] == frame["seed"].min()].groupby(
-        ["attacker", "calibrator", "prior"], sort=True
-    ):
+    base = frame[frame["seed"] == frame["seed"].min()].copy()
+    base["system"] = [s if m == "-" else f"{s} [{m}]" for s, m in zip(base["system"], base["mechanism"])]
+    for (attacker, calibrator, prior), part in base.groupby(["attacker", "calibrator", "prior"], sort=True):
         groups.append(((attacker, calibrator, prior), part.sort_values("alid", ascending=False, kind="stable")))
     return groups
 
@@ -130,7 +131,8 @@ def _figures(results, frame, folder: Path) -> list[str]:
     plt = pyplot()
     written = []
     first = frame[(frame["attacker"] == frame["attacker"].iloc[0]) & (frame["calibrator"] == frame["calibrator"].iloc[0])
-                  & (frame["prior"] == frame["prior"].iloc[0]) & (frame["seed"] == frame["seed"].min())]
+                  & (frame["prior"] == frame["prior"].iloc[0]) & (frame["seed"] == frame["seed"].min())
+                  & (frame["mechanism"] == frame["mechanism"].iloc[0])]
     by_key = {tuple(r[k] for k in _KEYS): r for r in results}
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     for _, row in first.sort_values("alid", ascending=False).iterrows():
@@ -168,7 +170,7 @@ def _figures(results, frame, folder: Path) -> list[str]:
     written.append("eer_vs_lid.png")
 
     base = frame[(frame["attacker"] == frame["attacker"].iloc[0]) & (frame["prior"] == frame["prior"].iloc[0])
-                 & (frame["seed"] == frame["seed"].min())]
+                 & (frame["seed"] == frame["seed"].min()) & (frame["mechanism"] == frame["mechanism"].iloc[0])]
     systems = sorted(base["system"].unique())
     calibrators = list(dict.fromkeys(base["calibrator"]))
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
@@ -187,7 +189,42 @@ def _figures(results, frame, folder: Path) -> list[str]:
     fig.tight_layout()
     save_figure(fig, folder / "calibrator_sensitivity.png")
     written.append("calibrator_sensitivity.png")
+    if (frame["mechanism"] != "-").any():
+        _dp_figure(frame, folder / "dp_vs_mu.png")
+        written.append("dp_vs_mu.png")
     return written
+
+
+def _dp_figure(frame, path) -> None:
+    """Measured EER, ALID and LIDmax against mu per system, with the GDP bound curves."""
+    from lidframe.plotting import pyplot, save_figure
+    from lidframe.privacy import gdp_eer_bound, gdp_mi_bound_bits
+    from lidframe.registry import parse_spec
+
+    plt = pyplot()
+    part = frame[(frame["mechanism"] != "-") & (frame["calibrator"] == frame["calibrator"].iloc[0])
+                 & (frame["prior"] == frame["prior"].iloc[0]) & (frame["seed"] == frame["seed"].min())].copy()
+    part["mu"] = [float(parse_spec(m)[1]["mu"]) for m in part["mechanism"]]
+    grid = np.linspace(part["mu"].min() * 0.8, part["mu"].max() * 1.1, 200)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
+    left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2)")
+    right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label="MI bound")
+    for (system, attacker), rows in part.groupby(["system", "attacker"], sort=True):
+        rows = rows.sort_values("mu")
+        left.plot(rows["mu"], rows["eer"], marker="o", label=f"{system} / {attacker}")
+        right.plot(rows["mu"], rows["alid"], marker="o", label=f"{system} ALID")
+        right.plot(rows["mu"], rows["lid_max"], marker="^", ls="--", label=f"{system} LIDmax")
+    left.set_xlabel("mu")
+    left.set_ylabel("EER")
+    right.set_xlabel("mu")
+    right.set_ylabel("bits")
+    right.set_ylim(-0.2, max(1.0, float(part["lid_max"].max()) * 1.2))
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Gaussian speaker mechanism in the grid ({part['calibrator'].iloc[0]}, {part['prior'].iloc[0]})")
+    fig.tight_layout()
+    save_figure(fig, path)
 
 
 def write_report(out_dir, *, figures: bool = True) -> list[str]:

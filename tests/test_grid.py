@@ -160,3 +160,50 @@ def test_report_command_writes_tables_and_figures(tmp_path, capsys):
     for name in ("table.csv", "summary.md", "summary.html", "table.tex", "lid_ccdf.png", "eer_vs_lid.png",
                  "calibrator_sensitivity.png"):
         assert (tmp_path / "out" / "report" / name).stat().st_size > 0, name
+
+
+def test_gaussian_mechanism_as_a_grid_transform(tmp_path):
+    """A mu sweep over a data-dir system (precomputed embeddings): EER falls and ALID rises with mu."""
+    rng = np.random.default_rng(5)
+    folder = tmp_path / "spec"
+    folder.mkdir()
+    ids, vectors = [], []
+    for split in ("dev", "eval"):
+        identity = rng.normal(size=(20, 16))
+        for kind, per in (("enrolls", 3), ("trials", 8)):
+            d = folder / f"{split}_{kind}"
+            d.mkdir()
+            lines, spk = [], []
+            for s in range(20):
+                for k in range(per):
+                    utt = f"{split}-{kind}-{s}-{k}"
+                    ids.append(utt)
+                    vectors.append(identity[s] + 0.3 * rng.normal(size=16))
+                    lines.append(f"{utt} none.wav\n")
+                    spk.append(f"{utt} {split}spk{s}\n")
+            (d / "wav.scp").write_text("".join(lines))
+            (d / "utt2spk").write_text("".join(spk))
+    np.savez(folder / "emb.npz", utt_ids=np.array(ids), vectors=np.array(vectors))
+    (folder / "grid.toml").write_text(f"""
+[grid]
+calibrators = ["logistic"]
+attackers = ["precomputed?path={folder / 'emb.npz'}"]
+mechanisms = ["gaussian?mu=0.5&seed=1", "gaussian?mu=2&seed=1", "gaussian?mu=8&seed=1"]
+
+[systems.sim]
+dev = {{ enrol = "dev_enrolls", trials = ["dev_trials"] }}
+eval = {{ enrol = "eval_enrolls", trials = ["eval_trials"] }}
+""")
+    counts = run_grid(folder / "grid.toml", tmp_path / "out")
+    assert counts["ok"] == 3 and counts["scored"] == 6  # dev + eval per mechanism
+    written = write_report(tmp_path / "out")
+    assert any(p.endswith("dp_vs_mu.png") for p in written)
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "out" / "report" / "table.csv").sort_values("mechanism", key=lambda m: m.str.len())
+    order = table.assign(mu=[float(m.split("mu=")[1].split("&")[0]) for m in table["mechanism"]]).sort_values("mu")
+    assert list(order["eer"]) == sorted(order["eer"], reverse=True)
+    assert list(order["alid"]) == sorted(order["alid"])
+    from lidframe.privacy import gdp_eer_bound
+
+    assert all(e >= gdp_eer_bound(mu) for e, mu in zip(order["eer"], order["mu"]))
