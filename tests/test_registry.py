@@ -350,3 +350,32 @@ def test_random_attacker_has_no_speaker_information():
     dev = attacker.score(dev_trials, group_by_speaker(dev_enrol))
     assert isinstance(ev, ScoreSet) and ev.scores.shape == (200, 20)
     assert abs(evaluate(dev, ev).summary["alid"]) < 0.15  # as the independence property of test_evaluate
+
+
+def test_plugin_attacker_and_calibrator_work_in_a_grid(plugin_site, tmp_path):
+    from lidframe.grid import run_grid
+    from lidframe.report import load_results
+
+    enrol, trials = split("g", 6, 2, 4)
+    embeddings_file(tmp_path / "emb.npz", enrol + trials, seed=9)
+    for name, utts in (("enrolls", enrol), ("trials", trials)):
+        d = tmp_path / name
+        d.mkdir()
+        (d / "wav.scp").write_text("".join(f"{u.utt_id} none.wav\n" for u in utts))
+        (d / "utt2spk").write_text("".join(f"{u.utt_id} {u.speaker}\n" for u in utts))
+    (tmp_path / "grid.toml").write_text(f"""
+[grid]
+calibrators = ["shrunk?shrink=0.25", "logistic"]
+attackers = ["npz?path={tmp_path / 'emb.npz'}"]
+
+[systems.lab]
+dev = {{ enrol = "enrolls", trials = ["trials"] }}
+eval = {{ enrol = "enrolls", trials = ["trials"] }}
+""")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the name clash of the fixture's second distribution
+        counts = run_grid(tmp_path / "grid.toml", tmp_path / "out")
+    assert counts["ok"] == 2 and counts["error"] == 0
+    results = {r["calibrator"]: r["summary"] for r in load_results(tmp_path / "out")}
+    assert results["shrunk?shrink=0.25"]["calibrator"] == "shrunk(shrink=0.25)"
+    assert 0 < results["shrunk?shrink=0.25"]["alid"] < results["logistic"]["alid"]
