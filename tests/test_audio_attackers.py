@@ -11,7 +11,7 @@ torch = pytest.importorskip("torch")
 soundfile = pytest.importorskip("soundfile")
 
 from lidframe import InputError, ScoreSet  # noqa: E402
-from lidframe.attackers import EcapaTdnn, Utterance, XVector, group_by_speaker  # noqa: E402
+from lidframe.attackers import EcapaTdnn, Utterance, XVector  # noqa: E402
 from lidframe.attackers.ecapa_model import EcapaTdnnModel  # noqa: E402
 from lidframe.attackers.frontend import Fbank, read_audio, sentence_mean_norm  # noqa: E402
 from lidframe.attackers.layers import Lengths  # noqa: E402

@@ -14,7 +14,7 @@ from sklearn.base import clone
 from sklearn.isotonic import IsotonicRegression
 
 from lidframe import InputError, NotFittedError, ScoreSet, evaluate, registry
-from lidframe.calibrators import Beta, GaussianBackend, Identity, Isotonic, Logistic, Temperature
+from lidframe.calibrators import Beta, GaussianBackend, Isotonic, Logistic, Temperature
 from lidframe.calibrators.beta import beta_features
 
 ALL_SPECS = ["logistic", "isotonic", "isotonic?laplace=false", "beta", "gaussian",
