@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from lidframe.errors import InputError, preview
+from lidframe.errors import InputError, mismatch
 from lidframe.stats import RESAMPLE_BLOCK, check_level, percentile_interval, resampling_units, lid_metrics_weighted
 
 __all__ = ["paired_comparison", "compare_systems"]
@@ -138,10 +138,7 @@ def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwar
         extra = sorted(set(ids.tolist()) - set(ref_ids.tolist()))
         if missing or extra:
             raise InputError(
-                f"system {name!r} has other trials than {names[0]!r}: "
-                + (f"missing {preview(missing)}" if missing else "")
-                + ("; " if missing and extra else "")
-                + (f"extra {preview(extra)}" if extra else "")
+                f"system {name!r} has other trials than {names[0]!r}: {mismatch('missing', missing, 'extra', extra)}"
             )
         order = np.array([position[t] for t in ids])
         lid_aligned = np.empty(ref_ids.size)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sklearn.exceptions import NotFittedError
 
-__all__ = ["InputError", "NotFittedError", "preview"]
+__all__ = ["InputError", "NotFittedError", "preview", "mismatch"]
 
 
 class InputError(ValueError):
@@ -33,3 +33,9 @@ def preview(items, limit: int = 5) -> str:
     head = ", ".join(repr(str(x)) for x in items[:limit])
     rest = len(items) - limit
     return head + (f" (+{rest} more)" if rest > 0 else "")
+
+
+def mismatch(first_label: str, first, second_label: str, second) -> str:
+    """``"<first_label> 'a', 'b'; <second_label> 'c'"`` for two id lists, leaving out an empty one."""
+    parts = [f"{label} {preview(items)}" for label, items in ((first_label, first), (second_label, second)) if items]
+    return "; ".join(parts)

@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from lidframe.attackers.base import Utterance
-from lidframe.errors import InputError, preview
+from lidframe.errors import InputError, mismatch, preview
 from lidframe.scoreset import ScoreSet
 
 __all__ = ["read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
@@ -78,10 +78,7 @@ def read_data_dir(path) -> list[Utterance]:
     no_audio = [u for u in speakers if u not in audio]
     if no_speaker or no_audio:
         raise InputError(
-            f"{folder}: wav.scp and utt2spk disagree: "
-            + (f"no speaker for {preview(no_speaker)}" if no_speaker else "")
-            + ("; " if no_speaker and no_audio else "")
-            + (f"no audio for {preview(no_audio)}" if no_audio else "")
+            f"{folder}: wav.scp and utt2spk disagree: {mismatch('no speaker for', no_speaker, 'no audio for', no_audio)}"
         )
     return [Utterance(u, speakers[u], audio[u]) for u in audio]
 

@@ -14,6 +14,8 @@ from lidframe.simulate import simulate_system
 from lidframe.compare import compare_systems, paired_comparison
 from lidframe.stats import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
 
+from .reference import oracle_lids
+
 
 @settings(max_examples=30)
 @given(st.integers(0, 2**31), st.integers(3, 60))
@@ -55,16 +57,6 @@ def test_fixed_seed_gives_identical_intervals_and_other_seeds_differ():
     for key, (low, high) in a.items():
         if key != "lid_max":
             assert low <= s[key] <= high, key
-
-
-def oracle_lids(rng, mu):
-    """Per-trial LID of the exact posterior for scores mu 1[true] + N(0, 1), N = 20."""
-    n = 20
-    s = rng.standard_normal((mu.size, n))
-    s[:, 0] += mu
-    a = mu[:, None] * s
-    peak = a.max(1, keepdims=True)
-    return (a[:, 0] - (np.log(np.exp(a - peak).sum(1)) + peak[:, 0]) + math.log(n)) / math.log(2)
 
 
 @pytest.mark.slow
