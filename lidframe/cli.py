@@ -235,7 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     gr.set_defaults(func=commands.cmd_grid)
 
     rp = sub.add_parser("report", help="tables and figures of a grid output folder")
-    rp.add_argument("out_dir", metavar="OUT_DIR")
+    rp.add_argument("out_dir", metavar="OUT_DIR", nargs="?", default="grid-out", help="grid output folder (default grid-out)")
     rp.add_argument("--no-figures", action="store_true")
     rp.set_defaults(func=commands.cmd_report)
 

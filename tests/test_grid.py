@@ -207,3 +207,17 @@ eval = {{ enrol = "eval_enrolls", trials = ["eval_trials"] }}
     from lidframe.privacy import gdp_eer_bound
 
     assert all(e >= gdp_eer_bound(mu) for e, mu in zip(order["eer"], order["mu"]))
+
+
+def test_example_spec_is_valid_and_its_scores_are_the_demo_output():
+    from lidframe import ScoreSet
+    from lidframe.demo import DEMO_SYSTEMS
+    from lidframe.grid_spec import load_grid_spec
+
+    root = Path(__file__).resolve().parents[1] / "examples"
+    spec = load_grid_spec(root / "grid.toml")
+    assert spec.n_cells() == 30 and [s.name for s in spec.systems] == list(DEMO_SYSTEMS)
+    for offset, (name, params) in enumerate(DEMO_SYSTEMS.items()):
+        dev, ev = simulate_system(seed=offset, **params)  # lidframe demo, seed 0
+        assert ScoreSet.load(root / "scores" / f"{name}_dev.npz").equals(dev)
+        assert ScoreSet.load(root / "scores" / f"{name}_eval.npz").equals(ev)
