@@ -239,6 +239,27 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--no-figures", action="store_true")
     rp.set_defaults(func=commands.cmd_report)
 
+    co = sub.add_parser("corpus", help="synthesize a multi-speaker corpus (espeak-ng, mbrola, flite)")
+    co.add_argument("action", choices=("synth",))
+    co.add_argument("--out", metavar="DIR", help="output folder (wav/ and Kaldi data dirs)")
+    co.add_argument("--voices", help="comma-separated voice ids (default: all installed; see --list-voices)")
+    co.add_argument("--sentences", type=int, default=8, help="sentences per voice (default 8)")
+    co.add_argument("--enrol", type=int, default=3, help="enrolment sentences per dev/eval speaker (default 3)")
+    co.add_argument("--seed", type=int, default=0)
+    co.add_argument("--list-voices", action="store_true", help="list the voices installed here and exit")
+    co.add_argument("--progress", action="store_true")
+    co.set_defaults(func=commands.cmd_corpus)
+
+    an = sub.add_parser("anonymise", help="anonymise a Kaldi data dir (mcadams, pitch, resample)")
+    an.add_argument("--method", required=True, choices=("mcadams", "pitch", "resample"))
+    an.add_argument("--alpha", type=float, default=0.8, help="McAdams coefficient (default 0.8)")
+    an.add_argument("--alpha-range", metavar="LOW,HIGH", help="McAdams: one alpha per speaker drawn in this range")
+    an.add_argument("--ratio", type=float, default=1.2, help="pitch / resampling ratio (default 1.2)")
+    an.add_argument("--seed", type=int, default=0)
+    an.add_argument("in_dir", metavar="IN_DIR")
+    an.add_argument("out_dir", metavar="OUT_DIR")
+    an.set_defaults(func=commands.cmd_anonymise)
+
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
     plugins.add_argument(

@@ -270,3 +270,39 @@ def cmd_report(args) -> int:
     print()
     print(summary.read_text())
     return 0
+
+
+def cmd_corpus(args) -> int:
+    from lidframe.corpus import available_voices, build_corpus
+
+    if args.list_voices:
+        voices = available_voices()
+        for v in voices:
+            print(f"{v.engine:7s} {v.speaker}")
+        print(f"{len(voices)} voices")
+        return 0
+    if not args.out:
+        raise InputError("corpus synth needs --out DIR (or --list-voices)")
+    voices = [v.strip() for v in args.voices.split(",") if v.strip()] if args.voices else None
+    report = build_corpus(args.out, voices=voices, sentences=args.sentences, enrol=args.enrol, seed=args.seed,
+                          progress=args.progress)
+    engines = ", ".join(f"{n} {e}" for e, n in sorted(report["engines"].items()))
+    sizes = ", ".join(f"{k} {len(v)}" for k, v in report["speakers"].items())
+    print(f"synthesized {report['utterances']} utterances of {sum(report['engines'].values())} voices ({engines}); "
+          f"speakers: {sizes}; data dirs in {args.out}")
+    return 0
+
+
+def cmd_anonymise(args) -> int:
+    from lidframe.anonymise import anonymise_data_dir
+
+    alpha_range = None
+    if args.alpha_range:
+        try:
+            alpha_range = tuple(float(v) for v in args.alpha_range.split(","))
+        except ValueError:
+            raise InputError(f"--alpha-range {args.alpha_range!r}: expected LOW,HIGH") from None
+    report = anonymise_data_dir(args.in_dir, args.out_dir, method=args.method, alpha=args.alpha,
+                                alpha_range=alpha_range, ratio=args.ratio, seed=args.seed)
+    print(f"anonymised {report['utterances']} utterances with {args.method} into {args.out_dir}")
+    return 0
