@@ -260,6 +260,20 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("out_dir", metavar="OUT_DIR")
     an.set_defaults(func=commands.cmd_anonymise)
 
+    tr = sub.add_parser("train-attacker", help="train a speaker encoder (AAM softmax) on a data dir: the semi-informed attacker")
+    tr.add_argument("--arch", required=True, help="ecapa or xvector, with model options: ecapa?channels=256,256,256,256,768")
+    tr.add_argument("--data", required=True, metavar="DIR", help="training data dir (wav.scp, utt2spk)")
+    tr.add_argument("--out", required=True, metavar="CKPT", help="encoder checkpoint (state dict; state in CKPT.state)")
+    tr.add_argument("--init", metavar="CKPT", help="fine-tune from this checkpoint")
+    tr.add_argument("--epochs", type=int, default=10)
+    tr.add_argument("--batch-size", type=int, default=16)
+    tr.add_argument("--lr", type=float, default=1e-3)
+    tr.add_argument("--device", default="auto")
+    tr.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
+    tr.add_argument("--seed", type=int, default=0)
+    tr.add_argument("--progress", action="store_true", help="tqdm bar with loss and accuracy")
+    tr.set_defaults(func=commands.cmd_train_attacker)
+
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
     plugins.add_argument(

@@ -306,3 +306,20 @@ def cmd_anonymise(args) -> int:
                                 alpha_range=alpha_range, ratio=args.ratio, seed=args.seed)
     print(f"anonymised {report['utterances']} utterances with {args.method} into {args.out_dir}")
     return 0
+
+
+def cmd_train_attacker(args) -> int:
+    from lidframe.attackers.training import train_attacker
+    from lidframe.registry import create
+
+    if args.arch.split("?")[0] not in ("ecapa", "xvector"):
+        raise InputError(f"--arch {args.arch!r}: expected ecapa or xvector (with optional ?model options)")
+    attacker = create("attacker", args.arch)
+    history = train_attacker(attacker, args.data, args.out, epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+                             init=args.init, device=args.device, precision=args.precision, seed=args.seed,
+                             progress=args.progress)
+    last = history[-1] if history else None
+    if last:
+        print(f"trained {args.arch} for {last['epoch']} epochs on {args.data}: loss {last['loss']:.4f}, "
+              f"accuracy {last['accuracy']:.3f}; checkpoint {args.out}")
+    return 0
