@@ -84,6 +84,7 @@ def pitch_shift(x, ratio: float, *, n_fft: int = 1024, hop: int = 256) -> np.nda
     _, _, spec = stft(x, nperseg=n_fft, noverlap=n_fft - hop, boundary="zeros", padded=True)
     # time-stretch by `ratio`: read the analysis frames at steps of 1 / ratio
     steps = np.arange(0, spec.shape[1] - 1, 1.0 / ratio)
+    steps = steps[steps < spec.shape[1] - 1]  # floating-point arange may overshoot its stop
     expected = 2 * np.pi * hop * np.arange(spec.shape[0]) / n_fft
     phase = np.angle(spec[:, 0])
     stretched = np.empty((spec.shape[0], steps.size), dtype=complex)
@@ -121,13 +122,19 @@ def _speaker_alpha(speaker: str, low: float, high: float, seed: int) -> float:
 
 
 def anonymise_data_dir(in_dir, out_dir, *, method: str, alpha: float = 0.8, alpha_range=None, ratio: float = 1.2,
-                       seed: int = 0) -> dict:
+                       ratio_range=None, per_utterance: bool = False, seed: int = 0) -> dict:
     """Anonymise every utterance of a Kaldi data dir into a new data dir with the same ids.
+
+    ``alpha_range`` (McAdams) and ``ratio_range`` (pitch, resample) draw the parameter
+    per speaker -- or, with ``per_utterance=True``, per utterance, which breaks the
+    consistency an attacker relies on between a speaker's recordings.  Draws are seeded
+    by the speaker (or utterance) id and *seed*.
 
     Returns
     -------
     dict
-        ``{"utterances": n, "method": ..., "alpha_per_speaker": {...}}`` (alphas for McAdams).
+        ``{"utterances": n, "method": ..., "alpha_per_speaker": {...}}``: the parameter
+        (alpha or ratio) used per speaker, or per utterance with ``per_utterance``.
     """
     import soundfile
 
@@ -136,8 +143,9 @@ def anonymise_data_dir(in_dir, out_dir, *, method: str, alpha: float = 0.8, alph
 
     if method not in METHODS:
         raise InputError(f"anonymisation method must be one of {METHODS}, got {method!r}")
-    if alpha_range is not None and not (len(alpha_range) == 2 and 0 < alpha_range[0] <= alpha_range[1]):
-        raise InputError(f"alpha range must be two increasing positive numbers, got {alpha_range}")
+    for label, bounds in (("alpha", alpha_range), ("ratio", ratio_range)):
+        if bounds is not None and not (len(bounds) == 2 and 0 < bounds[0] <= bounds[1]):
+            raise InputError(f"{label} range must be two increasing positive numbers, got {bounds}")
     in_dir, out = Path(in_dir), Path(out_dir)
     utterances = read_data_dir(in_dir)
     if out.resolve() == in_dir.resolve():
@@ -148,14 +156,15 @@ def anonymise_data_dir(in_dir, out_dir, *, method: str, alpha: float = 0.8, alph
     for utt in utterances:
         audio, rate = soundfile.read(utt.path, dtype="float64", always_2d=True)
         audio = audio.mean(axis=1)
+        key = utt.utt_id if per_utterance else utt.speaker
         if method == "mcadams":
-            a = alpha if alpha_range is None else alphas.setdefault(utt.speaker, _speaker_alpha(utt.speaker, *alpha_range, seed))
-            alphas.setdefault(utt.speaker, a)
+            a = alpha if alpha_range is None else _speaker_alpha(key, *alpha_range, seed)
+            alphas[key] = a
             result = mcadams(audio, a, sample_rate=rate)
-        elif method == "pitch":
-            result = pitch_shift(audio, ratio)
         else:
-            result = resample_shift(audio, ratio)
+            r = ratio if ratio_range is None else _speaker_alpha(key, *ratio_range, seed)
+            alphas[key] = r
+            result = pitch_shift(audio, r) if method == "pitch" else resample_shift(audio, r)
         peak = float(np.max(np.abs(result))) or 1.0
         if peak > 0.99:
             result = result * (0.99 / peak)

@@ -76,15 +76,28 @@ def _cmd_evaluate(args) -> int:
 
 
 def _cmd_demo(args) -> int:
+    from lidframe.corpus import INSTALL_HINT, available_voices
+
+    if not args.simulated and available_voices():
+        from lidframe.voice_demo import run_voice_demo
+
+        out = args.out or "demo-out"
+        print(f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
+              "(lidframe demo --simulated for the seconds-fast simulated version)")
+        table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, progress=args.progress)
+        print(table)
+        print(f"\nwrote the LID CCDF plot to {Path(out) / 'lid_ccdf.png'}")
+        return 0
     from lidframe.demo import run_demo
 
+    if not args.simulated:
+        print(f"lidframe demo: no speech engine here ({INSTALL_HINT}); showing the simulated demo")
     table, _ = run_demo(args.out, seed=args.seed)
     print("lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior")
     print(table)
     if args.out:
         print(f"\nwrote score sets, summary.json and table.txt to {args.out}")
     return 0
-
 
 def format_ci_table(summary: dict) -> str:
     """The bootstrap intervals of an evaluate summary as text."""
@@ -255,6 +268,8 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("--alpha", type=float, default=0.8, help="McAdams coefficient (default 0.8)")
     an.add_argument("--alpha-range", metavar="LOW,HIGH", help="McAdams: one alpha per speaker drawn in this range")
     an.add_argument("--ratio", type=float, default=1.2, help="pitch / resampling ratio (default 1.2)")
+    an.add_argument("--ratio-range", metavar="LOW,HIGH", help="pitch / resample: ratio drawn per speaker in this range")
+    an.add_argument("--per-utterance", action="store_true", help="draw alpha / ratio per utterance, not per speaker")
     an.add_argument("--seed", type=int, default=0)
     an.add_argument("in_dir", metavar="IN_DIR")
     an.add_argument("out_dir", metavar="OUT_DIR")
@@ -297,9 +312,13 @@ def build_parser() -> argparse.ArgumentParser:
     sens.add_argument("--plot", metavar="OUT.png", help="write the LID CCDF per calibrator (needs matplotlib)")
     sens.set_defaults(func=commands.cmd_sensitivity)
 
-    demo = sub.add_parser("demo", help="the main job on the embedded default data (simulated systems)")
+    demo = sub.add_parser("demo", help="the main job: real synthesized voices where engines exist, else simulated")
     demo.add_argument("--out", metavar="DIR", help="also write score sets, summary.json and table.txt here")
-    demo.add_argument("--seed", type=int, default=0, help="simulation seed (default 0)")
+    demo.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    demo.add_argument("--simulated", action="store_true",
+                      help="the simulated demo (seconds) even where speech engines are installed")
+    demo.add_argument("--epochs", type=int, default=15, help="attacker training epochs of the real-voice demo")
+    demo.add_argument("--progress", action="store_true")
     demo.set_defaults(func=_cmd_demo)
     return parser
 

@@ -302,8 +302,15 @@ def cmd_anonymise(args) -> int:
             alpha_range = tuple(float(v) for v in args.alpha_range.split(","))
         except ValueError:
             raise InputError(f"--alpha-range {args.alpha_range!r}: expected LOW,HIGH") from None
+    ratio_range = None
+    if args.ratio_range:
+        try:
+            ratio_range = tuple(float(v) for v in args.ratio_range.split(","))
+        except ValueError:
+            raise InputError(f"--ratio-range {args.ratio_range!r}: expected LOW,HIGH") from None
     report = anonymise_data_dir(args.in_dir, args.out_dir, method=args.method, alpha=args.alpha,
-                                alpha_range=alpha_range, ratio=args.ratio, seed=args.seed)
+                                alpha_range=alpha_range, ratio=args.ratio, ratio_range=ratio_range,
+                                per_utterance=args.per_utterance, seed=args.seed)
     print(f"anonymised {report['utterances']} utterances with {args.method} into {args.out_dir}")
     return 0
 

@@ -160,7 +160,7 @@ def test_console_script_has_no_traceback(pair):
 
 
 def test_demo_command(tmp_path, capsys):
-    code, out, _ = run(["demo", "--out", tmp_path / "d"], capsys)
+    code, out, _ = run(["demo", "--simulated", "--out", tmp_path / "d"], capsys)
     assert code == 0
     for name in ("plain", "anon-weak", "anon-strong", "uneven", "random"):
         assert name in out

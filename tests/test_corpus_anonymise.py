@@ -108,3 +108,18 @@ def test_anonymise_data_dir_keeps_ids_and_draws_one_alpha_per_speaker(tmp_path, 
     assert main(["anonymise", "--method", "pitch", "--ratio", "1.1", str(src), str(tmp_path / "p")]) == 0
     assert main(["anonymise", "--method", "pitch", "--ratio", "9", str(src), str(tmp_path / "q")]) == 2
     assert "pitch ratio must be within" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)")
+def test_voice_demo_end_to_end_on_a_small_corpus(tmp_path):
+    pytest.importorskip("torch")
+    from lidframe.voice_demo import run_voice_demo
+
+    voices = [f"espeak-{a}-{v}" for a in ("en-us", "en-gb", "en-029") for v in ("m1", "f2", "m3", "f4")]
+    table, summaries = run_voice_demo(tmp_path / "demo", voices=voices, sentences=5, epochs=2, log=lambda m: None)
+    assert set(summaries) == {f"{s}/{c}" for s in ("plain", "mcadams", "pitch") for c in ("logistic", "isotonic")} | {
+        "random/logistic"}
+    assert "plain/logistic" in table and (tmp_path / "demo" / "lid_ccdf.png").is_file()
+    for summary in summaries.values():
+        assert summary["lid_max"] <= summary["log2_n"] + 1e-9 and summary["n_enrolled"] == 3
