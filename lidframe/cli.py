@@ -289,6 +289,20 @@ def build_parser() -> argparse.ArgumentParser:
     tr.add_argument("--progress", action="store_true", help="tqdm bar with loss and accuracy")
     tr.set_defaults(func=commands.cmd_train_attacker)
 
+    lo = sub.add_parser("longitudinal", help="disclosure when the attacker fuses k utterances of one speaker")
+    lo.add_argument("--dev", required=True)
+    lo.add_argument("--eval", required=True)
+    lo.add_argument("--k", default="1,2,4,8,all", help="group sizes, comma-separated; 'all' = every trial (default 1,2,4,8,all)")
+    lo.add_argument("--fusion", choices=("sum", "mean", "temperature"), default="sum")
+    lo.add_argument("--calibrator", default="logistic")
+    lo.add_argument("--groups", type=int, default=10, help="groups drawn per speaker for 1 < k < its trials (default 10)")
+    lo.add_argument("--bootstrap", type=int, default=1000, metavar="B")
+    lo.add_argument("--dp-mu", type=float, help="also print the composed Gaussian-mechanism bounds at mu sqrt(k)")
+    lo.add_argument("--seed", type=int, default=0)
+    lo.add_argument("--json", metavar="OUT")
+    lo.add_argument("--plot", metavar="OUT.png")
+    lo.set_defaults(func=commands.cmd_longitudinal)
+
     plugins = sub.add_parser("plugins", help="list registered attackers, calibrators and priors")
     plugins.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
     plugins.add_argument(

@@ -330,3 +330,32 @@ def cmd_train_attacker(args) -> int:
         print(f"trained {args.arch} for {last['epoch']} epochs on {args.data}: loss {last['loss']:.4f}, "
               f"accuracy {last['accuracy']:.3f}; checkpoint {args.out}")
     return 0
+
+
+def cmd_longitudinal(args) -> int:
+    from lidframe.longitudinal import longitudinal, plot_longitudinal
+
+    json_out = check_output_path(args.json, "--json")
+    plot_out = check_output_path(args.plot, "--plot")
+    ks = [k.strip() for k in args.k.split(",") if k.strip()]
+    rows = longitudinal(args.dev, args.eval, ks, fusion=args.fusion, calibrator=args.calibrator,
+                        groups_per_speaker=args.groups, n_boot=args.bootstrap, dp_mu=args.dp_mu, seed=args.seed)
+    print(f"longitudinal attacker: {args.fusion} fusion of k utterances per speaker, calibrator {args.calibrator}, "
+          f"N = {rows[0]['n_enrolled']} (LID <= log2 N = {rows[0]['log2_n']:.3f} bit); 95% speaker-bootstrap CI of ALID")
+    dp = args.dp_mu is not None
+    print(f"{'k':>4s} {'groups':>6s} {'skip':>4s} {'temp':>5s} {'ALID':>7s} {'[low':>7s} {'high]':>7s} {'PDR':>6s} "
+          f"{'LID+':>6s} {'LID-':>7s} {'q99':>6s} {'LIDmax':>7s}" + (f" {'mu_k':>6s} {'EERbnd':>6s} {'MIbnd':>6s}" if dp else ""))
+    for r in rows:
+        ci = r.get("ci", {}).get("alid", [float("nan")] * 2)
+        line = (f"{str(r['k']):>4s} {r['n_groups']:6d} {r['n_speakers_skipped']:4d} {r['temperature']:5.2f} "
+                f"{r['alid']:7.3f} {ci[0]:7.3f} {ci[1]:7.3f} {r['pdr']:6.3f} {r['lid_pos']:6.3f} {r['lid_neg']:7.3f} "
+                f"{r['lid_q99']:6.3f} {r['lid_max']:7.3f}")
+        if dp:
+            line += f" {r['dp_mu_k']:6.2f} {r['dp_eer_bound']:6.3f} {r['dp_mi_bound_bits']:6.2f}"
+        print(line)
+    if json_out is not None:
+        write_json(json_out, {"fusion": args.fusion, "rows": rows})
+    if plot_out is not None:
+        plot_longitudinal(rows, plot_out, title=f"Longitudinal disclosure ({args.fusion} fusion)")
+        print(f"\nwrote the plot to {plot_out}")
+    return 0
