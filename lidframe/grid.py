@@ -118,11 +118,11 @@ def plan_grid(spec: GridSpec, out_dir) -> dict:
                 for prior in spec.priors:
                     for seed in spec.seeds:
                         cell_id = _hash(system.name, digests, attacker, mechanism, calibrator, prior, seed,
-                                        spec.znorm_ddof, spec.ci, version)
+                                        spec.znorm_ddof, spec.ci, spec.longitudinal, version)
                         cells.append({"cell_id": cell_id, "system": system.name, "attacker": attacker,
                                       "mechanism": mechanism, "calibrator": calibrator, "prior": prior, "seed": seed})
                 tasks.append({"dev": sources["dev"], "eval": sources["eval"], "calibrator": calibrator, "cells": cells,
-                              "znorm_ddof": spec.znorm_ddof, "ci": spec.ci})
+                              "znorm_ddof": spec.znorm_ddof, "ci": spec.ci, "longitudinal": spec.longitudinal})
     return {"score_jobs": list(score_jobs.values()), "tasks": tasks}
 
 
@@ -177,8 +177,19 @@ def _run_task(task: dict) -> list:
                 n_boot=ci.get("n_boot", 1000), ci_level=ci.get("level", 0.95), ci_unit=ci.get("unit", "speaker"),
                 ci_method=ci.get("method", "bca"), seed=cell["seed"],
             )
+            summary = result.to_dict()
+            settings = task.get("longitudinal")
+            if settings and cell["prior"] == "uniform":  # the k-utterance attacker uses a uniform prior
+                from lidframe.longitudinal import longitudinal
+
+                summary["longitudinal"] = {
+                    fusion: longitudinal(dev, ev, settings["k"], fusion=fusion, calibrator=task["calibrator"],
+                                         groups_per_speaker=settings["groups"], znorm_ddof=task["znorm_ddof"],
+                                         ci=False, seed=cell["seed"])
+                    for fusion in settings["fusions"]
+                }
             results.append(dict(
-                record, status="ok", error=None, summary=json_clean(result.to_dict()),
+                record, status="ok", error=None, summary=json_clean(summary),
                 trial_ids=result.trial_ids, trial_speakers=result.trial_speakers, lid=result.lid,
                 posterior_true=result.posterior_true, seconds=time.perf_counter() - began,
             ))

@@ -9,6 +9,10 @@ mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of tri
 seeds = [0]                                   # bootstrap seeds (one cell per seed)
 znorm_ddof = 1
 
+[grid.longitudinal]                           # optional: k-utterance attackers (uniform-prior cells)
+k = [1, 4, "all"]
+fusions = ["sum", "temperature"]
+
 [grid.ci]                                     # optional: bootstrap intervals per cell
 n_boot = 1000
 level = 0.95
@@ -40,7 +44,7 @@ from lidframe.errors import InputError
 
 __all__ = ["GridSpec", "SystemSpec", "load_grid_spec"]
 
-_GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci"}
+_GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci", "longitudinal"}
 _CI_KEYS = {"n_boot", "level", "unit", "method"}
 
 
@@ -71,6 +75,7 @@ class GridSpec:
     seeds: tuple
     znorm_ddof: int
     ci: dict | None
+    longitudinal: dict | None = None
 
     def n_cells(self) -> int:
         with_attacker = sum(1 for s in self.systems if s.needs_attacker)
@@ -194,6 +199,23 @@ def load_grid_spec(path) -> GridSpec:
             _fail(path, "grid.ci.unit", f"must be 'speaker' or 'trial', got {ci['unit']!r}")
         if ci["method"] not in ("bca", "percentile"):
             _fail(path, "grid.ci.method", f"must be 'bca' or 'percentile', got {ci['method']!r}")
+    longitudinal = grid.get("longitudinal")
+    if longitudinal is not None:
+        if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:
+            _fail(path, "grid.longitudinal", "must be a table with keys among ['fusions', 'groups', 'k']")
+        ks = longitudinal.get("k", [1, 2, 4, 8, "all"])
+        if not isinstance(ks, list) or not ks or not all(
+            (isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks
+        ):
+            _fail(path, "grid.longitudinal.k", f"must be a list of positive integers or 'all', got {ks!r}")
+        fusions = _string_list(path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]))
+        bad = [f for f in fusions if f not in ("sum", "mean", "temperature")]
+        if bad:
+            _fail(path, "grid.longitudinal.fusions", f"unknown fusion {bad[0]!r}; expected sum, mean or temperature")
+        groups = longitudinal.get("groups", 10)
+        if not isinstance(groups, int) or groups < 1:
+            _fail(path, "grid.longitudinal.groups", f"must be a positive integer, got {groups!r}")
+        longitudinal = {"k": ks, "fusions": list(fusions), "groups": groups}
     systems_doc = doc.get("systems")
     if not isinstance(systems_doc, dict) or not systems_doc:
         _fail(path, "systems", "needs at least one [systems.NAME] table with dev and eval")
@@ -217,4 +239,4 @@ def load_grid_spec(path) -> GridSpec:
     return GridSpec(path=path, digest=hashlib.sha256(raw).hexdigest(), systems=tuple(systems),
                     calibrators=calibrators, priors=priors, attackers=attackers, mechanisms=mechanisms,
                     seeds=tuple(seeds),
-                    znorm_ddof=ddof, ci=ci)
+                    znorm_ddof=ddof, ci=ci, longitudinal=longitudinal)

@@ -71,6 +71,10 @@ def tidy_table(results: list[dict]):
             row[f"{key}_describe" if key in _KEYS else key] = value
         for metric, (low, high) in (s.get("ci") or {}).items():
             row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = low, high
+        for fusion, per_k in (s.get("longitudinal") or {}).items():  # k-utterance attacker columns
+            for entry in per_k:
+                for metric in ("alid", "pdr", "lid_q99", "lid_max"):
+                    row[f"long_{fusion}_k{entry['k']}_{metric}"] = entry[metric]
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:

@@ -221,3 +221,23 @@ def test_example_spec_is_valid_and_its_scores_are_the_demo_output():
         dev, ev = simulate_system(seed=offset, **params)  # lidframe demo, seed 0
         assert ScoreSet.load(root / "scores" / f"{name}_dev.npz").equals(dev)
         assert ScoreSet.load(root / "scores" / f"{name}_eval.npz").equals(ev)
+
+
+def test_longitudinal_attacker_as_a_grid_dimension(tmp_path):
+    from lidframe.longitudinal import longitudinal
+
+    spec = make_spec(tmp_path / "spec")
+    text = spec.read_text().replace("seeds = [3]", 'seeds = [3]\n\n[grid.longitudinal]\nk = [1, 4, "all"]\nfusions = ["sum", "mean"]\n')
+    spec.write_text(text)
+    run_grid(spec, tmp_path / "out")
+    write_report(tmp_path / "out", figures=False)
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "out" / "report" / "table.csv")
+    uniform = table[table["prior"] == "uniform"]
+    assert uniform["long_sum_k4_alid"].notna().all() and uniform["long_mean_kall_lid_max"].notna().all()
+    assert table[table["prior"] != "uniform"]["long_sum_k4_alid"].isna().all()  # uniform-prior cells only
+    row = uniform[(uniform["system"] == "weak") & (uniform["calibrator"] == "logistic")].iloc[0]
+    want = longitudinal(spec.parent / "weak_dev.npz", spec.parent / "weak_eval.npz", [1, 4, "all"], ci=False, seed=3)
+    assert row["long_sum_k4_alid"] == pytest.approx(want[1]["alid"], abs=1e-9)  # the CSV keeps 10 digits
+    assert row["long_sum_k1_alid"] == pytest.approx(row["alid"], abs=1e-9)  # k = 1 is per-trial LID
