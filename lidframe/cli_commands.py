@@ -293,21 +293,21 @@ def cmd_corpus(args) -> int:
     return 0
 
 
+def _parse_range(text, flag: str):
+    """``"LOW,HIGH"`` as a float pair (None for no value)."""
+    if not text:
+        return None
+    try:
+        return tuple(float(v) for v in text.split(","))
+    except ValueError:
+        raise InputError(f"{flag} {text!r}: expected LOW,HIGH") from None
+
+
 def cmd_anonymise(args) -> int:
     from lidframe.anonymise import anonymise_data_dir
 
-    alpha_range = None
-    if args.alpha_range:
-        try:
-            alpha_range = tuple(float(v) for v in args.alpha_range.split(","))
-        except ValueError:
-            raise InputError(f"--alpha-range {args.alpha_range!r}: expected LOW,HIGH") from None
-    ratio_range = None
-    if args.ratio_range:
-        try:
-            ratio_range = tuple(float(v) for v in args.ratio_range.split(","))
-        except ValueError:
-            raise InputError(f"--ratio-range {args.ratio_range!r}: expected LOW,HIGH") from None
+    alpha_range = _parse_range(args.alpha_range, "--alpha-range")
+    ratio_range = _parse_range(args.ratio_range, "--ratio-range")
     report = anonymise_data_dir(args.in_dir, args.out_dir, method=args.method, alpha=args.alpha,
                                 alpha_range=alpha_range, ratio=args.ratio, ratio_range=ratio_range,
                                 per_utterance=args.per_utterance, seed=args.seed)
