@@ -153,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="lidframe", description="Local Information Disclosure audits of voice anonymisation (1-to-N linkage)."
     )
     parser.add_argument("--version", action="version", version=f"lidframe {_lidframe_version()}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     ev = sub.add_parser("evaluate", help="LID of an eval score set, calibrated on a dev score set")
     ev.add_argument("--dev", required=True, help="dev score set (.npz or long .csv) to fit the calibrator on")
