@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from lidframe.errors import InputError
 from lidframe.fileio import atomic_path
 
-__all__ = ["pyplot", "save_figure"]
+__all__ = ["pyplot", "save_figure", "save_lid_ccdf"]
 
 
 def pyplot():
@@ -28,3 +30,38 @@ def save_figure(fig, path) -> None:
     with atomic_path(path, suffix=path.suffix) as tmp:
         fig.savefig(tmp, format=path.suffix.lstrip(".") or "png")
     pyplot().close(fig)
+
+
+def save_lid_ccdf(lids: dict, path, *, title: str, log2_n: float | None = None, guides: bool = False) -> None:
+    """Plot P(LID > x) per curve (log-scale y) and save it to *path* atomically.
+
+    Parameters
+    ----------
+    lids : dict
+        label -> 1-D array of LID values (bits), one step curve each.
+    title : str
+    log2_n : float, optional
+        Draw the log2 N ceiling.
+    guides : bool
+        Also draw vertical guides at 0 and 1 bit.
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    for label, lid in lids.items():
+        x = np.sort(np.asarray(lid, dtype=np.float64))
+        ccdf = 1.0 - np.arange(1, x.size + 1) / x.size
+        keep = ccdf > 0
+        ax.step(x[keep], ccdf[keep], where="post", label=label)
+    if guides:
+        ax.axvline(0.0, color="0.6", lw=0.8)
+        ax.axvline(1.0, color="0.6", lw=0.8, ls="--")
+    if log2_n is not None:
+        ax.axvline(log2_n, color="0.3", lw=0.8, ls=":", label=f"log2 N = {log2_n:.2f}")
+    ax.set_yscale("log")
+    ax.set_xlabel("LID (bits)")
+    ax.set_ylabel("share of trials with LID > x")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    save_figure(fig, path)

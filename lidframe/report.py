@@ -130,7 +130,7 @@ def _latex(frame) -> str:
 
 
 def _figures(results, frame, folder: Path) -> list[str]:
-    from lidframe.plotting import pyplot, save_figure
+    from lidframe.plotting import pyplot, save_figure, save_lid_ccdf
 
     plt = pyplot()
     written = []
@@ -138,22 +138,13 @@ def _figures(results, frame, folder: Path) -> list[str]:
                   & (frame["prior"] == frame["prior"].iloc[0]) & (frame["seed"] == frame["seed"].min())
                   & (frame["mechanism"] == frame["mechanism"].iloc[0])]
     by_key = {tuple(r[k] for k in _KEYS): r for r in results}
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    lids = {}
     for _, row in first.sort_values("alid", ascending=False).iterrows():
         record = by_key[tuple(row[k] for k in _KEYS)]
         with np.load(Path(folder).parent / record["per_trial"], allow_pickle=False) as data:
-            lid = data["lid"][~np.isnan(data["lid"])]
-        x = np.sort(lid)
-        ccdf = 1.0 - np.arange(1, x.size + 1) / x.size
-        ax.step(x[ccdf > 0], ccdf[ccdf > 0], where="post", label=row["system"])
-    ax.set_yscale("log")
-    ax.set_xlabel("LID (bits)")
-    ax.set_ylabel("share of trials with LID > x")
-    ax.set_title(f"LID per system ({first['attacker'].iloc[0]}, {first['calibrator'].iloc[0]}, {first['prior'].iloc[0]})")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, folder / "lid_ccdf.png")
+            lids[row["system"]] = data["lid"][~np.isnan(data["lid"])]
+    save_lid_ccdf(lids, folder / "lid_ccdf.png", title=f"LID per system ({first['attacker'].iloc[0]}, "
+                  f"{first['calibrator'].iloc[0]}, {first['prior'].iloc[0]})")
     written.append("lid_ccdf.png")
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)

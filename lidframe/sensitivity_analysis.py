@@ -24,7 +24,7 @@ from lidframe.errors import InputError
 from lidframe.evaluate import as_scoreset, evaluate, uses_znorm
 from lidframe.fileio import json_clean
 from lidframe.lid import lid_from_scores
-from lidframe.plotting import pyplot, save_figure
+from lidframe.plotting import save_lid_ccdf
 
 __all__ = ["DEFAULT_CALIBRATORS", "SENSITIVITY_METRICS", "sensitivity", "SensitivityResult", "plot_lid_ccdf"]
 
@@ -151,23 +151,5 @@ def plot_lid_ccdf(result: SensitivityResult, path, *, title: str | None = None) 
 
     Requires matplotlib (``pip install 'lidframe[plot]'``); it is imported here only.
     """
-    plt = pyplot()
-    lids = result.lids()
-    log2_n = result.rows[0]["log2_n"]
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for spec, lid in lids.items():
-        x = np.sort(lid)
-        ccdf = 1.0 - np.arange(1, x.size + 1) / x.size
-        keep = ccdf > 0
-        ax.step(x[keep], ccdf[keep], where="post", label=spec)
-    ax.axvline(0.0, color="0.6", lw=0.8)
-    ax.axvline(1.0, color="0.6", lw=0.8, ls="--")
-    ax.axvline(log2_n, color="0.3", lw=0.8, ls=":", label=f"log2 N = {log2_n:.2f}")
-    ax.set_yscale("log")
-    ax.set_xlabel("LID (bits)")
-    ax.set_ylabel("share of trials with LID > x")
-    ax.set_title(title or f"LID tail per calibrator (N = {result.rows[0]['n_enrolled']})")
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3, which="both")
-    fig.tight_layout()
-    save_figure(fig, path)
+    save_lid_ccdf(result.lids(), path, log2_n=result.rows[0]["log2_n"], guides=True,
+                  title=title or f"LID tail per calibrator (N = {result.rows[0]['n_enrolled']})")

@@ -97,25 +97,9 @@ def run_voice_demo(out_dir, *, seed: int = 0, epochs: int = 15, sentences: int =
     rows.append(("random/logistic", result.summary))
     summaries["random/logistic"] = result.to_dict()
     lids["random/logistic"] = result.lid[~result.is_impostor]
-    _plot(lids, out / "lid_ccdf.png", rows[0][1]["log2_n"])
+    from lidframe.plotting import save_lid_ccdf
+
+    save_lid_ccdf(lids, out / "lid_ccdf.png", log2_n=rows[0][1]["log2_n"],
+                  title="Real-voice demo: LID per system and calibrator")
     return format_table(rows, name_header="system/calibrator"), summaries
 
-
-def _plot(lids: dict, path: Path, log2_n: float) -> None:
-    from lidframe.plotting import pyplot, save_figure
-
-    plt = pyplot()
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for name, lid in lids.items():
-        x = np.sort(lid)
-        ccdf = 1.0 - np.arange(1, x.size + 1) / x.size
-        ax.step(x[ccdf > 0], ccdf[ccdf > 0], where="post", label=name)
-    ax.axvline(log2_n, color="0.3", ls=":", lw=0.8, label=f"log2 N = {log2_n:.2f}")
-    ax.set_yscale("log")
-    ax.set_xlabel("LID (bits)")
-    ax.set_ylabel("share of trials with LID > x")
-    ax.set_title("Real-voice demo: LID per system and calibrator")
-    ax.grid(alpha=0.3, which="both")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    save_figure(fig, path)
