@@ -26,6 +26,7 @@ from scipy.optimize import minimize
 from scipy.special import log_expit, log_ndtr
 
 from lidframe.calibrators.base import Calibrator, check_fit_input
+from lidframe.llr_maps import BetaMap
 from lidframe.errors import InputError
 
 __all__ = ["Beta"]
@@ -102,3 +103,9 @@ class Beta(Calibrator):
         self._check_fitted()
         f1, f2 = beta_features(scores)
         return self.a_ * f1 + self.b_ * f2 + (self.c_ - self.prior_log_odds_)
+
+    def llr_map(self):
+        """The fitted map in closed form (beta) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        self._check_fitted()
+        return BetaMap(self.a_, self.b_, self.c_ - self.prior_log_odds_)
+

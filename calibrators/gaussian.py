@@ -28,6 +28,7 @@ import math
 import numpy as np
 
 from lidframe.calibrators.base import Calibrator, check_fit_input
+from lidframe.llr_maps import AffineMap, ClampedQuadraticMap
 from lidframe.errors import InputError
 
 __all__ = ["GaussianBackend"]
@@ -104,3 +105,12 @@ class GaussianBackend(Calibrator):
         elif self.quad_ < 0:
             z = np.minimum(z, self.vertex_)
         return (self.quad_ * z + self.lin_) * z + self.const_
+
+    def llr_map(self):
+        """The fitted map in closed form (affine, or a clamped parabola) for :mod:`lidframe.streaming`."""
+        self._check_fitted()
+        if self.quad_ == 0:
+            return AffineMap(self.lin_, self.const_)
+        if self.quad_ > 0:
+            return ClampedQuadraticMap(self.quad_, self.lin_, self.const_, lower=self.vertex_)
+        return ClampedQuadraticMap(self.quad_, self.lin_, self.const_, upper=self.vertex_)

@@ -34,6 +34,7 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
 from lidframe.calibrators.base import Calibrator, check_fit_input
+from lidframe.llr_maps import PiecewiseLinearMap
 from lidframe.errors import InputError
 
 __all__ = ["Isotonic"]
@@ -116,6 +117,11 @@ class Isotonic(Calibrator):
         self._check_fitted()
         scores = np.asarray(scores, dtype=np.float64)
         return np.interp(scores, self.knot_z_, self.knot_llr_)
+
+    def llr_map(self):
+        """The fitted map in closed form (interpolated bin LLRs) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        self._check_fitted()
+        return PiecewiseLinearMap(self.knot_z_, self.knot_llr_)
 
     def pav_posterior(self, scores) -> np.ndarray:
         """PAV step-function posterior P(mated | z) (no interpolation, no prior correction)."""

@@ -25,6 +25,7 @@ import math
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from lidframe.llr_maps import AffineMap
 from lidframe.errors import InputError
 from lidframe.calibrators.base import Calibrator, check_fit_input
 
@@ -183,3 +184,9 @@ class Logistic(Calibrator):
         out = scores * self.slope_
         out += self.intercept_
         return out
+
+    def llr_map(self):
+        """The fitted map in closed form (affine) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        self._check_fitted()
+        return AffineMap(self.slope_, self.intercept_)
+

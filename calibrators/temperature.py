@@ -21,6 +21,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp, softmax
 
 from lidframe.calibrators.base import Calibrator, check_rows_input
+from lidframe.llr_maps import AffineMap
 from lidframe.errors import InputError
 
 __all__ = ["Temperature"]
@@ -92,6 +93,11 @@ class Temperature(Calibrator):
         """Natural-log LLRs ``slope_ * scores``."""
         self._check_fitted()
         return np.asarray(scores, dtype=np.float64) * self.slope_
+
+    def llr_map(self):
+        """The fitted map in closed form (affine through zero) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        self._check_fitted()
+        return AffineMap(self.slope_, 0.0)
 
     def dev_gradient(self, z, true_index) -> float:
         """d/da of the mean log posterior at ``slope_`` (about 0 at an interior optimum)."""
