@@ -1,7 +1,8 @@
 """The ``lidframe`` command line.
 
 ``lidframe evaluate --dev DEV --eval EVAL [--calibrator NAME] [--prior SPEC] [--znorm-ddof 0|1]
-[--json OUT] [--per-trial OUT.csv]`` and ``lidframe demo [--out DIR]``.
+[--device auto|cpu|cuda] [--precision ...] [--json OUT] [--per-trial OUT.csv]`` (DEV/EVAL: score
+sets or embedding sets) and ``lidframe demo [--out DIR]``.
 
 Bad input prints one line, ``lidframe: error: ...``, on stderr and exits with status 2;
 output files are written only after everything has been computed, each atomically, so a
@@ -18,12 +19,18 @@ from pathlib import Path
 from lidframe import cli_commands as commands
 from lidframe.cli_commands import format_sensitivity_table  # noqa: F401 - public name
 from lidframe.cli_common import check_output_path, parse_prior
+from lidframe.embedset import EmbeddingSet, load_set
 from lidframe.errors import InputError
 from lidframe.fileio import write_json
+from lidframe.streaming import KERNELS
 
 __all__ = ["main", "build_parser", "parse_prior", "format_sensitivity_table"]
 
 EXIT_INPUT = 2
+# an eval embedding set with more pairs than this skips the binary metrics (their pair
+# LLRs alone would take 8 bytes each); one with at least _PROGRESS_PAIRS shows progress
+_BINARY_PAIR_LIMIT = 1 << 27
+_PROGRESS_PAIRS = 1 << 30
 
 
 def _cmd_evaluate(args) -> int:
@@ -34,9 +41,24 @@ def _cmd_evaluate(args) -> int:
     json_out = check_output_path(args.json, "--json")
     per_trial_out = check_output_path(args.per_trial, "--per-trial")
     prior = parse_prior(args.prior, args.watch_weight)
+    eval_set = load_set(args.eval)
+    binary = not args.no_binary_metrics
+    big = eval_set.n_trials * eval_set.n_enrolled
+    if isinstance(eval_set, EmbeddingSet) and binary and big > _BINARY_PAIR_LIMIT:
+        binary = False
+        print(
+            f"note: binary metrics (EER, Cllr, ...) need all {big:,} pair LLRs in memory; skipped "
+            f"(reported as NaN) and LID streamed from the embeddings instead",
+            file=sys.stderr,
+        )
     result = evaluate(
         args.dev,
-        args.eval,
+        eval_set,
+        binary_metrics=binary,
+        device=args.device,
+        precision=args.precision,
+        kernel=args.kernel,
+        progress=big >= _PROGRESS_PAIRS and sys.stderr.isatty(),
         calibrator=args.calibrator,
         prior=prior,
         znorm_ddof=args.znorm_ddof,
@@ -55,6 +77,12 @@ def _cmd_evaluate(args) -> int:
     )
     znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
     print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")
+    if "engine" in s:
+        e = s["engine"]
+        if e["kernel"] == "dense":
+            print("engine: cosine matrix materialised, float64 (binary metrics need every pair; --no-binary-metrics streams)")
+        else:
+            print(f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)")
     print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
@@ -176,6 +204,23 @@ def build_parser() -> argparse.ArgumentParser:
         help="prior mass of a watch-listed speaker relative to the others (default 10)",
     )
     ev.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1, help="row z-norm ddof (default 1)")
+    ev.add_argument(
+        "--no-binary-metrics",
+        action="store_true",
+        help="skip EER/Cllr/minCllr over all T x N pairs (they hold every pair's LLR in memory)",
+    )
+    ev.add_argument(
+        "--device",
+        default="auto",
+        help="embedding-set eval: auto (CUDA when available, default), cpu, cuda, cuda:1, ...",
+    )
+    ev.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", "float64", "float32", "bfloat16", "fp64", "fp32", "bf16"),
+        help="embedding-set eval: product precision (auto: float64 on CPU, bfloat16 on CUDA)",
+    )
+    ev.add_argument("--kernel", default="auto", choices=KERNELS, help="embedding-set eval: streaming path (default auto)")
     ev.add_argument("--json", metavar="OUT", help="write the summary as JSON")
     ev.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
     _add_ci_arguments(ev)

@@ -21,6 +21,7 @@ import numpy as np
 
 from lidframe.aggregate import lid_summary
 from lidframe.components import describe_component, resolve_calibrator, resolve_prior
+from lidframe.embedset import EmbeddingSet, load_set
 from lidframe.errors import InputError
 from lidframe.fileio import json_clean
 from lidframe.lid import LN2, lid_from_scores
@@ -28,9 +29,10 @@ from lidframe.binary import BINARY_KEYS, binary_summary
 from lidframe.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
 from lidframe.stats import PairLLRs, bootstrap_ci
 from lidframe.scoreset import ScoreSet
+from lidframe.streaming import lid_from_embeddings, resolve_precision
 from lidframe.znorm import check_ddof, row_znorm
 
-__all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset"]
+__all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset", "as_set"]
 
 
 def _lidframe_version() -> str:
@@ -40,13 +42,37 @@ def _lidframe_version() -> str:
         return "0+unknown"
 
 
-def as_scoreset(obj, role: str) -> ScoreSet:
-    """*obj* if it is a ScoreSet, else load it from a path; *role* names it in errors."""
-    if isinstance(obj, ScoreSet):
+def as_set(obj, role: str):
+    """*obj* if it is a ScoreSet or EmbeddingSet, else load either from a path; *role* names it in errors."""
+    if isinstance(obj, (ScoreSet, EmbeddingSet)):
         return obj
     if isinstance(obj, (str, Path)):
-        return ScoreSet.load(obj)
-    raise InputError(f"{role} must be a ScoreSet or the path of a .npz/.csv score set, got {type(obj).__name__}")
+        return load_set(obj)
+    raise InputError(
+        f"{role} must be a ScoreSet, an EmbeddingSet or the path of a .npz/.csv set, got {type(obj).__name__}"
+    )
+
+
+def as_scoreset(obj, role: str) -> ScoreSet:
+    """Like :func:`as_set`, with an embedding set turned into its (materialised) cosine ScoreSet."""
+    obj = as_set(obj, role)
+    if isinstance(obj, EmbeddingSet):
+        try:
+            return obj.to_scoreset()
+        except InputError as exc:
+            raise InputError(f"{role}: {exc}") from None
+    return obj
+
+
+def _cuda_device(device) -> bool:
+    """Whether *device* names a CUDA device ("auto" resolves to one when CUDA is available)."""
+    if str(device) == "auto":
+        try:
+            import torch
+        except ImportError:
+            return False
+        return torch.cuda.is_available()
+    return str(device).startswith("cuda")
 
 
 def uses_znorm(calibrator) -> bool:
@@ -179,14 +205,22 @@ def evaluate(
     ci_unit: str = "speaker",
     ci_method: str = "bca",
     seed: int = 0,
+    device: str = "cpu",
+    precision: str = "auto",
+    kernel: str = "auto",
+    progress: bool = False,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
     Parameters
     ----------
-    dev, eval : ScoreSet or path
-        Score sets (``.npz`` or long ``.csv`` paths are loaded).  Dev and eval may have
-        different enrolled speakers and sizes.
+    dev, eval : ScoreSet, EmbeddingSet or path
+        Score sets (``.npz`` or long ``.csv`` paths are loaded) or embedding sets of a
+        cosine attacker (:class:`~lidframe.embedset.EmbeddingSet`).  Dev and eval may have
+        different enrolled speakers and sizes.  A dev embedding set is scored in full
+        (it must fit in memory); an eval embedding set is evaluated by the streaming
+        engine (:mod:`lidframe.streaming`) unless ``binary_metrics`` asks for every
+        pair's LLR, in which case its cosine matrix is materialised.
     calibrator : str or calibrator, default "logistic"
         Registry name, ``"package.module:Class"`` or an instance (cloned and fitted on dev).
     prior : str or prior, default "uniform"
@@ -209,6 +243,10 @@ def evaluate(
     n_boot, ci_level, ci_unit, ci_method, seed
         Bootstrap resamples, confidence level, resampling unit (``"speaker"`` cluster
         bootstrap or ``"trial"``), ``"bca"`` or ``"percentile"``, and the seed.
+    device, precision, kernel, progress
+        Streaming engine settings for an eval embedding set (see
+        :func:`lidframe.streaming.lid_from_embeddings`); ``precision="auto"`` is float64
+        on the CPU and bfloat16 on CUDA.  Recorded in ``summary["engine"]``.
 
     Returns
     -------
@@ -223,11 +261,12 @@ def evaluate(
     True
     """
     dev = as_scoreset(dev, "dev")
-    eval_set = as_scoreset(eval, "eval")
+    eval_set = as_set(eval, "eval")
     fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof))
     return evaluate_fitted(
         eval_set, fitted, prior, dev=dev, znorm_ddof=znorm_ddof, binary_metrics=binary_metrics, tile_rows=tile_rows,
         ci=ci, n_boot=n_boot, ci_level=ci_level, ci_unit=ci_unit, ci_method=ci_method, seed=seed,
+        device=device, precision=precision, kernel=kernel, progress=progress,
     )
 
 
@@ -246,13 +285,22 @@ def evaluate_fitted(
     ci_unit: str = "speaker",
     ci_method: str = "bca",
     seed: int = 0,
+    device: str = "cpu",
+    precision: str = "auto",
+    kernel: str = "auto",
+    progress: bool = False,
 ) -> Result:
     """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
 
     Parameters are those of :func:`evaluate`; *fitted* is a fitted calibrator (used as is,
     not copied), *dev* (optional) only fills the dev sizes of the summary.
     """
-    eval_set = as_scoreset(eval, "eval")
+    eval_set = as_set(eval, "eval")
+    engine = None
+    if isinstance(eval_set, EmbeddingSet) and binary_metrics:
+        # every pair's LLR is needed anyway: score the set in full (float64 reference path)
+        eval_set = as_scoreset(eval_set, "eval")
+        engine = {"kernel": "dense", "device": "cpu", "precision": "float64"}
     znorm_ddof = check_ddof(znorm_ddof)
     prior = resolve_prior(prior)
     log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
@@ -261,21 +309,33 @@ def evaluate_fitted(
     if closed_rows.size == 0:
         raise InputError("eval: no trial's speaker is enrolled, so no trial has a LID (all are impostor trials)")
     closed = eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
-    n_trials, n_enrolled = closed.scores.shape
+    n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
     pair_llr = None
-    if binary_metrics:
-        pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1)))
-    lid_closed = lid_from_scores(
-        closed.scores,
-        closed.true_index,
-        fitted.llr,
-        log_prior,
-        ddof=znorm_ddof,
-        znorm=uses_znorm(fitted),
-        tile_rows=tile_rows,
-        row_names=closed.trial_ids,
-        pair_llr_out=pair_llr,
-    )
+    if isinstance(closed, EmbeddingSet):
+        if precision == "auto":
+            precision = "bfloat16" if str(device) != "cpu" and _cuda_device(device) else "float64"
+        streamed = lid_from_embeddings(
+            closed.trial_vectors, closed.enrol_vectors, closed.true_index, fitted, log_prior,
+            znorm_ddof=znorm_ddof, device=device, precision=resolve_precision(precision), kernel=kernel,
+            tile_rows=tile_rows, progress=progress, row_names=closed.trial_ids,
+        )
+        lid_closed, ranks = streamed.lid_bits, streamed.true_rank
+        engine = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
+    else:
+        if binary_metrics:
+            pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1)))
+        lid_closed = lid_from_scores(
+            closed.scores,
+            closed.true_index,
+            fitted.llr,
+            log_prior,
+            ddof=znorm_ddof,
+            znorm=uses_znorm(fitted),
+            tile_rows=tile_rows,
+            row_names=closed.trial_ids,
+            pair_llr_out=pair_llr,
+        )
+        ranks = true_speaker_rank(closed.scores, closed.true_index)
 
     lid = np.full(eval_set.n_trials, np.nan)
     lid[closed_rows] = lid_closed
@@ -290,7 +350,6 @@ def evaluate_fitted(
         "log2_n": math.log2(n_enrolled),
     }
     summary.update(lid_summary(lid_closed))
-    ranks = true_speaker_rank(closed.scores, closed.true_index)
     summary["cllr_mc"] = cllr_multiclass(posterior_true[closed_rows])
     summary["rank1_rate"] = rank1_rate(ranks)
     summary["rank_disclosure_bits"] = rank_disclosure(ranks, n_enrolled)[1]
@@ -321,6 +380,8 @@ def evaluate_fitted(
         n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
         lidframe_version=_lidframe_version(),
     )
+    if engine is not None:
+        summary["engine"] = engine
     return Result(
         lid=lid,
         posterior_true=posterior_true,

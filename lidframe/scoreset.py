@@ -26,7 +26,7 @@ import numpy as np
 from lidframe.errors import InputError, preview
 from lidframe.fileio import atomic_path
 
-__all__ = ["ScoreSet", "CSV_COLUMNS"]
+__all__ = ["ScoreSet", "CSV_COLUMNS", "check_ids"]
 
 #: Column names of the long CSV layout (published LID reference code).
 CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
@@ -61,6 +61,36 @@ def _first_duplicate(ids: np.ndarray):
             return x
         seen.add(x)
     return None
+
+
+def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
+    """Validate the ids of a (T, N) set; return (enrolled, trial_speakers, trial_ids, true_index).
+
+    *enrolled*, *trial_speakers* and *trial_ids* are read-only str arrays (``trial_ids``
+    may be None: ``"0"``, ``"1"``, ... are made); *what* names the (T, N) data in errors.
+    """
+    n_trials, n_enrolled = shape
+    if enrolled.ndim != 1 or enrolled.shape[0] != n_enrolled:
+        raise InputError(f"enrolled has shape {enrolled.shape} but {what} has {n_enrolled} columns (shape {shape})")
+    if trial_speakers.ndim != 1 or trial_speakers.shape[0] != n_trials:
+        raise InputError(f"trial_speakers has shape {trial_speakers.shape} but {what} has {n_trials} rows (shape {shape})")
+    if trial_ids is None:
+        trial_ids = _readonly(np.arange(n_trials).astype(str))
+    elif trial_ids.ndim != 1 or trial_ids.shape[0] != n_trials:
+        raise InputError(f"trial_ids has shape {trial_ids.shape} but {what} has {n_trials} rows (shape {shape})")
+    if n_trials < 1:
+        raise InputError("a score set needs at least one trial (T >= 1), got T = 0")
+    if n_enrolled < 2:
+        raise InputError(f"1-to-N linkage needs at least two enrolled speakers (N >= 2), got N = {n_enrolled}")
+    dup = _first_duplicate(enrolled)
+    if dup is not None:
+        raise InputError(f"enrolled speaker id {str(dup)!r} appears more than once; enrolled ids must be unique")
+    dup = _first_duplicate(trial_ids)
+    if dup is not None:
+        raise InputError(f"trial id {str(dup)!r} appears more than once; trial ids must be unique")
+    column = {spk: j for j, spk in enumerate(enrolled)}
+    true_index = np.fromiter((column.get(spk, -1) for spk in trial_speakers), dtype=np.intp, count=n_trials)
+    return enrolled, trial_speakers, trial_ids, _readonly(true_index)
 
 
 @attrs.frozen(eq=False)
@@ -102,30 +132,8 @@ class ScoreSet:
         if s.ndim != 2:
             raise InputError(f"scores must be a 2-D (T, N) array, got shape {s.shape}")
         n_trials, n_enrolled = s.shape
-        if self.enrolled.ndim != 1 or self.enrolled.shape[0] != n_enrolled:
-            raise InputError(
-                f"enrolled has shape {self.enrolled.shape} but scores has {n_enrolled} columns (shape {s.shape})"
-            )
-        if self.trial_speakers.ndim != 1 or self.trial_speakers.shape[0] != n_trials:
-            raise InputError(
-                f"trial_speakers has shape {self.trial_speakers.shape} but scores has {n_trials} rows (shape {s.shape})"
-            )
-        if self.trial_ids is None:
-            object.__setattr__(self, "trial_ids", _readonly(np.arange(n_trials).astype(str)))
-        elif self.trial_ids.ndim != 1 or self.trial_ids.shape[0] != n_trials:
-            raise InputError(
-                f"trial_ids has shape {self.trial_ids.shape} but scores has {n_trials} rows (shape {s.shape})"
-            )
-        if n_trials < 1:
-            raise InputError("a score set needs at least one trial (T >= 1), got T = 0")
-        if n_enrolled < 2:
-            raise InputError(f"1-to-N linkage needs at least two enrolled speakers (N >= 2), got N = {n_enrolled}")
-        dup = _first_duplicate(self.enrolled)
-        if dup is not None:
-            raise InputError(f"enrolled speaker id {str(dup)!r} appears more than once; enrolled ids must be unique")
-        dup = _first_duplicate(self.trial_ids)
-        if dup is not None:
-            raise InputError(f"trial id {str(dup)!r} appears more than once; trial ids must be unique")
+        ids = check_ids(self.enrolled, self.trial_speakers, self.trial_ids, s.shape, "scores")
+        object.__setattr__(self, "trial_ids", ids[2])
         finite = np.isfinite(s)
         if not finite.all():
             i, j = np.argwhere(~finite)[0]
@@ -135,9 +143,7 @@ class ScoreSet:
                 f"{str(self.enrolled[j])!r} (column {j}) is {s[i, j]}; scores must be finite"
                 + (f" ({count} non-finite scores in all)" if count > 1 else "")
             )
-        column = {spk: j for j, spk in enumerate(self.enrolled)}
-        true_index = np.fromiter((column.get(spk, -1) for spk in self.trial_speakers), dtype=np.intp, count=n_trials)
-        object.__setattr__(self, "_true_index", _readonly(true_index))
+        object.__setattr__(self, "_true_index", ids[3])
 
     # ------------------------------------------------------------------ views
     @property
