@@ -116,10 +116,13 @@ class NeuralAttacker(EmbeddingAttacker):
     seed : int
         Seed of the random initialisation when there is no checkpoint.
     enrolment : {"mean_of_normalised", "mean"}
+    compile : bool
+        Run the model through ``torch.compile`` (dynamic shapes) on CUDA; the first
+        batches pay the compilation (tens of seconds), large runs gain.  Ignored on CPU.
     """
 
     def __init__(self, *, checkpoint=None, device="auto", precision="fp32", batch_size=None, max_batch_frames=64_000,
-                 padding="exact", cache_dir=None, progress=False, seed=0, enrolment="mean_of_normalised"):
+                 padding="exact", cache_dir=None, progress=False, seed=0, enrolment="mean_of_normalised", compile=False):
         super().__init__(enrolment=enrolment)
         self.checkpoint = checkpoint
         self.device = device
@@ -130,7 +133,9 @@ class NeuralAttacker(EmbeddingAttacker):
         self.cache_dir = cache_dir
         self.progress = progress
         self.seed = seed
+        self.compile = compile
         self._model = None
+        self._forward = None
         self._fbank = None
         self._weights_hash = None
         self.model_calls = 0  # number of batches run through the model (for cache tests)
@@ -166,8 +171,12 @@ class NeuralAttacker(EmbeddingAttacker):
                     digest.update(name.encode())
                     digest.update(tensor.detach().cpu().numpy().tobytes())
                 self._weights_hash = digest.hexdigest()
-            self._model = model.to(resolve_device(self.device)).eval()
-            self._fbank = Fbank()
+            device = resolve_device(self.device)
+            self._model = model.to(device).eval()
+            self._fbank = Fbank().to(device)
+            self._forward = self._model
+            if self.compile and device.type == "cuda":
+                self._forward = torch.compile(self._model, dynamic=True)
         return self._model
 
     def _cache_key(self, audio: np.ndarray) -> str:
@@ -202,11 +211,13 @@ class NeuralAttacker(EmbeddingAttacker):
 
             iterator = tqdm(batches, desc=f"{type(self).__name__} embeddings", unit="batch")
         autocast = torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=self.precision == "bf16")
-        with torch.inference_mode(), autocast:
+        with torch.inference_mode():
             for batch in iterator:
+                # filterbanks in float32 (autocast would run the mel matmul in bf16)
                 feats, frames = self._features([waveforms[i] for i in batch], device)
                 lengths = Lengths(frames, frames.to(torch.float32) / feats.shape[1], self.padding)
-                emb = model(feats, lengths)[:, 0].float().cpu().numpy()
+                with autocast:
+                    emb = self._forward(feats, lengths)[:, 0].float().cpu().numpy()
                 self.model_calls += 1
                 for row, index in enumerate(batch):
                     out[index] = emb[row]
@@ -214,12 +225,30 @@ class NeuralAttacker(EmbeddingAttacker):
 
     def _features(self, waveforms, device):
         """Padded, sentence-normalised filterbanks (B, T, 80) and valid frames (B,)."""
+        if device.type == "cuda":
+            return self._features_on_device(waveforms, device)
         feats = [self._fbank(torch.from_numpy(w)[None])[0] for w in waveforms]
         frames = torch.tensor([f.shape[0] for f in feats], dtype=torch.long)
         padded = torch.zeros(len(feats), int(frames.max()), feats[0].shape[1])
         for i, f in enumerate(feats):
             padded[i, : f.shape[0]] = f
         return sentence_mean_norm(padded, frames).to(device), frames.to(device)
+
+    def _features_on_device(self, waveforms, device):
+        """:meth:`_features` for accelerators: one pinned, zero-padded waveform batch copied
+        asynchronously, filterbanks of the whole batch on the device.
+
+        Zero padding changes no valid frame: frames are centred with zero (constant)
+        padding, so the frames of a short waveform see zeros past its end either way.
+        """
+        lengths = [w.shape[0] for w in waveforms]
+        batch = torch.zeros(len(waveforms), max(lengths), dtype=torch.float32, pin_memory=device.type == "cuda")
+        for i, w in enumerate(waveforms):
+            batch[i, : lengths[i]] = torch.from_numpy(w)
+        frames = torch.tensor([self._fbank.num_frames(n) for n in lengths], dtype=torch.long)
+        feats = self._fbank(batch.to(device, non_blocking=True))[:, : int(frames.max())]
+        frames = frames.to(device, non_blocking=True)
+        return sentence_mean_norm(feats, frames), frames
 
     def embed(self, utterances) -> np.ndarray:
         """Embeddings (n, d) of utterances with audio ``path``s (cached when ``cache_dir`` is set)."""

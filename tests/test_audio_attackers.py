@@ -220,3 +220,17 @@ def test_bf16_autocast_and_progress_bar_run_on_cpu(tmp_path, capsys):
     assert "EcapaTdnn embeddings" in capsys.readouterr().err
     with pytest.raises(InputError, match="precision must be 'fp32' or 'bf16'"):
         EcapaTdnn(**base, precision="fp8").embed(utts)
+
+
+def test_device_feature_path_equals_per_utterance_features():
+    """The accelerator path (one zero-padded waveform batch, filterbanks of the batch) gives
+    the per-utterance filterbanks on every valid frame; run here with the CPU as the device."""
+    rng = np.random.default_rng(3)
+    waveforms = [rng.normal(scale=0.1, size=n).astype(np.float32) for n in (16000, 5230, 23999, 8000)]
+    attacker = EcapaTdnn.voiceprivacy(channels=(64, 64, 64, 64, 192), device="cpu")
+    attacker.model  # noqa: B018 - builds the front end
+    per_utt, frames = attacker._features(waveforms, torch.device("cpu"))
+    batched, frames_b = attacker._features_on_device(waveforms, torch.device("cpu"))
+    assert torch.equal(frames, frames_b) and per_utt.shape == batched.shape
+    for i, n in enumerate(frames.tolist()):
+        torch.testing.assert_close(batched[i, :n], per_utt[i, :n], rtol=0, atol=2e-4)
