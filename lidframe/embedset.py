@@ -20,7 +20,7 @@ import numpy as np
 
 from lidframe.errors import InputError, preview
 from lidframe.fileio import atomic_path
-from lidframe.scoreset import ScoreSet, _as_ids, check_ids
+from lidframe.scoreset import ScoreSet, TrialBookkeeping, _as_ids, check_ids
 
 __all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
 
@@ -38,7 +38,7 @@ def _as_vectors(value) -> np.ndarray:
 
 
 @attrs.frozen(eq=False)
-class EmbeddingSet:
+class EmbeddingSet(TrialBookkeeping):
     """Trial embeddings and enrolled speaker profiles of a cosine-scoring attacker.
 
     Parameters
@@ -82,29 +82,18 @@ class EmbeddingSet:
 
     @property
     def n_trials(self) -> int:
+        """T, the number of trials, impostor trials included."""
         return self.trial_vectors.shape[0]
 
     @property
     def n_enrolled(self) -> int:
+        """N, the number of enrolled speakers."""
         return self.enrol_vectors.shape[0]
 
     @property
     def dim(self) -> int:
+        """d, the embedding dimension."""
         return self.trial_vectors.shape[1]
-
-    @property
-    def true_index(self) -> np.ndarray:
-        """(T,) int: column of each trial's true speaker, -1 for impostor trials."""
-        return self._true_index
-
-    @property
-    def is_impostor(self) -> np.ndarray:
-        """(T,) bool: True where the trial's speaker is not enrolled."""
-        return self._true_index < 0
-
-    @property
-    def n_impostor_trials(self) -> int:
-        return int(np.count_nonzero(self._true_index < 0))
 
     def subset(self, rows) -> "EmbeddingSet":
         """The set restricted to trial *rows* (index array or boolean mask)."""

@@ -26,7 +26,7 @@ import numpy as np
 from lidframe.errors import InputError, preview
 from lidframe.fileio import atomic_path
 
-__all__ = ["ScoreSet", "CSV_COLUMNS", "check_ids"]
+__all__ = ["ScoreSet", "CSV_COLUMNS", "check_ids", "TrialBookkeeping"]
 
 #: Column names of the long CSV layout (published LID reference code).
 CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
@@ -93,8 +93,27 @@ def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
     return enrolled, trial_speakers, trial_ids, _readonly(true_index)
 
 
+class TrialBookkeeping:
+    """The closed-set views shared by score and embedding sets (from their ``_true_index``)."""
+
+    @property
+    def true_index(self) -> np.ndarray:
+        """(T,) int: column of each trial's true speaker, -1 for impostor trials."""
+        return self._true_index
+
+    @property
+    def is_impostor(self) -> np.ndarray:
+        """(T,) bool: True where the trial's speaker is not enrolled."""
+        return self._true_index < 0
+
+    @property
+    def n_impostor_trials(self) -> int:
+        """Number of trials whose speaker is not enrolled."""
+        return int(np.count_nonzero(self._true_index < 0))
+
+
 @attrs.frozen(eq=False)
-class ScoreSet:
+class ScoreSet(TrialBookkeeping):
     """Similarity scores of T trial utterances against N enrolled speakers.
 
     Parameters
@@ -155,21 +174,6 @@ class ScoreSet:
     def n_enrolled(self) -> int:
         """N, the number of enrolled speakers (columns)."""
         return self.scores.shape[1]
-
-    @property
-    def true_index(self) -> np.ndarray:
-        """(T,) int: column of each trial's true speaker, -1 for impostor trials."""
-        return self._true_index
-
-    @property
-    def is_impostor(self) -> np.ndarray:
-        """(T,) bool: True where the trial's speaker is not enrolled."""
-        return self._true_index < 0
-
-    @property
-    def n_impostor_trials(self) -> int:
-        """Number of trials whose speaker is not enrolled."""
-        return int(np.count_nonzero(self._true_index < 0))
 
     def mated_mask(self) -> np.ndarray:
         """(T, N) bool: True at each trial's true-speaker column (none on impostor rows)."""
