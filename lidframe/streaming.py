@@ -342,7 +342,7 @@ def _triton_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, z
     keys = keys.to(dtype).contiguous()
     cols = torch.as_tensor(true_index, device=device)
     # the true speaker's score from the same rounded inputs: the threshold of the rank count
-    threshold = (query[torch.arange(cols.numel(), device=device)].float() * keys[cols].float()).sum(dim=1)
+    threshold = (query.float() * keys[cols].float()).sum(dim=1)
     log_n = _uniform_log_n(log_prior)
     bias = None if log_n is not None else torch.as_tensor(log_prior * _LOG2E, dtype=torch.float32, device=device)
     lse2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
