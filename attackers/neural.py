@@ -180,7 +180,7 @@ class NeuralAttacker(EmbeddingAttacker):
         return self._model
 
     def _cache_key(self, audio: np.ndarray) -> str:
-        config = json.dumps({"model": self.model_config(), "class": type(self).__name__, "frontend": "fbank80-sentence-mean",
+        config = json.dumps({"model": self.model_config(), "class": type(self).__name__, "frontend": "fbank80-sentence-mean-fp32",
                              "padding": self.padding, "precision": self.precision}, sort_keys=True)
         digest = hashlib.sha256(audio.tobytes())
         digest.update(self._weights_hash.encode())
