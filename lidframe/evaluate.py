@@ -29,7 +29,7 @@ from lidframe.binary import BINARY_KEYS, binary_summary
 from lidframe.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
 from lidframe.stats import PairLLRs, bootstrap_ci
 from lidframe.scoreset import ScoreSet
-from lidframe.streaming import lid_from_embeddings, resolve_precision
+from lidframe.streaming import lid_from_embeddings
 from lidframe.znorm import check_ddof, row_znorm
 
 __all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset", "as_set"]
@@ -62,17 +62,6 @@ def as_scoreset(obj, role: str) -> ScoreSet:
         except InputError as exc:
             raise InputError(f"{role}: {exc}") from None
     return obj
-
-
-def _cuda_device(device) -> bool:
-    """Whether *device* names a CUDA device ("auto" resolves to one when CUDA is available)."""
-    if str(device) == "auto":
-        try:
-            import torch
-        except ImportError:
-            return False
-        return torch.cuda.is_available()
-    return str(device).startswith("cuda")
 
 
 def uses_znorm(calibrator) -> bool:
@@ -312,11 +301,9 @@ def evaluate_fitted(
     n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
     pair_llr = None
     if isinstance(closed, EmbeddingSet):
-        if precision == "auto":
-            precision = "bfloat16" if str(device) != "cpu" and _cuda_device(device) else "float64"
         streamed = lid_from_embeddings(
             closed.trial_vectors, closed.enrol_vectors, closed.true_index, fitted, log_prior,
-            znorm_ddof=znorm_ddof, device=device, precision=resolve_precision(precision), kernel=kernel,
+            znorm_ddof=znorm_ddof, device=device, precision=precision, kernel=kernel,
             tile_rows=tile_rows, progress=progress, row_names=closed.trial_ids,
         )
         lid_closed, ranks = streamed.lid_bits, streamed.true_rank

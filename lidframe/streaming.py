@@ -74,15 +74,20 @@ class StreamingLID:
     precision: str
 
 
-def resolve_precision(precision: str) -> str:
-    """Canonical precision name (``float64``, ``float32`` or ``bfloat16``; fp64/fp32/bf16 accepted)."""
+def resolve_precision(precision: str, device: str = "cpu") -> str:
+    """Canonical precision name (``float64``, ``float32`` or ``bfloat16``; fp64/fp32/bf16 accepted).
+
+    ``"auto"`` is float64 on the CPU and bfloat16 on CUDA (*device* already resolved).
+    """
+    if precision == "auto":
+        return "bfloat16" if str(device).startswith("cuda") else "float64"
     name = _PRECISION_ALIASES.get(str(precision).lower(), str(precision).lower())
     if name not in PRECISIONS:
         raise InputError(f"precision must be one of float64, float32, bfloat16 (or fp64, fp32, bf16), got {precision!r}")
     return name
 
 
-def _unit_rows(xp, matrix, what: str):
+def _unit_rows(matrix, what: str):
     """Rows of *matrix* scaled to unit L2 norm; zero rows are an error naming them."""
     norms = (matrix * matrix).sum(axis=1) ** 0.5
     zero = norms == 0
@@ -96,10 +101,10 @@ def _to_numpy(values):
     return values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
 
 
-def _prepare(xp, trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
+def _prepare(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
     """(keys (N, d), row_scale (T,)) in float64: z_ij = row_scale_i * trial_unit_i . keys_j."""
     if not znorm:
-        return enrol_unit, xp.ones(trial_unit.shape[0], dtype=trial_unit.dtype) if xp is np else None
+        return enrol_unit, trial_unit[:, 0] * 0.0 + 1.0  # ones, as a numpy array or a tensor
     n_enrolled = enrol_unit.shape[0]
     keys = enrol_unit - enrol_unit.mean(axis=0)
     covariance = (keys.T @ keys) / (n_enrolled - ddof)
@@ -131,7 +136,7 @@ def cosine_row_stats(trial_emb, enrol_emb, *, ddof: int = 1):
     """
     ddof = check_ddof(ddof)
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
-    keys, row_scale = _prepare(np, trial_unit, enrol_unit, ddof, True, None)
+    keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, True, None)
     return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
 
 
@@ -146,7 +151,7 @@ def _check_embeddings(trial_emb, enrol_emb):
         bad = ~np.isfinite(values).all(axis=1)
         if bad.any():
             raise InputError(f"{what} embeddings hold NaN or inf in rows {preview(np.flatnonzero(bad))}")
-    return _unit_rows(np, trial_emb, "trial"), _unit_rows(np, enrol_emb, "enrolled")
+    return _unit_rows(trial_emb, "trial"), _unit_rows(enrol_emb, "enrolled")
 
 
 def _check_true_index(true_index, n_trials: int, n_enrolled: int) -> np.ndarray:
@@ -227,7 +232,7 @@ def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
 
 
 def _numpy_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, tile_rows, progress, row_names):
-    keys, row_scale = _prepare(np, trial_unit, enrol_unit, ddof, znorm, row_names)
+    keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
     affine = isinstance(llr_map, AffineMap)
     slope = llr_map.slope if affine else 1.0
@@ -256,9 +261,7 @@ def _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names):
 
     trial = torch.as_tensor(trial_unit, dtype=torch.float64, device=device)
     enrol = torch.as_tensor(enrol_unit, dtype=torch.float64, device=device)
-    keys, row_scale = _prepare(torch, trial, enrol, ddof, znorm, row_names)
-    if row_scale is None:
-        row_scale = torch.ones(trial.shape[0], dtype=torch.float64, device=device)
+    keys, row_scale = _prepare(trial, enrol, ddof, znorm, row_names)
     return trial, keys, row_scale
 
 
@@ -388,8 +391,8 @@ def lid_from_embeddings(
     znorm_ddof : {0, 1}
     device : str, default "cpu"
         ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA when available).
-    precision : {"float64", "float32", "bfloat16"}
-        Precision of the products; bfloat16 accumulates in float32.  The map and the
+    precision : {"float64", "float32", "bfloat16", "auto"}
+        Precision of the products (auto: float64 on the CPU, bfloat16 on CUDA); bfloat16 accumulates in float32.  The map and the
         logsumexp run in float64 for float64, else float32.
     kernel : {"auto", "numpy", "torch", "triton"}
         ``auto``: triton on CUDA for affine maps below float64, torch on CUDA otherwise,
@@ -409,7 +412,8 @@ def lid_from_embeddings(
     StreamingLID
     """
     znorm_ddof = check_ddof(znorm_ddof)
-    precision = resolve_precision(precision)
+    device = _resolve_device(device)
+    precision = resolve_precision(precision, device)
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
     n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
     true_index = _check_true_index(true_index, n_trials, n_enrolled)
@@ -419,7 +423,6 @@ def lid_from_embeddings(
         raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
     znorm = scale == "znorm"
     llr_map = calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
-    device = _resolve_device(device)
     kernel = _choose_kernel(kernel, device, precision, llr_map)
     if tile_rows is not None and (not isinstance(tile_rows, int) or tile_rows < 1):
         raise InputError(f"tile_rows must be a positive integer, got {tile_rows!r}")
