@@ -10,7 +10,8 @@ Built-in, with registry names: :class:`RandomAttacker` (``random``),
 lidframe.attackers`` does not import torch: the encoders load it on first access.
 """
 
-from lidframe.attackers.base import Attacker, EmbeddingAttacker, Utterance, group_by_speaker
+from lidframe.attackers.base import Attacker, EmbeddingAttacker
+from lidframe.data.utterance import Utterance, group_by_speaker
 from lidframe.attackers.precomputed import PrecomputedEmbeddings
 from lidframe.attackers.random import RandomAttacker
 

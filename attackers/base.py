@@ -23,56 +23,12 @@ import attrs
 import numpy as np
 
 from lidframe.errors import InputError, preview
-from lidframe.scoreset import ScoreSet
+from lidframe.data.scoreset import ScoreSet
+from lidframe.data.utterance import Utterance, check_utterances
 
-__all__ = ["Utterance", "Attacker", "EmbeddingAttacker", "group_by_speaker", "check_utterances", "ENROLMENT_AGGREGATIONS"]
+__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS"]
 
 ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
-
-
-@attrs.frozen
-class Utterance:
-    """One recording.
-
-    Attributes
-    ----------
-    utt_id : str
-        Unique utterance id (Kaldi ``utt2spk`` key).
-    speaker : str
-        Speaker id.
-    path : str or None
-        Audio file, for attackers that read audio; None for attackers that work from ids
-        (precomputed embeddings, the random baseline).
-    """
-
-    utt_id: str = attrs.field(converter=str)
-    speaker: str = attrs.field(converter=str)
-    path: str | None = None
-
-
-def group_by_speaker(utterances: Sequence[Utterance]) -> dict[str, list[Utterance]]:
-    """Enrolment mapping ``speaker -> [utterances]``, speakers in order of first appearance."""
-    groups: dict[str, list[Utterance]] = {}
-    for utt in utterances:
-        groups.setdefault(utt.speaker, []).append(utt)
-    return groups
-
-
-def check_utterances(utterances, role: str) -> list[Utterance]:
-    utterances = list(utterances)
-    if not utterances:
-        raise InputError(f"{role}: no utterances")
-    bad = [u for u in utterances if not isinstance(u, Utterance)]
-    if bad:
-        raise InputError(f"{role}: expected lidframe.attackers.Utterance records, got {type(bad[0]).__name__}")
-    seen, dups = set(), []
-    for u in utterances:
-        if u.utt_id in seen:
-            dups.append(u.utt_id)
-        seen.add(u.utt_id)
-    if dups:
-        raise InputError(f"{role}: utterance ids repeated: {preview(dups)}")
-    return utterances
 
 
 class Attacker:

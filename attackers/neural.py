@@ -29,11 +29,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from lidframe.attackers.base import EmbeddingAttacker, check_utterances
+from lidframe.attackers.base import EmbeddingAttacker
+from lidframe.data.utterance import check_utterances
 from lidframe.attackers.frontend import SAMPLE_RATE, Fbank, read_audio, sentence_mean_norm
 from lidframe.attackers.layers import PADDING_MODES, Lengths
 from lidframe.errors import InputError
-from lidframe.fileio import atomic_path
+from lidframe.data.fileio import atomic_path
 
 __all__ = ["NeuralAttacker", "load_checkpoint", "resolve_device"]
 

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.attackers.base import EmbeddingAttacker, check_utterances
+from lidframe.attackers.base import EmbeddingAttacker
+from lidframe.data.utterance import check_utterances
 from lidframe.errors import InputError, preview
 
 __all__ = ["PrecomputedEmbeddings", "read_embeddings"]

@@ -6,7 +6,8 @@ import hashlib
 
 import numpy as np
 
-from lidframe.attackers.base import EmbeddingAttacker, check_utterances
+from lidframe.attackers.base import EmbeddingAttacker
+from lidframe.data.utterance import check_utterances
 from lidframe.errors import InputError
 
 __all__ = ["RandomAttacker"]

@@ -33,7 +33,7 @@ from lidframe.attackers.frontend import Fbank, read_audio, sentence_mean_norm
 from lidframe.attackers.layers import Lengths
 from lidframe.attackers.neural import load_checkpoint, resolve_device
 from lidframe.errors import InputError
-from lidframe.fileio import atomic_path
+from lidframe.data.fileio import atomic_path
 
 __all__ = ["AAMSoftmax", "train_attacker"]
 
@@ -99,7 +99,7 @@ def train_attacker(attacker, data_dir, out, *, epochs: int = 10, batch_size: int
     list of dict
         Per finished epoch (this run and earlier ones): ``epoch, loss, accuracy, seconds``.
     """
-    from lidframe.kaldi_data import read_data_dir
+    from lidframe.data.kaldi import read_data_dir
 
     utterances = read_data_dir(data_dir)
     speakers = sorted({u.speaker for u in utterances})

@@ -18,9 +18,9 @@ import time
 
 import numpy as np
 
-from lidframe.aggregate import lid_summary
-from lidframe.metrics import cllr, eer_rocch
-from lidframe.stats import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
+from lidframe.metrics.aggregates import lid_summary
+from lidframe.metrics.detection import cllr, eer_rocch
+from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
 
 T, N, SPEAKERS, B = 1000, 30, 30, 1000
 

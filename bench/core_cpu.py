@@ -23,7 +23,7 @@ import numpy as np
 from scipy.special import log_softmax
 
 from lidframe import ScoreSet, evaluate
-from lidframe.evaluate import _lidframe_version, fit_calibrator
+from lidframe.core.evaluation import _lidframe_version, fit_calibrator
 
 
 def make_scoreset(rng, n_trials, n_enrolled, prefix):

@@ -49,8 +49,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.llr_maps import AffineMap  # noqa: E402
-from lidframe.streaming import lid_from_embeddings  # noqa: E402
+from lidframe.calibrators.maps import AffineMap  # noqa: E402
+from lidframe.core.streaming import lid_from_embeddings  # noqa: E402
 
 SLOPE = 3.0
 LOG2E = 1.0 / math.log(2.0)
@@ -129,7 +129,7 @@ def accuracy(lid_rows, ref):
 
 
 def bench_lid(n, device, repeats, dense=False, anchor_warmup=True):
-    from lidframe.triton_lid import lid_lse_triton
+    from lidframe.core.triton_lid import lid_lse_triton
 
     print(f"LID core, T = N = {n}, d = 192", flush=True)
     section = f"lid_T=N={n}"

@@ -25,8 +25,8 @@ import numpy as np
 from scipy.special import log_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.llr_maps import AffineMap  # noqa: E402
-from lidframe.streaming import lid_from_embeddings  # noqa: E402
+from lidframe.calibrators.maps import AffineMap  # noqa: E402
+from lidframe.core.streaming import lid_from_embeddings  # noqa: E402
 
 SLOPE = 3.0  # a typical fitted logistic slope on z-scores (nats per unit z)
 

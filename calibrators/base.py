@@ -18,7 +18,7 @@ It follows scikit-learn's estimator conventions (cf. ``sklearn/calibration.py``)
 How a calibrator deals with the class imbalance of the dev pairs (one mated pair per
 trial against N - 1 non-mated) is its own business and is documented on each class.
 
-Two optional hooks, read by :func:`lidframe.evaluate.fit_calibrator` and ``evaluate``
+Two optional hooks, read by :func:`lidframe.core.evaluation.fit_calibrator` and ``evaluate``
 for any calibrator (built-in or plugin):
 
 ``fit_rows(z, true_index) -> self``

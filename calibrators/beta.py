@@ -26,7 +26,7 @@ from scipy.optimize import minimize
 from scipy.special import log_expit, log_ndtr
 
 from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.llr_maps import BetaMap
+from lidframe.calibrators.maps import BetaMap
 from lidframe.errors import InputError
 
 __all__ = ["Beta"]
@@ -105,7 +105,7 @@ class Beta(Calibrator):
         return self.a_ * f1 + self.b_ * f2 + (self.c_ - self.prior_log_odds_)
 
     def llr_map(self):
-        """The fitted map in closed form (beta) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        """The fitted map in closed form (beta) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return BetaMap(self.a_, self.b_, self.c_ - self.prior_log_odds_)
 

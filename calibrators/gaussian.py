@@ -28,7 +28,7 @@ import math
 import numpy as np
 
 from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.llr_maps import AffineMap, ClampedQuadraticMap
+from lidframe.calibrators.maps import AffineMap, ClampedQuadraticMap
 from lidframe.errors import InputError
 
 __all__ = ["GaussianBackend"]
@@ -107,7 +107,7 @@ class GaussianBackend(Calibrator):
         return (self.quad_ * z + self.lin_) * z + self.const_
 
     def llr_map(self):
-        """The fitted map in closed form (affine, or a clamped parabola) for :mod:`lidframe.streaming`."""
+        """The fitted map in closed form (affine, or a clamped parabola) for :mod:`lidframe.core.streaming`."""
         self._check_fitted()
         if self.quad_ == 0:
             return AffineMap(self.lin_, self.const_)

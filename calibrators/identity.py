@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lidframe.llr_maps import AffineMap
+from lidframe.calibrators.maps import AffineMap
 from lidframe.calibrators.base import Calibrator, check_fit_input
 
 __all__ = ["Identity"]
@@ -48,7 +48,7 @@ class Identity(Calibrator):
         return np.array(scores, dtype=np.float64, copy=True)
 
     def llr_map(self):
-        """The fitted map in closed form (the identity, on raw scores) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        """The fitted map in closed form (the identity, on raw scores) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return AffineMap(1.0, 0.0)
 

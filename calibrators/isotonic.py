@@ -34,7 +34,7 @@ import numpy as np
 from sklearn.isotonic import IsotonicRegression
 
 from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.llr_maps import PiecewiseLinearMap
+from lidframe.calibrators.maps import PiecewiseLinearMap
 from lidframe.errors import InputError
 
 __all__ = ["Isotonic"]
@@ -119,7 +119,7 @@ class Isotonic(Calibrator):
         return np.interp(scores, self.knot_z_, self.knot_llr_)
 
     def llr_map(self):
-        """The fitted map in closed form (interpolated bin LLRs) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        """The fitted map in closed form (interpolated bin LLRs) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return PiecewiseLinearMap(self.knot_z_, self.knot_llr_)
 

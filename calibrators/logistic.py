@@ -25,7 +25,7 @@ import math
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
-from lidframe.llr_maps import AffineMap
+from lidframe.calibrators.maps import AffineMap
 from lidframe.errors import InputError
 from lidframe.calibrators.base import Calibrator, check_fit_input
 
@@ -186,7 +186,7 @@ class Logistic(Calibrator):
         return out
 
     def llr_map(self):
-        """The fitted map in closed form (affine) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        """The fitted map in closed form (affine) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return AffineMap(self.slope_, self.intercept_)
 

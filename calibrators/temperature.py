@@ -21,7 +21,7 @@ from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp, softmax
 
 from lidframe.calibrators.base import Calibrator, check_rows_input
-from lidframe.llr_maps import AffineMap
+from lidframe.calibrators.maps import AffineMap
 from lidframe.errors import InputError
 
 __all__ = ["Temperature"]
@@ -95,7 +95,7 @@ class Temperature(Calibrator):
         return np.asarray(scores, dtype=np.float64) * self.slope_
 
     def llr_map(self):
-        """The fitted map in closed form (affine through zero) for the streaming engine (:mod:`lidframe.llr_maps`)."""
+        """The fitted map in closed form (affine through zero) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return AffineMap(self.slope_, 0.0)
 

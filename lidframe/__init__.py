@@ -1,7 +1,7 @@
 """lidframe: audit voice anonymisation against 1-to-N linkage with Local Information Disclosure.
 
 >>> import lidframe
->>> from lidframe.simulate import simulate_system
+>>> from lidframe.data.simulate import simulate_system
 >>> dev, ev = simulate_system(leakage=0.5, seed=0)
 >>> result = lidframe.evaluate(dev, ev)
 >>> sorted(k for k in ("alid", "pdr", "lid_max") if k in result.summary)
@@ -12,10 +12,10 @@ matplotlib load when a component that needs them is used.
 """
 
 from lidframe.errors import InputError, NotFittedError
-from lidframe.evaluate import Result, evaluate, fit_calibrator
-from lidframe.priors import Explicit, Uniform, WatchList
-from lidframe.scoreset import ScoreSet
-from lidframe.sensitivity_analysis import SensitivityResult, sensitivity
+from lidframe.core.evaluation import Result, evaluate, fit_calibrator
+from lidframe.core.priors import Explicit, Uniform, WatchList
+from lidframe.data.scoreset import ScoreSet
+from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
 
 __all__ = [
     "ScoreSet",

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from lidframe.errors import InputError
-from lidframe.fileio import atomic_path
+from lidframe.data.fileio import atomic_path
 
 __all__ = ["pyplot", "save_figure", "save_lid_ccdf"]
 

@@ -5,7 +5,7 @@ up by name.  Each registry is fed by
 
 * lidframe's built-ins,
 * entry points of installed distributions in the groups ``lidframe.attackers``,
-  ``lidframe.calibrators`` and ``lidframe.priors`` (``name = "package.module:Class"``),
+  ``lidframe.calibrators`` and ``lidframe.core.priors`` (``name = "package.module:Class"``),
 * :func:`register` calls in the running process (notebooks, tests).
 
 Discovery is lazy, as in xarray's backend registry: nothing is read until the first
@@ -26,6 +26,7 @@ escapes are decoded.
 
 from __future__ import annotations
 
+import copy
 import inspect
 import re
 import warnings
@@ -53,11 +54,14 @@ __all__ = [
     "parse_spec",
     "check_contract",
     "check_all",
+    "resolve_calibrator",
+    "resolve_prior",
+    "describe_component",
 ]
 
 KINDS = ("attacker", "calibrator", "prior")
 #: Entry-point group of each kind.
-GROUPS = {"attacker": "lidframe.attackers", "calibrator": "lidframe.calibrators", "prior": "lidframe.priors"}
+GROUPS = {"attacker": "lidframe.attackers", "calibrator": "lidframe.calibrators", "prior": "lidframe.core.priors"}
 
 _BUILTINS = {
     "attacker": {
@@ -75,9 +79,9 @@ _BUILTINS = {
         "identity": "lidframe.calibrators.identity:Identity",
     },
     "prior": {
-        "uniform": "lidframe.priors:Uniform",
-        "watchlist": "lidframe.priors:WatchList",
-        "explicit": "lidframe.priors:Explicit",
+        "uniform": "lidframe.core.priors:Uniform",
+        "watchlist": "lidframe.core.priors:WatchList",
+        "explicit": "lidframe.core.priors:Explicit",
     },
 }
 
@@ -459,3 +463,28 @@ def create(kind: str, spec, **params):
         return build(**spec_params)
     except TypeError as exc:
         raise InputError(f"{kind} {name!r}: {exc}") from None
+
+
+# -- turning what users pass for a calibrator or a prior into a ready component --
+def resolve_calibrator(spec):
+    """Return an unfitted calibrator: built from a spec string, or a clone of an instance."""
+    calibrator = create("calibrator", spec)
+    if isinstance(spec, str):
+        return calibrator
+    from sklearn.base import clone
+
+    try:
+        return clone(calibrator)
+    except TypeError:  # not a scikit-learn style estimator: fall back to a deep copy
+        return copy.deepcopy(calibrator)
+
+
+def resolve_prior(spec):
+    """Return a prior object (anything with ``log_prior(enrolled)``) from a spec or an instance."""
+    return create("prior", spec)
+
+
+def describe_component(component) -> str:
+    """Its ``describe()`` (name with non-default parameters), else its class name."""
+    describe = getattr(component, "describe", None)
+    return describe() if callable(describe) else type(component).__name__

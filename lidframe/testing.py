@@ -291,8 +291,8 @@ def check_attacker(attacker, *, trials=None, enrolment=None) -> list[str]:
     the enrolment keys in order and whose trial ids/speakers are the trials'; an empty
     trial list and an enrolled speaker without utterances raise ``ValueError``.
     """
-    from lidframe.attackers.base import Utterance
-    from lidframe.scoreset import ScoreSet
+    from lidframe.data.utterance import Utterance
+    from lidframe.data.scoreset import ScoreSet
 
     checks = _Checks(f"attacker {type(attacker).__module__}.{type(attacker).__qualname__}")
     if trials is None:

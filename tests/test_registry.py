@@ -24,7 +24,7 @@ from lidframe.calibrators import Logistic
 from lidframe.registry import PluginError, check_contract, create, parse_spec, register
 from lidframe.testing import check_attacker, check_calibrator
 
-from .reference import dense_pipeline
+from tests.reference import dense_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_DOC = ROOT / "docs" / "plugins.md"
@@ -205,7 +205,7 @@ def test_register_use_replace_and_clashes(clean_registry):
         register("calibrator", "logistic", Tripled)
     assert register("calibrator", "tripled", "lidframe.calibrators.logistic:Logistic", replace=True).target.endswith(":Logistic")
     register("calibrator", "tripled", Tripled, replace=True)
-    from lidframe.simulate import simulate_system
+    from lidframe.data.simulate import simulate_system
 
     dev, ev = simulate_system(leakage=0.3, seed=4)
     assert evaluate(dev, ev, calibrator="tripled").calibrator.slope_ == pytest.approx(3 * evaluate(dev, ev).calibrator.slope_)
@@ -307,7 +307,7 @@ def test_builtin_attackers_conform(tmp_path):
 def test_builtin_neural_attackers_conform(name, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("soundfile")
-    from .audio import write_voice
+    from tests.voices import write_voice
 
     trials = [Utterance(f"t{i}", f"s{i % 3}", str(write_voice(tmp_path / f"t{i}.wav", i % 3, i, 0.6 + 0.3 * i)))
               for i in range(6)]
@@ -353,8 +353,8 @@ def test_random_attacker_has_no_speaker_information():
 
 
 def test_plugin_attacker_and_calibrator_work_in_a_grid(plugin_site, tmp_path):
-    from lidframe.grid import run_grid
-    from lidframe.report import load_results
+    from lidframe.grid.runner import run_grid
+    from lidframe.grid.report import load_results
 
     enrol, trials = split("g", 6, 2, 4)
     embeddings_file(tmp_path / "emb.npz", enrol + trials, seed=9)

@@ -1,0 +1,172 @@
+"""Closed forms of fitted calibrators' score-to-LLR maps, for numpy and torch tensors.
+
+A calibrator's ``llr`` method is a numpy function of float64 scores.  The streaming
+engine (:mod:`lidframe.core.streaming`) evaluates the map on tiles that live on a GPU or in
+float32, so it needs the map in a form it can run there.  A calibrator that exposes
+``llr_map()`` returns one of the records below; the engine then
+
+* folds an :class:`AffineMap` into the scaled dot products of the fused matmul +
+  online-logsumexp kernel (under any prior only the slope matters, see below), and
+* applies the other maps elementwise to each (tile_rows, N) tile of z-scores, on the
+  tile's device and in its dtype (vectorised: ``searchsorted`` + linear interpolation
+  for :class:`PiecewiseLinearMap`).
+
+Calibrators without ``llr_map()`` (third-party plugins) still work: their ``llr`` is
+called on float64 numpy copies of the tiles (:class:`CallbackMap`).
+
+Why only the slope of an affine map matters: LID_i = (llr_im - logsumexp_j(llr_ij +
+ln pi_j)) / ln 2, and with llr = a z + b the intercept b appears in both terms.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+from scipy.special import log_ndtr
+
+from lidframe.errors import InputError
+
+__all__ = ["AffineMap", "PiecewiseLinearMap", "ClampedQuadraticMap", "BetaMap", "CallbackMap", "llr_map_of"]
+
+
+def _is_torch(values) -> bool:
+    return type(values).__module__.startswith("torch")
+
+
+@attrs.frozen
+class AffineMap:
+    """``llr = slope * z + intercept`` (natural log).
+
+    Attributes
+    ----------
+    slope : float
+        Nats per unit score; >= 0 for a non-decreasing map.
+    intercept : float
+        Nats; cancels in LID under any prior.
+    """
+
+    slope: float = attrs.field(converter=float)
+    intercept: float = attrs.field(converter=float, default=0.0)
+
+    def __call__(self, z):
+        """LLRs of *z* (numpy array or torch tensor), same type, shape and dtype family."""
+        return z * self.slope + self.intercept
+
+
+@attrs.frozen(eq=False)
+class PiecewiseLinearMap:
+    """Linear interpolation between knots, constant beyond the end knots (``np.interp``).
+
+    Attributes
+    ----------
+    knots_z : ndarray, shape (K,)
+        Strictly increasing z-scores, K >= 1.
+    knots_llr : ndarray, shape (K,)
+        LLRs (nats) at the knots.
+    """
+
+    knots_z: np.ndarray = attrs.field(converter=lambda v: np.asarray(v, dtype=np.float64))
+    knots_llr: np.ndarray = attrs.field(converter=lambda v: np.asarray(v, dtype=np.float64))
+
+    def __attrs_post_init__(self):
+        z, y = self.knots_z, self.knots_llr
+        if z.ndim != 1 or z.shape != y.shape or z.size == 0:
+            raise InputError(f"piecewise-linear map needs two equal-length 1-D knot arrays, got {z.shape} and {y.shape}")
+        if z.size > 1 and not (np.diff(z) > 0).all():
+            raise InputError("piecewise-linear map knots must be strictly increasing in z")
+        if not (np.isfinite(z).all() and np.isfinite(y).all()):
+            raise InputError("piecewise-linear map knots must be finite")
+
+    def __call__(self, z):
+        if not _is_torch(z):
+            return np.interp(z, self.knots_z, self.knots_llr)
+        import torch
+
+        knots_z = torch.as_tensor(self.knots_z, dtype=z.dtype, device=z.device)
+        knots_llr = torch.as_tensor(self.knots_llr, dtype=z.dtype, device=z.device)
+        if knots_z.numel() == 1:
+            return torch.full_like(z, float(self.knots_llr[0]))
+        # right-hand knot of each z's segment; z beyond an end lands on the end segment
+        # and the clamped interpolation weight holds it at the end value
+        upper = torch.searchsorted(knots_z, z.contiguous(), right=True).clamp_(1, knots_z.numel() - 1)
+        z0, z1 = knots_z[upper - 1], knots_z[upper]
+        y0, y1 = knots_llr[upper - 1], knots_llr[upper]
+        weight = ((z - z0) / (z1 - z0)).clamp_(0.0, 1.0)
+        return torch.lerp(y0, y1, weight)
+
+
+@attrs.frozen
+class ClampedQuadraticMap:
+    """``llr = (quad * c + lin) * c + const`` with ``c = clip(z, lower, upper)``.
+
+    The Gaussian backend with unequal variances: a parabola held constant beyond its
+    vertex on the falling side (``lower``/``upper`` are -inf/+inf where unclipped).
+    """
+
+    quad: float = attrs.field(converter=float)
+    lin: float = attrs.field(converter=float)
+    const: float = attrs.field(converter=float)
+    lower: float = attrs.field(converter=float, default=-math.inf)
+    upper: float = attrs.field(converter=float, default=math.inf)
+
+    def __call__(self, z):
+        if _is_torch(z):
+            c = z.clamp(min=None if math.isinf(self.lower) else self.lower, max=None if math.isinf(self.upper) else self.upper)
+        else:
+            c = np.clip(z, self.lower, self.upper)
+        return (c * self.quad + self.lin) * c + self.const
+
+
+@attrs.frozen
+class BetaMap:
+    """Beta calibration ``llr = a ln Phi(z) - b ln Phi(-z) + c`` (nats), stable log-CDFs."""
+
+    a: float = attrs.field(converter=float)
+    b: float = attrs.field(converter=float)
+    c: float = attrs.field(converter=float)
+
+    def __call__(self, z):
+        if _is_torch(z):
+            import torch
+
+            return self.a * torch.special.log_ndtr(z) - self.b * torch.special.log_ndtr(-z) + self.c
+        return self.a * log_ndtr(z) - self.b * log_ndtr(-z) + self.c
+
+
+@attrs.frozen(eq=False)
+class CallbackMap:
+    """Any calibrator's ``llr``: called on float64 numpy copies (tensors go through the host)."""
+
+    function: object
+
+    def __call__(self, z):
+        if not _is_torch(z):
+            return np.asarray(self.function(np.asarray(z, dtype=np.float64)), dtype=np.float64)
+        import torch
+
+        llr = np.asarray(self.function(z.detach().to("cpu", torch.float64).numpy()), dtype=np.float64)
+        return torch.from_numpy(llr).to(device=z.device, dtype=z.dtype)
+
+
+def llr_map_of(calibrator):
+    """The calibrator's closed-form map (``calibrator.llr_map()``), else a :class:`CallbackMap`.
+
+    Parameters
+    ----------
+    calibrator : fitted calibrator
+        Anything with ``llr(z) -> ndarray``; ``llr_map()`` is optional.
+
+    Returns
+    -------
+    AffineMap, PiecewiseLinearMap, ClampedQuadraticMap, BetaMap or CallbackMap
+    """
+    method = getattr(calibrator, "llr_map", None)
+    if callable(method):
+        form = method()
+        if form is not None:
+            return form
+    if not callable(getattr(calibrator, "llr", None)):
+        raise InputError(f"{type(calibrator).__name__} has no llr() method; it is not a fitted calibrator")
+    return CallbackMap(calibrator.llr)

@@ -1,0 +1,174 @@
+"""N-sweep: disclosure as a function of the size of the attacker's database.
+
+The same anonymised trial is easier to link in a small database than in a large one.
+For each database size n in a grid, :func:`n_sweep` repeatedly draws, for every trial,
+n enrolled candidates that always include the trial's true speaker (n - 1 distractors
+drawn without replacement from the other N - 1), and recomputes LID against those n:
+
+    LID_i(n) = log2( n * softmax_{j in S_i}(llr_ij)[true] )      (uniform prior over S_i)
+
+The pair LLRs stay those of the full evaluation (the same row z-norm and the calibrator
+fitted on the full dev set): the evidence per (trial, speaker) pair does not change,
+only the candidate set shrinks.  For each n it reports the mean over repetitions of
+ALID, PDR and LIDmax with a percentile interval over the repetitions (the variation due
+to which distractors are drawn), next to the ceiling log2 n.
+
+Memory: the eval LLR matrix (T x N float64) is held once.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError
+from lidframe.registry import describe_component
+from lidframe.core.evaluation import as_scoreset, fit_calibrator, uses_znorm
+from lidframe.plotting import pyplot, save_figure
+from lidframe.core.znorm import row_znorm
+
+__all__ = ["n_sweep", "NSweepResult", "plot_n_sweep", "default_sizes"]
+
+SWEEP_METRICS = ("alid", "pdr", "lid_max")
+
+
+def default_sizes(n_enrolled: int) -> list[int]:
+    """Powers of two from 2 below N, and N itself."""
+    sizes = [2**k for k in range(1, int(math.log2(n_enrolled)) + 1) if 2**k < n_enrolled]
+    return sizes + [n_enrolled]
+
+
+@attrs.frozen(eq=False)
+class NSweepResult:
+    """Rows of :func:`n_sweep`, one per database size n.
+
+    Each row: ``n``, ``log2_n``, ``repeats``, and for ``alid``, ``pdr``, ``lid_max`` the
+    mean over repetitions and ``<metric>_low`` / ``<metric>_high`` (percentile interval
+    over repetitions at ``level``).
+    """
+
+    rows: list
+    level: float
+    n_enrolled: int
+    calibrator: str
+
+    def to_frame(self):
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def to_dict(self) -> dict:
+        return {"level": self.level, "n_enrolled": self.n_enrolled, "calibrator": self.calibrator, "rows": self.rows}
+
+
+def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndarray:
+    """LID of every trial against n candidates: its true speaker + n - 1 random others."""
+    t, big_n = llr.shape
+    rows = np.arange(t)
+    if n == big_n:
+        chosen = llr
+    else:
+        keys = rng.random((t, big_n))
+        keys[rows, true_index] = -1.0  # always among the n smallest keys
+        cols = np.argpartition(keys, n - 1, axis=1)[:, :n]
+        chosen = np.take_along_axis(llr, cols, axis=1)
+    peak = chosen.max(axis=1)
+    log_norm = np.log(np.exp(chosen - peak[:, None]).sum(axis=1)) + peak
+    return (llr[rows, true_index] - log_norm + math.log(n)) / math.log(2.0)
+
+
+def n_sweep(
+    dev,
+    eval,  # noqa: A002
+    calibrator="logistic",
+    *,
+    sizes=None,
+    repeats: int = 20,
+    level: float = 0.95,
+    znorm_ddof: int = 1,
+    seed: int = 0,
+) -> NSweepResult:
+    """Disclosure versus database size (module docstring).
+
+    Parameters
+    ----------
+    dev, eval : ScoreSet or path
+    calibrator : str or calibrator
+        Fitted once on the full dev set.
+    sizes : sequence of int, optional
+        Database sizes n, each in 2..N (default :func:`default_sizes`).
+    repeats : int
+        Random candidate draws per size (the full size N needs only one).
+    level : float
+        Level of the percentile interval over repetitions.
+    znorm_ddof : {0, 1}
+    seed : int
+
+    Returns
+    -------
+    NSweepResult
+    """
+    dev = as_scoreset(dev, "dev")
+    eval_set = as_scoreset(eval, "eval")
+    closed = eval_set.closed_set() if eval_set.n_impostor_trials else eval_set
+    if closed.n_trials < 1 or eval_set.n_impostor_trials == eval_set.n_trials:
+        raise InputError("eval: no trial's speaker is enrolled")
+    big_n = closed.n_enrolled
+    sizes = default_sizes(big_n) if sizes is None else sorted({int(n) for n in sizes})
+    bad = [n for n in sizes if not 2 <= n <= big_n]
+    if bad:
+        raise InputError(f"database sizes must be within 2..{big_n} (the eval's N), got {bad}")
+    if not (isinstance(repeats, int) and repeats >= 1):
+        raise InputError(f"repeats must be a positive integer, got {repeats!r}")
+    if not 0 < level < 1:
+        raise InputError(f"level must be in (0, 1), got {level}")
+    fitted = fit_calibrator(dev, calibrator, znorm_ddof=znorm_ddof)
+    scores = row_znorm(closed.scores, znorm_ddof, row_names=closed.trial_ids) if uses_znorm(fitted) else closed.scores
+    llr = np.asarray(fitted.llr(scores), dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for n in sizes:
+        reps = 1 if n == big_n else repeats
+        values = {k: np.empty(reps) for k in SWEEP_METRICS}
+        for r in range(reps):
+            lid = _subset_lid(llr, closed.true_index, n, rng)
+            values["alid"][r] = lid.mean()
+            values["pdr"][r] = np.mean(lid > 0)
+            values["lid_max"][r] = lid.max()
+        row = {"n": n, "log2_n": math.log2(n), "repeats": reps}
+        for k, v in values.items():
+            low, high = np.quantile(v, [(1 - level) / 2, 1 - (1 - level) / 2])
+            row.update({k: float(v.mean()), f"{k}_low": float(low), f"{k}_high": float(high)})
+        rows.append(row)
+    return NSweepResult(rows=rows, level=level, n_enrolled=big_n, calibrator=describe_component(fitted))
+
+
+def plot_n_sweep(result: NSweepResult, path, *, title: str | None = None) -> None:
+    """Plot ALID and LIDmax (left) and PDR (right) versus log2 n; write *path* atomically."""
+    plt = pyplot()
+    frame = result.rows
+    x = np.array([r["log2_n"] for r in frame])
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), dpi=120)
+    for key, label in (("alid", "ALID"), ("lid_max", "LIDmax")):
+        y = np.array([r[key] for r in frame])
+        lo = np.array([r[f"{key}_low"] for r in frame])
+        hi = np.array([r[f"{key}_high"] for r in frame])
+        left.plot(x, y, marker="o", label=label)
+        left.fill_between(x, lo, hi, alpha=0.25)
+    left.plot(x, x, color="0.3", ls=":", label="ceiling log2 n")
+    left.set_xlabel("log2 n (database size)")
+    left.set_ylabel("bits")
+    left.legend(fontsize=8)
+    left.grid(alpha=0.3)
+    y = np.array([r["pdr"] for r in frame])
+    right.plot(x, y, marker="o", color="C2")
+    right.fill_between(x, [r["pdr_low"] for r in frame], [r["pdr_high"] for r in frame], color="C2", alpha=0.25)
+    right.set_xlabel("log2 n (database size)")
+    right.set_ylabel("PDR (share of trials with LID > 0)")
+    right.set_ylim(0, 1)
+    right.grid(alpha=0.3)
+    fig.suptitle(title or f"Disclosure vs database size (N = {result.n_enrolled}, {result.calibrator})")
+    fig.tight_layout()
+    save_figure(fig, path)

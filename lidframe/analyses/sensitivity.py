@@ -1,0 +1,155 @@
+"""Sensitivity of LID to the calibrator: one row per calibrator, the spread, the worst case.
+
+LID is only as honest as the calibration that turns scores into LLRs, and every
+calibrator assumes something (affine in z, Gaussian classes, a beta shape, nothing but
+monotonicity).  :func:`sensitivity` runs the same dev/eval pair through several
+calibrators and reports, per metric, how far they disagree (``spread`` = max - min)
+and the *worst case*: the value most favourable to the attacker (highest disclosure,
+lowest cost) and which calibrator reaches it -- an auditor reports the attacker's best
+calibrator, since a real attacker is free to pick it.
+
+``dev_logloss_bits`` is each fitted calibrator's multiclass cross-entropy on the dev
+rows, -mean log2 p(true speaker) under a uniform prior (= log2 N_dev - dev ALID): the
+1-to-N objective itself, comparable across calibrators; lower fits the dev task better.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError
+from lidframe.core.evaluation import as_scoreset, evaluate, uses_znorm
+from lidframe.data.fileio import json_clean
+from lidframe.core.lid import lid_from_scores
+from lidframe.plotting import save_lid_ccdf
+
+__all__ = ["DEFAULT_CALIBRATORS", "SENSITIVITY_METRICS", "sensitivity", "SensitivityResult", "plot_lid_ccdf"]
+
+#: Calibrators compared by default (Identity is left out: it is only meaningful for
+#: scores that already are LLRs).
+DEFAULT_CALIBRATORS = ("logistic", "isotonic", "beta", "gaussian", "temperature")
+
+#: metric -> "max" or "min": which direction favours the attacker.
+SENSITIVITY_METRICS = {
+    "alid": "max",
+    "pdr": "max",
+    "lid_pos": "max",
+    "lid_neg": "max",
+    "lid_q99": "max",
+    "lid_max": "max",
+    "cllr": "min",
+    "dev_logloss_bits": "min",
+}
+
+
+def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
+    closed = dev.closed_set() if dev.n_impostor_trials else dev
+    n = closed.n_enrolled
+    lid = lid_from_scores(
+        closed.scores,
+        closed.true_index,
+        calibrator.llr,
+        np.full(n, -math.log(n)),
+        ddof=znorm_ddof,
+        znorm=uses_znorm(calibrator),
+        row_names=closed.trial_ids,
+    )
+    return float(math.log2(n) - lid.mean())
+
+
+@attrs.frozen(eq=False)
+class SensitivityResult:
+    """Outcome of :func:`sensitivity`.
+
+    Attributes
+    ----------
+    rows : list of dict
+        One per calibrator, in the order given: ``calibrator`` (its spec), ``describe``
+        (with parameters), and the :data:`SENSITIVITY_METRICS` plus ``n_enrolled``,
+        ``log2_n``, ``n_trials``, ``eer``.
+    spread : dict
+        metric -> max - min over calibrators (NaN-aware).
+    worst_case : dict
+        metric -> ``{"value": v, "calibrator": spec}``, the attacker-favourable extreme.
+    results : dict
+        calibrator spec -> the full :class:`~lidframe.core.evaluation.Result`.
+    """
+
+    rows: list
+    spread: dict
+    worst_case: dict
+    results: dict
+
+    def to_frame(self):
+        """The rows as a tidy :class:`pandas.DataFrame` (one row per calibrator)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.rows)
+
+    def to_dict(self) -> dict:
+        """JSON-able record (NaN as None)."""
+        return json_clean({"rows": self.rows, "spread": self.spread, "worst_case": self.worst_case})
+
+    def lids(self) -> dict:
+        """calibrator spec -> (T,) LID bits of the closed-set eval trials."""
+        return {spec: r.lid[~r.is_impostor] for spec, r in self.results.items()}
+
+
+def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, znorm_ddof: int = 1):  # noqa: A002
+    """Evaluate one dev/eval pair under several calibrators.
+
+    Parameters
+    ----------
+    dev, eval : ScoreSet or path
+        As for :func:`lidframe.core.evaluation`.
+    calibrators : sequence of str or calibrator
+        Specs (``"isotonic?laplace=false"``) or instances; at least one, unique.
+    prior : str or prior
+        Applied to every calibrator alike.
+    znorm_ddof : {0, 1}
+
+    Returns
+    -------
+    SensitivityResult
+    """
+    dev = as_scoreset(dev, "dev")
+    eval_set = as_scoreset(eval, "eval")
+    calibrators = list(calibrators)
+    if not calibrators:
+        raise InputError("sensitivity needs at least one calibrator")
+    keys = [c if isinstance(c, str) else type(c).__name__ for c in calibrators]
+    if len(set(keys)) != len(keys):
+        raise InputError(f"calibrators repeated: {keys}")
+    rows, results = [], {}
+    for key, spec in zip(keys, calibrators):
+        result = evaluate(dev, eval_set, calibrator=spec, prior=prior, znorm_ddof=znorm_ddof)
+        s = result.summary
+        row = {"calibrator": key, "describe": s["calibrator"]}
+        row.update({k: s[k] for k in ("n_enrolled", "log2_n", "n_trials", "eer")})
+        row.update({k: s[k] for k in SENSITIVITY_METRICS if k in s})
+        row["dev_logloss_bits"] = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
+        rows.append(row)
+        results[key] = result
+    spread, worst = {}, {}
+    for metric, direction in SENSITIVITY_METRICS.items():
+        values = np.array([r[metric] for r in rows], dtype=np.float64)
+        if np.isnan(values).all():
+            spread[metric] = float("nan")
+            worst[metric] = {"value": float("nan"), "calibrator": None}
+            continue
+        spread[metric] = float(np.nanmax(values) - np.nanmin(values))
+        pick = int(np.nanargmax(values) if direction == "max" else np.nanargmin(values))
+        worst[metric] = {"value": float(values[pick]), "calibrator": keys[pick]}
+    return SensitivityResult(rows=rows, spread=spread, worst_case=worst, results=results)
+
+
+def plot_lid_ccdf(result: SensitivityResult, path, *, title: str | None = None) -> None:
+    """Plot P(LID > x) per calibrator (log-scale y) and write it to *path* (PNG/PDF/SVG) atomically.
+
+    Requires matplotlib (``pip install 'lidframe[plot]'``); it is imported here only.
+    """
+    save_lid_ccdf(result.lids(), path, log2_n=result.rows[0]["log2_n"], guides=True,
+                  title=title or f"LID tail per calibrator (N = {result.rows[0]['n_enrolled']})")

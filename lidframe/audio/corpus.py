@@ -1,0 +1,248 @@
+"""A synthesized multi-speaker corpus as VoicePrivacy-style Kaldi data directories.
+
+Model weights and speech corpora cannot be downloaded here, so lidframe synthesizes
+speech with the engines installed on the machine.  Each *voice* is one speaker:
+
+* MBROLA diphone voices through espeak-ng (``mb-us1``, ``mb-us2``, ``mb-us3``,
+  ``mb-en1`` and every accented ``mb-XX-en`` voice whose MBROLA database is installed):
+  real recorded diphones, the most distinct speakers;
+* espeak-ng's English accents (``en-us``, ``en-gb``, ``en-gb-scotland``, ...) with its
+  voice variants (``+m3``, ``+f2``, ...) and a fixed pitch and speed per speaker;
+* flite voices (``kal16``, ``awb``, ``rms``, ``slt``).
+
+:func:`build_corpus` synthesizes K sentences per voice, converts them to 16 kHz mono
+16-bit WAV, splits the speakers into train / dev / eval (and dev/eval utterances into
+enrolment and trials), and writes data directories with ``wav.scp``, ``utt2spk``,
+``spk2utt`` and ``text``.  Files already present are kept (a rerun resumes).  The
+engines run as subprocesses with argument lists (no shell).
+
+Install the engines with ``apt-get install espeak-ng flite`` and, for MBROLA (Debian
+contrib/non-free), ``apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbrola-en1``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError
+
+__all__ = ["Voice", "available_voices", "build_corpus", "SENTENCES", "INSTALL_HINT"]
+
+INSTALL_HINT = (
+    "apt-get install espeak-ng flite (and for MBROLA voices, with Debian contrib/non-free enabled: "
+    "apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbrola-en1)"
+)
+
+#: Sentences written for lidframe (varied length, phonetic content and prosody).
+SENTENCES = (
+    "The harbour lights flickered as the last ferry pulled away from the pier.",
+    "Please remember to water the tomatoes before you leave on Thursday.",
+    "Seven curious otters were seen juggling pebbles near the old mill.",
+    "Could you tell me whether the museum opens earlier on public holidays?",
+    "A sudden gust of wind scattered the papers across the empty courtyard.",
+    "Her grandfather built that wooden boat with nothing but a saw and patience.",
+    "Most of the valley was covered in fog until nearly midday.",
+    "The committee will publish its findings in the spring edition of the journal.",
+    "We measured the temperature every hour, even through the night.",
+    "Bright yellow kites danced above the beach while the tide went out.",
+    "If the train is late again, I will take the bicycle instead.",
+    "The violinist paused, tuned a single string, and began once more.",
+    "Nobody expected the quiet librarian to win the chess tournament.",
+    "Fresh bread smells wonderful, especially on a cold and rainy morning.",
+    "The engineers checked every bolt on the bridge before it reopened.",
+    "Which of these three roads leads to the lighthouse on the northern cape?",
+    "Thick clouds gathered over the hills, promising a long evening of rain.",
+    "My neighbour keeps bees, and every summer she gives us a jar of honey.",
+    "The recipe calls for two eggs, a cup of flour and a pinch of salt.",
+    "Astronomers announced the discovery of a faint companion to the bright star.",
+    "The children laughed when the puppy tried to catch its own tail.",
+    "After the storm, the river rose higher than anyone could remember.",
+    "Turn left at the bakery, then walk straight on until you reach the square.",
+    "The old clock in the hallway chimes twice every quarter of an hour.",
+)
+
+_ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-029")
+_ESPEAK_VARIANTS = (("m1", 45, 165), ("f2", 60, 175), ("m3", 35, 150), ("f4", 70, 160), ("m7", 50, 180))
+_MBROLA_ENGLISH = ("us1", "us2", "us3", "en1")
+_FLITE_VOICES = ("kal16", "awb", "rms", "slt")
+
+
+@attrs.frozen
+class Voice:
+    """One synthetic speaker: the engine, the id used as speaker id, and the engine arguments."""
+
+    engine: str
+    speaker: str
+    args: tuple
+
+
+def _mbrola_dirs() -> set:
+    found = set()
+    for root in (Path("/usr/share/mbrola"), Path("/usr/local/share/mbrola")):
+        if root.is_dir():
+            found |= {p.name for p in root.iterdir() if p.is_dir()}
+    return found
+
+
+def available_voices() -> list[Voice]:
+    """Voices of the engines installed here, in a fixed order (MBROLA, espeak-ng, flite)."""
+    voices = []
+    espeak = shutil.which("espeak-ng")
+    if espeak:
+        mbrola = _mbrola_dirs() if shutil.which("mbrola") else set()
+        for name in _MBROLA_ENGLISH:
+            if name in mbrola:
+                voices.append(Voice("mbrola", f"mb-{name}", ("-v", f"mb-{name}")))
+        listing = subprocess.run([espeak, "--voices=mb"], capture_output=True, text=True, check=False).stdout
+        for line in listing.splitlines()[1:]:
+            fields = line.split()
+            if len(fields) >= 5 and fields[4].endswith("-en") and fields[4].startswith("mb/mb-"):
+                base = fields[4][len("mb/mb-") : -len("-en")]
+                if base in mbrola:
+                    voices.append(Voice("mbrola", f"mb-{base}-en", ("-v", f"mb-{base}-en")))
+        for accent in _ESPEAK_ACCENTS:
+            for variant, pitch, speed in _ESPEAK_VARIANTS:
+                voices.append(Voice("espeak", f"espeak-{accent}-{variant}",
+                                    ("-v", f"{accent}+{variant}", "-p", str(pitch), "-s", str(speed))))
+    if shutil.which("flite"):
+        listing = subprocess.run(["flite", "-lv"], capture_output=True, text=True, check=False).stdout
+        for name in _FLITE_VOICES:
+            if name in listing.split():
+                voices.append(Voice("flite", f"flite-{name}", ("-voice", name)))
+    return voices
+
+
+def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = 16000) -> None:
+    """Synthesize *text* with *voice* into a 16 kHz mono 16-bit WAV at *path* (atomically)."""
+    import soundfile
+    from scipy.signal import resample_poly
+
+    from lidframe.data.fileio import atomic_path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.wav"
+        if voice.engine in ("espeak", "mbrola"):
+            command = ["espeak-ng", *voice.args, "-w", str(raw), text]
+        else:
+            command = ["flite", *voice.args, "-t", text, "-o", str(raw)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0 or not raw.is_file() or raw.stat().st_size < 100:
+            raise InputError(f"{voice.engine} failed for voice {voice.speaker!r}: {done.stderr.strip()[:200]}")
+        audio, rate = soundfile.read(str(raw), dtype="float32", always_2d=True)
+    audio = audio.mean(axis=1)
+    if rate != sample_rate:
+        from math import gcd
+
+        g = gcd(int(rate), sample_rate)
+        audio = resample_poly(audio, sample_rate // g, int(rate) // g)
+    peak = float(np.max(np.abs(audio))) or 1.0
+    audio = (0.9 * audio / peak).astype(np.float32)
+    with atomic_path(path, suffix=".wav") as tmp_path:
+        soundfile.write(str(tmp_path), audio, sample_rate, subtype="PCM_16", format="WAV")
+
+
+def _write_data_dir(folder: Path, utterances: list) -> None:
+    """wav.scp, utt2spk, spk2utt and text of (utt, speaker, wav path relative to folder, text) tuples."""
+    folder.mkdir(parents=True, exist_ok=True)
+    utterances = sorted(utterances)
+    (folder / "wav.scp").write_text("".join(f"{u} {p}\n" for u, _, p, _ in utterances))
+    (folder / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s, _, _ in utterances))
+    (folder / "text").write_text("".join(f"{u} {t}\n" for u, _, _, t in utterances))
+    by_speaker: dict = {}
+    for u, s, _, _ in utterances:
+        by_speaker.setdefault(s, []).append(u)
+    (folder / "spk2utt").write_text("".join(f"{s} {' '.join(us)}\n" for s, us in sorted(by_speaker.items())))
+
+
+def build_corpus(out_dir, *, voices=None, sentences: int = 8, enrol: int = 3, split=(0.5, 0.25, 0.25), seed: int = 0,
+                 progress: bool = False) -> dict:
+    """Synthesize the corpus and write its data directories.
+
+    Parameters
+    ----------
+    out_dir : path
+        Output folder: ``wav/<speaker>/<utt>.wav`` and the data dirs ``train``,
+        ``dev_enrolls``, ``dev_trials``, ``eval_enrolls``, ``eval_trials``.
+    voices : list of str, optional
+        Speaker ids of :func:`available_voices` to use (default: all available).
+    sentences : int
+        Sentences per voice (K <= len(SENTENCES)); in dev/eval the first ``enrol`` are
+        enrolment, the rest trials.
+    split : (float, float, float)
+        Shares of the speakers for train, dev and eval (each split gets at least 2
+        speakers when there are 6 or more).
+    seed : int
+        Seed of the speaker split and of the sentence choice per speaker.
+
+    Returns
+    -------
+    dict
+        ``{"speakers": {split: [ids]}, "engines": {engine: count}, "utterances": n}``.
+
+    Raises
+    ------
+    InputError
+        No engine installed (the message gives the apt line), an unknown voice, too few
+        speakers or sentences.
+    """
+    available = {v.speaker: v for v in available_voices()}
+    if not available:
+        raise InputError(f"no speech engine found (espeak-ng, mbrola, flite); install them: {INSTALL_HINT}")
+    if voices is None:
+        chosen = list(available.values())
+    else:
+        unknown = [v for v in voices if v not in available]
+        if unknown:
+            raise InputError(f"voices not available here: {unknown[:5]}; available: {sorted(available)[:12]} ...")
+        chosen = [available[v] for v in voices]
+    if not 1 <= sentences <= len(SENTENCES) or not 1 <= enrol < sentences:
+        raise InputError(f"need 1 <= enrol < sentences <= {len(SENTENCES)}, got enrol={enrol}, sentences={sentences}")
+    if len(chosen) < 3:
+        raise InputError(f"a corpus needs at least 3 voices (train, dev, eval), got {len(chosen)}")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(chosen))
+    n = len(chosen)
+    n_dev = max(1, round(split[1] * n))
+    n_eval = max(1, round(split[2] * n))
+    n_train = max(1, n - n_dev - n_eval)
+    groups = {"train": order[:n_train], "dev": order[n_train : n_train + n_dev], "eval": order[n_train + n_dev :]}
+    out = Path(out_dir)
+    dirs: dict = {"train": [], "dev_enrolls": [], "dev_trials": [], "eval_enrolls": [], "eval_trials": []}
+    engines: dict = {}
+    jobs = []
+    for split_name, members in groups.items():
+        for index in members:
+            voice = chosen[index]
+            engines[voice.engine] = engines.get(voice.engine, 0) + 1
+            picks = rng.choice(len(SENTENCES), size=sentences, replace=False)
+            for k, s in enumerate(picks):
+                utt = f"{voice.speaker}-{k:03d}"
+                wav = out / "wav" / voice.speaker / f"{utt}.wav"
+                jobs.append((voice, SENTENCES[s], wav))
+                if split_name == "train":
+                    target = "train"
+                else:
+                    target = f"{split_name}_enrolls" if k < enrol else f"{split_name}_trials"
+                dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{utt}.wav", SENTENCES[s]))
+    iterator = jobs
+    if progress:
+        from tqdm import tqdm
+
+        iterator = tqdm(jobs, desc="synthesizing", unit="utt")
+    for voice, text, wav in iterator:
+        if not wav.is_file():
+            wav.parent.mkdir(parents=True, exist_ok=True)
+            _synthesize(voice, text, wav)
+    for name, utterances in dirs.items():
+        _write_data_dir(out / name, utterances)
+    return {
+        "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
+        "engines": engines,
+        "utterances": len(jobs),
+    }

@@ -1,0 +1,383 @@
+"""``evaluate``: from a dev and an eval score set to per-trial LID and its summary.
+
+Pipeline (DESIGN.md)::
+
+    dev  --row z-norm--> z --Calibrator.fit(z, mated?)--> fitted calibrator
+    eval --row z-norm--> z --Calibrator.llr--> LLR (T, N) --+ log prior, log-softmax--> LID (bits)
+
+Impostor trials (speaker not enrolled) are left out of the calibration and of LID,
+counted in ``summary["n_impostor_trials"]`` (eval) and ``summary["n_dev_impostor_trials"]``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from lidframe.metrics.aggregates import lid_summary
+from lidframe.registry import describe_component, resolve_calibrator, resolve_prior
+from lidframe.data.embedset import EmbeddingSet, load_set
+from lidframe.errors import InputError
+from lidframe.data.fileio import json_clean
+from lidframe.core.lid import LN2, lid_from_scores
+from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
+from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
+from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
+from lidframe.data.scoreset import ScoreSet
+from lidframe.core.streaming import lid_from_embeddings
+from lidframe.core.znorm import check_ddof, row_znorm
+
+__all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset", "as_set"]
+
+
+def _lidframe_version() -> str:
+    try:
+        return version("lidframe")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        return "0+unknown"
+
+
+def as_set(obj, role: str):
+    """*obj* if it is a ScoreSet or EmbeddingSet, else load either from a path; *role* names it in errors."""
+    if isinstance(obj, (ScoreSet, EmbeddingSet)):
+        return obj
+    if isinstance(obj, (str, Path)):
+        return load_set(obj)
+    raise InputError(
+        f"{role} must be a ScoreSet, an EmbeddingSet or the path of a .npz/.csv set, got {type(obj).__name__}"
+    )
+
+
+def as_scoreset(obj, role: str) -> ScoreSet:
+    """Like :func:`as_set`, with an embedding set turned into its (materialised) cosine ScoreSet."""
+    obj = as_set(obj, role)
+    if isinstance(obj, EmbeddingSet):
+        try:
+            return obj.to_scoreset()
+        except InputError as exc:
+            raise InputError(f"{role}: {exc}") from None
+    return obj
+
+
+def uses_znorm(calibrator) -> bool:
+    """Whether *calibrator* takes row z-scores (``input_scale`` is not ``"raw"``)."""
+    scale = getattr(calibrator, "input_scale", "znorm")
+    if scale not in ("znorm", "raw"):
+        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
+    return scale == "znorm"
+
+
+def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1):
+    """Fit a calibrator on the row-z-normed closed-set pairs (or rows) of *dev*.
+
+    A calibrator with a ``fit_rows(z, true_index)`` method is fitted on the (T, N) dev
+    rows; others on the flattened pairs with labels 1 = mated.  A calibrator whose
+    ``input_scale`` is ``"raw"`` gets the raw scores instead of z-scores.
+
+    Parameters
+    ----------
+    dev : ScoreSet
+        Development scores; impostor trials are left out.
+    calibrator : str or calibrator
+        Registry name, ``"package.module:Class"``, or an instance (cloned, not modified).
+    znorm_ddof : {0, 1}
+        Delta degrees of freedom of the row z-norm.
+
+    Returns
+    -------
+    calibrator
+        A fitted copy.
+    """
+    znorm_ddof = check_ddof(znorm_ddof)
+    calibrator = resolve_calibrator(calibrator)
+    if dev.n_impostor_trials == dev.n_trials:
+        raise InputError("dev: no trial's speaker is enrolled, so there is no mated pair to calibrate on")
+    closed = dev.closed_set() if dev.n_impostor_trials else dev
+    if uses_znorm(calibrator):
+        z = row_znorm(closed.scores, znorm_ddof, row_names=closed.trial_ids)
+    else:
+        z = np.array(closed.scores)
+    try:
+        if callable(getattr(calibrator, "fit_rows", None)):
+            fitted = calibrator.fit_rows(z, closed.true_index)
+        else:
+            fitted = calibrator.fit(z.ravel(), closed.mated_mask().ravel())
+    except InputError as exc:
+        raise InputError(f"dev: {exc}") from None
+    return calibrator if fitted is None else fitted
+
+
+@attrs.frozen(eq=False)
+class Result:
+    """Per-trial LID of an eval score set and its summary.
+
+    Attributes
+    ----------
+    lid : ndarray, shape (T,)
+        LID in bits per eval trial, in eval order; NaN for impostor trials.
+    posterior_true : ndarray, shape (T,)
+        Attacker's posterior probability of the true speaker; NaN for impostor trials.
+    is_impostor : ndarray of bool, shape (T,)
+        Trials whose speaker is not enrolled (excluded from LID).
+    trial_ids, trial_speakers : ndarray of str, shape (T,)
+        From the eval score set.
+    enrolled : ndarray of str, shape (N,)
+    log_prior : ndarray, shape (N,)
+        Natural-log prior used for the posterior.
+    summary : dict
+        ``n_trials`` (closed-set trials in LID), ``n_enrolled``, ``n_impostor_trials``,
+        ``log2_n``, the :func:`lidframe.metrics.aggregates.lid_summary` keys, ``cllr_mc``
+        (multiclass Cllr, bits), ``rank1_rate`` and ``rank_disclosure_bits``
+        (:mod:`lidframe.metrics.identification`), the binary view (:data:`lidframe.metrics.binary_view.BINARY_KEYS`:
+        ``eer`` is ROCCH; NaN when not computed), ``ci`` / ``ci_settings`` when asked for,
+        and the settings ``calibrator``, ``prior``, ``znorm_ddof``, dev sizes and the version.
+    calibrator : object
+        The fitted calibrator.
+    prior : object
+    """
+
+    lid: np.ndarray
+    posterior_true: np.ndarray
+    is_impostor: np.ndarray
+    trial_ids: np.ndarray
+    trial_speakers: np.ndarray
+    enrolled: np.ndarray
+    log_prior: np.ndarray
+    summary: dict
+    calibrator: object
+    prior: object
+
+    def to_dict(self) -> dict:
+        """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
+        out = json_clean(self.summary)
+        to_dict = getattr(self.calibrator, "to_dict", None)
+        if callable(to_dict):
+            out["calibrator_fit"] = to_dict()
+        return out
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """JSON text of :meth:`to_dict` (NaN written as null)."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def to_frame(self):
+        """Per-trial table (pandas): trial_id, trial_spk, impostor, lid_bits, posterior_true."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {
+                "trial_id": self.trial_ids,
+                "trial_spk": self.trial_speakers,
+                "impostor": self.is_impostor.astype(int),
+                "lid_bits": self.lid,
+                "posterior_true": self.posterior_true,
+            }
+        )
+
+
+def evaluate(
+    dev,
+    eval,  # noqa: A002 - the public name of the design card
+    calibrator="logistic",
+    prior="uniform",
+    *,
+    znorm_ddof: int = 1,
+    binary_metrics: bool = True,
+    tile_rows: int | None = None,
+    ci: bool = False,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    ci_unit: str = "speaker",
+    ci_method: str = "bca",
+    seed: int = 0,
+    device: str = "cpu",
+    precision: str = "auto",
+    kernel: str = "auto",
+    progress: bool = False,
+) -> Result:
+    """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
+
+    Parameters
+    ----------
+    dev, eval : ScoreSet, EmbeddingSet or path
+        Score sets (``.npz`` or long ``.csv`` paths are loaded) or embedding sets of a
+        cosine attacker (:class:`~lidframe.data.embedset.EmbeddingSet`).  Dev and eval may have
+        different enrolled speakers and sizes.  A dev embedding set is scored in full
+        (it must fit in memory); an eval embedding set is evaluated by the streaming
+        engine (:mod:`lidframe.core.streaming`) unless ``binary_metrics`` asks for every
+        pair's LLR, in which case its cosine matrix is materialised.
+    calibrator : str or calibrator, default "logistic"
+        Registry name, ``"package.module:Class"`` or an instance (cloned and fitted on dev).
+    prior : str or prior, default "uniform"
+        ``"uniform"`` or a prior instance (``WatchList``, ``Explicit``, ...), applied to
+        the eval enrolled speakers.
+    znorm_ddof : {0, 1}, default 1
+        Row z-norm degrees of freedom (1 = reference code, 0 = the paper's example).
+    binary_metrics : bool, default True
+        Also compute the binary view over all closed-set eval pairs (``eer``,
+        ``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
+        ``zebra_tag``, ``dsys``; :mod:`lidframe.metrics.binary_view`).  This holds every pair's LLR at
+        once (T x N float64) and sorts it; with False the memory added beyond the inputs
+        stays a few tiles and these are NaN.
+    tile_rows : int, optional
+        Trials per tile of the LID engine (default: about 16 MiB per tile).
+    ci : bool, default False
+        Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`) as
+        ``summary["ci"]``: metric -> ``[low, high]`` for ALID, PDR, LID+, LID-, LID q99,
+        LIDmax and, with ``binary_metrics``, EER and Cllr.
+    n_boot, ci_level, ci_unit, ci_method, seed
+        Bootstrap resamples, confidence level, resampling unit (``"speaker"`` cluster
+        bootstrap or ``"trial"``), ``"bca"`` or ``"percentile"``, and the seed.
+    device, precision, kernel, progress
+        Streaming engine settings for an eval embedding set (see
+        :func:`lidframe.core.streaming.lid_from_embeddings`); ``precision="auto"`` is float64
+        on the CPU and bfloat16 on CUDA.  Recorded in ``summary["engine"]``.
+
+    Returns
+    -------
+    Result
+
+    Examples
+    --------
+    >>> from lidframe.data.simulate import simulate_system
+    >>> dev, ev = simulate_system(leakage=1.0, seed=1)
+    >>> res = evaluate(dev, ev)
+    >>> res.summary["lid_max"] <= res.summary["log2_n"]
+    True
+    """
+    dev = as_scoreset(dev, "dev")
+    eval_set = as_set(eval, "eval")
+    fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof))
+    return evaluate_fitted(
+        eval_set, fitted, prior, dev=dev, znorm_ddof=znorm_ddof, binary_metrics=binary_metrics, tile_rows=tile_rows,
+        ci=ci, n_boot=n_boot, ci_level=ci_level, ci_unit=ci_unit, ci_method=ci_method, seed=seed,
+        device=device, precision=precision, kernel=kernel, progress=progress,
+    )
+
+
+def evaluate_fitted(
+    eval,  # noqa: A002
+    fitted,
+    prior="uniform",
+    *,
+    dev: ScoreSet | None = None,
+    znorm_ddof: int = 1,
+    binary_metrics: bool = True,
+    tile_rows: int | None = None,
+    ci: bool = False,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    ci_unit: str = "speaker",
+    ci_method: str = "bca",
+    seed: int = 0,
+    device: str = "cpu",
+    precision: str = "auto",
+    kernel: str = "auto",
+    progress: bool = False,
+) -> Result:
+    """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
+
+    Parameters are those of :func:`evaluate`; *fitted* is a fitted calibrator (used as is,
+    not copied), *dev* (optional) only fills the dev sizes of the summary.
+    """
+    eval_set = as_set(eval, "eval")
+    engine = None
+    if isinstance(eval_set, EmbeddingSet) and binary_metrics:
+        # every pair's LLR is needed anyway: score the set in full (float64 reference path)
+        eval_set = as_scoreset(eval_set, "eval")
+        engine = {"kernel": "dense", "device": "cpu", "precision": "float64"}
+    znorm_ddof = check_ddof(znorm_ddof)
+    prior = resolve_prior(prior)
+    log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
+
+    closed_rows = np.flatnonzero(~eval_set.is_impostor)
+    if closed_rows.size == 0:
+        raise InputError("eval: no trial's speaker is enrolled, so no trial has a LID (all are impostor trials)")
+    closed = eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
+    n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
+    pair_llr = None
+    if isinstance(closed, EmbeddingSet):
+        streamed = lid_from_embeddings(
+            closed.trial_vectors, closed.enrol_vectors, closed.true_index, fitted, log_prior,
+            znorm_ddof=znorm_ddof, device=device, precision=precision, kernel=kernel,
+            tile_rows=tile_rows, progress=progress, row_names=closed.trial_ids,
+        )
+        lid_closed, ranks = streamed.lid_bits, streamed.true_rank
+        engine = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
+    else:
+        if binary_metrics:
+            pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1)))
+        lid_closed = lid_from_scores(
+            closed.scores,
+            closed.true_index,
+            fitted.llr,
+            log_prior,
+            ddof=znorm_ddof,
+            znorm=uses_znorm(fitted),
+            tile_rows=tile_rows,
+            row_names=closed.trial_ids,
+            pair_llr_out=pair_llr,
+        )
+        ranks = true_speaker_rank(closed.scores, closed.true_index)
+
+    lid = np.full(eval_set.n_trials, np.nan)
+    lid[closed_rows] = lid_closed
+    posterior_true = np.full(eval_set.n_trials, np.nan)
+    # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain
+    posterior_true[closed_rows] = np.minimum(np.exp(lid_closed * LN2 + log_prior[closed.true_index]), 1.0)
+
+    summary = {
+        "n_trials": int(n_trials),
+        "n_enrolled": int(n_enrolled),
+        "n_impostor_trials": int(eval_set.n_impostor_trials),
+        "log2_n": math.log2(n_enrolled),
+    }
+    summary.update(lid_summary(lid_closed))
+    summary["cllr_mc"] = cllr_multiclass(posterior_true[closed_rows])
+    summary["rank1_rate"] = rank1_rate(ranks)
+    summary["rank_disclosure_bits"] = rank_disclosure(ranks, n_enrolled)[1]
+    if ci:
+        pairs = PairLLRs(pair_llr[0], pair_llr[1].reshape(n_trials, n_enrolled - 1)) if binary_metrics else None
+        intervals = bootstrap_ci(
+            lid_closed,
+            speakers=closed.trial_speakers,
+            unit=ci_unit,
+            n_boot=n_boot,
+            level=ci_level,
+            method=ci_method,
+            seed=seed,
+            pairs=pairs,
+        )
+        summary["ci"] = {k: [v.low, v.high] for k, v in intervals.items()}
+        summary["ci_settings"] = {"level": ci_level, "unit": ci_unit, "method": ci_method, "n_boot": n_boot, "seed": seed}
+    if binary_metrics:
+        summary.update(binary_summary(*pair_llr, overwrite=True))
+    else:
+        summary.update({k: (None if k == "zebra_tag" else float("nan")) for k in BINARY_KEYS})
+    summary.update(
+        calibrator=describe_component(fitted),
+        prior=describe_component(prior),
+        znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
+        n_dev_trials=None if dev is None else int(dev.n_trials - dev.n_impostor_trials),
+        n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
+        n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
+        lidframe_version=_lidframe_version(),
+    )
+    if engine is not None:
+        summary["engine"] = engine
+    return Result(
+        lid=lid,
+        posterior_true=posterior_true,
+        is_impostor=eval_set.is_impostor,
+        trial_ids=eval_set.trial_ids,
+        trial_speakers=eval_set.trial_speakers,
+        enrolled=eval_set.enrolled,
+        log_prior=log_prior,
+        summary=summary,
+        calibrator=fitted,
+        prior=prior,
+    )

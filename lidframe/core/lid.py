@@ -1,0 +1,223 @@
+"""Posterior over the N enrolled speakers and Local Information Disclosure (LID), in tiles.
+
+Given natural-log likelihood ratios ``llr`` (T, N) -- one per (trial, enrolled speaker)
+pair -- and a prior ``log_prior`` (N,) over the enrolled speakers, the attacker's
+posterior is the log-softmax::
+
+    log p_ij = llr_ij + log_prior_j - logsumexp_k(llr_ik + log_prior_k)
+
+and the disclosure of trial *i* whose true speaker is column m is, in bits::
+
+    LID_i = (log p_im - log_prior_m) / ln 2 = (llr_im - logsumexp_k(llr_ik + log_prior_k)) / ln 2
+
+so LID_i <= -log2 prior_m (log2 N under a uniform prior).  Everything is float64.  The
+functions work through the trials a tile of rows at a time, so the memory they add
+beyond their input is O(tile_rows x N), not O(T x N).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from lidframe.errors import InputError
+from lidframe.core.znorm import row_znorm
+
+__all__ = ["log_posterior", "lid_from_llr", "lid_from_scores", "default_tile_rows", "LN2"]
+
+LN2 = math.log(2.0)
+
+# Tiles hold about this many float64 values (16 MiB): big enough to amortise numpy's
+# per-call overhead, small enough to keep memory flat.
+_TILE_VALUES = 1 << 21
+
+
+def default_tile_rows(n_enrolled: int) -> int:
+    """Rows per tile so that one (tile_rows, N) float64 tile is about 16 MiB."""
+    return max(1, _TILE_VALUES // max(1, int(n_enrolled)))
+
+
+def _check_log_prior(log_prior, n_enrolled: int) -> np.ndarray:
+    log_prior = np.asarray(log_prior, dtype=np.float64)
+    if log_prior.shape != (n_enrolled,):
+        raise InputError(f"log_prior must have shape ({n_enrolled},), got {log_prior.shape}")
+    if np.isnan(log_prior).any() or np.isposinf(log_prior).any():
+        raise InputError("log_prior must hold log-probabilities (no NaN or +inf)")
+    total = np.logaddexp.reduce(log_prior)
+    if abs(total) > 1e-9:
+        raise InputError(f"log_prior must be normalised (logsumexp = 0), got logsumexp = {total:.3g}")
+    return log_prior
+
+
+def _check_true_index(true_index, n_trials: int, n_enrolled: int) -> np.ndarray:
+    true_index = np.asarray(true_index)
+    if true_index.shape != (n_trials,) or true_index.dtype.kind not in "iu":
+        raise InputError(f"true_index must be an integer array of shape ({n_trials},), got {true_index.shape}")
+    if (true_index >= n_enrolled).any():
+        raise InputError(f"true_index must be < N = {n_enrolled} (or -1 for impostor trials)")
+    return true_index
+
+
+def _uniform_log_n(log_prior: np.ndarray):
+    """log N when *log_prior* is uniform (exactly), else None."""
+    return math.log(log_prior.shape[0]) if np.all(log_prior == log_prior[0]) else None
+
+
+def _prepare(log_prior, true_index, tile_rows, n_trials: int, n_enrolled: int):
+    """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
+    log_prior = _check_log_prior(log_prior, n_enrolled)
+    true_index = _check_true_index(true_index, n_trials, n_enrolled)
+    return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), _uniform_log_n(log_prior)
+
+
+def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int):
+    """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN."""
+    rows = np.arange(llr_tile.shape[0])
+    closed = true_cols >= 0
+    llr_true = np.where(closed, llr_tile[rows, np.where(closed, true_cols, 0)], np.nan)
+    if uniform_log_n is None:
+        llr_tile += log_prior
+    peak = llr_tile.max(axis=1)
+    if not np.isfinite(peak).all():
+        bad = int(np.flatnonzero(~np.isfinite(peak))[0])
+        raise InputError(f"LLRs of row {row_offset + bad} are not finite (max {peak[bad]}); check the calibrator")
+    llr_tile -= peak[:, None]
+    np.exp(llr_tile, out=llr_tile)
+    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum); kept relative to the peak so
+    # that a constant LLR row gives exactly 0
+    log_norm = np.log(llr_tile.sum(axis=1))
+    if uniform_log_n is not None:  # log_prior = -log N was not added to the tile
+        log_norm -= uniform_log_n
+    lid_bits = ((llr_true - peak) - log_norm) / LN2
+    if np.isnan(lid_bits[closed]).any():
+        bad = int(np.flatnonzero(np.isnan(lid_bits) & closed)[0])
+        raise InputError(f"LLR of the true speaker in row {row_offset + bad} is NaN; check the calibrator")
+    return lid_bits
+
+
+def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_pos: int):
+    """Copy a tile's mated and non-mated LLRs into the caller's buffers; return new offsets."""
+    mated, non = pair_llr_out
+    closed = cols >= 0
+    if not closed.all():
+        llr, cols = llr[closed], cols[closed]
+    rows = np.arange(cols.size)
+    mated[mated_pos : mated_pos + cols.size] = llr[rows, cols]
+    keep = np.ones(llr.shape, dtype=bool)
+    keep[rows, cols] = False
+    n_non = keep.size - cols.size
+    np.compress(keep.ravel(), llr.ravel(), out=non[non_pos : non_pos + n_non])
+    return mated_pos + cols.size, non_pos + n_non
+
+
+def lid_from_llr(llr, log_prior, true_index, *, tile_rows: int | None = None) -> np.ndarray:
+    """Per-trial LID in bits from a full LLR matrix.
+
+    Parameters
+    ----------
+    llr : array_like, shape (T, N)
+        Natural-log likelihood ratios, one per (trial, enrolled speaker).
+    log_prior : array_like, shape (N,)
+        Natural-log prior probabilities of the enrolled speakers (logsumexp = 0).
+    true_index : array_like of int, shape (T,)
+        Column of each trial's true speaker; -1 marks an impostor trial.
+    tile_rows : int, optional
+        Trials per tile (default: about 16 MiB per tile).
+
+    Returns
+    -------
+    lid_bits : ndarray, shape (T,), float64
+        LID_i in bits; NaN for impostor trials.
+    """
+    llr = np.asarray(llr, dtype=np.float64)
+    if llr.ndim != 2:
+        raise InputError(f"llr must be a (T, N) array, got shape {llr.shape}")
+    n_trials, n_enrolled = llr.shape
+    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
+    out = np.empty(n_trials, dtype=np.float64)
+    for start in range(0, n_trials, tile_rows):
+        stop = min(start + tile_rows, n_trials)
+        tile = np.array(llr[start:stop], copy=True)
+        out[start:stop] = _tile_lid(tile, true_index[start:stop], log_prior, log_n, start)
+    return out
+
+
+def log_posterior(llr, log_prior) -> np.ndarray:
+    """Dense log posterior ``log p`` (T, N) over the enrolled speakers (small inputs only).
+
+    Parameters
+    ----------
+    llr : array_like, shape (T, N)
+        Natural-log likelihood ratios.
+    log_prior : array_like, shape (N,)
+        Natural-log prior probabilities (logsumexp = 0).
+    """
+    from scipy.special import log_softmax
+
+    llr = np.asarray(llr, dtype=np.float64)
+    log_prior = _check_log_prior(log_prior, llr.shape[-1])
+    return log_softmax(llr + log_prior, axis=-1)
+
+
+def lid_from_scores(
+    scores,
+    true_index,
+    llr_map,
+    log_prior,
+    *,
+    ddof: int = 1,
+    znorm: bool = True,
+    tile_rows: int | None = None,
+    row_names=None,
+    pair_llr_out=None,
+) -> np.ndarray:
+    """Per-trial LID in bits from raw scores: z-norm, calibrate and normalise tile by tile.
+
+    Parameters
+    ----------
+    scores : array_like, shape (T, N)
+        Raw attacker similarities.
+    true_index : array_like of int, shape (T,)
+        Column of each trial's true speaker; -1 marks an impostor trial (LID NaN).
+    llr_map : callable
+        Elementwise map from z-scores (any shape) to natural-log LLRs, non-decreasing;
+        usually a fitted calibrator's ``llr`` method.
+    log_prior : array_like, shape (N,)
+        Natural-log prior probabilities of the enrolled speakers.
+    ddof : {0, 1}
+        Delta degrees of freedom of the row z-norm.
+    znorm : bool
+        Row-z-normalise before *llr_map* (default); False passes raw scores (for
+        calibrators whose ``input_scale`` is ``"raw"``).
+    tile_rows : int, optional
+        Trials per tile (default: about 16 MiB per tile).
+    row_names : array_like of str, shape (T,), optional
+        Trial ids, used to name constant rows in errors.
+    pair_llr_out : tuple of (ndarray, ndarray), optional
+        ``(mated, non_mated)`` float64 buffers of sizes T_c and T_c (N - 1), where T_c
+        counts the non-impostor trials; filled, in trial order, with the LLR of every
+        mated and non-mated pair for binary metrics (this is the one O(T x N) output).
+
+    Returns
+    -------
+    lid_bits : ndarray, shape (T,), float64
+        NaN for impostor trials.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    n_trials, n_enrolled = scores.shape
+    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
+    out = np.empty(n_trials, dtype=np.float64)
+    mated_pos = non_pos = 0
+    for start in range(0, n_trials, tile_rows):
+        stop = min(start + tile_rows, n_trials)
+        names = None if row_names is None else row_names[start:stop]
+        z = row_znorm(scores[start:stop], ddof, row_names=names) if znorm else scores[start:stop]
+        llr = np.asarray(llr_map(z), dtype=np.float64)
+        if llr.shape != z.shape:
+            raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {z.shape}")
+        cols = true_index[start:stop]
+        if pair_llr_out is not None:
+            mated_pos, non_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_pos)
+        out[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start)
+    return out

@@ -1,0 +1,437 @@
+"""Streaming LID from embeddings: the (T, N) score matrix is never materialised.
+
+An embedding attacker scores trial i against enrolled speaker j by the cosine
+s_ij = x_i . e_j of unit vectors.  Two facts make a one-pass engine possible:
+
+* **Closed-form row z-norm.**  With e_bar the mean enrolled vector and
+  Sigma = sum_j (e_j - e_bar)(e_j - e_bar)^T / (N - ddof) (a d x d matrix, float64)::
+
+      mean_i = x_i . e_bar,   std_i^2 = x_i^T Sigma x_i,   z_ij = x_i . (e_j - e_bar) / std_i
+
+  so the z-scores are themselves dot products of rescaled trial vectors with centred
+  enrolled vectors (no first pass over N, no cancellation of E[s^2] - mean^2).
+* **Affine calibrators fold into the product.**  With llr = a z + b the intercept
+  cancels in LID and LID_i = (a z_im - logsumexp_j(a z_ij + ln pi_j)) / ln 2: a matmul
+  followed by a row-wise logsumexp, which a fused kernel computes online, tile by tile
+  (the softmax normaliser of attention).  Other calibrators (isotonic, beta, Gaussian
+  with unequal variances, plugins) are applied to (tile_rows, N) tiles of z-scores with
+  their closed-form map (:mod:`lidframe.calibrators.maps`), on the tile's device.
+
+:func:`lid_from_embeddings` picks the path: ``numpy`` (CPU, float64/float32 BLAS,
+threaded by the BLAS library), ``torch`` (CPU or CUDA, float64/float32/bfloat16, tiled)
+or ``triton`` (CUDA, the fused kernel of :mod:`lidframe.core.triton_lid`; affine maps only).
+The float64 numpy path equals the dense reference (``row_znorm`` + calibrator +
+``lid_from_llr`` on the materialised cosine matrix) to rounding; float32 and bfloat16
+(fp32 accumulation) trade accuracy for speed (tests and ``bench/`` state the errors).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError, preview
+from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
+from lidframe.calibrators.maps import AffineMap, llr_map_of
+from lidframe.core.znorm import check_ddof
+
+__all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings", "resolve_precision", "KERNELS", "PRECISIONS"]
+
+KERNELS = ("auto", "numpy", "torch", "triton")
+PRECISIONS = ("float64", "float32", "bfloat16")
+_PRECISION_ALIASES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "double": "float64", "float": "float32"}
+_LOG2E = 1.0 / LN2
+# a row whose cosine scores have a standard deviation below this is constant to
+# float64 resolution (cosines are bounded by 1 in magnitude)
+_ZERO_STD = 16.0 * np.finfo(np.float64).eps
+# values per tile: (tile_rows, N) float tiles of this many entries
+_TILE_VALUES_TORCH_CPU = 1 << 22
+_TILE_VALUES_CUDA = 1 << 30
+
+
+@attrs.frozen(eq=False)
+class StreamingLID:
+    """Per-trial outputs of :func:`lid_from_embeddings`.
+
+    Attributes
+    ----------
+    lid_bits : ndarray, shape (T,), float64
+        LID in bits.
+    true_rank : ndarray of int64, shape (T,)
+        1 + the number of enrolled speakers scoring strictly above the true one.
+    kernel : str
+        The path that ran: ``"numpy"``, ``"torch"`` or ``"triton"``.
+    device : str
+    precision : str
+    """
+
+    lid_bits: np.ndarray
+    true_rank: np.ndarray
+    kernel: str
+    device: str
+    precision: str
+
+
+def resolve_precision(precision: str, device: str = "cpu") -> str:
+    """Canonical precision name (``float64``, ``float32`` or ``bfloat16``; fp64/fp32/bf16 accepted).
+
+    ``"auto"`` is float64 on the CPU and bfloat16 on CUDA (*device* already resolved).
+    """
+    if precision == "auto":
+        return "bfloat16" if str(device).startswith("cuda") else "float64"
+    name = _PRECISION_ALIASES.get(str(precision).lower(), str(precision).lower())
+    if name not in PRECISIONS:
+        raise InputError(f"precision must be one of float64, float32, bfloat16 (or fp64, fp32, bf16), got {precision!r}")
+    return name
+
+
+def _unit_rows(matrix, what: str):
+    """Rows of *matrix* scaled to unit L2 norm; zero rows are an error naming them."""
+    norms = (matrix * matrix).sum(axis=1) ** 0.5
+    zero = norms == 0
+    if bool(zero.any()):
+        rows = np.flatnonzero(_to_numpy(zero))
+        raise InputError(f"cosine scoring needs non-zero vectors; zero {what} rows: {preview(rows)}")
+    return matrix / norms[:, None]
+
+
+def _to_numpy(values):
+    return values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
+
+
+def _prepare(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
+    """(keys (N, d), row_scale (T,)) in float64: z_ij = row_scale_i * trial_unit_i . keys_j."""
+    if not znorm:
+        return enrol_unit, trial_unit[:, 0] * 0.0 + 1.0  # ones, as a numpy array or a tensor
+    n_enrolled = enrol_unit.shape[0]
+    keys = enrol_unit - enrol_unit.mean(axis=0)
+    covariance = (keys.T @ keys) / (n_enrolled - ddof)
+    variance = ((trial_unit @ covariance) * trial_unit).sum(axis=1)
+    std = variance.clip(min=0.0) ** 0.5
+    constant = std <= _ZERO_STD
+    if bool(constant.any()):
+        rows = np.flatnonzero(_to_numpy(constant))
+        names = rows if row_names is None else np.asarray(row_names)[rows]
+        raise InputError(f"z-norm is undefined for {rows.size} trials whose scores are all equal: {preview(names)}")
+    return keys, 1.0 / std
+
+
+def cosine_row_stats(trial_emb, enrol_emb, *, ddof: int = 1):
+    """Row mean and standard deviation of the cosine scores, in closed form.
+
+    Parameters
+    ----------
+    trial_emb : array_like, shape (T, d)
+    enrol_emb : array_like, shape (N, d)
+        Enrolled speaker profiles (any norm; scores use unit vectors).
+    ddof : {0, 1}
+
+    Returns
+    -------
+    mean, std : ndarray, shape (T,), float64
+        Equal to ``scores.mean(1)`` and ``scores.std(1, ddof=ddof)`` of the materialised
+        cosine matrix, without forming it (cost O(T d^2 + N d^2)).
+    """
+    ddof = check_ddof(ddof)
+    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
+    keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, True, None)
+    return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
+
+
+def _check_embeddings(trial_emb, enrol_emb):
+    trial_emb = np.asarray(trial_emb, dtype=np.float64)
+    enrol_emb = np.asarray(enrol_emb, dtype=np.float64)
+    if trial_emb.ndim != 2 or enrol_emb.ndim != 2 or trial_emb.shape[1] != enrol_emb.shape[1]:
+        raise InputError(f"trial (T, d) and enrolled (N, d) embeddings needed, got {trial_emb.shape} and {enrol_emb.shape}")
+    if enrol_emb.shape[0] < 2:
+        raise InputError(f"LID needs N >= 2 enrolled speakers, got {enrol_emb.shape[0]}")
+    for what, values in (("trial", trial_emb), ("enrolled", enrol_emb)):
+        bad = ~np.isfinite(values).all(axis=1)
+        if bad.any():
+            raise InputError(f"{what} embeddings hold NaN or inf in rows {preview(np.flatnonzero(bad))}")
+    return _unit_rows(trial_emb, "trial"), _unit_rows(enrol_emb, "enrolled")
+
+
+def _check_true_index(true_index, n_trials: int, n_enrolled: int) -> np.ndarray:
+    true_index = np.asarray(true_index)
+    if true_index.shape != (n_trials,) or true_index.dtype.kind not in "iu":
+        raise InputError(f"true_index must be an integer array of shape ({n_trials},), got {true_index.shape}")
+    bad = (true_index < 0) | (true_index >= n_enrolled)
+    if bad.any():
+        raise InputError(
+            f"true_index must be in [0, {n_enrolled}) (drop impostor trials first); bad rows {preview(np.flatnonzero(bad))}"
+        )
+    return true_index.astype(np.int64)
+
+
+def _torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _resolve_device(device: str) -> str:
+    if device == "auto":
+        if _torch_available():
+            import torch
+
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cpu"
+    if device != "cpu" and not _torch_available():
+        raise InputError(f"device {device!r} needs PyTorch (pip install torch); only 'cpu' works without it")
+    return str(device)
+
+
+def _triton_usable(device: str) -> bool:
+    try:
+        from lidframe.core.triton_lid import interpreting
+    except ImportError:
+        return False
+    return device.startswith("cuda") or interpreting()
+
+
+def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
+    if kernel not in KERNELS:
+        raise InputError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    on_cpu = device == "cpu"
+    if kernel == "auto":
+        if on_cpu:
+            return "numpy" if precision != "bfloat16" or not _torch_available() else "torch"
+        if isinstance(llr_map, AffineMap) and precision != "float64" and _triton_usable(device):
+            return "triton"
+        return "torch"
+    if kernel == "numpy" and not on_cpu:
+        raise InputError(f"kernel 'numpy' runs on the CPU only, not on device {device!r}")
+    if kernel == "numpy" and precision == "bfloat16":
+        raise InputError("kernel 'numpy' has no bfloat16; use kernel 'torch'")
+    if kernel in ("torch", "triton") and not _torch_available():
+        raise InputError(f"kernel {kernel!r} needs PyTorch (pip install torch)")
+    if kernel == "triton":
+        if not _triton_usable(device):
+            raise InputError(f"kernel 'triton' needs Triton and a CUDA device (got device {device!r})")
+        if not isinstance(llr_map, AffineMap):
+            raise InputError(f"kernel 'triton' fuses affine calibrators only; {type(llr_map).__name__} needs kernel 'torch'")
+        if precision == "float64":
+            raise InputError("kernel 'triton' computes in bfloat16 or float32, not float64")
+    return kernel
+
+
+def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
+    starts = range(0, n_trials, tile_rows)
+    if progress:
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:
+            return starts
+        return tqdm(starts, desc=label, unit="tile", total=len(starts))
+    return starts
+
+
+def _numpy_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, tile_rows, progress, row_names):
+    keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, znorm, row_names)
+    n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
+    affine = isinstance(llr_map, AffineMap)
+    slope = llr_map.slope if affine else 1.0
+    dtype = np.float64 if precision == "float64" else np.float32
+    query = (trial_unit * (row_scale * (slope if slope > 0 else 1.0))[:, None]).astype(dtype)
+    keys_t = np.ascontiguousarray(keys.T.astype(dtype))
+    log_n = _uniform_log_n(log_prior)
+    lid = np.empty(n_trials)
+    rank = np.empty(n_trials, dtype=np.int64)
+    tile_rows = tile_rows or default_tile_rows(n_enrolled)
+    for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
+        stop = min(start + tile_rows, n_trials)
+        cols = true_index[start:stop]
+        scores = np.asarray(query[start:stop] @ keys_t, dtype=np.float64)  # a * z (affine) or z
+        rows = np.arange(stop - start)
+        rank[start:stop] = 1 + (scores > scores[rows, cols][:, None]).sum(axis=1)
+        llr = scores if affine and slope > 0 else np.asarray(llr_map(scores), dtype=np.float64)
+        if llr.shape != scores.shape:
+            raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")
+        lid[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start)
+    return lid, rank
+
+
+def _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names):
+    import torch
+
+    trial = torch.as_tensor(trial_unit, dtype=torch.float64, device=device)
+    enrol = torch.as_tensor(enrol_unit, dtype=torch.float64, device=device)
+    keys, row_scale = _prepare(trial, enrol, ddof, znorm, row_names)
+    return trial, keys, row_scale
+
+
+def _torch_dtype(precision: str):
+    import torch
+
+    return {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
+
+
+@contextlib.contextmanager
+def _matmul_precision(device: str, fp32_precision: str):
+    """CUDA float32 matmuls as *fp32_precision* ("tf32" or "ieee") inside the block, restored after.
+
+    bfloat16 inputs are carried in float32: TF32 tensor cores hold their 8-bit mantissas
+    exactly and accumulate in float32, so the products are those of a bf16 GEMM with a
+    float32 output (a bf16 output would round every score to 3 significant digits).
+    """
+    if not str(device).startswith("cuda"):
+        yield
+        return
+    import torch
+
+    settings = torch.backends.cuda.matmul
+    before = settings.fp32_precision
+    settings.fp32_precision = fp32_precision
+    try:
+        yield
+    finally:
+        settings.fp32_precision = before
+
+
+def _torch_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, device, tile_rows, progress, row_names):
+    import torch
+
+    trial, keys, row_scale = _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names)
+    n_trials, n_enrolled = trial.shape[0], keys.shape[0]
+    affine = isinstance(llr_map, AffineMap)
+    slope = llr_map.slope if affine else 1.0
+    work = torch.float64 if precision == "float64" else torch.float32  # products, map and logsumexp
+    query = (trial * (row_scale * (slope if slope > 0 else 1.0))[:, None]).to(_torch_dtype(precision)).to(work)
+    keys_t = keys.T.contiguous().to(_torch_dtype(precision)).to(work)
+    log_n = _uniform_log_n(log_prior)
+    bias = None if log_n is not None else torch.as_tensor(log_prior, dtype=work, device=device)
+    cols_all = torch.as_tensor(true_index, device=device)
+    lid = torch.empty(n_trials, dtype=torch.float64, device=device)
+    rank = torch.empty(n_trials, dtype=torch.int64, device=device)
+    budget = _TILE_VALUES_CUDA if str(device).startswith("cuda") else _TILE_VALUES_TORCH_CPU
+    tile_rows = tile_rows or max(1, budget // n_enrolled)
+    with torch.inference_mode(), _matmul_precision(device, "tf32" if precision == "bfloat16" else "ieee"):
+        for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
+            stop = min(start + tile_rows, n_trials)
+            cols = cols_all[start:stop]
+            scores = query[start:stop] @ keys_t  # a * z (affine) or z
+            mated_score = scores.gather(1, cols[:, None])
+            rank[start:stop] = 1 + (scores > mated_score).sum(dim=1)
+            llr = scores if affine and slope > 0 else llr_map(scores)
+            mated_llr = llr.gather(1, cols[:, None])[:, 0]
+            if bias is not None:
+                llr = llr + bias
+            lse = torch.logsumexp(llr, dim=1)
+            if log_n is not None:
+                lse = lse - log_n
+            if not bool(torch.isfinite(lse).all()):
+                bad = start + int(torch.nonzero(~torch.isfinite(lse))[0, 0])
+                raise InputError(f"LLRs of row {bad} are not finite; check the calibrator")
+            lid[start:stop] = ((mated_llr - lse) / LN2).to(torch.float64)
+    if affine and slope <= 0:  # a non-increasing map carries no evidence: LLR constant
+        lid.zero_()
+    return lid.cpu().numpy(), rank.cpu().numpy()
+
+
+def _triton_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, device, progress, row_names, blocks):
+    import torch
+
+    from lidframe.core.triton_lid import lid_lse_triton
+
+    trial, keys, row_scale = _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names)
+    slope = llr_map.slope if llr_map.slope > 0 else 1.0
+    dtype = torch.bfloat16 if precision == "bfloat16" else torch.float32
+    query = (trial * (row_scale * slope * _LOG2E)[:, None]).to(dtype).contiguous()
+    keys = keys.to(dtype).contiguous()
+    cols = torch.as_tensor(true_index, device=device)
+    # the true speaker's score from the same rounded inputs: the threshold of the rank count
+    threshold = (query.float() * keys[cols].float()).sum(dim=1)
+    log_n = _uniform_log_n(log_prior)
+    bias = None if log_n is not None else torch.as_tensor(log_prior * _LOG2E, dtype=torch.float32, device=device)
+    lse2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
+    lid = (mated2.double() - lse2.double())
+    if log_n is not None:
+        lid += log_n * _LOG2E
+    if llr_map.slope <= 0:
+        lid.zero_()
+    return lid.cpu().numpy(), (1 + above.long()).cpu().numpy()
+
+
+def lid_from_embeddings(
+    trial_emb,
+    enrol_emb,
+    true_index,
+    calibrator,
+    log_prior,
+    *,
+    znorm_ddof: int = 1,
+    device: str = "cpu",
+    precision: str = "float64",
+    kernel: str = "auto",
+    tile_rows: int | None = None,
+    progress: bool = False,
+    row_names=None,
+    triton_blocks: dict | None = None,
+) -> StreamingLID:
+    """Per-trial LID of a cosine attacker straight from embeddings.
+
+    Parameters
+    ----------
+    trial_emb : array_like, shape (T, d)
+        Trial embeddings (any norm; cosine scoring uses unit vectors).
+    enrol_emb : array_like, shape (N, d)
+        One profile per enrolled speaker, in enrolled order.
+    true_index : array_like of int, shape (T,)
+        Column of each trial's true speaker, in [0, N) (drop impostor trials first).
+    calibrator : fitted calibrator or llr map
+        A fitted calibrator (its ``llr_map()`` is used when it has one, else its ``llr``)
+        or a map from :mod:`lidframe.calibrators.maps`.  ``input_scale == "raw"`` skips the z-norm.
+    log_prior : array_like, shape (N,)
+        Natural-log prior over the enrolled speakers (logsumexp = 0).
+    znorm_ddof : {0, 1}
+    device : str, default "cpu"
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA when available).
+    precision : {"float64", "float32", "bfloat16", "auto"}
+        Precision of the products (auto: float64 on the CPU, bfloat16 on CUDA); bfloat16 accumulates in float32.  The map and the
+        logsumexp run in float64 for float64, else float32.
+    kernel : {"auto", "numpy", "torch", "triton"}
+        ``auto``: triton on CUDA for affine maps below float64, torch on CUDA otherwise,
+        numpy on the CPU (torch for bfloat16).
+    tile_rows : int, optional
+        Trials per tile for the numpy and torch paths (default: ~16 MiB tiles on the CPU,
+        ~4 GiB on CUDA).
+    progress : bool
+        Show a progress bar over tiles (tqdm).
+    row_names : array_like of str, shape (T,), optional
+        Trial ids for error messages.
+    triton_blocks : dict, optional
+        ``{"block_m": .., "block_n": ..}`` fixed Triton tiles (default: autotuned).
+
+    Returns
+    -------
+    StreamingLID
+    """
+    znorm_ddof = check_ddof(znorm_ddof)
+    device = _resolve_device(device)
+    precision = resolve_precision(precision, device)
+    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
+    n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
+    true_index = _check_true_index(true_index, n_trials, n_enrolled)
+    log_prior = _check_log_prior(log_prior, n_enrolled)
+    scale = getattr(calibrator, "input_scale", "znorm")
+    if scale not in ("znorm", "raw"):
+        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
+    znorm = scale == "znorm"
+    llr_map = calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
+    kernel = _choose_kernel(kernel, device, precision, llr_map)
+    if tile_rows is not None and (not isinstance(tile_rows, int) or tile_rows < 1):
+        raise InputError(f"tile_rows must be a positive integer, got {tile_rows!r}")
+    common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
+    if kernel == "numpy":
+        lid, rank = _numpy_path(*common, tile_rows, progress, row_names)
+    elif kernel == "torch":
+        lid, rank = _torch_path(*common, device, tile_rows, progress, row_names)
+    else:
+        lid, rank = _triton_path(*common, device, progress, row_names, triton_blocks or {})
+    return StreamingLID(lid_bits=lid, true_rank=rank, kernel=kernel, device=device, precision=precision)
+

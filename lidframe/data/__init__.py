@@ -1,0 +1,8 @@
+"""Data: what lidframe reads and writes, and nothing that computes a metric.
+
+Score sets (:mod:`~lidframe.data.scoreset`), embedding sets (:mod:`~lidframe.data.embedset`),
+Kaldi data directories (:mod:`~lidframe.data.kaldi`), the ``Utterance`` record
+(:mod:`~lidframe.data.utterance`), simulated systems (:mod:`~lidframe.data.simulate`) and
+atomic file output, JSON and file digests (:mod:`~lidframe.data.fileio`).  The lowest wing:
+it imports only :mod:`lidframe.errors`.
+"""

@@ -1,0 +1,164 @@
+"""EmbeddingSet: a cosine attacker's trial and enrolled vectors, scored on demand.
+
+A :class:`~lidframe.ScoreSet` stores the T x N similarity matrix; at T = N = 10^6 that
+is 8 TB.  An embedding set stores what the matrix is made of -- T trial embeddings and
+N enrolled speaker profiles, d numbers each -- and :mod:`lidframe.core.streaming` computes
+LID from it without forming the matrix.  Its implied scores are cosines, exactly
+those of :class:`~lidframe.attackers.EmbeddingAttacker.score`.
+
+File layout (``.npz``, no pickle): ``trial_vectors`` (T, d) float, ``enrol_vectors``
+(N, d) float, ``enrolled`` (N,) str, ``trial_speakers`` (T,) str and optionally
+``trial_ids`` (T,) str.  :func:`load_set` reads either kind of set by its keys.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError, preview
+from lidframe.data.fileio import atomic_path
+from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, check_ids
+
+__all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
+
+#: Keys of an embedding-set ``.npz`` (``trial_ids`` optional).
+EMBEDDING_KEYS = ("trial_vectors", "enrol_vectors", "enrolled", "trial_speakers", "trial_ids")
+
+
+def _as_vectors(value) -> np.ndarray:
+    try:
+        vectors = np.array(value, dtype=np.float32 if np.asarray(value).dtype == np.float32 else np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"embeddings must be a numeric (rows, d) array: {exc}") from None
+    vectors.flags.writeable = False
+    return vectors
+
+
+@attrs.frozen(eq=False)
+class EmbeddingSet(TrialBookkeeping):
+    """Trial embeddings and enrolled speaker profiles of a cosine-scoring attacker.
+
+    Parameters
+    ----------
+    trial_vectors : array_like, shape (T, d)
+        One embedding per trial utterance (float32 kept as float32, else float64).
+    enrol_vectors : array_like, shape (N, d)
+        One profile per enrolled speaker.
+    enrolled : array_like of str, shape (N,)
+    trial_speakers : array_like of str, shape (T,)
+    trial_ids : array_like of str, shape (T,), optional
+
+    Raises
+    ------
+    InputError
+        On shape mismatches, non-finite or all-zero vectors (naming the trial or speaker)
+        and on the id checks of :class:`~lidframe.ScoreSet`.
+    """
+
+    trial_vectors: np.ndarray = attrs.field(converter=_as_vectors)
+    enrol_vectors: np.ndarray = attrs.field(converter=_as_vectors)
+    enrolled: np.ndarray = attrs.field(converter=_as_ids)
+    trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
+    trial_ids: np.ndarray | None = attrs.field(default=None, converter=_as_ids)
+    _true_index: np.ndarray = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self):
+        trial, enrol = self.trial_vectors, self.enrol_vectors
+        if trial.ndim != 2 or enrol.ndim != 2 or trial.shape[1] != enrol.shape[1]:
+            raise InputError(f"trial_vectors (T, d) and enrol_vectors (N, d) needed, got {trial.shape} and {enrol.shape}")
+        ids = check_ids(self.enrolled, self.trial_speakers, self.trial_ids, (trial.shape[0], enrol.shape[0]), "the vectors")
+        object.__setattr__(self, "trial_ids", ids[2])
+        object.__setattr__(self, "_true_index", ids[3])
+        for what, names, vectors in (("trial", self.trial_ids, trial), ("enrolled speaker", self.enrolled, enrol)):
+            bad = ~np.isfinite(vectors).all(axis=1)
+            if bad.any():
+                raise InputError(f"{what} vectors hold NaN or inf: {preview(names[bad])}")
+            zero = ~vectors.any(axis=1)
+            if zero.any():
+                raise InputError(f"cosine scoring needs non-zero vectors; zero {what} vectors: {preview(names[zero])}")
+
+    @property
+    def n_trials(self) -> int:
+        """T, the number of trials, impostor trials included."""
+        return self.trial_vectors.shape[0]
+
+    @property
+    def n_enrolled(self) -> int:
+        """N, the number of enrolled speakers."""
+        return self.enrol_vectors.shape[0]
+
+    @property
+    def dim(self) -> int:
+        """d, the embedding dimension."""
+        return self.trial_vectors.shape[1]
+
+    def subset(self, rows) -> "EmbeddingSet":
+        """The set restricted to trial *rows* (index array or boolean mask)."""
+        rows = np.asarray(rows)
+        return EmbeddingSet(self.trial_vectors[rows], self.enrol_vectors, self.enrolled, self.trial_speakers[rows], self.trial_ids[rows])
+
+    def closed_set(self) -> "EmbeddingSet":
+        """The set without impostor trials."""
+        return self.subset(~self.is_impostor)
+
+    def to_scoreset(self, *, max_values: int = 1 << 28) -> ScoreSet:
+        """The implied T x N cosine :class:`~lidframe.ScoreSet` (float64), if it has at most *max_values* scores."""
+        size = self.n_trials * self.n_enrolled
+        if size > max_values:
+            raise InputError(
+                f"materialising {self.n_trials} x {self.n_enrolled} = {size:,} scores exceeds {max_values:,}; "
+                "use the streaming engine (binary_metrics=False) or a smaller set"
+            )
+        trial = self.trial_vectors.astype(np.float64)
+        enrol = self.enrol_vectors.astype(np.float64)
+        trial = trial / np.linalg.norm(trial, axis=1, keepdims=True)
+        enrol = enrol / np.linalg.norm(enrol, axis=1, keepdims=True)
+        return ScoreSet(trial @ enrol.T, self.enrolled, self.trial_speakers, self.trial_ids)
+
+    @classmethod
+    def load(cls, path) -> "EmbeddingSet":
+        """Read an embedding-set ``.npz`` (keys in :data:`EMBEDDING_KEYS`)."""
+        path = Path(path)
+        if not path.is_file():
+            raise InputError(f"{path}: no such file")
+        try:
+            archive = np.load(path, allow_pickle=False)
+        except Exception as exc:  # zipfile/format errors: report, don't trace back
+            raise InputError(f"{path}: not a readable .npz archive ({exc})") from None
+        with archive:
+            missing = [k for k in EMBEDDING_KEYS[:4] if k not in archive.files]
+            if missing:
+                raise InputError(f"{path}: missing key(s) {', '.join(missing)} of an embedding set (found {preview(archive.files)})")
+            try:
+                fields = {k: archive[k] for k in EMBEDDING_KEYS if k in archive.files}
+            except ValueError as exc:
+                raise InputError(f"{path}: {exc}; store ids as unicode string arrays, not objects") from None
+        try:
+            return cls(**fields)
+        except InputError as exc:
+            raise InputError(f"{path}: {exc}") from None
+
+    def save(self, path) -> None:
+        """Write the set to ``.npz``, atomically."""
+        path = Path(path)
+        if path.suffix.lower() != ".npz":
+            raise InputError(f"{path}: an embedding set is saved as .npz, not {path.suffix!r}")
+        with atomic_path(path, suffix=".npz") as tmp, open(tmp, "wb") as handle:
+            np.savez(handle, **{k: getattr(self, k) for k in EMBEDDING_KEYS})
+
+
+def load_set(path):
+    """A :class:`~lidframe.ScoreSet` or an :class:`EmbeddingSet`, told apart by the ``.npz`` keys."""
+    path = Path(path)
+    if path.suffix.lower() == ".npz" and path.is_file():
+        try:
+            with np.load(path, allow_pickle=False) as archive:
+                is_embeddings = "trial_vectors" in archive.files
+        except Exception:  # unreadable: let ScoreSet.load word the error
+            is_embeddings = False
+        if is_embeddings:
+            return EmbeddingSet.load(path)
+    return ScoreSet.load(path)

@@ -1,0 +1,357 @@
+"""ScoreSet: an attacker's T x N similarity matrix with the ids that give it meaning.
+
+Row *i* is one trial utterance (speaker ``trial_speakers[i]``, id ``trial_ids[i]``);
+column *j* is one enrolled speaker ``enrolled[j]``.  A trial whose speaker is not
+among the enrolled ids is an *impostor trial*: it has no mated column, so it is
+excluded from LID (closed-set assumption) and counted in every result.
+
+Two file layouts are read and written:
+
+``.npz``
+    keys ``scores`` (T, N) float, ``enrolled`` (N,) str, ``trial_speakers`` (T,) str
+    and optionally ``trial_ids`` (T,) str; stored without pickle.
+``.csv``
+    the long layout of the published LID reference code, one row per
+    (trial, enrolled speaker) pair: ``enroll_spk,trial_spk,trial_id,score``.
+    Every trial must have exactly one row per enrolled speaker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError, preview
+from lidframe.data.fileio import atomic_path
+
+__all__ = ["ScoreSet", "CSV_COLUMNS", "check_ids", "TrialBookkeeping"]
+
+#: Column names of the long CSV layout (published LID reference code).
+CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.flags.writeable = False
+    return array
+
+
+def _as_scores(value) -> np.ndarray:
+    try:
+        scores = np.array(value, dtype=np.float64, copy=True)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"scores must be a numeric (T, N) array: {exc}") from None
+    return _readonly(scores)
+
+
+def _as_ids(value) -> np.ndarray:
+    if value is None:
+        return None
+    ids = np.asarray(value)
+    if ids.dtype.kind not in "US":
+        ids = np.asarray([str(x) for x in np.ravel(ids)]).reshape(ids.shape)
+    return _readonly(np.array(ids, dtype=str, copy=True))
+
+
+def _first_duplicate(ids: np.ndarray):
+    seen = set()
+    for x in ids:
+        if x in seen:
+            return x
+        seen.add(x)
+    return None
+
+
+def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
+    """Validate the ids of a (T, N) set; return (enrolled, trial_speakers, trial_ids, true_index).
+
+    *enrolled*, *trial_speakers* and *trial_ids* are read-only str arrays (``trial_ids``
+    may be None: ``"0"``, ``"1"``, ... are made); *what* names the (T, N) data in errors.
+    """
+    n_trials, n_enrolled = shape
+    if enrolled.ndim != 1 or enrolled.shape[0] != n_enrolled:
+        raise InputError(f"enrolled has shape {enrolled.shape} but {what} has {n_enrolled} columns (shape {shape})")
+    if trial_speakers.ndim != 1 or trial_speakers.shape[0] != n_trials:
+        raise InputError(f"trial_speakers has shape {trial_speakers.shape} but {what} has {n_trials} rows (shape {shape})")
+    if trial_ids is None:
+        trial_ids = _readonly(np.arange(n_trials).astype(str))
+    elif trial_ids.ndim != 1 or trial_ids.shape[0] != n_trials:
+        raise InputError(f"trial_ids has shape {trial_ids.shape} but {what} has {n_trials} rows (shape {shape})")
+    if n_trials < 1:
+        raise InputError("a score set needs at least one trial (T >= 1), got T = 0")
+    if n_enrolled < 2:
+        raise InputError(f"1-to-N linkage needs at least two enrolled speakers (N >= 2), got N = {n_enrolled}")
+    dup = _first_duplicate(enrolled)
+    if dup is not None:
+        raise InputError(f"enrolled speaker id {str(dup)!r} appears more than once; enrolled ids must be unique")
+    dup = _first_duplicate(trial_ids)
+    if dup is not None:
+        raise InputError(f"trial id {str(dup)!r} appears more than once; trial ids must be unique")
+    column = {spk: j for j, spk in enumerate(enrolled)}
+    true_index = np.fromiter((column.get(spk, -1) for spk in trial_speakers), dtype=np.intp, count=n_trials)
+    return enrolled, trial_speakers, trial_ids, _readonly(true_index)
+
+
+class TrialBookkeeping:
+    """The closed-set views shared by score and embedding sets (from their ``_true_index``)."""
+
+    @property
+    def true_index(self) -> np.ndarray:
+        """(T,) int: column of each trial's true speaker, -1 for impostor trials."""
+        return self._true_index
+
+    @property
+    def is_impostor(self) -> np.ndarray:
+        """(T,) bool: True where the trial's speaker is not enrolled."""
+        return self._true_index < 0
+
+    @property
+    def n_impostor_trials(self) -> int:
+        """Number of trials whose speaker is not enrolled."""
+        return int(np.count_nonzero(self._true_index < 0))
+
+
+@attrs.frozen(eq=False)
+class ScoreSet(TrialBookkeeping):
+    """Similarity scores of T trial utterances against N enrolled speakers.
+
+    Parameters
+    ----------
+    scores : array_like, shape (T, N)
+        Attacker similarities (higher = more alike); stored as read-only float64.
+    enrolled : array_like of str, shape (N,)
+        Enrolled speaker ids, unique, N >= 2.
+    trial_speakers : array_like of str, shape (T,)
+        True speaker of each trial.  Ids not in ``enrolled`` mark impostor trials.
+    trial_ids : array_like of str, shape (T,), optional
+        Unique trial (utterance) ids; ``"0"``, ``"1"``, ... when omitted.
+
+    Raises
+    ------
+    InputError
+        On shape mismatches, N < 2, T < 1, non-finite scores (naming the trial and the
+        enrolled column), duplicate enrolled ids or duplicate trial ids.
+
+    Examples
+    --------
+    >>> s = ScoreSet([[0.9, 0.1], [0.2, 0.8]], ["a", "b"], ["a", "b"])
+    >>> s.true_index.tolist()
+    [0, 1]
+    """
+
+    scores: np.ndarray = attrs.field(converter=_as_scores)
+    enrolled: np.ndarray = attrs.field(converter=_as_ids)
+    trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
+    trial_ids: np.ndarray | None = attrs.field(default=None, converter=_as_ids)
+    _true_index: np.ndarray = attrs.field(init=False, repr=False)
+
+    def __attrs_post_init__(self):
+        s = self.scores
+        if s.ndim != 2:
+            raise InputError(f"scores must be a 2-D (T, N) array, got shape {s.shape}")
+        n_trials, n_enrolled = s.shape
+        ids = check_ids(self.enrolled, self.trial_speakers, self.trial_ids, s.shape, "scores")
+        object.__setattr__(self, "trial_ids", ids[2])
+        finite = np.isfinite(s)
+        if not finite.all():
+            i, j = np.argwhere(~finite)[0]
+            count = int((~finite).sum())
+            raise InputError(
+                f"score of trial {str(self.trial_ids[i])!r} (row {i}) against enrolled "
+                f"{str(self.enrolled[j])!r} (column {j}) is {s[i, j]}; scores must be finite"
+                + (f" ({count} non-finite scores in all)" if count > 1 else "")
+            )
+        object.__setattr__(self, "_true_index", ids[3])
+
+    # ------------------------------------------------------------------ views
+    @property
+    def n_trials(self) -> int:
+        """T, the number of trials (rows), impostor trials included."""
+        return self.scores.shape[0]
+
+    @property
+    def n_enrolled(self) -> int:
+        """N, the number of enrolled speakers (columns)."""
+        return self.scores.shape[1]
+
+    def mated_mask(self) -> np.ndarray:
+        """(T, N) bool: True at each trial's true-speaker column (none on impostor rows)."""
+        mask = np.zeros(self.scores.shape, dtype=bool)
+        rows = np.flatnonzero(self._true_index >= 0)
+        mask[rows, self._true_index[rows]] = True
+        return mask
+
+    def subset(self, rows) -> "ScoreSet":
+        """Return the score set restricted to *rows* (index array or boolean mask)."""
+        rows = np.asarray(rows)
+        return ScoreSet(self.scores[rows], self.enrolled, self.trial_speakers[rows], self.trial_ids[rows])
+
+    def closed_set(self) -> "ScoreSet":
+        """Return the score set without impostor trials."""
+        return self.subset(self._true_index >= 0)
+
+    def equals(self, other: "ScoreSet") -> bool:
+        """Exact equality of scores and all ids."""
+        return (
+            isinstance(other, ScoreSet)
+            and np.array_equal(self.scores, other.scores)
+            and np.array_equal(self.enrolled, other.enrolled)
+            and np.array_equal(self.trial_speakers, other.trial_speakers)
+            and np.array_equal(self.trial_ids, other.trial_ids)
+        )
+
+    # --------------------------------------------------------------------- io
+    @classmethod
+    def load(cls, path) -> "ScoreSet":
+        """Read a score set from ``.npz`` or long ``.csv`` (chosen by suffix).
+
+        Raises
+        ------
+        InputError
+            Naming the file and what is wrong with it (missing key or column, bad row,
+            duplicate or missing (enroll, trial) pair, ...).
+        """
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix not in (".npz", ".csv"):
+            raise InputError(f"{path}: unknown score-set format {path.suffix!r}; expected .npz or .csv")
+        if not path.is_file():
+            raise InputError(f"{path}: no such file")
+        try:
+            if suffix == ".npz":
+                return _load_npz(path)
+            return _load_csv(path)
+        except InputError as exc:
+            message = str(exc)
+            raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
+
+    def save(self, path) -> None:
+        """Write the score set to ``.npz`` or long ``.csv`` (chosen by suffix), atomically."""
+        path = Path(path)
+        suffix = path.suffix.lower()
+        if suffix == ".npz":
+            with atomic_path(path, suffix=".npz") as tmp, open(tmp, "wb") as handle:
+                np.savez(
+                    handle,
+                    scores=self.scores,
+                    enrolled=self.enrolled,
+                    trial_speakers=self.trial_speakers,
+                    trial_ids=self.trial_ids,
+                )
+        elif suffix == ".csv":
+            with atomic_path(path) as tmp:
+                self.to_frame().to_csv(tmp, index=False, float_format="%.17g")
+        else:
+            raise InputError(f"{path}: unknown score-set format {path.suffix!r}; expected .npz or .csv")
+
+    def to_frame(self):
+        """Return the long layout as a :class:`pandas.DataFrame` (T*N rows, trial-major)."""
+        import pandas as pd
+
+        n_trials, n_enrolled = self.scores.shape
+        return pd.DataFrame(
+            {
+                "enroll_spk": np.tile(self.enrolled, n_trials),
+                "trial_spk": np.repeat(self.trial_speakers, n_enrolled),
+                "trial_id": np.repeat(self.trial_ids, n_enrolled),
+                "score": self.scores.ravel(),
+            }
+        )
+
+    @classmethod
+    def from_frame(cls, frame, *, source: str = "table") -> "ScoreSet":
+        """Build a score set from the long layout (``enroll_spk, trial_spk, trial_id, score``).
+
+        Trials and enrolled speakers keep their order of first appearance.  Messages give
+        file line numbers: the header is line 1, the first data row line 2.
+        """
+        import pandas as pd
+
+        missing = [c for c in CSV_COLUMNS if c not in frame.columns]
+        if missing:
+            raise InputError(
+                f"{source}: missing column(s) {', '.join(missing)}; expected columns {','.join(CSV_COLUMNS)}"
+            )
+        if len(frame) == 0:
+            raise InputError(f"{source}: no data rows")
+        raw = frame["score"]
+        scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+        bad = ~np.isfinite(scores)
+        if bad.any():
+            r = int(np.flatnonzero(bad)[0])
+            raise InputError(
+                f"{source}: line {r + 2} (trial {frame['trial_id'].iat[r]!r}, enrolled "
+                f"{frame['enroll_spk'].iat[r]!r}) has score {raw.iat[r]!r}; expected a finite number"
+            )
+        trial_codes, trial_ids = pd.factorize(frame["trial_id"], sort=False)
+        enroll_codes, enrolled = pd.factorize(frame["enroll_spk"], sort=False)
+        n_trials, n_enrolled = len(trial_ids), len(enrolled)
+        # one speaker per trial id
+        trial_spk_col = frame["trial_spk"].to_numpy()
+        _, first_row = np.unique(trial_codes, return_index=True)
+        trial_speakers = trial_spk_col[first_row]
+        clash = trial_spk_col != trial_speakers[trial_codes]
+        if clash.any():
+            r = int(np.flatnonzero(clash)[0])
+            t = trial_codes[r]
+            raise InputError(
+                f"{source}: line {r + 2} gives trial {trial_ids[t]!r} speaker {trial_spk_col[r]!r}, "
+                f"but line {first_row[t] + 2} gave {trial_speakers[t]!r}; a trial has one speaker"
+            )
+        pair = trial_codes.astype(np.int64) * n_enrolled + enroll_codes
+        counts = np.bincount(pair, minlength=n_trials * n_enrolled)
+        if (counts > 1).any():
+            p = int(np.flatnonzero(counts > 1)[0])
+            rows = np.flatnonzero(pair == p)[:2] + 2
+            raise InputError(
+                f"{source}: duplicate pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
+                f"{trial_ids[p // n_enrolled]!r}) at lines {rows[0]} and {rows[1]}; each pair must appear once"
+            )
+        if (counts == 0).any():
+            holes = np.flatnonzero(counts == 0)
+            p = int(holes[0])
+            raise InputError(
+                f"{source}: missing pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
+                f"{trial_ids[p // n_enrolled]!r}); every trial needs a score against all {n_enrolled} enrolled "
+                f"speakers ({holes.size} pairs missing)"
+            )
+        matrix = np.empty(n_trials * n_enrolled, dtype=np.float64)
+        matrix[pair] = scores
+        return cls(
+            matrix.reshape(n_trials, n_enrolled),
+            np.asarray(enrolled, dtype=str),
+            np.asarray(trial_speakers, dtype=str),
+            np.asarray(trial_ids, dtype=str),
+        )
+
+
+def _load_npz(path: Path) -> ScoreSet:
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except Exception as exc:  # zipfile/format errors: report, don't trace back
+        raise InputError(f"{path}: not a readable .npz archive ({exc})") from None
+    with archive:
+        missing = [k for k in ("scores", "enrolled", "trial_speakers") if k not in archive.files]
+        if missing:
+            raise InputError(
+                f"{path}: missing key(s) {', '.join(missing)}; expected scores, enrolled, trial_speakers "
+                f"[, trial_ids] (found {preview(archive.files)})"
+            )
+        try:
+            fields = {k: archive[k] for k in ("scores", "enrolled", "trial_speakers", "trial_ids") if k in archive.files}
+        except ValueError as exc:
+            raise InputError(f"{path}: {exc}; store ids as unicode string arrays, not objects") from None
+    return ScoreSet(**fields)
+
+
+def _load_csv(path: Path) -> ScoreSet:
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty file; expected a header {','.join(CSV_COLUMNS)} and data rows") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
+    return ScoreSet.from_frame(frame, source=str(path))

@@ -1,0 +1,242 @@
+"""Grid specs: systems x attackers x calibrators x priors x seeds, in TOML.
+
+```toml
+[grid]
+calibrators = ["logistic", "isotonic"]        # component specs, NAME?key=value
+priors = ["uniform", "watchlist?ids=spk1,spk2&weight=5"]
+attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt"]   # for data-dir systems only
+mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of trial embeddings
+seeds = [0]                                   # bootstrap seeds (one cell per seed)
+znorm_ddof = 1
+
+[grid.longitudinal]                           # optional: k-utterance attackers (uniform-prior cells)
+k = [1, 4, "all"]
+fusions = ["sum", "temperature"]
+
+[grid.ci]                                     # optional: bootstrap intervals per cell
+n_boot = 1000
+level = 0.95
+unit = "speaker"
+
+[systems.plain]                               # score-set files (.npz or long .csv)
+dev = "scores/plain_dev.npz"
+eval = "scores/plain_eval.npz"
+
+[systems.b3]                                  # data dirs, scored by every attacker
+dev = { enrol = "data/libri_dev_enrolls_b3", trials = ["data/libri_dev_trials_f_b3", "data/libri_dev_trials_m_b3"] }
+eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials_f_b3", "data/libri_test_trials_m_b3"] }
+```
+
+File paths in ``[systems]`` are relative to the spec file; paths inside component specs
+(``checkpoint=``, ``file=``) are relative to the working directory.  Every error names
+the TOML key at fault.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from pathlib import Path
+
+import attrs
+
+from lidframe.errors import InputError
+
+__all__ = ["GridSpec", "SystemSpec", "load_grid_spec"]
+
+_GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci", "longitudinal"}
+_CI_KEYS = {"n_boot", "level", "unit", "method"}
+
+
+@attrs.frozen
+class SystemSpec:
+    """One system: dev and eval sources, each a score-set path or ``{"enrol": dir, "trials": [dirs]}``."""
+
+    name: str
+    dev: object
+    eval: object
+
+    @property
+    def needs_attacker(self) -> bool:
+        return isinstance(self.dev, dict)
+
+
+@attrs.frozen
+class GridSpec:
+    """A validated grid spec (see the module docstring)."""
+
+    path: Path
+    digest: str
+    systems: tuple
+    calibrators: tuple
+    priors: tuple
+    attackers: tuple
+    mechanisms: tuple
+    seeds: tuple
+    znorm_ddof: int
+    ci: dict | None
+    longitudinal: dict | None = None
+
+    def n_cells(self) -> int:
+        with_attacker = sum(1 for s in self.systems if s.needs_attacker)
+        per_system = len(self.attackers) * max(1, len(self.mechanisms))
+        pairs = with_attacker * per_system + (len(self.systems) - with_attacker)
+        return pairs * len(self.calibrators) * len(self.priors) * len(self.seeds)
+
+
+def _fail(path, key, message):
+    raise InputError(f"{path}: [{key}] {message}")
+
+
+def _string_list(path, key, value, *, required=True) -> tuple:
+    if value is None:
+        if required:
+            _fail(path, key, "is missing; expected a list of component specs")
+        return ()
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        _fail(path, key, f"must be a list of non-empty strings, got {value!r}")
+    if len(set(value)) != len(value):
+        _fail(path, key, f"has repeated entries: {value}")
+    return tuple(value)
+
+
+def _source(path: Path, key: str, value):
+    folder = path.parent
+    if isinstance(value, str):
+        file = (folder / value) if not Path(value).is_absolute() else Path(value)
+        if file.suffix.lower() not in (".npz", ".csv"):
+            _fail(path, key, f"{value!r}: expected a .npz or .csv score-set file")
+        if not file.is_file():
+            _fail(path, key, f"{value!r}: no such file ({file})")
+        return str(file)
+    if isinstance(value, dict):
+        unknown = set(value) - {"enrol", "trials"}
+        if unknown or "enrol" not in value or "trials" not in value:
+            _fail(path, key, f"a data-dir source needs exactly 'enrol' and 'trials', got {sorted(value)}")
+        enrol = value["enrol"]
+        trials = value["trials"] if isinstance(value["trials"], list) else [value["trials"]]
+        dirs = []
+        for sub, d in [("enrol", enrol)] + [(f"trials[{i}]", t) for i, t in enumerate(trials)]:
+            if not isinstance(d, str):
+                _fail(path, f"{key}.{sub}", f"must be a path string, got {d!r}")
+            full = (folder / d) if not Path(d).is_absolute() else Path(d)
+            if not full.is_dir():
+                _fail(path, f"{key}.{sub}", f"{d!r}: no such data directory ({full})")
+            dirs.append(str(full))
+        return {"enrol": dirs[0], "trials": dirs[1:]}
+    _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {value!r}")
+
+
+def _check_components(path, key, kind, specs):
+    from lidframe import registry
+
+    for i, spec in enumerate(specs):
+        name, _ = registry.parse_spec(spec)
+        try:
+            if ":" not in name:
+                registry.load(kind, name)  # imports and checks the class only
+            registry.create(kind, spec) if kind != "attacker" else None
+        except InputError as exc:
+            _fail(path, f"{key}[{i}]", f"{spec!r}: {exc}")
+
+
+def load_grid_spec(path) -> GridSpec:
+    """Read and validate a grid spec.
+
+    Raises
+    ------
+    InputError
+        Naming the file and the TOML key: syntax errors, unknown keys, wrong types,
+        missing files or directories, unknown components or parameters.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise InputError(f"{path}: no such grid spec")
+    raw = path.read_bytes()
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(doc) - {"grid", "systems"}
+    if unknown:
+        _fail(path, sorted(unknown)[0], "is not a grid spec section; expected [grid] and [systems.NAME]")
+    grid = doc.get("grid", {})
+    if not isinstance(grid, dict):
+        _fail(path, "grid", "must be a table")
+    unknown = set(grid) - _GRID_KEYS
+    if unknown:
+        _fail(path, f"grid.{sorted(unknown)[0]}", f"unknown key; expected one of {sorted(_GRID_KEYS)}")
+    calibrators = _string_list(path, "grid.calibrators", grid.get("calibrators", ["logistic"]))
+    priors = _string_list(path, "grid.priors", grid.get("priors", ["uniform"]))
+    attackers = _string_list(path, "grid.attackers", grid.get("attackers"), required=False)
+    mechanisms = _string_list(path, "grid.mechanisms", grid.get("mechanisms"), required=False)
+    for i, spec in enumerate(mechanisms):
+        from lidframe.privacy.mechanism import GaussianSpeakerMechanism
+
+        try:
+            GaussianSpeakerMechanism.from_spec(spec)
+        except InputError as exc:
+            _fail(path, f"grid.mechanisms[{i}]", str(exc))
+    seeds = grid.get("seeds", [0])
+    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
+    ddof = grid.get("znorm_ddof", 1)
+    if ddof not in (0, 1) or isinstance(ddof, bool):
+        _fail(path, "grid.znorm_ddof", f"must be 0 or 1, got {ddof!r}")
+    ci = grid.get("ci")
+    if ci is not None:
+        if not isinstance(ci, dict) or set(ci) - _CI_KEYS:
+            _fail(path, "grid.ci", f"must be a table with keys among {sorted(_CI_KEYS)}")
+        ci = {"n_boot": ci.get("n_boot", 1000), "level": ci.get("level", 0.95), "unit": ci.get("unit", "speaker"),
+              "method": ci.get("method", "bca")}
+        if not isinstance(ci["n_boot"], int) or ci["n_boot"] < 100:
+            _fail(path, "grid.ci.n_boot", f"must be an integer >= 100, got {ci['n_boot']!r}")
+        if not isinstance(ci["level"], float) or not 0 < ci["level"] < 1:
+            _fail(path, "grid.ci.level", f"must be a number in (0, 1), got {ci['level']!r}")
+        if ci["unit"] not in ("speaker", "trial"):
+            _fail(path, "grid.ci.unit", f"must be 'speaker' or 'trial', got {ci['unit']!r}")
+        if ci["method"] not in ("bca", "percentile"):
+            _fail(path, "grid.ci.method", f"must be 'bca' or 'percentile', got {ci['method']!r}")
+    longitudinal = grid.get("longitudinal")
+    if longitudinal is not None:
+        if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:
+            _fail(path, "grid.longitudinal", "must be a table with keys among ['fusions', 'groups', 'k']")
+        ks = longitudinal.get("k", [1, 2, 4, 8, "all"])
+        if not isinstance(ks, list) or not ks or not all(
+            (isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks
+        ):
+            _fail(path, "grid.longitudinal.k", f"must be a list of positive integers or 'all', got {ks!r}")
+        fusions = _string_list(path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]))
+        bad = [f for f in fusions if f not in ("sum", "mean", "temperature")]
+        if bad:
+            _fail(path, "grid.longitudinal.fusions", f"unknown fusion {bad[0]!r}; expected sum, mean or temperature")
+        groups = longitudinal.get("groups", 10)
+        if not isinstance(groups, int) or groups < 1:
+            _fail(path, "grid.longitudinal.groups", f"must be a positive integer, got {groups!r}")
+        longitudinal = {"k": ks, "fusions": list(fusions), "groups": groups}
+    systems_doc = doc.get("systems")
+    if not isinstance(systems_doc, dict) or not systems_doc:
+        _fail(path, "systems", "needs at least one [systems.NAME] table with dev and eval")
+    systems = []
+    for name, body in systems_doc.items():
+        key = f"systems.{name}"
+        if not isinstance(body, dict) or set(body) != {"dev", "eval"}:
+            _fail(path, key, f"needs exactly the keys dev and eval, got {sorted(body) if isinstance(body, dict) else body!r}")
+        dev = _source(path, f"{key}.dev", body["dev"])
+        ev = _source(path, f"{key}.eval", body["eval"])
+        if isinstance(dev, dict) != isinstance(ev, dict):
+            _fail(path, key, "dev and eval must both be score-set files or both data-dir tables")
+        systems.append(SystemSpec(name, dev, ev))
+    if any(s.needs_attacker for s in systems) and not attackers:
+        _fail(path, "grid.attackers", "data-dir systems need at least one attacker spec")
+    if mechanisms and not any(s.needs_attacker for s in systems):
+        _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
+    _check_components(path, "grid.calibrators", "calibrator", calibrators)
+    _check_components(path, "grid.priors", "prior", priors)
+    _check_components(path, "grid.attackers", "attacker", attackers)
+    return GridSpec(path=path, digest=hashlib.sha256(raw).hexdigest(), systems=tuple(systems),
+                    calibrators=calibrators, priors=priors, attackers=attackers, mechanisms=mechanisms,
+                    seeds=tuple(seeds),
+                    znorm_ddof=ddof, ci=ci, longitudinal=longitudinal)

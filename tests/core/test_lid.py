@@ -1,0 +1,161 @@
+"""The tiled LID engine against a dense float64 reference, and its invariances."""
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lidframe.errors import InputError
+from lidframe.core.lid import lid_from_llr, lid_from_scores, log_posterior
+from lidframe.core.znorm import row_znorm
+
+from tests.reference import dense_lid, dense_pipeline, dense_znorm
+from tests.strategies import closed_set_cases, log_priors
+
+
+def affine(slope, intercept):
+    return lambda z: slope * z + intercept
+
+
+def test_worked_example_of_the_docs():
+    # docs/theory.md: N = 6, true = 4th, ddof = 0, slope 1.5 -> about 0.90 bit.
+    scores = np.array([[0.9, 0.7, 0.4, 1.1, 1.2, 0.4]])
+    lid = lid_from_scores(scores, np.array([3]), affine(1.5, 0.0), np.full(6, -math.log(6)), ddof=0)
+    # by hand: z = (s - 0.78333) / 0.31314; p_true = e^{1.5 z_4} / sum_j e^{1.5 z_j} = 0.3110
+    assert lid[0] == pytest.approx(math.log2(6 * 0.311015), abs=2e-5)
+    assert round(lid[0], 2) == 0.90
+
+
+@given(closed_set_cases(max_trials=30, max_enrolled=12), st.floats(0.1, 5.0), st.floats(-3, 3), st.integers(1, 7))
+def test_tiled_engine_matches_dense_reference(case, slope, intercept, tile_rows):
+    scores, true_index = case
+    n = scores.shape[1]
+    log_prior = np.full(n, -math.log(n))
+    for ddof in (0, 1):
+        got = lid_from_scores(scores, true_index, affine(slope, intercept), log_prior, ddof=ddof, tile_rows=tile_rows)
+        want = dense_pipeline(scores, true_index, slope, intercept, log_prior, ddof)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
+
+
+@given(closed_set_cases(max_trials=20, max_enrolled=9), st.data())
+def test_nonuniform_prior_matches_dense_reference_and_bound(case, data):
+    scores, true_index = case
+    n = scores.shape[1]
+    log_prior = data.draw(log_priors(n))
+    llr = 2.0 * dense_znorm(scores, 1) - 0.5
+    got = lid_from_llr(llr, log_prior, true_index, tile_rows=3)
+    np.testing.assert_allclose(got, dense_lid(llr, log_prior, true_index), rtol=0, atol=1e-10)
+    # LID <= -log2 prior(true): the posterior is at most 1
+    assert (got <= -log_prior[true_index] / math.log(2) + 1e-12).all()
+
+
+@given(closed_set_cases(max_enrolled=10))
+def test_lid_bounded_by_log2_n_under_uniform_prior(case):
+    scores, true_index = case
+    n = scores.shape[1]
+    lid = lid_from_scores(scores, true_index, affine(50.0, 0.0), np.full(n, -math.log(n)))
+    assert (lid <= math.log2(n) + 1e-12).all()
+
+
+@given(closed_set_cases(), st.data())
+def test_permuting_enrolled_columns_leaves_lid_unchanged(case, data):
+    scores, true_index = case
+    n = scores.shape[1]
+    log_prior = data.draw(log_priors(n))
+    perm = np.array(data.draw(st.permutations(range(n))))
+    inverse = np.argsort(perm)
+    base = lid_from_scores(scores, true_index, affine(1.7, 0.3), log_prior)
+    permuted = lid_from_scores(scores[:, perm], inverse[true_index], affine(1.7, 0.3), log_prior[perm])
+    np.testing.assert_allclose(permuted, base, rtol=0, atol=1e-11)
+
+
+@given(closed_set_cases(), st.data())
+def test_per_row_positive_affine_transform_leaves_lid_unchanged(case, data):
+    scores, true_index = case
+    t = scores.shape[0]
+    scale = np.array(data.draw(st.lists(st.floats(0.1, 10.0), min_size=t, max_size=t)))
+    shift = np.array(data.draw(st.lists(st.floats(-100.0, 100.0), min_size=t, max_size=t)))
+    n = scores.shape[1]
+    log_prior = np.full(n, -math.log(n))
+    base = lid_from_scores(scores, true_index, affine(2.0, 0.0), log_prior)
+    moved = lid_from_scores(scores * scale[:, None] + shift[:, None], true_index, affine(2.0, 0.0), log_prior)
+    np.testing.assert_allclose(moved, base, rtol=0, atol=1e-8)
+
+
+@given(closed_set_cases(), st.floats(-50, 50))
+def test_constant_llr_offset_cancels_under_uniform_prior(case, offset):
+    scores, true_index = case
+    n = scores.shape[1]
+    llr = 1.3 * dense_znorm(scores, 1)
+    log_prior = np.full(n, -math.log(n))
+    np.testing.assert_allclose(
+        lid_from_llr(llr + offset, log_prior, true_index), lid_from_llr(llr, log_prior, true_index), rtol=0, atol=1e-10
+    )
+
+
+@given(st.integers(1, 30), st.integers(2, 40), st.floats(-1e3, 1e3))
+def test_constant_llr_matrix_gives_exactly_zero_lid(n_trials, n_enrolled, value):
+    llr = np.full((n_trials, n_enrolled), value)
+    true_index = np.arange(n_trials) % n_enrolled
+    lid = lid_from_llr(llr, np.full(n_enrolled, -math.log(n_enrolled)), true_index)
+    assert (lid == 0.0).all()
+
+
+def test_impostor_rows_get_nan_and_others_unaffected():
+    rng = np.random.default_rng(3)
+    scores = rng.normal(size=(6, 5))
+    true_index = np.array([0, -1, 2, 3, -1, 4])
+    log_prior = np.full(5, -math.log(5))
+    lid = lid_from_scores(scores, true_index, affine(1.0, 0.0), log_prior, tile_rows=2)
+    assert np.isnan(lid[[1, 4]]).all()
+    keep = true_index >= 0
+    np.testing.assert_allclose(
+        lid[keep], dense_pipeline(scores[keep], true_index[keep], 1.0, 0.0, log_prior), atol=1e-12
+    )
+
+
+def test_pair_llr_buffers_hold_every_mated_and_non_mated_pair():
+    rng = np.random.default_rng(4)
+    scores = rng.normal(size=(7, 4))
+    true_index = np.array([0, 1, -1, 3, 2, 2, 0])
+    keep = true_index >= 0
+    mated, non = np.empty(keep.sum()), np.empty(keep.sum() * 3)
+    lid_from_scores(scores, true_index, affine(2.0, 1.0), np.full(4, -math.log(4)), tile_rows=3, pair_llr_out=(mated, non))
+    llr = 2.0 * dense_znorm(scores[keep], 1) + 1.0
+    mask = np.zeros(llr.shape, bool)
+    mask[np.arange(keep.sum()), true_index[keep]] = True
+    np.testing.assert_allclose(mated, llr[mask], atol=1e-12)
+    np.testing.assert_allclose(non, llr[~mask], atol=1e-12)
+
+
+def test_log_posterior_rows_are_normalised():
+    llr = np.random.default_rng(0).normal(size=(5, 7)) * 10
+    lp = log_posterior(llr, np.full(7, -math.log(7)))
+    np.testing.assert_allclose(np.exp(lp).sum(axis=1), 1.0, atol=1e-12)
+
+
+def test_znorm_matches_scipy_zscore():
+    from scipy.stats import zscore
+
+    scores = np.random.default_rng(1).normal(size=(9, 6)) * 3 + 2
+    for ddof in (0, 1):
+        np.testing.assert_allclose(row_znorm(scores, ddof), zscore(scores, axis=1, ddof=ddof), atol=1e-12)
+
+
+def test_znorm_names_constant_rows_and_rejects_bad_ddof():
+    scores = np.array([[1.0, 2.0, 3.0], [4.0, 4.0, 4.0], [0.0, 0.0, 0.0]])
+    with pytest.raises(InputError, match=r"2 trials whose scores are all equal: 'b', 'c'"):
+        row_znorm(scores, 1, row_names=["a", "b", "c"])
+    with pytest.raises(InputError, match="ddof must be 0"):
+        row_znorm(scores[:1], 2)
+
+
+def test_unnormalised_prior_and_non_finite_llr_are_rejected():
+    with pytest.raises(InputError, match="normalised"):
+        lid_from_llr(np.zeros((2, 3)), np.zeros(3), np.array([0, 1]))
+    llr = np.zeros((2, 3))
+    llr[1, 2] = np.inf
+    with pytest.raises(InputError, match="row 1"):
+        lid_from_llr(llr, np.full(3, -math.log(3)), np.array([0, 1]))

@@ -1,0 +1,71 @@
+"""Priors against their closed forms."""
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lidframe import Explicit, InputError, Uniform, WatchList
+from lidframe.core.priors import read_id_list
+
+
+@given(st.integers(1, 200))
+def test_uniform_is_one_over_n(n):
+    lp = Uniform().log_prior([f"s{i}" for i in range(n)])
+    np.testing.assert_allclose(np.exp(lp), 1.0 / n, rtol=1e-12)
+
+
+@given(st.integers(2, 50), st.data(), st.floats(0.01, 100.0))
+def test_watchlist_closed_form(n, data, weight):
+    ids = [f"s{i}" for i in range(n)]
+    listed = data.draw(st.lists(st.sampled_from(ids), min_size=1, max_size=n, unique=True))
+    p = np.exp(WatchList(listed, weight).log_prior(ids))
+    k = len(listed)
+    denom = k * weight + (n - k)
+    want = np.array([weight / denom if x in listed else 1.0 / denom for x in ids])
+    np.testing.assert_allclose(p, want, rtol=1e-12)
+    assert math.isclose(p.sum(), 1.0, rel_tol=1e-12)
+
+
+def test_watchlist_errors():
+    with pytest.raises(InputError, match="not among the 3 enrolled speakers: 'zz'"):
+        WatchList(["a", "zz"], 2.0).log_prior(["a", "b", "c"])
+    with pytest.raises(InputError, match="positive and finite"):
+        WatchList(["a"], 0.0)
+    with pytest.raises(InputError, match="appears more than once"):
+        WatchList(["a", "a"], 2.0)
+
+
+def test_explicit_prior_order_normalisation_and_warnings():
+    lp = Explicit({"a": 0.5, "b": 0.3, "c": 0.2}).log_prior(["c", "b", "a"])
+    np.testing.assert_allclose(np.exp(lp), [0.2, 0.3, 0.5], rtol=1e-12)
+    with pytest.warns(UserWarning, match="sums to 2, not 1"):
+        lp = Explicit({"a": 1, "b": 1}).log_prior(["a", "b"])
+    np.testing.assert_allclose(np.exp(lp), [0.5, 0.5])
+    with pytest.warns(UserWarning, match="names 1 speakers who are not enrolled"):
+        lp = Explicit({"a": 0.25, "b": 0.25, "z": 0.5}).log_prior(["a", "b"])
+    np.testing.assert_allclose(np.exp(lp), [0.5, 0.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Explicit({"a": 0.25, "b": 0.75}).log_prior(["a", "b"])
+
+
+def test_explicit_prior_errors():
+    with pytest.raises(InputError, match="no probability for enrolled speakers 'c'"):
+        Explicit({"a": 0.5, "b": 0.5}).log_prior(["a", "b", "c"])
+    with pytest.raises(InputError, match="expected a positive finite probability"):
+        Explicit({"a": -1.0})
+    with pytest.raises(InputError, match="expected a number"):
+        Explicit({"a": "x"})
+
+
+def test_read_id_list(tmp_path):
+    path = tmp_path / "ids.txt"
+    path.write_text("# watch list\nspk1\n\n spk2  # suspect\n")
+    assert read_id_list(path) == ["spk1", "spk2"]
+    path.write_text("# nothing\n")
+    with pytest.raises(InputError, match="no speaker ids"):
+        read_id_list(path)

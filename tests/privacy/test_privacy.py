@@ -1,0 +1,119 @@
+"""Gaussian speaker mechanism, GDP theory, and the certificate audit."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy.optimize import brentq
+from scipy.stats import norm
+
+from lidframe import InputError
+from lidframe.cli import main
+from lidframe.privacy.audit import EmbeddingSplit, dp_audit, pairwise_llr
+from lidframe.privacy.mechanism import (
+    GaussianSpeakerMechanism,
+    clip_to_norm,
+    compose_mu,
+    gdp_eer_bound,
+    gdp_mi_bound_bits,
+    gdp_tradeoff,
+    mu_for_eer,
+)
+
+
+def test_sigma_for_both_sensitivity_conventions():
+    assert GaussianSpeakerMechanism(2.0, clip_norm=3.0).sigma == pytest.approx(3.0)  # 2U / mu
+    assert GaussianSpeakerMechanism(2.0, clip_norm=3.0, sensitivity="radius").sigma == pytest.approx(1.5)  # U / mu
+    with pytest.raises(InputError, match="sensitivity must be one of"):
+        GaussianSpeakerMechanism(1.0, sensitivity="max")
+    with pytest.raises(InputError, match="mu must be positive"):
+        GaussianSpeakerMechanism(0.0)
+
+
+def test_released_norms_follow_theory_and_seeding():
+    d, u, mu, n = 32, 1.5, 1.0, 20000
+    rng = np.random.default_rng(0)
+    emb = rng.normal(size=(n, d)) * 5  # norms far above U: every row is clipped to norm U
+    mech = GaussianSpeakerMechanism(mu, clip_norm=u, seed=3)
+    released = mech.anonymise(emb)
+    sq = (released**2).sum(1)
+    sigma = mech.sigma
+    # ||U e + sigma z||^2 / sigma^2 is non-central chi-square(d, (U / sigma)^2)
+    mean, var = u**2 + d * sigma**2, 2 * d * sigma**4 + 4 * u**2 * sigma**2
+    assert sq.mean() == pytest.approx(mean, abs=4 * math.sqrt(var / n))
+    assert sq.var() == pytest.approx(var, rel=0.05)
+    again = GaussianSpeakerMechanism(mu, clip_norm=u, seed=3).anonymise(emb)
+    np.testing.assert_array_equal(released, again)
+    assert not np.array_equal(mech.anonymise(emb), released)  # the stream moves on
+    small = np.array([0.1, 0.2])
+    np.testing.assert_array_equal(clip_to_norm(small, 1.0), small)  # inside the ball: unchanged
+
+
+def test_torch_in_torch_out():
+    torch = pytest.importorskip("torch")
+    x = torch.randn(4, 8, dtype=torch.float64) * 3
+    y = GaussianSpeakerMechanism(1.0, seed=0).anonymise(x)
+    assert isinstance(y, torch.Tensor) and y.shape == x.shape and y.dtype == torch.float64
+    np.testing.assert_allclose(y.numpy(), GaussianSpeakerMechanism(1.0, seed=0).anonymise(x.numpy()))
+
+
+@pytest.mark.parametrize("mu", [0.1, 0.5, 1.0, 2.0, 5.0])
+def test_eer_bound_solves_alpha_equals_tradeoff(mu):
+    alpha = brentq(lambda a: gdp_tradeoff(a, mu) - a, 1e-12, 0.5)
+    assert gdp_eer_bound(mu) == pytest.approx(alpha, abs=1e-10)
+    assert mu_for_eer(gdp_eer_bound(mu)) == pytest.approx(mu, rel=1e-10)
+
+
+def test_published_numbers_and_composition():
+    assert [round(gdp_eer_bound(m), 3) for m in (2, 1, 0.5)] == [0.159, 0.309, 0.401]
+    assert gdp_mi_bound_bits(1.0) == pytest.approx(1 / (2 * math.log(2)))
+    assert compose_mu(1.0, 4) == 2.0
+    assert gdp_tradeoff(0.0, 1.0) == pytest.approx(1.0) and gdp_tradeoff(1.0, 1.0) == pytest.approx(0.0)
+    with pytest.raises(InputError):
+        mu_for_eer(0.6)
+
+
+def centroid_splits(rng, n=40, d=192, trials_per=25):
+    def split(prefix):
+        c = rng.normal(size=(n, d))
+        c /= np.linalg.norm(c, axis=1, keepdims=True)
+        speakers = [f"{prefix}{j}" for j in range(n)]
+        owner = np.repeat(np.arange(n), trials_per)
+        return EmbeddingSplit({s: c[j][None, :] for j, s in enumerate(speakers)}, c[owner],
+                              np.array(speakers)[owner], np.array([f"{prefix}t{i}" for i in range(owner.size)]))
+    return split("d"), split("e")
+
+
+def test_bayes_attacker_respects_the_bounds_and_moves_with_mu():
+    dev, ev = centroid_splits(np.random.default_rng(7))
+    rows = dp_audit(dev, ev, [0.5, 1.0, 2.0], n_boot=200, seed=1)
+    for r in rows:
+        # Monte-Carlo tolerance: 3 bootstrap half-widths
+        eer_half = (r["bayes_eer_ci"][1] - r["bayes_eer_ci"][0]) / 2
+        alid_half = (r["bayes_alid_ci"][1] - r["bayes_alid_ci"][0]) / 2
+        assert r["bayes_eer"] >= r["eer_bound"] - 3 * eer_half, r
+        assert r["bayes_alid"] <= r["mi_bound_bits"] + 3 * alid_half, r
+        assert r["violations"] == []
+    eers = [r["bayes_eer"] for r in rows]
+    alids = [r["bayes_alid"] for r in rows]
+    assert eers[0] > eers[1] > eers[2] and alids[0] < alids[1] < alids[2]
+
+
+def test_pairwise_llr_is_the_two_hypothesis_log_ratio():
+    s = np.log(np.array([[0.5, 0.3, 0.2]]))
+    want = np.log(0.5 / ((0.3 + 0.2) / 2))
+    assert pairwise_llr(s)[0, 0] == pytest.approx(want)
+
+
+def test_dp_audit_cli(tmp_path, capsys):
+    code = main(["dp-audit", "--mu", "0.5,2", "--bootstrap", "200", "--json", str(tmp_path / "a.json"),
+                 "--plot", str(tmp_path / "a.png")])
+    out = capsys.readouterr().out
+    assert code == 0 and "EERbound" in out and "ok" in out
+    rows = json.loads((tmp_path / "a.json").read_text())["rows"]
+    assert [r["mu"] for r in rows] == [0.5, 2.0]
+    assert rows[0]["eer_bound"] == pytest.approx(norm.cdf(-0.25))
+    assert (tmp_path / "a.png").read_bytes()[:4] == b"\x89PNG"
+    assert main(["dp-audit", "--mu", "x"]) == 2
+    assert main(["dp-audit", "--mu", "1", "--enrol", "d"]) == 2
