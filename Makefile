@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.lidframe-installed
 TORCH ?= torch==2.13.0
 
-.PHONY: demo test bench clean
+.PHONY: demo test lint bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lidframe needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -20,8 +20,23 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/lidframe demo --out demo-out
 
-test: $(STAMP)
+test: lint
 	$(BIN)/python -m pytest
+
+# Static checks (also run by `make test`, so in CI): lint and format (ruff), types (mypy),
+# and the layering of the wings (import-linter's contract in pyproject.toml).  attackers/
+# and calibrators/ install as lidframe.attackers / lidframe.calibrators; import-linter reads
+# source folders, so it is pointed at a view of the installed layout made of links.
+IMPORT_VIEW := build/import-view
+lint: $(STAMP)
+	$(BIN)/ruff check lidframe attackers calibrators tests bench
+	$(BIN)/ruff format --check lidframe attackers calibrators tests bench
+	$(BIN)/mypy
+	rm -rf $(IMPORT_VIEW) && mkdir -p $(IMPORT_VIEW)/lidframe
+	for entry in lidframe/*; do ln -s "$(CURDIR)/$$entry" $(IMPORT_VIEW)/lidframe/; done
+	ln -s "$(CURDIR)/attackers" $(IMPORT_VIEW)/lidframe/attackers
+	ln -s "$(CURDIR)/calibrators" $(IMPORT_VIEW)/lidframe/calibrators
+	cd $(IMPORT_VIEW) && PYTHONPATH=. "$(CURDIR)/$(BIN)/lint-imports" --no-cache "$(CURDIR)/pyproject.toml"
 
 bench: $(STAMP)
 	$(BIN)/python bench/core_cpu.py

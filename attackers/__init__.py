@@ -11,9 +11,9 @@ lidframe.attackers`` does not import torch: the encoders load it on first access
 """
 
 from lidframe.attackers.base import Attacker, EmbeddingAttacker
-from lidframe.data.utterance import Utterance, group_by_speaker
 from lidframe.attackers.precomputed import PrecomputedEmbeddings
 from lidframe.attackers.random import RandomAttacker
+from lidframe.data.utterance import Utterance, group_by_speaker
 
 __all__ = [
     "Attacker",

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import attrs
 import numpy as np
 
-from lidframe.errors import InputError, preview
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
+from lidframe.errors import InputError, preview
 
 __all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS"]
 
@@ -95,7 +94,8 @@ class EmbeddingAttacker(Attacker):
         emb = np.asarray(self.embed(trials), dtype=np.float64)
         if emb.ndim != 2 or emb.shape[0] != len(trials):
             raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(trials)} trials")
-        scores = _unit_rows(emb, "trial embeddings", [u.utt_id for u in trials]) @ _unit_rows(
-            profiles, "speaker profiles", speakers
-        ).T
+        scores = (
+            _unit_rows(emb, "trial embeddings", [u.utt_id for u in trials])
+            @ _unit_rows(profiles, "speaker profiles", speakers).T
+        )
         return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])

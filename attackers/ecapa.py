@@ -26,9 +26,21 @@ class EcapaTdnn(NeuralAttacker):
 
     name = "ecapa"
 
-    def __init__(self, *, input_size=80, channels=(512, 512, 512, 512, 1536), kernel_sizes=(5, 3, 3, 3, 1),
-                 dilations=(1, 2, 3, 4, 1), attention_channels=128, lin_neurons=192, res2net_scale=8, se_channels=128,
-                 global_context=True, groups=(1, 1, 1, 1, 1), **options):
+    def __init__(
+        self,
+        *,
+        input_size=80,
+        channels=(512, 512, 512, 512, 1536),
+        kernel_sizes=(5, 3, 3, 3, 1),
+        dilations=(1, 2, 3, 4, 1),
+        attention_channels=128,
+        lin_neurons=192,
+        res2net_scale=8,
+        se_channels=128,
+        global_context=True,
+        groups=(1, 1, 1, 1, 1),
+        **options,
+    ):
         super().__init__(**options)
         self.input_size = input_size
         self.channels = tuple(channels)
@@ -42,7 +54,7 @@ class EcapaTdnn(NeuralAttacker):
         self.groups = tuple(groups)
 
     @classmethod
-    def voiceprivacy(cls, **options) -> "EcapaTdnn":
+    def voiceprivacy(cls, **options) -> EcapaTdnn:
         """The VoicePrivacy 2024 attacker's ECAPA-TDNN configuration (options override it)."""
         return cls(**{**VOICEPRIVACY_ECAPA, **options})
 

@@ -94,8 +94,17 @@ class SEBlock(nn.Module):
 class SERes2NetBlock(nn.Module):
     """TDNN 1x1 -> Res2Net -> TDNN 1x1 -> SE, plus a (projected) residual."""
 
-    def __init__(self, in_channels, out_channels, res2net_scale=8, se_channels=128, kernel_size=1, dilation=1,
-                 activation=nn.ReLU, groups=1):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        res2net_scale=8,
+        se_channels=128,
+        kernel_size=1,
+        dilation=1,
+        activation=nn.ReLU,
+        groups=1,
+    ):
         super().__init__()
         self.out_channels = out_channels
         self.tdnn1 = TDNNBlock(in_channels, out_channels, 1, 1, activation, groups)
@@ -167,9 +176,20 @@ class EcapaTdnnModel(nn.Module):
         Activation class (ReLU).
     """
 
-    def __init__(self, input_size=80, lin_neurons=192, channels=(512, 512, 512, 512, 1536), kernel_sizes=(5, 3, 3, 3, 1),
-                 dilations=(1, 2, 3, 4, 1), attention_channels=128, res2net_scale=8, se_channels=128,
-                 global_context=True, groups=(1, 1, 1, 1, 1), activation=nn.ReLU):
+    def __init__(
+        self,
+        input_size=80,
+        lin_neurons=192,
+        channels=(512, 512, 512, 512, 1536),
+        kernel_sizes=(5, 3, 3, 3, 1),
+        dilations=(1, 2, 3, 4, 1),
+        attention_channels=128,
+        res2net_scale=8,
+        se_channels=128,
+        global_context=True,
+        groups=(1, 1, 1, 1, 1),
+        activation=nn.ReLU,
+    ):
         super().__init__()
         if not len(channels) == len(kernel_sizes) == len(dilations) == len(groups):
             raise ValueError("channels, kernel_sizes, dilations and groups must have the same length")
@@ -178,11 +198,20 @@ class EcapaTdnnModel(nn.Module):
         )
         for i in range(1, len(channels) - 1):
             self.blocks.append(
-                SERes2NetBlock(channels[i - 1], channels[i], res2net_scale, se_channels, kernel_sizes[i], dilations[i],
-                               activation, groups[i])
+                SERes2NetBlock(
+                    channels[i - 1],
+                    channels[i],
+                    res2net_scale,
+                    se_channels,
+                    kernel_sizes[i],
+                    dilations[i],
+                    activation,
+                    groups[i],
+                )
             )
-        self.mfa = TDNNBlock(channels[-2] * (len(channels) - 2), channels[-1], kernel_sizes[-1], dilations[-1],
-                             activation, groups[-1])
+        self.mfa = TDNNBlock(
+            channels[-2] * (len(channels) - 2), channels[-1], kernel_sizes[-1], dilations[-1], activation, groups[-1]
+        )
         self.asp = AttentiveStatisticsPooling(channels[-1], attention_channels, global_context)
         self.asp_bn = BatchNorm1d(channels[-1] * 2)
         self.fc = Conv1d(channels[-1] * 2, lin_neurons, 1)

@@ -63,11 +63,19 @@ class Fbank(nn.Module):
         Dynamic range kept below each utterance's maximum (80 dB).
     """
 
-    def __init__(self, n_mels=80, sample_rate=SAMPLE_RATE, win_length_ms=25.0, hop_length_ms=10.0, f_min=0.0,
-                 f_max=None, top_db=80.0):
+    def __init__(
+        self,
+        n_mels=80,
+        sample_rate=SAMPLE_RATE,
+        win_length_ms=25.0,
+        hop_length_ms=10.0,
+        f_min=0.0,
+        f_max=None,
+        top_db=80.0,
+    ):
         super().__init__()
-        self.win_length = int(round(sample_rate * win_length_ms / 1000.0))
-        self.hop_length = int(round(sample_rate * hop_length_ms / 1000.0))
+        self.win_length = round(sample_rate * win_length_ms / 1000.0)
+        self.hop_length = round(sample_rate * hop_length_ms / 1000.0)
         self.n_fft = self.win_length
         self.top_db = top_db
         f_max = sample_rate / 2 if f_max is None else f_max

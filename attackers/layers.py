@@ -51,7 +51,7 @@ class Lengths:
     mode: str = "exact"
 
     @classmethod
-    def full(cls, batch: int, n_frames: int, device=None, mode: str = "exact") -> "Lengths":
+    def full(cls, batch: int, n_frames: int, device=None, mode: str = "exact") -> Lengths:
         frames = torch.full((batch,), n_frames, dtype=torch.long, device=device)
         return cls(frames, torch.ones(batch, device=device), mode)
 

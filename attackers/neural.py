@@ -30,11 +30,11 @@ import numpy as np
 import torch
 
 from lidframe.attackers.base import EmbeddingAttacker
-from lidframe.data.utterance import check_utterances
 from lidframe.attackers.frontend import SAMPLE_RATE, Fbank, read_audio, sentence_mean_norm
 from lidframe.attackers.layers import PADDING_MODES, Lengths
-from lidframe.errors import InputError
 from lidframe.data.fileio import atomic_path
+from lidframe.data.utterance import check_utterances
+from lidframe.errors import InputError
 
 __all__ = ["NeuralAttacker", "load_checkpoint", "resolve_device"]
 
@@ -80,7 +80,9 @@ def load_checkpoint(model: torch.nn.Module, path, *, label: str = "model") -> st
     try:
         model.load_state_dict(state, strict=True)
     except RuntimeError as exc:
-        raise InputError(f"{path}: checkpoint shapes do not fit the {label} configuration ({str(exc).splitlines()[-1].strip()})") from None
+        raise InputError(
+            f"{path}: checkpoint shapes do not fit the {label} configuration ({str(exc).splitlines()[-1].strip()})"
+        ) from None
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -122,8 +124,21 @@ class NeuralAttacker(EmbeddingAttacker):
         batches pay the compilation (tens of seconds), large runs gain.  Ignored on CPU.
     """
 
-    def __init__(self, *, checkpoint=None, device="auto", precision="fp32", batch_size=None, max_batch_frames=64_000,
-                 padding="exact", cache_dir=None, progress=False, seed=0, enrolment="mean_of_normalised", compile=False):
+    def __init__(
+        self,
+        *,
+        checkpoint=None,
+        device="auto",
+        precision="fp32",
+        batch_size=None,
+        max_batch_frames=64_000,
+        padding="exact",
+        cache_dir=None,
+        progress=False,
+        seed=0,
+        enrolment="mean_of_normalised",
+        compile=False,
+    ):
         super().__init__(enrolment=enrolment)
         self.checkpoint = checkpoint
         self.device = device
@@ -181,8 +196,16 @@ class NeuralAttacker(EmbeddingAttacker):
         return self._model
 
     def _cache_key(self, audio: np.ndarray) -> str:
-        config = json.dumps({"model": self.model_config(), "class": type(self).__name__, "frontend": "fbank80-sentence-mean-fp32",
-                             "padding": self.padding, "precision": self.precision}, sort_keys=True)
+        config = json.dumps(
+            {
+                "model": self.model_config(),
+                "class": type(self).__name__,
+                "frontend": "fbank80-sentence-mean-fp32",
+                "padding": self.padding,
+                "precision": self.precision,
+            },
+            sort_keys=True,
+        )
         digest = hashlib.sha256(audio.tobytes())
         digest.update(self._weights_hash.encode())
         digest.update(config.encode())
@@ -279,6 +302,9 @@ class NeuralAttacker(EmbeddingAttacker):
             for row, i in enumerate(todo):
                 result[i] = fresh[row]
                 if keys is not None:
-                    with atomic_path(Path(self.cache_dir) / f"{keys[i]}.npz", suffix=".npz") as tmp, open(tmp, "wb") as fh:
+                    with (
+                        atomic_path(Path(self.cache_dir) / f"{keys[i]}.npz", suffix=".npz") as tmp,
+                        open(tmp, "wb") as fh,
+                    ):
                         np.savez(fh, embedding=fresh[row])
         return np.stack(result).astype(np.float64)

@@ -105,7 +105,9 @@ def read_embeddings(path, *, id_column=None, vector_column=None) -> dict:
     elif suffix == ".parquet":
         table = _read_parquet(path, id_column, vector_column)
     else:
-        raise InputError(f"{path}: unknown embeddings format {path.suffix!r}; expected .npz, .npy, .ark, .scp or .parquet")
+        raise InputError(
+            f"{path}: unknown embeddings format {path.suffix!r}; expected .npz, .npy, .ark, .scp or .parquet"
+        )
     dims = {v.shape[0] for v in table.values()}
     if len(dims) > 1:
         raise InputError(f"{path}: embeddings of different dimensions {sorted(dims)}")

@@ -32,8 +32,8 @@ from torch import nn
 from lidframe.attackers.frontend import Fbank, read_audio, sentence_mean_norm
 from lidframe.attackers.layers import Lengths
 from lidframe.attackers.neural import load_checkpoint, resolve_device
-from lidframe.errors import InputError
 from lidframe.data.fileio import atomic_path
+from lidframe.errors import InputError
 
 __all__ = ["AAMSoftmax", "train_attacker"]
 
@@ -54,8 +54,9 @@ class AAMSoftmax(nn.Module):
         sine = torch.sqrt(1.0 - cosine * cosine)
         shifted = cosine * math.cos(self.margin) - sine * math.sin(self.margin)
         # beyond theta = pi - m the shifted cosine would rise again: fall back to a linear penalty
-        shifted = torch.where(cosine > math.cos(math.pi - self.margin), shifted,
-                              cosine - math.sin(math.pi - self.margin) * self.margin)
+        shifted = torch.where(
+            cosine > math.cos(math.pi - self.margin), shifted, cosine - math.sin(math.pi - self.margin) * self.margin
+        )
         target = nn.functional.one_hot(labels, cosine.shape[1]).to(cosine.dtype)
         return self.scale * (target * shifted + (1 - target) * cosine)
 
@@ -77,9 +78,22 @@ def _chunks(audio: list, indices, rng, fbank: Fbank, min_s: float, max_s: float,
     return sentence_mean_norm(padded, frames), frames
 
 
-def train_attacker(attacker, data_dir, out, *, epochs: int = 10, batch_size: int = 16, lr: float = 1e-3,
-                   chunk_seconds=(2.0, 3.0), init=None, device: str = "auto", precision: str = "fp32", seed: int = 0,
-                   progress: bool = False, log=print) -> list[dict]:
+def train_attacker(
+    attacker,
+    data_dir,
+    out,
+    *,
+    epochs: int = 10,
+    batch_size: int = 16,
+    lr: float = 1e-3,
+    chunk_seconds=(2.0, 3.0),
+    init=None,
+    device: str = "auto",
+    precision: str = "fp32",
+    seed: int = 0,
+    progress: bool = False,
+    log=print,
+) -> list[dict]:
     """Train *attacker*'s encoder on the speakers of *data_dir*; save it to *out* every epoch.
 
     Parameters
@@ -165,18 +179,32 @@ def train_attacker(attacker, data_dir, out, *, epochs: int = 10, batch_size: int
             seen += len(batch)
             if progress:
                 iterator.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.2f}")
-        record = {"epoch": epoch + 1, "loss": total_loss / seen, "accuracy": correct / seen,
-                  "seconds": time.perf_counter() - began}
+        record = {
+            "epoch": epoch + 1,
+            "loss": total_loss / seen,
+            "accuracy": correct / seen,
+            "seconds": time.perf_counter() - began,
+        }
         history.append(record)
         model.eval()
         with atomic_path(out, suffix=".ckpt") as tmp:
             torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
         with atomic_path(state_path, suffix=".state") as tmp:
-            torch.save({
-                "model": model.state_dict(), "head": head.state_dict(), "optimiser": optimiser.state_dict(),
-                "torch_rng": torch.get_rng_state(), "numpy_rng": json.dumps(rng.bit_generator.state),
-                "epoch": epoch + 1, "speakers": speakers, "history": json.dumps(history),
-            }, tmp)
-        log(f"epoch {epoch + 1}/{epochs}: loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, "
-            f"{record['seconds']:.1f} s; saved {out}")
+            torch.save(
+                {
+                    "model": model.state_dict(),
+                    "head": head.state_dict(),
+                    "optimiser": optimiser.state_dict(),
+                    "torch_rng": torch.get_rng_state(),
+                    "numpy_rng": json.dumps(rng.bit_generator.state),
+                    "epoch": epoch + 1,
+                    "speakers": speakers,
+                    "history": json.dumps(history),
+                },
+                tmp,
+            )
+        log(
+            f"epoch {epoch + 1}/{epochs}: loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, "
+            f"{record['seconds']:.1f} s; saved {out}"
+        )
     return history

@@ -18,8 +18,17 @@ class XVector(NeuralAttacker):
 
     name = "xvector"
 
-    def __init__(self, *, in_channels=80, tdnn_blocks=5, tdnn_channels=(512, 512, 512, 512, 1500),
-                 tdnn_kernel_sizes=(5, 3, 3, 1, 1), tdnn_dilations=(1, 2, 3, 1, 1), lin_neurons=512, **options):
+    def __init__(
+        self,
+        *,
+        in_channels=80,
+        tdnn_blocks=5,
+        tdnn_channels=(512, 512, 512, 512, 1500),
+        tdnn_kernel_sizes=(5, 3, 3, 1, 1),
+        tdnn_dilations=(1, 2, 3, 1, 1),
+        lin_neurons=512,
+        **options,
+    ):
         super().__init__(**options)
         self.in_channels = in_channels
         self.tdnn_blocks = tdnn_blocks

@@ -60,9 +60,16 @@ class XvectorModel(nn.Module):
         Activation class (LeakyReLU).
     """
 
-    def __init__(self, in_channels=40, tdnn_blocks=5, tdnn_channels=(512, 512, 512, 512, 1500),
-                 tdnn_kernel_sizes=(5, 3, 3, 1, 1), tdnn_dilations=(1, 2, 3, 1, 1), lin_neurons=512,
-                 activation=nn.LeakyReLU):
+    def __init__(
+        self,
+        in_channels=40,
+        tdnn_blocks=5,
+        tdnn_channels=(512, 512, 512, 512, 1500),
+        tdnn_kernel_sizes=(5, 3, 3, 1, 1),
+        tdnn_dilations=(1, 2, 3, 1, 1),
+        lin_neurons=512,
+        activation=nn.LeakyReLU,
+    ):
         super().__init__()
         self.blocks = nn.ModuleList()
         channels = in_channels
@@ -82,9 +89,7 @@ class XvectorModel(nn.Module):
         """(B, T, in_channels) features -> (B, 1, lin_neurons) embeddings."""
         x = feats.transpose(1, 2)
         for layer in self.blocks:
-            if isinstance(layer, Conv1d):
-                x = layer(x, lengths)
-            elif isinstance(layer, StatisticsPooling):
+            if isinstance(layer, (Conv1d, StatisticsPooling)):
                 x = layer(x, lengths)
             else:
                 x = layer(x)

@@ -39,7 +39,9 @@ def loop_bootstrap(lid, speakers, mated, non, weights):
     for w in weights:
         rows = np.repeat(np.arange(T), w.astype(int))
         s = lid_summary(lid[rows])
-        out.append((s["alid"], s["lid_q99"], eer_rocch(mated[rows], non[rows].ravel()), cllr(mated[rows], non[rows].ravel())))
+        out.append(
+            (s["alid"], s["lid_q99"], eer_rocch(mated[rows], non[rows].ravel()), cllr(mated[rows], non[rows].ravel()))
+        )
     return np.array(out)
 
 

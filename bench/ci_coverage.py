@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.stats.bootstrap import bootstrap_ci  # noqa: E402
-from tests.reference import oracle_lids  # noqa: E402  (the test suite's independent oracle)
+from lidframe.stats.bootstrap import bootstrap_ci
+from tests.reference import oracle_lids
 
 
 def main():

@@ -78,19 +78,31 @@ def main():
     dev = make_scoreset(rng, args.dev_trials, 256, "d")
     ev = make_scoreset(rng, args.size, args.size, "e")
     matrix_mib = args.size * args.size * 8 / 2**20
-    print(f"lidframe {_lidframe_version()} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)")
-    print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} numpy {np.__version__}")
+    print(
+        f"lidframe {_lidframe_version()} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)"
+    )
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} numpy {np.__version__}"
+    )
     results = {}
-    for name, fn in (("naive dense", naive_dense), ("lidframe tiled", tiled), ("lidframe + binary metrics", tiled_with_binary_metrics)):
+    for name, fn in (
+        ("naive dense", naive_dense),
+        ("lidframe tiled", tiled),
+        ("lidframe + binary metrics", tiled_with_binary_metrics),
+    ):
         med, times, peak, out = measure(fn, dev, ev, args.repeats)
         results[name] = (med, peak, out)
         runs = ", ".join(f"{t:.2f}" for t in times)
-        print(f"{name:28s} median {med:7.3f} s  (runs: {runs})  peak extra {peak / 2**20:8.1f} MiB = {peak / 2**20 / matrix_mib:.2f} x T*N")
+        print(
+            f"{name:28s} median {med:7.3f} s  (runs: {runs})  peak extra {peak / 2**20:8.1f} MiB = {peak / 2**20 / matrix_mib:.2f} x T*N"
+        )
     diff = np.max(np.abs(results["naive dense"][2] - results["lidframe tiled"][2]))
     print(f"max |LID difference| naive vs tiled: {diff:.2e} bit")
     ratio = results["naive dense"][0] / results["lidframe tiled"][0]
     mem_ratio = results["naive dense"][1] / results["lidframe tiled"][1]
-    print(f"RATIO time naive/lidframe = {ratio:.2f} (>1: lidframe faster); peak memory naive/lidframe = {mem_ratio:.1f}")
+    print(
+        f"RATIO time naive/lidframe = {ratio:.2f} (>1: lidframe faster); peak memory naive/lidframe = {mem_ratio:.1f}"
+    )
 
 
 if __name__ == "__main__":

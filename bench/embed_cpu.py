@@ -22,9 +22,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.attackers import EcapaTdnn, Utterance  # noqa: E402
-from lidframe.attackers.frontend import read_audio  # noqa: E402
-from tests.audio import write_voice  # noqa: E402
+from lidframe.attackers import EcapaTdnn, Utterance
+from lidframe.attackers.frontend import read_audio
+from tests.audio import write_voice
 
 
 def main():
@@ -37,13 +37,18 @@ def main():
     rng = np.random.default_rng(0)
     folder = Path(tempfile.mkdtemp())
     seconds = rng.uniform(3, 10, args.utterances)
-    utts = [Utterance(f"u{i}", f"s{i % 8}", str(write_voice(folder / f"u{i}.wav", i % 8, i, s))) for i, s in enumerate(seconds)]
+    utts = [
+        Utterance(f"u{i}", f"s{i % 8}", str(write_voice(folder / f"u{i}.wav", i % 8, i, s)))
+        for i, s in enumerate(seconds)
+    ]
     total = float(seconds.sum())
     attacker = EcapaTdnn.voiceprivacy(channels=(512, 512, 512, 512, 1536), device="cpu", batch_size=16)  # C = 512
     audio = [read_audio(u.path) for u in utts]
     attacker.embed(utts[:2])  # build the model, warm up
     print(f"ECAPA-TDNN C=512 (VoicePrivacy config), {len(utts)} utterances, {total:.0f} s of audio (3-10 s each)")
-    print(f"machine: {platform.machine()} python {platform.python_version()} torch {torch.__version__}, {args.threads} threads")
+    print(
+        f"machine: {platform.machine()} python {platform.python_version()} torch {torch.__version__}, {args.threads} threads"
+    )
     single, batched = [], []
     for _ in range(args.repeats):
         start = time.perf_counter()
@@ -55,8 +60,10 @@ def main():
         batched.append(time.perf_counter() - start)
     for name, times in (("single utterance", single), ("batched (exact padding)", batched)):
         med = statistics.median(times)
-        print(f"{name:26s} median {med:7.2f} s  {len(utts) / med:6.2f} utt/s  {total / med:6.1f} x real time  "
-              f"(runs {', '.join(f'{t:.2f}' for t in times)})")
+        print(
+            f"{name:26s} median {med:7.2f} s  {len(utts) / med:6.2f} utt/s  {total / med:6.1f} x real time  "
+            f"(runs {', '.join(f'{t:.2f}' for t in times)})"
+        )
     print(f"RATIO single / batched = {statistics.median(single) / statistics.median(batched):.2f}")
 
 

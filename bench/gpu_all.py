@@ -49,8 +49,8 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.calibrators.maps import AffineMap  # noqa: E402
-from lidframe.core.streaming import lid_from_embeddings  # noqa: E402
+from lidframe.calibrators.maps import AffineMap
+from lidframe.core.streaming import lid_from_embeddings
 
 SLOPE = 3.0
 LOG2E = 1.0 / math.log(2.0)
@@ -120,7 +120,7 @@ def tiled_torch_anchor(query, keys, true_index, dtype, tile=4096):
 
 def reference_rows(query, keys, true_index, rows):
     s = query[rows] @ keys.T  # float64
-    return ((s.gather(1, true_index[rows, None])[:, 0] - torch.logsumexp(s, 1) + math.log(keys.shape[0])) * LOG2E)
+    return (s.gather(1, true_index[rows, None])[:, 0] - torch.logsumexp(s, 1) + math.log(keys.shape[0])) * LOG2E
 
 
 def accuracy(lid_rows, ref):
@@ -139,16 +139,20 @@ def bench_lid(n, device, repeats, dense=False, anchor_warmup=True):
     ref = reference_rows(query, keys, true_index, rows)
     anchors = {}
     if dense:
+
         def dense_fp32():
             s = query.float() @ keys.float().T
             return (s.gather(1, true_index[:, None])[:, 0] - torch.logsumexp(s, 1) + math.log(n)) * LOG2E
+
         out, times = timed(dense_fp32, device, repeats)
         anchors["dense_fp32"] = record(section, "anchor: dense fp32", times, **accuracy(out[rows], ref))
         del out
     for dtype, name in ((torch.bfloat16, "bf16"), (torch.float32, "fp32")):
         # at 2^20 an anchor call takes 11-16 s: no warm-up call (the smaller size warmed cuBLAS)
         out, times = timed(lambda: tiled_torch_anchor(query, keys, true_index, dtype), device, repeats, anchor_warmup)
-        anchors[name] = record(section, f"anchor: tiled torch {name} (4096-trial tiles)", times, **accuracy(out[rows], ref))
+        anchors[name] = record(
+            section, f"anchor: tiled torch {name} (4096-trial tiles)", times, **accuracy(out[rows], ref)
+        )
     cols = true_index.to(torch.int32)
     for dtype, name in ((torch.bfloat16, "bf16"), (torch.float32, "fp32")):
         if device.type != "cuda" and dtype == torch.bfloat16:
@@ -157,26 +161,53 @@ def bench_lid(n, device, repeats, dense=False, anchor_warmup=True):
         threshold = torch.zeros(n, device=device)
         blocks = {} if device.type == "cuda" else {"block_m": 32, "block_n": 32}
         try:
+
             def fused():
                 lse2, mated2, _ = lid_lse_triton(q2, k2, None, cols, threshold, **blocks)
                 return mated2 - lse2 + math.log2(n)
+
             out, times = timed(fused, device, repeats)
-            record(section, f"lidframe triton {name} (prepared tensors)", times, anchor=anchors[name], **accuracy(out[rows], ref))
+            record(
+                section,
+                f"lidframe triton {name} (prepared tensors)",
+                times,
+                anchor=anchors[name],
+                **accuracy(out[rows], ref),
+            )
         except Exception as exc:  # keep the run going: the other figures are still worth having
             traceback.print_exc()
             RESULTS.setdefault(section, {})[f"lidframe triton {name}"] = {"error": repr(exc)}
     host_trial, host_enrol, host_index = (trial.cpu().numpy(), enrol.cpu().numpy(), true_index.cpu().numpy())
     log_prior = np.full(n, -math.log(n))
-    kernels = [("triton", "bfloat16", "bf16"), ("torch", "bfloat16", "bf16")] if device.type == "cuda" else [("torch", "bfloat16", "bf16")]
+    kernels = (
+        [("triton", "bfloat16", "bf16"), ("torch", "bfloat16", "bf16")]
+        if device.type == "cuda"
+        else [("torch", "bfloat16", "bf16")]
+    )
     for kernel, precision, anchor_name in kernels:
         try:
+
             def call():
-                return lid_from_embeddings(host_trial, host_enrol, host_index, AffineMap(SLOPE), log_prior, device=str(device),
-                                           kernel=kernel, precision=precision).lid_bits
+                return lid_from_embeddings(
+                    host_trial,
+                    host_enrol,
+                    host_index,
+                    AffineMap(SLOPE),
+                    log_prior,
+                    device=str(device),
+                    kernel=kernel,
+                    precision=precision,
+                ).lid_bits
+
             out, times = timed(call, device, max(1, repeats // 2))
             out_rows = torch.as_tensor(out[: rows.numel()], device=device)
-            record(section, f"lidframe lid_from_embeddings {kernel} {precision} (host in/out)", times,
-                   anchor=anchors[anchor_name], **accuracy(out_rows, ref))
+            record(
+                section,
+                f"lidframe lid_from_embeddings {kernel} {precision} (host in/out)",
+                times,
+                anchor=anchors[anchor_name],
+                **accuracy(out_rows, ref),
+            )
         except Exception as exc:
             traceback.print_exc()
             RESULTS.setdefault(section, {})[f"lidframe {kernel} {precision}"] = {"error": repr(exc)}
@@ -225,8 +256,14 @@ def bench_embeddings(device, n_utts, n_anchor, seconds, compile_too):
     for precision, batch, compiled in configs:
         name = f"lidframe {precision} batch {batch}{' compiled' if compiled else ''}"
         try:
-            attacker = EcapaTdnn.voiceprivacy(channels=channels, device=str(device), batch_size=batch, precision=precision,
-                                              compile=compiled, max_batch_frames=10**9)
+            attacker = EcapaTdnn.voiceprivacy(
+                channels=channels,
+                device=str(device),
+                batch_size=batch,
+                precision=precision,
+                compile=compiled,
+                max_batch_frames=10**9,
+            )
             attacker._model, attacker._fbank, attacker._weights_hash = model, fbank, base._weights_hash
             attacker._forward = torch.compile(model, dynamic=True) if compiled else model
             warm = time.perf_counter()
@@ -245,11 +282,20 @@ def bench_embeddings(device, n_utts, n_anchor, seconds, compile_too):
             cos = torch.nn.functional.cosine_similarity(emb.double(), reference.double(), dim=1)
             cos_anchor = torch.nn.functional.cosine_similarity(emb[:n_anchor].double(), anchor_emb.double(), dim=1)
             rate = n_utts / statistics.median(runs)
-            RESULTS[section][name] = {"utt_per_s": rate, "x_real_time": rate * seconds, "speedup_vs_anchor": rate * anchor_s,
-                                      "runs_s": runs, "warmup_s": warm, "min_cos_vs_fp32_batched": float(cos.min()),
-                                      "min_cos_vs_anchor": float(cos_anchor.min())}
-            print(f"  {name:46s} {rate:9.1f} utt/s  {rate * anchor_s:6.2f}x anchor  x{rate * seconds:.0f} real time  "
-                  f"min cos vs fp32 {float(cos.min()):.6f}  vs anchor {float(cos_anchor.min()):.6f}  warm-up {warm:.1f} s", flush=True)
+            RESULTS[section][name] = {
+                "utt_per_s": rate,
+                "x_real_time": rate * seconds,
+                "speedup_vs_anchor": rate * anchor_s,
+                "runs_s": runs,
+                "warmup_s": warm,
+                "min_cos_vs_fp32_batched": float(cos.min()),
+                "min_cos_vs_anchor": float(cos_anchor.min()),
+            }
+            print(
+                f"  {name:46s} {rate:9.1f} utt/s  {rate * anchor_s:6.2f}x anchor  x{rate * seconds:.0f} real time  "
+                f"min cos vs fp32 {float(cos.min()):.6f}  vs anchor {float(cos_anchor.min()):.6f}  warm-up {warm:.1f} s",
+                flush=True,
+            )
         except Exception as exc:
             traceback.print_exc()
             RESULTS[section][name] = {"error": repr(exc)}
@@ -263,8 +309,12 @@ def main():
     args = parser.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     started = time.perf_counter()
-    info = {"python": platform.python_version(), "torch": torch.__version__, "device": str(device),
-            "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    info = {
+        "python": platform.python_version(),
+        "torch": torch.__version__,
+        "device": str(device),
+        "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
     if device.type == "cuda":
         info["gpu"] = torch.cuda.get_device_name(0)
     try:

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.grid.runner import run_grid  # noqa: E402
-from tests.audio import write_voice  # noqa: E402
+from lidframe.grid.runner import run_grid
+from tests.audio import write_voice
 
 ATTACKER = "ecapa?device=cpu"
 SPEC = """

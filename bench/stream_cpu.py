@@ -25,8 +25,8 @@ import numpy as np
 from scipy.special import log_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.calibrators.maps import AffineMap  # noqa: E402
-from lidframe.core.streaming import lid_from_embeddings  # noqa: E402
+from lidframe.calibrators.maps import AffineMap
+from lidframe.core.streaming import lid_from_embeddings
 
 SLOPE = 3.0  # a typical fitted logistic slope on z-scores (nats per unit z)
 
@@ -77,27 +77,39 @@ def main():
     log_prior = np.full(n, -np.log(n))
     calibrator = AffineMap(SLOPE)
     print(f"T = N = {n}, d = {args.dim}, uniform prior, affine calibrator (slope {SLOPE})")
-    print(f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} "
-          f"numpy {np.__version__} torch {torch_version}, {args.threads} torch threads")
+    print(
+        f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} "
+        f"numpy {np.__version__} torch {torch_version}, {args.threads} torch threads"
+    )
     input_mib = (trial.nbytes + enrol.nbytes) / 2**20
-    reference, anchor_times, anchor_peak = timed(lambda: dense_script(trial, enrol, true_index), args.repeats, memory=True)
+    reference, anchor_times, anchor_peak = timed(
+        lambda: dense_script(trial, enrol, true_index), args.repeats, memory=True
+    )
     anchor = statistics.median(anchor_times)
     print(f"{'path':28s} {'median':>9s} {'ratio':>7s} {'peak extra':>11s} {'max |dLID|':>11s} {'rel L2':>9s}  runs")
-    print(f"{'anchor: dense float64 script':28s} {anchor:8.3f}s {1.0:7.2f} {anchor_peak / 2**20:9.0f}Mi {0.0:11.1e} {0.0:9.1e}  "
-          + ", ".join(f"{t:.3f}" for t in anchor_times))
+    print(
+        f"{'anchor: dense float64 script':28s} {anchor:8.3f}s {1.0:7.2f} {anchor_peak / 2**20:9.0f}Mi {0.0:11.1e} {0.0:9.1e}  "
+        + ", ".join(f"{t:.3f}" for t in anchor_times)
+    )
     paths = [("numpy", "float64"), ("numpy", "float32")]
     if torch is not None:
         paths += [("torch", "float32"), ("torch", "bfloat16")]
     for kernel, precision in paths:
+
         def run():
-            return lid_from_embeddings(trial, enrol, true_index, calibrator, log_prior, kernel=kernel, precision=precision).lid_bits
+            return lid_from_embeddings(
+                trial, enrol, true_index, calibrator, log_prior, kernel=kernel, precision=precision
+            ).lid_bits
+
         lid, times, peak = timed(run, args.repeats, memory=kernel == "numpy")
         med = statistics.median(times)
         err = np.abs(lid - reference).max()
         rel = np.linalg.norm(lid - reference) / np.linalg.norm(reference)
         mem = f"{peak / 2**20:9.0f}Mi" if kernel == "numpy" else f"{'-':>11s}"
-        print(f"{kernel + ' ' + precision:28s} {med:8.3f}s {anchor / med:7.2f} {mem} {err:11.1e} {rel:9.1e}  "
-              + ", ".join(f"{t:.3f}" for t in times))
+        print(
+            f"{kernel + ' ' + precision:28s} {med:8.3f}s {anchor / med:7.2f} {mem} {err:11.1e} {rel:9.1e}  "
+            + ", ".join(f"{t:.3f}" for t in times)
+        )
     print(f"(inputs: {input_mib:.0f} MiB of float64 embeddings; a T x N float64 matrix is {n * n * 8 / 2**20:.0f} MiB)")
 
 

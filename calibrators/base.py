@@ -78,9 +78,7 @@ def check_fit_input(scores, labels, sample_weight=None):
     labels = labels.astype(np.int8)
     n_mated = int(labels.sum())
     if n_mated == 0 or n_mated == labels.size:
-        raise InputError(
-            f"calibration needs both mated and non-mated pairs, got {n_mated} mated of {labels.size}"
-        )
+        raise InputError(f"calibration needs both mated and non-mated pairs, got {n_mated} mated of {labels.size}")
     if sample_weight is not None:
         sample_weight = np.asarray(sample_weight, dtype=np.float64)
         if sample_weight.shape != scores.shape:
@@ -145,9 +143,7 @@ class Calibrator(BaseEstimator):
 
     def describe(self) -> str:
         """``name(param=value, ...)`` with the parameters that differ from their defaults."""
-        defaults = {
-            k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items() if k != "self"
-        }
+        defaults = {k: p.default for k, p in inspect.signature(type(self).__init__).parameters.items() if k != "self"}
         params = ", ".join(
             f"{k}={v}" for k, v in sorted(self.get_params().items()) if k not in defaults or defaults[k] != v
         )

@@ -108,4 +108,3 @@ class Beta(Calibrator):
         """The fitted map in closed form (beta) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return BetaMap(self.a_, self.b_, self.c_ - self.prior_log_odds_)
-

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lidframe.calibrators.maps import AffineMap
 from lidframe.calibrators.base import Calibrator, check_fit_input
+from lidframe.calibrators.maps import AffineMap
 
 __all__ = ["Identity"]
 
@@ -51,4 +51,3 @@ class Identity(Calibrator):
         """The fitted map in closed form (the identity, on raw scores) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return AffineMap(1.0, 0.0)
-

@@ -25,9 +25,9 @@ import math
 import numpy as np
 from sklearn.linear_model import LogisticRegression
 
+from lidframe.calibrators.base import Calibrator, check_fit_input
 from lidframe.calibrators.maps import AffineMap
 from lidframe.errors import InputError
-from lidframe.calibrators.base import Calibrator, check_fit_input
 
 __all__ = ["Logistic"]
 
@@ -189,4 +189,3 @@ class Logistic(Calibrator):
         """The fitted map in closed form (affine) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
         self._check_fitted()
         return AffineMap(self.slope_, self.intercept_)
-

@@ -73,7 +73,9 @@ class PiecewiseLinearMap:
     def __attrs_post_init__(self):
         z, y = self.knots_z, self.knots_llr
         if z.ndim != 1 or z.shape != y.shape or z.size == 0:
-            raise InputError(f"piecewise-linear map needs two equal-length 1-D knot arrays, got {z.shape} and {y.shape}")
+            raise InputError(
+                f"piecewise-linear map needs two equal-length 1-D knot arrays, got {z.shape} and {y.shape}"
+            )
         if z.size > 1 and not (np.diff(z) > 0).all():
             raise InputError("piecewise-linear map knots must be strictly increasing in z")
         if not (np.isfinite(z).all() and np.isfinite(y).all()):
@@ -113,7 +115,9 @@ class ClampedQuadraticMap:
 
     def __call__(self, z):
         if _is_torch(z):
-            c = z.clamp(min=None if math.isinf(self.lower) else self.lower, max=None if math.isinf(self.upper) else self.upper)
+            c = z.clamp(
+                min=None if math.isinf(self.lower) else self.lower, max=None if math.isinf(self.upper) else self.upper
+            )
         else:
             c = np.clip(z, self.lower, self.upper)
         return (c * self.quad + self.lin) * c + self.const

@@ -58,8 +58,7 @@ class Temperature(Calibrator):
     def fit(self, scores, labels, *, sample_weight=None):
         """Not available: this calibrator needs whole dev rows; use :meth:`fit_rows`."""
         raise InputError(
-            "Temperature fits on whole dev rows: call fit_rows(z, true_index) "
-            "(lidframe.evaluate and fit_calibrator do)"
+            "Temperature fits on whole dev rows: call fit_rows(z, true_index) (lidframe.evaluate and fit_calibrator do)"
         )
 
     def fit_rows(self, z, true_index):

@@ -11,11 +11,11 @@ Importing lidframe loads numpy, scipy, scikit-learn and attrs only; torch and
 matplotlib load when a component that needs them is used.
 """
 
-from lidframe.errors import InputError, NotFittedError
+from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
 from lidframe.core.evaluation import Result, evaluate, fit_calibrator
 from lidframe.core.priors import Explicit, Uniform, WatchList
 from lidframe.data.scoreset import ScoreSet
-from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
+from lidframe.errors import InputError, NotFittedError
 
 __all__ = [
     "ScoreSet",

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.data.fileio import atomic_path
+from lidframe.errors import InputError
 
 __all__ = ["pyplot", "save_figure", "save_lid_ccdf"]
 

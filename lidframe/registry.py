@@ -153,14 +153,14 @@ def _discover() -> dict:
             origin = f"distribution {dist.name} {dist.version}" if dist is not None else "entry point"
             label = f"entry point {ep.name!r} in group {group!r} ({origin})"
             if not _NAME.match(ep.name) or ":" not in ep.value:
-                warnings.warn(f"lidframe: ignoring {label}: expected name = 'package.module:Class', got {ep.value!r}")
+                warnings.warn(f"lidframe: ignoring {label}: expected name = 'package.module:Class', got {ep.value!r}", stacklevel=2)
                 continue
             taken = found[kind].get(ep.name)
             if taken is not None:
                 if taken.target != ep.value:
                     warnings.warn(
                         f"lidframe: ignoring {label} -> {ep.value}: {kind} name {ep.name!r} is already "
-                        f"taken by {taken.target} ({taken.origin})"
+                        f"taken by {taken.target} ({taken.origin})", stacklevel=2
                     )
                 continue
             found[kind][ep.name] = Entry(kind, ep.name, ep.value, origin)
@@ -302,8 +302,7 @@ def load(kind: str, name: str):
     entry = available.get(name)
     if entry is None:
         raise InputError(
-            f"unknown {kind} {name!r}; available: {', '.join(available) or 'none'} "
-            "(or 'package.module:Class')"
+            f"unknown {kind} {name!r}; available: {', '.join(available) or 'none'} (or 'package.module:Class')"
         )
     label = f"{kind} {name!r} from {entry.origin}"
     obj = _objects.get(key)
@@ -332,7 +331,7 @@ def check_all(kind: str | None = None) -> dict:
                 load(k, name)
                 status[(k, name)] = None
             except InputError as exc:
-                warnings.warn(f"lidframe: {exc}")
+                warnings.warn(f"lidframe: {exc}", stacklevel=2)
                 status[(k, name)] = str(exc)
     return status
 

@@ -150,7 +150,9 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     checks.run("contract", lambda: check_contract("calibrator", obj))
     checks.run(
         "input_scale is 'znorm' or 'raw'",
-        lambda: _expect(getattr(obj, "input_scale", "znorm") in ("znorm", "raw"), "input_scale must be 'znorm' or 'raw'"),
+        lambda: _expect(
+            getattr(obj, "input_scale", "znorm") in ("znorm", "raw"), "input_scale must be 'znorm' or 'raw'"
+        ),
     )
 
     def params_and_clone():
@@ -205,7 +207,9 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     def json_round_trip():
         record = json.loads(json.dumps(fitted.to_dict()))
         back = type(fitted).from_dict(record)
-        _expect(np.array_equal(np.asarray(back.llr(grid)), np.asarray(fitted.llr(grid))), "from_dict(to_dict()) changes llr")
+        _expect(
+            np.array_equal(np.asarray(back.llr(grid)), np.asarray(fitted.llr(grid))), "from_dict(to_dict()) changes llr"
+        )
 
     checks.run("to_dict/from_dict JSON round trip", json_round_trip)
 
@@ -291,8 +295,8 @@ def check_attacker(attacker, *, trials=None, enrolment=None) -> list[str]:
     the enrolment keys in order and whose trial ids/speakers are the trials'; an empty
     trial list and an enrolled speaker without utterances raise ``ValueError``.
     """
-    from lidframe.data.utterance import Utterance
     from lidframe.data.scoreset import ScoreSet
+    from lidframe.data.utterance import Utterance
 
     checks = _Checks(f"attacker {type(attacker).__module__}.{type(attacker).__qualname__}")
     if trials is None:
@@ -336,4 +340,3 @@ def check_attacker(attacker, *, trials=None, enrolment=None) -> list[str]:
 
     checks.run("bad input raises ValueError", bad_input)
     return checks.finish()
-

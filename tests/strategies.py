@@ -32,9 +32,7 @@ def closed_set_cases(draw, **kwargs):
 @st.composite
 def log_priors(draw, n_enrolled):
     """Normalised natural-log prior of length n_enrolled."""
-    mass = np.array(
-        draw(st.lists(st.floats(0.05, 20.0), min_size=n_enrolled, max_size=n_enrolled)), dtype=np.float64
-    )
+    mass = np.array(draw(st.lists(st.floats(0.05, 20.0), min_size=n_enrolled, max_size=n_enrolled)), dtype=np.float64)
     return np.log(mass) - np.log(mass.sum())
 
 

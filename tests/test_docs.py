@@ -48,9 +48,9 @@ def test_demo_tables_in_readme_and_quickstart_are_what_the_demo_prints():
 
 
 def test_sensitivity_table_in_calibrators_page_is_what_the_cli_prints():
+    from lidframe.analyses.sensitivity import sensitivity
     from lidframe.cli.commands import format_sensitivity_table
     from lidframe.cli.demo import DEMO_SYSTEMS
-    from lidframe.analyses.sensitivity import sensitivity
     from lidframe.data.simulate import simulate_system
 
     offset = list(DEMO_SYSTEMS).index("uneven")

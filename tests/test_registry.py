@@ -23,7 +23,6 @@ from lidframe.attackers import RandomAttacker, Utterance, group_by_speaker
 from lidframe.calibrators import Logistic
 from lidframe.registry import PluginError, check_contract, create, parse_spec, register
 from lidframe.testing import check_attacker, check_calibrator
-
 from tests.reference import dense_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -68,7 +67,12 @@ def plugin_site(tmp_path, monkeypatch):
         site,
         "other-lab",
         "2.0",
-        {"lidframe.calibrators": {"broken": "mylab_lid.missing:Nope", "logistic": "mylab_lid.calibrators:ShrunkLogistic"}},
+        {
+            "lidframe.calibrators": {
+                "broken": "mylab_lid.missing:Nope",
+                "logistic": "mylab_lid.calibrators:ShrunkLogistic",
+            }
+        },
     )
     monkeypatch.syspath_prepend(str(site))
     registry.refresh()
@@ -95,7 +99,9 @@ def split(prefix, n_speakers, n_enrol, n_trials):
 
 
 def test_plugin_package_registers_and_works_by_name(plugin_site, tmp_path):
-    with pytest.warns(UserWarning, match=r"ignoring entry point 'logistic'.*other-lab 2.0.*already taken by .*built-in"):
+    with pytest.warns(
+        UserWarning, match=r"ignoring entry point 'logistic'.*other-lab 2.0.*already taken by .*built-in"
+    ):
         cals = registry.calibrators()
     assert cals["shrunk"].origin == "distribution mylab-lid 0.1"
     assert cals["logistic"].origin == "built-in"
@@ -129,7 +135,10 @@ def test_broken_plugin_warns_and_leaves_the_others_usable(plugin_site):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         registry.entries("calibrator")
-    with pytest.warns(UserWarning, match=r"calibrator 'broken' from distribution other-lab 2.0: cannot load mylab_lid.missing:Nope \(ModuleNotFoundError"):
+    with pytest.warns(
+        UserWarning,
+        match=r"calibrator 'broken' from distribution other-lab 2.0: cannot load mylab_lid.missing:Nope \(ModuleNotFoundError",
+    ):
         status = registry.check_all("calibrator")
     assert status[("calibrator", "shrunk")] is None and status[("calibrator", "logistic")] is None
     with pytest.raises(PluginError, match="calibrator 'broken' from distribution other-lab 2.0: cannot load"):
@@ -155,24 +164,47 @@ def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
     attacker.score(ev_trials, group_by_speaker(ev_enrol)).save(tmp_path / "eval.npz")
     env = dict(os.environ, PYTHONPATH=str(plugin_site))
     listing = subprocess.run(
-        [sys.executable, "-c",
-         "import sys; from lidframe.cli import main; code = main(['plugins']); "
-         "print('IMPORTED', sorted(m for m in sys.modules if m.startswith(('mylab_lid', 'torch')))); sys.exit(code)"],
-        capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from lidframe.cli import main; code = main(['plugins']); "
+            "print('IMPORTED', sorted(m for m in sys.modules if m.startswith(('mylab_lid', 'torch')))); sys.exit(code)",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert listing.returncode == 0, listing.stderr
-    assert re.search(r"calibrator\s+shrunk\s+mylab_lid.calibrators:ShrunkLogistic\s+distribution mylab-lid 0.1", listing.stdout)
+    assert re.search(
+        r"calibrator\s+shrunk\s+mylab_lid.calibrators:ShrunkLogistic\s+distribution mylab-lid 0.1", listing.stdout
+    )
     assert re.search(r"attacker\s+npz\s+mylab_lid.attackers:NpzEmbeddings\s+distribution mylab-lid 0.1", listing.stdout)
     assert "IMPORTED []" in listing.stdout  # listing imports no plugin module and no torch
     assert "'logistic'" in listing.stderr and "already taken" in listing.stderr  # the clash is reported
     run = subprocess.run(
-        [sys.executable, "-m", "lidframe.cli", "evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval",
-         str(tmp_path / "eval.npz"), "--calibrator", "shrunk?shrink=0.75", "--json", str(tmp_path / "s.json")],
-        capture_output=True, text=True, env=env,
+        [
+            sys.executable,
+            "-m",
+            "lidframe.cli",
+            "evaluate",
+            "--dev",
+            str(tmp_path / "dev.npz"),
+            "--eval",
+            str(tmp_path / "eval.npz"),
+            "--calibrator",
+            "shrunk?shrink=0.75",
+            "--json",
+            str(tmp_path / "s.json"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert run.returncode == 0, run.stderr
     assert json.loads((tmp_path / "s.json").read_text())["calibrator"] == "shrunk(shrink=0.75)"
-    check = subprocess.run([sys.executable, "-m", "lidframe.cli", "plugins", "--check"], capture_output=True, text=True, env=env)
+    check = subprocess.run(
+        [sys.executable, "-m", "lidframe.cli", "plugins", "--check"], capture_output=True, text=True, env=env
+    )
     assert check.returncode == 1 and "BROKEN" in check.stdout and "cannot load mylab_lid.missing:Nope" in check.stderr
 
 
@@ -201,14 +233,20 @@ def test_register_use_replace_and_clashes(clean_registry):
     assert register("calibrator", "tripled", Tripled) == entry  # same target again: fine
     with pytest.raises(InputError, match="'tripled' is already registered to .*Tripled .register\\(\\)..*replace=True"):
         register("calibrator", "tripled", Logistic)
-    with pytest.raises(InputError, match="'logistic' is already registered to lidframe.calibrators.logistic:Logistic .built-in."):
+    with pytest.raises(
+        InputError, match="'logistic' is already registered to lidframe.calibrators.logistic:Logistic .built-in."
+    ):
         register("calibrator", "logistic", Tripled)
-    assert register("calibrator", "tripled", "lidframe.calibrators.logistic:Logistic", replace=True).target.endswith(":Logistic")
+    assert register("calibrator", "tripled", "lidframe.calibrators.logistic:Logistic", replace=True).target.endswith(
+        ":Logistic"
+    )
     register("calibrator", "tripled", Tripled, replace=True)
     from lidframe.data.simulate import simulate_system
 
     dev, ev = simulate_system(leakage=0.3, seed=4)
-    assert evaluate(dev, ev, calibrator="tripled").calibrator.slope_ == pytest.approx(3 * evaluate(dev, ev).calibrator.slope_)
+    assert evaluate(dev, ev, calibrator="tripled").calibrator.slope_ == pytest.approx(
+        3 * evaluate(dev, ev).calibrator.slope_
+    )
 
 
 def test_contract_checks_say_what_is_missing(clean_registry):
@@ -216,7 +254,10 @@ def test_contract_checks_say_what_is_missing(clean_registry):
         def fit(self, scores, labels):
             return self
 
-    with pytest.raises(InputError, match=r"calibrator 'x' is not a calibrator: missing llr\(scores\) returning an ndarray of natural-log LLRs"):
+    with pytest.raises(
+        InputError,
+        match=r"calibrator 'x' is not a calibrator: missing llr\(scores\) returning an ndarray of natural-log LLRs",
+    ):
         register("calibrator", "x", NoLlr)
 
     class BadSignature:
@@ -236,7 +277,10 @@ def test_contract_checks_say_what_is_missing(clean_registry):
 
 
 def test_unknown_names_list_what_is_available():
-    with pytest.raises(InputError, match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or"):
+    with pytest.raises(
+        InputError,
+        match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or",
+    ):
         create("calibrator", "isotonc")
     with pytest.raises(InputError, match=r"unknown attacker 'wavlm'; available: ecapa, precomputed, random, xvector"):
         registry.load("attacker", "wavlm")
@@ -245,7 +289,8 @@ def test_unknown_names_list_what_is_available():
 def test_spec_parsing_and_parameters():
     assert parse_spec("logistic") == ("logistic", {})
     assert parse_spec("x?a=true&b=None&c=3&d=0.5&e=text&f=a%26b") == (
-        "x", {"a": True, "b": None, "c": 3, "d": 0.5, "e": "text", "f": "a&b"}
+        "x",
+        {"a": True, "b": None, "c": 3, "d": 0.5, "e": "text", "f": "a&b"},
     )
     cal = create("calibrator", "logistic?weighting=prior&C=none")
     assert cal.get_params() == {"C": None, "standard_errors": True, "weighting": "prior"}
@@ -280,9 +325,7 @@ def test_builtin_calibrators_conform(name):
     check_calibrator(create("calibrator", name))
 
 
-@pytest.mark.parametrize(
-    "spec", ["uniform", "watchlist?ids=spk1,spk4&weight=4", "watchlist?ids=spk0&weight=0.2"]
-)
+@pytest.mark.parametrize("spec", ["uniform", "watchlist?ids=spk1,spk4&weight=4", "watchlist?ids=spk0&weight=0.2"])
 def test_builtin_priors_conform(spec):
     from lidframe.testing import check_prior
 
@@ -309,22 +352,40 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
     pytest.importorskip("soundfile")
     from tests.voices import write_voice
 
-    trials = [Utterance(f"t{i}", f"s{i % 3}", str(write_voice(tmp_path / f"t{i}.wav", i % 3, i, 0.6 + 0.3 * i)))
-              for i in range(6)]
-    enrolment = {f"s{s}": [Utterance(f"e{s}", f"s{s}", str(write_voice(tmp_path / f"e{s}.wav", s, 50 + s, 1.0)))]
-                 for s in range(3)}
-    small = "channels=32,32,32,32,96&attention_channels=16&se_channels=16" if name == "ecapa" else "tdnn_channels=32,32,32,32,96"
-    check_attacker(create("attacker", f"{name}?{small}&lin_neurons=24&batch_size=4&device=cpu"), trials=trials,
-                   enrolment=enrolment)
+    trials = [
+        Utterance(f"t{i}", f"s{i % 3}", str(write_voice(tmp_path / f"t{i}.wav", i % 3, i, 0.6 + 0.3 * i)))
+        for i in range(6)
+    ]
+    enrolment = {
+        f"s{s}": [Utterance(f"e{s}", f"s{s}", str(write_voice(tmp_path / f"e{s}.wav", s, 50 + s, 1.0)))]
+        for s in range(3)
+    }
+    small = (
+        "channels=32,32,32,32,96&attention_channels=16&se_channels=16"
+        if name == "ecapa"
+        else "tdnn_channels=32,32,32,32,96"
+    )
+    check_attacker(
+        create("attacker", f"{name}?{small}&lin_neurons=24&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment
+    )
 
 
 def test_every_builtin_is_covered_by_a_conformance_test():
     builtin = {(k, n) for k in registry.KINDS for n, e in registry.entries(k).items() if e.origin == "built-in"}
     assert builtin == {
-        ("attacker", "random"), ("attacker", "precomputed"), ("attacker", "ecapa"), ("attacker", "xvector"),
-        ("calibrator", "logistic"), ("calibrator", "isotonic"), ("calibrator", "beta"),
-        ("calibrator", "gaussian"), ("calibrator", "temperature"), ("calibrator", "identity"),
-        ("prior", "uniform"), ("prior", "watchlist"), ("prior", "explicit"),
+        ("attacker", "random"),
+        ("attacker", "precomputed"),
+        ("attacker", "ecapa"),
+        ("attacker", "xvector"),
+        ("calibrator", "logistic"),
+        ("calibrator", "isotonic"),
+        ("calibrator", "beta"),
+        ("calibrator", "gaussian"),
+        ("calibrator", "temperature"),
+        ("calibrator", "identity"),
+        ("prior", "uniform"),
+        ("prior", "watchlist"),
+        ("prior", "explicit"),
     }
 
 
@@ -353,8 +414,8 @@ def test_random_attacker_has_no_speaker_information():
 
 
 def test_plugin_attacker_and_calibrator_work_in_a_grid(plugin_site, tmp_path):
-    from lidframe.grid.runner import run_grid
     from lidframe.grid.report import load_results
+    from lidframe.grid.runner import run_grid
 
     enrol, trials = split("g", 6, 2, 4)
     embeddings_file(tmp_path / "emb.npz", enrol + trials, seed=9)
@@ -366,7 +427,7 @@ def test_plugin_attacker_and_calibrator_work_in_a_grid(plugin_site, tmp_path):
     (tmp_path / "grid.toml").write_text(f"""
 [grid]
 calibrators = ["shrunk?shrink=0.25", "logistic"]
-attackers = ["npz?path={tmp_path / 'emb.npz'}"]
+attackers = ["npz?path={tmp_path / "emb.npz"}"]
 
 [systems.lab]
 dev = {{ enrol = "enrolls", trials = ["trials"] }}

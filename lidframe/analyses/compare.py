@@ -17,7 +17,13 @@ import math
 import numpy as np
 
 from lidframe.errors import InputError, mismatch
-from lidframe.stats.bootstrap import RESAMPLE_BLOCK, check_level, percentile_interval, resampling_units, lid_metrics_weighted
+from lidframe.stats.bootstrap import (
+    RESAMPLE_BLOCK,
+    check_level,
+    lid_metrics_weighted,
+    percentile_interval,
+    resampling_units,
+)
 
 __all__ = ["paired_comparison", "compare_systems"]
 
@@ -81,7 +87,7 @@ def paired_comparison(
     boot_a, boot_b = lid_metrics_weighted(a, boot_w), lid_metrics_weighted(b, boot_w)
     est_a = {k: float(v[0]) for k, v in _metrics_of_values(a[None, :]).items()}
     est_b = {k: float(v[0]) for k, v in _metrics_of_values(b[None, :]).items()}
-    exceed = {k: 0 for k in est_a}
+    exceed = dict.fromkeys(est_a, 0)
     observed = {k: est_a[k] - est_b[k] for k in est_a}
     done = 0
     while done < n_perm:
@@ -151,12 +157,23 @@ def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwar
     rows = []
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
-            result = paired_comparison(aligned[names[i]], aligned[names[j]], speakers=np.asarray(ref_spk, dtype=str), **kwargs)
+            result = paired_comparison(
+                aligned[names[i]], aligned[names[j]], speakers=np.asarray(ref_spk, dtype=str), **kwargs
+            )
             for metric in metrics:
                 r = result[metric]
                 rows.append(
-                    {"a": names[i], "b": names[j], "metric": metric, "value_a": r["a"], "value_b": r["b"],
-                     "diff": r["diff"], "low": r["low"], "high": r["high"], "p_value": r["p_value"]}
+                    {
+                        "a": names[i],
+                        "b": names[j],
+                        "metric": metric,
+                        "value_a": r["a"],
+                        "value_b": r["b"],
+                        "diff": r["diff"],
+                        "low": r["low"],
+                        "high": r["high"],
+                        "p_value": r["p_value"],
+                    }
                 )
     for metric in metrics:
         idx = [k for k, r in enumerate(rows) if r["metric"] == metric]

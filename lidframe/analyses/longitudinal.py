@@ -34,10 +34,10 @@ import math
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from lidframe.metrics.aggregates import lid_summary
-from lidframe.errors import InputError
 from lidframe.core.evaluation import as_scoreset, fit_calibrator, uses_znorm
 from lidframe.core.znorm import row_znorm
+from lidframe.errors import InputError
+from lidframe.metrics.aggregates import lid_summary
 
 __all__ = ["FUSIONS", "longitudinal", "draw_groups", "fuse", "plot_longitudinal"]
 
@@ -113,9 +113,21 @@ def _llr_matrix(scoreset, calibrator, ddof):
     return closed, np.asarray(calibrator.llr(z), dtype=np.float64)
 
 
-def longitudinal(dev, eval, ks=(1, 2, 4, 8, "all"), *, fusion: str = "sum", calibrator="logistic",  # noqa: A002
-                 groups_per_speaker: int = 10, znorm_ddof: int = 1, ci: bool = True, n_boot: int = 1000,
-                 ci_level: float = 0.95, dp_mu: float | None = None, seed: int = 0) -> list[dict]:
+def longitudinal(
+    dev,
+    eval,
+    ks=(1, 2, 4, 8, "all"),
+    *,
+    fusion: str = "sum",
+    calibrator="logistic",
+    groups_per_speaker: int = 10,
+    znorm_ddof: int = 1,
+    ci: bool = True,
+    n_boot: int = 1000,
+    ci_level: float = 0.95,
+    dp_mu: float | None = None,
+    seed: int = 0,
+) -> list[dict]:
     """Per-k disclosure of a multi-utterance attacker (module docstring); uniform prior.
 
     Returns
@@ -150,14 +162,24 @@ def longitudinal(dev, eval, ks=(1, 2, 4, 8, "all"), *, fusion: str = "sum", cali
             dev_groups, _ = draw_groups(dv.trial_speakers, dev_k, rng, groups_per_speaker)
             dev_sum = fuse(dev_llr, dev_groups, "sum")
             dev_true = dv.true_index[[g[0] for g in dev_groups]]
-            result = minimize_scalar(lambda t: -_group_lid(t * dev_sum, dev_true, dev_prior).mean(),
-                                     bounds=(0.0, 10.0), method="bounded", options={"xatol": 1e-8})
+            result = minimize_scalar(
+                lambda t: -_group_lid(t * dev_sum, dev_true, dev_prior).mean(),
+                bounds=(0.0, 10.0),
+                method="bounded",
+                options={"xatol": 1e-8},
+            )
             temperature = float(result.x)
         fused = fuse(llr, groups, fusion, temperature)
         true_cols = ev.true_index[[g[0] for g in groups]]
         lid = _group_lid(fused, true_cols, log_prior)
-        row = {"k": k, "n_groups": len(groups), "n_speakers_skipped": skipped, "temperature": temperature,
-               "n_enrolled": ev.n_enrolled, "log2_n": math.log2(ev.n_enrolled)}
+        row = {
+            "k": k,
+            "n_groups": len(groups),
+            "n_speakers_skipped": skipped,
+            "temperature": temperature,
+            "n_enrolled": ev.n_enrolled,
+            "log2_n": math.log2(ev.n_enrolled),
+        }
         row.update(lid_summary(lid))
         if ci:
             speakers = ev.trial_speakers[[g[0] for g in groups]]

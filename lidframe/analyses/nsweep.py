@@ -23,11 +23,11 @@ import math
 import attrs
 import numpy as np
 
-from lidframe.errors import InputError
-from lidframe.registry import describe_component
 from lidframe.core.evaluation import as_scoreset, fit_calibrator, uses_znorm
-from lidframe.plotting import pyplot, save_figure
 from lidframe.core.znorm import row_znorm
+from lidframe.errors import InputError
+from lidframe.plotting import pyplot, save_figure
+from lidframe.registry import describe_component
 
 __all__ = ["n_sweep", "NSweepResult", "plot_n_sweep", "default_sizes"]
 
@@ -81,7 +81,7 @@ def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndar
 
 def n_sweep(
     dev,
-    eval,  # noqa: A002
+    eval,
     calibrator="logistic",
     *,
     sizes=None,

@@ -20,10 +20,10 @@ import math
 import attrs
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.core.evaluation import as_scoreset, evaluate, uses_znorm
-from lidframe.data.fileio import json_clean
 from lidframe.core.lid import lid_from_scores
+from lidframe.data.fileio import json_clean
+from lidframe.errors import InputError
 from lidframe.plotting import save_lid_ccdf
 
 __all__ = ["DEFAULT_CALIBRATORS", "SENSITIVITY_METRICS", "sensitivity", "SensitivityResult", "plot_lid_ccdf"]
@@ -98,7 +98,7 @@ class SensitivityResult:
         return {spec: r.lid[~r.is_impostor] for spec, r in self.results.items()}
 
 
-def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, znorm_ddof: int = 1):  # noqa: A002
+def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, znorm_ddof: int = 1):
     """Evaluate one dev/eval pair under several calibrators.
 
     Parameters
@@ -151,5 +151,10 @@ def plot_lid_ccdf(result: SensitivityResult, path, *, title: str | None = None) 
 
     Requires matplotlib (``pip install 'lidframe[plot]'``); it is imported here only.
     """
-    save_lid_ccdf(result.lids(), path, log2_n=result.rows[0]["log2_n"], guides=True,
-                  title=title or f"LID tail per calibrator (N = {result.rows[0]['n_enrolled']})")
+    save_lid_ccdf(
+        result.lids(),
+        path,
+        log2_n=result.rows[0]["log2_n"],
+        guides=True,
+        title=title or f"LID tail per calibrator (N = {result.rows[0]['n_enrolled']})",
+    )

@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 from scipy.linalg import solve_toeplitz
-from scipy.signal import lfilter, resample_poly, stft, istft
+from scipy.signal import istft, lfilter, resample_poly, stft
 
 from lidframe.errors import InputError
 
@@ -54,7 +54,7 @@ def mcadams(x, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_m
     x = np.asarray(x, dtype=np.float64)
     if not (np.isfinite(alpha) and alpha > 0):
         raise InputError(f"McAdams alpha must be positive, got {alpha}")
-    win_len = int(round(sample_rate * win_ms / 1000.0))
+    win_len = round(sample_rate * win_ms / 1000.0)
     win_len += win_len % 2
     hop = win_len // 2
     window = np.hanning(win_len + 1)[:-1]  # periodic Hann: shifted copies at 50 % overlap sum to 1
@@ -68,7 +68,9 @@ def mcadams(x, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_m
         residual = lfilter(a, [1.0], frame)
         poles = np.roots(a)
         angles = np.angle(poles)
-        moved = np.where(np.abs(poles.imag) > 1e-12, np.abs(poles) * np.exp(1j * np.sign(angles) * np.abs(angles) ** alpha), poles)
+        moved = np.where(
+            np.abs(poles.imag) > 1e-12, np.abs(poles) * np.exp(1j * np.sign(angles) * np.abs(angles) ** alpha), poles
+        )
         a_new = np.real(np.poly(moved))
         out[start : start + win_len] += lfilter([1.0], a_new, residual)
     return out[hop : hop + x.size]
@@ -121,8 +123,18 @@ def _speaker_alpha(speaker: str, low: float, high: float, seed: int) -> float:
     return low + (high - low) * int.from_bytes(digest[:8], "little") / 2**64
 
 
-def anonymise_data_dir(in_dir, out_dir, *, method: str, alpha: float = 0.8, alpha_range=None, ratio: float = 1.2,
-                       ratio_range=None, per_utterance: bool = False, seed: int = 0) -> dict:
+def anonymise_data_dir(
+    in_dir,
+    out_dir,
+    *,
+    method: str,
+    alpha: float = 0.8,
+    alpha_range=None,
+    ratio: float = 1.2,
+    ratio_range=None,
+    per_utterance: bool = False,
+    seed: int = 0,
+) -> dict:
     """Anonymise every utterance of a Kaldi data dir into a new data dir with the same ids.
 
     ``alpha_range`` (McAdams) and ``ratio_range`` (pitch, resample) draw the parameter

@@ -108,8 +108,13 @@ def available_voices() -> list[Voice]:
                     voices.append(Voice("mbrola", f"mb-{base}-en", ("-v", f"mb-{base}-en")))
         for accent in _ESPEAK_ACCENTS:
             for variant, pitch, speed in _ESPEAK_VARIANTS:
-                voices.append(Voice("espeak", f"espeak-{accent}-{variant}",
-                                    ("-v", f"{accent}+{variant}", "-p", str(pitch), "-s", str(speed))))
+                voices.append(
+                    Voice(
+                        "espeak",
+                        f"espeak-{accent}-{variant}",
+                        ("-v", f"{accent}+{variant}", "-p", str(pitch), "-s", str(speed)),
+                    )
+                )
     if shutil.which("flite"):
         listing = subprocess.run(["flite", "-lv"], capture_output=True, text=True, check=False).stdout
         for name in _FLITE_VOICES:
@@ -160,8 +165,16 @@ def _write_data_dir(folder: Path, utterances: list) -> None:
     (folder / "spk2utt").write_text("".join(f"{s} {' '.join(us)}\n" for s, us in sorted(by_speaker.items())))
 
 
-def build_corpus(out_dir, *, voices=None, sentences: int = 8, enrol: int = 3, split=(0.5, 0.25, 0.25), seed: int = 0,
-                 progress: bool = False) -> dict:
+def build_corpus(
+    out_dir,
+    *,
+    voices=None,
+    sentences: int = 8,
+    enrol: int = 3,
+    split=(0.5, 0.25, 0.25),
+    seed: int = 0,
+    progress: bool = False,
+) -> dict:
     """Synthesize the corpus and write its data directories.
 
     Parameters

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from lidframe.errors import InputError
 from lidframe.data.fileio import write_json
+from lidframe.errors import InputError
 
 __all__ = ["parse_prior", "check_output_path", "write_outputs"]
 
@@ -30,7 +30,6 @@ def parse_prior(spec: str, watch_weight: float = 10.0):
     return create("prior", spec)
 
 
-
 def check_output_path(path, flag: str):
     if path is None:
         return None
@@ -38,7 +37,6 @@ def check_output_path(path, flag: str):
     if not path.parent.is_dir():
         raise InputError(f"{flag} {path}: folder {path.parent} does not exist")
     return path
-
 
 
 def write_outputs(result, json_out, plot_out, plot, what: str) -> None:

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lidframe.cli.table import format_table
 from lidframe.core.evaluation import evaluate
 from lidframe.data.fileio import atomic_write, write_json
 from lidframe.data.simulate import simulate_system
-from lidframe.cli.table import format_table
 
 __all__ = ["DEMO_SYSTEMS", "run_demo"]
 

@@ -18,10 +18,10 @@ from pathlib import Path
 
 from lidframe.cli import commands
 from lidframe.cli.common import check_output_path, parse_prior
-from lidframe.data.embedset import EmbeddingSet, load_set
-from lidframe.errors import InputError
-from lidframe.data.fileio import write_json
 from lidframe.core.streaming import KERNELS
+from lidframe.data.embedset import EmbeddingSet, load_set
+from lidframe.data.fileio import write_json
+from lidframe.errors import InputError
 
 __all__ = ["main", "build_parser"]
 
@@ -33,9 +33,9 @@ _PROGRESS_PAIRS = 1 << 30
 
 
 def _cmd_evaluate(args) -> int:
+    from lidframe.cli.table import format_table
     from lidframe.core.evaluation import evaluate
     from lidframe.data.fileio import atomic_path
-    from lidframe.cli.table import format_table
 
     json_out = check_output_path(args.json, "--json")
     per_trial_out = check_output_path(args.per_trial, "--per-trial")
@@ -79,9 +79,13 @@ def _cmd_evaluate(args) -> int:
     if "engine" in s:
         e = s["engine"]
         if e["kernel"] == "dense":
-            print("engine: cosine matrix materialised, float64 (binary metrics need every pair; --no-binary-metrics streams)")
+            print(
+                "engine: cosine matrix materialised, float64 (binary metrics need every pair; --no-binary-metrics streams)"
+            )
         else:
-            print(f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)")
+            print(
+                f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)"
+            )
     print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
@@ -109,8 +113,10 @@ def _cmd_demo(args) -> int:
         from lidframe.cli.voice_demo import run_voice_demo
 
         out = args.out or "demo-out"
-        print(f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
-              "(lidframe demo --simulated for the seconds-fast simulated version)")
+        print(
+            f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
+            "(lidframe demo --simulated for the seconds-fast simulated version)"
+        )
         table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, progress=args.progress)
         print(table)
         print(f"\nwrote the LID CCDF plot to {Path(out) / 'lid_ccdf.png'}")
@@ -126,6 +132,7 @@ def _cmd_demo(args) -> int:
         print(f"\nwrote score sets, summary.json and table.txt to {args.out}")
     return 0
 
+
 def format_ci_table(summary: dict) -> str:
     """The bootstrap intervals of an evaluate summary as text."""
     settings = summary["ci_settings"]
@@ -134,8 +141,16 @@ def format_ci_table(summary: dict) -> str:
         f"{settings['unit']}s, seed {settings['seed']}; LIDmax: percentile, biased low -- prefer LIDq99)",
         f"{'metric':10s} {'estimate':>9s} {'low':>9s} {'high':>9s}",
     ]
-    names = {"alid": "ALID", "pdr": "PDR", "lid_pos": "LID+", "lid_neg": "LID-", "lid_q99": "LIDq99",
-             "lid_max": "LIDmax", "eer": "EER", "cllr": "Cllr"}
+    names = {
+        "alid": "ALID",
+        "pdr": "PDR",
+        "lid_pos": "LID+",
+        "lid_neg": "LID-",
+        "lid_q99": "LIDq99",
+        "lid_max": "LIDmax",
+        "eer": "EER",
+        "cllr": "Cllr",
+    }
     for key, (low, high) in summary["ci"].items():
         fmt = lambda v: "-" if v is None or v != v else f"{v:.3f}"  # noqa: E731
         lines.append(f"{names.get(key, key):10s} {fmt(summary[key]):>9s} {fmt(low):>9s} {fmt(high):>9s}")
@@ -165,7 +180,9 @@ def _add_ci_arguments(parser) -> None:
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="B", help="bootstrap resamples (default 1000)")
     parser.add_argument("--ci-level", type=float, default=0.95, help="confidence level (default 0.95)")
     parser.add_argument(
-        "--ci-unit", choices=("speaker", "trial"), default="speaker",
+        "--ci-unit",
+        choices=("speaker", "trial"),
+        default="speaker",
         help="resampling unit: speaker (cluster bootstrap, default) or trial",
     )
     parser.add_argument("--ci-method", choices=("bca", "percentile"), default="bca", help="interval type (default bca)")
@@ -219,14 +236,18 @@ def build_parser() -> argparse.ArgumentParser:
         choices=("auto", "float64", "float32", "bfloat16", "fp64", "fp32", "bf16"),
         help="embedding-set eval: product precision (auto: float64 on CPU, bfloat16 on CUDA)",
     )
-    ev.add_argument("--kernel", default="auto", choices=KERNELS, help="embedding-set eval: streaming path (default auto)")
+    ev.add_argument(
+        "--kernel", default="auto", choices=KERNELS, help="embedding-set eval: streaming path (default auto)"
+    )
     ev.add_argument("--json", metavar="OUT", help="write the summary as JSON")
     ev.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
     _add_ci_arguments(ev)
     ev.set_defaults(func=_cmd_evaluate)
 
     cmp_ = sub.add_parser("compare", help="paired comparison of systems from their per-trial LID tables")
-    cmp_.add_argument("tables", nargs="+", metavar="PER_TRIAL.csv", help="lidframe evaluate --per-trial outputs, 2 or more")
+    cmp_.add_argument(
+        "tables", nargs="+", metavar="PER_TRIAL.csv", help="lidframe evaluate --per-trial outputs, 2 or more"
+    )
     cmp_.add_argument("--names", help="comma-separated system names (default: file stems)")
     cmp_.add_argument("--unit", choices=("speaker", "trial"), default="speaker", help="resampling/permutation unit")
     cmp_.add_argument("--bootstrap", type=int, default=2000, metavar="B", help="bootstrap resamples (default 2000)")
@@ -292,7 +313,9 @@ def build_parser() -> argparse.ArgumentParser:
     gr.set_defaults(func=commands.cmd_grid)
 
     rp = sub.add_parser("report", help="tables and figures of a grid output folder")
-    rp.add_argument("out_dir", metavar="OUT_DIR", nargs="?", default="grid-out", help="grid output folder (default grid-out)")
+    rp.add_argument(
+        "out_dir", metavar="OUT_DIR", nargs="?", default="grid-out", help="grid output folder (default grid-out)"
+    )
     rp.add_argument("--no-figures", action="store_true")
     rp.set_defaults(func=commands.cmd_report)
 
@@ -319,8 +342,12 @@ def build_parser() -> argparse.ArgumentParser:
     an.add_argument("out_dir", metavar="OUT_DIR")
     an.set_defaults(func=commands.cmd_anonymise)
 
-    tr = sub.add_parser("train-attacker", help="train a speaker encoder (AAM softmax) on a data dir: the semi-informed attacker")
-    tr.add_argument("--arch", required=True, help="ecapa or xvector, with model options: ecapa?channels=256,256,256,256,768")
+    tr = sub.add_parser(
+        "train-attacker", help="train a speaker encoder (AAM softmax) on a data dir: the semi-informed attacker"
+    )
+    tr.add_argument(
+        "--arch", required=True, help="ecapa or xvector, with model options: ecapa?channels=256,256,256,256,768"
+    )
     tr.add_argument("--data", required=True, metavar="DIR", help="training data dir (wav.scp, utt2spk)")
     tr.add_argument("--out", required=True, metavar="CKPT", help="encoder checkpoint (state dict; state in CKPT.state)")
     tr.add_argument("--init", metavar="CKPT", help="fine-tune from this checkpoint")
@@ -336,10 +363,14 @@ def build_parser() -> argparse.ArgumentParser:
     lo = sub.add_parser("longitudinal", help="disclosure when the attacker fuses k utterances of one speaker")
     lo.add_argument("--dev", required=True)
     lo.add_argument("--eval", required=True)
-    lo.add_argument("--k", default="1,2,4,8,all", help="group sizes, comma-separated; 'all' = every trial (default 1,2,4,8,all)")
+    lo.add_argument(
+        "--k", default="1,2,4,8,all", help="group sizes, comma-separated; 'all' = every trial (default 1,2,4,8,all)"
+    )
     lo.add_argument("--fusion", choices=("sum", "mean", "temperature"), default="sum")
     lo.add_argument("--calibrator", default="logistic")
-    lo.add_argument("--groups", type=int, default=10, help="groups drawn per speaker for 1 < k < its trials (default 10)")
+    lo.add_argument(
+        "--groups", type=int, default=10, help="groups drawn per speaker for 1 < k < its trials (default 10)"
+    )
     lo.add_argument("--bootstrap", type=int, default=1000, metavar="B")
     lo.add_argument("--dp-mu", type=float, help="also print the composed Gaussian-mechanism bounds at mu sqrt(k)")
     lo.add_argument("--seed", type=int, default=0)
@@ -373,8 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="the main job: real synthesized voices where engines exist, else simulated")
     demo.add_argument("--out", metavar="DIR", help="also write score sets, summary.json and table.txt here")
     demo.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    demo.add_argument("--simulated", action="store_true",
-                      help="the simulated demo (seconds) even where speech engines are installed")
+    demo.add_argument(
+        "--simulated", action="store_true", help="the simulated demo (seconds) even where speech engines are installed"
+    )
     demo.add_argument("--epochs", type=int, default=15, help="attacker training epochs of the real-voice demo")
     demo.add_argument("--progress", action="store_true")
     demo.set_defaults(func=_cmd_demo)
@@ -403,4 +435,3 @@ def main(argv=None) -> int:
             where = f"{exc.filename}: " if exc.filename else ""
             print(f"lidframe: error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
             return EXIT_INPUT
-

@@ -39,20 +39,21 @@ _SPLITS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
 
 
 def _scores(attacker, root: Path, split: str):
-    from lidframe.data.utterance import group_by_speaker
     from lidframe.data.kaldi import read_data_dir
+    from lidframe.data.utterance import group_by_speaker
 
     enrol = read_data_dir(root / f"{split}_enrolls")
     trials = read_data_dir(root / f"{split}_trials")
     return attacker.score(trials, group_by_speaker(enrol))
 
 
-def run_voice_demo(out_dir, *, seed: int = 0, epochs: int = 15, sentences: int = 8, voices=None, progress: bool = False,
-                   log=print) -> tuple[str, dict]:
+def run_voice_demo(
+    out_dir, *, seed: int = 0, epochs: int = 15, sentences: int = 8, voices=None, progress: bool = False, log=print
+) -> tuple[str, dict]:
     """Run the real-voice demo into *out_dir* (module docstring); return the table and per-row summaries."""
-    from lidframe.audio.anonymise import anonymise_data_dir
     from lidframe.attackers import EcapaTdnn, RandomAttacker
     from lidframe.attackers.training import train_attacker
+    from lidframe.audio.anonymise import anonymise_data_dir
     from lidframe.audio.corpus import build_corpus
     from lidframe.core.evaluation import evaluate
     from lidframe.data.scoreset import ScoreSet
@@ -60,9 +61,11 @@ def run_voice_demo(out_dir, *, seed: int = 0, epochs: int = 15, sentences: int =
     out = Path(out_dir)
     corpus = build_corpus(out / "corpus", voices=voices, sentences=sentences, enrol=3, seed=seed, progress=progress)
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
-    log(f"corpus: {corpus['utterances']} utterances, {sum(sizes.values())} voices "
+    log(
+        f"corpus: {corpus['utterances']} utterances, {sum(sizes.values())} voices "
         f"({', '.join(f'{n} {e}' for e, n in sorted(corpus['engines'].items()))}); speakers train {sizes['train']}, "
-        f"dev {sizes['dev']}, eval {sizes['eval']}")
+        f"dev {sizes['dev']}, eval {sizes['eval']}"
+    )
     rows, summaries, lids = [], {}, {}
     for name, params in VOICE_DEMO_SYSTEMS.items():
         root = out / "corpus" if params is None else out / "systems" / name
@@ -71,11 +74,21 @@ def run_voice_demo(out_dir, *, seed: int = 0, epochs: int = 15, sentences: int =
                 if not (root / split / "wav.scp").is_file():
                     anonymise_data_dir(out / "corpus" / split, root / split, seed=seed, **params)
         checkpoint = out / "attackers" / f"{name}.ckpt"
-        history = train_attacker(EcapaTdnn(**SMALL_ECAPA, device="cpu"), root / "train", checkpoint, epochs=epochs,
-                                 batch_size=16, seed=seed, progress=progress, log=lambda m: None)
+        history = train_attacker(
+            EcapaTdnn(**SMALL_ECAPA, device="cpu"),
+            root / "train",
+            checkpoint,
+            epochs=epochs,
+            batch_size=16,
+            seed=seed,
+            progress=progress,
+            log=lambda m: None,
+        )
         seconds = [h["seconds"] for h in history]
-        log(f"{name}: attacker trained {len(history)} epochs on the system's {sizes['train']} train speakers "
-            f"(last loss {history[-1]['loss']:.3f}, {np.median(seconds):.1f} s per epoch)")
+        log(
+            f"{name}: attacker trained {len(history)} epochs on the system's {sizes['train']} train speakers "
+            f"(last loss {history[-1]['loss']:.3f}, {np.median(seconds):.1f} s per epoch)"
+        )
         attacker = EcapaTdnn(**SMALL_ECAPA, device="cpu", checkpoint=checkpoint, cache_dir=out / "embedding-cache")
         scored = {}
         for split in ("dev", "eval"):
@@ -99,7 +112,7 @@ def run_voice_demo(out_dir, *, seed: int = 0, epochs: int = 15, sentences: int =
     lids["random/logistic"] = result.lid[~result.is_impostor]
     from lidframe.plotting import save_lid_ccdf
 
-    save_lid_ccdf(lids, out / "lid_ccdf.png", log2_n=rows[0][1]["log2_n"],
-                  title="Real-voice demo: LID per system and calibrator")
+    save_lid_ccdf(
+        lids, out / "lid_ccdf.png", log2_n=rows[0][1]["log2_n"], title="Real-voice demo: LID per system and calibrator"
+    )
     return format_table(rows, name_header="system/calibrator"), summaries
-

@@ -19,18 +19,18 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from lidframe.metrics.aggregates import lid_summary
-from lidframe.registry import describe_component, resolve_calibrator, resolve_prior
-from lidframe.data.embedset import EmbeddingSet, load_set
-from lidframe.errors import InputError
-from lidframe.data.fileio import json_clean
 from lidframe.core.lid import LN2, lid_from_scores
-from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
-from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
-from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
-from lidframe.data.scoreset import ScoreSet
 from lidframe.core.streaming import lid_from_embeddings
 from lidframe.core.znorm import check_ddof, row_znorm
+from lidframe.data.embedset import EmbeddingSet, load_set
+from lidframe.data.fileio import json_clean
+from lidframe.data.scoreset import ScoreSet
+from lidframe.errors import InputError
+from lidframe.metrics.aggregates import lid_summary
+from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
+from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
+from lidframe.registry import describe_component, resolve_calibrator, resolve_prior
+from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
 
 __all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset", "as_set"]
 
@@ -181,7 +181,7 @@ class Result:
 
 def evaluate(
     dev,
-    eval,  # noqa: A002 - the public name of the design card
+    eval,
     calibrator="logistic",
     prior="uniform",
     *,
@@ -253,14 +253,28 @@ def evaluate(
     eval_set = as_set(eval, "eval")
     fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof))
     return evaluate_fitted(
-        eval_set, fitted, prior, dev=dev, znorm_ddof=znorm_ddof, binary_metrics=binary_metrics, tile_rows=tile_rows,
-        ci=ci, n_boot=n_boot, ci_level=ci_level, ci_unit=ci_unit, ci_method=ci_method, seed=seed,
-        device=device, precision=precision, kernel=kernel, progress=progress,
+        eval_set,
+        fitted,
+        prior,
+        dev=dev,
+        znorm_ddof=znorm_ddof,
+        binary_metrics=binary_metrics,
+        tile_rows=tile_rows,
+        ci=ci,
+        n_boot=n_boot,
+        ci_level=ci_level,
+        ci_unit=ci_unit,
+        ci_method=ci_method,
+        seed=seed,
+        device=device,
+        precision=precision,
+        kernel=kernel,
+        progress=progress,
     )
 
 
 def evaluate_fitted(
-    eval,  # noqa: A002
+    eval,
     fitted,
     prior="uniform",
     *,
@@ -302,9 +316,18 @@ def evaluate_fitted(
     pair_llr = None
     if isinstance(closed, EmbeddingSet):
         streamed = lid_from_embeddings(
-            closed.trial_vectors, closed.enrol_vectors, closed.true_index, fitted, log_prior,
-            znorm_ddof=znorm_ddof, device=device, precision=precision, kernel=kernel,
-            tile_rows=tile_rows, progress=progress, row_names=closed.trial_ids,
+            closed.trial_vectors,
+            closed.enrol_vectors,
+            closed.true_index,
+            fitted,
+            log_prior,
+            znorm_ddof=znorm_ddof,
+            device=device,
+            precision=precision,
+            kernel=kernel,
+            tile_rows=tile_rows,
+            progress=progress,
+            row_names=closed.trial_ids,
         )
         lid_closed, ranks = streamed.lid_bits, streamed.true_rank
         engine = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
@@ -353,7 +376,13 @@ def evaluate_fitted(
             pairs=pairs,
         )
         summary["ci"] = {k: [v.low, v.high] for k, v in intervals.items()}
-        summary["ci_settings"] = {"level": ci_level, "unit": ci_unit, "method": ci_method, "n_boot": n_boot, "seed": seed}
+        summary["ci_settings"] = {
+            "level": ci_level,
+            "unit": ci_unit,
+            "method": ci_method,
+            "n_boot": n_boot,
+            "seed": seed,
+        }
     if binary_metrics:
         summary.update(binary_summary(*pair_llr, overwrite=True))
     else:

@@ -21,8 +21,8 @@ import math
 
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.core.znorm import row_znorm
+from lidframe.errors import InputError
 
 __all__ = ["log_posterior", "lid_from_llr", "lid_from_scores", "default_tile_rows", "LN2"]
 

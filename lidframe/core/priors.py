@@ -106,7 +106,7 @@ class WatchList(Prior):
             raise InputError(f"watch-list id {dup!r} appears more than once")
 
     @classmethod
-    def from_params(cls, *, ids=None, file=None, weight: float = 10.0) -> "WatchList":
+    def from_params(cls, *, ids=None, file=None, weight: float = 10.0) -> WatchList:
         """Build from spec parameters: ``watchlist?file=ids.txt&weight=5`` or ``?ids=a,b``.
 
         Parameters
@@ -180,7 +180,7 @@ class Explicit(Prior):
                 raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
 
     @classmethod
-    def from_params(cls, *, file) -> "Explicit":
+    def from_params(cls, *, file) -> Explicit:
         """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``)."""
         return cls(read_prior_table(file))
 

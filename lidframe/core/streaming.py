@@ -32,10 +32,10 @@ import contextlib
 import attrs
 import numpy as np
 
-from lidframe.errors import InputError, preview
-from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
 from lidframe.calibrators.maps import AffineMap, llr_map_of
+from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
 from lidframe.core.znorm import check_ddof
+from lidframe.errors import InputError, preview
 
 __all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings", "resolve_precision", "KERNELS", "PRECISIONS"]
 
@@ -83,7 +83,9 @@ def resolve_precision(precision: str, device: str = "cpu") -> str:
         return "bfloat16" if str(device).startswith("cuda") else "float64"
     name = _PRECISION_ALIASES.get(str(precision).lower(), str(precision).lower())
     if name not in PRECISIONS:
-        raise InputError(f"precision must be one of float64, float32, bfloat16 (or fp64, fp32, bf16), got {precision!r}")
+        raise InputError(
+            f"precision must be one of float64, float32, bfloat16 (or fp64, fp32, bf16), got {precision!r}"
+        )
     return name
 
 
@@ -136,7 +138,7 @@ def cosine_row_stats(trial_emb, enrol_emb, *, ddof: int = 1):
     """
     ddof = check_ddof(ddof)
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
-    keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, True, None)
+    _keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, True, None)
     return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
 
 
@@ -144,7 +146,9 @@ def _check_embeddings(trial_emb, enrol_emb):
     trial_emb = np.asarray(trial_emb, dtype=np.float64)
     enrol_emb = np.asarray(enrol_emb, dtype=np.float64)
     if trial_emb.ndim != 2 or enrol_emb.ndim != 2 or trial_emb.shape[1] != enrol_emb.shape[1]:
-        raise InputError(f"trial (T, d) and enrolled (N, d) embeddings needed, got {trial_emb.shape} and {enrol_emb.shape}")
+        raise InputError(
+            f"trial (T, d) and enrolled (N, d) embeddings needed, got {trial_emb.shape} and {enrol_emb.shape}"
+        )
     if enrol_emb.shape[0] < 2:
         raise InputError(f"LID needs N >= 2 enrolled speakers, got {enrol_emb.shape[0]}")
     for what, values in (("trial", trial_emb), ("enrolled", enrol_emb)):
@@ -214,7 +218,9 @@ def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
         if not _triton_usable(device):
             raise InputError(f"kernel 'triton' needs Triton and a CUDA device (got device {device!r})")
         if not isinstance(llr_map, AffineMap):
-            raise InputError(f"kernel 'triton' fuses affine calibrators only; {type(llr_map).__name__} needs kernel 'torch'")
+            raise InputError(
+                f"kernel 'triton' fuses affine calibrators only; {type(llr_map).__name__} needs kernel 'torch'"
+            )
         if precision == "float64":
             raise InputError("kernel 'triton' computes in bfloat16 or float32, not float64")
     return kernel
@@ -231,7 +237,9 @@ def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
     return starts
 
 
-def _numpy_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, tile_rows, progress, row_names):
+def _numpy_path(
+    trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, tile_rows, progress, row_names
+):
     keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
     affine = isinstance(llr_map, AffineMap)
@@ -293,7 +301,20 @@ def _matmul_precision(device: str, fp32_precision: str):
         settings.fp32_precision = before
 
 
-def _torch_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, device, tile_rows, progress, row_names):
+def _torch_path(
+    trial_unit,
+    enrol_unit,
+    true_index,
+    llr_map,
+    log_prior,
+    ddof,
+    znorm,
+    precision,
+    device,
+    tile_rows,
+    progress,
+    row_names,
+):
     import torch
 
     trial, keys, row_scale = _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names)
@@ -333,7 +354,9 @@ def _torch_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, zn
     return lid.cpu().numpy(), rank.cpu().numpy()
 
 
-def _triton_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, device, progress, row_names, blocks):
+def _triton_path(
+    trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, device, progress, row_names, blocks
+):
     import torch
 
     from lidframe.core.triton_lid import lid_lse_triton
@@ -349,7 +372,7 @@ def _triton_path(trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, z
     log_n = _uniform_log_n(log_prior)
     bias = None if log_n is not None else torch.as_tensor(log_prior * _LOG2E, dtype=torch.float32, device=device)
     lse2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
-    lid = (mated2.double() - lse2.double())
+    lid = mated2.double() - lse2.double()
     if log_n is not None:
         lid += log_n * _LOG2E
     if llr_map.slope <= 0:
@@ -434,4 +457,3 @@ def lid_from_embeddings(
     else:
         lid, rank = _triton_path(*common, device, progress, row_names, triton_blocks or {})
     return StreamingLID(lid_bits=lid, true_rank=rank, kernel=kernel, device=device, precision=precision)
-

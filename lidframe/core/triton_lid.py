@@ -34,9 +34,23 @@ def interpreting() -> bool:
 
 @triton.jit
 def _lid_kernel(
-    q_ptr, k_ptr, bias_ptr, true_ptr, threshold_ptr, lse_ptr, mated_ptr, above_ptr,
-    n_rows, n_cols, dim, stride_q, stride_k,
-    HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_D: tl.constexpr,
+    q_ptr,
+    k_ptr,
+    bias_ptr,
+    true_ptr,
+    threshold_ptr,
+    lse_ptr,
+    mated_ptr,
+    above_ptr,
+    n_rows,
+    n_cols,
+    dim,
+    stride_q,
+    stride_k,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_D: tl.constexpr,
     INPUT_PRECISION: tl.constexpr,
 ):
     pid = tl.program_id(0)
@@ -44,7 +58,9 @@ def _lid_kernel(
     row_ok = rows < n_rows
     dims = tl.arange(0, BLOCK_D)
     dim_ok = dims < dim
-    q = tl.load(q_ptr + rows.to(tl.int64)[:, None] * stride_q + dims[None, :], mask=row_ok[:, None] & dim_ok[None, :], other=0.0)
+    q = tl.load(
+        q_ptr + rows.to(tl.int64)[:, None] * stride_q + dims[None, :], mask=row_ok[:, None] & dim_ok[None, :], other=0.0
+    )
     true_col = tl.load(true_ptr + rows, mask=row_ok, other=-1)
     threshold = tl.load(threshold_ptr + rows, mask=row_ok, other=0.0)
     run_max = tl.full([BLOCK_M], float("-inf"), tl.float32)
@@ -54,11 +70,17 @@ def _lid_kernel(
     for start in range(0, n_cols, BLOCK_N):
         cols = start + tl.arange(0, BLOCK_N)
         col_ok = cols < n_cols
-        k = tl.load(k_ptr + cols.to(tl.int64)[:, None] * stride_k + dims[None, :], mask=col_ok[:, None] & dim_ok[None, :], other=0.0)
+        k = tl.load(
+            k_ptr + cols.to(tl.int64)[:, None] * stride_k + dims[None, :],
+            mask=col_ok[:, None] & dim_ok[None, :],
+            other=0.0,
+        )
         s = tl.dot(q, tl.trans(k), input_precision=INPUT_PRECISION)
         is_true = cols[None, :] == true_col[:, None]
         mated += tl.sum(tl.where(is_true, s, 0.0), axis=1)
-        above += tl.sum((col_ok[None, :] & (s > threshold[:, None]) & (cols[None, :] != true_col[:, None])).to(tl.int32), axis=1)
+        above += tl.sum(
+            (col_ok[None, :] & (s > threshold[:, None]) & (cols[None, :] != true_col[:, None])).to(tl.int32), axis=1
+        )
         if HAS_BIAS:
             s += tl.load(bias_ptr + cols, mask=col_ok, other=0.0)[None, :]
         s = tl.where(col_ok[None, :], s, float("-inf"))
@@ -74,8 +96,13 @@ def _lid_kernel(
 _CONFIGS = [
     triton.Config({"BLOCK_M": m, "BLOCK_N": n}, num_warps=w, num_stages=s)
     for m, n, w, s in [
-        (128, 64, 4, 2), (128, 64, 8, 3), (128, 128, 8, 2), (64, 128, 4, 3),
-        (64, 64, 4, 3), (128, 32, 4, 3), (256, 64, 8, 2),
+        (128, 64, 4, 2),
+        (128, 64, 8, 3),
+        (128, 128, 8, 2),
+        (64, 128, 4, 3),
+        (64, 64, 4, 3),
+        (128, 32, 4, 3),
+        (256, 64, 8, 2),
     ]
 ]
 _tuned_kernel = None
@@ -131,8 +158,22 @@ def lid_lse_triton(query, key, bias, true_col, threshold, *, block_m=None, block
         return (triton.cdiv(n_rows, meta["BLOCK_M"]),)
 
     kernel[grid](
-        query, key, bias if bias is not None else lse2, true_col, threshold, lse2, mated2, above,
-        n_rows, n_cols, dim, query.stride(0), key.stride(0),
-        HAS_BIAS=bias is not None, BLOCK_D=block_d, INPUT_PRECISION=precision, **blocks,
+        query,
+        key,
+        bias if bias is not None else lse2,
+        true_col,
+        threshold,
+        lse2,
+        mated2,
+        above,
+        n_rows,
+        n_cols,
+        dim,
+        query.stride(0),
+        key.stride(0),
+        HAS_BIAS=bias is not None,
+        BLOCK_D=block_d,
+        INPUT_PRECISION=precision,
+        **blocks,
     )
     return lse2, mated2, above

@@ -64,8 +64,6 @@ def row_znorm(scores, ddof: int = 1, *, row_names=None) -> np.ndarray:
         rows = np.flatnonzero(constant)
         names = rows if row_names is None else np.asarray(row_names)[rows]
         label = "rows" if row_names is None else "trials"
-        raise InputError(
-            f"z-norm is undefined for {rows.size} {label} whose scores are all equal: {preview(names)}"
-        )
+        raise InputError(f"z-norm is undefined for {rows.size} {label} whose scores are all equal: {preview(names)}")
     z /= std[:, None]
     return z

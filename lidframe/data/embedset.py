@@ -18,9 +18,9 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from lidframe.errors import InputError, preview
 from lidframe.data.fileio import atomic_path
 from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, check_ids
+from lidframe.errors import InputError, preview
 
 __all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
 
@@ -68,8 +68,12 @@ class EmbeddingSet(TrialBookkeeping):
     def __attrs_post_init__(self):
         trial, enrol = self.trial_vectors, self.enrol_vectors
         if trial.ndim != 2 or enrol.ndim != 2 or trial.shape[1] != enrol.shape[1]:
-            raise InputError(f"trial_vectors (T, d) and enrol_vectors (N, d) needed, got {trial.shape} and {enrol.shape}")
-        ids = check_ids(self.enrolled, self.trial_speakers, self.trial_ids, (trial.shape[0], enrol.shape[0]), "the vectors")
+            raise InputError(
+                f"trial_vectors (T, d) and enrol_vectors (N, d) needed, got {trial.shape} and {enrol.shape}"
+            )
+        ids = check_ids(
+            self.enrolled, self.trial_speakers, self.trial_ids, (trial.shape[0], enrol.shape[0]), "the vectors"
+        )
         object.__setattr__(self, "trial_ids", ids[2])
         object.__setattr__(self, "_true_index", ids[3])
         for what, names, vectors in (("trial", self.trial_ids, trial), ("enrolled speaker", self.enrolled, enrol)):
@@ -95,12 +99,14 @@ class EmbeddingSet(TrialBookkeeping):
         """d, the embedding dimension."""
         return self.trial_vectors.shape[1]
 
-    def subset(self, rows) -> "EmbeddingSet":
+    def subset(self, rows) -> EmbeddingSet:
         """The set restricted to trial *rows* (index array or boolean mask)."""
         rows = np.asarray(rows)
-        return EmbeddingSet(self.trial_vectors[rows], self.enrol_vectors, self.enrolled, self.trial_speakers[rows], self.trial_ids[rows])
+        return EmbeddingSet(
+            self.trial_vectors[rows], self.enrol_vectors, self.enrolled, self.trial_speakers[rows], self.trial_ids[rows]
+        )
 
-    def closed_set(self) -> "EmbeddingSet":
+    def closed_set(self) -> EmbeddingSet:
         """The set without impostor trials."""
         return self.subset(~self.is_impostor)
 
@@ -119,7 +125,7 @@ class EmbeddingSet(TrialBookkeeping):
         return ScoreSet(trial @ enrol.T, self.enrolled, self.trial_speakers, self.trial_ids)
 
     @classmethod
-    def load(cls, path) -> "EmbeddingSet":
+    def load(cls, path) -> EmbeddingSet:
         """Read an embedding-set ``.npz`` (keys in :data:`EMBEDDING_KEYS`)."""
         path = Path(path)
         if not path.is_file():
@@ -131,7 +137,9 @@ class EmbeddingSet(TrialBookkeeping):
         with archive:
             missing = [k for k in EMBEDDING_KEYS[:4] if k not in archive.files]
             if missing:
-                raise InputError(f"{path}: missing key(s) {', '.join(missing)} of an embedding set (found {preview(archive.files)})")
+                raise InputError(
+                    f"{path}: missing key(s) {', '.join(missing)} of an embedding set (found {preview(archive.files)})"
+                )
             try:
                 fields = {k: archive[k] for k in EMBEDDING_KEYS if k in archive.files}
             except ValueError as exc:

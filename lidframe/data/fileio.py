@@ -52,9 +52,8 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
     **open_kwargs
         Passed to :func:`open` (e.g. ``newline=""`` for CSV).
     """
-    with atomic_path(path) as tmp:
-        with open(tmp, mode, **open_kwargs) as handle:
-            yield handle
+    with atomic_path(path) as tmp, open(tmp, mode, **open_kwargs) as handle:
+        yield handle
 
 
 def json_clean(value):

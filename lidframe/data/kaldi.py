@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, mismatch, preview
-from lidframe.data.scoreset import ScoreSet
 
 __all__ = ["read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
 
@@ -161,4 +161,3 @@ def scoreset_from_kaldi(scores_path, *, key_path=None, utt2spk_path=None) -> Sco
         raise InputError(f"{utt2spk_path}: no speaker for trials {preview(missing)}")
     frame["trial_spk"] = [speaker_of.get(t, f"?{t}") for t in frame["trial_id"]]
     return ScoreSet.from_frame(frame, source=str(scores_path))
-

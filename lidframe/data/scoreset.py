@@ -23,8 +23,8 @@ from pathlib import Path
 import attrs
 import numpy as np
 
-from lidframe.errors import InputError, preview
 from lidframe.data.fileio import atomic_path
+from lidframe.errors import InputError, preview
 
 __all__ = ["ScoreSet", "CSV_COLUMNS", "check_ids", "TrialBookkeeping"]
 
@@ -73,7 +73,9 @@ def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
     if enrolled.ndim != 1 or enrolled.shape[0] != n_enrolled:
         raise InputError(f"enrolled has shape {enrolled.shape} but {what} has {n_enrolled} columns (shape {shape})")
     if trial_speakers.ndim != 1 or trial_speakers.shape[0] != n_trials:
-        raise InputError(f"trial_speakers has shape {trial_speakers.shape} but {what} has {n_trials} rows (shape {shape})")
+        raise InputError(
+            f"trial_speakers has shape {trial_speakers.shape} but {what} has {n_trials} rows (shape {shape})"
+        )
     if trial_ids is None:
         trial_ids = _readonly(np.arange(n_trials).astype(str))
     elif trial_ids.ndim != 1 or trial_ids.shape[0] != n_trials:
@@ -150,7 +152,7 @@ class ScoreSet(TrialBookkeeping):
         s = self.scores
         if s.ndim != 2:
             raise InputError(f"scores must be a 2-D (T, N) array, got shape {s.shape}")
-        n_trials, n_enrolled = s.shape
+        _n_trials, _n_enrolled = s.shape
         ids = check_ids(self.enrolled, self.trial_speakers, self.trial_ids, s.shape, "scores")
         object.__setattr__(self, "trial_ids", ids[2])
         finite = np.isfinite(s)
@@ -182,16 +184,16 @@ class ScoreSet(TrialBookkeeping):
         mask[rows, self._true_index[rows]] = True
         return mask
 
-    def subset(self, rows) -> "ScoreSet":
+    def subset(self, rows) -> ScoreSet:
         """Return the score set restricted to *rows* (index array or boolean mask)."""
         rows = np.asarray(rows)
         return ScoreSet(self.scores[rows], self.enrolled, self.trial_speakers[rows], self.trial_ids[rows])
 
-    def closed_set(self) -> "ScoreSet":
+    def closed_set(self) -> ScoreSet:
         """Return the score set without impostor trials."""
         return self.subset(self._true_index >= 0)
 
-    def equals(self, other: "ScoreSet") -> bool:
+    def equals(self, other: ScoreSet) -> bool:
         """Exact equality of scores and all ids."""
         return (
             isinstance(other, ScoreSet)
@@ -203,7 +205,7 @@ class ScoreSet(TrialBookkeeping):
 
     # --------------------------------------------------------------------- io
     @classmethod
-    def load(cls, path) -> "ScoreSet":
+    def load(cls, path) -> ScoreSet:
         """Read a score set from ``.npz`` or long ``.csv`` (chosen by suffix).
 
         Raises
@@ -260,7 +262,7 @@ class ScoreSet(TrialBookkeeping):
         )
 
     @classmethod
-    def from_frame(cls, frame, *, source: str = "table") -> "ScoreSet":
+    def from_frame(cls, frame, *, source: str = "table") -> ScoreSet:
         """Build a score set from the long layout (``enroll_spk, trial_spk, trial_id, score``).
 
         Trials and enrolled speakers keep their order of first appearance.  Messages give
@@ -339,7 +341,9 @@ def _load_npz(path: Path) -> ScoreSet:
                 f"[, trial_ids] (found {preview(archive.files)})"
             )
         try:
-            fields = {k: archive[k] for k in ("scores", "enrolled", "trial_speakers", "trial_ids") if k in archive.files}
+            fields = {
+                k: archive[k] for k in ("scores", "enrolled", "trial_speakers", "trial_ids") if k in archive.files
+            }
         except ValueError as exc:
             raise InputError(f"{path}: {exc}; store ids as unicode string arrays, not objects") from None
     return ScoreSet(**fields)

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.data.scoreset import ScoreSet
+from lidframe.errors import InputError
 
 __all__ = ["simulate_scoreset", "simulate_system"]
 

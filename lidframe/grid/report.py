@@ -27,14 +27,21 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.data.fileio import atomic_path, atomic_write
+from lidframe.errors import InputError
 
 __all__ = ["load_results", "tidy_table", "write_report"]
 
 _KEYS = ["system", "attacker", "mechanism", "calibrator", "prior", "seed"]
-_PAPER = [("n_enrolled", "N", "{:d}"), ("eer", "EER", "{:.2f}"), ("alid", "ALID", "{:.2f}"), ("pdr", "PDR", "{:.2f}"),
-          ("lid_pos", "LID+", "{:.2f}"), ("lid_neg", "LID-", "{:.2f}"), ("lid_max", "LIDmax", "{:.2f}")]
+_PAPER = [
+    ("n_enrolled", "N", "{:d}"),
+    ("eer", "EER", "{:.2f}"),
+    ("alid", "ALID", "{:.2f}"),
+    ("pdr", "PDR", "{:.2f}"),
+    ("lid_pos", "LID+", "{:.2f}"),
+    ("lid_neg", "LID-", "{:.2f}"),
+    ("lid_max", "LIDmax", "{:.2f}"),
+]
 
 
 def load_results(out_dir) -> list[dict]:
@@ -106,8 +113,9 @@ def _markdown(frame) -> str:
         for _, row in part.iterrows():
             lines.append(f"| {row['system']} | " + " | ".join(_cell(f, row[k]) for k, _, f in _PAPER) + " |")
         lines.append("")
-    lines.append("LID in bits (LID <= log2 N under a uniform prior); EER on the ROC convex hull; "
-                 "systems sorted by ALID.")
+    lines.append(
+        "LID in bits (LID <= log2 N under a uniform prior); EER on the ROC convex hull; systems sorted by ALID."
+    )
     return "\n".join(lines) + "\n"
 
 
@@ -117,8 +125,14 @@ def _latex(frame) -> str:
         out.append(f"% attacker {attacker}, calibrator {calibrator}, prior {prior}")
         out.append("\\begin{tabular}{l" + "r" * len(_PAPER) + "}")
         out.append("\\hline")
-        out.append("System & " + " & ".join(t.replace("+", "$^+$").replace("-", "$^-$") if t.startswith("LID") and t != "LIDmax"
-                                              else t for _, t, _ in _PAPER) + " \\\\")
+        out.append(
+            "System & "
+            + " & ".join(
+                t.replace("+", "$^+$").replace("-", "$^-$") if t.startswith("LID") and t != "LIDmax" else t
+                for _, t, _ in _PAPER
+            )
+            + " \\\\"
+        )
         out.append("\\hline")
         for _, row in part.iterrows():
             name = str(row["system"]).replace("_", "\\_")
@@ -134,17 +148,24 @@ def _figures(results, frame, folder: Path) -> list[str]:
 
     plt = pyplot()
     written = []
-    first = frame[(frame["attacker"] == frame["attacker"].iloc[0]) & (frame["calibrator"] == frame["calibrator"].iloc[0])
-                  & (frame["prior"] == frame["prior"].iloc[0]) & (frame["seed"] == frame["seed"].min())
-                  & (frame["mechanism"] == frame["mechanism"].iloc[0])]
+    first = frame[
+        (frame["attacker"] == frame["attacker"].iloc[0])
+        & (frame["calibrator"] == frame["calibrator"].iloc[0])
+        & (frame["prior"] == frame["prior"].iloc[0])
+        & (frame["seed"] == frame["seed"].min())
+        & (frame["mechanism"] == frame["mechanism"].iloc[0])
+    ]
     by_key = {tuple(r[k] for k in _KEYS): r for r in results}
     lids = {}
     for _, row in first.sort_values("alid", ascending=False).iterrows():
         record = by_key[tuple(row[k] for k in _KEYS)]
         with np.load(Path(folder).parent / record["per_trial"], allow_pickle=False) as data:
             lids[row["system"]] = data["lid"][~np.isnan(data["lid"])]
-    save_lid_ccdf(lids, folder / "lid_ccdf.png", title=f"LID per system ({first['attacker'].iloc[0]}, "
-                  f"{first['calibrator'].iloc[0]}, {first['prior'].iloc[0]})")
+    save_lid_ccdf(
+        lids,
+        folder / "lid_ccdf.png",
+        title=f"LID per system ({first['attacker'].iloc[0]}, {first['calibrator'].iloc[0]}, {first['prior'].iloc[0]})",
+    )
     written.append("lid_ccdf.png")
 
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
@@ -153,7 +174,9 @@ def _figures(results, frame, folder: Path) -> list[str]:
     ax.scatter(first["eer"], first["lid_pos"], marker="+", label="LID+")
     ax.scatter(first["eer"], first["lid_neg"], marker="_", label="LID-")
     for _, row in first.iterrows():
-        ax.annotate(str(row["system"]), (row["eer"], row["alid"]), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.annotate(
+            str(row["system"]), (row["eer"], row["alid"]), fontsize=7, xytext=(3, 3), textcoords="offset points"
+        )
     ax.axhline(0, color="0.6", lw=0.8)
     ax.set_xlabel("EER (ROC convex hull)")
     ax.set_ylabel("bits")
@@ -164,8 +187,12 @@ def _figures(results, frame, folder: Path) -> list[str]:
     save_figure(fig, folder / "eer_vs_lid.png")
     written.append("eer_vs_lid.png")
 
-    base = frame[(frame["attacker"] == frame["attacker"].iloc[0]) & (frame["prior"] == frame["prior"].iloc[0])
-                 & (frame["seed"] == frame["seed"].min()) & (frame["mechanism"] == frame["mechanism"].iloc[0])]
+    base = frame[
+        (frame["attacker"] == frame["attacker"].iloc[0])
+        & (frame["prior"] == frame["prior"].iloc[0])
+        & (frame["seed"] == frame["seed"].min())
+        & (frame["mechanism"] == frame["mechanism"].iloc[0])
+    ]
     systems = sorted(base["system"].unique())
     calibrators = list(dict.fromkeys(base["calibrator"]))
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
@@ -197,8 +224,12 @@ def _dp_figure(frame, path) -> None:
     from lidframe.registry import parse_spec
 
     plt = pyplot()
-    part = frame[(frame["mechanism"] != "-") & (frame["calibrator"] == frame["calibrator"].iloc[0])
-                 & (frame["prior"] == frame["prior"].iloc[0]) & (frame["seed"] == frame["seed"].min())].copy()
+    part = frame[
+        (frame["mechanism"] != "-")
+        & (frame["calibrator"] == frame["calibrator"].iloc[0])
+        & (frame["prior"] == frame["prior"].iloc[0])
+        & (frame["seed"] == frame["seed"].min())
+    ].copy()
     part["mu"] = [float(parse_spec(m)[1]["mu"]) for m in part["mechanism"]]
     grid = np.linspace(part["mu"].min() * 0.8, part["mu"].max() * 1.1, 200)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)

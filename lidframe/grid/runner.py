@@ -42,8 +42,8 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.data.fileio import atomic_path, json_clean
+from lidframe.errors import InputError
 from lidframe.grid.spec import GridSpec, load_grid_spec
 
 __all__ = ["run_grid", "plan_grid", "open_store", "stored_cells"]
@@ -108,8 +108,12 @@ def plan_grid(spec: GridSpec, out_dir) -> dict:
                 if system.needs_attacker:
                     key = _hash("scores", digests[split], attacker, mechanism, split, version)
                     target = str(out / "cache" / "scores" / f"{key}.npz")
-                    score_jobs[target] = {"source": source, "attacker": attacker, "mechanism": mechanism,
-                                          "target": target}
+                    score_jobs[target] = {
+                        "source": source,
+                        "attacker": attacker,
+                        "mechanism": mechanism,
+                        "target": target,
+                    }
                     sources[split] = target
                 else:
                     sources[split] = source
@@ -117,12 +121,41 @@ def plan_grid(spec: GridSpec, out_dir) -> dict:
                 cells = []
                 for prior in spec.priors:
                     for seed in spec.seeds:
-                        cell_id = _hash(system.name, digests, attacker, mechanism, calibrator, prior, seed,
-                                        spec.znorm_ddof, spec.ci, spec.longitudinal, version)
-                        cells.append({"cell_id": cell_id, "system": system.name, "attacker": attacker,
-                                      "mechanism": mechanism, "calibrator": calibrator, "prior": prior, "seed": seed})
-                tasks.append({"dev": sources["dev"], "eval": sources["eval"], "calibrator": calibrator, "cells": cells,
-                              "znorm_ddof": spec.znorm_ddof, "ci": spec.ci, "longitudinal": spec.longitudinal})
+                        cell_id = _hash(
+                            system.name,
+                            digests,
+                            attacker,
+                            mechanism,
+                            calibrator,
+                            prior,
+                            seed,
+                            spec.znorm_ddof,
+                            spec.ci,
+                            spec.longitudinal,
+                            version,
+                        )
+                        cells.append(
+                            {
+                                "cell_id": cell_id,
+                                "system": system.name,
+                                "attacker": attacker,
+                                "mechanism": mechanism,
+                                "calibrator": calibrator,
+                                "prior": prior,
+                                "seed": seed,
+                            }
+                        )
+                tasks.append(
+                    {
+                        "dev": sources["dev"],
+                        "eval": sources["eval"],
+                        "calibrator": calibrator,
+                        "cells": cells,
+                        "znorm_ddof": spec.znorm_ddof,
+                        "ci": spec.ci,
+                        "longitudinal": spec.longitudinal,
+                    }
+                )
     return {"score_jobs": list(score_jobs.values()), "tasks": tasks}
 
 
@@ -132,8 +165,8 @@ def _score_job(job: dict) -> str:
     target = Path(job["target"])
     if target.is_file():
         return str(target)
-    from lidframe.data.utterance import group_by_speaker
     from lidframe.data.kaldi import read_data_dir
+    from lidframe.data.utterance import group_by_speaker
     from lidframe.registry import create
 
     attacker = create("attacker", job["attacker"])
@@ -173,9 +206,17 @@ def _run_task(task: dict) -> list:
         try:
             ci = task["ci"] or {}
             result = evaluate_fitted(
-                ev, fitted, cell["prior"], dev=dev, znorm_ddof=task["znorm_ddof"], ci=bool(ci),
-                n_boot=ci.get("n_boot", 1000), ci_level=ci.get("level", 0.95), ci_unit=ci.get("unit", "speaker"),
-                ci_method=ci.get("method", "bca"), seed=cell["seed"],
+                ev,
+                fitted,
+                cell["prior"],
+                dev=dev,
+                znorm_ddof=task["znorm_ddof"],
+                ci=bool(ci),
+                n_boot=ci.get("n_boot", 1000),
+                ci_level=ci.get("level", 0.95),
+                ci_unit=ci.get("unit", "speaker"),
+                ci_method=ci.get("method", "bca"),
+                seed=cell["seed"],
             )
             summary = result.to_dict()
             settings = task.get("longitudinal")
@@ -183,16 +224,32 @@ def _run_task(task: dict) -> list:
                 from lidframe.analyses.longitudinal import longitudinal
 
                 summary["longitudinal"] = {
-                    fusion: longitudinal(dev, ev, settings["k"], fusion=fusion, calibrator=task["calibrator"],
-                                         groups_per_speaker=settings["groups"], znorm_ddof=task["znorm_ddof"],
-                                         ci=False, seed=cell["seed"])
+                    fusion: longitudinal(
+                        dev,
+                        ev,
+                        settings["k"],
+                        fusion=fusion,
+                        calibrator=task["calibrator"],
+                        groups_per_speaker=settings["groups"],
+                        znorm_ddof=task["znorm_ddof"],
+                        ci=False,
+                        seed=cell["seed"],
+                    )
                     for fusion in settings["fusions"]
                 }
-            results.append(dict(
-                record, status="ok", error=None, summary=json_clean(summary),
-                trial_ids=result.trial_ids, trial_speakers=result.trial_speakers, lid=result.lid,
-                posterior_true=result.posterior_true, seconds=time.perf_counter() - began,
-            ))
+            results.append(
+                dict(
+                    record,
+                    status="ok",
+                    error=None,
+                    summary=json_clean(summary),
+                    trial_ids=result.trial_ids,
+                    trial_speakers=result.trial_speakers,
+                    lid=result.lid,
+                    posterior_true=result.posterior_true,
+                    seconds=time.perf_counter() - began,
+                )
+            )
         except Exception as exc:
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
             results.append(dict(record, status="error", error=detail, seconds=time.perf_counter() - began))
@@ -221,16 +278,32 @@ def _store(connection, out: Path, record: dict, spec_digest: str) -> None:
         per_trial = out / "cells" / f"{record['cell_id']}.npz"
         per_trial.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(per_trial, suffix=".npz") as tmp, open(tmp, "wb") as handle:
-            np.savez(handle, trial_ids=record["trial_ids"], trial_speakers=record["trial_speakers"], lid=record["lid"],
-                     posterior_true=record["posterior_true"])
+            np.savez(
+                handle,
+                trial_ids=record["trial_ids"],
+                trial_speakers=record["trial_speakers"],
+                lid=record["lid"],
+                posterior_true=record["posterior_true"],
+            )
     with connection:  # one transaction: the row appears only with its file complete
         connection.execute(
             "INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (record["cell_id"], record["system"], record["attacker"], record["mechanism"], record["calibrator"],
-             record["prior"],
-             record["seed"], spec_digest, record["status"], record["error"],
-             json.dumps(record.get("summary")) if record["status"] == "ok" else None,
-             str(per_trial.relative_to(out)) if per_trial else None, record["seconds"], time.time()),
+            (
+                record["cell_id"],
+                record["system"],
+                record["attacker"],
+                record["mechanism"],
+                record["calibrator"],
+                record["prior"],
+                record["seed"],
+                spec_digest,
+                record["status"],
+                record["error"],
+                json.dumps(record.get("summary")) if record["status"] == "ok" else None,
+                str(per_trial.relative_to(out)) if per_trial else None,
+                record["seconds"],
+                time.time(),
+            ),
         )
 
 
@@ -268,8 +341,17 @@ def _executor(backend: str, jobs: int, scheduler):
     raise InputError(f"backend must be 'local' or 'dask', got {backend!r}")
 
 
-def run_grid(spec_path, out_dir, *, backend: str = "local", jobs: int = 1, scheduler=None, resume: bool = True,
-             force: bool = False, progress: bool = False) -> dict:
+def run_grid(
+    spec_path,
+    out_dir,
+    *,
+    backend: str = "local",
+    jobs: int = 1,
+    scheduler=None,
+    resume: bool = True,
+    force: bool = False,
+    progress: bool = False,
+) -> dict:
     """Run (or resume) a grid; return counts ``{"cells", "skipped", "ok", "error", "fits", "scored"}``."""
     spec = load_grid_spec(spec_path)
     out = Path(out_dir)
@@ -283,8 +365,14 @@ def run_grid(spec_path, out_dir, *, backend: str = "local", jobs: int = 1, sched
             tasks.append(dict(task, cells=todo))
     needed = {t["dev"] for t in tasks} | {t["eval"] for t in tasks}
     score_jobs = [j for j in plan["score_jobs"] if j["target"] in needed and (force or not Path(j["target"]).is_file())]
-    counts = {"cells": spec.n_cells(), "skipped": spec.n_cells() - sum(len(t["cells"]) for t in tasks), "ok": 0,
-              "error": 0, "fits": len(tasks), "scored": len(score_jobs)}
+    counts = {
+        "cells": spec.n_cells(),
+        "skipped": spec.n_cells() - sum(len(t["cells"]) for t in tasks),
+        "ok": 0,
+        "error": 0,
+        "fits": len(tasks),
+        "scored": len(score_jobs),
+    }
     closer, run = _executor(backend, jobs, scheduler)
     bar = None
     if progress:
@@ -330,5 +418,7 @@ def write_json_summary(out: Path, spec: GridSpec, counts: dict) -> None:
     """``OUT/grid.json``: the spec path and digest, and the counts of the last run."""
     from lidframe.data.fileio import write_json
 
-    write_json(out / "grid.json", {"spec": str(spec.path), "spec_digest": spec.digest, "last_run": counts,
-                                   "lidframe_version": _version()})
+    write_json(
+        out / "grid.json",
+        {"spec": str(spec.path), "spec_digest": spec.digest, "last_run": counts, "lidframe_version": _version()},
+    )

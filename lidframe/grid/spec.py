@@ -180,7 +180,11 @@ def load_grid_spec(path) -> GridSpec:
         except InputError as exc:
             _fail(path, f"grid.mechanisms[{i}]", str(exc))
     seeds = grid.get("seeds", [0])
-    if not isinstance(seeds, list) or not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+    if (
+        not isinstance(seeds, list)
+        or not seeds
+        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
+    ):
         _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
     ddof = grid.get("znorm_ddof", 1)
     if ddof not in (0, 1) or isinstance(ddof, bool):
@@ -189,8 +193,12 @@ def load_grid_spec(path) -> GridSpec:
     if ci is not None:
         if not isinstance(ci, dict) or set(ci) - _CI_KEYS:
             _fail(path, "grid.ci", f"must be a table with keys among {sorted(_CI_KEYS)}")
-        ci = {"n_boot": ci.get("n_boot", 1000), "level": ci.get("level", 0.95), "unit": ci.get("unit", "speaker"),
-              "method": ci.get("method", "bca")}
+        ci = {
+            "n_boot": ci.get("n_boot", 1000),
+            "level": ci.get("level", 0.95),
+            "unit": ci.get("unit", "speaker"),
+            "method": ci.get("method", "bca"),
+        }
         if not isinstance(ci["n_boot"], int) or ci["n_boot"] < 100:
             _fail(path, "grid.ci.n_boot", f"must be an integer >= 100, got {ci['n_boot']!r}")
         if not isinstance(ci["level"], float) or not 0 < ci["level"] < 1:
@@ -204,8 +212,10 @@ def load_grid_spec(path) -> GridSpec:
         if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:
             _fail(path, "grid.longitudinal", "must be a table with keys among ['fusions', 'groups', 'k']")
         ks = longitudinal.get("k", [1, 2, 4, 8, "all"])
-        if not isinstance(ks, list) or not ks or not all(
-            (isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks
+        if (
+            not isinstance(ks, list)
+            or not ks
+            or not all((isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks)
         ):
             _fail(path, "grid.longitudinal.k", f"must be a list of positive integers or 'all', got {ks!r}")
         fusions = _string_list(path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]))
@@ -223,7 +233,11 @@ def load_grid_spec(path) -> GridSpec:
     for name, body in systems_doc.items():
         key = f"systems.{name}"
         if not isinstance(body, dict) or set(body) != {"dev", "eval"}:
-            _fail(path, key, f"needs exactly the keys dev and eval, got {sorted(body) if isinstance(body, dict) else body!r}")
+            _fail(
+                path,
+                key,
+                f"needs exactly the keys dev and eval, got {sorted(body) if isinstance(body, dict) else body!r}",
+            )
         dev = _source(path, f"{key}.dev", body["dev"])
         ev = _source(path, f"{key}.eval", body["eval"])
         if isinstance(dev, dict) != isinstance(ev, dict):
@@ -236,7 +250,16 @@ def load_grid_spec(path) -> GridSpec:
     _check_components(path, "grid.calibrators", "calibrator", calibrators)
     _check_components(path, "grid.priors", "prior", priors)
     _check_components(path, "grid.attackers", "attacker", attackers)
-    return GridSpec(path=path, digest=hashlib.sha256(raw).hexdigest(), systems=tuple(systems),
-                    calibrators=calibrators, priors=priors, attackers=attackers, mechanisms=mechanisms,
-                    seeds=tuple(seeds),
-                    znorm_ddof=ddof, ci=ci, longitudinal=longitudinal)
+    return GridSpec(
+        path=path,
+        digest=hashlib.sha256(raw).hexdigest(),
+        systems=tuple(systems),
+        calibrators=calibrators,
+        priors=priors,
+        attackers=attackers,
+        mechanisms=mechanisms,
+        seeds=tuple(seeds),
+        znorm_ddof=ddof,
+        ci=ci,
+        longitudinal=longitudinal,
+    )

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from lidframe.metrics.linkability import dsys
 from lidframe.metrics.detection import (
     _bin_llr,
     _check_pair,
@@ -30,6 +29,7 @@ from lidframe.metrics.detection import (
     _pav_bins_sorted,
     cllr,
 )
+from lidframe.metrics.linkability import dsys
 from lidframe.metrics.zebra import dece_from_bins, max_abs_from_bins, zebra_tag
 
 __all__ = ["binary_summary", "BINARY_KEYS"]

@@ -229,4 +229,3 @@ def _eer_from_bins(bin_tar, bin_non) -> float:
         return float(p_miss[k])
     t = -diff[k - 1] / (diff[k] - diff[k - 1])
     return float(p_miss[k - 1] + t * (p_miss[k] - p_miss[k - 1]))
-

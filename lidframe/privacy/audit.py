@@ -29,15 +29,22 @@ import math
 import attrs
 import numpy as np
 
-from lidframe.errors import InputError
 from lidframe.core.evaluation import evaluate
-from lidframe.metrics.detection import eer_rocch
-from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
-from lidframe.privacy.mechanism import GaussianSpeakerMechanism, clip_to_norm, gdp_eer_bound, gdp_mi_bound_bits
 from lidframe.data.scoreset import ScoreSet
+from lidframe.errors import InputError
+from lidframe.metrics.detection import eer_rocch
+from lidframe.privacy.mechanism import GaussianSpeakerMechanism, clip_to_norm, gdp_eer_bound, gdp_mi_bound_bits
+from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
 
-__all__ = ["EmbeddingSplit", "bayes_scores", "pairwise_llr", "dp_audit", "plot_dp_audit", "simulated_splits",
-           "released_scoreset"]
+__all__ = [
+    "EmbeddingSplit",
+    "bayes_scores",
+    "pairwise_llr",
+    "dp_audit",
+    "plot_dp_audit",
+    "simulated_splits",
+    "released_scoreset",
+]
 
 
 @attrs.frozen(eq=False)
@@ -100,9 +107,19 @@ def _release(split: EmbeddingSplit, mechanism: GaussianSpeakerMechanism, anonymi
     return bayes, cosine
 
 
-def dp_audit(dev: EmbeddingSplit, eval: EmbeddingSplit, mus, *, clip_norm: float = 1.0,  # noqa: A002
-             sensitivity: str = "diameter", anonymise_enrolment: bool = False, calibrator="logistic",
-             n_boot: int = 500, ci_level: float = 0.95, seed: int = 0) -> list[dict]:
+def dp_audit(
+    dev: EmbeddingSplit,
+    eval: EmbeddingSplit,
+    mus,
+    *,
+    clip_norm: float = 1.0,
+    sensitivity: str = "diameter",
+    anonymise_enrolment: bool = False,
+    calibrator="logistic",
+    n_boot: int = 500,
+    ci_level: float = 0.95,
+    seed: int = 0,
+) -> list[dict]:
     """Measured disclosure versus the GDP bounds, one row per mu.
 
     Returns
@@ -118,10 +135,16 @@ def dp_audit(dev: EmbeddingSplit, eval: EmbeddingSplit, mus, *, clip_norm: float
     rows = []
     for index, mu in enumerate(sorted(mus)):
         mechanism = GaussianSpeakerMechanism(mu, clip_norm=clip_norm, sensitivity=sensitivity, seed=seed + index)
-        dev_bayes, dev_cos = _release(dev, mechanism, anonymise_enrolment)
+        _dev_bayes, dev_cos = _release(dev, mechanism, anonymise_enrolment)
         ev_bayes, ev_cos = _release(eval, mechanism, anonymise_enrolment)
-        row = {"mu": mu, "sigma": mechanism.sigma, "eer_bound": gdp_eer_bound(mu), "mi_bound_bits": gdp_mi_bound_bits(mu),
-               "n_enrolled": ev_bayes.n_enrolled, "log2_n": math.log2(ev_bayes.n_enrolled)}
+        row = {
+            "mu": mu,
+            "sigma": mechanism.sigma,
+            "eer_bound": gdp_eer_bound(mu),
+            "mi_bound_bits": gdp_mi_bound_bits(mu),
+            "n_enrolled": ev_bayes.n_enrolled,
+            "log2_n": math.log2(ev_bayes.n_enrolled),
+        }
         ci = {"n_boot": n_boot, "level": ci_level, "seed": seed}
         cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
         bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
@@ -133,11 +156,16 @@ def dp_audit(dev: EmbeddingSplit, eval: EmbeddingSplit, mus, *, clip_norm: float
         for name, (lid, pairs) in measured.items():
             intervals = bootstrap_ci(lid, speakers=eval.trial_speakers, pairs=pairs, **ci)
             eer = eer_rocch(pairs.mated, pairs.non_mated.ravel())
-            row.update({
-                f"{name}_eer": eer, f"{name}_eer_ci": [intervals["eer"].low, intervals["eer"].high],
-                f"{name}_alid": float(lid.mean()), f"{name}_alid_ci": [intervals["alid"].low, intervals["alid"].high],
-                f"{name}_lid_max": float(lid.max()), f"{name}_lid_q99": intervals["lid_q99"].estimate,
-            })
+            row.update(
+                {
+                    f"{name}_eer": eer,
+                    f"{name}_eer_ci": [intervals["eer"].low, intervals["eer"].high],
+                    f"{name}_alid": float(lid.mean()),
+                    f"{name}_alid_ci": [intervals["alid"].low, intervals["alid"].high],
+                    f"{name}_lid_max": float(lid.max()),
+                    f"{name}_lid_q99": intervals["lid_q99"].estimate,
+                }
+            )
             if intervals["eer"].high < row["eer_bound"]:
                 violations.append(f"{name} EER below the bound")
             if intervals["alid"].low > row["mi_bound_bits"]:
@@ -178,17 +206,27 @@ def released_scoreset(attacker, mechanism_spec: str, enrol: dict, trials: list) 
     return ScoreSet(_cosine(released, profiles), speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
 
 
-def simulated_splits(*, n_enrolled: int = 40, trials_per_speaker: int = 10, enrol_utterances: int = 3, dim: int = 64,
-                     within_sd: float = 0.3, seed: int = 0) -> tuple[EmbeddingSplit, EmbeddingSplit]:
+def simulated_splits(
+    *,
+    n_enrolled: int = 40,
+    trials_per_speaker: int = 10,
+    enrol_utterances: int = 3,
+    dim: int = 64,
+    within_sd: float = 0.3,
+    seed: int = 0,
+) -> tuple[EmbeddingSplit, EmbeddingSplit]:
     """Dev and eval embedding splits of the demo's generative model without anonymisation.
 
     Speaker identities x_s ~ N(0, I_dim); an utterance is x_s + within_sd * eps
     (see :mod:`lidframe.data.simulate`); dev and eval have disjoint speakers.
     """
+
     def split(rng, prefix):
         identity = rng.standard_normal((n_enrolled, dim))
         speakers = [f"{prefix}{k:03d}" for k in range(n_enrolled)]
-        enrol = {s: identity[k] + within_sd * rng.standard_normal((enrol_utterances, dim)) for k, s in enumerate(speakers)}
+        enrol = {
+            s: identity[k] + within_sd * rng.standard_normal((enrol_utterances, dim)) for k, s in enumerate(speakers)
+        }
         owner = np.repeat(np.arange(n_enrolled), trials_per_speaker)
         trials = identity[owner] + within_sd * rng.standard_normal((owner.size, dim))
         trial_speakers = np.array(speakers)[owner]
@@ -213,12 +251,14 @@ def plot_dp_audit(rows: list, path, *, title: str | None = None) -> None:
     for name, marker in (("bayes", "o"), ("cosine", "s")):
         eer = np.array([r[f"{name}_eer"] for r in rows])
         ci = np.array([r[f"{name}_eer_ci"] for r in rows])
-        left.errorbar(mus, eer, yerr=np.abs([eer - ci[:, 0], ci[:, 1] - eer]), marker=marker, capsize=3,
-                      label=f"{name} EER")
+        left.errorbar(
+            mus, eer, yerr=np.abs([eer - ci[:, 0], ci[:, 1] - eer]), marker=marker, capsize=3, label=f"{name} EER"
+        )
         alid = np.array([r[f"{name}_alid"] for r in rows])
         aci = np.array([r[f"{name}_alid_ci"] for r in rows])
-        right.errorbar(mus, alid, yerr=np.abs([alid - aci[:, 0], aci[:, 1] - alid]), marker=marker, capsize=3,
-                       label=f"{name} ALID")
+        right.errorbar(
+            mus, alid, yerr=np.abs([alid - aci[:, 0], aci[:, 1] - alid]), marker=marker, capsize=3, label=f"{name} ALID"
+        )
         right.plot(mus, [r[f"{name}_lid_max"] for r in rows], marker=marker, ls="--", label=f"{name} LIDmax")
     left.set_xlabel("mu")
     left.set_ylabel("EER (pairs)")

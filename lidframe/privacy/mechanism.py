@@ -165,7 +165,7 @@ class GaussianSpeakerMechanism:
         return clipped + noise
 
     @classmethod
-    def from_spec(cls, spec: str) -> "GaussianSpeakerMechanism":
+    def from_spec(cls, spec: str) -> GaussianSpeakerMechanism:
         """Build from ``gaussian?mu=1&clip_norm=1&sensitivity=diameter&seed=0`` (the grid syntax)."""
         from lidframe.registry import parse_spec
 
@@ -179,5 +179,7 @@ class GaussianSpeakerMechanism:
         return cls(**params)
 
     def __repr__(self) -> str:
-        return (f"GaussianSpeakerMechanism(mu={self.mu:g}, clip_norm={self.clip_norm:g}, "
-                f"sensitivity={self.sensitivity!r}, sigma={self.sigma:.4g})")
+        return (
+            f"GaussianSpeakerMechanism(mu={self.mu:g}, clip_norm={self.clip_norm:g}, "
+            f"sensitivity={self.sensitivity!r}, sigma={self.sigma:.4g})"
+        )

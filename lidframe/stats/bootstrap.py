@@ -33,8 +33,8 @@ from scipy import sparse
 from scipy.stats import norm
 from sklearn.isotonic import isotonic_regression
 
-from lidframe.errors import InputError
 from lidframe.data.fileio import json_clean
+from lidframe.errors import InputError
 
 __all__ = [
     "LID_METRICS",

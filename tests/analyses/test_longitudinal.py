@@ -1,5 +1,6 @@
 """The multi-utterance (longitudinal) attacker."""
 
+import itertools
 import json
 import math
 
@@ -7,8 +8,8 @@ import numpy as np
 import pytest
 
 from lidframe import InputError, ScoreSet, evaluate
-from lidframe.cli import main
 from lidframe.analyses.longitudinal import draw_groups, longitudinal
+from lidframe.cli import main
 from lidframe.data.simulate import simulate_system
 
 
@@ -48,7 +49,7 @@ def test_sum_rule_is_the_exact_posterior_of_independent_utterances_and_grows_wit
     ev, _, _ = shifted_gaussian(rng, n, 12, 1.2, "e")
     rows = longitudinal(dev, ev, [1, 2, 4, 8, "all"], calibrator="identity", ci=False)
     alid = [r["alid"] for r in rows]
-    assert all(a < b for a, b in zip(alid, alid[1:]))
+    assert all(a < b for a, b in itertools.pairwise(alid))
     assert alid[-1] > 0.9 * math.log2(n)
 
 
@@ -83,11 +84,31 @@ def test_k_larger_than_every_speaker_is_an_error_and_cli(tmp_path, capsys):
         longitudinal(dev, ev, [6])
     dev.save(tmp_path / "dev.npz")
     ev.save(tmp_path / "eval.npz")
-    code = main(["longitudinal", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"), "--k", "1,2,all",
-                 "--bootstrap", "200", "--dp-mu", "1", "--json", str(tmp_path / "l.json"), "--plot", str(tmp_path / "l.png")])
+    code = main(
+        [
+            "longitudinal",
+            "--dev",
+            str(tmp_path / "dev.npz"),
+            "--eval",
+            str(tmp_path / "eval.npz"),
+            "--k",
+            "1,2,all",
+            "--bootstrap",
+            "200",
+            "--dp-mu",
+            "1",
+            "--json",
+            str(tmp_path / "l.json"),
+            "--plot",
+            str(tmp_path / "l.png"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "EERbnd" in out
     rows = json.loads((tmp_path / "l.json").read_text())["rows"]
     assert [r["k"] for r in rows] == [1, 2, "all"] and rows[1]["dp_mu_k"] == pytest.approx(math.sqrt(2))
     assert (tmp_path / "l.png").read_bytes()[:4] == b"\x89PNG"
-    assert main(["longitudinal", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"), "--k", "9"]) == 2
+    assert (
+        main(["longitudinal", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"), "--k", "9"])
+        == 2
+    )

@@ -1,5 +1,6 @@
 """N-sweep: subset LID against an independent per-trial computation, CLI and plot."""
 
+import itertools
 import json
 import math
 
@@ -7,8 +8,8 @@ import numpy as np
 import pytest
 
 from lidframe import InputError, evaluate
-from lidframe.cli import main
 from lidframe.analyses.nsweep import _subset_lid, default_sizes, n_sweep
+from lidframe.cli import main
 from lidframe.data.simulate import simulate_system
 
 
@@ -38,7 +39,7 @@ def test_sweep_is_monotone_in_expectation_and_bounded():
     rows = n_sweep(dev, ev, repeats=10, seed=0).rows
     assert [r["n"] for r in rows] == default_sizes(29) == [2, 4, 8, 16, 29]
     alid = [r["alid"] for r in rows]
-    assert all(a < b for a, b in zip(alid, alid[1:]))
+    assert all(a < b for a, b in itertools.pairwise(alid))
     assert all(r["lid_max"] <= r["log2_n"] + 1e-12 for r in rows)
     assert all(r["alid_low"] <= r["alid"] <= r["alid_high"] for r in rows)
 
@@ -55,8 +56,23 @@ def test_cli_writes_json_and_plot(tmp_path, capsys):
     dev, ev = simulate_system(leakage=0.5, seed=5, n_enrolled=10)
     dev.save(tmp_path / "dev.npz")
     ev.save(tmp_path / "eval.npz")
-    code = main(["nsweep", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"),
-                 "--sizes", "2,5,10", "--repeats", "5", "--json", str(tmp_path / "s.json"), "--plot", str(tmp_path / "s.png")])
+    code = main(
+        [
+            "nsweep",
+            "--dev",
+            str(tmp_path / "dev.npz"),
+            "--eval",
+            str(tmp_path / "eval.npz"),
+            "--sizes",
+            "2,5,10",
+            "--repeats",
+            "5",
+            "--json",
+            str(tmp_path / "s.json"),
+            "--plot",
+            str(tmp_path / "s.png"),
+        ]
+    )
     assert code == 0
     out = capsys.readouterr().out
     assert "log2n" in out

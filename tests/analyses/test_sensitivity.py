@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from lidframe import InputError, evaluate, sensitivity
-from lidframe.cli import main
 from lidframe.analyses.sensitivity import SENSITIVITY_METRICS, plot_lid_ccdf
+from lidframe.cli import main
 from lidframe.data.simulate import simulate_system
 
 
@@ -31,7 +31,10 @@ def test_rows_match_evaluate_and_aggregates_are_right(uneven):
         assert result.spread[metric] == pytest.approx(max(values) - min(values))
         best = max(values) if direction == "max" else min(values)
         assert result.worst_case[metric]["value"] == best
-        assert result.rows[[r["calibrator"] for r in result.rows].index(result.worst_case[metric]["calibrator"])][metric] == best
+        assert (
+            result.rows[[r["calibrator"] for r in result.rows].index(result.worst_case[metric]["calibrator"])][metric]
+            == best
+        )
 
 
 def test_dev_logloss_is_log2_n_minus_dev_alid(uneven):
@@ -58,9 +61,23 @@ def test_cli_prints_table_writes_json_and_plot(tmp_path, uneven, capsys):
     dev, ev = uneven
     dev.save(tmp_path / "dev.npz")
     ev.save(tmp_path / "eval.npz")
-    code = main(["sensitivity", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"),
-                 "--calibrators", "logistic,isotonic?laplace=false", "--calibrators", "beta",
-                 "--json", str(tmp_path / "s.json"), "--plot", str(tmp_path / "ccdf.png")])
+    code = main(
+        [
+            "sensitivity",
+            "--dev",
+            str(tmp_path / "dev.npz"),
+            "--eval",
+            str(tmp_path / "eval.npz"),
+            "--calibrators",
+            "logistic,isotonic?laplace=false",
+            "--calibrators",
+            "beta",
+            "--json",
+            str(tmp_path / "s.json"),
+            "--plot",
+            str(tmp_path / "ccdf.png"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "spread (max-min)" in out and "worst case" in out and "isotonic?laplace=false" in out
@@ -73,8 +90,19 @@ def test_cli_bad_calibrator_is_exit_2_and_writes_nothing(tmp_path, uneven, capsy
     dev, ev = uneven
     dev.save(tmp_path / "dev.npz")
     ev.save(tmp_path / "eval.npz")
-    code = main(["sensitivity", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"),
-                 "--calibrators", "logistic,isotonc", "--json", str(tmp_path / "s.json")])
+    code = main(
+        [
+            "sensitivity",
+            "--dev",
+            str(tmp_path / "dev.npz"),
+            "--eval",
+            str(tmp_path / "eval.npz"),
+            "--calibrators",
+            "logistic,isotonc",
+            "--json",
+            str(tmp_path / "s.json"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "unknown calibrator 'isotonc'" in err and err.count("\n") == 1
     assert not (tmp_path / "s.json").exists()

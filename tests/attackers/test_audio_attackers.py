@@ -18,7 +18,6 @@ from lidframe.attackers.layers import Lengths  # noqa: E402
 from lidframe.attackers.neural import load_checkpoint  # noqa: E402
 from lidframe.attackers.xvector_model import XvectorModel  # noqa: E402
 from lidframe.cli import main  # noqa: E402
-
 from tests.voices import write_voice  # noqa: E402
 
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "speechbrain"
@@ -155,8 +154,9 @@ def test_cache_hit_returns_identical_arrays_and_skips_the_model(tmp_path):
     b = second.embed(utts)
     assert second.model_calls == 0
     np.testing.assert_array_equal(a, b)
-    other = XVector(**XVEC_FIX, checkpoint=FIX / "xvector.ckpt", device="cpu", cache_dir=tmp_path / "cache",
-                    padding="speechbrain")
+    other = XVector(
+        **XVEC_FIX, checkpoint=FIX / "xvector.ckpt", device="cpu", cache_dir=tmp_path / "cache", padding="speechbrain"
+    )
     other.embed(utts[:1])
     assert other.model_calls == 1  # another configuration is another key
 
@@ -172,10 +172,20 @@ def test_end_to_end_score_then_evaluate(tmp_path, capsys):
     wavs.mkdir()
 
     def split(name, speakers, enrol_per, trials_per, offset):
-        enrol = [(f"{name}e{s}_{k}", f"{name}spk{s}", str(write_voice(wavs / f"{name}e{s}_{k}.wav", s + offset, k, 1.5)))
-                 for s in range(speakers) for k in range(enrol_per)]
-        trials = [(f"{name}t{s}_{k}", f"{name}spk{s}", str(write_voice(wavs / f"{name}t{s}_{k}.wav", s + offset, 10 + k, 1.0 + 0.5 * k)))
-                  for s in range(speakers) for k in range(trials_per)]
+        enrol = [
+            (f"{name}e{s}_{k}", f"{name}spk{s}", str(write_voice(wavs / f"{name}e{s}_{k}.wav", s + offset, k, 1.5)))
+            for s in range(speakers)
+            for k in range(enrol_per)
+        ]
+        trials = [
+            (
+                f"{name}t{s}_{k}",
+                f"{name}spk{s}",
+                str(write_voice(wavs / f"{name}t{s}_{k}.wav", s + offset, 10 + k, 1.0 + 0.5 * k)),
+            )
+            for s in range(speakers)
+            for k in range(trials_per)
+        ]
         make_data_dir(tmp_path / f"{name}_enrolls", enrol)
         make_data_dir(tmp_path / f"{name}_trials", trials)
 
@@ -183,16 +193,39 @@ def test_end_to_end_score_then_evaluate(tmp_path, capsys):
     split("test", 4, 2, 3, 10)
     attacker = "ecapa?channels=128,128,128,128,384&attention_channels=64"
     for name in ("dev", "test"):
-        code = main(["score", "--attacker", attacker, "--checkpoint", str(FIX / "ecapa.ckpt"), "--enrol",
-                     str(tmp_path / f"{name}_enrolls"), "--trials", str(tmp_path / f"{name}_trials"),
-                     "--out", str(tmp_path / f"{name}.npz"), "--device", "cpu"])
+        code = main(
+            [
+                "score",
+                "--attacker",
+                attacker,
+                "--checkpoint",
+                str(FIX / "ecapa.ckpt"),
+                "--enrol",
+                str(tmp_path / f"{name}_enrolls"),
+                "--trials",
+                str(tmp_path / f"{name}_trials"),
+                "--out",
+                str(tmp_path / f"{name}.npz"),
+                "--device",
+                "cpu",
+            ]
+        )
         assert code == 0, capsys.readouterr().err
     out = capsys.readouterr().out
     assert "scored 12 trials against N = 4 enrolled speakers" in out
     scores = ScoreSet.load(tmp_path / "test.npz")
     assert scores.scores.shape == (12, 4) and scores.n_impostor_trials == 0
-    code = main(["evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "test.npz"),
-                 "--json", str(tmp_path / "s.json")])
+    code = main(
+        [
+            "evaluate",
+            "--dev",
+            str(tmp_path / "dev.npz"),
+            "--eval",
+            str(tmp_path / "test.npz"),
+            "--json",
+            str(tmp_path / "s.json"),
+        ]
+    )
     assert code == 0
     summary = json.loads((tmp_path / "s.json").read_text())
     assert summary["n_enrolled"] == 4 and summary["lid_max"] <= 2.0 + 1e-9
@@ -203,8 +236,19 @@ def test_score_cli_errors(tmp_path, capsys):
     folder.mkdir()
     (folder / "wav.scp").write_text("u1 sox a.flac -t wav - |\n")
     (folder / "utt2spk").write_text("u1 s1\n")
-    code = main(["score", "--attacker", "random", "--enrol", str(folder), "--trials", str(folder), "--out",
-                 str(tmp_path / "x.npz")])
+    code = main(
+        [
+            "score",
+            "--attacker",
+            "random",
+            "--enrol",
+            str(folder),
+            "--trials",
+            str(folder),
+            "--out",
+            str(tmp_path / "x.npz"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "is a piped command" in err and not (tmp_path / "x.npz").exists()
 
@@ -228,7 +272,7 @@ def test_device_feature_path_equals_per_utterance_features():
     rng = np.random.default_rng(3)
     waveforms = [rng.normal(scale=0.1, size=n).astype(np.float32) for n in (16000, 5230, 23999, 8000)]
     attacker = EcapaTdnn.voiceprivacy(channels=(64, 64, 64, 64, 192), device="cpu")
-    attacker.model  # noqa: B018 - builds the front end
+    attacker.model
     per_utt, frames = attacker._features(waveforms, torch.device("cpu"))
     batched, frames_b = attacker._features_on_device(waveforms, torch.device("cpu"))
     assert torch.equal(frames, frames_b) and per_utt.shape == batched.shape

@@ -23,14 +23,17 @@ def cosine(a, b):
 def test_every_format_gives_the_same_embeddings(tmp_path, vectors):
     ids, vec = vectors
     np.savez(tmp_path / "a.npz", utt_ids=np.array(ids), vectors=vec)
-    np.savez(tmp_path / "b.npz", **{u: v for u, v in zip(ids, vec)})
+    np.savez(tmp_path / "b.npz", **dict(zip(ids, vec)))
     np.save(tmp_path / "c.npy", vec)
     (tmp_path / "c.ids").write_text("\n".join(ids) + "\n")
     kaldiio = pytest.importorskip("kaldiio")
-    kaldiio.save_ark(str(tmp_path / "d.ark"), {u: v.astype(np.float32) for u, v in zip(ids, vec)},
-                     scp=str(tmp_path / "d.scp"))
+    kaldiio.save_ark(
+        str(tmp_path / "d.ark"), {u: v.astype(np.float32) for u, v in zip(ids, vec)}, scp=str(tmp_path / "d.scp")
+    )
     pytest.importorskip("pyarrow")
-    pd.DataFrame({"utterance_id": ids, "speaker_id": ["s"] * 6, "embedding": list(vec)}).to_parquet(tmp_path / "e.parquet")
+    pd.DataFrame({"utterance_id": ids, "speaker_id": ["s"] * 6, "embedding": list(vec)}).to_parquet(
+        tmp_path / "e.parquet"
+    )
     utts = [Utterance(u, "s") for u in reversed(ids)]
     want = vec[::-1]
     for name, tol in (("a.npz", 0), ("b.npz", 0), ("c.npy", 0), ("d.ark", 1e-6), ("d.scp", 1e-6), ("e.parquet", 0)):
@@ -63,9 +66,9 @@ def test_precomputed_errors(tmp_path, vectors):
         PrecomputedEmbeddings(path=tmp_path / "c.npy").embed([Utterance("u0", "s")])
     (tmp_path / "a.txt").write_text("x")
     with pytest.raises(InputError, match="unknown embeddings format '.txt'"):
-        PrecomputedEmbeddings(path=tmp_path / "a.txt").table  # noqa: B018
+        PrecomputedEmbeddings(path=tmp_path / "a.txt").table
     with pytest.raises(InputError, match="also in an earlier embeddings file"):
-        PrecomputedEmbeddings(path=[tmp_path / "a.npz", tmp_path / "a.npz"]).table  # noqa: B018
+        PrecomputedEmbeddings(path=[tmp_path / "a.npz", tmp_path / "a.npz"]).table
 
 
 def write_dir(folder, wav, utt2spk):

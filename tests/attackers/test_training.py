@@ -12,10 +12,9 @@ from lidframe.attackers import EcapaTdnn, Utterance, group_by_speaker  # noqa: E
 from lidframe.attackers.training import AAMSoftmax, train_attacker  # noqa: E402
 from lidframe.cli import main  # noqa: E402
 from lidframe.metrics.detection import eer_rocch  # noqa: E402
-
 from tests.voices import write_close_voice  # noqa: E402
 
-SMALL = dict(channels=(32, 32, 32, 32, 96), attention_channels=16, se_channels=16, lin_neurons=32, device="cpu")
+SMALL = {"channels": (32, 32, 32, 32, 96), "attention_channels": 16, "se_channels": 16, "lin_neurons": 32, "device": "cpu"}
 
 
 @pytest.fixture(scope="module")
@@ -31,8 +30,11 @@ def corpus(tmp_path_factory):
             spk.append(f"s{s}_{k} spk{s}\n")
     (root / "train" / "wav.scp").write_text("".join(lines))
     (root / "train" / "utt2spk").write_text("".join(spk))
-    held = [Utterance(f"h{s}_{k}", f"spk{s}", str(write_close_voice(root / "wav" / f"h{s}_{k}.wav", s, 50 + k, 2.0)))
-            for s in range(6) for k in range(4)]
+    held = [
+        Utterance(f"h{s}_{k}", f"spk{s}", str(write_close_voice(root / "wav" / f"h{s}_{k}.wav", s, 50 + k, 2.0)))
+        for s in range(6)
+        for k in range(4)
+    ]
     return root, held
 
 
@@ -46,8 +48,9 @@ def heldout_eer(attacker, held):
 
 def test_training_lowers_the_loss_and_beats_random_weights(corpus):
     root, held = corpus
-    history = train_attacker(EcapaTdnn(**SMALL), root / "train", root / "a.ckpt", epochs=10, batch_size=8,
-                             log=lambda m: None)
+    history = train_attacker(
+        EcapaTdnn(**SMALL), root / "train", root / "a.ckpt", epochs=10, batch_size=8, log=lambda m: None
+    )
     losses = [h["loss"] for h in history]
     assert losses[-1] < 0.5 * losses[0]
     trained = heldout_eer(EcapaTdnn(**SMALL, checkpoint=root / "a.ckpt"), held)  # plain state dict, strict load
@@ -57,13 +60,16 @@ def test_training_lowers_the_loss_and_beats_random_weights(corpus):
 
 def test_resume_continues_from_the_last_epoch_and_matches_an_uninterrupted_run(corpus, tmp_path):
     root, _ = corpus
-    train_attacker(EcapaTdnn(**SMALL), root / "train", tmp_path / "straight.ckpt", epochs=3, batch_size=8,
-                   log=lambda m: None)
-    train_attacker(EcapaTdnn(**SMALL), root / "train", tmp_path / "split.ckpt", epochs=2, batch_size=8,
-                   log=lambda m: None)  # "killed" after epoch 2
+    train_attacker(
+        EcapaTdnn(**SMALL), root / "train", tmp_path / "straight.ckpt", epochs=3, batch_size=8, log=lambda m: None
+    )
+    train_attacker(
+        EcapaTdnn(**SMALL), root / "train", tmp_path / "split.ckpt", epochs=2, batch_size=8, log=lambda m: None
+    )  # "killed" after epoch 2
     messages = []
-    history = train_attacker(EcapaTdnn(**SMALL), root / "train", tmp_path / "split.ckpt", epochs=3, batch_size=8,
-                             log=messages.append)
+    history = train_attacker(
+        EcapaTdnn(**SMALL), root / "train", tmp_path / "split.ckpt", epochs=3, batch_size=8, log=messages.append
+    )
     assert messages[0].startswith("resuming") and [h["epoch"] for h in history] == [1, 2, 3]
     a = torch.load(tmp_path / "straight.ckpt", weights_only=True)
     b = torch.load(tmp_path / "split.ckpt", weights_only=True)
@@ -86,8 +92,24 @@ def test_cli_train_attacker(corpus, tmp_path, capsys):
     root, _ = corpus
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        code = main(["train-attacker", "--arch", "ecapa?channels=32,32,32,32,96&attention_channels=16&se_channels=16"
-                     "&lin_neurons=32", "--data", str(root / "train"), "--out", str(tmp_path / "c.ckpt"),
-                     "--epochs", "1", "--batch-size", "16", "--device", "cpu"])
+        code = main(
+            [
+                "train-attacker",
+                "--arch",
+                "ecapa?channels=32,32,32,32,96&attention_channels=16&se_channels=16&lin_neurons=32",
+                "--data",
+                str(root / "train"),
+                "--out",
+                str(tmp_path / "c.ckpt"),
+                "--epochs",
+                "1",
+                "--batch-size",
+                "16",
+                "--device",
+                "cpu",
+            ]
+        )
     assert code == 0 and "trained ecapa" in capsys.readouterr().out
-    assert main(["train-attacker", "--arch", "random", "--data", str(root / "train"), "--out", str(tmp_path / "x")]) == 2
+    assert (
+        main(["train-attacker", "--arch", "random", "--data", str(root / "train"), "--out", str(tmp_path / "x")]) == 2
+    )

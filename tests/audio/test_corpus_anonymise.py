@@ -1,5 +1,7 @@
 """Synthesized corpus (skipped without espeak-ng) and the signal-processing anonymisers."""
 
+import functools
+import operator
 import shutil
 
 import numpy as np
@@ -21,7 +23,7 @@ def test_corpus_builder_on_three_voices(tmp_path):
 
     report = build_corpus(tmp_path / "c", voices=ESPEAK_VOICES, sentences=2, enrol=1)
     assert report["utterances"] == 6 and report["engines"] == {"espeak": 3}
-    assert sorted(sum(report["speakers"].values(), [])) == sorted(ESPEAK_VOICES)
+    assert sorted(functools.reduce(operator.iadd, report["speakers"].values(), [])) == sorted(ESPEAK_VOICES)
     seen = set()
     for name in ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials"):
         utts = read_data_dir(tmp_path / "c" / name)
@@ -119,7 +121,8 @@ def test_voice_demo_end_to_end_on_a_small_corpus(tmp_path):
     voices = [f"espeak-{a}-{v}" for a in ("en-us", "en-gb", "en-029") for v in ("m1", "f2", "m3", "f4")]
     table, summaries = run_voice_demo(tmp_path / "demo", voices=voices, sentences=5, epochs=2, log=lambda m: None)
     assert set(summaries) == {f"{s}/{c}" for s in ("plain", "mcadams", "pitch") for c in ("logistic", "isotonic")} | {
-        "random/logistic"}
+        "random/logistic"
+    }
     assert "plain/logistic" in table and (tmp_path / "demo" / "lid_ccdf.png").is_file()
     for summary in summaries.values():
         assert summary["lid_max"] <= summary["log2_n"] + 1e-9 and summary["n_enrolled"] == 3

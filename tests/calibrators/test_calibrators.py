@@ -17,8 +17,16 @@ from lidframe import InputError, NotFittedError, ScoreSet, evaluate, registry
 from lidframe.calibrators import Beta, GaussianBackend, Isotonic, Logistic, Temperature
 from lidframe.calibrators.beta import beta_features
 
-ALL_SPECS = ["logistic", "isotonic", "isotonic?laplace=false", "beta", "gaussian",
-             "gaussian?shared_variance=false", "temperature", "identity"]
+ALL_SPECS = [
+    "logistic",
+    "isotonic",
+    "isotonic?laplace=false",
+    "beta",
+    "gaussian",
+    "gaussian?shared_variance=false",
+    "temperature",
+    "identity",
+]
 
 
 def pairs(rng, n_mated=300, n_per=9, shift=1.5, mated_sd=1.0):
@@ -265,8 +273,9 @@ def test_analytic_oracle_for_the_whole_chain():
     dev, _, _ = draw()
     ev, s, t = draw()
     a = mu * s
-    oracle = (a[np.arange(t_count), t] - (np.log(np.exp(a - a.max(1, keepdims=True)).sum(1)) + a.max(1))
-              + math.log(n)) / math.log(2)
+    oracle = (
+        a[np.arange(t_count), t] - (np.log(np.exp(a - a.max(1, keepdims=True)).sum(1)) + a.max(1)) + math.log(n)
+    ) / math.log(2)
     mc_error = oracle.std() / math.sqrt(t_count)
     for spec in ["logistic", "temperature", "isotonic", "beta", "gaussian", "gaussian?shared_variance=false"]:
         lid = evaluate(dev, ev, calibrator=spec, binary_metrics=False).lid

@@ -29,8 +29,17 @@ def run(argv, capsys):
 def test_evaluate_prints_table_and_writes_json_and_per_trial(pair, capsys):
     folder, dev, ev = pair
     code, out, err = run(
-        ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--json", folder / "s.json",
-         "--per-trial", folder / "p.csv"],
+        [
+            "evaluate",
+            "--dev",
+            folder / "dev.npz",
+            "--eval",
+            folder / "eval.npz",
+            "--json",
+            folder / "s.json",
+            "--per-trial",
+            folder / "p.csv",
+        ],
         capsys,
     )
     assert code == 0, err
@@ -59,16 +68,36 @@ def test_watchlist_and_explicit_priors(pair, capsys):
     folder, dev, ev = pair
     (folder / "watch.txt").write_text(f"{ev.enrolled[0]}\n{ev.enrolled[3]}\n")
     code, out, _ = run(
-        ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--prior",
-         f"watchlist:{folder / 'watch.txt'}", "--watch-weight", "4", "--json", folder / "w.json"],
+        [
+            "evaluate",
+            "--dev",
+            folder / "dev.npz",
+            "--eval",
+            folder / "eval.npz",
+            "--prior",
+            f"watchlist:{folder / 'watch.txt'}",
+            "--watch-weight",
+            "4",
+            "--json",
+            folder / "w.json",
+        ],
         capsys,
     )
     assert code == 0 and "watchlist(2 ids, weight=4)" in out
     lines = ["enroll_spk,prior"] + [f"{x},{1 / 8}" for x in ev.enrolled]
     (folder / "prior.csv").write_text("\n".join(lines) + "\n")
     code, out, _ = run(
-        ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--prior",
-         f"explicit:{folder / 'prior.csv'}", "--json", folder / "e.json"],
+        [
+            "evaluate",
+            "--dev",
+            folder / "dev.npz",
+            "--eval",
+            folder / "eval.npz",
+            "--prior",
+            f"explicit:{folder / 'prior.csv'}",
+            "--json",
+            folder / "e.json",
+        ],
         capsys,
     )
     uniform_code, _, _ = run(
@@ -93,19 +122,25 @@ def error_cases(folder, dev, ev):
     nan[4, 2] = np.nan
     flat = s.copy()
     flat[5] = 1.0
-    yield bad_npz(folder, "nan.npz", nan, ev.enrolled, ev.trial_speakers, ev.trial_ids), (
-        f"trial '{ev.trial_ids[4]}' (row 4) against enrolled '{ev.enrolled[2]}' (column 2) is nan"
+    yield (
+        bad_npz(folder, "nan.npz", nan, ev.enrolled, ev.trial_speakers, ev.trial_ids),
+        (f"trial '{ev.trial_ids[4]}' (row 4) against enrolled '{ev.enrolled[2]}' (column 2) is nan"),
     )
     dup_enrolled = list(ev.enrolled)
     dup_enrolled[1] = dup_enrolled[0]
-    yield bad_npz(folder, "dup.npz", s, dup_enrolled, ev.trial_speakers), (
-        f"enrolled speaker id '{ev.enrolled[0]}' appears more than once"
+    yield (
+        bad_npz(folder, "dup.npz", s, dup_enrolled, ev.trial_speakers),
+        (f"enrolled speaker id '{ev.enrolled[0]}' appears more than once"),
     )
     yield bad_npz(folder, "one.npz", s[:, :1], ev.enrolled[:1], ev.trial_speakers), "got N = 1"
-    yield bad_npz(folder, "flat.npz", flat, ev.enrolled, ev.trial_speakers, ev.trial_ids), (
-        f"z-norm is undefined for 1 trials whose scores are all equal: '{ev.trial_ids[5]}'"
+    yield (
+        bad_npz(folder, "flat.npz", flat, ev.enrolled, ev.trial_speakers, ev.trial_ids),
+        (f"z-norm is undefined for 1 trials whose scores are all equal: '{ev.trial_ids[5]}'"),
     )
-    yield bad_npz(folder, "shape.npz", s, ev.enrolled[:-1], ev.trial_speakers), "enrolled has shape (7,) but scores has 8 columns"
+    yield (
+        bad_npz(folder, "shape.npz", s, ev.enrolled[:-1], ev.trial_speakers),
+        "enrolled has shape (7,) but scores has 8 columns",
+    )
     long = ev.to_frame()
     long.loc[len(long)] = long.iloc[0]
     long.to_csv(folder / "dup_pair.csv", index=False)
@@ -150,7 +185,16 @@ def test_bad_options(pair, capsys):
 def test_console_script_has_no_traceback(pair):
     folder, dev, ev = pair
     proc = subprocess.run(
-        [sys.executable, "-m", "lidframe.cli", "evaluate", "--dev", str(folder / "dev.npz"), "--eval", str(folder / "nope.csv")],
+        [
+            sys.executable,
+            "-m",
+            "lidframe.cli",
+            "evaluate",
+            "--dev",
+            str(folder / "dev.npz"),
+            "--eval",
+            str(folder / "nope.csv"),
+        ],
         capture_output=True,
         text=True,
     )
@@ -174,8 +218,20 @@ def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_p
     dev.save(tmp_path / "dev.npz")
     ev.save(tmp_path / "eval.npz")
     base = ["evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz")]
-    code = main(base + ["--ci", "--bootstrap", "300", "--ci-level", "0.9", "--json", str(tmp_path / "s.json"),
-                        "--per-trial", str(tmp_path / "log.csv")])
+    code = main(
+        base
+        + [
+            "--ci",
+            "--bootstrap",
+            "300",
+            "--ci-level",
+            "0.9",
+            "--json",
+            str(tmp_path / "s.json"),
+            "--per-trial",
+            str(tmp_path / "log.csv"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "90% bootstrap intervals (bca, 300 resamples of speakers, seed 0" in out
     summary = json.loads((tmp_path / "s.json").read_text())
@@ -183,8 +239,19 @@ def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_p
     assert low <= summary["alid"] <= high and summary["ci_settings"]["unit"] == "speaker"
     assert main(base + ["--calibrator", "isotonic", "--per-trial", str(tmp_path / "iso.csv")]) == 0
     capsys.readouterr()
-    code = main(["compare", str(tmp_path / "log.csv"), str(tmp_path / "iso.csv"), "--bootstrap", "200",
-                 "--permutations", "500", "--json", str(tmp_path / "c.json")])
+    code = main(
+        [
+            "compare",
+            str(tmp_path / "log.csv"),
+            str(tmp_path / "iso.csv"),
+            "--bootstrap",
+            "200",
+            "--permutations",
+            "500",
+            "--json",
+            str(tmp_path / "c.json"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "p_holm" in out and "log" in out and "iso" in out
     rows = json.loads((tmp_path / "c.json").read_text())["rows"]

@@ -11,10 +11,9 @@ from sklearn.linear_model import LogisticRegression
 
 import lidframe
 from lidframe import InputError, ScoreSet, WatchList, evaluate
-from lidframe.metrics.aggregates import alid_decomposition
 from lidframe.calibrators import Logistic
 from lidframe.data.simulate import simulate_system
-
+from lidframe.metrics.aggregates import alid_decomposition
 from tests.reference import dense_pipeline, dense_znorm
 from tests.strategies import scoresets
 
@@ -38,7 +37,9 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
     labels[np.arange(120), np.arange(120) % 9] = 1
     model = LogisticRegression(class_weight="balanced", tol=1e-10, max_iter=1000)
     model.fit(z.reshape(-1, 1), labels.ravel())
-    want = dense_pipeline(ev.scores, ev.true_index, model.coef_[0, 0], model.intercept_[0], np.full(11, -math.log(11)), ddof)
+    want = dense_pipeline(
+        ev.scores, ev.true_index, model.coef_[0, 0], model.intercept_[0], np.full(11, -math.log(11)), ddof
+    )
     result = evaluate(dev, ev, znorm_ddof=ddof, tile_rows=7)
     np.testing.assert_allclose(result.lid, want, atol=1e-6)  # solver tolerance, not the engine
     s = result.summary
@@ -79,9 +80,7 @@ def test_summary_identities_on_arbitrary_score_sets(dev, ev):
     assert s["n_trials"] + s["n_impostor_trials"] == ev.n_trials
     assert s["alid"] == pytest.approx(alid_decomposition(s), abs=1e-12)
     assert (lid <= math.log2(ev.n_enrolled) + 1e-12).all()
-    np.testing.assert_allclose(
-        result.posterior_true[~result.is_impostor], 2.0 ** lid / ev.n_enrolled, rtol=1e-10
-    )
+    np.testing.assert_allclose(result.posterior_true[~result.is_impostor], 2.0**lid / ev.n_enrolled, rtol=1e-10)
 
 
 def test_impostor_trials_are_counted_and_excluded():
@@ -138,9 +137,14 @@ def test_calibrator_instance_is_cloned_not_modified_and_json():
 
 def test_evaluate_errors():
     dev, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=4, trials_per_speaker=3)
-    with pytest.raises(InputError, match="unknown calibrator 'nope'; available: beta, gaussian, identity, isotonic, logistic, temperature"):
+    with pytest.raises(
+        InputError,
+        match="unknown calibrator 'nope'; available: beta, gaussian, identity, isotonic, logistic, temperature",
+    ):
         evaluate(dev, ev, calibrator="nope")
-    with pytest.raises(InputError, match=r"is not a calibrator: missing fit\(scores, labels\) returning self.*missing llr\(scores\)"):
+    with pytest.raises(
+        InputError, match=r"is not a calibrator: missing fit\(scores, labels\) returning self.*missing llr\(scores\)"
+    ):
         evaluate(dev, ev, calibrator=object())
     with pytest.raises(InputError, match="unknown prior 'nobody'"):
         evaluate(dev, ev, prior="nobody")

@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lidframe.errors import InputError
 from lidframe.core.lid import lid_from_llr, lid_from_scores, log_posterior
 from lidframe.core.znorm import row_znorm
-
+from lidframe.errors import InputError
 from tests.reference import dense_lid, dense_pipeline, dense_znorm
 from tests.strategies import closed_set_cases, log_priors
 
@@ -122,7 +121,9 @@ def test_pair_llr_buffers_hold_every_mated_and_non_mated_pair():
     true_index = np.array([0, 1, -1, 3, 2, 2, 0])
     keep = true_index >= 0
     mated, non = np.empty(keep.sum()), np.empty(keep.sum() * 3)
-    lid_from_scores(scores, true_index, affine(2.0, 1.0), np.full(4, -math.log(4)), tile_rows=3, pair_llr_out=(mated, non))
+    lid_from_scores(
+        scores, true_index, affine(2.0, 1.0), np.full(4, -math.log(4)), tile_rows=3, pair_llr_out=(mated, non)
+    )
     llr = 2.0 * dense_znorm(scores[keep], 1) + 1.0
     mask = np.zeros(llr.shape, bool)
     mask[np.arange(keep.sum()), true_index[keep]] = True

@@ -12,9 +12,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lidframe.calibrators import Beta, GaussianBackend, Identity, Isotonic, Logistic, Temperature
-from lidframe.errors import InputError
 from lidframe.calibrators.maps import AffineMap, CallbackMap, PiecewiseLinearMap, llr_map_of
 from lidframe.core.streaming import cosine_row_stats, lid_from_embeddings
+from lidframe.errors import InputError
 from tests.reference import dense_lid, dense_znorm
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -201,7 +201,9 @@ def test_bad_input_is_named():
     flat[:, 0] = 1.0
     flat_enrol = np.array([[1.0, 1.0, 0, 0], [1.0, -1.0, 0, 0], [1.0, 0, 1.0, 0]])
     with pytest.raises(InputError, match="z-norm is undefined for 3 trials.*'a'"):
-        lid_from_embeddings(flat, flat_enrol, np.array([0, 1, 2]), cal, np.log(np.full(3, 1 / 3)), row_names=["a", "b", "c"])
+        lid_from_embeddings(
+            flat, flat_enrol, np.array([0, 1, 2]), cal, np.log(np.full(3, 1 / 3)), row_names=["a", "b", "c"]
+        )
 
 
 _INTERPRETER_CHECK = textwrap.dedent(
@@ -250,7 +252,11 @@ def test_triton_kernel_in_the_interpreter():
     pytest.importorskip("torch")
     env = dict(os.environ, TRITON_INTERPRET="1")
     result = subprocess.run(
-        [sys.executable, "-c", _INTERPRETER_CHECK.format(root=str(ROOT))], capture_output=True, text=True, env=env, timeout=600
+        [sys.executable, "-c", _INTERPRETER_CHECK.format(root=str(ROOT))],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
     )
     assert result.returncode == 0 and result.stdout.strip().endswith("ok"), result.stderr[-3000:]
 
@@ -265,9 +271,16 @@ def _cuda():
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not _cuda(), reason="needs a CUDA device")
-@pytest.mark.parametrize("kernel,precision,tolerance", [("torch", "float64", 1e-12), ("torch", "float32", 1e-6),
-                                                        ("torch", "bfloat16", 3e-3), ("triton", "float32", 1e-6),
-                                                        ("triton", "bfloat16", 3e-3)])
+@pytest.mark.parametrize(
+    "kernel,precision,tolerance",
+    [
+        ("torch", "float64", 1e-12),
+        ("torch", "float32", 1e-6),
+        ("torch", "bfloat16", 3e-3),
+        ("triton", "float32", 1e-6),
+        ("triton", "bfloat16", 3e-3),
+    ],
+)
 def test_cuda_paths_against_reference(kernel, precision, tolerance):
     if kernel == "triton":
         pytest.importorskip("triton")
@@ -276,5 +289,7 @@ def test_cuda_paths_against_reference(kernel, precision, tolerance):
     cal = fitted(Logistic(), z, true_index)
     for log_prior in log_priors(2000).values():
         ref = reference_lid(trial, enrol, true_index, cal, log_prior, 1)
-        out = lid_from_embeddings(trial, enrol, true_index, cal, log_prior, device="cuda", kernel=kernel, precision=precision)
+        out = lid_from_embeddings(
+            trial, enrol, true_index, cal, log_prior, device="cuda", kernel=kernel, precision=precision
+        )
         assert relative_l2(out.lid_bits, ref) <= tolerance

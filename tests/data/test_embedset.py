@@ -6,18 +6,25 @@ import pytest
 from lidframe import evaluate
 from lidframe.cli import main
 from lidframe.data.embedset import EmbeddingSet, load_set
-from lidframe.errors import InputError
 from lidframe.data.scoreset import ScoreSet
+from lidframe.errors import InputError
 
 
 def make_set(seed, n_trials=300, n_enrolled=40, dim=24, impostors=3):
     rng = np.random.default_rng(seed)
     enrol = rng.normal(size=(n_enrolled, dim))
     speaker = rng.integers(0, n_enrolled + impostors, n_trials)  # ids >= N are not enrolled
-    trial = np.where((speaker < n_enrolled)[:, None], enrol[np.minimum(speaker, n_enrolled - 1)], rng.normal(size=(n_trials, dim)))
+    trial = np.where(
+        (speaker < n_enrolled)[:, None], enrol[np.minimum(speaker, n_enrolled - 1)], rng.normal(size=(n_trials, dim))
+    )
     trial = trial + 1.3 * rng.normal(size=(n_trials, dim))
-    return EmbeddingSet(trial, enrol, [f"s{j}" for j in range(n_enrolled)], [f"s{k}" for k in speaker],
-                        [f"u{i}" for i in range(n_trials)])
+    return EmbeddingSet(
+        trial,
+        enrol,
+        [f"s{j}" for j in range(n_enrolled)],
+        [f"s{k}" for k in speaker],
+        [f"u{i}" for i in range(n_trials)],
+    )
 
 
 def test_save_load_roundtrip_and_kind_detection(tmp_path):
@@ -38,13 +45,24 @@ def test_save_load_roundtrip_and_kind_detection(tmp_path):
 
 def test_bad_files_are_named(tmp_path):
     emb = make_set(1)
-    np.savez(tmp_path / "missing.npz", trial_vectors=emb.trial_vectors, enrolled=emb.enrolled, trial_speakers=emb.trial_speakers)
+    np.savez(
+        tmp_path / "missing.npz",
+        trial_vectors=emb.trial_vectors,
+        enrolled=emb.enrolled,
+        trial_speakers=emb.trial_speakers,
+    )
     with pytest.raises(InputError, match=r"missing.npz: missing key\(s\) enrol_vectors"):
         load_set(tmp_path / "missing.npz")
     vectors = np.array(emb.trial_vectors)
     vectors[7, 2] = np.inf
-    np.savez(tmp_path / "nan.npz", trial_vectors=vectors, enrol_vectors=emb.enrol_vectors, enrolled=emb.enrolled,
-             trial_speakers=emb.trial_speakers, trial_ids=emb.trial_ids)
+    np.savez(
+        tmp_path / "nan.npz",
+        trial_vectors=vectors,
+        enrol_vectors=emb.enrol_vectors,
+        enrolled=emb.enrolled,
+        trial_speakers=emb.trial_speakers,
+        trial_ids=emb.trial_ids,
+    )
     with pytest.raises(InputError, match=r"nan.npz: trial vectors hold NaN or inf: 'u7'"):
         load_set(tmp_path / "nan.npz")
     with pytest.raises(InputError, match="enrolled has shape"):
@@ -65,7 +83,9 @@ def test_evaluate_streams_an_embedding_set_like_its_score_set(calibrator):
         assert streamed.summary[key] == pytest.approx(dense.summary[key], abs=1e-9), key
     with_binary = evaluate(dev, ev, calibrator)
     assert with_binary.summary["engine"]["kernel"] == "dense"
-    assert with_binary.summary["eer"] == pytest.approx(evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator).summary["eer"])
+    assert with_binary.summary["eer"] == pytest.approx(
+        evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator).summary["eer"]
+    )
 
 
 def test_cli_on_embedding_sets(tmp_path, capsys):

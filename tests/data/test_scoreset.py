@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 
 from lidframe import InputError, ScoreSet
-
 from tests.strategies import scoresets
 
 
@@ -36,8 +35,14 @@ def test_arrays_are_read_only_and_default_trial_ids():
 @pytest.mark.parametrize(
     "kwargs, message",
     [
-        ({"scores": [[np.nan, 0.1, 0.3], [0.2, 0.8, 0.1]], "ids": ["u1", "u2"]}, r"trial 'u1' \(row 0\) against enrolled 'a' \(column 0\) is nan"),
-        ({"scores": [[0.9, 0.1, 0.3], [0.2, np.inf, 0.1]]}, r"trial '1' \(row 1\) against enrolled 'b' \(column 1\) is inf"),
+        (
+            {"scores": [[np.nan, 0.1, 0.3], [0.2, 0.8, 0.1]], "ids": ["u1", "u2"]},
+            r"trial 'u1' \(row 0\) against enrolled 'a' \(column 0\) is nan",
+        ),
+        (
+            {"scores": [[0.9, 0.1, 0.3], [0.2, np.inf, 0.1]]},
+            r"trial '1' \(row 1\) against enrolled 'b' \(column 1\) is inf",
+        ),
         ({"enrolled": ("a", "b", "a")}, "enrolled speaker id 'a' appears more than once"),
         ({"ids": ["u", "u"]}, "trial id 'u' appears more than once"),
         ({"scores": [[0.1], [0.2]], "enrolled": ("a",)}, r"N >= 2\), got N = 1"),
@@ -88,11 +93,23 @@ def write_csv(tmp_path, text):
         ("enroll_spk,trial_spk,score\na,a,1\n", "missing column.s. trial_id"),
         ("", "empty file"),
         ("enroll_spk,trial_spk,trial_id,score\n", "no data rows"),
-        ("enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,x\n", r"line 3 \(trial 't', enrolled 'b'\) has score 'x'"),
+        (
+            "enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,x\n",
+            r"line 3 \(trial 't', enrolled 'b'\) has score 'x'",
+        ),
         ("enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,nan\n", "line 3.*expected a finite number"),
-        ("enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,2\na,a,t,3\n", r"duplicate pair \(enroll_spk 'a', trial_id 't'\) at lines 2 and 4"),
-        ("enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,2\na,b,u,3\n", r"missing pair \(enroll_spk 'b', trial_id 'u'\)"),
-        ("enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,c,t,2\n", "line 3 gives trial 't' speaker 'c', but line 2 gave 'a'"),
+        (
+            "enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,2\na,a,t,3\n",
+            r"duplicate pair \(enroll_spk 'a', trial_id 't'\) at lines 2 and 4",
+        ),
+        (
+            "enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,a,t,2\na,b,u,3\n",
+            r"missing pair \(enroll_spk 'b', trial_id 'u'\)",
+        ),
+        (
+            "enroll_spk,trial_spk,trial_id,score\na,a,t,1\nb,c,t,2\n",
+            "line 3 gives trial 't' speaker 'c', but line 2 gave 'a'",
+        ),
         ("enroll_spk,trial_spk,trial_id,score\na,a,t,1\n", r"N >= 2"),
     ],
 )

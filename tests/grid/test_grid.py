@@ -13,9 +13,9 @@ import pytest
 
 from lidframe import evaluate
 from lidframe.cli import main
-from lidframe.grid.runner import run_grid
-from lidframe.grid.report import write_report
 from lidframe.data.simulate import simulate_system
+from lidframe.grid.report import write_report
+from lidframe.grid.runner import run_grid
 
 SPEC = """
 [grid]
@@ -39,8 +39,11 @@ eval = "uneven_eval.npz"
 
 def make_spec(folder: Path, ci: str = "") -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    for name, params in {"weak": {"leakage": 0.5}, "strong": {"leakage": 0.2},
-                         "uneven": {"leakage": 0.1, "leaky_share": 0.1, "leaky_leakage": 0.6}}.items():
+    for name, params in {
+        "weak": {"leakage": 0.5},
+        "strong": {"leakage": 0.2},
+        "uneven": {"leakage": 0.1, "leaky_share": 0.1, "leaky_leakage": 0.6},
+    }.items():
         dev, ev = simulate_system(seed=len(name), n_enrolled=12, trials_per_speaker=10, **params)
         dev.save(folder / f"{name}_dev.npz")
         ev.save(folder / f"{name}_eval.npz")
@@ -51,7 +54,9 @@ def make_spec(folder: Path, ci: str = "") -> Path:
 def rows(out: Path):
     connection = sqlite3.connect(out / "results.sqlite")
     try:
-        return connection.execute("SELECT system, calibrator, prior, status, summary FROM cells ORDER BY cell_id").fetchall()
+        return connection.execute(
+            "SELECT system, calibrator, prior, status, summary FROM cells ORDER BY cell_id"
+        ).fetchall()
     finally:
         connection.close()
 
@@ -67,8 +72,12 @@ def test_cells_shared_work_and_agreement_with_evaluate(tmp_path):
     for system, calibrator, prior, status, summary in rows(tmp_path / "out"):
         assert status == "ok"
         want_prior = "uniform" if prior == "uniform" else WatchList(["eval-spk000", "eval-spk001"], 4.0)
-        want = evaluate(spec.parent / f"{system}_dev.npz", spec.parent / f"{system}_eval.npz", calibrator=calibrator,
-                        prior=want_prior).summary
+        want = evaluate(
+            spec.parent / f"{system}_dev.npz",
+            spec.parent / f"{system}_eval.npz",
+            calibrator=calibrator,
+            prior=want_prior,
+        ).summary
         got = json.loads(summary)
         for key in ("alid", "pdr", "lid_max", "eer", "cllr"):
             assert got[key] == pytest.approx(want[key], abs=1e-12), (system, calibrator, prior, key)
@@ -95,8 +104,11 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
     reference = tmp_path / "reference"
     run_grid(spec, reference)
     killed = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-m", "lidframe.cli", "grid", str(spec), "--out", str(killed)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "lidframe.cli", "grid", str(spec), "--out", str(killed)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     target = np.random.default_rng().integers(1, 11)  # kill after a random number of finished cells
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -126,8 +138,12 @@ def test_dask_backend_on_a_local_cluster_gives_the_same_table(tmp_path):
     distributed = pytest.importorskip("distributed")
     spec = make_spec(tmp_path / "spec")
     run_grid(spec, tmp_path / "local")
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None,
-                                  processes=True) as cluster, distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         counts = run_grid(spec, tmp_path / "dask", backend="dask", scheduler=client)
     assert counts["ok"] == 12
     assert table_bytes(tmp_path / "dask") == table_bytes(tmp_path / "local")
@@ -136,7 +152,7 @@ def test_dask_backend_on_a_local_cluster_gives_the_same_table(tmp_path):
 @pytest.mark.parametrize(
     "edit, message",
     [
-        (("\"isotonic\"", "\"isotonc\""), "[grid.calibrators[1]] 'isotonc': unknown calibrator 'isotonc'"),
+        (('"isotonic"', '"isotonc"'), "[grid.calibrators[1]] 'isotonc': unknown calibrator 'isotonc'"),
         (("uneven_eval.npz", "missing.npz"), "[systems.uneven.eval] 'missing.npz': no such file"),
         (("seeds = [3]", "seeds = 3"), "[grid.seeds] must be a non-empty list of integers"),
         (("[grid]", "[grid]\ncolour = 1"), "[grid.colour] unknown key"),
@@ -157,8 +173,15 @@ def test_report_command_writes_tables_and_figures(tmp_path, capsys):
     assert main(["report", str(tmp_path / "out")]) == 0
     out = capsys.readouterr().out
     assert "| system | N | EER | ALID |" in out
-    for name in ("table.csv", "summary.md", "summary.html", "table.tex", "lid_ccdf.png", "eer_vs_lid.png",
-                 "calibrator_sensitivity.png"):
+    for name in (
+        "table.csv",
+        "summary.md",
+        "summary.html",
+        "table.tex",
+        "lid_ccdf.png",
+        "eer_vs_lid.png",
+        "calibrator_sensitivity.png",
+    ):
         assert (tmp_path / "out" / "report" / name).stat().st_size > 0, name
 
 
@@ -187,7 +210,7 @@ def test_gaussian_mechanism_as_a_grid_transform(tmp_path):
     (folder / "grid.toml").write_text(f"""
 [grid]
 calibrators = ["logistic"]
-attackers = ["precomputed?path={folder / 'emb.npz'}"]
+attackers = ["precomputed?path={folder / "emb.npz"}"]
 mechanisms = ["gaussian?mu=0.5&seed=1", "gaussian?mu=2&seed=1", "gaussian?mu=8&seed=1"]
 
 [systems.sim]
@@ -227,7 +250,9 @@ def test_longitudinal_attacker_as_a_grid_dimension(tmp_path):
     from lidframe.analyses.longitudinal import longitudinal
 
     spec = make_spec(tmp_path / "spec")
-    text = spec.read_text().replace("seeds = [3]", 'seeds = [3]\n\n[grid.longitudinal]\nk = [1, 4, "all"]\nfusions = ["sum", "mean"]\n')
+    text = spec.read_text().replace(
+        "seeds = [3]", 'seeds = [3]\n\n[grid.longitudinal]\nk = [1, 4, "all"]\nfusions = ["sum", "mean"]\n'
+    )
     spec.write_text(text)
     run_grid(spec, tmp_path / "out")
     write_report(tmp_path / "out", figures=False)

@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from scipy.stats import norm
 
 from lidframe import InputError, evaluate
+from lidframe.data.simulate import simulate_system
+from lidframe.metrics.detection import cllr, eer_rocch, eer_threshold, min_cllr
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
 from lidframe.metrics.linkability import dsys, linkability_bins
-from lidframe.metrics.detection import cllr, eer_rocch, eer_threshold, min_cllr
-from lidframe.data.simulate import simulate_system
 from lidframe.metrics.zebra import dece_bits, ece_bits, max_abs_llr, zebra_tag
 
 scores_list = st.lists(st.integers(-20, 20).map(lambda k: k / 4), min_size=2, max_size=40)
@@ -81,10 +81,12 @@ def reference_dece(tar, non):
         llr = np.log(p_score) - np.log(1 - p_score) - math.log(len(tar) / len(non))
     pis = (np.arange(200000) + 0.5) / 200000  # midpoint rule in pi
     total = 0.0
-    t_llr, n_llr = llr[: len(tar)], llr[len(tar):]
+    t_llr, n_llr = llr[: len(tar)], llr[len(tar) :]
     for pi in pis[::100]:  # 2000 points
         t = math.log(pi / (1 - pi))
-        ece = (pi * np.mean(np.logaddexp(0, -(t_llr + t))) + (1 - pi) * np.mean(np.logaddexp(0, n_llr + t))) / math.log(2)
+        ece = (pi * np.mean(np.logaddexp(0, -(t_llr + t))) + (1 - pi) * np.mean(np.logaddexp(0, n_llr + t))) / math.log(
+            2
+        )
         h = -(pi * math.log2(pi) + (1 - pi) * math.log2(1 - pi))
         total += (h - ece) / 2000
     return total

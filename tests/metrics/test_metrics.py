@@ -122,13 +122,19 @@ def test_min_cllr_separable_and_identical():
 @given(scores_list, scores_list)
 def test_binary_summary_matches_the_separate_metrics(tar, non):
     tar, non = np.array(tar), np.array(non)
-    from lidframe.metrics.linkability import dsys
     from lidframe.metrics.detection import eer_threshold
+    from lidframe.metrics.linkability import dsys
     from lidframe.metrics.zebra import dece_bits, max_abs_llr, zebra_tag
 
-    want = {"eer": eer_rocch(tar, non), "eer_threshold": eer_threshold(tar, non), "cllr": cllr(tar, non),
-            "min_cllr": min_cllr(tar, non), "dece_bits": dece_bits(tar, non), "max_abs_llr_log10": max_abs_llr(tar, non),
-            "dsys": dsys(tar, non)}
+    want = {
+        "eer": eer_rocch(tar, non),
+        "eer_threshold": eer_threshold(tar, non),
+        "cllr": cllr(tar, non),
+        "min_cllr": min_cllr(tar, non),
+        "dece_bits": dece_bits(tar, non),
+        "max_abs_llr_log10": max_abs_llr(tar, non),
+        "dsys": dsys(tar, non),
+    }
     got = binary_summary(tar.copy(), non.copy(), overwrite=True)
     assert got.pop("zebra_tag") == zebra_tag(want["max_abs_llr_log10"])
     assert got == pytest.approx(want, abs=1e-12)

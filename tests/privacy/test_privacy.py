@@ -80,8 +80,13 @@ def centroid_splits(rng, n=40, d=192, trials_per=25):
         c /= np.linalg.norm(c, axis=1, keepdims=True)
         speakers = [f"{prefix}{j}" for j in range(n)]
         owner = np.repeat(np.arange(n), trials_per)
-        return EmbeddingSplit({s: c[j][None, :] for j, s in enumerate(speakers)}, c[owner],
-                              np.array(speakers)[owner], np.array([f"{prefix}t{i}" for i in range(owner.size)]))
+        return EmbeddingSplit(
+            {s: c[j][None, :] for j, s in enumerate(speakers)},
+            c[owner],
+            np.array(speakers)[owner],
+            np.array([f"{prefix}t{i}" for i in range(owner.size)]),
+        )
+
     return split("d"), split("e")
 
 
@@ -107,8 +112,19 @@ def test_pairwise_llr_is_the_two_hypothesis_log_ratio():
 
 
 def test_dp_audit_cli(tmp_path, capsys):
-    code = main(["dp-audit", "--mu", "0.5,2", "--bootstrap", "200", "--json", str(tmp_path / "a.json"),
-                 "--plot", str(tmp_path / "a.png")])
+    code = main(
+        [
+            "dp-audit",
+            "--mu",
+            "0.5,2",
+            "--bootstrap",
+            "200",
+            "--json",
+            str(tmp_path / "a.json"),
+            "--plot",
+            str(tmp_path / "a.png"),
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0 and "EERbound" in out and "ok" in out
     rows = json.loads((tmp_path / "a.json").read_text())["rows"]

@@ -8,12 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lidframe import InputError, evaluate
+from lidframe.analyses.compare import compare_systems, paired_comparison
+from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import cllr, eer_rocch
-from lidframe.data.simulate import simulate_system
-from lidframe.analyses.compare import compare_systems, paired_comparison
 from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
-
 from tests.reference import oracle_lids
 
 
@@ -72,8 +71,9 @@ def test_coverage_by_simulation():
     for method in ("bca", "percentile"):
         hits = sum(
             (lambda ci: ci.low <= truth <= ci.high)(
-                bootstrap_ci(oracle_lids(rng, np.full(300, 1.0)), unit="trial", n_boot=400, level=0.9,
-                             method=method, seed=rep)["alid"]
+                bootstrap_ci(
+                    oracle_lids(rng, np.full(300, 1.0)), unit="trial", n_boot=400, level=0.9, method=method, seed=rep
+                )["alid"]
             )
             for rep in range(200)
         )
@@ -122,14 +122,18 @@ def test_compare_systems_aligns_by_trial_id_and_applies_holm():
     order = rng.permutation(200)  # system c listed in another trial order
     rows = compare_systems(
         {"a": (ids, spk, a), "b": (ids, spk, b), "c": (ids[order], spk[order], c[order])},
-        n_boot=300, n_perm=1000, seed=0,
+        n_boot=300,
+        n_perm=1000,
+        seed=0,
     )
     alid = [r for r in rows if r["metric"] == "alid"]
     assert [(r["a"], r["b"]) for r in alid] == [("a", "b"), ("a", "c"), ("b", "c")]
     assert alid[1]["diff"] == pytest.approx(np.mean(a - c))
     from statsmodels.stats.multitest import multipletests
 
-    assert [r["p_holm"] for r in alid] == pytest.approx(list(multipletests([r["p_value"] for r in alid], method="holm")[1]))
+    assert [r["p_holm"] for r in alid] == pytest.approx(
+        list(multipletests([r["p_value"] for r in alid], method="holm")[1])
+    )
     with pytest.raises(InputError, match="missing 't0'"):
         compare_systems({"a": (ids, spk, a), "b": (ids[1:], spk[1:], b[1:])})
 
