@@ -153,14 +153,18 @@ def _discover() -> dict:
             origin = f"distribution {dist.name} {dist.version}" if dist is not None else "entry point"
             label = f"entry point {ep.name!r} in group {group!r} ({origin})"
             if not _NAME.match(ep.name) or ":" not in ep.value:
-                warnings.warn(f"lidframe: ignoring {label}: expected name = 'package.module:Class', got {ep.value!r}", stacklevel=2)
+                warnings.warn(
+                    f"lidframe: ignoring {label}: expected name = 'package.module:Class', got {ep.value!r}",
+                    stacklevel=2,
+                )
                 continue
             taken = found[kind].get(ep.name)
             if taken is not None:
                 if taken.target != ep.value:
                     warnings.warn(
                         f"lidframe: ignoring {label} -> {ep.value}: {kind} name {ep.name!r} is already "
-                        f"taken by {taken.target} ({taken.origin})", stacklevel=2
+                        f"taken by {taken.target} ({taken.origin})",
+                        stacklevel=2,
                     )
                 continue
             found[kind][ep.name] = Entry(kind, ep.name, ep.value, origin)

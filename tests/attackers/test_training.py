@@ -14,7 +14,13 @@ from lidframe.cli import main  # noqa: E402
 from lidframe.metrics.detection import eer_rocch  # noqa: E402
 from tests.voices import write_close_voice  # noqa: E402
 
-SMALL = {"channels": (32, 32, 32, 32, 96), "attention_channels": 16, "se_channels": 16, "lin_neurons": 32, "device": "cpu"}
+SMALL = {
+    "channels": (32, 32, 32, 32, 96),
+    "attention_channels": 16,
+    "se_channels": 16,
+    "lin_neurons": 32,
+    "device": "cpu",
+}
 
 
 @pytest.fixture(scope="module")
