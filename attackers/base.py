@@ -23,6 +23,7 @@ import numpy as np
 
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
+from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
 
 __all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS"]
@@ -42,14 +43,6 @@ class Attacker:
     def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
         """Score every trial against every enrolled speaker (a full T x N ScoreSet)."""
         raise NotImplementedError  # pragma: no cover - interface
-
-
-def _unit_rows(matrix: np.ndarray, what: str, ids) -> np.ndarray:
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    zero = norms[:, 0] == 0
-    if zero.any():
-        raise InputError(f"cosine scoring needs non-zero vectors; zero {what}: {preview(np.asarray(ids)[zero])}")
-    return matrix / norms
 
 
 class EmbeddingAttacker(Attacker):
@@ -79,7 +72,7 @@ class EmbeddingAttacker(Attacker):
         if emb.ndim != 2 or emb.shape[0] != len(utterances):
             raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(utterances)} utterances")
         if self.enrolment == "mean_of_normalised":
-            emb = _unit_rows(emb, "enrolment embeddings", [u.utt_id for u in utterances])
+            emb = unit_rows(emb, what="enrolment embeddings", ids=[u.utt_id for u in utterances])
         counts = np.array([len(list(utts)) for utts in enrolment.values()])
         owner = np.repeat(np.arange(len(speakers)), counts)
         profiles = np.zeros((len(speakers), emb.shape[1]))
@@ -95,7 +88,7 @@ class EmbeddingAttacker(Attacker):
         if emb.ndim != 2 or emb.shape[0] != len(trials):
             raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(trials)} trials")
         scores = (
-            _unit_rows(emb, "trial embeddings", [u.utt_id for u in trials])
-            @ _unit_rows(profiles, "speaker profiles", speakers).T
+            unit_rows(emb, what="trial embeddings", ids=[u.utt_id for u in trials])
+            @ unit_rows(profiles, what="speaker profiles", ids=speakers).T
         )
         return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])

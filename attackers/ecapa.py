@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from lidframe.attackers.ecapa_model import VOICEPRIVACY_ECAPA, EcapaTdnnModel
 from lidframe.attackers.neural import NeuralAttacker
 
@@ -29,17 +32,17 @@ class EcapaTdnn(NeuralAttacker):
     def __init__(
         self,
         *,
-        input_size=80,
-        channels=(512, 512, 512, 512, 1536),
-        kernel_sizes=(5, 3, 3, 3, 1),
-        dilations=(1, 2, 3, 4, 1),
-        attention_channels=128,
-        lin_neurons=192,
-        res2net_scale=8,
-        se_channels=128,
-        global_context=True,
-        groups=(1, 1, 1, 1, 1),
-        **options,
+        input_size: int = 80,
+        channels: Sequence[int] = (512, 512, 512, 512, 1536),
+        kernel_sizes: Sequence[int] = (5, 3, 3, 3, 1),
+        dilations: Sequence[int] = (1, 2, 3, 4, 1),
+        attention_channels: int = 128,
+        lin_neurons: int = 192,
+        res2net_scale: int = 8,
+        se_channels: int = 128,
+        global_context: bool = True,
+        groups: Sequence[int] = (1, 1, 1, 1, 1),
+        **options: Any,
     ):
         super().__init__(**options)
         self.input_size = input_size
@@ -54,11 +57,12 @@ class EcapaTdnn(NeuralAttacker):
         self.groups = tuple(groups)
 
     @classmethod
-    def voiceprivacy(cls, **options) -> EcapaTdnn:
+    def voiceprivacy(cls, **options: Any) -> EcapaTdnn:
         """The VoicePrivacy 2024 attacker's ECAPA-TDNN configuration (options override it)."""
         return cls(**{**VOICEPRIVACY_ECAPA, **options})
 
-    def model_config(self) -> dict:
+    def model_config(self) -> dict[str, Any]:
+        """The :class:`EcapaTdnnModel` keyword arguments (JSON-ready: lists, not tuples)."""
         return {
             "input_size": self.input_size,
             "channels": list(self.channels),
@@ -72,5 +76,6 @@ class EcapaTdnn(NeuralAttacker):
             "groups": list(self.groups),
         }
 
-    def build_model(self):
+    def build_model(self) -> EcapaTdnnModel:
+        """A fresh, untrained :class:`EcapaTdnnModel` of this configuration."""
         return EcapaTdnnModel(**self.model_config())

@@ -17,6 +17,8 @@ SpeechBrain.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import torch
 from torch import nn
 
@@ -38,20 +40,28 @@ VOICEPRIVACY_ECAPA = {
 class TDNNBlock(nn.Module):
     """conv -> activation -> batch norm."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, dilation, activation=nn.ReLU, groups=1):
+    def __init__(
+        self,
+        in_channels: int,
+        out_channels: int,
+        kernel_size: int,
+        dilation: int,
+        activation: Callable[[], nn.Module] = nn.ReLU,
+        groups: int = 1,
+    ):
         super().__init__()
         self.conv = Conv1d(in_channels, out_channels, kernel_size, dilation=dilation, groups=groups)
         self.activation = activation()
         self.norm = BatchNorm1d(out_channels)
 
-    def forward(self, x, lengths: Lengths | None = None):
+    def forward(self, x: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
         return self.norm(self.activation(self.conv(x, lengths)))
 
 
 class Res2NetBlock(nn.Module):
     """Split channels into ``scale`` groups; group i > 0 is convolved after adding group i-1's output."""
 
-    def __init__(self, in_channels, out_channels, scale=8, kernel_size=3, dilation=1):
+    def __init__(self, in_channels: int, out_channels: int, scale: int = 8, kernel_size: int = 3, dilation: int = 1):
         super().__init__()
         if in_channels % scale or out_channels % scale:
             raise ValueError(f"channels ({in_channels}, {out_channels}) must be divisible by res2net_scale={scale}")
@@ -60,32 +70,30 @@ class Res2NetBlock(nn.Module):
             TDNNBlock(in_channels // scale, out_channels // scale, kernel_size, dilation) for _ in range(scale - 1)
         )
 
-    def forward(self, x, lengths: Lengths | None = None):
-        outputs = []
-        previous = None
+    def forward(self, x: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
+        outputs: list[torch.Tensor] = []
         for i, part in enumerate(torch.chunk(x, self.scale, dim=1)):
             if i == 0:
                 current = part
             elif i == 1:
                 current = self.blocks[0](part, lengths)
-            else:
-                current = self.blocks[i - 1](part + previous, lengths)
+            else:  # add the previous group's output
+                current = self.blocks[i - 1](part + outputs[-1], lengths)
             outputs.append(current)
-            previous = current
         return torch.cat(outputs, dim=1)
 
 
 class SEBlock(nn.Module):
     """Squeeze-excitation: channel gates from the (masked) time average."""
 
-    def __init__(self, in_channels, se_channels, out_channels):
+    def __init__(self, in_channels: int, se_channels: int, out_channels: int):
         super().__init__()
         self.conv1 = Conv1d(in_channels, se_channels, 1)
         self.relu = nn.ReLU()
         self.conv2 = Conv1d(se_channels, out_channels, 1)
         self.sigmoid = nn.Sigmoid()
 
-    def forward(self, x, lengths: Lengths | None = None):
+    def forward(self, x: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
         squeeze = x.mean(dim=2, keepdim=True) if lengths is None else masked_mean(x, lengths.mask(x.shape[-1]))
         gate = self.sigmoid(self.conv2(self.relu(self.conv1(squeeze))))
         return gate * x
@@ -96,14 +104,14 @@ class SERes2NetBlock(nn.Module):
 
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        res2net_scale=8,
-        se_channels=128,
-        kernel_size=1,
-        dilation=1,
-        activation=nn.ReLU,
-        groups=1,
+        in_channels: int,
+        out_channels: int,
+        res2net_scale: int = 8,
+        se_channels: int = 128,
+        kernel_size: int = 1,
+        dilation: int = 1,
+        activation: Callable[[], nn.Module] = nn.ReLU,
+        groups: int = 1,
     ):
         super().__init__()
         self.out_channels = out_channels
@@ -113,7 +121,7 @@ class SERes2NetBlock(nn.Module):
         self.se_block = SEBlock(out_channels, se_channels, out_channels)
         self.shortcut = Conv1d(in_channels, out_channels, 1) if in_channels != out_channels else None
 
-    def forward(self, x, lengths: Lengths | None = None):
+    def forward(self, x: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
         residual = x if self.shortcut is None else self.shortcut(x)
         x = self.tdnn1(x, lengths)
         x = self.res2net_block(x, lengths)
@@ -125,7 +133,7 @@ class SERes2NetBlock(nn.Module):
 class AttentiveStatisticsPooling(nn.Module):
     """Attention-weighted mean and standard deviation over time (with global context)."""
 
-    def __init__(self, channels, attention_channels=128, global_context=True):
+    def __init__(self, channels: int, attention_channels: int = 128, global_context: bool = True):
         super().__init__()
         self.eps = 1e-12
         self.global_context = global_context
@@ -133,12 +141,12 @@ class AttentiveStatisticsPooling(nn.Module):
         self.tanh = nn.Tanh()
         self.conv = Conv1d(attention_channels, channels, 1)
 
-    def _statistics(self, x, weights):
+    def _statistics(self, x: torch.Tensor, weights: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         mean = (weights * x).sum(dim=2)
         std = torch.sqrt((weights * (x - mean.unsqueeze(2)).pow(2)).sum(dim=2).clamp(self.eps))
         return mean, std
 
-    def forward(self, x, lengths: Lengths | None = None):
+    def forward(self, x: torch.Tensor, lengths: Lengths | None = None) -> torch.Tensor:
         n_frames = x.shape[-1]
         if lengths is None:
             lengths = Lengths.full(x.shape[0], n_frames, x.device)
@@ -172,23 +180,23 @@ class EcapaTdnnModel(nn.Module):
     attention_channels, res2net_scale, se_channels : int
     global_context : bool
     groups : list of int
-    activation : type
-        Activation class (ReLU).
+    activation : callable
+        Activation class (ReLU), called without arguments for each layer.
     """
 
     def __init__(
         self,
-        input_size=80,
-        lin_neurons=192,
-        channels=(512, 512, 512, 512, 1536),
-        kernel_sizes=(5, 3, 3, 3, 1),
-        dilations=(1, 2, 3, 4, 1),
-        attention_channels=128,
-        res2net_scale=8,
-        se_channels=128,
-        global_context=True,
-        groups=(1, 1, 1, 1, 1),
-        activation=nn.ReLU,
+        input_size: int = 80,
+        lin_neurons: int = 192,
+        channels: Sequence[int] = (512, 512, 512, 512, 1536),
+        kernel_sizes: Sequence[int] = (5, 3, 3, 3, 1),
+        dilations: Sequence[int] = (1, 2, 3, 4, 1),
+        attention_channels: int = 128,
+        res2net_scale: int = 8,
+        se_channels: int = 128,
+        global_context: bool = True,
+        groups: Sequence[int] = (1, 1, 1, 1, 1),
+        activation: Callable[[], nn.Module] = nn.ReLU,
     ):
         super().__init__()
         if not len(channels) == len(kernel_sizes) == len(dilations) == len(groups):

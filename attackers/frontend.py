@@ -24,11 +24,13 @@ other sample rates are resampled to 16 kHz with ``scipy.signal.resample_poly``.
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 import torch
+from numpy.typing import ArrayLike
 from torch import nn
 
 from lidframe.errors import InputError
@@ -38,11 +40,11 @@ __all__ = ["Fbank", "sentence_mean_norm", "read_audio", "SAMPLE_RATE"]
 SAMPLE_RATE = 16000
 
 
-def _hz_to_mel(hz):
+def _hz_to_mel(hz: ArrayLike) -> np.ndarray:
     return 2595.0 * np.log10(1.0 + np.asarray(hz, dtype=np.float64) / 700.0)
 
 
-def _mel_to_hz(mel):
+def _mel_to_hz(mel: ArrayLike) -> np.ndarray:
     return 700.0 * (10.0 ** (np.asarray(mel, dtype=np.float64) / 2595.0) - 1.0)
 
 
@@ -63,15 +65,19 @@ class Fbank(nn.Module):
         Dynamic range kept below each utterance's maximum (80 dB).
     """
 
+    # buffers (register_buffer): declared so the type checker sees tensors, not Module attributes
+    mel_weights: torch.Tensor
+    window: torch.Tensor
+
     def __init__(
         self,
-        n_mels=80,
-        sample_rate=SAMPLE_RATE,
-        win_length_ms=25.0,
-        hop_length_ms=10.0,
-        f_min=0.0,
-        f_max=None,
-        top_db=80.0,
+        n_mels: int = 80,
+        sample_rate: int = SAMPLE_RATE,
+        win_length_ms: float = 25.0,
+        hop_length_ms: float = 10.0,
+        f_min: float = 0.0,
+        f_max: float | None = None,
+        top_db: float = 80.0,
     ):
         super().__init__()
         self.win_length = round(sample_rate * win_length_ms / 1000.0)
@@ -94,6 +100,7 @@ class Fbank(nn.Module):
         return 1 + n_samples // self.hop_length
 
     def forward(self, wav: torch.Tensor) -> torch.Tensor:
+        """(B, samples) float32 waveforms -> (B, T, n_mels) log-mel features in dB."""
         stft = torch.stft(
             wav,
             self.n_fft,
@@ -130,7 +137,7 @@ def sentence_mean_norm(feats: torch.Tensor, frames: torch.Tensor | None = None) 
     return feats - mean
 
 
-def read_audio(path, *, sample_rate: int = SAMPLE_RATE, min_seconds: float = 0.1) -> np.ndarray:
+def read_audio(path: str | os.PathLike[str], *, sample_rate: int = SAMPLE_RATE, min_seconds: float = 0.1) -> np.ndarray:
     """Read a sound file as mono float32 at *sample_rate*.
 
     Raises

@@ -51,7 +51,8 @@ class Lengths:
     mode: str = "exact"
 
     @classmethod
-    def full(cls, batch: int, n_frames: int, device=None, mode: str = "exact") -> Lengths:
+    def full(cls, batch: int, n_frames: int, device: torch.device | str | None = None, mode: str = "exact") -> Lengths:
+        """Lengths of a batch without padding: every row has all *n_frames* frames."""
         frames = torch.full((batch,), n_frames, dtype=torch.long, device=device)
         return cls(frames, torch.ones(batch, device=device), mode)
 

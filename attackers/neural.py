@@ -24,7 +24,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -32,7 +34,7 @@ import torch
 from lidframe.attackers.base import EmbeddingAttacker
 from lidframe.attackers.frontend import SAMPLE_RATE, Fbank, read_audio, sentence_mean_norm
 from lidframe.attackers.layers import PADDING_MODES, Lengths
-from lidframe.data.fileio import atomic_path
+from lidframe.data.fileio import atomic_path, file_sha256
 from lidframe.data.utterance import check_utterances
 from lidframe.errors import InputError
 
@@ -83,11 +85,7 @@ def load_checkpoint(model: torch.nn.Module, path, *, label: str = "model") -> st
         raise InputError(
             f"{path}: checkpoint shapes do not fit the {label} configuration ({str(exc).splitlines()[-1].strip()})"
         ) from None
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(path)
 
 
 class NeuralAttacker(EmbeddingAttacker):
@@ -127,17 +125,17 @@ class NeuralAttacker(EmbeddingAttacker):
     def __init__(
         self,
         *,
-        checkpoint=None,
-        device="auto",
-        precision="fp32",
-        batch_size=None,
-        max_batch_frames=64_000,
-        padding="exact",
-        cache_dir=None,
-        progress=False,
-        seed=0,
-        enrolment="mean_of_normalised",
-        compile=False,
+        checkpoint: str | os.PathLike | None = None,
+        device: str = "auto",
+        precision: str = "fp32",
+        batch_size: int | None = None,
+        max_batch_frames: int = 64_000,
+        padding: str = "exact",
+        cache_dir: str | os.PathLike | None = None,
+        progress: bool = False,
+        seed: int = 0,
+        enrolment: str = "mean_of_normalised",
+        compile: bool = False,
     ):
         super().__init__(enrolment=enrolment)
         self.checkpoint = checkpoint
@@ -150,10 +148,10 @@ class NeuralAttacker(EmbeddingAttacker):
         self.progress = progress
         self.seed = seed
         self.compile = compile
-        self._model = None
-        self._forward = None
-        self._fbank = None
-        self._weights_hash = None
+        self._model: torch.nn.Module | None = None
+        self._forward: Any = None  # the model, or its torch.compile wrapper
+        self._fbank: Any = None
+        self._weights_hash: Any = None  # str once the model is built
         self.model_calls = 0  # number of batches run through the model (for cache tests)
 
     # -- to implement -------------------------------------------------------------
@@ -220,7 +218,8 @@ class NeuralAttacker(EmbeddingAttacker):
         n_frames = [self._fbank.num_frames(w.shape[0]) for w in waveforms]
         order = np.argsort(n_frames, kind="stable")[::-1]
         out: list = [None] * len(waveforms)
-        batches, current = [], []
+        batches: list[list[int]] = []
+        current: list[int] = []
         for index in order:
             longest = n_frames[current[0]] if current else n_frames[index]
             if current and (len(current) >= batch_size or longest * (len(current) + 1) > self.max_batch_frames):
@@ -303,7 +302,7 @@ class NeuralAttacker(EmbeddingAttacker):
                 result[i] = fresh[row]
                 if keys is not None:
                     with (
-                        atomic_path(Path(self.cache_dir) / f"{keys[i]}.npz", suffix=".npz") as tmp,
+                        atomic_path(cache / f"{keys[i]}.npz", suffix=".npz") as tmp,
                         open(tmp, "wb") as fh,
                     ):
                         np.savez(fh, embedding=fresh[row])

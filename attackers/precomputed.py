@@ -22,12 +22,14 @@ Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from lidframe.attackers.base import EmbeddingAttacker
-from lidframe.data.utterance import check_utterances
+from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
 
 __all__ = ["PrecomputedEmbeddings", "read_embeddings"]
@@ -36,7 +38,7 @@ _ID_COLUMNS = ("utt_id", "utterance_id", "utt", "id")
 _VECTOR_COLUMNS = ("vector", "embedding", "emb", "xvector")
 
 
-def _read_npz(path: Path) -> dict:
+def _read_npz(path: Path) -> dict[str, np.ndarray]:
     try:
         with np.load(path, allow_pickle=False) as data:
             if "utt_ids" in data.files and "vectors" in data.files:
@@ -49,7 +51,7 @@ def _read_npz(path: Path) -> dict:
         raise InputError(f"{path}: not a readable .npz of embeddings ({exc})") from None
 
 
-def _read_npy(path: Path) -> dict:
+def _read_npy(path: Path) -> dict[str, np.ndarray]:
     ids_path = path.with_suffix(".ids")
     if not ids_path.is_file():
         raise InputError(f"{path}: a .npy of embeddings needs its ids in {ids_path.name} (one per line)")
@@ -60,7 +62,7 @@ def _read_npy(path: Path) -> dict:
     return {u: np.asarray(v, dtype=np.float64) for u, v in zip(ids, vectors)}
 
 
-def _read_kaldi(path: Path) -> dict:
+def _read_kaldi(path: Path) -> dict[str, np.ndarray]:
     try:
         import kaldiio
     except ImportError:
@@ -73,7 +75,7 @@ def _read_kaldi(path: Path) -> dict:
         raise InputError(f"{path}: not a readable Kaldi {path.suffix[1:]} ({exc})") from None
 
 
-def _read_parquet(path: Path, id_column, vector_column) -> dict:
+def _read_parquet(path: Path, id_column: str | None, vector_column: str | None) -> dict[str, np.ndarray]:
     import pandas as pd
 
     try:
@@ -90,8 +92,23 @@ def _read_parquet(path: Path, id_column, vector_column) -> dict:
     return {str(u): np.asarray(v, dtype=np.float64).ravel() for u, v in zip(frame[id_col], frame[vec_col])}
 
 
-def read_embeddings(path, *, id_column=None, vector_column=None) -> dict:
-    """Read ``{utt_id: vector}`` from one embeddings file (format by suffix; module docstring)."""
+def read_embeddings(
+    path: str | os.PathLike[str], *, id_column: str | None = None, vector_column: str | None = None
+) -> dict[str, np.ndarray]:
+    """Read ``{utt_id: vector}`` from one embeddings file (format by suffix; module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``.npz``, ``.npy`` (with its ``.ids``), ``.ark``, ``.scp`` or ``.parquet`` file.
+    id_column, vector_column : str, optional
+        Parquet column names (default: the first of the usual names present).
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        Utterance id -> float64 vector of shape (d,), d the same for every id.
+    """
     path = Path(path)
     if not path.is_file():
         raise InputError(f"{path}: no such embeddings file")
@@ -122,7 +139,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
 
     Parameters
     ----------
-    path : path or list of paths
+    path : str, os.PathLike, or a list or tuple of them
         Embedding files (module docstring); several are merged (an id in two files is an
         error).
     id_column, vector_column : str, optional
@@ -132,19 +149,26 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
 
     name = "precomputed"
 
-    def __init__(self, *, path, id_column=None, vector_column=None, enrolment="mean_of_normalised"):
+    def __init__(
+        self,
+        *,
+        path: str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
+        id_column: str | None = None,
+        vector_column: str | None = None,
+        enrolment: str = "mean_of_normalised",
+    ):
         super().__init__(enrolment=enrolment)
         self.path = path
         self.id_column = id_column
         self.vector_column = vector_column
-        self._table = None
+        self._table: dict[str, np.ndarray] | None = None
 
     @property
-    def table(self) -> dict:
+    def table(self) -> dict[str, np.ndarray]:
         """``{utt_id: vector}`` of all files (read on first use)."""
         if self._table is None:
             paths = self.path if isinstance(self.path, (list, tuple)) else [self.path]
-            merged: dict = {}
+            merged: dict[str, np.ndarray] = {}
             for p in paths:
                 part = read_embeddings(p, id_column=self.id_column, vector_column=self.vector_column)
                 clash = set(part) & set(merged)
@@ -156,7 +180,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
             self._table = merged
         return self._table
 
-    def embed(self, utterances) -> np.ndarray:
+    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
         """(n, d) float64 embeddings of the utterances, by id."""
         utterances = check_utterances(utterances, "utterances")
         table = self.table

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 
 import numpy as np
 
 from lidframe.attackers.base import EmbeddingAttacker
-from lidframe.data.utterance import check_utterances
+from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
 
 __all__ = ["RandomAttacker"]
@@ -38,7 +39,7 @@ class RandomAttacker(EmbeddingAttacker):
         self.dim = dim
         self.seed = seed
 
-    def embed(self, utterances) -> np.ndarray:
+    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
         """(n, dim) float64 random embeddings, one per utterance (by utterance id)."""
         utterances = check_utterances(utterances, "utterances")
         if not isinstance(self.dim, int) or self.dim < 1:

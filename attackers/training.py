@@ -22,8 +22,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -31,7 +34,7 @@ from torch import nn
 
 from lidframe.attackers.frontend import Fbank, read_audio, sentence_mean_norm
 from lidframe.attackers.layers import Lengths
-from lidframe.attackers.neural import load_checkpoint, resolve_device
+from lidframe.attackers.neural import NeuralAttacker, load_checkpoint, resolve_device
 from lidframe.data.fileio import atomic_path
 from lidframe.errors import InputError
 
@@ -61,7 +64,15 @@ class AAMSoftmax(nn.Module):
         return self.scale * (target * shifted + (1 - target) * cosine)
 
 
-def _chunks(audio: list, indices, rng, fbank: Fbank, min_s: float, max_s: float, rate: int = 16000):
+def _chunks(
+    audio: list[np.ndarray],
+    indices: np.ndarray,
+    rng: np.random.Generator,
+    fbank: Fbank,
+    min_s: float,
+    max_s: float,
+    rate: int = 16000,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Random min_s..max_s second chunks (whole utterance when shorter) -> padded features + lengths."""
     feats = []
     for i in indices:
@@ -79,21 +90,21 @@ def _chunks(audio: list, indices, rng, fbank: Fbank, min_s: float, max_s: float,
 
 
 def train_attacker(
-    attacker,
-    data_dir,
-    out,
+    attacker: NeuralAttacker,
+    data_dir: str | os.PathLike[str],
+    out: str | os.PathLike[str],
     *,
     epochs: int = 10,
     batch_size: int = 16,
     lr: float = 1e-3,
-    chunk_seconds=(2.0, 3.0),
-    init=None,
+    chunk_seconds: tuple[float, float] = (2.0, 3.0),
+    init: str | os.PathLike[str] | None = None,
     device: str = "auto",
     precision: str = "fp32",
     seed: int = 0,
     progress: bool = False,
-    log=print,
-) -> list[dict]:
+    log: Callable[[str], object] = print,
+) -> list[dict[str, Any]]:
     """Train *attacker*'s encoder on the speakers of *data_dir*; save it to *out* every epoch.
 
     Parameters
@@ -101,12 +112,28 @@ def train_attacker(
     attacker : EcapaTdnn or XVector
         Supplies the architecture (``build_model``); its ``checkpoint`` is ignored (use
         *init* to fine-tune).
-    data_dir : path
+    data_dir : str or os.PathLike
         Kaldi data dir of the training speakers (``wav.scp``, ``utt2spk``).
-    out : path
+    out : str or os.PathLike
         Encoder checkpoint (plain state dict); the training state goes to ``out.state``.
     epochs : int
         Total epochs; a rerun with a larger number continues.
+    batch_size : int
+        Utterances (one chunk each) per step.
+    lr : float
+        Adam learning rate.
+    chunk_seconds : (float, float)
+        Range of the random chunk length in seconds.
+    init : str or os.PathLike, optional
+        Checkpoint to fine-tune from.
+    device, precision : str
+        ``"auto"``/``"cpu"``/``"cuda[:i]"``, and ``"fp32"`` or ``"bf16"`` (autocast).
+    seed : int
+        Seed of the weights, the chunk draws and the batch order.
+    progress : bool
+        A tqdm progress bar per epoch.
+    log : callable
+        Receives one line per epoch (``print`` by default).
 
     Returns
     -------
@@ -137,7 +164,8 @@ def train_attacker(
     head.to(dev)
     optimiser = torch.optim.Adam(list(model.parameters()) + list(head.parameters()), lr=lr, weight_decay=2e-5)
     rng = np.random.default_rng(seed)
-    history, start_epoch = [], 0
+    history: list[dict[str, Any]] = []
+    start_epoch = 0
     if state_path.is_file():
         state = torch.load(state_path, map_location=dev, weights_only=True)
         if state["speakers"] != speakers:
@@ -158,11 +186,12 @@ def train_attacker(
         head.train()
         order = rng.permutation(len(utterances))
         batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
-        iterator = batches
+        bar = None
         if progress:
             from tqdm import tqdm
 
-            iterator = tqdm(batches, desc=f"epoch {epoch + 1}/{epochs}", unit="batch")
+            bar = tqdm(batches, desc=f"epoch {epoch + 1}/{epochs}", unit="batch")
+        iterator: Iterable[np.ndarray] = batches if bar is None else bar
         total_loss, correct, seen = 0.0, 0, 0
         for batch in iterator:
             feats, frames = _chunks(audio, batch, rng, fbank, *chunk_seconds)
@@ -177,8 +206,8 @@ def train_attacker(
             total_loss += float(loss.detach()) * len(batch)
             correct += int((logits.argmax(1) == target).sum())
             seen += len(batch)
-            if progress:
-                iterator.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.2f}")
+            if bar is not None:
+                bar.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.2f}")
         record = {
             "epoch": epoch + 1,
             "loss": total_loss / seen,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from lidframe.attackers.neural import NeuralAttacker
 from lidframe.attackers.xvector_model import XvectorModel
 
@@ -21,13 +24,13 @@ class XVector(NeuralAttacker):
     def __init__(
         self,
         *,
-        in_channels=80,
-        tdnn_blocks=5,
-        tdnn_channels=(512, 512, 512, 512, 1500),
-        tdnn_kernel_sizes=(5, 3, 3, 1, 1),
-        tdnn_dilations=(1, 2, 3, 1, 1),
-        lin_neurons=512,
-        **options,
+        in_channels: int = 80,
+        tdnn_blocks: int = 5,
+        tdnn_channels: Sequence[int] = (512, 512, 512, 512, 1500),
+        tdnn_kernel_sizes: Sequence[int] = (5, 3, 3, 1, 1),
+        tdnn_dilations: Sequence[int] = (1, 2, 3, 1, 1),
+        lin_neurons: int = 512,
+        **options: Any,
     ):
         super().__init__(**options)
         self.in_channels = in_channels
@@ -37,7 +40,8 @@ class XVector(NeuralAttacker):
         self.tdnn_dilations = tuple(tdnn_dilations)
         self.lin_neurons = lin_neurons
 
-    def model_config(self) -> dict:
+    def model_config(self) -> dict[str, Any]:
+        """The :class:`XvectorModel` keyword arguments (JSON-ready: lists, not tuples)."""
         return {
             "in_channels": self.in_channels,
             "tdnn_blocks": self.tdnn_blocks,
@@ -47,5 +51,6 @@ class XVector(NeuralAttacker):
             "lin_neurons": self.lin_neurons,
         }
 
-    def build_model(self):
+    def build_model(self) -> XvectorModel:
+        """A fresh, untrained :class:`XvectorModel` of this configuration."""
         return XvectorModel(**self.model_config())

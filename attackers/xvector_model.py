@@ -14,6 +14,8 @@ final linear layer (about 1e-4 on the fixture models).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import torch
 from torch import nn
 
@@ -56,19 +58,19 @@ class XvectorModel(nn.Module):
     tdnn_channels, tdnn_kernel_sizes, tdnn_dilations : list of int
     lin_neurons : int
         Embedding dimension.
-    activation : type
-        Activation class (LeakyReLU).
+    activation : callable
+        Activation class (LeakyReLU), called without arguments for each layer.
     """
 
     def __init__(
         self,
-        in_channels=40,
-        tdnn_blocks=5,
-        tdnn_channels=(512, 512, 512, 512, 1500),
-        tdnn_kernel_sizes=(5, 3, 3, 1, 1),
-        tdnn_dilations=(1, 2, 3, 1, 1),
-        lin_neurons=512,
-        activation=nn.LeakyReLU,
+        in_channels: int = 40,
+        tdnn_blocks: int = 5,
+        tdnn_channels: Sequence[int] = (512, 512, 512, 512, 1500),
+        tdnn_kernel_sizes: Sequence[int] = (5, 3, 3, 1, 1),
+        tdnn_dilations: Sequence[int] = (1, 2, 3, 1, 1),
+        lin_neurons: int = 512,
+        activation: Callable[[], nn.Module] = nn.LeakyReLU,
     ):
         super().__init__()
         self.blocks = nn.ModuleList()

@@ -20,7 +20,7 @@ import numpy as np
 
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import cllr, eer_rocch
-from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
+from lidframe.stats.bootstrap import Bootstrap, PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
 
 T, N, SPEAKERS, B = 1000, 30, 30, 1000
 
@@ -30,24 +30,29 @@ def data(seed=0):
     speakers = np.repeat(np.arange(SPEAKERS), T // SPEAKERS + 1)[:T]
     lid = rng.normal(0.3, 1.0, T)
     mated = rng.normal(1.0, 1.0, T)
-    non = rng.normal(0.0, 1.0, (T, N - 1))
-    return lid, speakers, mated, non
+    non_mated = rng.normal(0.0, 1.0, (T, N - 1))
+    return lid, speakers, mated, non_mated
 
 
-def loop_bootstrap(lid, speakers, mated, non, weights):
+def loop_bootstrap(lid, speakers, mated, non_mated, weights):
     out = []
     for w in weights:
         rows = np.repeat(np.arange(T), w.astype(int))
         s = lid_summary(lid[rows])
         out.append(
-            (s["alid"], s["lid_q99"], eer_rocch(mated[rows], non[rows].ravel()), cllr(mated[rows], non[rows].ravel()))
+            (
+                s["alid"],
+                s["lid_q99"],
+                eer_rocch(mated[rows], non_mated[rows].ravel()),
+                cllr(mated[rows], non_mated[rows].ravel()),
+            )
         )
     return np.array(out)
 
 
-def vectorised(lid, speakers, mated, non, weights):
+def vectorised(lid, speakers, mated, non_mated, weights):
     m = lid_metrics_weighted(lid, weights)
-    b = binary_metrics_weighted(PairLLRs(mated, non), weights)
+    b = binary_metrics_weighted(PairLLRs(mated, non_mated), weights)
     return np.column_stack([m["alid"], m["lid_q99"], b["eer"], b["cllr"]])
 
 
@@ -55,7 +60,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    lid, speakers, mated, non = data()
+    lid, speakers, mated, non_mated = data()
     rng = np.random.default_rng(1)
     unit_w = rng.multinomial(SPEAKERS, np.full(SPEAKERS, 1 / SPEAKERS), size=B).astype(float)
     weights = unit_w[:, speakers]
@@ -64,13 +69,13 @@ def main():
     t_loop, t_vec, t_full = [], [], []
     for _ in range(args.repeats):
         start = time.perf_counter()
-        ref = loop_bootstrap(lid, speakers, mated, non, weights)
+        ref = loop_bootstrap(lid, speakers, mated, non_mated, weights)
         t_loop.append(time.perf_counter() - start)
         start = time.perf_counter()
-        got = vectorised(lid, speakers, mated, non, weights)
+        got = vectorised(lid, speakers, mated, non_mated, weights)
         t_vec.append(time.perf_counter() - start)
         start = time.perf_counter()
-        bootstrap_ci(lid, speakers=speakers, n_boot=B, pairs=PairLLRs(mated, non))
+        bootstrap_ci(lid, Bootstrap(n_boot=B), speakers=speakers, pairs=PairLLRs(mated, non_mated))
         t_full.append(time.perf_counter() - start)
     print(f"max |difference| loop vs vectorised: {np.max(np.abs(ref - got)):.2e}")
     m_loop, m_vec, m_full = (statistics.median(t) for t in (t_loop, t_vec, t_full))

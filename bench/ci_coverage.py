@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lidframe.stats.bootstrap import bootstrap_ci
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 from tests.reference import oracle_lids
 
 
@@ -39,7 +39,9 @@ def main():
         hits = 0
         for rep in range(reps):
             lid = oracle_lids(rng, np.full(300, 1.0))
-            ci = bootstrap_ci(lid, unit="trial", n_boot=args.n_boot, level=0.9, method=method, seed=rep)["alid"]
+            ci = bootstrap_ci(lid, Bootstrap(unit="trial", n_boot=args.n_boot, level=0.9, method=method, seed=rep))[
+                "alid"
+            ]
             hits += ci.low <= truth <= ci.high
         print(f"  trial bootstrap, {method:10s}: coverage {hits / reps:.3f} (nominal 0.90)")
     truth_c = oracle_lids(rng, np.repeat(rng.normal(1.0, 0.5, 100_000), 10)).mean()
@@ -49,7 +51,9 @@ def main():
     for rep in range(reps):
         lid = oracle_lids(rng, np.repeat(rng.normal(1.0, 0.5, 30), 10))
         for unit in cover:
-            ci = bootstrap_ci(lid, speakers=speakers, unit=unit, n_boot=args.n_boot, level=0.9, seed=rep)["alid"]
+            ci = bootstrap_ci(lid, Bootstrap(unit=unit, n_boot=args.n_boot, level=0.9, seed=rep), speakers=speakers)[
+                "alid"
+            ]
             cover[unit] += ci.low <= truth_c <= ci.high
     for unit, hits in cover.items():
         print(f"  {unit:7s} bootstrap, bca       : coverage {hits / reps:.3f} (nominal 0.90)")

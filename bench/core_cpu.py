@@ -22,8 +22,8 @@ import tracemalloc
 import numpy as np
 from scipy.special import log_softmax
 
-from lidframe import ScoreSet, evaluate
-from lidframe.core.evaluation import _lidframe_version, fit_calibrator
+from lidframe import ScoreSet, __version__, evaluate
+from lidframe.core.evaluation import fit_calibrator
 
 
 def make_scoreset(rng, n_trials, n_enrolled, prefix):
@@ -78,9 +78,7 @@ def main():
     dev = make_scoreset(rng, args.dev_trials, 256, "d")
     ev = make_scoreset(rng, args.size, args.size, "e")
     matrix_mib = args.size * args.size * 8 / 2**20
-    print(
-        f"lidframe {_lidframe_version()} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)"
-    )
+    print(f"lidframe {__version__} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)")
     print(
         f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} numpy {np.__version__}"
     )

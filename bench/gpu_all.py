@@ -50,6 +50,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lidframe.calibrators.maps import AffineMap
+from lidframe.core.engine import Engine
 from lidframe.core.streaming import lid_from_embeddings
 
 SLOPE = 3.0
@@ -194,9 +195,7 @@ def bench_lid(n, device, repeats, dense=False, anchor_warmup=True):
                     host_index,
                     AffineMap(SLOPE),
                     log_prior,
-                    device=str(device),
-                    kernel=kernel,
-                    precision=precision,
+                    engine=Engine(device=str(device), kernel=kernel, precision=precision),
                 ).lid_bits
 
             out, times = timed(call, device, max(1, repeats // 2))

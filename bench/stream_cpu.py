@@ -26,6 +26,7 @@ from scipy.special import log_softmax
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lidframe.calibrators.maps import AffineMap
+from lidframe.core.engine import Engine
 from lidframe.core.streaming import lid_from_embeddings
 
 SLOPE = 3.0  # a typical fitted logistic slope on z-scores (nats per unit z)
@@ -98,7 +99,12 @@ def main():
 
         def run():
             return lid_from_embeddings(
-                trial, enrol, true_index, calibrator, log_prior, kernel=kernel, precision=precision
+                trial,
+                enrol,
+                true_index,
+                calibrator,
+                log_prior,
+                engine=Engine(device="cpu", kernel=kernel, precision=precision),
             ).lid_bits
 
         lid, times, peak = timed(run, args.repeats, memory=kernel == "numpy")

@@ -18,6 +18,21 @@ It follows scikit-learn's estimator conventions (cf. ``sklearn/calibration.py``)
 How a calibrator deals with the class imbalance of the dev pairs (one mated pair per
 trial against N - 1 non-mated) is its own business and is documented on each class.
 
+The map itself is written once, as one of two methods (a subclass of :class:`Calibrator`
+defines either; the other is derived):
+
+``llr_map() -> map``
+    the fitted map in closed form: a record of :mod:`lidframe.calibrators.maps`
+    (:class:`~lidframe.calibrators.maps.AffineMap`,
+    :class:`~lidframe.calibrators.maps.PiecewiseLinearMap`, ...) that the engines apply to
+    numpy arrays and to torch tiles on any device.  Every built-in calibrator defines it;
+    :meth:`Calibrator.llr` then applies it to float64 copies of the scores, so numpy and
+    GPU paths share one formula.
+``llr(scores) -> ndarray``
+    a plugin without a closed form defines ``llr`` instead; :meth:`Calibrator.llr_map`
+    then wraps it in a :class:`~lidframe.calibrators.maps.CallbackMap` (the engines call
+    it on float64 numpy copies of their tiles).
+
 Two optional hooks, read by :func:`lidframe.core.evaluation.fit_calibrator` and ``evaluate``
 for any calibrator (built-in or plugin):
 
@@ -36,9 +51,12 @@ from __future__ import annotations
 import inspect
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
+from lidframe.calibrators.maps import CallbackMap, LLRMap
+from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 
 __all__ = ["Calibrator", "check_fit_input", "check_rows_input"]
@@ -109,14 +127,12 @@ def check_rows_input(z, true_index):
     if not np.isfinite(z).all():
         i, j = np.argwhere(~np.isfinite(z))[0]
         raise InputError(f"dev rows must be finite; row {i}, column {j} is {z[i, j]}")
-    true_index = np.asarray(true_index)
-    if true_index.shape != (z.shape[0],) or true_index.dtype.kind not in "iu":
-        raise InputError(f"true_index must be integers of shape ({z.shape[0]},), got {true_index.shape}")
-    bad = (true_index < 0) | (true_index >= z.shape[1])
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise InputError(f"true_index of row {i} is {true_index[i]}; expected a column in [0, {z.shape[1]})")
-    return z, true_index.astype(np.intp)
+    return z, check_true_index(true_index, z.shape[0], z.shape[1], allow_impostor=False)
+
+
+def _overrides(calibrator, method: str) -> bool:
+    """Whether *calibrator*'s class defines *method* below :class:`Calibrator`."""
+    return getattr(type(calibrator), method) is not getattr(Calibrator, method)
 
 
 class Calibrator(BaseEstimator):
@@ -124,7 +140,8 @@ class Calibrator(BaseEstimator):
 
     Subclasses set ``name`` (the registry name), ``_fitted_attributes`` (names of the
     fitted attributes that :meth:`to_dict` saves; JSON-able scalars or 1-D float arrays)
-    and implement :meth:`fit` and :meth:`llr`.
+    and implement :meth:`fit` (or ``fit_rows``) and one of :meth:`llr_map` (a closed
+    form, preferred) or :meth:`llr`; the other is derived from it.
     """
 
     name: str = ""
@@ -135,8 +152,50 @@ class Calibrator(BaseEstimator):
     def fit(self, scores, labels, *, sample_weight=None):  # pragma: no cover - interface
         raise NotImplementedError
 
-    def llr(self, scores) -> np.ndarray:  # pragma: no cover - interface
-        raise NotImplementedError
+    def llr(self, scores: ArrayLike) -> np.ndarray:
+        """Natural-log LLRs of *scores*: the fitted :meth:`llr_map` applied to a float64 copy.
+
+        Parameters
+        ----------
+        scores : array_like, any shape
+            z-scores (or raw scores when ``input_scale == "raw"``).
+
+        Returns
+        -------
+        ndarray, float64, same shape as *scores*
+            Nats; non-decreasing in *scores*.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
+        if not _overrides(self, "llr_map"):  # neither hook written, or super().llr() from an llr override
+            raise NotImplementedError(f"{type(self).__name__} must define llr_map() or llr()")
+        return np.asarray(self.llr_map()(np.asarray(scores, dtype=np.float64)), dtype=np.float64)
+
+    def llr_map(self) -> LLRMap:
+        """The fitted score-to-LLR map as a record of :mod:`lidframe.calibrators.maps`.
+
+        Built-in calibrators return their closed form (affine, piecewise linear, clamped
+        quadratic, beta), which the engines run on numpy arrays and on torch tiles.  A
+        subclass that only writes :meth:`llr` gets a
+        :class:`~lidframe.calibrators.maps.CallbackMap` around it.
+
+        Returns
+        -------
+        AffineMap, PiecewiseLinearMap, ClampedQuadraticMap, BetaMap or CallbackMap
+            Callable ``map(z) -> llr`` (elementwise, nats) on numpy arrays or torch tensors.
+
+        Raises
+        ------
+        NotFittedError
+            Before :meth:`fit`.
+        """
+        if not _overrides(self, "llr"):
+            raise NotImplementedError(f"{type(self).__name__} must define llr_map() or llr()")
+        self._check_fitted()
+        return CallbackMap(self.llr)
 
     def _check_fitted(self):
         check_is_fitted(self, list(self._fitted_attributes))

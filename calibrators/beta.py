@@ -12,7 +12,7 @@ as ``log_ndtr(z)`` and ``log_ndtr(-z)``, exact far into the tails.
 
 The fit is an unweighted maximum-likelihood logistic regression on the two features
 under the bounds a, b >= 0 (L-BFGS-B), so, as for isotonic calibration, the dev prior
-log-odds are then removed: ``llr = a ln u - b ln(1 - u) + c - ln(N_mated / N_non)``.
+log-odds are then removed: ``llr = a ln u - b ln(1 - u) + c - ln(N_mated / N_non_mated)``.
 A weak L2 penalty on (a, b) (``C``, on the summed log-loss) keeps the fit finite when
 the dev classes are perfectly separated; at usual dev sizes it moves (a, b) by < 1e-5.
 """
@@ -54,7 +54,7 @@ class Beta(Calibrator):
     c_ : float
         Intercept of the fitted posterior log-odds.
     prior_log_odds_ : float
-        ln(N_mated / N_non) of the dev pairs, subtracted from the log-odds to get the LLR.
+        ln(N_mated / N_non_mated) of the dev pairs, subtracted from the log-odds to get the LLR.
     """
 
     name = "beta"
@@ -93,18 +93,15 @@ class Beta(Calibrator):
         )
         a, b, c = (float(v) for v in result.x)
         w_mated = float(weight[labels == 1].sum())
-        w_non = float(weight[labels == 0].sum())
+        w_non_mated = float(weight[labels == 0].sum())
         self.a_, self.b_, self.c_ = a, b, c
-        self.prior_log_odds_ = math.log(w_mated / w_non)
+        self.prior_log_odds_ = math.log(w_mated / w_non_mated)
         return self
 
-    def llr(self, scores) -> np.ndarray:
-        """Natural-log LLRs ``a ln Phi(z) - b ln Phi(-z) + c - prior_log_odds_``."""
-        self._check_fitted()
-        f1, f2 = beta_features(scores)
-        return self.a_ * f1 + self.b_ * f2 + (self.c_ - self.prior_log_odds_)
+    def llr_map(self) -> BetaMap:
+        """The fitted map ``llr = a ln Phi(z) - b ln Phi(-z) + c - prior_log_odds_`` (nats).
 
-    def llr_map(self):
-        """The fitted map in closed form (beta) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
+        :meth:`llr` applies it to numpy scores; the engines also run it on torch tiles.
+        """
         self._check_fitted()
         return BetaMap(self.a_, self.b_, self.c_ - self.prior_log_odds_)

@@ -96,18 +96,13 @@ class GaussianBackend(Calibrator):
             self.lin_, self.const_ = 0.0, 0.0
         return self
 
-    def llr(self, scores) -> np.ndarray:
-        """Natural-log LLRs, held constant beyond the vertex on the parabola's falling side."""
-        self._check_fitted()
-        z = np.asarray(scores, dtype=np.float64)
-        if self.quad_ > 0:
-            z = np.maximum(z, self.vertex_)
-        elif self.quad_ < 0:
-            z = np.minimum(z, self.vertex_)
-        return (self.quad_ * z + self.lin_) * z + self.const_
+    def llr_map(self) -> AffineMap | ClampedQuadraticMap:
+        """The fitted map: a parabola held at its vertex on the falling side, or affine (nats).
 
-    def llr_map(self):
-        """The fitted map in closed form (affine, or a clamped parabola) for :mod:`lidframe.core.streaming`."""
+        ``llr = quad_ c^2 + lin_ c + const_`` with ``c`` the z-score clipped to the rising
+        side of ``vertex_``; affine ``lin_ z + const_`` when the variances are shared.
+        :meth:`llr` applies it to numpy scores; the engines also run it on torch tiles.
+        """
         self._check_fitted()
         if self.quad_ == 0:
             return AffineMap(self.lin_, self.const_)

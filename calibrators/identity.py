@@ -9,8 +9,6 @@ longer holds: the scores' scale is their meaning.)
 
 from __future__ import annotations
 
-import numpy as np
-
 from lidframe.calibrators.base import Calibrator, check_fit_input
 from lidframe.calibrators.maps import AffineMap
 
@@ -42,12 +40,7 @@ class Identity(Calibrator):
         self.n_fit_ = int(scores.size)
         return self
 
-    def llr(self, scores) -> np.ndarray:
-        """The scores themselves, as float64 (a copy)."""
-        self._check_fitted()
-        return np.array(scores, dtype=np.float64, copy=True)
-
-    def llr_map(self):
-        """The fitted map in closed form (the identity, on raw scores) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
+    def llr_map(self) -> AffineMap:
+        """The identity ``llr = s`` on raw scores (:meth:`llr` returns a float64 copy)."""
         self._check_fitted()
         return AffineMap(1.0, 0.0)

@@ -5,7 +5,7 @@ fits the non-decreasing posterior P(mated | z) that best explains the dev pairs;
 steps ("bins") are runs of dev scores with one posterior each.  The LLR of a bin is the
 posterior log-odds minus the dev prior log-odds::
 
-    llr_k = logit(p_k) - ln(N_mated / N_non)
+    llr_k = logit(p_k) - ln(N_mated / N_non_mated)
 
 Three details make that usable as a calibrator:
 
@@ -36,6 +36,7 @@ from sklearn.isotonic import IsotonicRegression
 from lidframe.calibrators.base import Calibrator, check_fit_input
 from lidframe.calibrators.maps import PiecewiseLinearMap
 from lidframe.errors import InputError
+from lidframe.metrics.detection import pav_blocks
 
 __all__ = ["Isotonic"]
 
@@ -87,17 +88,16 @@ class Isotonic(Calibrator):
         pav = IsotonicRegression(increasing=True, out_of_bounds="clip").fit(x_fit, y_fit, sample_weight=w_fit)
         post = pav.predict(x)  # PAV posterior at each (sorted) dev point
         # bins: runs of equal posterior over the real dev points
-        ends = np.flatnonzero(np.r_[post[1:] != post[:-1], True])
-        starts = np.r_[0, ends[:-1] + 1]
+        starts, ends = pav_blocks(post)
         bin_weight = np.add.reduceat(w, starts)
         # mean score of each bin, kept inside the bin against rounding (a bin of one tied
         # value must have exactly that value as its centre)
         centres = np.clip(np.add.reduceat(w * x, starts) / bin_weight, x[starts], x[ends])
         bin_post = post[ends]
         w_mated = float(w[y == 1].sum())
-        w_non = float(w[y == 0].sum())
+        w_non_mated = float(w[y == 0].sum())
         with np.errstate(divide="ignore"):
-            llr = np.log(bin_post) - np.log1p(-bin_post) - math.log(w_mated / w_non)
+            llr = np.log(bin_post) - np.log1p(-bin_post) - math.log(w_mated / w_non_mated)
         finite = np.isfinite(llr)
         if not finite.any():
             raise InputError(
@@ -112,14 +112,11 @@ class Isotonic(Calibrator):
         self.n_non_mated_ = int((labels == 0).sum())
         return self
 
-    def llr(self, scores) -> np.ndarray:
-        """Natural-log LLRs: linear interpolation of the bin LLRs between bin centres, clipped."""
-        self._check_fitted()
-        scores = np.asarray(scores, dtype=np.float64)
-        return np.interp(scores, self.knot_z_, self.knot_llr_)
+    def llr_map(self) -> PiecewiseLinearMap:
+        """The fitted map: linear interpolation of the bin LLRs between bin centres, clipped (nats).
 
-    def llr_map(self):
-        """The fitted map in closed form (interpolated bin LLRs) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
+        :meth:`llr` applies it to numpy scores; the engines also run it on torch tiles.
+        """
         self._check_fitted()
         return PiecewiseLinearMap(self.knot_z_, self.knot_llr_)
 

@@ -10,7 +10,7 @@ trial against N - 1 non-mated).  Two documented weightings:
     ``LogisticRegression(class_weight="balanced")``: the two classes carry equal total
     weight, the effective prior odds are 1, so ``llr = w z + b`` directly.
 ``weighting="prior"`` (the paper's text)
-    unweighted fit, then ``llr = w z + b - ln(N_mated / N_non)``.
+    unweighted fit, then ``llr = w z + b - ln(N_mated / N_non_mated)``.
 
 Both use scikit-learn's default L2 penalty with ``C=1`` unless ``C`` says otherwise
 (``C=None``: no penalty).  The solver runs to a tight tolerance (1e-10 instead of
@@ -152,22 +152,22 @@ class Logistic(Calibrator):
         )
         model.fit(scores.reshape(-1, 1), labels, sample_weight=sample_weight)
         n_mated = int(labels.sum())
-        n_non = int(labels.size - n_mated)
+        n_non_mated = int(labels.size - n_mated)
         intercept = float(model.intercept_[0])
         if self.weighting == "prior":
             if sample_weight is not None:
                 w_mated = float(sample_weight[labels == 1].sum())
-                w_non = float(sample_weight[labels == 0].sum())
+                w_non_mated = float(sample_weight[labels == 0].sum())
             else:
-                w_mated, w_non = n_mated, n_non
-            intercept -= math.log(w_mated / w_non)
+                w_mated, w_non_mated = n_mated, n_non_mated
+            intercept -= math.log(w_mated / w_non_mated)
         self.slope_ = float(model.coef_[0, 0])
         self.intercept_ = intercept
         self.clamped_ = self.slope_ < 0
         if self.clamped_:  # intercept-only model: balanced -> log-odds 0; prior -> ln(odds) - ln(odds) = 0
             self.slope_, self.intercept_ = 0.0, 0.0
         self.n_mated_ = n_mated
-        self.n_non_mated_ = n_non
+        self.n_non_mated_ = n_non_mated
         if self.standard_errors:
             slope_se, intercept_se = _glm_standard_errors(scores, labels, model, sample_weight, self.weighting)
         else:
@@ -177,15 +177,10 @@ class Logistic(Calibrator):
         self.intercept_ci_ = self.intercept_ + _Z95 * np.array([-intercept_se, intercept_se])
         return self
 
-    def llr(self, scores) -> np.ndarray:
-        """Natural-log LLRs ``slope_ * scores + intercept_``, same shape as *scores*."""
-        self._check_fitted()
-        scores = np.asarray(scores, dtype=np.float64)
-        out = scores * self.slope_
-        out += self.intercept_
-        return out
+    def llr_map(self) -> AffineMap:
+        """The fitted map ``llr = slope_ * z + intercept_`` (nats).
 
-    def llr_map(self):
-        """The fitted map in closed form (affine) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
+        :meth:`llr` applies it to numpy scores; the engines also run it on torch tiles.
+        """
         self._check_fitted()
         return AffineMap(self.slope_, self.intercept_)

@@ -1,9 +1,10 @@
 """Closed forms of fitted calibrators' score-to-LLR maps, for numpy and torch tensors.
 
-A calibrator's ``llr`` method is a numpy function of float64 scores.  The streaming
-engine (:mod:`lidframe.core.streaming`) evaluates the map on tiles that live on a GPU or in
-float32, so it needs the map in a form it can run there.  A calibrator that exposes
-``llr_map()`` returns one of the records below; the engine then
+Each built-in calibrator writes its map once, as ``llr_map()`` returning one of the
+records below; its ``llr`` (numpy, float64) applies that record
+(:meth:`lidframe.calibrators.Calibrator.llr`).  The streaming engine
+(:mod:`lidframe.core.streaming`) evaluates the same record on tiles that live on a GPU
+or in float32; it
 
 * folds an :class:`AffineMap` into the scaled dot products of the fused matmul +
   online-logsumexp kernel (under any prior only the slope matters, see below), and
@@ -11,8 +12,9 @@ float32, so it needs the map in a form it can run there.  A calibrator that expo
   tile's device and in its dtype (vectorised: ``searchsorted`` + linear interpolation
   for :class:`PiecewiseLinearMap`).
 
-Calibrators without ``llr_map()`` (third-party plugins) still work: their ``llr`` is
-called on float64 numpy copies of the tiles (:class:`CallbackMap`).
+Calibrators without a closed form (third-party plugins that write only ``llr``) still
+work: their ``llr`` is called on float64 numpy copies of the tiles (:class:`CallbackMap`,
+which is also what :meth:`~lidframe.calibrators.Calibrator.llr_map` returns for them).
 
 Why only the slope of an affine map matters: LID_i = (llr_im - logsumexp_j(llr_ij +
 ln pi_j)) / ln 2, and with llr = a z + b the intercept b appears in both terms.
@@ -21,6 +23,8 @@ ln pi_j)) / ln 2, and with llr = a z + b the intercept b appears in both terms.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
@@ -28,7 +32,15 @@ from scipy.special import log_ndtr
 
 from lidframe.errors import InputError
 
-__all__ = ["AffineMap", "PiecewiseLinearMap", "ClampedQuadraticMap", "BetaMap", "CallbackMap", "llr_map_of"]
+__all__ = [
+    "AffineMap",
+    "PiecewiseLinearMap",
+    "ClampedQuadraticMap",
+    "BetaMap",
+    "CallbackMap",
+    "LLRMap",
+    "llr_map_of",
+]
 
 
 def _is_torch(values) -> bool:
@@ -141,9 +153,15 @@ class BetaMap:
 
 @attrs.frozen(eq=False)
 class CallbackMap:
-    """Any calibrator's ``llr``: called on float64 numpy copies (tensors go through the host)."""
+    """Any calibrator's ``llr``: called on float64 numpy copies (tensors go through the host).
 
-    function: object
+    Attributes
+    ----------
+    function : callable
+        ``llr(z: ndarray float64) -> array_like`` of the same shape, natural-log LLRs.
+    """
+
+    function: Callable[[np.ndarray], Any]
 
     def __call__(self, z):
         if not _is_torch(z):
@@ -154,7 +172,11 @@ class CallbackMap:
         return torch.from_numpy(llr).to(device=z.device, dtype=z.dtype)
 
 
-def llr_map_of(calibrator):
+#: What a calibrator's ``llr_map()`` returns: one of the records above.
+LLRMap = AffineMap | PiecewiseLinearMap | ClampedQuadraticMap | BetaMap | CallbackMap
+
+
+def llr_map_of(calibrator: Any) -> LLRMap:
     """The calibrator's closed-form map (``calibrator.llr_map()``), else a :class:`CallbackMap`.
 
     Parameters

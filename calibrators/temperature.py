@@ -88,13 +88,11 @@ class Temperature(Calibrator):
         self.dev_mean_log_posterior_ = mean_log_posterior(self.slope_, z, true_index)
         return self
 
-    def llr(self, scores) -> np.ndarray:
-        """Natural-log LLRs ``slope_ * scores``."""
-        self._check_fitted()
-        return np.asarray(scores, dtype=np.float64) * self.slope_
+    def llr_map(self) -> AffineMap:
+        """The fitted map ``llr = slope_ * z`` (nats).
 
-    def llr_map(self):
-        """The fitted map in closed form (affine through zero) for the streaming engine (:mod:`lidframe.calibrators.maps`)."""
+        :meth:`llr` applies it to numpy scores; the engines also run it on torch tiles.
+        """
         self._check_fitted()
         return AffineMap(self.slope_, 0.0)
 

@@ -11,16 +11,23 @@ Importing lidframe loads numpy, scipy, scikit-learn and attrs only; torch and
 matplotlib load when a component that needs them is used.
 """
 
+from lidframe._version import __version__
 from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
-from lidframe.core.evaluation import Result, evaluate, fit_calibrator
+from lidframe.core.engine import Engine
+from lidframe.core.evaluation import Result, evaluate, evaluate_fitted, fit_calibrator
 from lidframe.core.priors import Explicit, Uniform, WatchList
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError, NotFittedError
+from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = [
+    "__version__",
     "ScoreSet",
     "evaluate",
+    "evaluate_fitted",
     "fit_calibrator",
+    "Bootstrap",
+    "Engine",
     "Result",
     "sensitivity",
     "SensitivityResult",

@@ -10,6 +10,8 @@ Unfitted calibrators raise scikit-learn's :class:`~sklearn.exceptions.NotFittedE
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable
+
 from sklearn.exceptions import NotFittedError
 
 __all__ = ["InputError", "NotFittedError", "preview", "mismatch"]
@@ -19,7 +21,7 @@ class InputError(ValueError):
     """Bad user input: the message is one line naming the offending item."""
 
 
-def preview(items, limit: int = 5) -> str:
+def preview(items: Iterable[object], limit: int = 5) -> str:
     """Return ``'a', 'b', 'c' (+N more)`` for the first *limit* items.
 
     Parameters
@@ -29,13 +31,13 @@ def preview(items, limit: int = 5) -> str:
     limit : int
         How many to spell out.
     """
-    items = list(items)
-    head = ", ".join(repr(str(x)) for x in items[:limit])
-    rest = len(items) - limit
+    shown = list(items)
+    head = ", ".join(repr(str(x)) for x in shown[:limit])
+    rest = len(shown) - limit
     return head + (f" (+{rest} more)" if rest > 0 else "")
 
 
-def mismatch(first_label: str, first, second_label: str, second) -> str:
+def mismatch(first_label: str, first: Collection[object], second_label: str, second: Collection[object]) -> str:
     """``"<first_label> 'a', 'b'; <second_label> 'c'"`` for two id lists, leaving out an empty one."""
     parts = [f"{label} {preview(items)}" for label, items in ((first_label, first), (second_label, second)) if items]
     return "; ".join(parts)

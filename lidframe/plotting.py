@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import atomic_path
 from lidframe.errors import InputError
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 __all__ = ["pyplot", "save_figure", "save_lid_ccdf"]
 
 
-def pyplot():
+def pyplot() -> ModuleType:
     """``matplotlib.pyplot`` on the non-interactive Agg backend, or a clear error without matplotlib."""
     try:
         import matplotlib
@@ -24,21 +32,30 @@ def pyplot():
     return plt
 
 
-def save_figure(fig, path) -> None:
+def save_figure(fig: Figure, path: str | os.PathLike[str]) -> None:
     """Save *fig* to *path* (format from the suffix: png, pdf, svg, ...) atomically, then close it."""
-    path = Path(path)
-    with atomic_path(path, suffix=path.suffix) as tmp:
-        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png")
+    target = Path(path)
+    with atomic_path(target, suffix=target.suffix) as tmp:
+        fig.savefig(tmp, format=target.suffix.lstrip(".") or "png")
     pyplot().close(fig)
 
 
-def save_lid_ccdf(lids: dict, path, *, title: str, log2_n: float | None = None, guides: bool = False) -> None:
+def save_lid_ccdf(
+    lids: Mapping[str, ArrayLike],
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    log2_n: float | None = None,
+    guides: bool = False,
+) -> None:
     """Plot P(LID > x) per curve (log-scale y) and save it to *path* atomically.
 
     Parameters
     ----------
-    lids : dict
+    lids : mapping of str to array_like
         label -> 1-D array of LID values (bits), one step curve each.
+    path : str or os.PathLike
+        Output file; the format follows the suffix.
     title : str
     log2_n : float, optional
         Draw the log2 N ceiling.

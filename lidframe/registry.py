@@ -18,19 +18,32 @@ Component specs
 Wherever lidframe accepts a component (``evaluate``, CLI flags, grid specs) it takes an
 instance, or a string ``NAME[?key=value&key=value...]`` where NAME is a registered name
 or an import target ``package.module:Class``; the query part holds keyword parameters
-(``logistic?weighting=prior&C=0.5``).  Values ``true``/``false`` become booleans,
-``none``/``null`` None, numbers int or float, comma-separated values lists
-(``ecapa?channels=128,128,128,128,384``), anything else stays a string; ``%xx``
-escapes are decoded.
+(``logistic?weighting=prior&C=0.5``), ``%xx`` escapes decoded.  Each value is converted
+by the type of the parameter it is given to -- the annotation of ``from_params`` or
+``__init__`` (and of the base class for ``**options`` forwarded to it), else the attrs
+field's converter or type, else the type of the default: ``str`` and path parameters
+keep the text exactly (``watchlist?ids=007`` keeps the id ``"007"``, ``ids=1e3`` stays
+``"1e3"``), ``int``/``float``/``bool`` parse it (``true``/``false``/``1``/``0``),
+``none``/``null`` is None where None is allowed (and text is not), sequences split on commas
+(``ecapa?channels=128,128,128,128,384``).  Only where nothing states the type is the
+value guessed from its text: ``true``/``false`` booleans, ``none``/``null`` None,
+numbers int or float, comma-separated values lists, anything else a string.
+Parameters cannot be combined with a ready instance (:func:`create` raises).
 """
 
 from __future__ import annotations
 
+import collections.abc
 import copy
 import inspect
+import os
 import re
+import sys
+import types
+import typing
 import warnings
 from importlib.metadata import entry_points
+from pathlib import PurePath
 from types import MappingProxyType
 from urllib.parse import parse_qsl
 
@@ -86,7 +99,7 @@ _BUILTINS = {
 }
 
 #: Methods each kind must have: name -> (positional arguments it is called with, what it returns).
-CONTRACTS = {
+CONTRACTS: dict[str, dict[str, tuple[tuple[str, ...], str]]] = {
     "calibrator": {
         "fit": (("scores", "labels"), "self, fitted on 1-D z-scores and 0/1 mated labels"),
         "llr": (("scores",), "an ndarray of natural-log LLRs, same shape as scores, non-decreasing"),
@@ -328,7 +341,7 @@ def check_all(kind: str | None = None) -> dict:
     dict
         ``(kind, name) -> None`` when it loads and meets its contract, else the error message.
     """
-    status = {}
+    status: dict[tuple[str, str], str | None] = {}
     for k in KINDS if kind is None else (_check_kind(kind),):
         for name in entries(k):
             try:
@@ -379,13 +392,19 @@ def check_contract(kind: str, obj, *, label: str | None = None) -> None:
 
 
 # ---------------------------------------------------------------- specs
+_NONE_WORDS = ("none", "null")
+_BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
+_NO_HINT = object()  # nothing says the type: literal guessing
+
+
 def _parse_value(text: str):
+    """Today's literal guess, for parameters whose type nothing states (module docstring)."""
     if "," in text:  # a list: channels=512,512,512,512,1536
         return [_parse_value(part) for part in text.split(",") if part != ""]
     lowered = text.lower()
     if lowered in ("true", "false"):
         return lowered == "true"
-    if lowered in ("none", "null"):
+    if lowered in _NONE_WORDS:
         return None
     for cast in (int, float):
         try:
@@ -395,28 +414,259 @@ def _parse_value(text: str):
     return text
 
 
-def parse_spec(spec: str) -> tuple[str, dict]:
-    """Split ``"NAME?key=value&..."`` into ``(NAME, {key: value})`` (see the module docstring)."""
+def _split_query(spec) -> tuple[str, list[tuple[str, str]]]:
+    """``"NAME?k=v&..."`` -> ``(NAME, [(k, raw text), ...])``, percent-escapes decoded."""
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"a component spec must be a non-empty string, got {spec!r}")
     name, _, query = spec.strip().partition("?")
-    params = {}
+    pairs: list[tuple[str, str]] = []
     if query:
         try:
             pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
         except ValueError:
             raise InputError(f"spec {spec!r}: parameters must look like key=value&key=value") from None
-        for key, value in pairs:
-            if key in params:
+        seen: set[str] = set()
+        for key, _value in pairs:
+            if key in seen:
                 raise InputError(f"spec {spec!r}: parameter {key!r} given twice")
-            params[key] = _parse_value(value)
+            seen.add(key)
+    return name, pairs
+
+
+def _builder(factory):
+    """What a spec's parameters are passed to: ``Class.from_params`` if it exists, else *factory*."""
+    return getattr(factory, "from_params", factory) if inspect.isclass(factory) else factory
+
+
+def _signature(factory) -> inspect.Signature | None:
+    try:
+        return inspect.signature(_builder(factory))
+    except (TypeError, ValueError):
+        return None
+
+
+def _namespace(factory) -> dict:
+    """The globals of *factory*'s module, to evaluate its string annotations in."""
+    module = sys.modules.get(getattr(factory, "__module__", None) or "")
+    return dict(vars(module)) if module is not None else {}
+
+
+def _evaluated(annotation, namespace: dict):
+    """A string annotation evaluated in *namespace* (``_NO_HINT`` if it names something unknown)."""
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, namespace)  # the component's own annotation text, as typing does
+    except Exception:
+        return _NO_HINT
+
+
+def _resolved_hints(factory) -> dict:
+    """Annotations of the builder's parameters, string annotations evaluated where possible."""
+    build = _builder(factory)
+    function = build.__init__ if inspect.isclass(build) else build
+    namespace = _namespace(factory)
+    try:
+        return typing.get_type_hints(function, globalns=namespace)
+    except Exception:  # an annotation names something unimportable: evaluate them one by one
+        pass
+    hints = {}
+    for name, parameter in (_signature(factory) or inspect.Signature()).parameters.items():
+        if parameter.annotation is not inspect.Parameter.empty:
+            hint = _evaluated(parameter.annotation, namespace)
+            if hint is not _NO_HINT:
+                hints[name] = hint
+    return hints
+
+
+def _attrs_field_hint(factory, name: str):
+    """The converter (a builtin type) or declared type of *factory*'s attrs field *name*."""
+    if not (inspect.isclass(factory) and attrs.has(factory)):
+        return _NO_HINT
+    field = getattr(attrs.fields(factory), name, None)
+    if field is None:
+        return _NO_HINT
+    if field.converter in (str, int, float, bool):
+        return field.converter
+    return _NO_HINT if field.type is None else _evaluated(field.type, _namespace(factory))
+
+
+def _default_hint(default):
+    """A type read off a default value: ``10.0`` -> float, ``(512, 512)`` -> tuple[int, ...]."""
+    if default is inspect.Parameter.empty or default is None:
+        return _NO_HINT
+    if isinstance(default, bool):
+        return bool
+    if isinstance(default, int):
+        return int | float  # an int default does not forbid a float
+    if isinstance(default, (float, str)):
+        return type(default)
+    if isinstance(default, (tuple, list)) and default:
+        kinds = {type(x) for x in default}
+        if len(kinds) == 1 and kinds <= {int, float, str, bool}:
+            element = kinds.pop()
+            if isinstance(default, tuple):
+                return types.GenericAlias(tuple, (element, ...))
+            return types.GenericAlias(list, (element,))
+    return _NO_HINT
+
+
+def _parameter_hints(factory) -> dict:
+    """``{parameter: type hint}`` for the parameters whose type something states.
+
+    In order: the builder's annotation; for an attrs class built directly, the field's
+    converter (``str``, ``int``, ``float``, ``bool``) or declared type; the type of the
+    default value.  Parameters with none of these are left out (literal guessing).
+    """
+    signature = _signature(factory)
+    if signature is None:
+        return {}
+    annotated = _resolved_hints(factory)
+    direct = _builder(factory) is factory
+    hints = {}
+    forwards_keywords = False
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is inspect.Parameter.VAR_KEYWORD:
+            forwards_keywords = True
+        if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        hint = annotated.get(name, _NO_HINT)
+        if hint is _NO_HINT and direct:
+            hint = _attrs_field_hint(factory, name)
+        if hint is _NO_HINT:
+            hint = _default_hint(parameter.default)
+        if hint is not _NO_HINT and hint is not typing.Any and hint is not object:
+            hints[name] = hint
+    if forwards_keywords and direct and inspect.isclass(factory):
+        # ``__init__(self, *, own..., **options)`` passing options to the base class:
+        # the bases' parameters type them
+        for base in factory.__mro__[1:]:
+            if "__init__" in vars(base) and base is not object:
+                for name, hint in _parameter_hints(base).items():
+                    hints.setdefault(name, hint)
+                break
+    return hints
+
+
+def _alternatives(hint) -> list:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):
+        return list(typing.get_args(hint))
+    return [hint]
+
+
+def _is_text_type(hint) -> bool:
+    return hint is str or (inspect.isclass(hint) and issubclass(hint, (os.PathLike, PurePath)))
+
+
+_SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence, collections.abc.Collection, collections.abc.Iterable)
+
+
+def _convert_one(text: str, hint):
+    """*text* as a value of type *hint*; raises ValueError when it is not one."""
+    if _is_text_type(hint):
+        return text
+    if hint is bool:
+        if text.lower() in _BOOL_WORDS:
+            return _BOOL_WORDS[text.lower()]
+        raise ValueError
+    if hint is int:
+        return int(text)
+    if hint is float:
+        return float(text)
+    if hint is type(None):
+        if text.lower() in _NONE_WORDS:
+            return None
+        raise ValueError
+    origin = typing.get_origin(hint)
+    if origin is typing.Literal:
+        for choice in typing.get_args(hint):
+            if str(choice) == text:
+                return choice
+        raise ValueError
+    if _is_sequence_type(hint):
+        args = [a for a in typing.get_args(hint) if a is not Ellipsis]
+        parts = [part for part in text.split(",") if part != ""]
+        items = [_convert(part, args[0]) if args else _parse_value(part) for part in parts]
+        return tuple(items) if (hint is tuple or origin is tuple) else items
+    if origin in (typing.Union, types.UnionType):
+        return _convert(text, hint)
+    return _parse_value(text)  # a class lidframe cannot build from text: the literal guess
+
+
+def _is_sequence_type(hint) -> bool:
+    return hint in (list, tuple) or typing.get_origin(hint) in _SEQUENCE_ORIGINS
+
+
+def _convert(text: str, hint):
+    """Convert *text* by *hint*, trying a union's members in their written order.
+
+    A text with a comma tries the union's sequence members first (``ids=a,b`` to a
+    ``str | Sequence[str]`` parameter gives ``["a", "b"]``, ``ids=007`` gives ``"007"``).
+    ``none``/``null`` is None only where None is allowed and text is not: a parameter
+    that takes text keeps the word (leave it out to get its None default).
+    """
+    alternatives = _alternatives(hint)
+    takes_text = any(_is_text_type(alternative) for alternative in alternatives)
+    if type(None) in alternatives and not takes_text and text.lower() in _NONE_WORDS:
+        return None
+    if "," in text:
+        alternatives.sort(key=lambda alternative: not _is_sequence_type(alternative))
+    for alternative in alternatives:
+        if alternative is type(None):
+            continue
+        try:
+            return _convert_one(text, alternative)
+        except (TypeError, ValueError):
+            continue
+    raise ValueError
+
+
+def _describe_hint(hint) -> str:
+    return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
+
+
+def parse_spec(spec: str, factory=None) -> tuple[str, dict]:
+    """Split ``"NAME?key=value&..."`` into ``(NAME, {key: value})``.
+
+    Parameters
+    ----------
+    spec : str
+        A component spec (module docstring).
+    factory : class or callable, optional
+        What the parameters are passed to (a class with ``from_params`` is built through
+        it).  Each value is converted by the type of the parameter it is given to: its
+        annotation, else the attrs field's converter or type, else the type of its default.
+        ``str`` and path parameters keep the text exactly (``ids=007`` stays ``"007"``),
+        sequences split on commas, ``none``/``null`` is None where None is allowed and
+        text is not.
+        Without *factory*, or for a parameter whose type nothing states, the literal guess
+        of the module docstring applies.
+
+    Raises
+    ------
+    InputError
+        Malformed query, a parameter given twice, or a value that is not of its
+        parameter's type.
+    """
+    name, pairs = _split_query(spec)
+    hints = _parameter_hints(factory) if factory is not None else {}
+    params = {}
+    for key, text in pairs:
+        if key not in hints:
+            params[key] = _parse_value(text)
+            continue
+        try:
+            params[key] = _convert(text, hints[key])
+        except ValueError:
+            raise InputError(
+                f"spec {spec!r}: parameter {key!r} takes {_describe_hint(hints[key])}, got {text!r}"
+            ) from None
     return name, params
 
 
 def _accepted_params(factory) -> list[str] | None:
-    try:
-        signature = inspect.signature(getattr(factory, "from_params", factory))
-    except (TypeError, ValueError):
+    signature = _signature(factory)
+    if signature is None:
         return None
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
         return None
@@ -424,36 +674,51 @@ def _accepted_params(factory) -> list[str] | None:
 
 
 def create(kind: str, spec, **params):
-    """Build a component from a spec string (``NAME?k=v``), or pass an instance through.
+    """Build a component from a spec string (``NAME?k=v``) or a class, or pass an instance through.
 
     Parameters
     ----------
     kind : {"attacker", "calibrator", "prior"}
-    spec : str or object
-        A spec string, or an instance (returned unchanged after a contract check).
+    spec : str, class or object
+        A spec string, a class (called with *params*), or an instance (returned
+        unchanged after a contract check).
     **params
-        Extra keyword parameters, overriding those in the spec.
+        Extra keyword parameters, overriding those in the spec; passed as they are (no
+        text conversion).
+
+    Raises
+    ------
+    InputError
+        An unknown name or parameter, a value not of its parameter's type, or
+        *params* given together with an instance (they could not be applied).
 
     Notes
     -----
     A class with a ``from_params(**params)`` classmethod is built through it (e.g. a
     watch-list prior reading its ids from ``file=``); otherwise ``Class(**params)``.
+    Spec values are converted by the parameter types of that builder (:func:`parse_spec`).
     """
     kind = _check_kind(kind)
     if not isinstance(spec, str):
         if inspect.isclass(spec):
             check_contract(kind, spec)
             return spec(**params)
+        if params:
+            raise InputError(
+                f"{kind} parameters {', '.join(map(repr, params))} were given with a ready "
+                f"{type(spec).__name__} instance, which cannot take them; pass a spec string or a class"
+            )
         check_contract(kind, spec)
         return spec
-    name, spec_params = parse_spec(spec)
-    spec_params.update(params)
+    name, _ = _split_query(spec)
     if ":" in name:
         factory = _import_target(name, f"{kind} {name!r}")
         check_contract(kind, factory, label=f"{kind} {name!r}")
     else:
         factory = load(kind, name)
-    build = getattr(factory, "from_params", factory) if inspect.isclass(factory) else factory
+    _, spec_params = parse_spec(spec, factory)
+    spec_params.update(params)
+    build = _builder(factory)
     accepted = _accepted_params(factory)
     if accepted is not None:
         unknown = [k for k in spec_params if k not in accepted]

@@ -18,11 +18,21 @@ from __future__ import annotations
 
 import copy
 import json
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.errors import NotFittedError
 from lidframe.registry import check_contract
+
+if TYPE_CHECKING:
+    from lidframe.data.utterance import Utterance
+
+#: One exception class, or a tuple of them, as ``except`` accepts.
+_ExceptionKinds = type[BaseException] | tuple[type[BaseException], ...]
 
 __all__ = ["ConformanceError", "check_calibrator", "check_prior", "check_attacker"]
 
@@ -37,7 +47,7 @@ class _Checks:
         self.passed: list[str] = []
         self.failed: list[str] = []
 
-    def run(self, name: str, func) -> None:
+    def run(self, name: str, func: Callable[[], object]) -> None:
         try:
             func()
         except Exception as exc:  # a conformance suite reports every failure, whatever it is
@@ -52,12 +62,12 @@ class _Checks:
         return self.passed
 
 
-def _expect(condition: bool, message: str) -> None:
+def _expect(condition: bool | np.bool_, message: str) -> None:
     if not condition:
         raise ConformanceError(message)
 
 
-def _expect_raises(kinds, func, what: str) -> None:
+def _expect_raises(kinds: _ExceptionKinds, func: Callable[[], object], what: str) -> None:
     try:
         func()
     except kinds:
@@ -67,12 +77,12 @@ def _expect_raises(kinds, func, what: str) -> None:
     raise ConformanceError(f"{what}: nothing raised, expected {_names(kinds)}")
 
 
-def _names(kinds) -> str:
-    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-    return " or ".join(k.__name__ for k in kinds)
+def _names(kinds: _ExceptionKinds) -> str:
+    listed = kinds if isinstance(kinds, tuple) else (kinds,)
+    return " or ".join(k.__name__ for k in listed)
 
 
-def _dev_pairs(seed: int = 0, n_mated: int = 200, n_per_trial: int = 9):
+def _dev_pairs(seed: int = 0, n_mated: int = 200, n_per_trial: int = 9) -> tuple[np.ndarray, np.ndarray]:
     """Synthetic z-normed dev pairs: mated ~ N(1.5, 1), non-mated ~ N(0, 1)."""
     rng = np.random.default_rng(seed)
     scores = np.r_[rng.normal(1.5, 1.0, n_mated), rng.normal(0.0, 1.0, n_mated * n_per_trial)]
@@ -81,7 +91,7 @@ def _dev_pairs(seed: int = 0, n_mated: int = 200, n_per_trial: int = 9):
     return scores[order], labels[order]
 
 
-def _dev_rows(seed: int = 0, n_trials: int = 200, n_enrolled: int = 10):
+def _dev_rows(seed: int = 0, n_trials: int = 200, n_enrolled: int = 10) -> tuple[np.ndarray, np.ndarray]:
     """Synthetic z-normed dev rows: the true column shifted by 1.5, then row z-normed."""
     rng = np.random.default_rng(seed)
     scores = rng.standard_normal((n_trials, n_enrolled))
@@ -91,7 +101,7 @@ def _dev_rows(seed: int = 0, n_trials: int = 200, n_enrolled: int = 10):
     return z, true_index
 
 
-def _fresh(obj):
+def _fresh(obj: Any) -> Any:
     from sklearn.base import clone
 
     try:
@@ -100,21 +110,23 @@ def _fresh(obj):
         return copy.deepcopy(obj)
 
 
-def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
+def check_calibrator(calibrator: Any, *, scores: ArrayLike | None = None, labels: ArrayLike | None = None) -> list[str]:
     """Check a calibrator instance (or class with default parameters) against the contract.
 
     Parameters
     ----------
     calibrator : object or class
-        An *unfitted* calibrator.
-    scores, labels : ndarray, optional
+        An *unfitted* calibrator (any object with the calibrator methods; it need not
+        subclass :class:`~lidframe.calibrators.base.Calibrator`).
+    scores, labels : array_like, shape (n_pairs,), optional
         Dev z-scores and 0/1 labels to fit on (default: 2,000 synthetic pairs).  A
         calibrator with the ``fit_rows`` hook is fitted on 200 synthetic dev rows instead.
 
     Checks: the methods exist; ``get_params``/``clone`` work and clone is unfitted;
     ``llr`` before fitting raises ``NotFittedError``; fitting returns self and leaves its
     input unchanged; ``llr`` keeps shape (1-D and 2-D), returns finite floats, also far
-    outside the dev range, and is non-decreasing; fitting twice gives identical LLRs;
+    outside the dev range, and is non-decreasing; the map the engines use (``llr_map()``,
+    or ``llr`` wrapped in a ``CallbackMap``) agrees with ``llr``; fitting twice gives identical LLRs;
     ``to_dict`` survives ``json.dumps`` and ``from_dict`` reproduces the LLRs exactly;
     bad input (NaN scores, a single class or an out-of-range true column, mismatched
     lengths) raises ``ValueError``; ``input_scale`` is ``"znorm"`` or ``"raw"``.
@@ -198,6 +210,17 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
 
     checks.run("llr finite and non-decreasing", llr_finite_monotone)
 
+    def llr_map_agrees():
+        from lidframe.calibrators.maps import llr_map_of
+
+        form = llr_map_of(fitted)  # what the engines apply to each tile
+        got = np.asarray(form(grid.copy()), dtype=np.float64)
+        want = np.asarray(fitted.llr(grid), dtype=np.float64)
+        worst = float(np.max(np.abs(got - want))) if got.shape == want.shape else math.inf
+        _expect(worst <= 1e-12, f"llr_map() and llr() differ by up to {worst:.3g} nats (write the map once)")
+
+    checks.run("llr_map() agrees with llr()", llr_map_agrees)
+
     def deterministic():
         again = fit(_fresh(obj), *data)
         _expect(np.array_equal(np.asarray(again.llr(grid)), np.asarray(fitted.llr(grid))), "two fits differ")
@@ -230,13 +253,13 @@ def check_calibrator(calibrator, *, scores=None, labels=None) -> list[str]:
     return checks.finish()
 
 
-def check_prior(prior, *, enrolled=None) -> list[str]:
+def check_prior(prior: Any, *, enrolled: Iterable[str] | None = None) -> list[str]:
     """Check a prior against the contract.
 
     Parameters
     ----------
     prior : object
-        A prior instance.
+        A prior instance (any object with ``log_prior`` and ``describe``).
     enrolled : sequence of str, optional
         Enrolled ids to evaluate it on (default ``spk0`` ... ``spk5``; pass ids your prior
         knows, e.g. a superset of a watch list).
@@ -275,13 +298,18 @@ def check_prior(prior, *, enrolled=None) -> list[str]:
     return checks.finish()
 
 
-def check_attacker(attacker, *, trials=None, enrolment=None) -> list[str]:
+def check_attacker(
+    attacker: Any,
+    *,
+    trials: Iterable[Utterance] | None = None,
+    enrolment: Mapping[str, Sequence[Utterance]] | None = None,
+) -> list[str]:
     """Check an attacker against the contract.
 
     Parameters
     ----------
     attacker : object
-        An attacker instance.
+        An attacker instance (any object with ``embed`` and ``score``).
     trials : sequence of Utterance, optional
         Trial utterances it can process (default: 12 id-only utterances of 4 speakers,
         enough for attackers that need no audio; audio attackers must pass real ones).

@@ -17,6 +17,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from lidframe import InputError, ScoreSet, evaluate, registry
 from lidframe.attackers import RandomAttacker, Utterance, group_by_speaker
@@ -306,6 +308,109 @@ def test_spec_parsing_and_parameters():
         parse_spec("logistic?C")
     with pytest.raises(InputError, match="cannot load nowhere.mod:Thing"):
         create("calibrator", "nowhere.mod:Thing")
+
+
+def test_spec_values_are_converted_by_the_parameter_they_are_given_to():
+    from lidframe.attackers.ecapa import EcapaTdnn
+    from lidframe.attackers.precomputed import PrecomputedEmbeddings
+    from lidframe.core.priors import WatchList
+
+    # ids are text: leading zeros and exponents survive (they used to become 7 and 1000.0)
+    assert create("prior", "watchlist?ids=007").ids == ("007",)
+    assert create("prior", "watchlist?ids=1e3").ids == ("1e3",)
+    assert create("prior", "watchlist?ids=007,1e3,true,none&weight=2").ids == ("007", "1e3", "true", "none")
+    assert parse_spec("watchlist?ids=007&weight=3", WatchList) == ("watchlist", {"ids": "007", "weight": 3.0})
+    # numbers, booleans and None where the parameter's type says so
+    assert create("calibrator", "logistic?C=0.5").C == 0.5 and isinstance(create("calibrator", "logistic?C=2").C, float)
+    assert create("calibrator", "logistic?C=null&standard_errors=false").get_params() == {
+        "C": None,
+        "standard_errors": False,
+        "weighting": "balanced",
+    }
+    assert create("calibrator", "isotonic?laplace=0").laplace is False
+    assert create("attacker", "random?dim=4&seed=007").seed == 7  # an int parameter parses the digits
+    # str parameters keep the text, even when it reads like a number, a boolean or None
+    assert create("calibrator", "logistic?weighting=1e3").weighting == "1e3"
+    assert create("attacker", "random?enrolment=none").enrolment == "none"
+    # sequences split on commas; **options forwarded to the base class are typed by the base
+    name, params = parse_spec("ecapa?channels=8,8,8,8,24&device=0&checkpoint=123&batch_size=4&compile=true", EcapaTdnn)
+    assert list(params.pop("channels")) == [8, 8, 8, 8, 24]  # a sequence of int, whichever kind
+    assert params == {"device": "0", "checkpoint": "123", "batch_size": 4, "compile": True}
+    assert parse_spec("precomputed?path=007.npz", PrecomputedEmbeddings)[1] == {"path": "007.npz"}
+    assert parse_spec("precomputed?path=1.npz,2.npz", PrecomputedEmbeddings)[1] == {"path": ["1.npz", "2.npz"]}
+    # a value that is not of its parameter's type is named
+    with pytest.raises(InputError, match=r"parameter 'dim' takes int, got 'four'"):
+        create("attacker", "random?dim=four")
+    with pytest.raises(InputError, match=r"parameter 'standard_errors' takes bool, got 'maybe'"):
+        create("calibrator", "logistic?standard_errors=maybe")
+    with pytest.raises(InputError, match=r"parameter 'C' takes float \| None, got 'big'"):
+        create("calibrator", "logistic?C=big")
+    # without a target, parse_spec keeps the literal guess
+    assert parse_spec("x?ids=007&n=1e3") == ("x", {"ids": 7, "n": 1000.0})
+
+
+def test_annotated_attrs_and_plain_plugins_are_converted_by_their_own_types():
+    import attrs
+
+    @attrs.frozen
+    class Tagged:
+        label: str = attrs.field(converter=str)
+        scale: float = attrs.field(converter=float, default=1.0)
+        codes: tuple[str, ...] = ()
+        anything = None
+
+        def log_prior(self, enrolled):
+            return np.full(len(enrolled), -math.log(len(enrolled)))
+
+    class Plain:
+        def __init__(self, *, count: int = 1, names: list[str] | None = None, loose=None):
+            self.count, self.names, self.loose = count, names, loose
+
+        def log_prior(self, enrolled):
+            return np.full(len(enrolled), -math.log(len(enrolled)))
+
+    assert parse_spec("t?label=007&scale=1e3&codes=01,1e3", Tagged)[1] == {
+        "label": "007",
+        "scale": 1000.0,
+        "codes": ("01", "1e3"),
+    }
+    assert parse_spec("p?count=3&names=007,08&loose=007", Plain)[1] == {"count": 3, "names": ["007", "08"], "loose": 7}
+    assert parse_spec("p?names=none", Plain)[1] == {"names": None}
+
+
+def test_parameters_given_with_an_instance_raise_instead_of_being_dropped():
+    from lidframe.core.priors import WatchList
+
+    watch = WatchList(["a"], 3.0)
+    with pytest.raises(InputError, match=r"prior parameters 'weight' were given with a ready WatchList instance"):
+        create("prior", watch, weight=5.0)
+    assert create("prior", watch) is watch  # alone, an instance passes through
+    assert create("attacker", RandomAttacker, dim=3).dim == 3  # a class takes them
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.from_regex(r"0[0-9]{1,4}", fullmatch=True),  # leading zeros
+            st.from_regex(r"[0-9]{1,3}[eE][+-]?[0-9]{1,2}", fullmatch=True),  # exponents
+            st.from_regex(r"[0-9]{1,6}(\.[0-9]{0,3})?", fullmatch=True),
+            st.sampled_from(["true", "false", "none", "null", "nan", "inf", "-0", "+1", "0x1f", "1_000"]),
+        ),
+        min_size=1,
+        max_size=5,
+        unique=True,
+    ),
+    st.floats(0.1, 100.0, allow_nan=False),
+)
+def test_drawn_ids_round_trip_through_a_watchlist_spec(ids, weight):
+    from urllib.parse import quote
+
+    spec = f"watchlist?ids={quote(','.join(ids), safe=',')}&weight={weight!r}"
+    prior = create("prior", spec)
+    assert prior.ids == tuple(ids)  # exactly the text written
+    assert prior.weight == weight  # repr of a float parses back to the same float
+    for one in ids:
+        assert create("prior", f"watchlist?ids={quote(one)}").ids == (one,)
 
 
 def test_import_of_lidframe_and_registry_listing_do_not_import_torch():

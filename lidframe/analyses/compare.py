@@ -14,18 +14,66 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 
+from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.errors import InputError, mismatch
 from lidframe.stats.bootstrap import (
     RESAMPLE_BLOCK,
-    check_level,
+    Bootstrap,
     lid_metrics_weighted,
     percentile_interval,
     resampling_units,
 )
 
-__all__ = ["paired_comparison", "compare_systems"]
+__all__ = ["PAIRED_BOOTSTRAP", "PairedComparisonResult", "ComparisonResult", "paired_comparison", "compare_systems"]
+
+#: Bootstrap settings of a paired comparison unless told otherwise: percentile intervals
+#: (the only kind the paired bootstrap gives) from 2000 resamples of speakers.
+PAIRED_BOOTSTRAP = Bootstrap(n_boot=2000, method="percentile")
+
+
+@attrs.frozen(eq=False)
+class PairedComparisonResult(TableRecord):
+    """Outcome of :func:`paired_comparison`: one row per LID metric.
+
+    ``result["alid"]`` is the row of one metric; ``to_dict()`` (JSON-able: ``rows``; NaN
+    as None) and ``to_frame()`` come from :class:`~lidframe.data.records.TableRecord`.
+
+    Attributes
+    ----------
+    rows : tuple of dict
+        One per metric (``alid``, ``pdr``, ``lid_pos``, ``lid_neg``, ``lid_q99``,
+        ``lid_max``): ``metric``, ``a``, ``b`` (the two systems' values), ``diff``
+        (a - b), ``low``, ``high`` (paired bootstrap interval of diff), ``p_value``.
+    """
+
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+
+    def __getitem__(self, metric: str) -> dict:
+        """The row of *metric*."""
+        for row in self.rows:
+            if row["metric"] == metric:
+                return row
+        raise KeyError(f"no metric {metric!r}; have {[r['metric'] for r in self.rows]}")
+
+
+@attrs.frozen(eq=False)
+class ComparisonResult(TableRecord):
+    """Outcome of :func:`compare_systems`: one row per (pair of systems, metric).
+
+    ``to_dict()`` (JSON-able: ``rows``; NaN as None) and ``to_frame()`` come from
+    :class:`~lidframe.data.records.TableRecord`.
+
+    Attributes
+    ----------
+    rows : tuple of dict
+        ``a``, ``b`` (system names), ``metric``, ``value_a``, ``value_b``, ``diff``,
+        ``low``, ``high``, ``p_value`` and ``p_holm`` (Holm-adjusted within the metric).
+    """
+
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
 
 
 def _metrics_of_values(values: np.ndarray) -> dict:
@@ -49,12 +97,9 @@ def paired_comparison(
     lid_b,
     *,
     speakers=None,
-    unit: str = "speaker",
-    n_boot: int = 2000,
+    bootstrap: Bootstrap = PAIRED_BOOTSTRAP,
     n_perm: int = 5000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> dict:
+) -> PairedComparisonResult:
     """Compare two systems on the same trials: metric(A) - metric(B) with CI and p-value.
 
     The interval is a paired percentile bootstrap (the same resampled units for both
@@ -67,11 +112,17 @@ def paired_comparison(
         Per-trial LID of the same closed-set trials, in the same order.
     speakers : array_like, shape (T,), optional
         Needed for ``unit="speaker"`` (swaps and resamples whole speakers).
+    bootstrap : Bootstrap, default :data:`PAIRED_BOOTSTRAP`
+        Resamples, interval level, unit (of the resamples and of the swaps) and seed (of
+        both); ``method`` must be ``"percentile"``.
+    n_perm : int
+        Random swaps of the permutation test.
 
     Returns
     -------
-    dict
-        metric -> ``{"a", "b", "diff", "low", "high", "p_value"}``.
+    PairedComparisonResult
+        One row per metric: ``metric, a, b, diff, low, high, p_value``;
+        ``result["alid"]`` is the row of ALID.
     """
     a = np.asarray(lid_a, dtype=np.float64)
     b = np.asarray(lid_b, dtype=np.float64)
@@ -79,9 +130,16 @@ def paired_comparison(
         raise InputError(f"paired comparison needs two LID vectors of the same length >= 2, got {a.shape}, {b.shape}")
     if np.isnan(a).any() or np.isnan(b).any():
         raise InputError("paired comparison: LID values contain NaN (drop impostor trials)")
-    level = check_level(level)
-    unit_of_trial, n_units = resampling_units(a.size, speakers, unit)
-    rng = np.random.default_rng(seed)
+    if not isinstance(bootstrap, Bootstrap):
+        raise InputError(f"bootstrap must be a Bootstrap record, got {type(bootstrap).__name__}")
+    if bootstrap.method != "percentile":
+        raise InputError(
+            f"a paired comparison gives percentile intervals; pass a Bootstrap with method='percentile', "
+            f"not {bootstrap.method!r}"
+        )
+    n_boot, level = bootstrap.n_boot, bootstrap.level
+    unit_of_trial, n_units = resampling_units(a.size, speakers, bootstrap.unit)
+    rng = np.random.default_rng(bootstrap.seed)
     unit_weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(np.float64)
     boot_w = unit_weights[:, unit_of_trial]
     boot_a, boot_b = lid_metrics_weighted(a, boot_w), lid_metrics_weighted(b, boot_w)
@@ -101,15 +159,17 @@ def paired_comparison(
             diff = ma[k] - mb[k]
             exceed[k] += int(np.sum(np.abs(diff) >= abs(observed[k]) - 1e-12))
         done += count
-    out = {}
+    rows = []
     for k in est_a:
         low, high = percentile_interval(boot_a[k] - boot_b[k], level)
         p = (1 + exceed[k]) / (1 + n_perm) if not math.isnan(observed[k]) else float("nan")
-        out[k] = {"a": est_a[k], "b": est_b[k], "diff": observed[k], "low": low, "high": high, "p_value": p}
-    return out
+        rows.append(
+            {"metric": k, "a": est_a[k], "b": est_b[k], "diff": observed[k], "low": low, "high": high, "p_value": p}
+        )
+    return PairedComparisonResult(rows)
 
 
-def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwargs) -> list:
+def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwargs) -> ComparisonResult:
     """All pairwise paired comparisons of several systems, Holm-adjusted per metric.
 
     Parameters
@@ -120,12 +180,12 @@ def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwar
     metrics : sequence of str
         Metrics to test (each a family for the Holm correction).
     **kwargs
-        Passed to :func:`paired_comparison` (unit, n_boot, n_perm, level, seed).
+        Passed to :func:`paired_comparison` (``bootstrap``, ``n_perm``).
 
     Returns
     -------
-    list of dict
-        One per (pair, metric): ``a, b, metric, value_a, value_b, diff, low, high,
+    ComparisonResult
+        One row per (pair, metric): ``a, b, metric, value_a, value_b, diff, low, high,
         p_value, p_holm``.
     """
     from statsmodels.stats.multitest import multipletests
@@ -181,4 +241,4 @@ def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwar
         adjusted = multipletests(p, method="holm")[1] if p.size else p
         for k, q in zip(idx, adjusted):
             rows[k]["p_holm"] = float(q)
-    return rows
+    return ComparisonResult(rows)

@@ -31,17 +31,43 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from lidframe.core.evaluation import as_scoreset, fit_calibrator, uses_znorm
-from lidframe.core.znorm import row_znorm
+from lidframe.core.evaluation import as_scoreset, fit_calibrator
+from lidframe.core.znorm import calibrated_llr
+from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 
-__all__ = ["FUSIONS", "longitudinal", "draw_groups", "fuse", "plot_longitudinal"]
+__all__ = ["FUSIONS", "LongitudinalResult", "longitudinal", "draw_groups", "fuse", "plot_longitudinal"]
 
 FUSIONS = ("sum", "mean", "temperature")
+_DEFAULT_BOOTSTRAP = Bootstrap()
+
+
+@attrs.frozen(eq=False)
+class LongitudinalResult(TableRecord):
+    """Outcome of :func:`longitudinal`: one row per k.
+
+    ``to_dict()`` (JSON-able: ``fusion``, ``rows``; NaN as None) and ``to_frame()`` (one
+    row per k) come from :class:`~lidframe.data.records.TableRecord`.
+
+    Attributes
+    ----------
+    fusion : {"sum", "mean", "temperature"}
+        How the k LLRs of a group were fused.
+    rows : tuple of dict
+        One per k: ``k``, ``n_groups``, ``n_speakers_skipped``, ``temperature``,
+        ``n_enrolled``, ``log2_n``, the :func:`lidframe.metrics.aggregates.lid_summary`
+        keys, ``ci`` (metric -> [low, high], speaker bootstrap; with a bootstrap) and,
+        with *dp_mu*, ``dp_mu_k``, ``dp_eer_bound``, ``dp_mi_bound_bits``.
+    """
+
+    fusion: str
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
 
 
 def _parse_k(k, max_trials: int):
@@ -107,10 +133,9 @@ def _group_lid(fused: np.ndarray, true_cols: np.ndarray, log_prior: np.ndarray) 
     return (fused[rows, true_cols] - log_norm) / math.log(2.0)
 
 
-def _llr_matrix(scoreset, calibrator, ddof):
+def _llr_matrix(scoreset, calibrator, znorm_ddof):
     closed = scoreset.closed_set() if scoreset.n_impostor_trials else scoreset
-    z = row_znorm(closed.scores, ddof, row_names=closed.trial_ids) if uses_znorm(calibrator) else closed.scores
-    return closed, np.asarray(calibrator.llr(z), dtype=np.float64)
+    return closed, calibrated_llr(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
 
 
 def longitudinal(
@@ -122,23 +147,36 @@ def longitudinal(
     calibrator="logistic",
     groups_per_speaker: int = 10,
     znorm_ddof: int = 1,
-    ci: bool = True,
-    n_boot: int = 1000,
-    ci_level: float = 0.95,
+    bootstrap: Bootstrap | None = _DEFAULT_BOOTSTRAP,
     dp_mu: float | None = None,
     seed: int = 0,
-) -> list[dict]:
+) -> LongitudinalResult:
     """Per-k disclosure of a multi-utterance attacker (module docstring); uniform prior.
+
+    Parameters
+    ----------
+    dev, eval : ScoreSet or path
+    ks : sequence of int or "all"
+        Utterances fused per group.
+    fusion : {"sum", "mean", "temperature"}
+    calibrator : str or calibrator
+        Fitted once on dev (row z-norm with *znorm_ddof* unless its ``input_scale`` is raw).
+    groups_per_speaker : int
+        Seeded draws per speaker for 1 < k < its trial count.
+    znorm_ddof : {0, 1}
+    bootstrap : Bootstrap or None, default ``Bootstrap()``
+        Settings of the interval of each k's metrics (resampling speakers' groups);
+        None: no intervals.
+    dp_mu : float, optional
+        Gaussian-mechanism parameter for the composed bounds.
+    seed : int
+        Seed of the group draws (the intervals use ``bootstrap.seed``).
 
     Returns
     -------
-    list of dict
-        One per k: ``k``, ``n_groups``, ``n_speakers_skipped``, ``temperature``, the
-        :func:`lidframe.metrics.aggregates.lid_summary` keys, ``ci`` (metric -> [low, high], speaker
-        bootstrap) and, with *dp_mu*, ``dp_mu_k``, ``dp_eer_bound``, ``dp_mi_bound_bits``.
+    LongitudinalResult
+        The fusion and one row per k (see :class:`LongitudinalResult`).
     """
-    from lidframe.stats.bootstrap import bootstrap_ci
-
     if fusion not in FUSIONS:
         raise InputError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
     dev = as_scoreset(dev, "dev")
@@ -181,10 +219,10 @@ def longitudinal(
             "log2_n": math.log2(ev.n_enrolled),
         }
         row.update(lid_summary(lid))
-        if ci:
+        if bootstrap is not None:
             speakers = ev.trial_speakers[[g[0] for g in groups]]
             if np.unique(speakers).size >= 2 and lid.size >= 2:
-                intervals = bootstrap_ci(lid, speakers=speakers, n_boot=n_boot, level=ci_level, seed=seed)
+                intervals = bootstrap_ci(lid, bootstrap, speakers=speakers)
                 row["ci"] = {m: [iv.low, iv.high] for m, iv in intervals.items()}
         if dp_mu is not None:
             from lidframe.privacy.mechanism import compose_mu, gdp_eer_bound, gdp_mi_bound_bits
@@ -193,14 +231,15 @@ def longitudinal(
             mu_k = compose_mu(dp_mu, int(k_count))
             row.update(dp_mu_k=mu_k, dp_eer_bound=gdp_eer_bound(mu_k), dp_mi_bound_bits=gdp_mi_bound_bits(mu_k))
         rows_out.append(row)
-    return rows_out
+    return LongitudinalResult(fusion=fusion, rows=rows_out)
 
 
-def plot_longitudinal(rows: list, path, *, title: str | None = None) -> None:
+def plot_longitudinal(result: LongitudinalResult, path, *, title: str | None = None) -> None:
     """ALID, LID q99 and LIDmax versus k (with the log2 N ceiling); written atomically."""
     from lidframe.plotting import pyplot, save_figure
 
     plt = pyplot()
+    rows = result.rows
     labels = [str(r["k"]) for r in rows]
     x = np.arange(len(rows))
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)

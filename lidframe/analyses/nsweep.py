@@ -23,8 +23,9 @@ import math
 import attrs
 import numpy as np
 
-from lidframe.core.evaluation import as_scoreset, fit_calibrator, uses_znorm
-from lidframe.core.znorm import row_znorm
+from lidframe.core.evaluation import as_scoreset, fit_calibrator
+from lidframe.core.znorm import calibrated_llr
+from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.plotting import pyplot, save_figure
 from lidframe.registry import describe_component
@@ -41,26 +42,29 @@ def default_sizes(n_enrolled: int) -> list[int]:
 
 
 @attrs.frozen(eq=False)
-class NSweepResult:
-    """Rows of :func:`n_sweep`, one per database size n.
+class NSweepResult(TableRecord):
+    """Outcome of :func:`n_sweep`: one row per database size n.
 
-    Each row: ``n``, ``log2_n``, ``repeats``, and for ``alid``, ``pdr``, ``lid_max`` the
-    mean over repetitions and ``<metric>_low`` / ``<metric>_high`` (percentile interval
-    over repetitions at ``level``).
+    ``to_dict()`` (JSON-able, the fields below) and ``to_frame()`` (the rows) come from
+    :class:`~lidframe.data.records.TableRecord`.
+
+    Attributes
+    ----------
+    level : float
+        Level of the percentile intervals over repetitions.
+    n_enrolled : int
+        N of the eval set (the largest size).
+    calibrator : str
+        The fitted calibrator, with its parameters.
+    rows : tuple of dict
+        Each: ``n``, ``log2_n``, ``repeats``, and for ``alid``, ``pdr``, ``lid_max`` the
+        mean over repetitions and ``<metric>_low`` / ``<metric>_high``.
     """
 
-    rows: list
     level: float
     n_enrolled: int
     calibrator: str
-
-    def to_frame(self):
-        import pandas as pd
-
-        return pd.DataFrame(self.rows)
-
-    def to_dict(self) -> dict:
-        return {"level": self.level, "n_enrolled": self.n_enrolled, "calibrator": self.calibrator, "rows": self.rows}
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
 
 
 def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndarray:
@@ -125,8 +129,7 @@ def n_sweep(
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level}")
     fitted = fit_calibrator(dev, calibrator, znorm_ddof=znorm_ddof)
-    scores = row_znorm(closed.scores, znorm_ddof, row_names=closed.trial_ids) if uses_znorm(fitted) else closed.scores
-    llr = np.asarray(fitted.llr(scores), dtype=np.float64)
+    llr = calibrated_llr(closed.scores, fitted, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
     rng = np.random.default_rng(seed)
     rows = []
     for n in sizes:

@@ -16,13 +16,14 @@ rows, -mean log2 p(true speaker) under a uniform prior (= log2 N_dev - dev ALID)
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
 import numpy as np
 
-from lidframe.core.evaluation import as_scoreset, evaluate, uses_znorm
+from lidframe.core.evaluation import as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
-from lidframe.data.fileio import json_clean
+from lidframe.data.records import OMIT_FROM_DICT, Row, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.plotting import save_lid_ccdf
 
@@ -51,22 +52,25 @@ def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
     lid = lid_from_scores(
         closed.scores,
         closed.true_index,
-        calibrator.llr,
+        calibrator,
         np.full(n, -math.log(n)),
-        ddof=znorm_ddof,
-        znorm=uses_znorm(calibrator),
+        znorm_ddof=znorm_ddof,
         row_names=closed.trial_ids,
     )
     return float(math.log2(n) - lid.mean())
 
 
 @attrs.frozen(eq=False)
-class SensitivityResult:
+class SensitivityResult(TableRecord):
     """Outcome of :func:`sensitivity`.
+
+    ``to_dict()`` (JSON-able: ``rows``, ``spread``, ``worst_case``; NaN as None) and
+    ``to_frame()`` (one row per calibrator) come from
+    :class:`~lidframe.data.records.TableRecord`.
 
     Attributes
     ----------
-    rows : list of dict
+    rows : tuple of dict
         One per calibrator, in the order given: ``calibrator`` (its spec), ``describe``
         (with parameters), and the :data:`SENSITIVITY_METRICS` plus ``n_enrolled``,
         ``log2_n``, ``n_trials``, ``eer``.
@@ -78,20 +82,10 @@ class SensitivityResult:
         calibrator spec -> the full :class:`~lidframe.core.evaluation.Result`.
     """
 
-    rows: list
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
     spread: dict
     worst_case: dict
-    results: dict
-
-    def to_frame(self):
-        """The rows as a tidy :class:`pandas.DataFrame` (one row per calibrator)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.rows)
-
-    def to_dict(self) -> dict:
-        """JSON-able record (NaN as None)."""
-        return json_clean({"rows": self.rows, "spread": self.spread, "worst_case": self.worst_case})
+    results: dict = attrs.field(metadata=OMIT_FROM_DICT)
 
     def lids(self) -> dict:
         """calibrator spec -> (T,) LID bits of the closed-set eval trials."""
@@ -133,7 +127,8 @@ def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, 
         row["dev_logloss_bits"] = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
         rows.append(row)
         results[key] = result
-    spread, worst = {}, {}
+    spread: dict[str, float] = {}
+    worst: dict[str, dict[str, Any]] = {}
     for metric, direction in SENSITIVITY_METRICS.items():
         values = np.array([r[metric] for r in rows], dtype=np.float64)
         if np.isnan(values).all():

@@ -25,10 +25,14 @@ alpha per *speaker*, seeded by the speaker id.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.linalg import solve_toeplitz
 from scipy.signal import istft, lfilter, resample_poly, stft
 
@@ -49,7 +53,9 @@ def _lpc(frame: np.ndarray, order: int) -> np.ndarray:
     return np.r_[1.0, -solve_toeplitz(r[:order], r[1 : order + 1])]
 
 
-def mcadams(x, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_ms: float = 20.0) -> np.ndarray:
+def mcadams(
+    x: ArrayLike, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_ms: float = 20.0
+) -> np.ndarray:
     """McAdams-coefficient anonymisation of a mono signal (module docstring)."""
     x = np.asarray(x, dtype=np.float64)
     if not (np.isfinite(alpha) and alpha > 0):
@@ -76,7 +82,7 @@ def mcadams(x, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_m
     return out[hop : hop + x.size]
 
 
-def pitch_shift(x, ratio: float, *, n_fft: int = 1024, hop: int = 256) -> np.ndarray:
+def pitch_shift(x: ArrayLike, ratio: float, *, n_fft: int = 1024, hop: int = 256) -> np.ndarray:
     """Shift F0 (and formants) by *ratio* at constant duration: phase vocoder, then resampling."""
     x = np.asarray(x, dtype=np.float64)
     if not (np.isfinite(ratio) and 0.25 <= ratio <= 4):
@@ -108,7 +114,7 @@ def pitch_shift(x, ratio: float, *, n_fft: int = 1024, hop: int = 256) -> np.nda
     return np.r_[y, np.zeros(x.size - y.size)]
 
 
-def resample_shift(x, ratio: float) -> np.ndarray:
+def resample_shift(x: ArrayLike, ratio: float) -> np.ndarray:
     """Scale pitch and formants by *ratio* (duration by 1 / ratio) by resampling."""
     if not (np.isfinite(ratio) and 0.25 <= ratio <= 4):
         raise InputError(f"resampling ratio must be within [0.25, 4], got {ratio}")
@@ -124,23 +130,39 @@ def _speaker_alpha(speaker: str, low: float, high: float, seed: int) -> float:
 
 
 def anonymise_data_dir(
-    in_dir,
-    out_dir,
+    in_dir: str | os.PathLike[str],
+    out_dir: str | os.PathLike[str],
     *,
     method: str,
     alpha: float = 0.8,
-    alpha_range=None,
+    alpha_range: Sequence[float] | None = None,
     ratio: float = 1.2,
-    ratio_range=None,
+    ratio_range: Sequence[float] | None = None,
     per_utterance: bool = False,
     seed: int = 0,
-) -> dict:
+) -> dict[str, Any]:
     """Anonymise every utterance of a Kaldi data dir into a new data dir with the same ids.
 
     ``alpha_range`` (McAdams) and ``ratio_range`` (pitch, resample) draw the parameter
     per speaker -- or, with ``per_utterance=True``, per utterance, which breaks the
     consistency an attacker relies on between a speaker's recordings.  Draws are seeded
     by the speaker (or utterance) id and *seed*.
+
+    Parameters
+    ----------
+    in_dir, out_dir : str or os.PathLike
+        Kaldi data dir to read (``wav.scp`` and ``utt2spk`` at least) and the new one to write
+        (``wav/<utt>.wav``, 16-bit PCM, peak-limited to 0.99 of full scale); they must differ.
+    method : {"mcadams", "pitch", "resample"}
+        The anonymiser.
+    alpha, ratio : float
+        McAdams coefficient, or pitch / resampling ratio, used for every utterance.
+    alpha_range, ratio_range : (float, float), optional
+        ``(low, high)`` with ``0 < low <= high``: draw the parameter per speaker instead.
+    per_utterance : bool
+        Draw per utterance rather than per speaker.
+    seed : int
+        Seed of the draws.
 
     Returns
     -------
@@ -158,23 +180,23 @@ def anonymise_data_dir(
     for label, bounds in (("alpha", alpha_range), ("ratio", ratio_range)):
         if bounds is not None and not (len(bounds) == 2 and 0 < bounds[0] <= bounds[1]):
             raise InputError(f"{label} range must be two increasing positive numbers, got {bounds}")
-    in_dir, out = Path(in_dir), Path(out_dir)
-    utterances = read_data_dir(in_dir)
-    if out.resolve() == in_dir.resolve():
+    source, out = Path(in_dir), Path(out_dir)
+    utterances = read_data_dir(source)
+    if out.resolve() == source.resolve():
         raise InputError(f"{out}: the output data dir must differ from the input")
     (out / "wav").mkdir(parents=True, exist_ok=True)
-    alphas = {}
+    alphas: dict[str, float] = {}
     lines = []
     for utt in utterances:
         audio, rate = soundfile.read(utt.path, dtype="float64", always_2d=True)
         audio = audio.mean(axis=1)
         key = utt.utt_id if per_utterance else utt.speaker
         if method == "mcadams":
-            a = alpha if alpha_range is None else _speaker_alpha(key, *alpha_range, seed)
+            a = alpha if alpha_range is None else _speaker_alpha(key, alpha_range[0], alpha_range[1], seed)
             alphas[key] = a
             result = mcadams(audio, a, sample_rate=rate)
         else:
-            r = ratio if ratio_range is None else _speaker_alpha(key, *ratio_range, seed)
+            r = ratio if ratio_range is None else _speaker_alpha(key, ratio_range[0], ratio_range[1], seed)
             alphas[key] = r
             result = pitch_shift(audio, r) if method == "pitch" else resample_shift(audio, r)
         peak = float(np.max(np.abs(result))) or 1.0
@@ -186,6 +208,6 @@ def anonymise_data_dir(
         lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
     (out / "wav.scp").write_text("".join(lines))
     for name in ("utt2spk", "spk2utt", "text", "spk2gender"):
-        if (in_dir / name).is_file():
-            shutil.copyfile(in_dir / name, out / name)
+        if (source / name).is_file():
+            shutil.copyfile(source / name, out / name)
     return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}

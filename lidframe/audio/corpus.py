@@ -22,10 +22,13 @@ contrib/non-free), ``apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbr
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 import numpy as np
@@ -79,11 +82,11 @@ class Voice:
 
     engine: str
     speaker: str
-    args: tuple
+    args: tuple[str, ...]
 
 
-def _mbrola_dirs() -> set:
-    found = set()
+def _mbrola_dirs() -> set[str]:
+    found: set[str] = set()
     for root in (Path("/usr/share/mbrola"), Path("/usr/local/share/mbrola")):
         if root.is_dir():
             found |= {p.name for p in root.iterdir() if p.is_dir()}
@@ -92,7 +95,7 @@ def _mbrola_dirs() -> set:
 
 def available_voices() -> list[Voice]:
     """Voices of the engines installed here, in a fixed order (MBROLA, espeak-ng, flite)."""
-    voices = []
+    voices: list[Voice] = []
     espeak = shutil.which("espeak-ng")
     if espeak:
         mbrola = _mbrola_dirs() if shutil.which("mbrola") else set()
@@ -152,34 +155,34 @@ def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = 16000) -
         soundfile.write(str(tmp_path), audio, sample_rate, subtype="PCM_16", format="WAV")
 
 
-def _write_data_dir(folder: Path, utterances: list) -> None:
+def _write_data_dir(folder: Path, utterances: list[tuple[str, str, str, str]]) -> None:
     """wav.scp, utt2spk, spk2utt and text of (utt, speaker, wav path relative to folder, text) tuples."""
     folder.mkdir(parents=True, exist_ok=True)
     utterances = sorted(utterances)
     (folder / "wav.scp").write_text("".join(f"{u} {p}\n" for u, _, p, _ in utterances))
     (folder / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s, _, _ in utterances))
     (folder / "text").write_text("".join(f"{u} {t}\n" for u, _, _, t in utterances))
-    by_speaker: dict = {}
+    by_speaker: dict[str, list[str]] = {}
     for u, s, _, _ in utterances:
         by_speaker.setdefault(s, []).append(u)
     (folder / "spk2utt").write_text("".join(f"{s} {' '.join(us)}\n" for s, us in sorted(by_speaker.items())))
 
 
 def build_corpus(
-    out_dir,
+    out_dir: str | os.PathLike[str],
     *,
-    voices=None,
+    voices: Sequence[str] | None = None,
     sentences: int = 8,
     enrol: int = 3,
-    split=(0.5, 0.25, 0.25),
+    split: tuple[float, float, float] = (0.5, 0.25, 0.25),
     seed: int = 0,
     progress: bool = False,
-) -> dict:
+) -> dict[str, Any]:
     """Synthesize the corpus and write its data directories.
 
     Parameters
     ----------
-    out_dir : path
+    out_dir : str or os.PathLike
         Output folder: ``wav/<speaker>/<utt>.wav`` and the data dirs ``train``,
         ``dev_enrolls``, ``dev_trials``, ``eval_enrolls``, ``eval_trials``.
     voices : list of str, optional
@@ -187,11 +190,15 @@ def build_corpus(
     sentences : int
         Sentences per voice (K <= len(SENTENCES)); in dev/eval the first ``enrol`` are
         enrolment, the rest trials.
+    enrol : int
+        Enrolment utterances per dev/eval speaker (1 <= enrol < sentences).
     split : (float, float, float)
         Shares of the speakers for train, dev and eval (each split gets at least 2
         speakers when there are 6 or more).
     seed : int
         Seed of the speaker split and of the sentence choice per speaker.
+    progress : bool
+        Show a tqdm progress bar over the utterances to synthesize.
 
     Returns
     -------
@@ -226,9 +233,15 @@ def build_corpus(
     n_train = max(1, n - n_dev - n_eval)
     groups = {"train": order[:n_train], "dev": order[n_train : n_train + n_dev], "eval": order[n_train + n_dev :]}
     out = Path(out_dir)
-    dirs: dict = {"train": [], "dev_enrolls": [], "dev_trials": [], "eval_enrolls": [], "eval_trials": []}
-    engines: dict = {}
-    jobs = []
+    dirs: dict[str, list[tuple[str, str, str, str]]] = {
+        "train": [],
+        "dev_enrolls": [],
+        "dev_trials": [],
+        "eval_enrolls": [],
+        "eval_trials": [],
+    }
+    engines: dict[str, int] = {}
+    jobs: list[tuple[Voice, str, Path]] = []
     for split_name, members in groups.items():
         for index in members:
             voice = chosen[index]
@@ -243,7 +256,7 @@ def build_corpus(
                 else:
                     target = f"{split_name}_enrolls" if k < enrol else f"{split_name}_trials"
                 dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{utt}.wav", SENTENCES[s]))
-    iterator = jobs
+    iterator: Iterable[tuple[Voice, str, Path]] = jobs
     if progress:
         from tqdm import tqdm
 

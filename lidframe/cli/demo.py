@@ -1,70 +1,51 @@
-"""``lidframe demo``: five simulated systems through ``evaluate``, one comparison table.
+"""``lidframe demo``: the real-voice demo where speech engines are installed, else the simulated one.
 
-The systems are drawn from the generative model of :mod:`lidframe.data.simulate`
-(N = 29 enrolled speakers as in the VoicePrivacy LibriSpeech splits, 20 trials each):
-
-``plain``        no anonymisation (leakage 1)
-``anon-weak``    leakage 0.5
-``anon-strong``  leakage 0.2
-``uneven``       leakage 0.1, but the anonymiser fails (leakage 0.6) on ~10 % of speakers:
-                 EER near 50 %, yet some trials disclose a bit or more
-``random``       leakage 0, no speaker information at all
+The real-voice pipeline is :mod:`lidframe.cli.voice_demo`, the simulated one
+:mod:`lidframe.cli.simulated_demo`.
 """
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-from lidframe.cli.table import format_table
-from lidframe.core.evaluation import evaluate
-from lidframe.data.fileio import atomic_write, write_json
-from lidframe.data.simulate import simulate_system
 
-__all__ = ["DEMO_SYSTEMS", "run_demo"]
-
-#: name -> keyword arguments of :func:`lidframe.data.simulate.simulate_system`.
-DEMO_SYSTEMS = {
-    "plain": {"leakage": 1.0},
-    "anon-weak": {"leakage": 0.5},
-    "anon-strong": {"leakage": 0.2},
-    "uneven": {"leakage": 0.1, "leaky_share": 0.1, "leaky_leakage": 0.6},
-    "random": {"leakage": 0.0},
-}
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "demo", help="the main job: real synthesized voices where engines exist, else simulated"
+    )
+    parser.add_argument("--out", metavar="DIR", help="also write score sets, summary.json and table.txt here")
+    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument(
+        "--simulated", action="store_true", help="the simulated demo (seconds) even where speech engines are installed"
+    )
+    parser.add_argument("--epochs", type=int, default=15, help="attacker training epochs of the real-voice demo")
+    parser.add_argument("--progress", action="store_true")
+    parser.set_defaults(run=run)
 
 
-def run_demo(out_dir=None, *, seed: int = 0) -> tuple[str, dict]:
-    """Simulate, evaluate and tabulate the demo systems.
+def run(args: argparse.Namespace) -> int:
+    from lidframe.audio.corpus import INSTALL_HINT, available_voices
 
-    Parameters
-    ----------
-    out_dir : path, optional
-        If given, writes ``<system>_dev.npz``, ``<system>_eval.npz``, ``summary.json``
-        and ``table.txt`` there (each atomically).
-    seed : int
-        Seed of the simulation (the table is a deterministic function of it).
+    if not args.simulated and available_voices():
+        from lidframe.cli.voice_demo import run_voice_demo
 
-    Returns
-    -------
-    table : str
-        The comparison table.
-    summaries : dict
-        System name -> summary dict.
-    """
-    rows, summaries, sets = [], {}, {}
-    for offset, (name, params) in enumerate(DEMO_SYSTEMS.items()):
-        dev, ev = simulate_system(seed=seed * 1000 + offset, **params)
-        result = evaluate(dev, ev)
-        rows.append((name, result.summary))
-        summaries[name] = result.to_dict()
-        sets[name] = (dev, ev)
-    table = format_table(rows)
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        for name, (dev, ev) in sets.items():
-            dev.save(out / f"{name}_dev.npz")
-            ev.save(out / f"{name}_eval.npz")
-        write_json(out / "summary.json", {"seed": seed, "systems": summaries})
-        with atomic_write(out / "table.txt") as handle:
-            handle.write(table + "\n")
-    return table, summaries
+        out = args.out or "demo-out"
+        print(
+            f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
+            "(lidframe demo --simulated for the seconds-fast simulated version)"
+        )
+        table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, progress=args.progress)
+        print(table)
+        print(f"\nwrote the LID CCDF plot to {Path(out) / 'lid_ccdf.png'}")
+        return 0
+    from lidframe.cli.simulated_demo import run_demo
+
+    if not args.simulated:
+        print(f"lidframe demo: no speech engine here ({INSTALL_HINT}); showing the simulated demo")
+    table, _ = run_demo(args.out, seed=args.seed)
+    print("lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior")
+    print(table)
+    if args.out:
+        print(f"\nwrote score sets, summary.json and table.txt to {args.out}")
+    return 0

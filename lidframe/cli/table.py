@@ -1,10 +1,17 @@
-"""Plain-text tables of LID summaries, one row per system (what the CLI prints)."""
+"""Plain-text tables, the one aligner every ``lidframe`` command prints with.
+
+:func:`text_table` lays out any header and rows (first column left-aligned, the others
+right-aligned, two spaces between columns); :func:`format_table` is the LID comparison
+table of evaluate summaries, one row per system, that the demos and ``evaluate`` print.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
+from typing import Any
 
-__all__ = ["SUMMARY_COLUMNS", "format_table"]
+__all__ = ["SUMMARY_COLUMNS", "format_table", "format_value", "text_table"]
 
 #: (summary key, column header, format) in printing order.
 SUMMARY_COLUMNS = (
@@ -24,23 +31,58 @@ SUMMARY_COLUMNS = (
 )
 
 
-def _cell(value, fmt: str) -> str:
+def format_value(value: Any, fmt: str = ".3f") -> str:
+    """*value* formatted with *fmt*; ``-`` for None and NaN, strings as they are."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
+    if isinstance(value, str):
+        return value
     return format(value, fmt)
 
 
-def format_table(rows, *, name_header: str = "system") -> str:
-    """Format ``[(name, summary dict), ...]`` as an aligned text table.
+def text_table(
+    header: Sequence[str], rows: Iterable[Sequence[str]], *, align: str | None = None, rules: Iterable[int] = ()
+) -> str:
+    """Align *header* and *rows* (cells already text) as a table.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column titles.
+    rows : iterable of sequences of str
+        One sequence per row, as long as *header*.
+    align : str, optional
+        One letter per column, ``l`` (pad on the right) or ``r`` (pad on the left); default
+        ``l`` for the first column and ``r`` for the others (names, then numbers).
+    rules : iterable of int
+        Draw a line of ``-`` the width of the table after these body rows (0 = after the
+        first body row).
+
+    Returns
+    -------
+    str
+        The lines joined by newlines, trailing blanks stripped.
+    """
+    body = [list(map(str, row)) for row in rows]
+    table = [list(header), *body]
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    align = align or "l" + "r" * (len(header) - 1)
+    lines = [
+        "  ".join(c.ljust(w) if a == "l" else c.rjust(w) for c, w, a in zip(r, widths, align)).rstrip() for r in table
+    ]
+    for offset, after in enumerate(sorted(rules)):
+        lines.insert(2 + after + offset, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def format_table(rows: Iterable[tuple[str, dict]], *, name_header: str = "system") -> str:
+    """Format ``[(name, summary dict), ...]`` as the aligned LID comparison table.
 
     LID columns are in bits, EER a fraction, Cllr in bits; ``-`` marks an undefined
     value (e.g. LID- when no trial has LID <= 0).
     """
     header = [name_header] + [title for _, title, _ in SUMMARY_COLUMNS]
-    body = [[str(name)] + [_cell(summary.get(key), fmt) for key, _, fmt in SUMMARY_COLUMNS] for name, summary in rows]
-    widths = [max(len(r[i]) for r in [header] + body) for i in range(len(header))]
-    lines = []
-    for r in [header] + body:
-        cells = [r[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(r[1:], widths[1:])]
-        lines.append("  ".join(cells).rstrip())
-    return "\n".join(lines)
+    body = [
+        [str(name)] + [format_value(summary.get(key), fmt) for key, _, fmt in SUMMARY_COLUMNS] for name, summary in rows
+    ]
+    return text_table(header, body)

@@ -20,6 +20,7 @@ Everything is cached under the output folder, so a rerun only redoes what is mis
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +29,7 @@ from lidframe.cli.table import format_table
 __all__ = ["run_voice_demo", "VOICE_DEMO_SYSTEMS", "SMALL_ECAPA"]
 
 #: name -> anonymise_data_dir keyword arguments (None: the plain speech).
-VOICE_DEMO_SYSTEMS = {
+VOICE_DEMO_SYSTEMS: dict[str, dict[str, Any] | None] = {
     "plain": None,
     "mcadams": {"method": "mcadams", "alpha_range": (0.5, 0.9), "per_utterance": True},
     "pitch": {"method": "pitch", "ratio_range": (0.75, 1.35), "per_utterance": True},

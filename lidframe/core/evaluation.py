@@ -7,21 +7,29 @@ Pipeline (DESIGN.md)::
 
 Impostor trials (speaker not enrolled) are left out of the calibration and of LID,
 counted in ``summary["n_impostor_trials"]`` (eval) and ``summary["n_dev_impostor_trials"]``.
+
+Options come as records: bootstrap intervals as a :class:`~lidframe.stats.bootstrap.Bootstrap`
+(``bootstrap=``, None for none) and the engine settings as an
+:class:`~lidframe.core.engine.Engine` (``engine=``).  ``binary_metrics="auto"`` computes the
+binary view unless the eval set is an embedding set of more than :data:`BINARY_PAIR_LIMIT` pairs.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from importlib.metadata import PackageNotFoundError, version
+import warnings
 from pathlib import Path
+from typing import Any, Literal
 
 import attrs
 import numpy as np
 
+from lidframe._version import __version__
+from lidframe.core.engine import Engine
 from lidframe.core.lid import LN2, lid_from_scores
 from lidframe.core.streaming import lid_from_embeddings
-from lidframe.core.znorm import check_ddof, row_znorm
+from lidframe.core.znorm import calibrator_input, check_ddof, uses_znorm
 from lidframe.data.embedset import EmbeddingSet, load_set
 from lidframe.data.fileio import json_clean
 from lidframe.data.scoreset import ScoreSet
@@ -30,16 +38,27 @@ from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
 from lidframe.registry import describe_component, resolve_calibrator, resolve_prior
-from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
+from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
 
-__all__ = ["evaluate", "evaluate_fitted", "fit_calibrator", "Result", "as_scoreset", "as_set"]
+__all__ = [
+    "evaluate",
+    "evaluate_fitted",
+    "fit_calibrator",
+    "Result",
+    "as_scoreset",
+    "as_set",
+    "BINARY_PAIR_LIMIT",
+    "BinaryMetricsSkipped",
+]
+
+#: ``binary_metrics="auto"`` skips the binary view of an eval *embedding* set with more
+#: (trial, enrolled speaker) pairs than this: their LLRs alone would take 8 bytes each
+#: (1 GiB here), and a score set of that size is already in memory.
+BINARY_PAIR_LIMIT = 1 << 27
 
 
-def _lidframe_version() -> str:
-    try:
-        return version("lidframe")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        return "0+unknown"
+class BinaryMetricsSkipped(UserWarning):
+    """Issued when ``binary_metrics="auto"`` skips the binary view of a large eval embedding set."""
 
 
 def as_set(obj, role: str):
@@ -62,14 +81,6 @@ def as_scoreset(obj, role: str) -> ScoreSet:
         except InputError as exc:
             raise InputError(f"{role}: {exc}") from None
     return obj
-
-
-def uses_znorm(calibrator) -> bool:
-    """Whether *calibrator* takes row z-scores (``input_scale`` is not ``"raw"``)."""
-    scale = getattr(calibrator, "input_scale", "znorm")
-    if scale not in ("znorm", "raw"):
-        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
-    return scale == "znorm"
 
 
 def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1):
@@ -98,10 +109,9 @@ def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1)
     if dev.n_impostor_trials == dev.n_trials:
         raise InputError("dev: no trial's speaker is enrolled, so there is no mated pair to calibrate on")
     closed = dev.closed_set() if dev.n_impostor_trials else dev
-    if uses_znorm(calibrator):
-        z = row_znorm(closed.scores, znorm_ddof, row_names=closed.trial_ids)
-    else:
-        z = np.array(closed.scores)
+    z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
+    if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
+        z = z.copy()
     try:
         if callable(getattr(calibrator, "fit_rows", None)):
             fitted = calibrator.fit_rows(z, closed.true_index)
@@ -186,18 +196,9 @@ def evaluate(
     prior="uniform",
     *,
     znorm_ddof: int = 1,
-    binary_metrics: bool = True,
-    tile_rows: int | None = None,
-    ci: bool = False,
-    n_boot: int = 1000,
-    ci_level: float = 0.95,
-    ci_unit: str = "speaker",
-    ci_method: str = "bca",
-    seed: int = 0,
-    device: str = "cpu",
-    precision: str = "auto",
-    kernel: str = "auto",
-    progress: bool = False,
+    binary_metrics: bool | Literal["auto"] = "auto",
+    bootstrap: Bootstrap | None = None,
+    engine: Engine | None = None,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
@@ -208,8 +209,8 @@ def evaluate(
         cosine attacker (:class:`~lidframe.data.embedset.EmbeddingSet`).  Dev and eval may have
         different enrolled speakers and sizes.  A dev embedding set is scored in full
         (it must fit in memory); an eval embedding set is evaluated by the streaming
-        engine (:mod:`lidframe.core.streaming`) unless ``binary_metrics`` asks for every
-        pair's LLR, in which case its cosine matrix is materialised.
+        engine (:mod:`lidframe.core.streaming`) unless the binary metrics are computed,
+        in which case its cosine matrix is materialised (they need every pair's LLR).
     calibrator : str or calibrator, default "logistic"
         Registry name, ``"package.module:Class"`` or an instance (cloned and fitted on dev).
     prior : str or prior, default "uniform"
@@ -217,25 +218,27 @@ def evaluate(
         the eval enrolled speakers.
     znorm_ddof : {0, 1}, default 1
         Row z-norm degrees of freedom (1 = reference code, 0 = the paper's example).
-    binary_metrics : bool, default True
+    binary_metrics : {"auto", True, False}, default "auto"
         Also compute the binary view over all closed-set eval pairs (``eer``,
         ``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
-        ``zebra_tag``, ``dsys``; :mod:`lidframe.metrics.binary_view`).  This holds every pair's LLR at
-        once (T x N float64) and sorts it; with False the memory added beyond the inputs
-        stays a few tiles and these are NaN.
-    tile_rows : int, optional
-        Trials per tile of the LID engine (default: about 16 MiB per tile).
-    ci : bool, default False
-        Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`) as
-        ``summary["ci"]``: metric -> ``[low, high]`` for ALID, PDR, LID+, LID-, LID q99,
-        LIDmax and, with ``binary_metrics``, EER and Cllr.
-    n_boot, ci_level, ci_unit, ci_method, seed
-        Bootstrap resamples, confidence level, resampling unit (``"speaker"`` cluster
-        bootstrap or ``"trial"``), ``"bca"`` or ``"percentile"``, and the seed.
-    device, precision, kernel, progress
-        Streaming engine settings for an eval embedding set (see
-        :func:`lidframe.core.streaming.lid_from_embeddings`); ``precision="auto"`` is float64
-        on the CPU and bfloat16 on CUDA.  Recorded in ``summary["engine"]``.
+        ``zebra_tag``, ``dsys``; :mod:`lidframe.metrics.binary_view`).  This holds every
+        pair's LLR at once (T x N float64) and sorts it; without it the memory added
+        beyond the inputs stays a few tiles and these are NaN.  ``"auto"`` computes them
+        unless *eval* is an embedding set with more than :data:`BINARY_PAIR_LIMIT`
+        (2**27) pairs, in which case it warns (:class:`BinaryMetricsSkipped`) and
+        streams.  ``summary["binary_metrics"]`` says ``"computed"`` or ``"skipped: <why>"``.
+    bootstrap : Bootstrap, optional
+        Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`)
+        with these settings as ``summary["ci"]`` (metric -> ``[low, high]`` for ALID,
+        PDR, LID+, LID-, LID q99, LIDmax and, with the binary metrics, EER and Cllr) and
+        ``summary["ci_settings"]`` (the record as a dict).  None (default): no intervals;
+        ``Bootstrap()`` for the default settings.
+    engine : Engine, optional
+        Engine settings (default ``Engine()``): ``tile_rows`` for every engine; device,
+        precision, kernel and progress for the streaming engine of an eval embedding set
+        (:func:`lidframe.core.streaming.lid_from_embeddings`; device ``"auto"`` is CUDA
+        when available, precision ``"auto"`` float64 on the CPU and bfloat16 on CUDA).
+        What ran is recorded in ``summary["engine"]`` for an eval embedding set.
 
     Returns
     -------
@@ -259,18 +262,30 @@ def evaluate(
         dev=dev,
         znorm_ddof=znorm_ddof,
         binary_metrics=binary_metrics,
-        tile_rows=tile_rows,
-        ci=ci,
-        n_boot=n_boot,
-        ci_level=ci_level,
-        ci_unit=ci_unit,
-        ci_method=ci_method,
-        seed=seed,
-        device=device,
-        precision=precision,
-        kernel=kernel,
-        progress=progress,
+        bootstrap=bootstrap,
+        engine=engine,
     )
+
+
+def _binary_metrics_decision(eval_set, binary_metrics) -> str:
+    """``"computed"`` or ``"skipped: <why>"`` for *binary_metrics* ("auto", True or False) on *eval_set*."""
+    if isinstance(binary_metrics, (bool, np.bool_)):
+        return "computed" if binary_metrics else "skipped: binary_metrics=False"
+    if binary_metrics != "auto":
+        raise InputError(f"binary_metrics must be 'auto', True or False, got {binary_metrics!r}")
+    n_pairs = eval_set.n_trials * eval_set.n_enrolled
+    if isinstance(eval_set, EmbeddingSet) and n_pairs > BINARY_PAIR_LIMIT:
+        return (
+            f"skipped: the eval embedding set has {n_pairs:,} pairs (more than {BINARY_PAIR_LIMIT:,}), "
+            "whose LLRs would all be held in memory; LID was streamed from the embeddings"
+        )
+    return "computed"
+
+
+def _check_option(value, cls, name: str):
+    if value is not None and not isinstance(value, cls):
+        raise InputError(f"{name} must be None or a record of type {cls.__name__}, got {type(value).__name__}")
+    return value
 
 
 def evaluate_fitted(
@@ -280,30 +295,40 @@ def evaluate_fitted(
     *,
     dev: ScoreSet | None = None,
     znorm_ddof: int = 1,
-    binary_metrics: bool = True,
-    tile_rows: int | None = None,
-    ci: bool = False,
-    n_boot: int = 1000,
-    ci_level: float = 0.95,
-    ci_unit: str = "speaker",
-    ci_method: str = "bca",
-    seed: int = 0,
-    device: str = "cpu",
-    precision: str = "auto",
-    kernel: str = "auto",
-    progress: bool = False,
+    binary_metrics: bool | Literal["auto"] = "auto",
+    bootstrap: Bootstrap | None = None,
+    engine: Engine | None = None,
 ) -> Result:
     """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
 
-    Parameters are those of :func:`evaluate`; *fitted* is a fitted calibrator (used as is,
-    not copied), *dev* (optional) only fills the dev sizes of the summary.
+    Parameters
+    ----------
+    eval : ScoreSet, EmbeddingSet or path
+        As for :func:`evaluate`.
+    fitted : calibrator
+        A fitted calibrator, used as is (not copied).
+    prior : str or prior, default "uniform"
+    dev : ScoreSet, optional
+        Only fills the dev sizes of the summary.
+    znorm_ddof, binary_metrics, bootstrap, engine
+        As for :func:`evaluate`.
+
+    Returns
+    -------
+    Result
     """
     eval_set = as_set(eval, "eval")
-    engine = None
-    if isinstance(eval_set, EmbeddingSet) and binary_metrics:
+    bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
+    settings: Engine = _check_option(engine, Engine, "engine") or Engine()
+    binary_status = _binary_metrics_decision(eval_set, binary_metrics)
+    binary = binary_status == "computed"
+    if binary_metrics == "auto" and not binary:
+        warnings.warn(f"binary metrics (EER, Cllr, ...) {binary_status}", BinaryMetricsSkipped, stacklevel=2)
+    engine_used = None
+    if isinstance(eval_set, EmbeddingSet) and binary:
         # every pair's LLR is needed anyway: score the set in full (float64 reference path)
         eval_set = as_scoreset(eval_set, "eval")
-        engine = {"kernel": "dense", "device": "cpu", "precision": "float64"}
+        engine_used = {"kernel": "dense", "device": "cpu", "precision": "float64"}
     znorm_ddof = check_ddof(znorm_ddof)
     prior = resolve_prior(prior)
     log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
@@ -313,7 +338,7 @@ def evaluate_fitted(
         raise InputError("eval: no trial's speaker is enrolled, so no trial has a LID (all are impostor trials)")
     closed = eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
     n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
-    pair_llr = None
+    pair_llr: tuple[np.ndarray, np.ndarray] | None = None
     if isinstance(closed, EmbeddingSet):
         streamed = lid_from_embeddings(
             closed.trial_vectors,
@@ -322,26 +347,21 @@ def evaluate_fitted(
             fitted,
             log_prior,
             znorm_ddof=znorm_ddof,
-            device=device,
-            precision=precision,
-            kernel=kernel,
-            tile_rows=tile_rows,
-            progress=progress,
+            engine=settings,
             row_names=closed.trial_ids,
         )
         lid_closed, ranks = streamed.lid_bits, streamed.true_rank
-        engine = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
+        engine_used = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
     else:
-        if binary_metrics:
+        if binary:
             pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1)))
         lid_closed = lid_from_scores(
             closed.scores,
             closed.true_index,
-            fitted.llr,
+            fitted,
             log_prior,
-            ddof=znorm_ddof,
-            znorm=uses_znorm(fitted),
-            tile_rows=tile_rows,
+            znorm_ddof=znorm_ddof,
+            tile_rows=settings.tile_rows,
             row_names=closed.trial_ids,
             pair_llr_out=pair_llr,
         )
@@ -353,7 +373,7 @@ def evaluate_fitted(
     # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain
     posterior_true[closed_rows] = np.minimum(np.exp(lid_closed * LN2 + log_prior[closed.true_index]), 1.0)
 
-    summary = {
+    summary: dict[str, Any] = {
         "n_trials": int(n_trials),
         "n_enrolled": int(n_enrolled),
         "n_impostor_trials": int(eval_set.n_impostor_trials),
@@ -363,30 +383,16 @@ def evaluate_fitted(
     summary["cllr_mc"] = cllr_multiclass(posterior_true[closed_rows])
     summary["rank1_rate"] = rank1_rate(ranks)
     summary["rank_disclosure_bits"] = rank_disclosure(ranks, n_enrolled)[1]
-    if ci:
-        pairs = PairLLRs(pair_llr[0], pair_llr[1].reshape(n_trials, n_enrolled - 1)) if binary_metrics else None
-        intervals = bootstrap_ci(
-            lid_closed,
-            speakers=closed.trial_speakers,
-            unit=ci_unit,
-            n_boot=n_boot,
-            level=ci_level,
-            method=ci_method,
-            seed=seed,
-            pairs=pairs,
-        )
+    if bootstrap is not None:
+        pairs = None if pair_llr is None else PairLLRs(pair_llr[0], pair_llr[1].reshape(n_trials, n_enrolled - 1))
+        intervals = bootstrap_ci(lid_closed, bootstrap, speakers=closed.trial_speakers, pairs=pairs)
         summary["ci"] = {k: [v.low, v.high] for k, v in intervals.items()}
-        summary["ci_settings"] = {
-            "level": ci_level,
-            "unit": ci_unit,
-            "method": ci_method,
-            "n_boot": n_boot,
-            "seed": seed,
-        }
-    if binary_metrics:
+        summary["ci_settings"] = bootstrap.to_dict()
+    if pair_llr is not None:
         summary.update(binary_summary(*pair_llr, overwrite=True))
     else:
         summary.update({k: (None if k == "zebra_tag" else float("nan")) for k in BINARY_KEYS})
+    summary["binary_metrics"] = binary_status
     summary.update(
         calibrator=describe_component(fitted),
         prior=describe_component(prior),
@@ -394,10 +400,10 @@ def evaluate_fitted(
         n_dev_trials=None if dev is None else int(dev.n_trials - dev.n_impostor_trials),
         n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
         n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
-        lidframe_version=_lidframe_version(),
+        lidframe_version=__version__,
     )
-    if engine is not None:
-        summary["engine"] = engine
+    if engine_used is not None:
+        summary["engine"] = engine_used
     return Result(
         lid=lid,
         posterior_true=posterior_true,

@@ -21,7 +21,8 @@ import math
 
 import numpy as np
 
-from lidframe.core.znorm import row_znorm
+from lidframe.core.znorm import calibrated_llr, check_ddof
+from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 
 __all__ = ["log_posterior", "lid_from_llr", "lid_from_scores", "default_tile_rows", "LN2"]
@@ -50,15 +51,6 @@ def _check_log_prior(log_prior, n_enrolled: int) -> np.ndarray:
     return log_prior
 
 
-def _check_true_index(true_index, n_trials: int, n_enrolled: int) -> np.ndarray:
-    true_index = np.asarray(true_index)
-    if true_index.shape != (n_trials,) or true_index.dtype.kind not in "iu":
-        raise InputError(f"true_index must be an integer array of shape ({n_trials},), got {true_index.shape}")
-    if (true_index >= n_enrolled).any():
-        raise InputError(f"true_index must be < N = {n_enrolled} (or -1 for impostor trials)")
-    return true_index
-
-
 def _uniform_log_n(log_prior: np.ndarray):
     """log N when *log_prior* is uniform (exactly), else None."""
     return math.log(log_prior.shape[0]) if np.all(log_prior == log_prior[0]) else None
@@ -67,7 +59,7 @@ def _uniform_log_n(log_prior: np.ndarray):
 def _prepare(log_prior, true_index, tile_rows, n_trials: int, n_enrolled: int):
     """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
     log_prior = _check_log_prior(log_prior, n_enrolled)
-    true_index = _check_true_index(true_index, n_trials, n_enrolled)
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=True)
     return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), _uniform_log_n(log_prior)
 
 
@@ -96,9 +88,9 @@ def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_lo
     return lid_bits
 
 
-def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_pos: int):
+def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_mated_pos: int):
     """Copy a tile's mated and non-mated LLRs into the caller's buffers; return new offsets."""
-    mated, non = pair_llr_out
+    mated, non_mated = pair_llr_out
     closed = cols >= 0
     if not closed.all():
         llr, cols = llr[closed], cols[closed]
@@ -106,9 +98,9 @@ def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_pos: int):
     mated[mated_pos : mated_pos + cols.size] = llr[rows, cols]
     keep = np.ones(llr.shape, dtype=bool)
     keep[rows, cols] = False
-    n_non = keep.size - cols.size
-    np.compress(keep.ravel(), llr.ravel(), out=non[non_pos : non_pos + n_non])
-    return mated_pos + cols.size, non_pos + n_non
+    n_non_mated = keep.size - cols.size
+    np.compress(keep.ravel(), llr.ravel(), out=non_mated[non_mated_pos : non_mated_pos + n_non_mated])
+    return mated_pos + cols.size, non_mated_pos + n_non_mated
 
 
 def lid_from_llr(llr, log_prior, true_index, *, tile_rows: int | None = None) -> np.ndarray:
@@ -163,11 +155,10 @@ def log_posterior(llr, log_prior) -> np.ndarray:
 def lid_from_scores(
     scores,
     true_index,
-    llr_map,
+    calibrator,
     log_prior,
     *,
-    ddof: int = 1,
-    znorm: bool = True,
+    znorm_ddof: int = 1,
     tile_rows: int | None = None,
     row_names=None,
     pair_llr_out=None,
@@ -180,16 +171,14 @@ def lid_from_scores(
         Raw attacker similarities.
     true_index : array_like of int, shape (T,)
         Column of each trial's true speaker; -1 marks an impostor trial (LID NaN).
-    llr_map : callable
-        Elementwise map from z-scores (any shape) to natural-log LLRs, non-decreasing;
-        usually a fitted calibrator's ``llr`` method.
+    calibrator : fitted calibrator or callable
+        A fitted calibrator (its ``llr`` is applied; ``input_scale == "raw"`` skips the
+        row z-norm) or an elementwise, non-decreasing map from z-scores (any shape) to
+        natural-log LLRs; applied by :func:`lidframe.core.znorm.calibrated_llr`.
     log_prior : array_like, shape (N,)
         Natural-log prior probabilities of the enrolled speakers.
-    ddof : {0, 1}
+    znorm_ddof : {0, 1}
         Delta degrees of freedom of the row z-norm.
-    znorm : bool
-        Row-z-normalise before *llr_map* (default); False passes raw scores (for
-        calibrators whose ``input_scale`` is ``"raw"``).
     tile_rows : int, optional
         Trials per tile (default: about 16 MiB per tile).
     row_names : array_like of str, shape (T,), optional
@@ -205,19 +194,21 @@ def lid_from_scores(
         NaN for impostor trials.
     """
     scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2:
+        raise InputError(f"scores must be a (T, N) array, got shape {scores.shape}")
+    znorm_ddof = check_ddof(znorm_ddof)
     n_trials, n_enrolled = scores.shape
     log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
     out = np.empty(n_trials, dtype=np.float64)
-    mated_pos = non_pos = 0
+    mated_pos = non_mated_pos = 0
     for start in range(0, n_trials, tile_rows):
         stop = min(start + tile_rows, n_trials)
         names = None if row_names is None else row_names[start:stop]
-        z = row_znorm(scores[start:stop], ddof, row_names=names) if znorm else scores[start:stop]
-        llr = np.asarray(llr_map(z), dtype=np.float64)
-        if llr.shape != z.shape:
-            raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {z.shape}")
+        llr = calibrated_llr(scores[start:stop], calibrator, znorm_ddof=znorm_ddof, row_names=names)
+        if np.may_share_memory(llr, scores):  # an identity map on raw scores: _tile_lid overwrites its tile
+            llr = llr.copy()
         cols = true_index[start:stop]
         if pair_llr_out is not None:
-            mated_pos, non_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_pos)
+            mated_pos, non_mated_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_mated_pos)
         out[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start)
     return out

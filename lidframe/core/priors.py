@@ -18,8 +18,9 @@ Built-ins
 from __future__ import annotations
 
 import math
+import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -106,13 +107,20 @@ class WatchList(Prior):
             raise InputError(f"watch-list id {dup!r} appears more than once")
 
     @classmethod
-    def from_params(cls, *, ids=None, file=None, weight: float = 10.0) -> WatchList:
+    def from_params(
+        cls,
+        *,
+        ids: str | Sequence[str] | None = None,
+        file: str | os.PathLike | None = None,
+        weight: float = 10.0,
+    ) -> WatchList:
         """Build from spec parameters: ``watchlist?file=ids.txt&weight=5`` or ``?ids=a,b``.
 
         Parameters
         ----------
-        ids : str, optional
-            Comma-separated speaker ids.
+        ids : str or sequence of str, optional
+            Comma-separated speaker ids, or a sequence of them; kept as text (``007``
+            stays ``"007"``).
         file : path, optional
             One id per line (see :func:`read_id_list`).
         weight : float
@@ -180,7 +188,7 @@ class Explicit(Prior):
                 raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
 
     @classmethod
-    def from_params(cls, *, file) -> Explicit:
+    def from_params(cls, *, file: str | os.PathLike) -> Explicit:
         """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``)."""
         return cls(read_prior_table(file))
 

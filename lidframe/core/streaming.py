@@ -33,15 +33,15 @@ import attrs
 import numpy as np
 
 from lidframe.calibrators.maps import AffineMap, llr_map_of
+from lidframe.core.engine import Engine, _torch_available, resolve_device, resolve_precision
 from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
-from lidframe.core.znorm import check_ddof
+from lidframe.core.znorm import check_ddof, uses_znorm
+from lidframe.data.scoreset import check_true_index
+from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
 
-__all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings", "resolve_precision", "KERNELS", "PRECISIONS"]
+__all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings"]
 
-KERNELS = ("auto", "numpy", "torch", "triton")
-PRECISIONS = ("float64", "float32", "bfloat16")
-_PRECISION_ALIASES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "double": "float64", "float": "float32"}
 _LOG2E = 1.0 / LN2
 # a row whose cosine scores have a standard deviation below this is constant to
 # float64 resolution (cosines are bounded by 1 in magnitude)
@@ -74,31 +74,6 @@ class StreamingLID:
     precision: str
 
 
-def resolve_precision(precision: str, device: str = "cpu") -> str:
-    """Canonical precision name (``float64``, ``float32`` or ``bfloat16``; fp64/fp32/bf16 accepted).
-
-    ``"auto"`` is float64 on the CPU and bfloat16 on CUDA (*device* already resolved).
-    """
-    if precision == "auto":
-        return "bfloat16" if str(device).startswith("cuda") else "float64"
-    name = _PRECISION_ALIASES.get(str(precision).lower(), str(precision).lower())
-    if name not in PRECISIONS:
-        raise InputError(
-            f"precision must be one of float64, float32, bfloat16 (or fp64, fp32, bf16), got {precision!r}"
-        )
-    return name
-
-
-def _unit_rows(matrix, what: str):
-    """Rows of *matrix* scaled to unit L2 norm; zero rows are an error naming them."""
-    norms = (matrix * matrix).sum(axis=1) ** 0.5
-    zero = norms == 0
-    if bool(zero.any()):
-        rows = np.flatnonzero(_to_numpy(zero))
-        raise InputError(f"cosine scoring needs non-zero vectors; zero {what} rows: {preview(rows)}")
-    return matrix / norms[:, None]
-
-
 def _to_numpy(values):
     return values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
 
@@ -120,7 +95,7 @@ def _prepare(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
     return keys, 1.0 / std
 
 
-def cosine_row_stats(trial_emb, enrol_emb, *, ddof: int = 1):
+def cosine_row_stats(trial_emb, enrol_emb, *, znorm_ddof: int = 1):
     """Row mean and standard deviation of the cosine scores, in closed form.
 
     Parameters
@@ -128,17 +103,17 @@ def cosine_row_stats(trial_emb, enrol_emb, *, ddof: int = 1):
     trial_emb : array_like, shape (T, d)
     enrol_emb : array_like, shape (N, d)
         Enrolled speaker profiles (any norm; scores use unit vectors).
-    ddof : {0, 1}
+    znorm_ddof : {0, 1}
 
     Returns
     -------
     mean, std : ndarray, shape (T,), float64
-        Equal to ``scores.mean(1)`` and ``scores.std(1, ddof=ddof)`` of the materialised
+        Equal to ``scores.mean(1)`` and ``scores.std(1, ddof=znorm_ddof)`` of the materialised
         cosine matrix, without forming it (cost O(T d^2 + N d^2)).
     """
-    ddof = check_ddof(ddof)
+    znorm_ddof = check_ddof(znorm_ddof)
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
-    _keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, True, None)
+    _keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, True, None)
     return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
 
 
@@ -155,39 +130,7 @@ def _check_embeddings(trial_emb, enrol_emb):
         bad = ~np.isfinite(values).all(axis=1)
         if bad.any():
             raise InputError(f"{what} embeddings hold NaN or inf in rows {preview(np.flatnonzero(bad))}")
-    return _unit_rows(trial_emb, "trial"), _unit_rows(enrol_emb, "enrolled")
-
-
-def _check_true_index(true_index, n_trials: int, n_enrolled: int) -> np.ndarray:
-    true_index = np.asarray(true_index)
-    if true_index.shape != (n_trials,) or true_index.dtype.kind not in "iu":
-        raise InputError(f"true_index must be an integer array of shape ({n_trials},), got {true_index.shape}")
-    bad = (true_index < 0) | (true_index >= n_enrolled)
-    if bad.any():
-        raise InputError(
-            f"true_index must be in [0, {n_enrolled}) (drop impostor trials first); bad rows {preview(np.flatnonzero(bad))}"
-        )
-    return true_index.astype(np.int64)
-
-
-def _torch_available() -> bool:
-    try:
-        import torch  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-def _resolve_device(device: str) -> str:
-    if device == "auto":
-        if _torch_available():
-            import torch
-
-            return "cuda" if torch.cuda.is_available() else "cpu"
-        return "cpu"
-    if device != "cpu" and not _torch_available():
-        raise InputError(f"device {device!r} needs PyTorch (pip install torch); only 'cpu' works without it")
-    return str(device)
+    return unit_rows(trial_emb, what="trial"), unit_rows(enrol_emb, what="enrolled")
 
 
 def _triton_usable(device: str) -> bool:
@@ -199,8 +142,6 @@ def _triton_usable(device: str) -> bool:
 
 
 def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
-    if kernel not in KERNELS:
-        raise InputError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
     on_cpu = device == "cpu"
     if kernel == "auto":
         if on_cpu:
@@ -388,11 +329,7 @@ def lid_from_embeddings(
     log_prior,
     *,
     znorm_ddof: int = 1,
-    device: str = "cpu",
-    precision: str = "float64",
-    kernel: str = "auto",
-    tile_rows: int | None = None,
-    progress: bool = False,
+    engine: Engine | None = None,
     row_names=None,
     triton_blocks: dict | None = None,
 ) -> StreamingLID:
@@ -412,19 +349,17 @@ def lid_from_embeddings(
     log_prior : array_like, shape (N,)
         Natural-log prior over the enrolled speakers (logsumexp = 0).
     znorm_ddof : {0, 1}
-    device : str, default "cpu"
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA when available).
-    precision : {"float64", "float32", "bfloat16", "auto"}
-        Precision of the products (auto: float64 on the CPU, bfloat16 on CUDA); bfloat16 accumulates in float32.  The map and the
-        logsumexp run in float64 for float64, else float32.
-    kernel : {"auto", "numpy", "torch", "triton"}
-        ``auto``: triton on CUDA for affine maps below float64, torch on CUDA otherwise,
-        numpy on the CPU (torch for bfloat16).
-    tile_rows : int, optional
-        Trials per tile for the numpy and torch paths (default: ~16 MiB tiles on the CPU,
-        ~4 GiB on CUDA).
-    progress : bool
-        Show a progress bar over tiles (tqdm).
+        Delta degrees of freedom of the (closed-form) row z-norm.
+    engine : Engine, optional
+        Where and how to run (default ``Engine()``: device ``"auto"``, precision ``"auto"``).
+        ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA when
+        available).  ``precision``: of the products (auto: float64 on the CPU, bfloat16
+        on CUDA); bfloat16 accumulates in float32, and the map and the logsumexp run in
+        float64 for float64, else float32.  ``kernel``: ``auto`` is triton on CUDA for
+        affine maps below float64, torch on CUDA otherwise, numpy on the CPU (torch for
+        bfloat16).  ``tile_rows``: trials per tile for the numpy and torch paths
+        (default: ~16 MiB tiles on the CPU, ~4 GiB on CUDA).  ``progress``: a progress
+        bar over tiles (tqdm).
     row_names : array_like of str, shape (T,), optional
         Trial ids for error messages.
     triton_blocks : dict, optional
@@ -435,20 +370,17 @@ def lid_from_embeddings(
     StreamingLID
     """
     znorm_ddof = check_ddof(znorm_ddof)
-    device = _resolve_device(device)
-    precision = resolve_precision(precision, device)
+    engine = Engine() if engine is None else engine
+    tile_rows, progress = engine.tile_rows, engine.progress
+    device = resolve_device(engine.device)
+    precision = resolve_precision(engine.precision, device)
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
     n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
-    true_index = _check_true_index(true_index, n_trials, n_enrolled)
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
     log_prior = _check_log_prior(log_prior, n_enrolled)
-    scale = getattr(calibrator, "input_scale", "znorm")
-    if scale not in ("znorm", "raw"):
-        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
-    znorm = scale == "znorm"
+    znorm = uses_znorm(calibrator)
     llr_map = calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
-    kernel = _choose_kernel(kernel, device, precision, llr_map)
-    if tile_rows is not None and (not isinstance(tile_rows, int) or tile_rows < 1):
-        raise InputError(f"tile_rows must be a positive integer, got {tile_rows!r}")
+    kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
     if kernel == "numpy":
         lid, rank = _numpy_path(*common, tile_rows, progress, row_names)

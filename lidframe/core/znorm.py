@@ -1,13 +1,19 @@
-"""Row-wise z-normalisation of a trial's scores against all N enrolled speakers.
+"""Row-wise z-normalisation of a trial's scores, and z-norm-then-calibrate.
 
-For trial row *i* with scores s_i1 .. s_iN::
+For trial row *i* with scores s_i1 .. s_iN against the N enrolled speakers::
 
-    z_ij = (s_ij - mean_i) / std_i,   std_i = sqrt(sum_j (s_ij - mean_i)^2 / (N - ddof))
+    z_ij = (s_ij - mean_i) / std_i,   std_i = sqrt(sum_j (s_ij - mean_i)^2 / (N - znorm_ddof))
 
-``ddof=1`` (sample standard deviation) is the published reference code's choice and
-lidframe's default; ``ddof=0`` (population) reproduces the paper's worked example.  The
-z-norm makes LID invariant to any per-row affine map with positive scale, and is
-undefined for a row whose N scores are all equal: such rows raise an error naming them.
+``znorm_ddof=1`` (sample standard deviation) is the published reference code's choice
+and lidframe's default; ``znorm_ddof=0`` (population) reproduces the paper's worked
+example.  The z-norm makes LID invariant to any per-row affine map with positive scale,
+and is undefined for a row whose N scores are all equal: such rows raise an error naming
+them.
+
+A calibrator reads z-scores unless its ``input_scale`` is ``"raw"``
+(:func:`uses_znorm`).  :func:`calibrator_input` (what a calibrator is fitted on) and
+:func:`calibrated_llr` (its LLRs of raw scores) are the one place that rule is applied;
+every engine and analysis calls them.
 """
 
 from __future__ import annotations
@@ -16,28 +22,28 @@ import numpy as np
 
 from lidframe.errors import InputError, preview
 
-__all__ = ["row_znorm", "check_ddof"]
+__all__ = ["row_znorm", "check_ddof", "uses_znorm", "calibrator_input", "calibrated_llr"]
 
 # A row whose standard deviation is below this many ulps of its largest magnitude is
 # constant to float64 resolution: dividing by its std would amplify rounding noise.
 _ZERO_STD_ULPS = 16.0
 
 
-def check_ddof(ddof) -> int:
-    """Return *ddof* as int if it is 0 or 1, else raise :class:`InputError`."""
-    if isinstance(ddof, bool) or ddof not in (0, 1):
-        raise InputError(f"znorm ddof must be 0 (population std) or 1 (sample std), got {ddof!r}")
-    return int(ddof)
+def check_ddof(znorm_ddof) -> int:
+    """Return *znorm_ddof* as int if it is 0 or 1, else raise :class:`InputError`."""
+    if isinstance(znorm_ddof, bool) or znorm_ddof not in (0, 1):
+        raise InputError(f"znorm_ddof must be 0 (population std) or 1 (sample std), got {znorm_ddof!r}")
+    return int(znorm_ddof)
 
 
-def row_znorm(scores, ddof: int = 1, *, row_names=None) -> np.ndarray:
+def row_znorm(scores, znorm_ddof: int = 1, *, row_names=None) -> np.ndarray:
     """Z-normalise each row of *scores* over its columns.
 
     Parameters
     ----------
     scores : array_like, shape (T, N)
         Raw similarities; N >= 2.
-    ddof : {0, 1}
+    znorm_ddof : {0, 1}
         Delta degrees of freedom of the row standard deviation.
     row_names : array_like of str, shape (T,), optional
         Names used in the error message for constant rows (e.g. trial ids).
@@ -45,20 +51,20 @@ def row_znorm(scores, ddof: int = 1, *, row_names=None) -> np.ndarray:
     Returns
     -------
     z : ndarray, shape (T, N), float64
-        A new array; each row has mean 0 and ``std(ddof=ddof)`` 1.
+        A new array; each row has mean 0 and ``std(ddof=znorm_ddof)`` 1.
 
     Raises
     ------
     InputError
         If a row's scores are all equal (to float64 resolution): its z-norm is undefined.
     """
-    ddof = check_ddof(ddof)
+    znorm_ddof = check_ddof(znorm_ddof)
     z = np.array(scores, dtype=np.float64, copy=True)
     if z.ndim != 2 or z.shape[1] < 2:
         raise InputError(f"row_znorm needs a (T, N) array with N >= 2, got shape {z.shape}")
     scale = np.maximum(z.max(axis=1), -z.min(axis=1))  # max |s| per row, no temporary
     z -= z.mean(axis=1, keepdims=True)
-    std = np.sqrt(np.einsum("ij,ij->i", z, z) / (z.shape[1] - ddof))
+    std = np.sqrt(np.einsum("ij,ij->i", z, z) / (z.shape[1] - znorm_ddof))
     constant = std <= _ZERO_STD_ULPS * np.finfo(np.float64).eps * scale
     if constant.any():
         rows = np.flatnonzero(constant)
@@ -67,3 +73,82 @@ def row_znorm(scores, ddof: int = 1, *, row_names=None) -> np.ndarray:
         raise InputError(f"z-norm is undefined for {rows.size} {label} whose scores are all equal: {preview(names)}")
     z /= std[:, None]
     return z
+
+
+def uses_znorm(calibrator) -> bool:
+    """Whether *calibrator* reads row z-scores (its ``input_scale`` is ``"znorm"``, the default).
+
+    Parameters
+    ----------
+    calibrator : calibrator, map or callable
+        Anything with an optional ``input_scale`` attribute, ``"znorm"`` or ``"raw"``.
+
+    Raises
+    ------
+    InputError
+        If ``input_scale`` is neither.
+    """
+    scale = getattr(calibrator, "input_scale", "znorm")
+    if scale not in ("znorm", "raw"):
+        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
+    return scale == "znorm"
+
+
+def calibrator_input(scores, calibrator, *, znorm_ddof: int = 1, row_names=None) -> np.ndarray:
+    """The scores as *calibrator* reads them: row z-scores, or the raw scores for ``input_scale="raw"``.
+
+    Parameters
+    ----------
+    scores : array_like, shape (T, N)
+        Raw attacker similarities.
+    calibrator : calibrator or callable
+        Its ``input_scale`` decides (:func:`uses_znorm`).
+    znorm_ddof : {0, 1}
+        Delta degrees of freedom of the row z-norm.
+    row_names : array_like of str, shape (T,), optional
+        Trial ids, to name constant rows in errors.
+
+    Returns
+    -------
+    ndarray, shape (T, N), float64
+        A new array of z-scores, or *scores* as float64 (not copied when already so).
+    """
+    if uses_znorm(calibrator):
+        return row_znorm(scores, znorm_ddof, row_names=row_names)
+    check_ddof(znorm_ddof)
+    return np.asarray(scores, dtype=np.float64)
+
+
+def calibrated_llr(scores, calibrator, *, znorm_ddof: int = 1, row_names=None) -> np.ndarray:
+    """Natural-log LLRs of raw scores: :func:`calibrator_input`, then the calibrator's map.
+
+    Parameters
+    ----------
+    scores : array_like, shape (T, N)
+        Raw attacker similarities.
+    calibrator : fitted calibrator or callable
+        A fitted calibrator (its ``llr`` method is applied) or an elementwise,
+        non-decreasing map from z-scores to LLRs (e.g. a record of
+        :mod:`lidframe.calibrators.maps`, or a function).
+    znorm_ddof : {0, 1}
+        Delta degrees of freedom of the row z-norm.
+    row_names : array_like of str, shape (T,), optional
+        Trial ids, to name constant rows in errors.
+
+    Returns
+    -------
+    ndarray, shape (T, N), float64
+        LLRs in nats.
+
+    Raises
+    ------
+    InputError
+        A constant row (z-norm undefined), a bad ``input_scale``, or a map that
+        returns another shape.
+    """
+    z = calibrator_input(scores, calibrator, znorm_ddof=znorm_ddof, row_names=row_names)
+    llr_of = getattr(calibrator, "llr", None)
+    llr = np.asarray(llr_of(z) if callable(llr_of) else calibrator(z), dtype=np.float64)
+    if llr.shape != z.shape:
+        raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {z.shape}")
+    return llr

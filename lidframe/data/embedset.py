@@ -20,6 +20,7 @@ import numpy as np
 
 from lidframe.data.fileio import atomic_path
 from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, check_ids
+from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
 
 __all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
@@ -62,7 +63,7 @@ class EmbeddingSet(TrialBookkeeping):
     enrol_vectors: np.ndarray = attrs.field(converter=_as_vectors)
     enrolled: np.ndarray = attrs.field(converter=_as_ids)
     trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
-    trial_ids: np.ndarray | None = attrs.field(default=None, converter=_as_ids)
+    trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self):
@@ -80,9 +81,7 @@ class EmbeddingSet(TrialBookkeeping):
             bad = ~np.isfinite(vectors).all(axis=1)
             if bad.any():
                 raise InputError(f"{what} vectors hold NaN or inf: {preview(names[bad])}")
-            zero = ~vectors.any(axis=1)
-            if zero.any():
-                raise InputError(f"cosine scoring needs non-zero vectors; zero {what} vectors: {preview(names[zero])}")
+            check_nonzero_rows(vectors, what=f"{what} vectors", ids=names)
 
     @property
     def n_trials(self) -> int:
@@ -118,10 +117,8 @@ class EmbeddingSet(TrialBookkeeping):
                 f"materialising {self.n_trials} x {self.n_enrolled} = {size:,} scores exceeds {max_values:,}; "
                 "use the streaming engine (binary_metrics=False) or a smaller set"
             )
-        trial = self.trial_vectors.astype(np.float64)
-        enrol = self.enrol_vectors.astype(np.float64)
-        trial = trial / np.linalg.norm(trial, axis=1, keepdims=True)
-        enrol = enrol / np.linalg.norm(enrol, axis=1, keepdims=True)
+        trial = unit_rows(self.trial_vectors.astype(np.float64), what="trial vectors", ids=self.trial_ids)
+        enrol = unit_rows(self.enrol_vectors.astype(np.float64), what="enrolled speaker vectors", ids=self.enrolled)
         return ScoreSet(trial @ enrol.T, self.enrolled, self.trial_speakers, self.trial_ids)
 
     @classmethod

@@ -1,18 +1,22 @@
-"""Atomic file output: write to a temporary file beside the target, then rename.
+"""Atomic file output, JSON writing and file digests.
 
-A reader never sees a half-written file, and a failed run leaves no output behind.
+Atomic output writes to a temporary file beside the target, then renames it: a reader
+never sees a half-written file, and a failed run leaves no output behind.
+:func:`file_sha256` is the one content digest of a file (checkpoint hashes of the neural
+attackers, input digests of the grid's cache keys).
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import math
 import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["atomic_path", "atomic_write", "json_clean", "write_json"]
+__all__ = ["atomic_path", "atomic_write", "file_sha256", "json_clean", "write_json"]
 
 
 @contextlib.contextmanager
@@ -72,3 +76,24 @@ def write_json(path, record) -> None:
     with atomic_write(path) as handle:
         json.dump(json_clean(record), handle, indent=2)
         handle.write("\n")
+
+
+def file_sha256(path) -> str:
+    """SHA-256 of the file's bytes, as 64 lowercase hex digits (read in 1 MiB blocks).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An existing file.
+
+    Returns
+    -------
+    str
+        ``hashlib.sha256(open(path, "rb").read()).hexdigest()``, without holding the
+        whole file in memory.
+    """
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -1,7 +1,8 @@
 """Readers for Kaldi / VoicePrivacy-style data directories, trial lists and score files.
 
 A data directory holds ``wav.scp`` (``utt path``), ``utt2spk`` (``utt spk``) and
-optionally ``spk2utt``, ``spk2gender`` and ``trials`` (``spk utt target|nontarget``).
+optionally ``spk2utt``, ``spk2gender`` and ``trials`` (``spk utt target|nontarget``: Kaldi's
+labels for a mated and a non-mated pair, read as such).
 The VoicePrivacy Challenge names its splits ``libri_{dev,test}_enrolls`` and
 ``libri_{dev,test}_trials_{f,m}`` (plus a suffix for anonymised copies);
 :func:`voiceprivacy_split` reads one split's enrolment and trial directories and pools
@@ -84,7 +85,10 @@ def read_data_dir(path) -> list[Utterance]:
 
 
 def read_trials(path) -> list[tuple[str, str, bool]]:
-    """Kaldi trial list lines ``spk utt target|nontarget`` as (spk, utt, is_target)."""
+    """Kaldi trial list lines ``spk utt target|nontarget`` as (spk, utt, is_mated).
+
+    ``target`` marks a mated pair (True), ``nontarget`` a non-mated one (False).
+    """
     out = []
     for number, fields in enumerate(read_table(path, columns=3, what="trials"), start=1):
         label = fields[2]
@@ -130,8 +134,9 @@ def voiceprivacy_split(root, split: str = "libri_test", *, suffix: str = "", poo
 def scoreset_from_kaldi(scores_path, *, key_path=None, utt2spk_path=None) -> ScoreSet:
     """A full ScoreSet from Kaldi ``enroll trial score`` lines.
 
-    The trial speakers come from *utt2spk_path* when given, else from the key's target
-    pairs (a trial without a target enrolment is an impostor trial, speaker ``"?"+id``).
+    The trial speakers come from *utt2spk_path* when given, else from the key's mated
+    (``target``) pairs (a trial without a mated enrolment is an impostor trial, speaker
+    ``"?"+id``).
 
     Raises
     ------
@@ -142,7 +147,7 @@ def scoreset_from_kaldi(scores_path, *, key_path=None, utt2spk_path=None) -> Sco
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=["enroll_spk", "trial_id", "score"])
-    target_of: dict = {}
+    mated_enrolment_of: dict = {}
     if utt2spk_path is not None:
         speaker_of = dict(read_table(utt2spk_path, what="utt2spk"))
     else:
@@ -152,10 +157,10 @@ def scoreset_from_kaldi(scores_path, *, key_path=None, utt2spk_path=None) -> Sco
             if fields[2] not in ("target", "nontarget"):
                 raise InputError(f"{key_path}: entry {number} has label {fields[2]!r}; expected target or nontarget")
             if fields[2] == "target":
-                if fields[1] in target_of and target_of[fields[1]] != fields[0]:
-                    raise InputError(f"{key_path}: trial {fields[1]!r} has two target enrolments")
-                target_of[fields[1]] = fields[0]
-        speaker_of = target_of
+                if fields[1] in mated_enrolment_of and mated_enrolment_of[fields[1]] != fields[0]:
+                    raise InputError(f"{key_path}: trial {fields[1]!r} has two mated (target) enrolments")
+                mated_enrolment_of[fields[1]] = fields[0]
+        speaker_of = mated_enrolment_of
     missing = sorted(set(frame["trial_id"]) - set(speaker_of)) if utt2spk_path is not None else []
     if missing:
         raise InputError(f"{utt2spk_path}: no speaker for trials {preview(missing)}")

@@ -26,10 +26,13 @@ import numpy as np
 from lidframe.data.fileio import atomic_path
 from lidframe.errors import InputError, preview
 
-__all__ = ["ScoreSet", "CSV_COLUMNS", "check_ids", "TrialBookkeeping"]
+__all__ = ["ScoreSet", "CSV_COLUMNS", "IMPOSTOR", "check_ids", "check_true_index", "TrialBookkeeping"]
 
 #: Column names of the long CSV layout (published LID reference code).
 CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
+
+#: ``true_index`` value of an impostor trial (its speaker is not enrolled).
+IMPOSTOR = -1
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -93,6 +96,54 @@ def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
     column = {spk: j for j, spk in enumerate(enrolled)}
     true_index = np.fromiter((column.get(spk, -1) for spk in trial_speakers), dtype=np.intp, count=n_trials)
     return enrolled, trial_speakers, trial_ids, _readonly(true_index)
+
+
+def check_true_index(true_index, n_trials: int, n_enrolled: int, *, allow_impostor: bool) -> np.ndarray:
+    """Validate the true-speaker column of each trial; the one rule every engine and calibrator uses.
+
+    The rule: ``true_index`` is an integer array of shape (T,) whose entries are columns
+    ``0 <= j < N``; with ``allow_impostor=True`` an entry may also be :data:`IMPOSTOR`
+    (-1, a trial whose speaker is not enrolled: LID engines give it NaN).  Any other
+    value (>= N, or negative other than -1, or -1 where impostors are not allowed) is
+    an error naming the first bad row.
+
+    Parameters
+    ----------
+    true_index : array_like of int, shape (T,)
+        Column of each trial's true speaker.
+    n_trials, n_enrolled : int
+        T and N.
+    allow_impostor : bool
+        Whether -1 (impostor trial) is accepted: True for the LID engines on score
+        matrices (:mod:`lidframe.core.lid`), False for closed-set consumers (the
+        streaming engine, a calibrator's ``fit_rows``, ``true_speaker_rank``).
+
+    Returns
+    -------
+    ndarray of intp, shape (T,)
+        The validated index (no copy when it already is intp).
+
+    Raises
+    ------
+    InputError
+        Wrong shape, a non-integer dtype, or a value outside the rule.
+    """
+    values = np.asarray(true_index)
+    if values.shape != (n_trials,) or values.dtype.kind not in "iu":
+        raise InputError(
+            f"true_index must be an integer array of shape ({n_trials},), got shape {values.shape} dtype {values.dtype}"
+        )
+    low = IMPOSTOR if allow_impostor else 0
+    bad = (values < low) | (values >= n_enrolled)
+    if bad.any():
+        rows = np.flatnonzero(bad)
+        i = int(rows[0])
+        allowed = " or -1 (impostor trial)" if allow_impostor else " (impostor trials, -1, must be dropped first)"
+        more = f"; {rows.size} bad rows: {preview(rows)}" if rows.size > 1 else ""
+        raise InputError(
+            f"true_index of row {i} is {values[i].item()}; expected a column in [0, {n_enrolled}){allowed}{more}"
+        )
+    return values.astype(np.intp, copy=False)
 
 
 class TrialBookkeeping:

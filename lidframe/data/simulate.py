@@ -21,13 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from lidframe.data.scoreset import ScoreSet
+from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError
 
 __all__ = ["simulate_scoreset", "simulate_system"]
-
-
-def _unit(rows: np.ndarray) -> np.ndarray:
-    return rows / np.linalg.norm(rows, axis=-1, keepdims=True)
 
 
 def _embeddings(identity: np.ndarray, leakage, within_sd: float, rng) -> np.ndarray:
@@ -93,11 +90,12 @@ def simulate_scoreset(
     enrol = _embeddings(
         np.repeat(identity, enrol_utterances, axis=0), np.repeat(speaker_leakage, enrol_utterances), within_sd, rng
     )
-    profiles = _unit(_unit(enrol).reshape(n_enrolled, enrol_utterances, dim).mean(axis=1))
+    enrol_unit = unit_rows(enrol, what="simulated enrolment embeddings")
+    profiles = unit_rows(enrol_unit.reshape(n_enrolled, enrol_utterances, dim).mean(axis=1), what="simulated profiles")
     trials = _embeddings(
         np.repeat(identity, trials_per_speaker, axis=0), np.repeat(speaker_leakage, trials_per_speaker), within_sd, rng
     )
-    scores = _unit(trials) @ profiles.T
+    scores = unit_rows(trials, what="simulated trial embeddings") @ profiles.T
     speakers = np.array([f"{prefix}{k:03d}" for k in range(n_enrolled)])
     trial_speakers = np.repeat(speakers, trials_per_speaker)
     trial_ids = np.array([f"{s}-{u:03d}" for s in speakers for u in range(trials_per_speaker)])

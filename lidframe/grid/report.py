@@ -23,12 +23,18 @@ Writes into ``OUT_DIR/report/``:
 from __future__ import annotations
 
 import json
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lidframe.data.fileio import atomic_path, atomic_write
 from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["load_results", "tidy_table", "write_report"]
 
@@ -44,8 +50,21 @@ _PAPER = [
 ]
 
 
-def load_results(out_dir) -> list[dict]:
-    """Finished cells of a grid output folder: component columns, summary, per-trial path."""
+def load_results(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Finished cells of a grid output folder: component columns, summary, per-trial path.
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The grid's output folder (holds ``results.sqlite``).
+
+    Returns
+    -------
+    list of dict
+        One record per cell with status ``ok``: ``system``, ``attacker``, ``mechanism``,
+        ``calibrator``, ``prior``, ``seed``, ``summary`` (the parsed JSON summary) and
+        ``per_trial`` (the per-trial file, relative to *out_dir*).
+    """
     import sqlite3
 
     store = Path(out_dir) / "results.sqlite"
@@ -62,8 +81,20 @@ def load_results(out_dir) -> list[dict]:
     return [dict(zip(_KEYS, r[:6]), summary=json.loads(r[6]), per_trial=r[7]) for r in rows]
 
 
-def tidy_table(results: list[dict]):
-    """One row per cell, every scalar metric and CI bound as columns, sorted by the components."""
+def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per cell, every scalar metric and CI bound as columns, sorted by the components.
+
+    Parameters
+    ----------
+    results : sequence of mapping
+        Cell records as :func:`load_results` returns them.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per cell: the component columns, then every scalar summary metric,
+        ``<metric>_ci_low`` / ``<metric>_ci_high`` and ``long_<fusion>_k<k>_<metric>`` columns.
+    """
     import pandas as pd
 
     rows = []
@@ -89,7 +120,7 @@ def tidy_table(results: list[dict]):
     return frame.sort_values(_KEYS, kind="stable").reset_index(drop=True)
 
 
-def _paper_tables(frame):
+def _paper_tables(frame: pd.DataFrame) -> list[tuple[tuple[str, str, str], pd.DataFrame]]:
     groups = []
     base = frame[frame["seed"] == frame["seed"].min()].copy()
     base["system"] = [s if m == "-" else f"{s} [{m}]" for s, m in zip(base["system"], base["mechanism"])]
@@ -98,13 +129,13 @@ def _paper_tables(frame):
     return groups
 
 
-def _cell(fmt, value):
+def _cell(fmt: str, value: Any) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "-"
     return fmt.format(int(value) if fmt == "{:d}" else value)
 
 
-def _markdown(frame) -> str:
+def _markdown(frame: pd.DataFrame) -> str:
     lines = ["# Grid report", ""]
     for (attacker, calibrator, prior), part in _paper_tables(frame):
         lines += [f"## attacker `{attacker}`, calibrator `{calibrator}`, prior `{prior}`", ""]
@@ -119,7 +150,7 @@ def _markdown(frame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _latex(frame) -> str:
+def _latex(frame: pd.DataFrame) -> str:
     out = []
     for (attacker, calibrator, prior), part in _paper_tables(frame):
         out.append(f"% attacker {attacker}, calibrator {calibrator}, prior {prior}")
@@ -143,7 +174,7 @@ def _latex(frame) -> str:
     return "\n".join(out)
 
 
-def _figures(results, frame, folder: Path) -> list[str]:
+def _figures(results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path) -> list[str]:
     from lidframe.plotting import pyplot, save_figure, save_lid_ccdf
 
     plt = pyplot()
@@ -217,7 +248,7 @@ def _figures(results, frame, folder: Path) -> list[str]:
     return written
 
 
-def _dp_figure(frame, path) -> None:
+def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     """Measured EER, ALID and LIDmax against mu per system, with the GDP bound curves."""
     from lidframe.plotting import pyplot, save_figure
     from lidframe.privacy.mechanism import gdp_eer_bound, gdp_mi_bound_bits
@@ -253,8 +284,21 @@ def _dp_figure(frame, path) -> None:
     save_figure(fig, path)
 
 
-def write_report(out_dir, *, figures: bool = True) -> list[str]:
-    """Write the report files of a grid output folder; return their paths."""
+def write_report(out_dir: str | os.PathLike[str], *, figures: bool = True) -> list[str]:
+    """Write the report files of a grid output folder; return their paths.
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The grid's output folder; the files go to ``out_dir/report/`` (module docstring).
+    figures : bool
+        Also draw the PNG figures (needs matplotlib).
+
+    Returns
+    -------
+    list of str
+        Paths of the files written.
+    """
     out = Path(out_dir)
     results = load_results(out)
     frame = tidy_table(results)

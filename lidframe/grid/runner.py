@@ -40,9 +40,10 @@ import time
 import traceback
 from pathlib import Path
 
+import attrs
 import numpy as np
 
-from lidframe.data.fileio import atomic_path, json_clean
+from lidframe.data.fileio import atomic_path, file_sha256, json_clean
 from lidframe.errors import InputError
 from lidframe.grid.spec import GridSpec, load_grid_spec
 
@@ -59,9 +60,14 @@ CREATE TABLE IF NOT EXISTS cells (
 
 
 def _version() -> str:
-    from lidframe.core.evaluation import _lidframe_version
+    from lidframe._version import __version__
 
-    return _lidframe_version()
+    return __version__
+
+
+def _ci_key(bootstrap) -> dict:
+    """The [grid.ci] settings that identify a cell (its seed is the cell's own)."""
+    return {k: v for k, v in bootstrap.to_dict().items() if k != "seed"}
 
 
 def _hash(*parts) -> str:
@@ -72,22 +78,14 @@ def _hash(*parts) -> str:
     return digest.hexdigest()[:32]
 
 
-def _file_digest(path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _source_digest(source) -> str:
     if isinstance(source, str):
-        return _file_digest(source)
+        return file_sha256(source)
     listing = []
     for folder in [source["enrol"], *source["trials"]]:
         for name in ("wav.scp", "utt2spk"):
             file = Path(folder) / name
-            listing.append(_file_digest(file) if file.is_file() else None)
+            listing.append(file_sha256(file) if file.is_file() else None)
     return _hash(listing)
 
 
@@ -130,7 +128,7 @@ def plan_grid(spec: GridSpec, out_dir) -> dict:
                             prior,
                             seed,
                             spec.znorm_ddof,
-                            spec.ci,
+                            None if spec.ci is None else _ci_key(spec.ci),
                             spec.longitudinal,
                             version,
                         )
@@ -204,19 +202,13 @@ def _run_task(task: dict) -> list:
             results.append(dict(record, status="error", error=fit_error, seconds=fit_seconds))
             continue
         try:
-            ci = task["ci"] or {}
             result = evaluate_fitted(
                 ev,
                 fitted,
                 cell["prior"],
                 dev=dev,
                 znorm_ddof=task["znorm_ddof"],
-                ci=bool(ci),
-                n_boot=ci.get("n_boot", 1000),
-                ci_level=ci.get("level", 0.95),
-                ci_unit=ci.get("unit", "speaker"),
-                ci_method=ci.get("method", "bca"),
-                seed=cell["seed"],
+                bootstrap=None if task["ci"] is None else attrs.evolve(task["ci"], seed=cell["seed"]),
             )
             summary = result.to_dict()
             settings = task.get("longitudinal")
@@ -232,9 +224,9 @@ def _run_task(task: dict) -> list:
                         calibrator=task["calibrator"],
                         groups_per_speaker=settings["groups"],
                         znorm_ddof=task["znorm_ddof"],
-                        ci=False,
+                        bootstrap=None,
                         seed=cell["seed"],
-                    )
+                    ).to_dict()["rows"]
                     for fusion in settings["fusions"]
                 }
             results.append(

@@ -35,17 +35,27 @@ the TOML key at fault.
 from __future__ import annotations
 
 import hashlib
+import os
 import tomllib
 from pathlib import Path
+from typing import Any, NoReturn, TypedDict
 
 import attrs
 
 from lidframe.errors import InputError
+from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["GridSpec", "SystemSpec", "load_grid_spec"]
+__all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec"]
 
 _GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci", "longitudinal"}
 _CI_KEYS = {"n_boot", "level", "unit", "method"}
+
+
+class DataDirSource(TypedDict):
+    """A system split given as Kaldi data dirs (absolute paths): one enrolment dir, one or more trial dirs."""
+
+    enrol: str
+    trials: list[str]
 
 
 @attrs.frozen
@@ -53,11 +63,12 @@ class SystemSpec:
     """One system: dev and eval sources, each a score-set path or ``{"enrol": dir, "trials": [dirs]}``."""
 
     name: str
-    dev: object
-    eval: object
+    dev: str | DataDirSource
+    eval: str | DataDirSource
 
     @property
     def needs_attacker(self) -> bool:
+        """True when the sources are data dirs, which an attacker must score first."""
         return isinstance(self.dev, dict)
 
 
@@ -67,28 +78,29 @@ class GridSpec:
 
     path: Path
     digest: str
-    systems: tuple
-    calibrators: tuple
-    priors: tuple
-    attackers: tuple
-    mechanisms: tuple
-    seeds: tuple
+    systems: tuple[SystemSpec, ...]
+    calibrators: tuple[str, ...]
+    priors: tuple[str, ...]
+    attackers: tuple[str, ...]
+    mechanisms: tuple[str, ...]
+    seeds: tuple[int, ...]
     znorm_ddof: int
-    ci: dict | None
-    longitudinal: dict | None = None
+    ci: Bootstrap | None
+    longitudinal: dict[str, Any] | None = None
 
     def n_cells(self) -> int:
+        """Number of cells the grid expands to (attacker x mechanism pairs only for data-dir systems)."""
         with_attacker = sum(1 for s in self.systems if s.needs_attacker)
         per_system = len(self.attackers) * max(1, len(self.mechanisms))
         pairs = with_attacker * per_system + (len(self.systems) - with_attacker)
         return pairs * len(self.calibrators) * len(self.priors) * len(self.seeds)
 
 
-def _fail(path, key, message):
+def _fail(path: Path, key: str, message: str) -> NoReturn:
     raise InputError(f"{path}: [{key}] {message}")
 
 
-def _string_list(path, key, value, *, required=True) -> tuple:
+def _string_list(path: Path, key: str, value: object, *, required: bool = True) -> tuple[str, ...]:
     if value is None:
         if required:
             _fail(path, key, "is missing; expected a list of component specs")
@@ -102,7 +114,7 @@ def _string_list(path, key, value, *, required=True) -> tuple:
     return tuple(value)
 
 
-def _source(path: Path, key: str, value):
+def _source(path: Path, key: str, value: object) -> str | DataDirSource:
     folder = path.parent
     if isinstance(value, str):
         file = (folder / value) if not Path(value).is_absolute() else Path(value)
@@ -129,7 +141,7 @@ def _source(path: Path, key: str, value):
     _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {value!r}")
 
 
-def _check_components(path, key, kind, specs):
+def _check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) -> None:
     from lidframe import registry
 
     for i, spec in enumerate(specs):
@@ -142,8 +154,18 @@ def _check_components(path, key, kind, specs):
             _fail(path, f"{key}[{i}]", f"{spec!r}: {exc}")
 
 
-def load_grid_spec(path) -> GridSpec:
+def load_grid_spec(path: str | os.PathLike[str]) -> GridSpec:
     """Read and validate a grid spec.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The TOML file; relative ``[systems]`` paths are resolved against its folder.
+
+    Returns
+    -------
+    GridSpec
+        The validated spec, with absolute source paths and the SHA-256 digest of the file.
 
     Raises
     ------
@@ -193,20 +215,14 @@ def load_grid_spec(path) -> GridSpec:
     if ci is not None:
         if not isinstance(ci, dict) or set(ci) - _CI_KEYS:
             _fail(path, "grid.ci", f"must be a table with keys among {sorted(_CI_KEYS)}")
-        ci = {
-            "n_boot": ci.get("n_boot", 1000),
-            "level": ci.get("level", 0.95),
-            "unit": ci.get("unit", "speaker"),
-            "method": ci.get("method", "bca"),
-        }
-        if not isinstance(ci["n_boot"], int) or ci["n_boot"] < 100:
-            _fail(path, "grid.ci.n_boot", f"must be an integer >= 100, got {ci['n_boot']!r}")
-        if not isinstance(ci["level"], float) or not 0 < ci["level"] < 1:
+        if "level" in ci and not isinstance(ci["level"], float):
             _fail(path, "grid.ci.level", f"must be a number in (0, 1), got {ci['level']!r}")
-        if ci["unit"] not in ("speaker", "trial"):
-            _fail(path, "grid.ci.unit", f"must be 'speaker' or 'trial', got {ci['unit']!r}")
-        if ci["method"] not in ("bca", "percentile"):
-            _fail(path, "grid.ci.method", f"must be 'bca' or 'percentile', got {ci['method']!r}")
+        for key, value in ci.items():  # one key at a time, so that the error names it
+            try:
+                Bootstrap(**{key: value})
+            except InputError as exc:
+                _fail(path, f"grid.ci.{key}", str(exc))
+        ci = Bootstrap(**ci)  # the library's defaults fill the keys left out; seeds come per cell
     longitudinal = grid.get("longitudinal")
     if longitudinal is not None:
         if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:

@@ -24,10 +24,10 @@ from lidframe.metrics.detection import (
     _bin_llr,
     _check_pair,
     _cllr_from_bins,
-    _eer_from_bins,
     _eer_threshold_sorted,
     _pav_bins_sorted,
     cllr,
+    eer_from_bins,
 )
 from lidframe.metrics.linkability import dsys
 from lidframe.metrics.zebra import dece_from_bins, max_abs_from_bins, zebra_tag
@@ -37,12 +37,12 @@ __all__ = ["binary_summary", "BINARY_KEYS"]
 BINARY_KEYS = ("eer", "eer_threshold", "cllr", "min_cllr", "dece_bits", "max_abs_llr_log10", "zebra_tag", "dsys")
 
 
-def binary_summary(tar_llr, non_llr, *, overwrite: bool = False) -> dict:
+def binary_summary(mated_llr, non_mated_llr, *, overwrite: bool = False) -> dict:
     """All binary-view metrics of mated/non-mated LLRs (see the module docstring).
 
     Parameters
     ----------
-    tar_llr, non_llr : ndarray
+    mated_llr, non_mated_llr : ndarray
         Natural-log LLRs of the mated and non-mated pairs.
     overwrite : bool
         Sort the inputs in place instead of sorting copies (for callers that own large
@@ -53,20 +53,21 @@ def binary_summary(tar_llr, non_llr, *, overwrite: bool = False) -> dict:
     dict
         Keys :data:`BINARY_KEYS`.
     """
-    tar, non = _check_pair(tar_llr, non_llr)
-    out = {"cllr": cllr(tar, non), "dsys": dsys(tar, non)}
+    mated, non_mated = _check_pair(mated_llr, non_mated_llr)
+    out: dict[str, float | str] = {"cllr": cllr(mated, non_mated), "dsys": dsys(mated, non_mated)}
     if overwrite:
-        tar.sort()
-        non.sort()
+        mated.sort()
+        non_mated.sort()
     else:
-        tar, non = np.sort(tar), np.sort(non)
-    _, bin_tar, bin_non = _pav_bins_sorted(tar, non, laplace=False)
-    out["eer"] = _eer_from_bins(bin_tar, bin_non)
-    out["eer_threshold"] = _eer_threshold_sorted(tar, non)
-    llr = _bin_llr(bin_tar, bin_non, bin_tar.sum(), bin_non.sum())
-    out["min_cllr"] = _cllr_from_bins(llr, bin_tar, bin_non)
-    out["dece_bits"] = dece_from_bins(bin_tar, bin_non)
-    _, lap_tar, lap_non = _pav_bins_sorted(tar, non, laplace=True)
-    out["max_abs_llr_log10"] = max_abs_from_bins(lap_tar, lap_non, tar.size, non.size)
-    out["zebra_tag"] = zebra_tag(out["max_abs_llr_log10"])
+        mated, non_mated = np.sort(mated), np.sort(non_mated)
+    _, bin_mated, bin_non_mated = _pav_bins_sorted(mated, non_mated, laplace=False)
+    out["eer"] = eer_from_bins(bin_mated, bin_non_mated)
+    out["eer_threshold"] = _eer_threshold_sorted(mated, non_mated)
+    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
+    out["min_cllr"] = _cllr_from_bins(llr, bin_mated, bin_non_mated)
+    out["dece_bits"] = dece_from_bins(bin_mated, bin_non_mated)
+    _, lap_mated, lap_non_mated = _pav_bins_sorted(mated, non_mated, laplace=True)
+    max_abs = max_abs_from_bins(lap_mated, lap_non_mated, mated.size, non_mated.size)
+    out["max_abs_llr_log10"] = max_abs
+    out["zebra_tag"] = zebra_tag(max_abs)
     return {k: out[k] for k in BINARY_KEYS}

@@ -10,7 +10,7 @@ names its definition:
     equal error rate on the step ROC at the best single threshold (SpeechBrain style).
 ``cllr``
     log-likelihood-ratio cost of *calibrated* LLRs, in bits:
-    ``(mean log2(1 + e^-tar) + mean log2(1 + e^non)) / 2``.
+    ``(mean log2(1 + e^-mated_llr) + mean log2(1 + e^non_mated_llr)) / 2``.
 ``min_cllr``
     the ``cllr`` of the best monotone recalibration of the same scores (PAV).
 ``pav_llr``
@@ -29,17 +29,27 @@ from sklearn.isotonic import isotonic_regression
 
 from lidframe.errors import InputError
 
-__all__ = ["eer_rocch", "eer_threshold", "cllr", "min_cllr", "pav_llr", "pav_bins"]
+__all__ = [
+    "eer_rocch",
+    "eer_threshold",
+    "cllr",
+    "min_cllr",
+    "pav_llr",
+    "pav_bins",
+    "pav_blocks",
+    "pav_bins_from_counts",
+    "eer_from_bins",
+]
 
 
-def _check_pair(tar, non):
-    tar = np.asarray(tar, dtype=np.float64).ravel()
-    non = np.asarray(non, dtype=np.float64).ravel()
-    if tar.size == 0 or non.size == 0:
-        raise InputError(f"binary metrics need mated and non-mated scores, got {tar.size} and {non.size}")
-    if np.isnan(tar).any() or np.isnan(non).any():
+def _check_pair(mated, non_mated):
+    mated = np.asarray(mated, dtype=np.float64).ravel()
+    non_mated = np.asarray(non_mated, dtype=np.float64).ravel()
+    if mated.size == 0 or non_mated.size == 0:
+        raise InputError(f"binary metrics need mated and non-mated scores, got {mated.size} and {non_mated.size}")
+    if np.isnan(mated).any() or np.isnan(non_mated).any():
         raise InputError("binary metrics need scores without NaN")
-    return tar, non
+    return mated, non_mated
 
 
 def _unique_counts(sorted_values: np.ndarray):
@@ -49,7 +59,7 @@ def _unique_counts(sorted_values: np.ndarray):
     return sorted_values[starts], counts
 
 
-def _runs(tar_sorted: np.ndarray, non_sorted: np.ndarray):
+def _runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
     """Pool the sorted scores into runs: ties, and stretches of non-mated scores between.
 
     A stretch of consecutive non-mated scores (no mated score between them) is one PAV
@@ -58,47 +68,82 @@ def _runs(tar_sorted: np.ndarray, non_sorted: np.ndarray):
     2 K + 1 entries for K distinct mated scores, however many non-mated ones there are,
     and costs two binary searches per mated value: no (T x N)-sized temporaries.
     """
-    tar_u, tar_c = _unique_counts(tar_sorted)
-    left = np.searchsorted(non_sorted, tar_u, side="left")
-    right = np.searchsorted(non_sorted, tar_u, side="right")
-    k = tar_u.size
+    mated_values, mated_counts = _unique_counts(mated_sorted)
+    left = np.searchsorted(non_mated_sorted, mated_values, side="left")
+    right = np.searchsorted(non_mated_sorted, mated_values, side="right")
+    k = mated_values.size
     upper = np.empty(2 * k + 1)
-    n_tar = np.zeros(2 * k + 1)
-    n_non = np.zeros(2 * k + 1)
+    n_mated = np.zeros(2 * k + 1)
+    n_non_mated = np.zeros(2 * k + 1)
     gap = left - np.r_[0, right[:-1]]  # non-mated strictly between consecutive mated values
-    n_non[0 : 2 * k : 2] = gap
-    upper[0 : 2 * k : 2] = non_sorted[np.maximum(left - 1, 0)] if non_sorted.size else 0.0
-    n_tar[1 : 2 * k : 2] = tar_c
-    n_non[1 : 2 * k : 2] = right - left
-    upper[1 : 2 * k : 2] = tar_u
-    n_non[-1] = non_sorted.size - right[-1]
-    upper[-1] = non_sorted[-1]
-    keep = (n_tar + n_non) > 0
-    return upper[keep], n_tar[keep], n_non[keep]
+    n_non_mated[0 : 2 * k : 2] = gap
+    upper[0 : 2 * k : 2] = non_mated_sorted[np.maximum(left - 1, 0)] if non_mated_sorted.size else 0.0
+    n_mated[1 : 2 * k : 2] = mated_counts
+    n_non_mated[1 : 2 * k : 2] = right - left
+    upper[1 : 2 * k : 2] = mated_values
+    n_non_mated[-1] = non_mated_sorted.size - right[-1]
+    upper[-1] = non_mated_sorted[-1]
+    keep = (n_mated + n_non_mated) > 0
+    return upper[keep], n_mated[keep], n_non_mated[keep]
 
 
-def _pav_bins_sorted(tar_sorted, non_sorted, laplace: bool):
-    values, n_tar, n_non = _runs(tar_sorted, non_sorted)
+def _pav_bins_sorted(mated_sorted, non_mated_sorted, laplace: bool):
+    values, n_mated, n_non_mated = _runs(mated_sorted, non_mated_sorted)
     if laplace:
         values = np.r_[-np.inf, values, np.inf]
-        n_tar = np.r_[1.0, n_tar, 1.0]
-        n_non = np.r_[1.0, n_non, 1.0]
-    weight = n_tar + n_non
-    fitted = isotonic_regression(n_tar / weight, sample_weight=weight, increasing=True)
-    # runs of equal fitted value form one PAV bin
+        n_mated = np.r_[1.0, n_mated, 1.0]
+        n_non_mated = np.r_[1.0, n_non_mated, 1.0]
+    ends, bin_mated, bin_non_mated = pav_bins_from_counts(n_mated, n_non_mated)
+    return values[ends], bin_mated, bin_non_mated
+
+
+def pav_blocks(fitted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The blocks of a PAV fit: runs of equal fitted value, as index ranges.
+
+    Parameters
+    ----------
+    fitted : ndarray, shape (K,)
+        Non-decreasing output of an isotonic regression, in the order of its input.
+
+    Returns
+    -------
+    starts, ends : ndarray of intp, shape (B,)
+        First and last index of each block (``ends`` inclusive), ascending.
+    """
     ends = np.flatnonzero(np.r_[fitted[1:] != fitted[:-1], True])
-    starts = np.r_[0, ends[:-1] + 1]
-    return values[ends], np.add.reduceat(n_tar, starts), np.add.reduceat(n_non, starts)
+    return np.r_[0, ends[:-1] + 1], ends
 
 
-def pav_bins(tar, non, *, laplace: bool = False):
+def pav_bins_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray):
+    """PAV over ordered runs of mated / non-mated counts, pooled into bins.
+
+    Parameters
+    ----------
+    n_mated, n_non_mated : ndarray of float, shape (K,)
+        Mated and non-mated counts (or weights) of each run of scores, in ascending
+        score order; every run has ``n_mated + n_non_mated > 0``.
+
+    Returns
+    -------
+    ends : ndarray of intp, shape (B,)
+        Index of the last run of each bin.
+    bin_mated, bin_non_mated : ndarray of float, shape (B,)
+        Counts per bin; the mated fraction is non-decreasing from bin to bin.
+    """
+    weight = n_mated + n_non_mated
+    fitted = isotonic_regression(n_mated / weight, sample_weight=weight, increasing=True)
+    starts, ends = pav_blocks(fitted)
+    return ends, np.add.reduceat(n_mated, starts), np.add.reduceat(n_non_mated, starts)
+
+
+def pav_bins(mated, non_mated, *, laplace: bool = False):
     """Pool tied scores, then PAV: the ROC-convex-hull bins of a mated/non-mated split.
 
     Parameters
     ----------
-    tar : array_like, shape (n_tar,)
+    mated : array_like, shape (n_mated,)
         Mated-pair scores (any monotone scale).
-    non : array_like, shape (n_non,)
+    non_mated : array_like, shape (n_non_mated,)
         Non-mated-pair scores.
     laplace : bool
         Add one pseudo mated and one pseudo non-mated pair below all scores (at -inf) and
@@ -109,27 +154,27 @@ def pav_bins(tar, non, *, laplace: bool = False):
     -------
     upper : ndarray, shape (K,)
         Largest score in each PAV bin, ascending.
-    n_tar, n_non : ndarray of float, shape (K,)
+    n_mated, n_non_mated : ndarray of float, shape (K,)
         Mated and non-mated counts per bin (pseudo-counts included).  The mated
-        fraction ``n_tar / (n_tar + n_non)`` is non-decreasing from bin to bin.
+        fraction ``n_mated / (n_mated + n_non_mated)`` is non-decreasing from bin to bin.
     """
-    tar, non = _check_pair(tar, non)
-    return _pav_bins_sorted(np.sort(tar), np.sort(non), laplace)
+    mated, non_mated = _check_pair(mated, non_mated)
+    return _pav_bins_sorted(np.sort(mated), np.sort(non_mated), laplace)
 
 
-def _bin_llr(bin_tar, bin_non, total_tar: float, total_non: float):
+def _bin_llr(bin_mated, bin_non_mated, total_mated: float, total_non_mated: float):
     """PAV LLR (nats) of each bin: posterior log-odds minus the data's prior log-odds."""
     with np.errstate(divide="ignore"):
-        log_odds = np.log(bin_tar) - np.log(bin_non)
-    return log_odds - math.log(total_tar / total_non)
+        log_odds = np.log(bin_mated) - np.log(bin_non_mated)
+    return log_odds - math.log(total_mated / total_non_mated)
 
 
-def pav_llr(tar, non, *, laplace: bool = False):
+def pav_llr(mated, non_mated, *, laplace: bool = False):
     """PAV-optimal LLRs of every mated and non-mated score.
 
     Parameters
     ----------
-    tar, non : array_like
+    mated, non_mated : array_like
         Mated and non-mated scores.
     laplace : bool
         Laplace pseudo-counts (see :func:`pav_bins`), which keep every LLR finite;
@@ -137,35 +182,35 @@ def pav_llr(tar, non, *, laplace: bool = False):
 
     Returns
     -------
-    tar_llr, non_llr : ndarray
+    mated_llr, non_mated_llr : ndarray
         Natural-log LLRs, same shapes as the flattened inputs.
     """
-    tar, non = _check_pair(tar, non)
-    upper, bin_tar, bin_non = pav_bins(tar, non, laplace=laplace)
-    llr = _bin_llr(bin_tar, bin_non, tar.size, non.size)
-    return llr[np.searchsorted(upper, tar)], llr[np.searchsorted(upper, non)]
+    mated, non_mated = _check_pair(mated, non_mated)
+    upper, bin_mated, bin_non_mated = pav_bins(mated, non_mated, laplace=laplace)
+    llr = _bin_llr(bin_mated, bin_non_mated, mated.size, non_mated.size)
+    return llr[np.searchsorted(upper, mated)], llr[np.searchsorted(upper, non_mated)]
 
 
-def _cllr_from_bins(llr, bin_tar, bin_non):
+def _cllr_from_bins(llr, bin_mated, bin_non_mated):
     with np.errstate(invalid="ignore"):
-        miss = np.where(bin_tar > 0, bin_tar * np.logaddexp(0.0, -llr), 0.0).sum() / bin_tar.sum()
-        fa = np.where(bin_non > 0, bin_non * np.logaddexp(0.0, llr), 0.0).sum() / bin_non.sum()
+        miss = np.where(bin_mated > 0, bin_mated * np.logaddexp(0.0, -llr), 0.0).sum() / bin_mated.sum()
+        fa = np.where(bin_non_mated > 0, bin_non_mated * np.logaddexp(0.0, llr), 0.0).sum() / bin_non_mated.sum()
     return float((miss + fa) / (2 * math.log(2.0)))
 
 
-def cllr(tar_llr, non_llr) -> float:
+def cllr(mated_llr, non_mated_llr) -> float:
     """Log-likelihood-ratio cost in bits of natural-log LLRs (0 = perfect, 1 = uninformative).
 
     Parameters
     ----------
-    tar_llr : array_like
+    mated_llr : array_like
         LLRs of mated pairs.
-    non_llr : array_like
+    non_mated_llr : array_like
         LLRs of non-mated pairs.
     """
-    tar, non = _check_pair(tar_llr, non_llr)
-    miss = _mean_softplus(-tar)
-    fa = _mean_softplus(non)
+    mated, non_mated = _check_pair(mated_llr, non_mated_llr)
+    miss = _mean_softplus(-mated)
+    fa = _mean_softplus(non_mated)
     return float((miss + fa) / (2 * math.log(2.0)))
 
 
@@ -177,28 +222,28 @@ def _mean_softplus(values: np.ndarray, chunk: int = 1 << 20) -> float:
     return total / values.size
 
 
-def _min_cllr_from_bins(bin_tar, bin_non) -> float:
-    llr = _bin_llr(bin_tar, bin_non, bin_tar.sum(), bin_non.sum())
-    return _cllr_from_bins(llr, bin_tar, bin_non)
+def _min_cllr_from_bins(bin_mated, bin_non_mated) -> float:
+    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
+    return _cllr_from_bins(llr, bin_mated, bin_non_mated)
 
 
-def min_cllr(tar, non) -> float:
+def min_cllr(mated, non_mated) -> float:
     """Cllr (bits) after the optimal monotone recalibration (PAV, no Laplace smoothing)."""
-    _, bin_tar, bin_non = pav_bins(tar, non)
-    return _min_cllr_from_bins(bin_tar, bin_non)
+    _, bin_mated, bin_non_mated = pav_bins(mated, non_mated)
+    return _min_cllr_from_bins(bin_mated, bin_non_mated)
 
 
-def eer_rocch(tar, non) -> float:
+def eer_rocch(mated, non_mated) -> float:
     """Equal error rate (fraction, 0..0.5) on the ROC convex hull.
 
     The hull's vertices are the PAV bin boundaries; the EER is where the segment
     between two consecutive vertices crosses P_miss = P_fa.
     """
-    _, bin_tar, bin_non = pav_bins(tar, non)
-    return _eer_from_bins(bin_tar, bin_non)
+    _, bin_mated, bin_non_mated = pav_bins(mated, non_mated)
+    return eer_from_bins(bin_mated, bin_non_mated)
 
 
-def eer_threshold(tar, non) -> float:
+def eer_threshold(mated, non_mated) -> float:
     """Equal error rate (fraction) at a single threshold of the step ROC, SpeechBrain style.
 
     For every distinct score t: P_miss(t) = share of mated scores <= t and
@@ -208,21 +253,28 @@ def eer_threshold(tar, non) -> float:
     visit.  On small sets it can differ from :func:`eer_rocch`, which interpolates
     along the convex hull.
     """
-    tar, non = _check_pair(tar, non)
-    return _eer_threshold_sorted(np.sort(tar), np.sort(non))
+    mated, non_mated = _check_pair(mated, non_mated)
+    return _eer_threshold_sorted(np.sort(mated), np.sort(non_mated))
 
 
-def _eer_threshold_sorted(tar, non) -> float:
-    thresholds = np.union1d(tar, non)
-    p_miss = np.searchsorted(tar, thresholds, side="right") / tar.size
-    p_fa = 1.0 - np.searchsorted(non, thresholds, side="right") / non.size
+def _eer_threshold_sorted(mated, non_mated) -> float:
+    thresholds = np.union1d(mated, non_mated)
+    p_miss = np.searchsorted(mated, thresholds, side="right") / mated.size
+    p_fa = 1.0 - np.searchsorted(non_mated, thresholds, side="right") / non_mated.size
     k = int(np.argmin(np.abs(p_fa - p_miss)))
     return float((p_fa[k] + p_miss[k]) / 2)
 
 
-def _eer_from_bins(bin_tar, bin_non) -> float:
-    p_miss = np.r_[0.0, np.cumsum(bin_tar)] / bin_tar.sum()
-    p_fa = 1.0 - np.r_[0.0, np.cumsum(bin_non)] / bin_non.sum()
+def eer_from_bins(bin_mated, bin_non_mated) -> float:
+    """ROC-convex-hull EER (fraction) from PAV bin counts (see :func:`pav_bins`).
+
+    Parameters
+    ----------
+    bin_mated, bin_non_mated : ndarray of float, shape (B,)
+        Mated and non-mated counts (or weights) per PAV bin, in ascending score order.
+    """
+    p_miss = np.r_[0.0, np.cumsum(bin_mated)] / bin_mated.sum()
+    p_fa = 1.0 - np.r_[0.0, np.cumsum(bin_non_mated)] / bin_non_mated.sum()
     diff = p_miss - p_fa  # -1 at the first vertex, +1 at the last
     k = int(np.argmax(diff >= 0))
     if diff[k] == 0:

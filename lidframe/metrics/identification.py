@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 
 __all__ = ["true_speaker_rank", "rank1_rate", "rank_disclosure", "cllr_multiclass"]
@@ -42,11 +43,9 @@ def true_speaker_rank(scores, true_index, *, tile_rows: int = 4096) -> np.ndarra
     ndarray of int, shape (T,)
     """
     scores = np.asarray(scores, dtype=np.float64)
-    true_index = np.asarray(true_index)
-    if scores.ndim != 2 or true_index.shape != (scores.shape[0],):
-        raise InputError(f"scores (T, N) and true_index (T,) needed, got {scores.shape} and {true_index.shape}")
-    if ((true_index < 0) | (true_index >= scores.shape[1])).any():
-        raise InputError("true_index must be in [0, N) (drop impostor trials first)")
+    if scores.ndim != 2:
+        raise InputError(f"scores must be a (T, N) array, got shape {scores.shape}")
+    true_index = check_true_index(true_index, scores.shape[0], scores.shape[1], allow_impostor=False)
     out = np.empty(scores.shape[0], dtype=np.int64)
     for start in range(0, scores.shape[0], tile_rows):
         block = scores[start : start + tile_rows]

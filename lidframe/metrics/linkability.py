@@ -53,9 +53,9 @@ def dsys(mated, non_mated, *, omega: float = 1.0, n_bins: int | None = None) -> 
         return 0.0
     edges = np.linspace(low, high, n_bins + 1)
     density_mated = np.histogram(mated, bins=edges, density=True)[0]
-    density_non = np.histogram(non_mated, bins=edges, density=True)[0]
-    ratio = np.divide(density_mated, density_non, out=np.ones_like(density_mated), where=density_non > 0)
+    density_non_mated = np.histogram(non_mated, bins=edges, density=True)[0]
+    ratio = np.divide(density_mated, density_non_mated, out=np.ones_like(density_mated), where=density_non_mated > 0)
     d = 2.0 * omega * ratio / (1.0 + omega * ratio) - 1.0
     d[omega * ratio <= 1.0] = 0.0
-    d[(density_non == 0) & (density_mated > 0)] = 1.0
+    d[(density_non_mated == 0) & (density_mated > 0)] = 1.0
     return float(np.sum(density_mated * d * np.diff(edges)))

@@ -5,7 +5,7 @@ reduce its uncertainty about "same speaker or not", at every prior:
 
 ``dece_bits`` -- population metric D_ECE
     The empirical cross-entropy ECE(pi) of LLRs at prior P(mated) = pi is
-    ``pi * mean_tar log2(1 + e^-(llr + t)) + (1 - pi) * mean_non log2(1 + e^(llr + t))``
+    ``pi * mean_mated log2(1 + e^-(llr + t)) + (1 - pi) * mean_non_mated log2(1 + e^(llr + t))``
     with t = logit(pi).  With no evidence (llr = 0) it is the binary entropy H2(pi);
     with the PAV LLRs it is the minimum any monotone calibration reaches.  D_ECE is the
     area between the two curves over pi in (0, 1): 0 bit when the scores carry no
@@ -39,12 +39,12 @@ ZEBRA_TAGS = ((0.0, "0"), (1.0, "A"), (2.0, "B"), (4.0, "C"), (5.0, "D"), (6.0, 
 _LOG_ODDS_GRID = np.linspace(-40.0, 40.0, 4001)
 
 
-def ece_bits(tar_llr, non_llr, prior_log_odds) -> np.ndarray:
+def ece_bits(mated_llr, non_mated_llr, prior_log_odds) -> np.ndarray:
     """Empirical cross-entropy (bits) of natural-log LLRs at the given prior log-odds.
 
     Parameters
     ----------
-    tar_llr, non_llr : array_like
+    mated_llr, non_mated_llr : array_like
         LLRs of mated and non-mated pairs (+-inf allowed where they cost nothing).
     prior_log_odds : array_like, shape (G,)
         logit(P(mated)) values.
@@ -53,20 +53,25 @@ def ece_bits(tar_llr, non_llr, prior_log_odds) -> np.ndarray:
     -------
     ndarray, shape (G,)
     """
-    tar, non = _check_pair(tar_llr, non_llr)
+    mated, non_mated = _check_pair(mated_llr, non_mated_llr)
     t = np.asarray(prior_log_odds, dtype=np.float64)
-    return _ece_weighted(tar, np.ones_like(tar), non, np.ones_like(non), t)
+    return _ece_weighted(mated, np.ones_like(mated), non_mated, np.ones_like(non_mated), t)
 
 
-def _ece_weighted(tar, w_tar, non, w_non, t, chunk: int = 512):
+def _ece_weighted(mated, w_mated, non_mated, w_non_mated, t, chunk: int = 512):
     """ECE over a grid for weighted LLR values (bins), chunked over the grid."""
     out = np.empty(t.size)
     pi, one_minus_pi = _sigmoid(t), _sigmoid(-t)
     with np.errstate(invalid="ignore"):
         for start in range(0, t.size, chunk):
             tt = t[start : start + chunk, None]
-            miss = np.where(w_tar > 0, w_tar * np.logaddexp(0.0, -(tar[None, :] + tt)), 0.0).sum(1) / w_tar.sum()
-            fa = np.where(w_non > 0, w_non * np.logaddexp(0.0, non[None, :] + tt), 0.0).sum(1) / w_non.sum()
+            miss = (
+                np.where(w_mated > 0, w_mated * np.logaddexp(0.0, -(mated[None, :] + tt)), 0.0).sum(1) / w_mated.sum()
+            )
+            fa = (
+                np.where(w_non_mated > 0, w_non_mated * np.logaddexp(0.0, non_mated[None, :] + tt), 0.0).sum(1)
+                / w_non_mated.sum()
+            )
             sl = slice(start, start + chunk)
             out[sl] = (pi[sl] * miss + one_minus_pi[sl] * fa) / math.log(2.0)
     return out
@@ -76,23 +81,23 @@ def _sigmoid(t: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0.0, -t))
 
 
-def dece_bits(tar, non) -> float:
+def dece_bits(mated, non_mated) -> float:
     """ZEBRA's population metric D_ECE in bits, from the scores (any monotone scale).
 
     Parameters
     ----------
-    tar, non : array_like
+    mated, non_mated : array_like
         Mated and non-mated scores.
     """
-    _, bin_tar, bin_non = pav_bins(tar, non)  # ZEBRA: no Laplace smoothing here
-    return dece_from_bins(bin_tar, bin_non)
+    _, bin_mated, bin_non_mated = pav_bins(mated, non_mated)  # ZEBRA: no Laplace smoothing here
+    return dece_from_bins(bin_mated, bin_non_mated)
 
 
-def dece_from_bins(bin_tar, bin_non) -> float:
+def dece_from_bins(bin_mated, bin_non_mated) -> float:
     """D_ECE (bits) from PAV bin counts (no Laplace smoothing), see :func:`dece_bits`."""
-    llr = _bin_llr(bin_tar, bin_non, bin_tar.sum(), bin_non.sum())
+    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
     t = _LOG_ODDS_GRID
-    ece_min = _ece_weighted(llr, bin_tar, llr, bin_non, t)
+    ece_min = _ece_weighted(llr, bin_mated, llr, bin_non_mated, t)
     pi, one_minus_pi = _sigmoid(t), _sigmoid(-t)
     # binary entropy H2(pi) in bits, written so that it stays exact for pi near 0 or 1
     prior_only = (pi * np.logaddexp(0.0, -t) + one_minus_pi * np.logaddexp(0.0, t)) / math.log(2.0)
@@ -100,16 +105,16 @@ def dece_from_bins(bin_tar, bin_non) -> float:
     return float(np.trapezoid(integrand, t))
 
 
-def max_abs_llr(tar, non) -> float:
+def max_abs_llr(mated, non_mated) -> float:
     """ZEBRA's individual metric: max |LLR| of Laplace-smoothed PAV LLRs, in log10 units."""
-    tar_arr, non_arr = _check_pair(tar, non)
-    _, bin_tar, bin_non = pav_bins(tar_arr, non_arr, laplace=True)
-    return max_abs_from_bins(bin_tar, bin_non, tar_arr.size, non_arr.size)
+    mated_arr, non_mated_arr = _check_pair(mated, non_mated)
+    _, bin_mated, bin_non_mated = pav_bins(mated_arr, non_mated_arr, laplace=True)
+    return max_abs_from_bins(bin_mated, bin_non_mated, mated_arr.size, non_mated_arr.size)
 
 
-def max_abs_from_bins(bin_tar, bin_non, n_tar: int, n_non: int) -> float:
-    """max |LLR| in log10 from Laplace-smoothed PAV bins of n_tar mated and n_non non-mated scores."""
-    llr = _bin_llr(bin_tar, bin_non, n_tar, n_non)
+def max_abs_from_bins(bin_mated, bin_non_mated, n_mated: int, n_non_mated: int) -> float:
+    """max |LLR| in log10 from Laplace-smoothed PAV bins of n_mated mated and n_non_mated non-mated scores."""
+    llr = _bin_llr(bin_mated, bin_non_mated, n_mated, n_non_mated)
     return float(np.max(np.abs(llr)) / math.log(10.0))
 
 
@@ -122,7 +127,7 @@ def zebra_tag(max_abs_llr_log10: float) -> str:
     return "F"
 
 
-def zebra_summary(tar, non) -> dict:
+def zebra_summary(mated, non_mated) -> dict:
     """``{"dece_bits", "max_abs_llr_log10", "zebra_tag"}`` of a mated/non-mated split."""
-    value = max_abs_llr(tar, non)
-    return {"dece_bits": dece_bits(tar, non), "max_abs_llr_log10": value, "zebra_tag": zebra_tag(value)}
+    value = max_abs_llr(mated, non_mated)
+    return {"dece_bits": dece_bits(mated, non_mated), "max_abs_llr_log10": value, "zebra_tag": zebra_tag(value)}

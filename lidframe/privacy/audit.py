@@ -30,13 +30,20 @@ import attrs
 import numpy as np
 
 from lidframe.core.evaluation import evaluate
+from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.metrics.detection import eer_rocch
 from lidframe.privacy.mechanism import GaussianSpeakerMechanism, clip_to_norm, gdp_eer_bound, gdp_mi_bound_bits
-from lidframe.stats.bootstrap import PairLLRs, bootstrap_ci
+from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
+
+#: Bootstrap settings of :func:`dp_audit` unless told otherwise (fewer resamples than the
+#: library default: an audit runs one interval per attacker and mu).
+AUDIT_BOOTSTRAP = Bootstrap(n_boot=500)
 
 __all__ = [
+    "AUDIT_BOOTSTRAP",
+    "DPAuditResult",
     "EmbeddingSplit",
     "bayes_scores",
     "pairwise_llr",
@@ -64,6 +71,30 @@ class EmbeddingSplit:
     trials: np.ndarray
     trial_speakers: np.ndarray
     trial_ids: np.ndarray
+
+
+@attrs.frozen(eq=False)
+class DPAuditResult(TableRecord):
+    """Outcome of :func:`dp_audit`: one row per mu.
+
+    ``to_dict()`` (JSON-able: ``rows``; NaN as None) and ``to_frame()`` come from
+    :class:`~lidframe.data.records.TableRecord`.
+
+    Attributes
+    ----------
+    rows : tuple of dict
+        ``mu, sigma, eer_bound, mi_bound_bits, n_enrolled, log2_n`` and, for the
+        ``bayes`` and ``cosine`` attackers, ``<attacker>_eer``, ``_eer_ci``, ``_alid``,
+        ``_alid_ci``, ``_lid_max``, ``_lid_q99``; ``violations`` lists the bound
+        violations beyond the intervals.
+    """
+
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+
+    @property
+    def violated(self) -> bool:
+        """Whether any mu has a bound violation (a bug, or broken assumptions)."""
+        return any(row["violations"] for row in self.rows)
 
 
 def bayes_scores(released: np.ndarray, centroids: np.ndarray, sigma: float) -> np.ndarray:
@@ -116,18 +147,30 @@ def dp_audit(
     sensitivity: str = "diameter",
     anonymise_enrolment: bool = False,
     calibrator="logistic",
-    n_boot: int = 500,
-    ci_level: float = 0.95,
+    bootstrap: Bootstrap = AUDIT_BOOTSTRAP,
     seed: int = 0,
-) -> list[dict]:
+) -> DPAuditResult:
     """Measured disclosure versus the GDP bounds, one row per mu.
+
+    Parameters
+    ----------
+    dev, eval : EmbeddingSplit
+        Clean embeddings; dev calibrates the cosine attacker.
+    mus : sequence of float
+        Mechanism parameters mu (sorted).
+    clip_norm, sensitivity, anonymise_enrolment
+        Mechanism settings (:class:`~lidframe.privacy.mechanism.GaussianSpeakerMechanism`).
+    calibrator : str or calibrator
+        Of the cosine attacker.
+    bootstrap : Bootstrap, default :data:`AUDIT_BOOTSTRAP`
+        Settings of the EER and ALID intervals (speaker bootstrap, 500 resamples).
+    seed : int
+        Seed of the mechanism's noise (mu number i uses ``seed + i``).
 
     Returns
     -------
-    list of dict
-        ``mu, sigma, eer_bound, mi_bound_bits`` and, for the ``bayes`` and ``cosine``
-        attackers, ``<attacker>_eer``, ``_eer_ci``, ``_alid``, ``_alid_ci``, ``_lid_max``,
-        ``_lid_q99``; ``violations`` lists bound violations beyond the intervals.
+    DPAuditResult
+        One row per mu (see :class:`DPAuditResult`).
     """
     mus = [float(m) for m in mus]
     if not mus:
@@ -145,7 +188,6 @@ def dp_audit(
             "n_enrolled": ev_bayes.n_enrolled,
             "log2_n": math.log2(ev_bayes.n_enrolled),
         }
-        ci = {"n_boot": n_boot, "level": ci_level, "seed": seed}
         cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
         bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
         measured = {
@@ -154,7 +196,7 @@ def dp_audit(
         }
         violations = []
         for name, (lid, pairs) in measured.items():
-            intervals = bootstrap_ci(lid, speakers=eval.trial_speakers, pairs=pairs, **ci)
+            intervals = bootstrap_ci(lid, bootstrap, speakers=eval.trial_speakers, pairs=pairs)
             eer = eer_rocch(pairs.mated, pairs.non_mated.ravel())
             row.update(
                 {
@@ -172,7 +214,7 @@ def dp_audit(
                 violations.append(f"{name} ALID above the mutual-information bound")
         row["violations"] = violations
         rows.append(row)
-    return rows
+    return DPAuditResult(rows)
 
 
 def _pairs(matrix: np.ndarray, true_index: np.ndarray) -> PairLLRs:
@@ -237,11 +279,12 @@ def simulated_splits(
     return split(dev_rng, "dev-spk"), split(eval_rng, "eval-spk")
 
 
-def plot_dp_audit(rows: list, path, *, title: str | None = None) -> None:
+def plot_dp_audit(result: DPAuditResult, path, *, title: str | None = None) -> None:
     """Measured EER (left) and ALID / LIDmax (right) versus mu, with the GDP bound curves."""
     from lidframe.plotting import pyplot, save_figure
 
     plt = pyplot()
+    rows = result.rows
     mus = np.array([r["mu"] for r in rows])
     grid = np.linspace(max(mus.min() * 0.8, 1e-3), mus.max() * 1.1, 200)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)

@@ -37,11 +37,16 @@ Theory
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = [
     "GaussianSpeakerMechanism",
@@ -56,60 +61,90 @@ __all__ = [
 SENSITIVITIES = ("diameter", "radius")
 
 
-def _check_mu(mu) -> float:
-    mu = float(mu)
-    if not (math.isfinite(mu) and mu > 0):
-        raise InputError(f"mu must be positive and finite, got {mu}")
-    return mu
+def _check_mu(mu: float) -> float:
+    value = float(mu)
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"mu must be positive and finite, got {value}")
+    return value
 
 
-def gdp_tradeoff(alpha, mu):
-    """Trade-off curve of mu-GDP: minimal miss rate Phi(Phi^-1(1 - alpha) - mu) at false-alarm alpha."""
-    mu = _check_mu(mu)
-    alpha = np.asarray(alpha, dtype=np.float64)
-    if ((alpha < 0) | (alpha > 1)).any():
+@overload
+def gdp_tradeoff(alpha: float, mu: float) -> float: ...
+@overload
+def gdp_tradeoff(alpha: ArrayLike, mu: float) -> np.ndarray: ...
+def gdp_tradeoff(alpha: ArrayLike, mu: float) -> float | np.ndarray:
+    """Trade-off curve of mu-GDP: minimal miss rate Phi(Phi^-1(1 - alpha) - mu) at false-alarm alpha.
+
+    Parameters
+    ----------
+    alpha : float or array_like
+        False-alarm rate(s), within [0, 1].
+    mu : float
+        GDP parameter (positive).
+
+    Returns
+    -------
+    float or numpy.ndarray
+        Miss rate(s), the shape of *alpha* (a numpy float for a scalar *alpha*).
+    """
+    checked_mu = _check_mu(mu)
+    rates = np.asarray(alpha, dtype=np.float64)
+    if ((rates < 0) | (rates > 1)).any():
         raise InputError("alpha must be within [0, 1]")
-    return norm.cdf(norm.ppf(1.0 - alpha) - mu)
+    return norm.cdf(norm.ppf(1.0 - rates) - checked_mu)
 
 
-def gdp_eer_bound(mu) -> float:
+def gdp_eer_bound(mu: float) -> float:
     """Lower bound Phi(-mu / 2) on any attacker's equal error rate (one release)."""
     return float(norm.cdf(-_check_mu(mu) / 2.0))
 
 
-def gdp_mi_bound_bits(mu) -> float:
+def gdp_mi_bound_bits(mu: float) -> float:
     """Upper bound mu^2 / (2 ln 2) bits on the mutual information of identity and one release."""
     return _check_mu(mu) ** 2 / (2.0 * math.log(2.0))
 
 
-def compose_mu(mu, k: int) -> float:
+def compose_mu(mu: float, k: int) -> float:
     """mu of k independent releases of one speaker under a mu-GDP mechanism: mu sqrt(k)."""
     if not (isinstance(k, (int, np.integer)) and k >= 1):
         raise InputError(f"k must be a positive integer, got {k!r}")
     return _check_mu(mu) * math.sqrt(int(k))
 
 
-def mu_for_eer(eer) -> float:
+def mu_for_eer(eer: float) -> float:
     """The mu whose EER bound Phi(-mu / 2) equals *eer* (0 < eer < 0.5): -2 Phi^-1(eer)."""
-    eer = float(eer)
-    if not 0 < eer < 0.5:
-        raise InputError(f"target EER must be in (0, 0.5), got {eer}")
-    return float(-2.0 * norm.ppf(eer))
+    target = float(eer)
+    if not 0 < target < 0.5:
+        raise InputError(f"target EER must be in (0, 0.5), got {target}")
+    return float(-2.0 * norm.ppf(target))
 
 
-def clip_to_norm(emb, clip_norm: float):
-    """Scale each row (or the vector) to L2 norm <= clip_norm; numpy or torch in, same out."""
+@overload
+def clip_to_norm(emb: torch.Tensor, clip_norm: float) -> torch.Tensor: ...
+@overload
+def clip_to_norm(emb: ArrayLike, clip_norm: float) -> np.ndarray: ...
+def clip_to_norm(emb: torch.Tensor | ArrayLike, clip_norm: float) -> torch.Tensor | np.ndarray:
+    """Scale each row (or the vector) to L2 norm <= clip_norm; numpy or torch in, same out.
+
+    Parameters
+    ----------
+    emb : array_like or torch.Tensor, shape (d,) or (n, d)
+        Embedding(s); a tensor stays a tensor (same device and dtype), anything else becomes float64.
+    clip_norm : float
+        U, the largest L2 norm kept.
+    """
     if _is_torch(emb):
         import torch
 
-        norms = torch.linalg.vector_norm(emb, dim=-1, keepdim=True)
-        return emb * torch.clamp(clip_norm / torch.clamp(norms, min=1e-30), max=1.0)
-    emb = np.asarray(emb, dtype=np.float64)
-    norms = np.linalg.norm(emb, axis=-1, keepdims=True)
-    return emb * np.minimum(1.0, clip_norm / np.maximum(norms, 1e-300))
+        tensor = cast("torch.Tensor", emb)
+        norms = torch.linalg.vector_norm(tensor, dim=-1, keepdim=True)
+        return tensor * torch.clamp(clip_norm / torch.clamp(norms, min=1e-30), max=1.0)
+    array = np.asarray(emb, dtype=np.float64)
+    row_norms = np.linalg.norm(array, axis=-1, keepdims=True)
+    return array * np.minimum(1.0, clip_norm / np.maximum(row_norms, 1e-300))
 
 
-def _is_torch(x) -> bool:
+def _is_torch(x: object) -> bool:
     return type(x).__module__.startswith("torch")
 
 
@@ -134,7 +169,7 @@ class GaussianSpeakerMechanism:
         Noise standard deviation per dimension, Delta / mu.
     """
 
-    def __init__(self, mu, clip_norm: float = 1.0, sensitivity: str = "diameter", seed=None):
+    def __init__(self, mu: float, clip_norm: float = 1.0, sensitivity: str = "diameter", seed: int | None = None):
         self.mu = _check_mu(mu)
         if not (math.isfinite(clip_norm) and clip_norm > 0):
             raise InputError(f"clip_norm must be positive and finite, got {clip_norm}")
@@ -152,16 +187,22 @@ class GaussianSpeakerMechanism:
 
     @property
     def sigma(self) -> float:
+        """Noise standard deviation per dimension: delta / mu."""
         return self.delta / self.mu
 
-    def anonymise(self, emb):
+    @overload
+    def anonymise(self, emb: torch.Tensor) -> torch.Tensor: ...
+    @overload
+    def anonymise(self, emb: ArrayLike) -> np.ndarray: ...
+    def anonymise(self, emb: torch.Tensor | ArrayLike) -> torch.Tensor | np.ndarray:
         """Release *emb* (shape (d,) or (n, d); numpy array or torch tensor, same type back)."""
         clipped = clip_to_norm(emb, self.clip_norm)
         noise = self._rng.standard_normal(tuple(clipped.shape)) * self.sigma
         if _is_torch(clipped):
             import torch
 
-            return clipped + torch.as_tensor(noise, dtype=clipped.dtype, device=clipped.device)
+            tensor = cast("torch.Tensor", clipped)
+            return tensor + torch.as_tensor(noise, dtype=tensor.dtype, device=tensor.device)
         return clipped + noise
 
     @classmethod
@@ -169,7 +210,7 @@ class GaussianSpeakerMechanism:
         """Build from ``gaussian?mu=1&clip_norm=1&sensitivity=diameter&seed=0`` (the grid syntax)."""
         from lidframe.registry import parse_spec
 
-        name, params = parse_spec(spec)
+        name, params = parse_spec(spec, cls)  # values typed by __init__'s annotations
         params.pop("enrolment", None)
         if name != "gaussian":
             raise InputError(f"unknown mechanism {name!r} in {spec!r}; available: gaussian")

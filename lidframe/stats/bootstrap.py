@@ -31,12 +31,13 @@ import attrs
 import numpy as np
 from scipy import sparse
 from scipy.stats import norm
-from sklearn.isotonic import isotonic_regression
 
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
+from lidframe.metrics.detection import eer_from_bins, pav_bins_from_counts
 
 __all__ = [
+    "Bootstrap",
     "LID_METRICS",
     "BINARY_METRICS",
     "Interval",
@@ -68,6 +69,81 @@ class Interval:
         return json_clean(attrs.asdict(self))
 
 
+# -------------------------------------------------------------------- options
+UNITS = ("speaker", "trial")
+METHODS = ("bca", "percentile")
+
+
+def check_level(level: float) -> float:
+    """*level* as float if it is in (0, 1), else :class:`InputError`."""
+    if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
+        raise InputError(f"confidence level must be in (0, 1), got {level}")
+    return float(level)
+
+
+def _check_n_boot(_record, _attribute, n_boot) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise InputError(f"n_boot must be an integer >= 100, got {n_boot!r}")
+
+
+def _check_unit(_record, _attribute, unit) -> None:
+    if unit not in UNITS:
+        raise InputError(f"resampling unit must be 'speaker' or 'trial', got {unit!r}")
+
+
+def _check_method(_record, _attribute, method) -> None:
+    if method not in METHODS:
+        raise InputError(f"interval method must be 'bca' or 'percentile', got {method!r}")
+
+
+def _check_seed(_record, _attribute, seed) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"bootstrap seed must be a non-negative integer, got {seed!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Bootstrap:
+    """How bootstrap confidence intervals are drawn: the one record of the bootstrap settings.
+
+    :func:`bootstrap_ci`, :func:`lidframe.evaluate` (``bootstrap=``), the analyses and
+    the grid's ``[grid.ci]`` table all take (or build) this record, so its defaults are
+    the library's.
+
+    Attributes
+    ----------
+    n_boot : int, default 1000
+        Bootstrap resamples (at least 100).
+    level : float, default 0.95
+        Confidence level of the intervals, in (0, 1).
+    unit : {"speaker", "trial"}, default "speaker"
+        Resampling unit (module docstring): whole speakers (cluster bootstrap) or trials.
+    method : {"bca", "percentile"}, default "bca"
+        Interval type; ``lid_max`` always gets a percentile interval.
+    seed : int, default 0
+        Seed of ``numpy.random.default_rng``: the same seed gives the same intervals.
+
+    Raises
+    ------
+    InputError
+        On construction, for a value outside the above.
+
+    Examples
+    --------
+    >>> Bootstrap(n_boot=500, unit="trial").to_dict()
+    {'n_boot': 500, 'level': 0.95, 'unit': 'trial', 'method': 'bca', 'seed': 0}
+    """
+
+    n_boot: int = attrs.field(default=1000, validator=_check_n_boot)
+    level: float = attrs.field(default=0.95, converter=check_level)
+    unit: str = attrs.field(default="speaker", validator=_check_unit)
+    method: str = attrs.field(default="bca", validator=_check_method)
+    seed: int = attrs.field(default=0, validator=_check_seed)
+
+    def to_dict(self) -> dict:
+        """The settings as a JSON-able dict (``summary["ci_settings"]``)."""
+        return attrs.asdict(self)
+
+
 # ------------------------------------------------------------- units, weights
 def resampling_units(n_trials: int, speakers, unit: str):
     """(unit index of each trial (T,), number of units) for ``unit`` "trial" or "speaker"."""
@@ -87,13 +163,6 @@ def resampling_units(n_trials: int, speakers, unit: str):
 def _factorize(values):
     uniques, codes = np.unique(values, return_inverse=True)
     return codes.ravel(), uniques.size
-
-
-def check_level(level: float) -> float:
-    """*level* as float if it is in (0, 1), else :class:`InputError`."""
-    if not 0 < level < 1:
-        raise InputError(f"confidence level must be in (0, 1), got {level}")
-    return float(level)
 
 
 def _jackknife_weights(rng, n_units: int, max_groups: int = 100) -> np.ndarray:
@@ -171,65 +240,55 @@ class PairLLRs:
     non_mated: np.ndarray
 
     def structure(self):
-        """Sorted-run structure shared by all resamples: (tar (T, G), non (T, G)) sparse counts."""
-        n_trials, n_non = self.non_mated.shape
+        """Sorted-run structure shared by all resamples: (mated (T, G), non_mated (T, G)) sparse counts."""
+        n_trials, n_non_mated = self.non_mated.shape
         values = np.r_[self.mated, self.non_mated.ravel()]
-        is_tar = np.r_[np.ones(n_trials, bool), np.zeros(values.size - n_trials, bool)]
-        trial = np.r_[np.arange(n_trials), np.repeat(np.arange(n_trials), n_non)]
+        is_mated = np.r_[np.ones(n_trials, bool), np.zeros(values.size - n_trials, bool)]
+        trial = np.r_[np.arange(n_trials), np.repeat(np.arange(n_trials), n_non_mated)]
         order = np.argsort(values, kind="stable")
-        v, lab, tr = values[order], is_tar[order], trial[order]
+        v, lab, tr = values[order], is_mated[order], trial[order]
         # tie groups, then pool consecutive label-pure groups (a PAV/ROCCH no-op)
         new_value = np.r_[True, v[1:] != v[:-1]]
         tie_group = np.cumsum(new_value) - 1
         n_groups = tie_group[-1] + 1
-        has_tar = np.zeros(n_groups, bool)
-        has_non = np.zeros(n_groups, bool)
-        has_tar[tie_group[lab]] = True
-        has_non[tie_group[~lab]] = True
-        kind = np.where(has_tar & has_non, 2, np.where(has_tar, 1, 0))  # 0 non-only, 1 tar-only, 2 mixed
+        has_mated = np.zeros(n_groups, bool)
+        has_non_mated = np.zeros(n_groups, bool)
+        has_mated[tie_group[lab]] = True
+        has_non_mated[tie_group[~lab]] = True
+        kind = np.where(
+            has_mated & has_non_mated, 2, np.where(has_mated, 1, 0)
+        )  # 0 non-mated only, 1 mated only, 2 mixed
         starts_run = np.r_[True, (kind[1:] != kind[:-1]) | (kind[1:] == 2)]
         run_of_group = np.cumsum(starts_run) - 1
         run = run_of_group[tie_group]
         n_runs = run_of_group[-1] + 1
-        tar = sparse.csr_matrix((np.ones(lab.sum()), (tr[lab], run[lab])), shape=(n_trials, n_runs))
-        non = sparse.csr_matrix((np.ones((~lab).sum()), (tr[~lab], run[~lab])), shape=(n_trials, n_runs))
-        return tar, non
+        mated = sparse.csr_matrix((np.ones(lab.sum()), (tr[lab], run[lab])), shape=(n_trials, n_runs))
+        non_mated = sparse.csr_matrix((np.ones((~lab).sum()), (tr[~lab], run[~lab])), shape=(n_trials, n_runs))
+        return mated, non_mated
 
 
-def _eer_from_counts(n_tar: np.ndarray, n_non: np.ndarray) -> float:
-    keep = (n_tar + n_non) > 0
-    n_tar, n_non = n_tar[keep], n_non[keep]
-    weight = n_tar + n_non
-    fitted = isotonic_regression(n_tar / weight, sample_weight=weight, increasing=True)
-    ends = np.flatnonzero(np.r_[fitted[1:] != fitted[:-1], True])
-    starts = np.r_[0, ends[:-1] + 1]
-    bin_tar = np.add.reduceat(n_tar, starts)
-    bin_non = np.add.reduceat(n_non, starts)
-    p_miss = np.r_[0.0, np.cumsum(bin_tar)] / bin_tar.sum()
-    p_fa = 1.0 - np.r_[0.0, np.cumsum(bin_non)] / bin_non.sum()
-    diff = p_miss - p_fa
-    k = int(np.argmax(diff >= 0))
-    if diff[k] == 0:
-        return float(p_miss[k])
-    t = -diff[k - 1] / (diff[k] - diff[k - 1])
-    return float(p_miss[k - 1] + t * (p_miss[k] - p_miss[k - 1]))
+def _eer_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
+    """ROCCH EER of one resample from its weighted run counts (runs it left empty dropped)."""
+    keep = (n_mated + n_non_mated) > 0
+    _, bin_mated, bin_non_mated = pav_bins_from_counts(n_mated[keep], n_non_mated[keep])
+    return eer_from_bins(bin_mated, bin_non_mated)
 
 
 def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
     """ROCCH EER and Cllr (bits) for each row of trial weights (a trial brings all its pairs)."""
-    n_non_per = pairs.non_mated.shape[1]
+    n_non_mated_per = pairs.non_mated.shape[1]
     miss_cost = np.logaddexp(0.0, -pairs.mated)
     fa_cost = np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
-    tar_runs, non_runs = pairs.structure()
+    mated_runs, non_mated_runs = pairs.structure()
     out = {"eer": np.empty(weights.shape[0]), "cllr": np.empty(weights.shape[0])}
     for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
         w = weights[start : start + RESAMPLE_BLOCK]
         total = w.sum(axis=1)
         sl = slice(start, start + w.shape[0])
-        out["cllr"][sl] = ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_per)) / (2 * math.log(2.0))
-        run_tar = np.asarray((tar_runs.T @ w.T).T)
-        run_non = np.asarray((non_runs.T @ w.T).T)
-        out["eer"][sl] = [_eer_from_counts(a, b) for a, b in zip(run_tar, run_non)]
+        out["cllr"][sl] = ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_mated_per)) / (2 * math.log(2.0))
+        run_mated = np.asarray((mated_runs.T @ w.T).T)
+        run_non_mated = np.asarray((non_mated_runs.T @ w.T).T)
+        out["eer"][sl] = [_eer_from_counts(a, b) for a, b in zip(run_mated, run_non_mated)]
     return out
 
 
@@ -263,13 +322,9 @@ def _bca(estimate: float, boot: np.ndarray, jack: np.ndarray, level: float):
 
 def bootstrap_ci(
     lid,
+    bootstrap: Bootstrap | None = None,
     *,
     speakers=None,
-    unit: str = "speaker",
-    n_boot: int = 1000,
-    level: float = 0.95,
-    method: str = "bca",
-    seed: int = 0,
     pairs: PairLLRs | None = None,
 ) -> dict:
     """Bootstrap confidence intervals of the LID summary (and EER, Cllr with *pairs*).
@@ -278,18 +333,10 @@ def bootstrap_ci(
     ----------
     lid : array_like, shape (T,)
         Per-trial LID of the closed-set trials (bits).
+    bootstrap : Bootstrap, optional
+        Resamples, level, unit, interval method and seed (default ``Bootstrap()``).
     speakers : array_like of str, shape (T,), optional
         Trial speakers; needed for ``unit="speaker"``.
-    unit : {"speaker", "trial"}
-        Resampling unit (module docstring).
-    n_boot : int
-        Bootstrap resamples.
-    level : float
-        Confidence level, e.g. 0.95.
-    method : {"bca", "percentile"}
-        Interval type; ``lid_max`` is always percentile.
-    seed : int
-        Seed of ``numpy.random.default_rng``: the same seed gives the same intervals.
     pairs : PairLLRs, optional
         Pair LLRs of the same trials, to add ``eer`` (ROCCH) and ``cllr``.
 
@@ -298,14 +345,13 @@ def bootstrap_ci(
     dict
         metric -> :class:`Interval`.
     """
+    options = Bootstrap() if bootstrap is None else bootstrap
+    if not isinstance(options, Bootstrap):
+        raise InputError(f"bootstrap must be a Bootstrap record, got {type(options).__name__}")
+    n_boot, level, unit, method, seed = options.n_boot, options.level, options.unit, options.method, options.seed
     lid = np.asarray(lid, dtype=np.float64)
     if lid.ndim != 1 or lid.size < 2 or np.isnan(lid).any():
         raise InputError("bootstrap needs at least two closed-set LID values and no NaN")
-    if method not in ("bca", "percentile"):
-        raise InputError(f"interval method must be 'bca' or 'percentile', got {method!r}")
-    if not (isinstance(n_boot, int) and n_boot >= 100):
-        raise InputError(f"n_boot must be an integer >= 100, got {n_boot!r}")
-    level = check_level(level)
     unit_of_trial, n_units = resampling_units(lid.size, speakers, unit)
     if n_units < 2:
         raise InputError(f"bootstrap over {unit}s needs at least two of them, got {n_units}")

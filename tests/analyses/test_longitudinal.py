@@ -15,7 +15,7 @@ from lidframe.data.simulate import simulate_system
 
 def test_k1_reproduces_per_trial_lid_exactly():
     dev, ev = simulate_system(leakage=0.4, seed=2)
-    row = longitudinal(dev, ev, [1], ci=False)[0]
+    row = longitudinal(dev, ev, [1], bootstrap=None).rows[0]
     per_trial = evaluate(dev, ev).summary
     for key in ("alid", "pdr", "lid_pos", "lid_neg", "lid_max", "lid_q99"):
         assert row[key] == pytest.approx(per_trial[key], abs=1e-12), key
@@ -36,7 +36,7 @@ def test_sum_rule_is_the_exact_posterior_of_independent_utterances_and_grows_wit
     mu, n = 0.8, 20
     dev, _, _ = shifted_gaussian(rng, n, 12, mu, "d")
     ev, s, owner = shifted_gaussian(rng, n, 12, mu, "e")
-    row = longitudinal(dev, ev, [4], calibrator="identity", ci=False, seed=5)[0]
+    row = longitudinal(dev, ev, [4], calibrator="identity", bootstrap=None, seed=5).rows[0]
     groups, _ = draw_groups(ev.trial_speakers, 4, np.random.default_rng(5))
     exact = []
     for g in groups:  # exact group posterior: softmax_j(mu * sum_i s_ij)
@@ -47,7 +47,7 @@ def test_sum_rule_is_the_exact_posterior_of_independent_utterances_and_grows_wit
     assert row["alid"] == pytest.approx(np.mean(exact), abs=1e-10)
     dev, _, _ = shifted_gaussian(rng, n, 12, 1.2, "d")
     ev, _, _ = shifted_gaussian(rng, n, 12, 1.2, "e")
-    rows = longitudinal(dev, ev, [1, 2, 4, 8, "all"], calibrator="identity", ci=False)
+    rows = longitudinal(dev, ev, [1, 2, 4, 8, "all"], calibrator="identity", bootstrap=None).rows
     alid = [r["alid"] for r in rows]
     assert all(a < b for a, b in itertools.pairwise(alid))
     assert alid[-1] > 0.9 * math.log2(n)
@@ -68,9 +68,9 @@ def test_temperature_rule_undoes_the_over_count_of_repeated_utterances():
     rng = np.random.default_rng(1)
     k, n = 4, 60
     dev, ev = copies(rng, n, k, 2.0, "d"), copies(rng, n, k, 2.0, "e")
-    single = longitudinal(dev, ev, [1], ci=False)[0]
-    summed = longitudinal(dev, ev, [k], fusion="sum", ci=False)[0]
-    tempered = longitudinal(dev, ev, [k], fusion="temperature", ci=False)[0]
+    single = longitudinal(dev, ev, [1], bootstrap=None).rows[0]
+    summed = longitudinal(dev, ev, [k], fusion="sum", bootstrap=None).rows[0]
+    tempered = longitudinal(dev, ev, [k], fusion="temperature", bootstrap=None).rows[0]
     # repeated evidence counted k times: far from the one-utterance disclosure
     assert abs(summed["alid"] - single["alid"]) > 0.3
     assert tempered["temperature"] == pytest.approx(1 / k, rel=0.35)
@@ -93,7 +93,7 @@ def test_k_larger_than_every_speaker_is_an_error_and_cli(tmp_path, capsys):
             str(tmp_path / "eval.npz"),
             "--k",
             "1,2,all",
-            "--bootstrap",
+            "--n-boot",
             "200",
             "--dp-mu",
             "1",

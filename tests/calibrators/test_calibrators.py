@@ -123,7 +123,7 @@ def test_isotonic_equals_sklearn_at_dev_points_and_prior_correction():
     z = np.round(z, 1)  # plenty of ties
     cal = Isotonic(laplace=False).fit(z, y)
     np.testing.assert_allclose(cal.pav_posterior(z), IsotonicRegression().fit(z, y).predict(z), atol=1e-12)
-    # at each knot (a bin centre) the LLR is logit(posterior) - ln(N_mated / N_non)
+    # at each knot (a bin centre) the LLR is logit(posterior) - ln(N_mated / N_non_mated)
     post = cal.pav_posterior(cal.knot_z_)
     want = np.log(post / (1 - post)) - math.log(y.sum() / (y.size - y.sum()))
     np.testing.assert_allclose(cal.llr(cal.knot_z_), want, atol=1e-12)

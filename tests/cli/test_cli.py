@@ -75,9 +75,7 @@ def test_watchlist_and_explicit_priors(pair, capsys):
             "--eval",
             folder / "eval.npz",
             "--prior",
-            f"watchlist:{folder / 'watch.txt'}",
-            "--watch-weight",
-            "4",
+            f"watchlist?file={folder / 'watch.txt'}&weight=4",
             "--json",
             folder / "w.json",
         ],
@@ -94,7 +92,7 @@ def test_watchlist_and_explicit_priors(pair, capsys):
             "--eval",
             folder / "eval.npz",
             "--prior",
-            f"explicit:{folder / 'prior.csv'}",
+            f"explicit?file={folder / 'prior.csv'}",
             "--json",
             folder / "e.json",
         ],
@@ -171,7 +169,7 @@ def test_bad_options(pair, capsys):
     code, _, err = run(base + ["--prior", "gaussian"], capsys)
     assert code == 2 and "unknown prior 'gaussian'; available: explicit, uniform, watchlist" in err
     (folder / "w.txt").write_text("nobody\n")
-    code, _, err = run(base + ["--prior", f"watchlist:{folder / 'w.txt'}"], capsys)
+    code, _, err = run(base + ["--prior", f"watchlist?file={folder / 'w.txt'}"], capsys)
     assert code == 2 and "watch-list ids not among the 8 enrolled speakers: 'nobody'" in err
     code, _, err = run(base + ["--calibrator", "nope"], capsys)
     assert code == 2 and "unknown calibrator 'nope'" in err
@@ -222,7 +220,7 @@ def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_p
         base
         + [
             "--ci",
-            "--bootstrap",
+            "--n-boot",
             "300",
             "--ci-level",
             "0.9",
@@ -244,7 +242,7 @@ def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_p
             "compare",
             str(tmp_path / "log.csv"),
             str(tmp_path / "iso.csv"),
-            "--bootstrap",
+            "--n-boot",
             "200",
             "--permutations",
             "500",

@@ -2,7 +2,7 @@
 
 import math
 
-from lidframe.cli.demo import run_demo
+from lidframe.cli.simulated_demo import run_demo
 
 
 def test_demo_is_deterministic_and_ordered():

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
 import lidframe
-from lidframe import InputError, ScoreSet, WatchList, evaluate
+from lidframe import Engine, InputError, ScoreSet, WatchList, evaluate
 from lidframe.calibrators import Logistic
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import alid_decomposition
@@ -40,7 +40,7 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
     want = dense_pipeline(
         ev.scores, ev.true_index, model.coef_[0, 0], model.intercept_[0], np.full(11, -math.log(11)), ddof
     )
-    result = evaluate(dev, ev, znorm_ddof=ddof, tile_rows=7)
+    result = evaluate(dev, ev, znorm_ddof=ddof, engine=Engine(tile_rows=7))
     np.testing.assert_allclose(result.lid, want, atol=1e-6)  # solver tolerance, not the engine
     s = result.summary
     assert s["n_trials"] == 90 and s["n_enrolled"] == 11 and s["n_impostor_trials"] == 0

@@ -21,7 +21,7 @@ def affine(slope, intercept):
 def test_worked_example_of_the_docs():
     # docs/theory.md: N = 6, true = 4th, ddof = 0, slope 1.5 -> about 0.90 bit.
     scores = np.array([[0.9, 0.7, 0.4, 1.1, 1.2, 0.4]])
-    lid = lid_from_scores(scores, np.array([3]), affine(1.5, 0.0), np.full(6, -math.log(6)), ddof=0)
+    lid = lid_from_scores(scores, np.array([3]), affine(1.5, 0.0), np.full(6, -math.log(6)), znorm_ddof=0)
     # by hand: z = (s - 0.78333) / 0.31314; p_true = e^{1.5 z_4} / sum_j e^{1.5 z_j} = 0.3110
     assert lid[0] == pytest.approx(math.log2(6 * 0.311015), abs=2e-5)
     assert round(lid[0], 2) == 0.90
@@ -33,7 +33,9 @@ def test_tiled_engine_matches_dense_reference(case, slope, intercept, tile_rows)
     n = scores.shape[1]
     log_prior = np.full(n, -math.log(n))
     for ddof in (0, 1):
-        got = lid_from_scores(scores, true_index, affine(slope, intercept), log_prior, ddof=ddof, tile_rows=tile_rows)
+        got = lid_from_scores(
+            scores, true_index, affine(slope, intercept), log_prior, znorm_ddof=ddof, tile_rows=tile_rows
+        )
         want = dense_pipeline(scores, true_index, slope, intercept, log_prior, ddof)
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-10)
 
@@ -120,15 +122,15 @@ def test_pair_llr_buffers_hold_every_mated_and_non_mated_pair():
     scores = rng.normal(size=(7, 4))
     true_index = np.array([0, 1, -1, 3, 2, 2, 0])
     keep = true_index >= 0
-    mated, non = np.empty(keep.sum()), np.empty(keep.sum() * 3)
+    mated, non_mated = np.empty(keep.sum()), np.empty(keep.sum() * 3)
     lid_from_scores(
-        scores, true_index, affine(2.0, 1.0), np.full(4, -math.log(4)), tile_rows=3, pair_llr_out=(mated, non)
+        scores, true_index, affine(2.0, 1.0), np.full(4, -math.log(4)), tile_rows=3, pair_llr_out=(mated, non_mated)
     )
     llr = 2.0 * dense_znorm(scores[keep], 1) + 1.0
     mask = np.zeros(llr.shape, bool)
     mask[np.arange(keep.sum()), true_index[keep]] = True
     np.testing.assert_allclose(mated, llr[mask], atol=1e-12)
-    np.testing.assert_allclose(non, llr[~mask], atol=1e-12)
+    np.testing.assert_allclose(non_mated, llr[~mask], atol=1e-12)
 
 
 def test_log_posterior_rows_are_normalised():

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from lidframe.calibrators import Beta, GaussianBackend, Identity, Isotonic, Logistic, Temperature
 from lidframe.calibrators.maps import AffineMap, CallbackMap, PiecewiseLinearMap, llr_map_of
+from lidframe.core.engine import Engine
 from lidframe.core.streaming import cosine_row_stats, lid_from_embeddings
 from lidframe.errors import InputError
 from tests.reference import dense_lid, dense_znorm
@@ -70,7 +71,7 @@ def relative_l2(value, reference):
 def test_closed_form_row_stats_equal_materialised(n_trials, n_enrolled, dim, ddof, seed):
     trial, enrol, _ = embeddings(seed, n_trials, n_enrolled, dim)
     scores = cosine(trial, enrol)
-    mean, std = cosine_row_stats(trial, enrol, ddof=ddof)
+    mean, std = cosine_row_stats(trial, enrol, znorm_ddof=ddof)
     np.testing.assert_allclose(mean, scores.mean(axis=1), rtol=0, atol=1e-14)
     np.testing.assert_allclose(std, scores.std(axis=1, ddof=ddof), rtol=1e-10, atol=1e-14)
 
@@ -110,7 +111,9 @@ def test_numpy_float64_equals_dense_reference(name, shape, ddof, prior):
     log_prior = log_priors(n_enrolled)[prior]
     ref = reference_lid(trial, enrol, true_index, calibrator, log_prior, ddof)
     # small tiles so that several tiles (and a ragged last one) are exercised
-    out = lid_from_embeddings(trial, enrol, true_index, calibrator, log_prior, znorm_ddof=ddof, tile_rows=16)
+    out = lid_from_embeddings(
+        trial, enrol, true_index, calibrator, log_prior, znorm_ddof=ddof, engine=Engine(device="cpu", tile_rows=16)
+    )
     assert out.kernel == "numpy"
     np.testing.assert_allclose(out.lid_bits, ref, rtol=0, atol=1e-9)
     scores = cosine(trial, enrol)
@@ -125,7 +128,9 @@ def test_plugin_calibrator_without_closed_form_goes_through_llr():
     log_prior = log_priors(25)["watchlist"]
     ref = reference_lid(trial, enrol, true_index, plugin, log_prior, 1)
     for kernel in ("numpy", "torch"):
-        out = lid_from_embeddings(trial, enrol, true_index, plugin, log_prior, kernel=kernel, tile_rows=7)
+        out = lid_from_embeddings(
+            trial, enrol, true_index, plugin, log_prior, engine=Engine(device="cpu", kernel=kernel, tile_rows=7)
+        )
         np.testing.assert_allclose(out.lid_bits, ref, rtol=0, atol=1e-9)
 
 
@@ -145,7 +150,14 @@ def test_reduced_precision_within_stated_tolerances(name):
         ("torch", "float32", 1e-6),
         ("torch", "bfloat16", 3e-3),
     ]:
-        out = lid_from_embeddings(trial, enrol, true_index, calibrator, log_prior, kernel=kernel, precision=precision)
+        out = lid_from_embeddings(
+            trial,
+            enrol,
+            true_index,
+            calibrator,
+            log_prior,
+            engine=Engine(device="cpu", kernel=kernel, precision=precision),
+        )
         assert relative_l2(out.lid_bits, ref) <= tolerance, (kernel, precision, relative_l2(out.lid_bits, ref))
 
 
@@ -174,7 +186,9 @@ def test_piecewise_linear_map_matches_np_interp_beyond_the_ends():
 
 def test_non_increasing_affine_map_gives_zero_lid_and_true_ranks():
     trial, enrol, true_index = embeddings(2, 30, 10, 6)
-    out = lid_from_embeddings(trial, enrol, true_index, AffineMap(0.0, 1.0), log_priors(10)["uniform"])
+    out = lid_from_embeddings(
+        trial, enrol, true_index, AffineMap(0.0, 1.0), log_priors(10)["uniform"], engine=Engine(device="cpu")
+    )
     assert np.array_equal(out.lid_bits, np.zeros(30))
     scores = cosine(trial, enrol)
     assert np.array_equal(out.true_rank, 1 + (scores > scores[np.arange(30), true_index][:, None]).sum(axis=1))
@@ -193,9 +207,9 @@ def test_bad_input_is_named():
     with pytest.raises(InputError, match="zero enrolled rows: '2'"):
         lid_from_embeddings(trial, np.where(np.arange(5)[:, None] == 2, 0.0, enrol), true_index, cal, log_prior)
     with pytest.raises(InputError, match="precision"):
-        lid_from_embeddings(trial, enrol, true_index, cal, log_prior, precision="float16")
+        lid_from_embeddings(trial, enrol, true_index, cal, log_prior, engine=Engine(precision="float16"))
     with pytest.raises(InputError, match="kernel 'numpy' runs on the CPU only"):
-        lid_from_embeddings(trial, enrol, true_index, cal, log_prior, kernel="numpy", device="cuda")
+        lid_from_embeddings(trial, enrol, true_index, cal, log_prior, engine=Engine(kernel="numpy", device="cuda"))
     # a trial orthogonal to the spread of the enrolled vectors has constant scores
     flat = np.zeros((3, 4))
     flat[:, 0] = 1.0
@@ -215,6 +229,7 @@ _INTERPRETER_CHECK = textwrap.dedent(
     from tests.core.test_streaming import embeddings, cosine, reference_lid, log_priors, relative_l2
     from tests.reference import dense_znorm
     from lidframe.calibrators import Logistic
+    from lidframe.core.engine import Engine
     from lidframe.core.streaming import lid_from_embeddings
     from lidframe.core.triton_lid import lid_lse_triton
     trial, enrol, true_index = embeddings(4, 45, 70, 20)
@@ -225,7 +240,8 @@ _INTERPRETER_CHECK = textwrap.dedent(
     rank = 1 + (scores > scores[np.arange(45), true_index][:, None]).sum(axis=1)
     for name, log_prior in log_priors(70).items():
         ref = reference_lid(trial, enrol, true_index, cal, log_prior, 1)
-        out = lid_from_embeddings(trial, enrol, true_index, cal, log_prior, kernel="triton", precision="float32",
+        out = lid_from_embeddings(trial, enrol, true_index, cal, log_prior,
+                                  engine=Engine(device="cpu", kernel="triton", precision="float32"),
                                   triton_blocks={{"block_m": 16, "block_n": 32}})
         assert out.kernel == "triton"
         assert relative_l2(out.lid_bits, ref) <= 1e-6, (name, relative_l2(out.lid_bits, ref))
@@ -290,6 +306,6 @@ def test_cuda_paths_against_reference(kernel, precision, tolerance):
     for log_prior in log_priors(2000).values():
         ref = reference_lid(trial, enrol, true_index, cal, log_prior, 1)
         out = lid_from_embeddings(
-            trial, enrol, true_index, cal, log_prior, device="cuda", kernel=kernel, precision=precision
+            trial, enrol, true_index, cal, log_prior, engine=Engine(device="cuda", kernel=kernel, precision=precision)
         )
         assert relative_l2(out.lid_bits, ref) <= tolerance

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from lidframe import evaluate
+from lidframe import Engine, evaluate
 from lidframe.cli import main
 from lidframe.data.embedset import EmbeddingSet, load_set
 from lidframe.data.scoreset import ScoreSet
@@ -74,7 +74,7 @@ def test_bad_files_are_named(tmp_path):
 @pytest.mark.parametrize("calibrator", ["logistic", "isotonic", "temperature"])
 def test_evaluate_streams_an_embedding_set_like_its_score_set(calibrator):
     dev, ev = make_set(2), make_set(3)
-    streamed = evaluate(dev, ev, calibrator, prior="uniform", binary_metrics=False)
+    streamed = evaluate(dev, ev, calibrator, prior="uniform", binary_metrics=False, engine=Engine(device="cpu"))
     dense = evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator, binary_metrics=False)
     assert streamed.summary["engine"] == {"kernel": "numpy", "device": "cpu", "precision": "float64"}
     assert "engine" not in dense.summary

@@ -21,45 +21,45 @@ scores_list = st.lists(st.integers(-20, 20).map(lambda k: k / 4), min_size=2, ma
 def test_eer_rocch_of_two_gaussians_is_phi_minus_mu_over_2():
     rng = np.random.default_rng(0)
     for mu in (0.5, 1.0, 2.0):
-        tar = rng.normal(mu / 2, 1, 20000)
-        non = rng.normal(-mu / 2, 1, 200000)
+        mated = rng.normal(mu / 2, 1, 20000)
+        non_mated = rng.normal(-mu / 2, 1, 200000)
         want = norm.cdf(-mu / 2)
         # binomial sampling error of an error rate near `want` on 20,000 mated scores
-        assert eer_rocch(tar, non) == pytest.approx(want, abs=4 * math.sqrt(want * (1 - want) / 20000))
-        assert eer_threshold(tar, non) == pytest.approx(want, abs=4 * math.sqrt(want * (1 - want) / 20000))
+        assert eer_rocch(mated, non_mated) == pytest.approx(want, abs=4 * math.sqrt(want * (1 - want) / 20000))
+        assert eer_threshold(mated, non_mated) == pytest.approx(want, abs=4 * math.sqrt(want * (1 - want) / 20000))
 
 
 @settings(max_examples=40)
 @given(scores_list, scores_list, st.sampled_from(["exp", "cube", "affine", "logistic"]))
-def test_eer_and_min_cllr_invariant_under_increasing_transforms(tar, non, name):
+def test_eer_and_min_cllr_invariant_under_increasing_transforms(mated, non_mated, name):
     f = {
         "exp": np.exp,
         "cube": lambda x: x**3 + x,
         "affine": lambda x: 3.0 * x - 7.0,
         "logistic": lambda x: 1 / (1 + np.exp(-x)),
     }[name]
-    tar, non = np.array(tar), np.array(non)
-    ft, fn = f(tar), f(non)
+    mated, non_mated = np.array(mated), np.array(non_mated)
+    ft, fn = f(mated), f(non_mated)
     # a strictly increasing map keeps the order, and the ties
-    assert eer_rocch(ft, fn) == pytest.approx(eer_rocch(tar, non), abs=1e-12)
-    assert eer_threshold(ft, fn) == pytest.approx(eer_threshold(tar, non), abs=1e-12)
-    assert min_cllr(ft, fn) == pytest.approx(min_cllr(tar, non), abs=1e-12)
-    assert dece_bits(ft, fn) == pytest.approx(dece_bits(tar, non), abs=1e-12)
+    assert eer_rocch(ft, fn) == pytest.approx(eer_rocch(mated, non_mated), abs=1e-12)
+    assert eer_threshold(ft, fn) == pytest.approx(eer_threshold(mated, non_mated), abs=1e-12)
+    assert min_cllr(ft, fn) == pytest.approx(min_cllr(mated, non_mated), abs=1e-12)
+    assert dece_bits(ft, fn) == pytest.approx(dece_bits(mated, non_mated), abs=1e-12)
 
 
 @given(scores_list, scores_list)
-def test_min_cllr_never_exceeds_cllr(tar, non):
-    assert min_cllr(tar, non) <= cllr(tar, non) + 1e-12
+def test_min_cllr_never_exceeds_cllr(mated, non_mated):
+    assert min_cllr(mated, non_mated) <= cllr(mated, non_mated) + 1e-12
 
 
 def test_cllr_of_zero_llrs_is_exactly_one():
     assert cllr(np.zeros(7), np.zeros(13)) == 1.0
 
 
-def reference_dece(tar, non):
+def reference_dece(mated, non_mated):
     """Independent: brute-force PAV posteriors per score, ECE on a prior grid, Riemann sum in pi."""
-    scores = np.r_[tar, non]
-    labels = np.r_[np.ones(len(tar)), np.zeros(len(non))]
+    scores = np.r_[mated, non_mated]
+    labels = np.r_[np.ones(len(mated)), np.zeros(len(non_mated))]
     values = np.unique(scores)
     post = np.array([labels[scores == v].mean() for v in values])
     weight = np.array([(scores == v).sum() for v in values], float)
@@ -78,10 +78,10 @@ def reference_dece(tar, non):
         p_of_value[members] = p
     p_score = p_of_value[np.searchsorted(values, scores)]
     with np.errstate(divide="ignore"):
-        llr = np.log(p_score) - np.log(1 - p_score) - math.log(len(tar) / len(non))
+        llr = np.log(p_score) - np.log(1 - p_score) - math.log(len(mated) / len(non_mated))
     pis = (np.arange(200000) + 0.5) / 200000  # midpoint rule in pi
     total = 0.0
-    t_llr, n_llr = llr[: len(tar)], llr[len(tar) :]
+    t_llr, n_llr = llr[: len(mated)], llr[len(mated) :]
     for pi in pis[::100]:  # 2000 points
         t = math.log(pi / (1 - pi))
         ece = (pi * np.mean(np.logaddexp(0, -(t_llr + t))) + (1 - pi) * np.mean(np.logaddexp(0, n_llr + t))) / math.log(
@@ -93,9 +93,9 @@ def reference_dece(tar, non):
 
 
 def test_dece_against_independent_computation_and_limits():
-    tar = np.array([0.1, 0.4, 0.5, 0.9, 1.3, 0.5, 2.0])
-    non = np.array([-0.3, 0.0, 0.2, 0.5, -1.0, 0.45, 0.7, -0.1, 0.4, 1.1])
-    assert dece_bits(tar, non) == pytest.approx(reference_dece(tar, non), abs=2e-4)
+    mated = np.array([0.1, 0.4, 0.5, 0.9, 1.3, 0.5, 2.0])
+    non_mated = np.array([-0.3, 0.0, 0.2, 0.5, -1.0, 0.45, 0.7, -0.1, 0.4, 1.1])
+    assert dece_bits(mated, non_mated) == pytest.approx(reference_dece(mated, non_mated), abs=2e-4)
     assert dece_bits([1.0, 2.0, 3.0], [1.0, 2.0, 3.0]) == pytest.approx(0.0, abs=1e-12)
     assert dece_bits([5.0, 6.0], [0.0, 1.0, 2.0]) == pytest.approx(1 / math.log(4), abs=1e-9)
     # ECE of zero LLRs is the binary entropy
@@ -118,11 +118,11 @@ def test_max_abs_llr_against_hand_computation_and_tags():
 def test_linkability_against_hand_computation():
     # 20 mated scores -> 2 bins over [0, 1]: mated 4 in bin 1, 16 in bin 2; non-mated 10 / 10.
     mated = np.r_[np.full(3, 0.2), 0.0, np.full(15, 0.8), 1.0]
-    non = np.r_[np.full(9, 0.3), 0.0, np.full(9, 0.7), 1.0]
+    non_mated = np.r_[np.full(9, 0.3), 0.0, np.full(9, 0.7), 1.0]
     assert linkability_bins(20) == 2
-    # densities (bin width 0.5): mated 4/20/0.5 = 0.4 and 1.6; non 1.0 and 1.0 -> LR 0.4, 1.6
+    # densities (bin width 0.5): mated 4/20/0.5 = 0.4 and 1.6; non_mated 1.0 and 1.0 -> LR 0.4, 1.6
     # D = 0 for LR <= 1, 2*1.6/2.6 - 1 = 0.6/2.6 for the second; D_sys = 1.6 * 0.5 * 0.6/2.6
-    assert dsys(mated, non) == pytest.approx(1.6 * 0.5 * (0.6 / 2.6))
+    assert dsys(mated, non_mated) == pytest.approx(1.6 * 0.5 * (0.6 / 2.6))
     assert dsys([0.9, 1.0], [0.0, 0.1]) == 0.0  # 2 mated scores -> 1 bin: nothing can link
     assert dsys([0.9, 1.0], [0.0, 0.1], n_bins=2) == pytest.approx(1.0)  # mated-only bin: D = 1
     assert dsys([1.0, 1.0], [1.0, 1.0]) == 0.0

@@ -29,10 +29,10 @@ def naive_pav(y, w):
     return np.concatenate([[v] * n for v, _, n in blocks])
 
 
-def hull_eer(tar, non):
+def hull_eer(mated, non_mated):
     """EER as the minimum over the ROC convex hull of max(P_miss, P_fa) (scipy ConvexHull)."""
-    thresholds = np.r_[-np.inf, np.unique(np.r_[tar, non]), np.inf]
-    pts = np.array([[np.mean(tar <= t), np.mean(non > t)] for t in thresholds])  # (P_miss, P_fa)
+    thresholds = np.r_[-np.inf, np.unique(np.r_[mated, non_mated]), np.inf]
+    pts = np.array([[np.mean(mated <= t), np.mean(non_mated > t)] for t in thresholds])  # (P_miss, P_fa)
     pts = np.vstack([pts, [1.0, 1.0]])
     hull = ConvexHull(pts, qhull_options="QJ" if len(np.unique(pts, axis=0)) < 3 else "")
     best = 1.0
@@ -52,45 +52,45 @@ def hull_eer(tar, non):
 def test_example_from_issue_5_rocch_and_threshold_eer_differ():
     from lidframe.metrics.detection import eer_threshold
 
-    tar = np.array([0.9, 0.7, 0.5, 0.3])
-    non = np.repeat([0.8, 0.6, 0.4, 0.2], 3)
-    # By hand.  Step ROC at each distinct threshold t (P_miss = share tar <= t,
-    # P_fa = share non > t):  t=0.2: (0, 9/12); 0.3: (1/4, 9/12); 0.4: (1/4, 6/12);
+    mated = np.array([0.9, 0.7, 0.5, 0.3])
+    non_mated = np.repeat([0.8, 0.6, 0.4, 0.2], 3)
+    # By hand.  Step ROC at each distinct threshold t (P_miss = share mated <= t,
+    # P_fa = share non_mated > t):  t=0.2: (0, 9/12); 0.3: (1/4, 9/12); 0.4: (1/4, 6/12);
     # 0.5: (2/4, 6/12); ...  |P_fa - P_miss| is smallest (0) at t = 0.5, so the
     # threshold EER is (1/2 + 1/2) / 2 = 0.5.
-    assert eer_threshold(tar, non) == 0.5
+    assert eer_threshold(mated, non_mated) == 0.5
     # PAV pools {0.3, 0.4}, {0.5, 0.6}, {0.7, 0.8} into bins of mated fraction 1/4 (collinear),
     # so the hull runs (P_miss, P_fa) = (0, 1) -> (0, 3/4) -> (3/4, 0) -> (1, 0).  On the
     # middle segment P_miss = 3/4 s and P_fa = 3/4 (1 - s) meet at s = 1/2: EER = 3/8.
-    assert eer_rocch(tar, non) == pytest.approx(0.375, abs=1e-15)
-    assert eer_rocch(tar, non) == pytest.approx(hull_eer(tar, non), abs=1e-12)
+    assert eer_rocch(mated, non_mated) == pytest.approx(0.375, abs=1e-15)
+    assert eer_rocch(mated, non_mated) == pytest.approx(hull_eer(mated, non_mated), abs=1e-12)
 
 
 @given(scores_list, scores_list)
-def test_eer_rocch_equals_convex_hull_reference(tar, non):
-    tar, non = np.array(tar), np.array(non)
-    assert eer_rocch(tar, non) == pytest.approx(hull_eer(tar, non), abs=1e-9)
+def test_eer_rocch_equals_convex_hull_reference(mated, non_mated):
+    mated, non_mated = np.array(mated), np.array(non_mated)
+    assert eer_rocch(mated, non_mated) == pytest.approx(hull_eer(mated, non_mated), abs=1e-9)
 
 
 @given(scores_list, scores_list)
-def test_pav_llr_matches_naive_pav(tar, non):
-    tar, non = np.array(tar), np.array(non)
-    values = np.unique(np.r_[tar, non])
-    n_t = np.array([np.sum(tar == v) for v in values], float)
-    n_n = np.array([np.sum(non == v) for v in values], float)
+def test_pav_llr_matches_naive_pav(mated, non_mated):
+    mated, non_mated = np.array(mated), np.array(non_mated)
+    values = np.unique(np.r_[mated, non_mated])
+    n_t = np.array([np.sum(mated == v) for v in values], float)
+    n_n = np.array([np.sum(non_mated == v) for v in values], float)
     post = naive_pav(n_t / (n_t + n_n), n_t + n_n)
     with np.errstate(divide="ignore"):
-        llr_values = np.log(post) - np.log1p(-post) - math.log(tar.size / non.size)
-    got_t, got_n = pav_llr(tar, non)
-    np.testing.assert_allclose(got_t, llr_values[np.searchsorted(values, tar)], atol=1e-9)
-    np.testing.assert_allclose(got_n, llr_values[np.searchsorted(values, non)], atol=1e-9)
+        llr_values = np.log(post) - np.log1p(-post) - math.log(mated.size / non_mated.size)
+    got_t, got_n = pav_llr(mated, non_mated)
+    np.testing.assert_allclose(got_t, llr_values[np.searchsorted(values, mated)], atol=1e-9)
+    np.testing.assert_allclose(got_n, llr_values[np.searchsorted(values, non_mated)], atol=1e-9)
 
 
 @given(scores_list, scores_list)
-def test_laplace_llrs_are_finite_and_monotone(tar, non):
-    t_llr, n_llr = pav_llr(np.array(tar), np.array(non), laplace=True)
+def test_laplace_llrs_are_finite_and_monotone(mated, non_mated):
+    t_llr, n_llr = pav_llr(np.array(mated), np.array(non_mated), laplace=True)
     assert np.isfinite(t_llr).all() and np.isfinite(n_llr).all()
-    s = np.r_[tar, non]
+    s = np.r_[mated, non_mated]
     llr = np.r_[t_llr, n_llr]
     order = np.argsort(s, kind="stable")
     assert np.all(np.diff(llr[order]) >= -1e-12)
@@ -105,11 +105,11 @@ def test_cllr_closed_forms():
 
 
 @given(scores_list, scores_list, st.floats(0.1, 5.0), st.floats(-3, 3))
-def test_min_cllr_never_exceeds_cllr_of_any_affine_calibration(tar, non, a, b):
-    tar, non = np.array(tar), np.array(non)
-    m = min_cllr(tar, non)
+def test_min_cllr_never_exceeds_cllr_of_any_affine_calibration(mated, non_mated, a, b):
+    mated, non_mated = np.array(mated), np.array(non_mated)
+    m = min_cllr(mated, non_mated)
     assert 0.0 <= m <= 1.0 + 1e-12
-    assert m <= cllr(a * tar + b, a * non + b) + 1e-9
+    assert m <= cllr(a * mated + b, a * non_mated + b) + 1e-9
 
 
 def test_min_cllr_separable_and_identical():
@@ -120,24 +120,24 @@ def test_min_cllr_separable_and_identical():
 
 
 @given(scores_list, scores_list)
-def test_binary_summary_matches_the_separate_metrics(tar, non):
-    tar, non = np.array(tar), np.array(non)
+def test_binary_summary_matches_the_separate_metrics(mated, non_mated):
+    mated, non_mated = np.array(mated), np.array(non_mated)
     from lidframe.metrics.detection import eer_threshold
     from lidframe.metrics.linkability import dsys
     from lidframe.metrics.zebra import dece_bits, max_abs_llr, zebra_tag
 
     want = {
-        "eer": eer_rocch(tar, non),
-        "eer_threshold": eer_threshold(tar, non),
-        "cllr": cllr(tar, non),
-        "min_cllr": min_cllr(tar, non),
-        "dece_bits": dece_bits(tar, non),
-        "max_abs_llr_log10": max_abs_llr(tar, non),
-        "dsys": dsys(tar, non),
+        "eer": eer_rocch(mated, non_mated),
+        "eer_threshold": eer_threshold(mated, non_mated),
+        "cllr": cllr(mated, non_mated),
+        "min_cllr": min_cllr(mated, non_mated),
+        "dece_bits": dece_bits(mated, non_mated),
+        "max_abs_llr_log10": max_abs_llr(mated, non_mated),
+        "dsys": dsys(mated, non_mated),
     }
-    got = binary_summary(tar.copy(), non.copy(), overwrite=True)
+    got = binary_summary(mated.copy(), non_mated.copy(), overwrite=True)
     assert got.pop("zebra_tag") == zebra_tag(want["max_abs_llr_log10"])
     assert got == pytest.approx(want, abs=1e-12)
-    kept = non.copy()
-    binary_summary(tar, kept)
-    np.testing.assert_array_equal(kept, non)  # overwrite=False leaves inputs alone
+    kept = non_mated.copy()
+    binary_summary(mated, kept)
+    np.testing.assert_array_equal(kept, non_mated)  # overwrite=False leaves inputs alone

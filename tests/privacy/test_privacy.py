@@ -8,7 +8,7 @@ import pytest
 from scipy.optimize import brentq
 from scipy.stats import norm
 
-from lidframe import InputError
+from lidframe import Bootstrap, InputError
 from lidframe.cli import main
 from lidframe.privacy.audit import EmbeddingSplit, dp_audit, pairwise_llr
 from lidframe.privacy.mechanism import (
@@ -92,7 +92,7 @@ def centroid_splits(rng, n=40, d=192, trials_per=25):
 
 def test_bayes_attacker_respects_the_bounds_and_moves_with_mu():
     dev, ev = centroid_splits(np.random.default_rng(7))
-    rows = dp_audit(dev, ev, [0.5, 1.0, 2.0], n_boot=200, seed=1)
+    rows = dp_audit(dev, ev, [0.5, 1.0, 2.0], bootstrap=Bootstrap(n_boot=200, seed=1), seed=1).rows
     for r in rows:
         # Monte-Carlo tolerance: 3 bootstrap half-widths
         eer_half = (r["bayes_eer_ci"][1] - r["bayes_eer_ci"][0]) / 2
@@ -117,7 +117,7 @@ def test_dp_audit_cli(tmp_path, capsys):
             "dp-audit",
             "--mu",
             "0.5,2",
-            "--bootstrap",
+            "--n-boot",
             "200",
             "--json",
             str(tmp_path / "a.json"),

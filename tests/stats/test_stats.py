@@ -2,18 +2,24 @@
 
 import math
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lidframe import InputError, evaluate
-from lidframe.analyses.compare import compare_systems, paired_comparison
+from lidframe import Bootstrap, InputError, evaluate
+from lidframe.analyses.compare import PAIRED_BOOTSTRAP, compare_systems, paired_comparison
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import cllr, eer_rocch
 from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
 from tests.reference import oracle_lids
+
+
+def paired_bootstrap(**changes):
+    """The paired-comparison bootstrap settings with *changes*."""
+    return attrs.evolve(PAIRED_BOOTSTRAP, **changes)
 
 
 @settings(max_examples=30)
@@ -36,21 +42,21 @@ def test_weighted_binary_metrics_equal_direct_computation():
     rng = np.random.default_rng(1)
     t, n = 40, 6
     mated = np.round(rng.normal(1, 1, t), 1)
-    non = np.round(rng.normal(0, 1, (t, n - 1)), 1)  # ties on purpose
+    non_mated = np.round(rng.normal(0, 1, (t, n - 1)), 1)  # ties on purpose
     weights = rng.multinomial(t, np.full(t, 1 / t), size=5).astype(float)
-    got = binary_metrics_weighted(PairLLRs(mated, non), weights)
+    got = binary_metrics_weighted(PairLLRs(mated, non_mated), weights)
     for b in range(5):
         w = weights[b].astype(int)
-        tar, nn = np.repeat(mated, w), np.repeat(non, w, axis=0).ravel()
-        assert got["eer"][b] == pytest.approx(eer_rocch(tar, nn), abs=1e-12)
-        assert got["cllr"][b] == pytest.approx(cllr(tar, nn), abs=1e-12)
+        mated_rep, non_mated_rep = np.repeat(mated, w), np.repeat(non_mated, w, axis=0).ravel()
+        assert got["eer"][b] == pytest.approx(eer_rocch(mated_rep, non_mated_rep), abs=1e-12)
+        assert got["cllr"][b] == pytest.approx(cllr(mated_rep, non_mated_rep), abs=1e-12)
 
 
 def test_fixed_seed_gives_identical_intervals_and_other_seeds_differ():
     dev, ev = simulate_system(leakage=0.4, seed=2)
-    a = evaluate(dev, ev, ci=True, n_boot=300, seed=7).summary["ci"]
-    b = evaluate(dev, ev, ci=True, n_boot=300, seed=7).summary["ci"]
-    c = evaluate(dev, ev, ci=True, n_boot=300, seed=8).summary["ci"]
+    a = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=7)).summary["ci"]
+    b = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=7)).summary["ci"]
+    c = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=8)).summary["ci"]
     assert a == b and a != c
     s = evaluate(dev, ev).summary
     for key, (low, high) in a.items():
@@ -72,7 +78,8 @@ def test_coverage_by_simulation():
         hits = sum(
             (lambda ci: ci.low <= truth <= ci.high)(
                 bootstrap_ci(
-                    oracle_lids(rng, np.full(300, 1.0)), unit="trial", n_boot=400, level=0.9, method=method, seed=rep
+                    oracle_lids(rng, np.full(300, 1.0)),
+                    Bootstrap(unit="trial", n_boot=400, level=0.9, method=method, seed=rep),
                 )["alid"]
             )
             for rep in range(200)
@@ -84,7 +91,7 @@ def test_coverage_by_simulation():
     for rep in range(200):
         lid = oracle_lids(rng, np.repeat(rng.normal(1.0, 0.5, 30), 10))
         for unit in cover:
-            ci = bootstrap_ci(lid, speakers=speakers, unit=unit, n_boot=400, level=0.9, seed=rep)["alid"]
+            ci = bootstrap_ci(lid, Bootstrap(unit=unit, n_boot=400, level=0.9, seed=rep), speakers=speakers)["alid"]
             cover[unit] += ci.low <= truth_c <= ci.high
     assert 0.83 <= cover["speaker"] / 200 <= 0.96, cover
     assert cover["trial"] / 200 < 0.8, cover
@@ -96,10 +103,14 @@ def test_paired_comparison_detects_a_real_difference_and_not_a_null_one():
     base = rng.normal(0.3, 1.0, 400)
     better = base + 0.2 + rng.normal(0, 0.1, 400)
     same = base + rng.normal(0, 0.1, 400)
-    real = paired_comparison(better, base, speakers=speakers, n_boot=500, n_perm=2000, seed=0)["alid"]
+    real = paired_comparison(
+        better, base, speakers=speakers, bootstrap=paired_bootstrap(n_boot=500, seed=0), n_perm=2000
+    )["alid"]
     assert real["diff"] == pytest.approx(np.mean(better - base))
     assert real["low"] > 0 and real["p_value"] < 0.01
-    null = paired_comparison(same, base, speakers=speakers, n_boot=500, n_perm=2000, seed=0)["alid"]
+    null = paired_comparison(
+        same, base, speakers=speakers, bootstrap=paired_bootstrap(n_boot=500, seed=0), n_perm=2000
+    )["alid"]
     assert null["low"] < 0 < null["high"] or null["p_value"] > 0.01
 
 
@@ -108,7 +119,9 @@ def test_sign_flip_p_value_matches_exhaustive_enumeration():
     d = np.array([0.9, 0.4, 1.3, -0.2, 0.8, 0.5, 1.1, 0.3])
     signs = np.array([[1 if (m >> k) & 1 else -1 for k in range(8)] for m in range(256)])
     exact = np.mean(np.abs((signs * d).mean(1)) >= abs(d.mean()) - 1e-12)
-    got = paired_comparison(d, np.zeros(8), unit="trial", n_boot=200, n_perm=20000, seed=1)["alid"]["p_value"]
+    got = paired_comparison(d, np.zeros(8), bootstrap=paired_bootstrap(unit="trial", n_boot=200, seed=1), n_perm=20000)[
+        "alid"
+    ]["p_value"]
     assert got == pytest.approx(exact, abs=0.01)
 
 
@@ -122,10 +135,9 @@ def test_compare_systems_aligns_by_trial_id_and_applies_holm():
     order = rng.permutation(200)  # system c listed in another trial order
     rows = compare_systems(
         {"a": (ids, spk, a), "b": (ids, spk, b), "c": (ids[order], spk[order], c[order])},
-        n_boot=300,
+        bootstrap=paired_bootstrap(n_boot=300, seed=0),
         n_perm=1000,
-        seed=0,
-    )
+    ).rows
     alid = [r for r in rows if r["metric"] == "alid"]
     assert [(r["a"], r["b"]) for r in alid] == [("a", "b"), ("a", "c"), ("b", "c")]
     assert alid[1]["diff"] == pytest.approx(np.mean(a - c))
@@ -140,10 +152,10 @@ def test_compare_systems_aligns_by_trial_id_and_applies_holm():
 
 def test_bad_arguments():
     with pytest.raises(InputError, match="speaker"):
-        bootstrap_ci(np.zeros(5), unit="speaker")
+        bootstrap_ci(np.zeros(5), Bootstrap(unit="speaker"))
     with pytest.raises(InputError, match="'bca' or 'percentile'"):
-        bootstrap_ci(np.zeros(5), unit="trial", method="student")
+        bootstrap_ci(np.zeros(5), Bootstrap(unit="trial", method="student"))
     with pytest.raises(InputError, match="n_boot"):
-        bootstrap_ci(np.zeros(5), unit="trial", n_boot=10)
+        bootstrap_ci(np.zeros(5), Bootstrap(unit="trial", n_boot=10))
     with pytest.raises(InputError, match="level"):
-        bootstrap_ci(np.zeros(5), unit="trial", level=1.5)
+        bootstrap_ci(np.zeros(5), Bootstrap(unit="trial", level=1.5))

@@ -1,0 +1,85 @@
+"""``lidframe compare``: paired comparison of systems from their per-trial LID tables."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+
+from lidframe.cli.options import add_bootstrap_arguments, add_output_arguments, bootstrap_from_args, check_output_path
+from lidframe.cli.table import text_table
+from lidframe.errors import InputError
+
+
+def _defaults():
+    from lidframe.analyses.compare import PAIRED_BOOTSTRAP
+
+    return PAIRED_BOOTSTRAP
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("compare", help="paired comparison of systems from their per-trial LID tables")
+    parser.add_argument(
+        "tables", nargs="+", metavar="PER_TRIAL.csv", help="lidframe evaluate --per-trial outputs, 2 or more"
+    )
+    parser.add_argument("--names", help="comma-separated system names (default: file stems)")
+    add_bootstrap_arguments(parser, _defaults(), switch=False, method=False)
+    parser.add_argument("--permutations", type=int, default=5000, help="permutations (default 5000)")
+    add_output_arguments(parser, json="write the comparison rows as JSON")
+    parser.set_defaults(run=run)
+
+
+def read_per_trial(path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(trial ids, trial speakers, LID bits) of the closed-set trials of an ``evaluate --per-trial`` CSV."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path, dtype={"trial_id": str, "trial_spk": str}, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise InputError(f"{path}: cannot read per-trial LID table ({str(exc).splitlines()[0]})") from None
+    missing = [c for c in ("trial_id", "trial_spk", "lid_bits") if c not in frame.columns]
+    if missing:
+        raise InputError(
+            f"{path}: missing column(s) {', '.join(missing)}; expected the output of lidframe evaluate --per-trial"
+        )
+    lid = pd.to_numeric(frame["lid_bits"], errors="coerce").to_numpy()
+    impostor = (
+        frame["impostor"].astype(str).eq("1").to_numpy() if "impostor" in frame.columns else np.zeros(len(frame), bool)
+    )
+    bad = np.isnan(lid) & ~impostor
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputError(f"{path}: line {r + 2} has lid_bits {frame['lid_bits'].iat[r]!r}; expected a number")
+    keep = ~impostor
+    return frame["trial_id"].to_numpy()[keep], frame["trial_spk"].to_numpy()[keep], lid[keep]
+
+
+def run(args: argparse.Namespace) -> int:
+    from lidframe.analyses.compare import compare_systems
+    from lidframe.data.fileio import write_json
+
+    json_out = check_output_path(args.json, "--json")
+    names = args.names.split(",") if args.names else [Path(p).stem for p in args.tables]
+    if len(names) != len(args.tables):
+        raise InputError(f"--names gives {len(names)} names for {len(args.tables)} tables")
+    if len(set(names)) != len(names):
+        raise InputError(f"system names must be unique, got {names}")
+    systems = {name: read_per_trial(path) for name, path in zip(names, args.tables)}
+    result = compare_systems(systems, bootstrap=bootstrap_from_args(args, _defaults()), n_perm=args.permutations)
+    print(
+        f"paired comparison on {len(next(iter(systems.values()))[0])} trials: {args.ci_level:.0%} paired bootstrap "
+        f"intervals and permutation p-values over {args.ci_unit}s ({args.n_boot} resamples, {args.permutations} "
+        f"permutations, seed {args.seed}); p_holm: Holm-adjusted within each metric"
+    )
+    header = ["A", "B", "metric", "A", "B", "A-B", "low", "high", "p", "p_holm"]
+    body = [
+        [r["a"], r["b"], r["metric"], f"{r['value_a']:.3f}", f"{r['value_b']:.3f}", f"{r['diff']:+.3f}",
+         f"{r['low']:+.3f}", f"{r['high']:+.3f}", f"{r['p_value']:.4f}", f"{r['p_holm']:.4f}"]
+        for r in result.rows
+    ]  # fmt: skip
+    print(text_table(header, body))
+    if json_out is not None:
+        settings = {k: v for k, v in vars(args).items() if k != "run"}
+        write_json(json_out, {"settings": settings, **result.to_dict()})
+    return 0

@@ -1,0 +1,42 @@
+"""``lidframe grid``: run a systems x attackers x calibrators x priors grid (cached, resumable)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("grid", help="run a systems x attackers x calibrators x priors grid (resumable)")
+    parser.add_argument("spec", metavar="SPEC.toml")
+    parser.add_argument("--out", default="grid-out", metavar="DIR", help="output folder (default grid-out)")
+    parser.add_argument("--backend", choices=("local", "dask"), default="local")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes of the local backend (default 1)")
+    parser.add_argument("--scheduler", metavar="ADDR", help="dask.distributed scheduler address (backend dask)")
+    parser.add_argument("--force", action="store_true", help="recompute cells that are already stored")
+    parser.add_argument("--no-resume", action="store_true", help="same as --force")
+    parser.add_argument("--progress", action="store_true", help="show a progress bar over cells")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lidframe.grid.runner import run_grid
+
+    counts = run_grid(
+        args.spec,
+        args.out,
+        backend=args.backend,
+        jobs=args.jobs,
+        scheduler=args.scheduler,
+        resume=not args.no_resume,
+        force=args.force,
+        progress=args.progress,
+    )
+    print(
+        f"grid {args.spec}: {counts['cells']} cells, {counts['skipped']} already stored, {counts['ok']} computed, "
+        f"{counts['error']} failed ({counts['fits']} calibrator fits, {counts['scored']} score sets computed); "
+        f"store: {Path(args.out) / 'results.sqlite'}"
+    )
+    if counts["error"]:
+        print("failed cells are stored with their error; see lidframe report or the results.sqlite 'error' column")
+    return 1 if counts["error"] else 0

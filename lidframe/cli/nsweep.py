@@ -1,0 +1,58 @@
+"""``lidframe nsweep``: disclosure versus database size n (subsampled enrolment)."""
+
+from __future__ import annotations
+
+import argparse
+
+from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_path, write_outputs
+from lidframe.cli.table import text_table
+from lidframe.errors import InputError
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("nsweep", help="disclosure versus database size n (subsampled enrolment)")
+    add_scoreset_arguments(parser, prior=False)
+    parser.add_argument("--sizes", help="comma-separated database sizes (default: 2, 4, 8, ... and N)")
+    parser.add_argument("--repeats", type=int, default=20, help="random distractor draws per size (default 20)")
+    parser.add_argument(
+        "--ci-level", type=float, default=0.95, metavar="LEVEL", help="interval level over draws (default 0.95)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_output_arguments(parser, json="write the rows as JSON", plot="write the plot (needs matplotlib)")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lidframe.analyses.nsweep import n_sweep, plot_n_sweep
+
+    json_out = check_output_path(args.json, "--json")
+    plot_out = check_output_path(args.plot, "--plot")
+    sizes = None
+    if args.sizes:
+        try:
+            sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+        except ValueError:
+            raise InputError(f"--sizes {args.sizes!r}: expected comma-separated integers") from None
+    result = n_sweep(
+        args.dev,
+        args.eval,
+        args.calibrator,
+        sizes=sizes,
+        repeats=args.repeats,
+        level=args.ci_level,
+        znorm_ddof=args.znorm_ddof,
+        seed=args.seed,
+    )
+    print(
+        f"disclosure vs database size (eval N = {result.n_enrolled}, calibrator {result.calibrator}; "
+        f"{args.repeats} random draws of distractors per size, {args.ci_level:.0%} interval over draws)"
+    )
+    header = ["n", "log2n", "ALID", "[low", "high]", "PDR", "LIDmax", "[low", "high]"]
+    body = [
+        [str(r["n"]), f"{r['log2_n']:.2f}", f"{r['alid']:.3f}", f"{r['alid_low']:.3f}", f"{r['alid_high']:.3f}",
+         f"{r['pdr']:.3f}", f"{r['lid_max']:.3f}", f"{r['lid_max_low']:.3f}", f"{r['lid_max_high']:.3f}"]
+        for r in result.rows
+    ]  # fmt: skip
+    print(text_table(header, body))
+    write_outputs(result, json_out, plot_out, plot_n_sweep, "N-sweep plot")
+    return 0

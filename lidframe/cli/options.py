@@ -1,0 +1,175 @@
+"""Argument groups and helpers shared by the ``lidframe`` commands.
+
+Every command that takes the same idea takes it with the same flag, default and help:
+score sets (``--dev``/``--eval``), calibrator and prior specs (the registry's
+``NAME?key=value`` syntax), the z-norm ddof, the bootstrap (``--ci``, ``--n-boot``,
+``--ci-level``, ``--ci-unit``, ``--ci-method``, ``--seed``), the streaming engine
+(``--device``, ``--precision``, ``--kernel``) and the output files (``--json``,
+``--plot``), which are checked before any work starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lidframe.data.fileio import write_json
+from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    from lidframe.stats.bootstrap import Bootstrap
+
+__all__ = [
+    "add_bootstrap_arguments",
+    "add_engine_arguments",
+    "add_output_arguments",
+    "add_scoreset_arguments",
+    "bootstrap_from_args",
+    "check_output_path",
+    "comma_list",
+    "float_list",
+    "write_outputs",
+]
+
+
+def add_scoreset_arguments(
+    parser: argparse.ArgumentParser, *, calibrator: bool = True, prior: bool = True, znorm: bool = True
+) -> None:
+    """``--dev``, ``--eval`` and, where asked, ``--calibrator``, ``--prior`` and ``--znorm-ddof``."""
+    parser.add_argument("--dev", required=True, help="dev score set or embedding set (.npz or long .csv)")
+    parser.add_argument("--eval", required=True, help="eval score set or embedding set (.npz or long .csv)")
+    if calibrator:
+        parser.add_argument(
+            "--calibrator",
+            default="logistic",
+            help="calibrator spec: NAME or package.module:Class, with optional ?key=value&... (default logistic)",
+        )
+    if prior:
+        parser.add_argument(
+            "--prior",
+            default="uniform",
+            help="prior spec: uniform (default), watchlist?file=IDS.txt&weight=10, watchlist?ids=a,b, "
+            "explicit?file=PRIOR.csv, or any NAME?key=value&...",
+        )
+    if znorm:
+        parser.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1, help="row z-norm ddof (default 1)")
+
+
+def add_bootstrap_arguments(
+    parser: argparse.ArgumentParser,
+    defaults: Bootstrap | None = None,
+    *,
+    switch: bool = True,
+    unit: bool = True,
+    method: bool = True,
+) -> None:
+    """The bootstrap flags, defaulting to *defaults* (the analysis's own record; ``Bootstrap()``).
+
+    With *switch*, ``--ci`` turns the intervals on; *unit* and *method* add ``--ci-unit``
+    and ``--ci-method`` for the commands whose analysis lets them be chosen.  A flag left
+    out means what the Python API means with the argument left out.
+    """
+    from lidframe.stats.bootstrap import Bootstrap
+
+    d = defaults or Bootstrap()
+    if switch:
+        parser.add_argument("--ci", action="store_true", help="add bootstrap confidence intervals")
+    parser.add_argument(
+        "--n-boot", type=int, default=d.n_boot, metavar="B", help=f"bootstrap resamples (default {d.n_boot})"
+    )
+    parser.add_argument(
+        "--ci-level", type=float, default=d.level, metavar="LEVEL", help=f"interval level (default {d.level})"
+    )
+    if unit:
+        parser.add_argument(
+            "--ci-unit",
+            choices=("speaker", "trial"),
+            default=d.unit,
+            help=f"resampling unit: speaker (cluster bootstrap) or trial (default {d.unit})",
+        )
+    if method:
+        parser.add_argument(
+            "--ci-method", choices=("bca", "percentile"), default=d.method, help=f"interval type (default {d.method})"
+        )
+    parser.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
+
+
+def bootstrap_from_args(args: argparse.Namespace, defaults: Bootstrap | None = None) -> Bootstrap:
+    """The ``Bootstrap`` record of the flags of :func:`add_bootstrap_arguments` (absent ones from *defaults*)."""
+    from lidframe.stats.bootstrap import Bootstrap
+
+    d = defaults or Bootstrap()
+    return Bootstrap(
+        n_boot=args.n_boot,
+        level=args.ci_level,
+        unit=getattr(args, "ci_unit", d.unit),
+        method=getattr(args, "ci_method", d.method),
+        seed=args.seed,
+    )
+
+
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--device``, ``--precision`` and ``--kernel`` of the streaming engine (embedding sets)."""
+    from lidframe.core.engine import KERNELS, PRECISIONS
+
+    parser.add_argument(
+        "--device", default="auto", help="embedding-set eval: auto (CUDA when available, default), cpu, cuda, cuda:1"
+    )
+    parser.add_argument(
+        "--precision",
+        default="auto",
+        choices=("auto", *PRECISIONS, "fp64", "fp32", "bf16"),
+        help="embedding-set eval: product precision (auto: float64 on CPU, bfloat16 on CUDA)",
+    )
+    parser.add_argument(
+        "--kernel", default="auto", choices=KERNELS, help="embedding-set eval: streaming path (default auto)"
+    )
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, *, json: str = "", plot: str = "") -> None:
+    """``--json OUT`` and ``--plot OUT.png`` where *json* / *plot* give their help text."""
+    if json:
+        parser.add_argument("--json", metavar="OUT", help=json)
+    if plot:
+        parser.add_argument("--plot", metavar="OUT.png", help=plot)
+
+
+def check_output_path(path: str | Path | None, flag: str) -> Path | None:
+    """*path* as a Path after checking its folder exists (None stays None)."""
+    if path is None:
+        return None
+    path = Path(path)
+    if not path.parent.is_dir():
+        raise InputError(f"{flag} {path}: folder {path.parent} does not exist")
+    return path
+
+
+def comma_list(text: str, flag: str) -> list[str]:
+    """The non-empty comma-separated items of *text*; an error naming *flag* when there are none."""
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if not items:
+        raise InputError(f"{flag} {text!r}: expected comma-separated values")
+    return items
+
+
+def float_list(text: str, flag: str, *, count: int | None = None) -> list[float]:
+    """Comma-separated numbers (exactly *count* of them where given)."""
+    try:
+        values = [float(item) for item in comma_list(text, flag)]
+    except ValueError:
+        values = []
+    if not values or (count is not None and len(values) != count):
+        expected = "LOW,HIGH" if count == 2 else "comma-separated numbers"
+        raise InputError(f"{flag} {text!r}: expected {expected}")
+    return values
+
+
+def write_outputs(result: Any, json_out: Path | None, plot_out: Path | None, plot: Callable, what: str) -> None:
+    """Write the result's JSON record and its plot, where asked for (each atomically)."""
+    if json_out is not None:
+        write_json(json_out, result.to_dict())
+    if plot_out is not None:
+        plot(result, plot_out)
+        print(f"\nwrote {what} to {plot_out}")

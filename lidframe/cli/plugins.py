@@ -1,0 +1,33 @@
+"""``lidframe plugins``: list the registered attackers, calibrators and priors, and check their contracts."""
+
+from __future__ import annotations
+
+import argparse
+
+from lidframe.cli.table import text_table
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("plugins", help="list registered attackers, calibrators and priors")
+    parser.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
+    parser.add_argument(
+        "--check", action="store_true", help="import each component and check its contract (exit 1 if any fails)"
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from lidframe import registry
+
+    kinds = registry.KINDS if args.kind is None else (args.kind,)
+    status = registry.check_all(args.kind) if args.check else {}
+    header = ["kind", "name", "target", "origin"] + (["status"] if args.check else [])
+    body = []
+    for kind in kinds:
+        for name, entry in registry.entries(kind).items():
+            row = [kind, name, entry.target, entry.origin]
+            if args.check:
+                row.append("ok" if status.get((kind, name)) is None else "BROKEN (see warning)")
+            body.append(row)
+    print(text_table(header, body, align="l" * len(header)))  # names and targets read left to right
+    return 1 if any(v is not None for v in status.values()) else 0

@@ -1,0 +1,135 @@
+"""Engine settings: the :class:`Engine` record and the device and precision vocabulary.
+
+One record says where and how the LID engines run (device, precision of the products,
+streaming kernel, tile size, progress bar); :func:`lidframe.evaluate`,
+:func:`lidframe.evaluate_fitted` and :func:`lidframe.core.streaming.lid_from_embeddings`
+take it, and the command line builds it from its flags, so the defaults live here once.
+Importing this module does not import torch; :func:`resolve_device` does, when asked for
+``"auto"`` or a CUDA device.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from lidframe.errors import InputError
+
+__all__ = ["Engine", "KERNELS", "PRECISIONS", "resolve_device", "resolve_precision"]
+
+#: Streaming paths: ``auto`` picks one (see :func:`lidframe.core.streaming.lid_from_embeddings`).
+KERNELS = ("auto", "numpy", "torch", "triton")
+#: Canonical precisions of the products.
+PRECISIONS = ("float64", "float32", "bfloat16")
+_PRECISION_ALIASES = {"fp64": "float64", "fp32": "float32", "bf16": "bfloat16", "double": "float64", "float": "float32"}
+
+
+def resolve_precision(precision: str, device: str = "cpu") -> str:
+    """Canonical precision name (``float64``, ``float32`` or ``bfloat16``; fp64/fp32/bf16 accepted).
+
+    ``"auto"`` is float64 on the CPU and bfloat16 on CUDA (*device* already resolved).
+    """
+    if precision == "auto":
+        return "bfloat16" if str(device).startswith("cuda") else "float64"
+    name = _PRECISION_ALIASES.get(str(precision).lower(), str(precision).lower())
+    if name not in PRECISIONS:
+        raise InputError(
+            f"precision must be one of float64, float32, bfloat16 (or fp64, fp32, bf16), got {precision!r}"
+        )
+    return name
+
+
+def _canonical_precision(precision) -> str:
+    return "auto" if precision == "auto" else resolve_precision(precision)
+
+
+def _check_device(_engine, _attribute, device) -> None:
+    if not isinstance(device, str) or not device:
+        raise InputError(f"device must be a string such as 'auto', 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+
+
+def _check_kernel(_engine, _attribute, kernel) -> None:
+    if kernel not in KERNELS:
+        raise InputError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
+
+
+def _check_tile_rows(_engine, _attribute, tile_rows) -> None:
+    if tile_rows is not None and (isinstance(tile_rows, bool) or not isinstance(tile_rows, int) or tile_rows < 1):
+        raise InputError(f"tile_rows must be a positive integer, got {tile_rows!r}")
+
+
+def _check_progress(_engine, _attribute, progress) -> None:
+    if not isinstance(progress, bool):
+        raise InputError(f"progress must be True or False, got {progress!r}")
+
+
+@attrs.frozen(kw_only=True)
+class Engine:
+    """Settings of the LID engines: where and how the (T, N) work runs (one record, one set of defaults).
+
+    Used by :func:`lidframe.evaluate` / :func:`lidframe.evaluate_fitted` and
+    :func:`~lidframe.core.streaming.lid_from_embeddings`.  Only ``tile_rows`` concerns the dense score-matrix
+    engine (:func:`lidframe.core.lid.lid_from_scores`); the other fields apply to the
+    streaming engine of an eval embedding set.
+
+    Attributes
+    ----------
+    device : str, default "auto"
+        ``"auto"`` (CUDA when PyTorch sees one, else the CPU), ``"cpu"``, ``"cuda"``,
+        ``"cuda:1"``, ...
+    precision : {"auto", "float64", "float32", "bfloat16"}, default "auto"
+        Precision of the products (``fp64``, ``fp32``, ``bf16`` accepted and stored under
+        the canonical name); ``"auto"`` is float64 on the CPU and bfloat16 on CUDA.
+    kernel : {"auto", "numpy", "torch", "triton"}, default "auto"
+        The streaming path (:data:`KERNELS`; see :func:`~lidframe.core.streaming.lid_from_embeddings`).
+    tile_rows : int or None, default None
+        Trials per tile (None: about 16 MiB tiles on the CPU, about 4 GiB on CUDA).
+    progress : bool, default False
+        Show a progress bar over tiles (tqdm).
+
+    Raises
+    ------
+    InputError
+        On construction, for a value outside the above.
+
+    Examples
+    --------
+    >>> Engine(device="cpu", precision="fp32")
+    Engine(device='cpu', precision='float32', kernel='auto', tile_rows=None, progress=False)
+    """
+
+    device: str = attrs.field(default="auto", validator=_check_device)
+    precision: str = attrs.field(default="auto", converter=_canonical_precision)
+    kernel: str = attrs.field(default="auto", validator=_check_kernel)
+    tile_rows: int | None = attrs.field(default=None, validator=_check_tile_rows)
+    progress: bool = attrs.field(default=False, validator=_check_progress)
+
+    def to_dict(self) -> dict:
+        """The settings as a JSON-able dict."""
+        return attrs.asdict(self)
+
+
+def _torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def resolve_device(device: str) -> str:
+    """The device an :class:`Engine` runs on: ``"auto"`` is ``"cuda"`` when PyTorch sees a GPU, else ``"cpu"``.
+
+    Raises
+    ------
+    InputError
+        A device other than ``"cpu"`` without PyTorch installed.
+    """
+    if device == "auto":
+        if _torch_available():
+            import torch
+
+            return "cuda" if torch.cuda.is_available() else "cpu"
+        return "cpu"
+    if device != "cpu" and not _torch_available():
+        raise InputError(f"device {device!r} needs PyTorch (pip install torch); only 'cpu' works without it")
+    return str(device)

@@ -1,0 +1,96 @@
+"""PAV bin extraction (one implementation in lidframe.metrics.detection) against a textbook PAV.
+
+The same helpers serve the binary metrics, the bootstrap's weighted EER
+(:mod:`lidframe.stats.bootstrap`) and the isotonic calibrator, so each is checked here
+against an independent computation: :func:`naive_pav` and the scipy convex-hull EER.
+"""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lidframe.calibrators import Isotonic
+from lidframe.metrics.detection import eer_from_bins, pav_bins, pav_bins_from_counts, pav_blocks
+from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted
+from tests.metrics.test_metrics import hull_eer, naive_pav
+
+run_counts = st.lists(
+    st.tuples(st.integers(0, 6), st.integers(0, 6)).filter(lambda c: c[0] + c[1] > 0), min_size=1, max_size=30
+)
+
+
+def test_pav_blocks_by_hand():
+    starts, ends = pav_blocks(np.array([0.0, 0.0, 0.25, 0.5, 0.5, 0.5, 1.0]))
+    np.testing.assert_array_equal(starts, [0, 2, 3, 6])
+    np.testing.assert_array_equal(ends, [1, 2, 5, 6])
+    starts, ends = pav_blocks(np.array([0.3]))
+    np.testing.assert_array_equal(starts, [0])
+    np.testing.assert_array_equal(ends, [0])
+
+
+@given(run_counts)
+def test_pav_bins_from_counts_equals_textbook_pav(counts):
+    n_mated = np.array([c[0] for c in counts], dtype=np.float64)
+    n_non_mated = np.array([c[1] for c in counts], dtype=np.float64)
+    weight = n_mated + n_non_mated
+    want = naive_pav(n_mated / weight, weight)  # posterior of each run
+    ends, bin_mated, bin_non_mated = pav_bins_from_counts(n_mated, n_non_mated)
+    assert ends[-1] == len(counts) - 1 and (np.diff(ends) > 0).all()
+    assert bin_mated.sum() == n_mated.sum() and bin_non_mated.sum() == n_non_mated.sum()
+    sizes = np.diff(np.r_[-1, ends])
+    got = np.repeat(bin_mated / (bin_mated + bin_non_mated), sizes)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+    # one bin per block of the textbook fit (its runs of equal posterior)
+    assert ends.size == 1 + np.count_nonzero(np.abs(np.diff(want)) > 1e-12)
+
+
+scores = st.lists(st.integers(-4, 4).map(lambda k: k / 2), min_size=1, max_size=20)
+
+
+@given(scores, scores)
+def test_eer_from_bins_equals_convex_hull_reference(mated, non_mated):
+    mated, non_mated = np.array(mated), np.array(non_mated)
+    _, bin_mated, bin_non_mated = pav_bins(mated, non_mated)
+    assert eer_from_bins(bin_mated, bin_non_mated) == pytest.approx(hull_eer(mated, non_mated), abs=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**31 - 1), st.integers(2, 12), st.integers(2, 5))
+def test_bootstrap_weighted_eer_equals_hull_eer_of_the_expanded_resample(seed, n_trials, n_enrolled):
+    rng = np.random.default_rng(seed)
+    mated = np.round(rng.normal(1.0, 1.0, n_trials) * 2) / 2  # ties on purpose
+    non_mated = np.round(rng.normal(0.0, 1.0, (n_trials, n_enrolled - 1)) * 2) / 2
+    weights = rng.multinomial(n_trials, np.full(n_trials, 1 / n_trials), size=3).astype(np.float64)
+    got = binary_metrics_weighted(PairLLRs(mated, non_mated), weights)["eer"]
+    for b in range(3):
+        w = weights[b].astype(int)
+        want = hull_eer(np.repeat(mated, w), np.repeat(non_mated, w, axis=0).ravel())
+        assert got[b] == pytest.approx(want, abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(st.integers(-5, 5), st.booleans()), min_size=4, max_size=40), st.booleans())
+def test_isotonic_bins_equal_textbook_pav_of_the_dev_points(pairs, laplace):
+    z = np.array([p[0] / 2 for p in pairs], dtype=np.float64)
+    labels = np.array([int(p[1]) for p in pairs])
+    if labels.min() == labels.max():
+        labels[0] = 1 - labels[0]
+    values = np.unique(z)
+    n_mated = np.array([labels[z == v].sum() for v in values], dtype=np.float64)
+    n_non_mated = np.array([(1 - labels[z == v]).sum() for v in values], dtype=np.float64)
+    if laplace:
+        n_mated, n_non_mated = np.r_[1.0, n_mated, 1.0], np.r_[1.0, n_non_mated, 1.0]
+    post = naive_pav(n_mated / (n_mated + n_non_mated), n_mated + n_non_mated)
+    if laplace:
+        post = post[1:-1]
+    cal = Isotonic(laplace=laplace)
+    try:
+        cal.fit(z, labels)
+    except ValueError:
+        assert not laplace and set(np.unique(post)) <= {0.0, 1.0}  # perfectly separated
+        return
+    # each bin's upper end is the largest dev score whose posterior is the bin's
+    want_upper = values[np.r_[np.abs(np.diff(post)) > 1e-12, True]]
+    np.testing.assert_array_equal(cal.pav_upper_, want_upper)
+    np.testing.assert_allclose(cal.pav_posterior_, post[np.r_[np.abs(np.diff(post)) > 1e-12, True]], atol=1e-12)
