@@ -8,12 +8,22 @@ Built-in, with registry names: :class:`RandomAttacker` (``random``),
 :class:`PrecomputedEmbeddings` (``precomputed``), and the torch speaker encoders
 :class:`EcapaTdnn` (``ecapa``) and :class:`XVector` (``xvector``).  ``import
 lidframe.attackers`` does not import torch: the encoders load it on first access.
+:class:`Utterance` and :func:`group_by_speaker` are re-exported from
+:mod:`lidframe.data.utterance`.
+
+The torch side of the folder: the shared batching, caching and checkpoint loading of the
+encoders (:mod:`~lidframe.attackers.neural`), the filterbank front end
+(:mod:`~lidframe.attackers.frontend`), the SpeechBrain-named layers and models
+(:mod:`~lidframe.attackers.layers`, :mod:`~lidframe.attackers.ecapa_model`,
+:mod:`~lidframe.attackers.xvector_model`) and the AAM-softmax training of a
+semi-informed attacker (:mod:`~lidframe.attackers.training`).
 """
 
-from lidframe.attackers.base import Attacker, EmbeddingAttacker
-from lidframe.attackers.precomputed import PrecomputedEmbeddings
-from lidframe.attackers.random import RandomAttacker
 from lidframe.data.utterance import Utterance, group_by_speaker
+
+from .base import Attacker, EmbeddingAttacker
+from .precomputed import PrecomputedEmbeddings
+from .random import RandomAttacker
 
 __all__ = [
     "Attacker",

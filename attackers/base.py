@@ -80,7 +80,7 @@ class EmbeddingAttacker(Attacker):
         profiles /= counts[:, None]
         return np.array(speakers), profiles
 
-    def score(self, trials, enrolment) -> ScoreSet:
+    def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
         """Cosine of every trial embedding with every enrolled speaker's profile."""
         trials = check_utterances(trials, "trials")
         speakers, profiles = self.enrol(enrolment)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lidframe.attackers.ecapa_model import VOICEPRIVACY_ECAPA, EcapaTdnnModel
-from lidframe.attackers.neural import NeuralAttacker
+from .ecapa_model import VOICEPRIVACY_ECAPA, EcapaTdnnModel
+from .neural import NeuralAttacker
 
 __all__ = ["EcapaTdnn"]
 

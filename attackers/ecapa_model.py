@@ -22,7 +22,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from lidframe.attackers.layers import BatchNorm1d, Conv1d, Lengths, masked_mean
+from .layers import BatchNorm1d, Conv1d, Lengths, masked_mean
 
 __all__ = ["EcapaTdnnModel", "VOICEPRIVACY_ECAPA"]
 

@@ -24,7 +24,6 @@ other sample rates are resampled to 16 kHz with ``scipy.signal.resample_poly``.
 from __future__ import annotations
 
 import math
-import os
 from fractions import Fraction
 from pathlib import Path
 
@@ -33,6 +32,7 @@ import torch
 from numpy.typing import ArrayLike
 from torch import nn
 
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 
 __all__ = ["Fbank", "sentence_mean_norm", "read_audio", "SAMPLE_RATE"]
@@ -137,7 +137,7 @@ def sentence_mean_norm(feats: torch.Tensor, frames: torch.Tensor | None = None) 
     return feats - mean
 
 
-def read_audio(path: str | os.PathLike[str], *, sample_rate: int = SAMPLE_RATE, min_seconds: float = 0.1) -> np.ndarray:
+def read_audio(path: StrPath, *, sample_rate: int = SAMPLE_RATE, min_seconds: float = 0.1) -> np.ndarray:
     """Read a sound file as mono float32 at *sample_rate*.
 
     Raises

@@ -24,19 +24,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 
-from lidframe.attackers.base import EmbeddingAttacker
-from lidframe.attackers.frontend import SAMPLE_RATE, Fbank, read_audio, sentence_mean_norm
-from lidframe.attackers.layers import PADDING_MODES, Lengths
-from lidframe.data.fileio import atomic_path, file_sha256
-from lidframe.data.utterance import check_utterances
+from lidframe.data.fileio import StrPath, atomic_path, file_sha256
+from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
+
+from .base import EmbeddingAttacker
+from .frontend import SAMPLE_RATE, Fbank, read_audio, sentence_mean_norm
+from .layers import PADDING_MODES, Lengths
 
 __all__ = ["NeuralAttacker", "load_checkpoint", "resolve_device"]
 
@@ -51,7 +52,7 @@ def resolve_device(device: str) -> torch.device:
         raise InputError(f"unknown device {device!r}: {exc}") from None
 
 
-def load_checkpoint(model: torch.nn.Module, path, *, label: str = "model") -> str:
+def load_checkpoint(model: torch.nn.Module, path: StrPath, *, label: str = "model") -> str:
     """Load a SpeechBrain-style state dict into *model* (strict); return its SHA-256.
 
     Raises
@@ -125,13 +126,13 @@ class NeuralAttacker(EmbeddingAttacker):
     def __init__(
         self,
         *,
-        checkpoint: str | os.PathLike | None = None,
+        checkpoint: StrPath | None = None,
         device: str = "auto",
         precision: str = "fp32",
         batch_size: int | None = None,
         max_batch_frames: int = 64_000,
         padding: str = "exact",
-        cache_dir: str | os.PathLike | None = None,
+        cache_dir: StrPath | None = None,
         progress: bool = False,
         seed: int = 0,
         enrolment: str = "mean_of_normalised",
@@ -273,14 +274,14 @@ class NeuralAttacker(EmbeddingAttacker):
         frames = frames.to(device, non_blocking=True)
         return sentence_mean_norm(feats, frames), frames
 
-    def embed(self, utterances) -> np.ndarray:
+    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
         """Embeddings (n, d) of utterances with audio ``path``s (cached when ``cache_dir`` is set)."""
         utterances = check_utterances(utterances, "utterances")
         missing = [u.utt_id for u in utterances if u.path is None]
         if missing:
             raise InputError(f"{type(self).__name__} needs audio: utterance {missing[0]!r} has no path")
         self.model  # noqa: B018 - builds the model (and its weights hash for cache keys)
-        audio = [read_audio(u.path, sample_rate=SAMPLE_RATE) for u in utterances]
+        audio = [read_audio(cast(str, u.path), sample_rate=SAMPLE_RATE) for u in utterances]  # no None: checked above
         result: list = [None] * len(audio)
         todo = list(range(len(audio)))
         keys = None

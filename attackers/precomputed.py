@@ -22,15 +22,16 @@ Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from lidframe.attackers.base import EmbeddingAttacker
+from lidframe.data.fileio import StrPath
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
+
+from .base import EmbeddingAttacker
 
 __all__ = ["PrecomputedEmbeddings", "read_embeddings"]
 
@@ -93,7 +94,7 @@ def _read_parquet(path: Path, id_column: str | None, vector_column: str | None) 
 
 
 def read_embeddings(
-    path: str | os.PathLike[str], *, id_column: str | None = None, vector_column: str | None = None
+    path: StrPath, *, id_column: str | None = None, vector_column: str | None = None
 ) -> dict[str, np.ndarray]:
     """Read ``{utt_id: vector}`` from one embeddings file (format by suffix; module docstring).
 
@@ -152,7 +153,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
     def __init__(
         self,
         *,
-        path: str | os.PathLike[str] | list[str | os.PathLike[str]] | tuple[str | os.PathLike[str], ...],
+        path: StrPath | list[StrPath] | tuple[StrPath, ...],
         id_column: str | None = None,
         vector_column: str | None = None,
         enrolment: str = "mean_of_normalised",

@@ -7,9 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from lidframe.attackers.base import EmbeddingAttacker
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
+
+from .base import EmbeddingAttacker
 
 __all__ = ["RandomAttacker"]
 

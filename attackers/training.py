@@ -22,21 +22,21 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
-from lidframe.attackers.frontend import Fbank, read_audio, sentence_mean_norm
-from lidframe.attackers.layers import Lengths
-from lidframe.attackers.neural import NeuralAttacker, load_checkpoint, resolve_device
-from lidframe.data.fileio import atomic_path
+from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.errors import InputError
+
+from .frontend import Fbank, read_audio, sentence_mean_norm
+from .layers import Lengths
+from .neural import NeuralAttacker, load_checkpoint, resolve_device
 
 __all__ = ["AAMSoftmax", "train_attacker"]
 
@@ -91,14 +91,14 @@ def _chunks(
 
 def train_attacker(
     attacker: NeuralAttacker,
-    data_dir: str | os.PathLike[str],
-    out: str | os.PathLike[str],
+    data_dir: StrPath,
+    out: StrPath,
     *,
     epochs: int = 10,
     batch_size: int = 16,
     lr: float = 1e-3,
     chunk_seconds: tuple[float, float] = (2.0, 3.0),
-    init: str | os.PathLike[str] | None = None,
+    init: StrPath | None = None,
     device: str = "auto",
     precision: str = "fp32",
     seed: int = 0,
@@ -149,7 +149,7 @@ def train_attacker(
     if precision not in ("fp32", "bf16"):
         raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
     labels = np.array([speakers.index(u.speaker) for u in utterances])
-    audio = [read_audio(u.path) for u in utterances]
+    audio = [read_audio(cast(str, u.path)) for u in utterances]  # read_data_dir gives each its wav.scp path
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     state_path = out.with_name(out.name + ".state")

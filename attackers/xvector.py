@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from lidframe.attackers.neural import NeuralAttacker
-from lidframe.attackers.xvector_model import XvectorModel
+from .neural import NeuralAttacker
+from .xvector_model import XvectorModel
 
 __all__ = ["XVector"]
 

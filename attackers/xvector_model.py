@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from lidframe.attackers.layers import BatchNorm1d, Conv1d, Lengths, Linear
+from .layers import BatchNorm1d, Conv1d, Lengths, Linear
 
 __all__ = ["XvectorModel"]
 

@@ -1,4 +1,4 @@
-"""Coverage of lidframe's bootstrap intervals, by simulation (the procedure of tests/test_stats.py).
+"""Coverage of lidframe's bootstrap intervals, by simulation (the procedure of tests/stats/test_stats.py).
 
 Per-trial LIDs of the exact posterior for scores mu 1[true] + N(0, 1), N = 20, so the
 true ALID is known (a 10^6-trial Monte-Carlo anchor in the same run).  200 data sets,

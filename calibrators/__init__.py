@@ -13,14 +13,18 @@ GaussianBackend    gaussian       ratio of two fitted normal densities
 Temperature        temperature    slope fitted on the 1-to-N task (rows)
 Identity           identity       scores already are LLRs (no z-norm)
 =================  =============  ==========================================
+
+Each writes its fitted map once, as ``llr_map()`` returning a closed-form record of
+:mod:`lidframe.calibrators.maps`; ``llr()`` is derived from it (the base class applies
+the record), and the streaming engine applies the same record to its tiles.
 """
 
-from lidframe.calibrators.base import Calibrator
-from lidframe.calibrators.beta import Beta
-from lidframe.calibrators.gaussian import GaussianBackend
-from lidframe.calibrators.identity import Identity
-from lidframe.calibrators.isotonic import Isotonic
-from lidframe.calibrators.logistic import Logistic
-from lidframe.calibrators.temperature import Temperature
+from .base import Calibrator
+from .beta import Beta
+from .gaussian import GaussianBackend
+from .identity import Identity
+from .isotonic import Isotonic
+from .logistic import Logistic
+from .temperature import Temperature
 
 __all__ = ["Calibrator", "Logistic", "Isotonic", "Beta", "GaussianBackend", "Temperature", "Identity"]

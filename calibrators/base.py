@@ -49,20 +49,24 @@ for any calibrator (built-in or plugin):
 from __future__ import annotations
 
 import inspect
+from typing import Self
 
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
 from sklearn.utils.validation import check_is_fitted
 
-from lidframe.calibrators.maps import CallbackMap, LLRMap
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
+
+from .maps import CallbackMap, LLRMap
 
 __all__ = ["Calibrator", "check_fit_input", "check_rows_input"]
 
 
-def check_fit_input(scores, labels, sample_weight=None):
+def check_fit_input(
+    scores: ArrayLike, labels: ArrayLike, sample_weight: ArrayLike | None = None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Validate calibrator training data.
 
     Parameters
@@ -106,7 +110,7 @@ def check_fit_input(scores, labels, sample_weight=None):
     return scores, labels, sample_weight
 
 
-def check_rows_input(z, true_index):
+def check_rows_input(z: ArrayLike, true_index: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """Validate whole dev rows for calibrators with a ``fit_rows`` hook.
 
     Parameters
@@ -149,7 +153,9 @@ class Calibrator(BaseEstimator):
     #: ``"znorm"`` (row z-scores in) or ``"raw"`` (the attacker's scores as they are).
     input_scale: str = "znorm"
 
-    def fit(self, scores, labels, *, sample_weight=None):  # pragma: no cover - interface
+    def fit(
+        self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None
+    ) -> Self:  # pragma: no cover - interface
         raise NotImplementedError
 
     def llr(self, scores: ArrayLike) -> np.ndarray:
@@ -223,7 +229,7 @@ class Calibrator(BaseEstimator):
         }
 
     @classmethod
-    def from_dict(cls, record: dict):
+    def from_dict(cls, record: dict) -> Self:
         """Rebuild a fitted calibrator from :meth:`to_dict` output."""
         try:
             params, fitted = record["params"], record["fitted"]

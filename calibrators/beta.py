@@ -20,14 +20,17 @@ the dev classes are perfectly separated; at usual dev sizes it moves (a, b) by <
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize
 from scipy.special import log_expit, log_ndtr
 
-from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.calibrators.maps import BetaMap
 from lidframe.errors import InputError
+
+from .base import Calibrator, check_fit_input
+from .maps import BetaMap
 
 __all__ = ["Beta"]
 
@@ -63,7 +66,7 @@ class Beta(Calibrator):
     def __init__(self, *, C: float | None = 1e4):
         self.C = C
 
-    def fit(self, scores, labels, *, sample_weight=None):
+    def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Fit (a, b, c) on 1-D dev z-scores; *labels* are 1 for mated pairs.  Returns self."""
         if self.C is not None and not (isinstance(self.C, (int, float)) and self.C > 0):
             raise InputError(f"Beta C must be a positive number or None, got {self.C!r}")

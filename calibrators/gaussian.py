@@ -24,12 +24,15 @@ a random attacker) the affine LLR would fall; it is set to 0 instead.
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.calibrators.maps import AffineMap, ClampedQuadraticMap
 from lidframe.errors import InputError
+
+from .base import Calibrator, check_fit_input
+from .maps import AffineMap, ClampedQuadraticMap
 
 __all__ = ["GaussianBackend"]
 
@@ -74,7 +77,7 @@ class GaussianBackend(Calibrator):
     def __init__(self, *, shared_variance: bool = True):
         self.shared_variance = shared_variance
 
-    def fit(self, scores, labels, *, sample_weight=None):
+    def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the two class densities on 1-D dev z-scores.  Returns self."""
         scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
         weight = np.ones_like(scores) if sample_weight is None else sample_weight

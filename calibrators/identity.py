@@ -9,8 +9,12 @@ longer holds: the scores' scale is their meaning.)
 
 from __future__ import annotations
 
-from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.calibrators.maps import AffineMap
+from typing import Self
+
+from numpy.typing import ArrayLike
+
+from .base import Calibrator, check_fit_input
+from .maps import AffineMap
 
 __all__ = ["Identity"]
 
@@ -34,7 +38,7 @@ class Identity(Calibrator):
     def __init__(self):
         pass
 
-    def fit(self, scores, labels, *, sample_weight=None):
+    def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Validate the dev pairs; nothing to learn.  Returns self."""
         scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
         self.n_fit_ = int(scores.size)

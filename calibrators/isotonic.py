@@ -29,14 +29,17 @@ scikit-learn's fit at the dev points when ``laplace=False``).
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.isotonic import IsotonicRegression
 
-from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.calibrators.maps import PiecewiseLinearMap
 from lidframe.errors import InputError
 from lidframe.metrics.detection import pav_blocks
+
+from .base import Calibrator, check_fit_input
+from .maps import PiecewiseLinearMap
 
 __all__ = ["Isotonic"]
 
@@ -70,7 +73,7 @@ class Isotonic(Calibrator):
     def __init__(self, *, laplace: bool = True):
         self.laplace = laplace
 
-    def fit(self, scores, labels, *, sample_weight=None):
+    def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Fit PAV on 1-D dev z-scores; *labels* are 1 for mated pairs.  Returns self."""
         scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
         weight = np.ones_like(scores) if sample_weight is None else sample_weight
@@ -120,7 +123,7 @@ class Isotonic(Calibrator):
         self._check_fitted()
         return PiecewiseLinearMap(self.knot_z_, self.knot_llr_)
 
-    def pav_posterior(self, scores) -> np.ndarray:
+    def pav_posterior(self, scores: ArrayLike) -> np.ndarray:
         """PAV step-function posterior P(mated | z) (no interpolation, no prior correction)."""
         self._check_fitted()
         scores = np.asarray(scores, dtype=np.float64)

@@ -21,13 +21,16 @@ so only the slope moves LID; under a watch-list prior it does not cancel.
 from __future__ import annotations
 
 import math
+from typing import Self
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.linear_model import LogisticRegression
 
-from lidframe.calibrators.base import Calibrator, check_fit_input
-from lidframe.calibrators.maps import AffineMap
 from lidframe.errors import InputError
+
+from .base import Calibrator, check_fit_input
+from .maps import AffineMap
 
 __all__ = ["Logistic"]
 
@@ -132,7 +135,7 @@ class Logistic(Calibrator):
         self.C = C
         self.standard_errors = standard_errors
 
-    def fit(self, scores, labels, *, sample_weight=None):
+    def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Fit the affine map on 1-D dev z-scores; *labels* are 1 for mated pairs.
 
         Returns

@@ -24,13 +24,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, SupportsFloat
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.special import log_ndtr
 
+from lidframe.data.vectors import ArrayOrTensor
 from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    import torch
+    from typing_extensions import TypeIs
 
 __all__ = [
     "AffineMap",
@@ -43,8 +49,18 @@ __all__ = [
 ]
 
 
-def _is_torch(values) -> bool:
+def _is_torch(values: object) -> TypeIs[torch.Tensor]:
     return type(values).__module__.startswith("torch")
+
+
+def _as_float(value: SupportsFloat) -> float:
+    """``float(value)``: the converter of the maps' scalar fields."""
+    return float(value)
+
+
+def _as_float_array(values: ArrayLike) -> np.ndarray:
+    """``values`` as a float64 array: the converter of the knot fields."""
+    return np.asarray(values, dtype=np.float64)
 
 
 @attrs.frozen
@@ -59,10 +75,10 @@ class AffineMap:
         Nats; cancels in LID under any prior.
     """
 
-    slope: float = attrs.field(converter=float)
-    intercept: float = attrs.field(converter=float, default=0.0)
+    slope: float = attrs.field(converter=_as_float)
+    intercept: float = attrs.field(converter=_as_float, default=0.0)
 
-    def __call__(self, z):
+    def __call__(self, z: ArrayOrTensor) -> ArrayOrTensor:
         """LLRs of *z* (numpy array or torch tensor), same type, shape and dtype family."""
         return z * self.slope + self.intercept
 
@@ -79,10 +95,10 @@ class PiecewiseLinearMap:
         LLRs (nats) at the knots.
     """
 
-    knots_z: np.ndarray = attrs.field(converter=lambda v: np.asarray(v, dtype=np.float64))
-    knots_llr: np.ndarray = attrs.field(converter=lambda v: np.asarray(v, dtype=np.float64))
+    knots_z: np.ndarray = attrs.field(converter=_as_float_array)
+    knots_llr: np.ndarray = attrs.field(converter=_as_float_array)
 
-    def __attrs_post_init__(self):
+    def __attrs_post_init__(self) -> None:
         z, y = self.knots_z, self.knots_llr
         if z.ndim != 1 or z.shape != y.shape or z.size == 0:
             raise InputError(
@@ -93,7 +109,7 @@ class PiecewiseLinearMap:
         if not (np.isfinite(z).all() and np.isfinite(y).all()):
             raise InputError("piecewise-linear map knots must be finite")
 
-    def __call__(self, z):
+    def __call__(self, z: ArrayOrTensor) -> ArrayOrTensor:
         if not _is_torch(z):
             return np.interp(z, self.knots_z, self.knots_llr)
         import torch
@@ -119,13 +135,13 @@ class ClampedQuadraticMap:
     vertex on the falling side (``lower``/``upper`` are -inf/+inf where unclipped).
     """
 
-    quad: float = attrs.field(converter=float)
-    lin: float = attrs.field(converter=float)
-    const: float = attrs.field(converter=float)
-    lower: float = attrs.field(converter=float, default=-math.inf)
-    upper: float = attrs.field(converter=float, default=math.inf)
+    quad: float = attrs.field(converter=_as_float)
+    lin: float = attrs.field(converter=_as_float)
+    const: float = attrs.field(converter=_as_float)
+    lower: float = attrs.field(converter=_as_float, default=-math.inf)
+    upper: float = attrs.field(converter=_as_float, default=math.inf)
 
-    def __call__(self, z):
+    def __call__(self, z: ArrayOrTensor) -> ArrayOrTensor:
         if _is_torch(z):
             c = z.clamp(
                 min=None if math.isinf(self.lower) else self.lower, max=None if math.isinf(self.upper) else self.upper
@@ -139,11 +155,11 @@ class ClampedQuadraticMap:
 class BetaMap:
     """Beta calibration ``llr = a ln Phi(z) - b ln Phi(-z) + c`` (nats), stable log-CDFs."""
 
-    a: float = attrs.field(converter=float)
-    b: float = attrs.field(converter=float)
-    c: float = attrs.field(converter=float)
+    a: float = attrs.field(converter=_as_float)
+    b: float = attrs.field(converter=_as_float)
+    c: float = attrs.field(converter=_as_float)
 
-    def __call__(self, z):
+    def __call__(self, z: ArrayOrTensor) -> ArrayOrTensor:
         if _is_torch(z):
             import torch
 
@@ -163,7 +179,7 @@ class CallbackMap:
 
     function: Callable[[np.ndarray], Any]
 
-    def __call__(self, z):
+    def __call__(self, z: ArrayOrTensor) -> ArrayOrTensor:
         if not _is_torch(z):
             return np.asarray(self.function(np.asarray(z, dtype=np.float64)), dtype=np.float64)
         import torch

@@ -9,20 +9,25 @@ rows (the multiclass cross-entropy of a softmax over each trial's N enrolled)::
 The objective is concave in a, so the optimum is unique.  Under a uniform prior this is
 the strongest affine attacker on the dev set (an intercept cancels in the softmax, so
 none is fitted).  It needs the row structure, so it implements the ``fit_rows`` hook
-(:mod:`lidframe.calibrators.base`), which ``evaluate`` calls with the dev z-matrix.
+(:mod:`lidframe.calibrators.base`), which :func:`lidframe.core.evaluation.fit_calibrator`
+(and so ``evaluate``) calls with the dev z-matrix.
 When dev rows are perfectly separated the optimum runs to infinity; the slope is
 bounded by ``max_slope``.
 """
 
 from __future__ import annotations
 
+from typing import NoReturn, Self
+
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp, softmax
 
-from lidframe.calibrators.base import Calibrator, check_rows_input
-from lidframe.calibrators.maps import AffineMap
 from lidframe.errors import InputError
+
+from .base import Calibrator, check_rows_input
+from .maps import AffineMap
 
 __all__ = ["Temperature"]
 
@@ -55,13 +60,13 @@ class Temperature(Calibrator):
     def __init__(self, *, max_slope: float = 100.0):
         self.max_slope = max_slope
 
-    def fit(self, scores, labels, *, sample_weight=None):
+    def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> NoReturn:
         """Not available: this calibrator needs whole dev rows; use :meth:`fit_rows`."""
         raise InputError(
             "Temperature fits on whole dev rows: call fit_rows(z, true_index) (lidframe.evaluate and fit_calibrator do)"
         )
 
-    def fit_rows(self, z, true_index):
+    def fit_rows(self, z: ArrayLike, true_index: ArrayLike) -> Self:
         """Fit the slope on dev rows.
 
         Parameters
@@ -96,7 +101,7 @@ class Temperature(Calibrator):
         self._check_fitted()
         return AffineMap(self.slope_, 0.0)
 
-    def dev_gradient(self, z, true_index) -> float:
+    def dev_gradient(self, z: ArrayLike, true_index: ArrayLike) -> float:
         """d/da of the mean log posterior at ``slope_`` (about 0 at an interior optimum)."""
         self._check_fitted()
         z, true_index = check_rows_input(z, true_index)

@@ -7,8 +7,14 @@
 >>> sorted(k for k in ("alid", "pdr", "lid_max") if k in result.summary)
 ['alid', 'lid_max', 'pdr']
 
-Importing lidframe loads numpy, scipy, scikit-learn and attrs only; torch and
-matplotlib load when a component that needs them is used.
+Importing lidframe loads numpy, scipy, scikit-learn (and the pandas it brings) and attrs,
+never torch or matplotlib: those load when a component that needs them is used.
+
+The top level re-exports the everyday API (``evaluate``, ``evaluate_fitted``,
+``fit_calibrator``, ``Result``, ``ScoreSet``, the ``Bootstrap`` and ``Engine`` option
+records, the priors, ``sensitivity``, the errors); everything else lives in its wing
+(``lidframe.data``, ``metrics``, ``stats``, ``calibrators``, ``core``, ``attackers``,
+``analyses``, ``privacy``, ``audio``, ``grid``, ``cli``: see ``docs/architecture.md``).
 """
 
 from lidframe._version import __version__

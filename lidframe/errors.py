@@ -3,6 +3,7 @@
 Every user-facing check raises :class:`InputError` (a :class:`ValueError`) with a
 one-line message that names the file, row, trial or id at fault and says what was
 expected.  The command-line interface prints that line and exits with status 2.
+:func:`preview` and :func:`mismatch` spell out the ids at fault in those messages.
 
 Unfitted calibrators raise scikit-learn's :class:`~sklearn.exceptions.NotFittedError`
 (re-exported here), so code written against scikit-learn conventions catches it.

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -11,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import atomic_path
+from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ def pyplot() -> ModuleType:
     return plt
 
 
-def save_figure(fig: Figure, path: str | os.PathLike[str]) -> None:
+def save_figure(fig: Figure, path: StrPath) -> None:
     """Save *fig* to *path* (format from the suffix: png, pdf, svg, ...) atomically, then close it."""
     target = Path(path)
     with atomic_path(target, suffix=target.suffix) as tmp:
@@ -42,7 +41,7 @@ def save_figure(fig: Figure, path: str | os.PathLike[str]) -> None:
 
 def save_lid_ccdf(
     lids: Mapping[str, ArrayLike],
-    path: str | os.PathLike[str],
+    path: StrPath,
     *,
     title: str,
     log2_n: float | None = None,

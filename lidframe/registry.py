@@ -5,7 +5,7 @@ up by name.  Each registry is fed by
 
 * lidframe's built-ins,
 * entry points of installed distributions in the groups ``lidframe.attackers``,
-  ``lidframe.calibrators`` and ``lidframe.core.priors`` (``name = "package.module:Class"``),
+  ``lidframe.calibrators`` and ``lidframe.priors`` (``name = "package.module:Class"``),
 * :func:`register` calls in the running process (notebooks, tests).
 
 Discovery is lazy, as in xarray's backend registry: nothing is read until the first
@@ -42,14 +42,22 @@ import sys
 import types
 import typing
 import warnings
+from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
 from pathlib import PurePath
 from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 from urllib.parse import parse_qsl
 
 import attrs
 
 from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from lidframe.data.scoreset import ScoreSet
+    from lidframe.data.utterance import Utterance
 
 __all__ = [
     "KINDS",
@@ -70,11 +78,14 @@ __all__ = [
     "resolve_calibrator",
     "resolve_prior",
     "describe_component",
+    "CalibratorLike",
+    "PriorLike",
+    "AttackerLike",
 ]
 
 KINDS = ("attacker", "calibrator", "prior")
 #: Entry-point group of each kind.
-GROUPS = {"attacker": "lidframe.attackers", "calibrator": "lidframe.calibrators", "prior": "lidframe.core.priors"}
+GROUPS = {"attacker": "lidframe.attackers", "calibrator": "lidframe.calibrators", "prior": "lidframe.priors"}
 
 _BUILTINS = {
     "attacker": {
@@ -139,6 +150,43 @@ class Entry:
     name: str
     target: str
     origin: str
+
+
+# ------------------------------------------------------- the contracts as types
+class CalibratorLike(Protocol):
+    """What a calibrator provides (:data:`CONTRACTS`): ``fit`` on 1-D scores and 0/1 labels, then ``llr``.
+
+    Calibrators may also have ``fit_rows(z, true_index)``, ``llr_map()``, ``describe()``
+    and an ``input_scale`` attribute; callers look for those with ``getattr``.
+    """
+
+    def fit(self, scores: np.ndarray, labels: np.ndarray) -> Any:
+        """Fit on 1-D z-scores and 0/1 mated labels; return the fitted calibrator (or None: fitted in place)."""
+        ...
+
+    def llr(self, scores: np.ndarray) -> np.ndarray:
+        """Natural-log LLRs of *scores*, same shape, non-decreasing."""
+        ...
+
+
+class PriorLike(Protocol):
+    """What a prior provides (:data:`CONTRACTS`): natural-log prior probabilities of the enrolled speakers."""
+
+    def log_prior(self, enrolled: np.ndarray) -> np.ndarray:
+        """Shape (N,), in the order of *enrolled*, summing to one in probability."""
+        ...
+
+
+class AttackerLike(Protocol):
+    """What an attacker provides (:data:`CONTRACTS`): embeddings of utterances, scores of trials."""
+
+    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
+        """An (n, d) array, one row per utterance."""
+        ...
+
+    def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
+        """Every trial against every enrolled speaker (enrolment: speaker -> utterances)."""
+        ...
 
 
 # ----------------------------------------------------------------------- state
@@ -221,7 +269,7 @@ def _target_of(obj) -> str:
     return f"{module}:{qualname}"
 
 
-def register(kind: str, name: str, target, *, replace: bool = False) -> Entry:
+def register(kind: str, name: str, target: str | type, *, replace: bool = False) -> Entry:
     """Register a component under *name* in this process.
 
     Parameters
@@ -301,7 +349,7 @@ def _import_target(target: str, label: str):
     return obj
 
 
-def load(kind: str, name: str):
+def load(kind: str, name: str) -> Any:
     """Return the class (or factory) registered as *name*, importing and checking it once.
 
     Raises
@@ -366,7 +414,7 @@ def _callable_with(func, n_args: int) -> bool:
     return True
 
 
-def check_contract(kind: str, obj, *, label: str | None = None) -> None:
+def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
     """Check that *obj* (a class or an instance) has the methods of *kind*.
 
     Raises
@@ -625,7 +673,7 @@ def _describe_hint(hint) -> str:
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 
-def parse_spec(spec: str, factory=None) -> tuple[str, dict]:
+def parse_spec(spec: str, factory: Callable[..., Any] | None = None) -> tuple[str, dict]:
     """Split ``"NAME?key=value&..."`` into ``(NAME, {key: value})``.
 
     Parameters
@@ -673,7 +721,15 @@ def _accepted_params(factory) -> list[str] | None:
     return [n for n, p in signature.parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
 
 
-def create(kind: str, spec, **params):
+@overload
+def create(kind: Literal["calibrator"], spec: object, **params: Any) -> CalibratorLike: ...
+@overload
+def create(kind: Literal["prior"], spec: object, **params: Any) -> PriorLike: ...
+@overload
+def create(kind: Literal["attacker"], spec: object, **params: Any) -> AttackerLike: ...
+@overload
+def create(kind: str, spec: object, **params: Any) -> Any: ...
+def create(kind: str, spec: object, **params: Any) -> Any:
     """Build a component from a spec string (``NAME?k=v``) or a class, or pass an instance through.
 
     Parameters
@@ -734,7 +790,7 @@ def create(kind: str, spec, **params):
 
 
 # -- turning what users pass for a calibrator or a prior into a ready component --
-def resolve_calibrator(spec):
+def resolve_calibrator(spec: str | CalibratorLike | type[CalibratorLike]) -> CalibratorLike:
     """Return an unfitted calibrator: built from a spec string, or a clone of an instance."""
     calibrator = create("calibrator", spec)
     if isinstance(spec, str):
@@ -747,12 +803,12 @@ def resolve_calibrator(spec):
         return copy.deepcopy(calibrator)
 
 
-def resolve_prior(spec):
+def resolve_prior(spec: str | PriorLike | type[PriorLike]) -> PriorLike:
     """Return a prior object (anything with ``log_prior(enrolled)``) from a spec or an instance."""
     return create("prior", spec)
 
 
-def describe_component(component) -> str:
+def describe_component(component: object) -> str:
     """Its ``describe()`` (name with non-default parameters), else its class name."""
     describe = getattr(component, "describe", None)
     return describe() if callable(describe) else type(component).__name__

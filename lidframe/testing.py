@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lidframe.core.znorm import uses_znorm
 from lidframe.errors import NotFittedError
 from lidframe.registry import check_contract
 
@@ -160,12 +161,7 @@ def check_calibrator(calibrator: Any, *, scores: ArrayLike | None = None, labels
 
     state = {}
     checks.run("contract", lambda: check_contract("calibrator", obj))
-    checks.run(
-        "input_scale is 'znorm' or 'raw'",
-        lambda: _expect(
-            getattr(obj, "input_scale", "znorm") in ("znorm", "raw"), "input_scale must be 'znorm' or 'raw'"
-        ),
-    )
+    checks.run("input_scale is 'znorm' or 'raw'", lambda: uses_znorm(obj))
 
     def params_and_clone():
         params = obj.get_params()

@@ -48,3 +48,38 @@ def scoresets(draw, max_trials=10, max_enrolled=8, impostors=True):
     speakers = draw(st.lists(st.sampled_from(pool), min_size=n_trials, max_size=n_trials))
     trial_ids = [f"utt{i:03d}" for i in range(n_trials)]
     return ScoreSet(scores, enrolled, speakers, trial_ids)
+
+
+#: LID values in bits on a 0.01 grid: ties and exact zeros (the PDR/NDR boundary) are common.
+lid_grid_values = st.integers(-300, 300).map(lambda k: k / 100)
+
+
+@st.composite
+def resample_weights(draw, n_units, n_resamples):
+    """(n_resamples, n_units) float64 bootstrap weights: each row counts n_units draws with replacement."""
+    draws = draw(
+        st.lists(
+            st.lists(st.integers(0, n_units - 1), min_size=n_units, max_size=n_units),
+            min_size=n_resamples,
+            max_size=n_resamples,
+        )
+    )
+    return np.array([np.bincount(row, minlength=n_units) for row in draws], dtype=np.float64)
+
+
+dev_scores = st.floats(-6.0, 6.0, allow_nan=False, allow_infinity=False, width=64)
+
+
+@st.composite
+def dev_pairs(draw, max_mated=40, max_non_mated=120):
+    """(scores, labels) of drawn dev z-scores of mated (label 1) and non-mated (label 0) pairs.
+
+    Each class also gets the scores -1 and +1, so both classes have a spread (the Gaussian
+    back end refuses a zero-variance class) and overlap (perfectly separated classes are
+    their own tests).
+    """
+    mated = draw(arrays(np.float64, st.integers(1, max_mated), elements=dev_scores))
+    non_mated = draw(arrays(np.float64, st.integers(1, max_non_mated), elements=dev_scores))
+    scores = np.r_[mated, -1.0, 1.0, non_mated, -1.0, 1.0]
+    labels = np.r_[np.ones(mated.size + 2, int), np.zeros(non_mated.size + 2, int)]
+    return scores, labels

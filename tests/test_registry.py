@@ -545,3 +545,30 @@ eval = {{ enrol = "enrolls", trials = ["trials"] }}
     results = {r["calibrator"]: r["summary"] for r in load_results(tmp_path / "out")}
     assert results["shrunk?shrink=0.25"]["calibrator"] == "shrunk(shrink=0.25)"
     assert 0 < results["shrunk?shrink=0.25"]["alid"] < results["logistic"]["alid"]
+
+
+def test_each_kind_is_discovered_in_its_documented_entry_point_group(tmp_path, monkeypatch):
+    # the group names are public (docs/plugins.md, docs/architecture.md): a package that
+    # registers in them must be found, whichever wing the built-ins live in
+    site = tmp_path / "site"
+    install_fake_distribution(
+        site,
+        "group-probe",
+        "1.0",
+        {
+            "lidframe.attackers": {"probe-attacker": "lidframe.attackers:RandomAttacker"},
+            "lidframe.calibrators": {"probe-calibrator": "lidframe.calibrators:Logistic"},
+            "lidframe.priors": {"probe-prior": "lidframe:Uniform"},
+        },
+    )
+    monkeypatch.syspath_prepend(str(site))
+    registry.refresh()
+    try:
+        assert registry.attackers()["probe-attacker"].origin == "distribution group-probe 1.0"
+        assert registry.calibrators()["probe-calibrator"].origin == "distribution group-probe 1.0"
+        assert registry.priors()["probe-prior"].origin == "distribution group-probe 1.0"
+        log_prior = create("prior", "probe-prior").log_prior(["a", "b", "c", "d"])
+        np.testing.assert_allclose(log_prior, np.full(4, -math.log(4)))
+    finally:
+        monkeypatch.undo()
+        registry.refresh()

@@ -76,6 +76,8 @@ def _class_members(cls: type) -> Iterator[tuple[str, list[str]]]:
     for name, member in vars(cls).items():
         if name.startswith("_") and name not in PUBLIC_DUNDERS:
             continue
+        if name == "__init__" and getattr(cls, "_is_protocol", False):
+            continue  # typing.Protocol's own placeholder, not the class's code
         if isinstance(member, property):
             if member.fget is not None:
                 yield name, _missing(member.fget, skip_first=True, need_return=True)
@@ -123,7 +125,6 @@ def test_every_module_imports(name: str) -> None:
         pytest.skip(f"{name} needs an optional dependency that is not installed")
 
 
-@pytest.mark.xfail(strict=False, reason="annotation pass in progress")
 def test_public_api_is_fully_annotated() -> None:
     modules = [module for module in map(_import, MODULES) if module is not None]
     report = _unannotated(modules)

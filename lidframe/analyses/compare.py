@@ -7,15 +7,20 @@ two-sided paired permutation p-value (A and B swapped within each unit at random
 ALID this is the sign-flip test of the mean difference).  The unit is the speaker by
 default, as for :func:`lidframe.stats.bootstrap.bootstrap_ci`.  :func:`compare_systems` runs all
 pairs of several systems and adjusts the p-values of each metric with Holm's method
-(statsmodels ``multipletests``).
+(statsmodels ``multipletests``).  They return the frozen records
+:class:`PairedComparisonResult` and :class:`ComparisonResult` (one row per metric, or per
+pair and metric; ``to_dict()`` / ``to_frame()``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.errors import InputError, mismatch
@@ -93,10 +98,10 @@ def _metrics_of_values(values: np.ndarray) -> dict:
 
 
 def paired_comparison(
-    lid_a,
-    lid_b,
+    lid_a: ArrayLike,
+    lid_b: ArrayLike,
     *,
-    speakers=None,
+    speakers: ArrayLike | None = None,
     bootstrap: Bootstrap = PAIRED_BOOTSTRAP,
     n_perm: int = 5000,
 ) -> PairedComparisonResult:
@@ -169,7 +174,9 @@ def paired_comparison(
     return PairedComparisonResult(rows)
 
 
-def compare_systems(systems: dict, *, metrics=("alid", "pdr", "lid_q99"), **kwargs) -> ComparisonResult:
+def compare_systems(
+    systems: dict, *, metrics: Sequence[str] = ("alid", "pdr", "lid_q99"), **kwargs: Any
+) -> ComparisonResult:
     """All pairwise paired comparisons of several systems, Holm-adjusted per metric.
 
     Parameters

@@ -25,21 +25,29 @@ Speakers with fewer than k eval trials are left out of that k (counted in the re
 a k larger than every speaker's trial count is an error.  Under a Gaussian speaker
 mechanism with parameter mu, k releases compose to mu sqrt(k); with ``dp_mu`` the
 result carries the EER and mutual-information bounds at each k.
+
+The result is a frozen :class:`LongitudinalResult` record (one row per k;
+``to_dict()`` / ``to_frame()``); :func:`plot_longitudinal` draws it.  :func:`draw_groups`
+and :func:`fuse` are the grouping and fusion steps on their own.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Literal
 
 import attrs
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from lidframe.core.evaluation import as_scoreset, fit_calibrator
+from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator
 from lidframe.core.znorm import calibrated_llr
+from lidframe.data.fileio import StrPath
 from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
+from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 
 __all__ = ["FUSIONS", "LongitudinalResult", "longitudinal", "draw_groups", "fuse", "plot_longitudinal"]
@@ -85,7 +93,9 @@ def _parse_k(k, max_trials: int):
     return int(k)
 
 
-def draw_groups(speakers: np.ndarray, k, rng, groups_per_speaker: int = 10):
+def draw_groups(
+    speakers: np.ndarray, k: int | Literal["all"], rng: np.random.Generator, groups_per_speaker: int = 10
+) -> tuple[list[np.ndarray], int]:
     """Row-index groups of k trials of one speaker each, and the number of speakers left out.
 
     Parameters
@@ -97,7 +107,8 @@ def draw_groups(speakers: np.ndarray, k, rng, groups_per_speaker: int = 10):
     groups_per_speaker : int
         Draws per speaker for 1 < k < its trial count.
     """
-    groups, skipped = [], 0
+    groups: list[np.ndarray] = []
+    skipped = 0
     for speaker in np.unique(speakers):
         rows = np.flatnonzero(speakers == speaker)
         if k == "all":
@@ -113,7 +124,7 @@ def draw_groups(speakers: np.ndarray, k, rng, groups_per_speaker: int = 10):
     return groups, skipped
 
 
-def fuse(llr: np.ndarray, groups, fusion: str, temperature: float = 1.0) -> np.ndarray:
+def fuse(llr: np.ndarray, groups: Sequence[np.ndarray], fusion: str, temperature: float = 1.0) -> np.ndarray:
     """Fused LLRs (G, N) of row groups of a (T, N) LLR matrix."""
     if fusion not in FUSIONS:
         raise InputError(f"fusion must be one of {FUSIONS}, got {fusion!r}")
@@ -139,12 +150,12 @@ def _llr_matrix(scoreset, calibrator, znorm_ddof):
 
 
 def longitudinal(
-    dev,
-    eval,
-    ks=(1, 2, 4, 8, "all"),
+    dev: SetLike,
+    eval: SetLike,
+    ks: Sequence[int | str] = (1, 2, 4, 8, "all"),  # str: "all" or the digits of a k
     *,
     fusion: str = "sum",
-    calibrator="logistic",
+    calibrator: str | CalibratorLike = "logistic",
     groups_per_speaker: int = 10,
     znorm_ddof: int = 1,
     bootstrap: Bootstrap | None = _DEFAULT_BOOTSTRAP,
@@ -234,7 +245,7 @@ def longitudinal(
     return LongitudinalResult(fusion=fusion, rows=rows_out)
 
 
-def plot_longitudinal(result: LongitudinalResult, path, *, title: str | None = None) -> None:
+def plot_longitudinal(result: LongitudinalResult, path: StrPath, *, title: str | None = None) -> None:
     """ALID, LID q99 and LIDmax versus k (with the log2 N ceiling); written atomically."""
     from lidframe.plotting import pyplot, save_figure
 

@@ -13,22 +13,26 @@ only the candidate set shrinks.  For each n it reports the mean over repetitions
 ALID, PDR and LIDmax with a percentile interval over the repetitions (the variation due
 to which distractors are drawn), next to the ceiling log2 n.
 
-Memory: the eval LLR matrix (T x N float64) is held once.
+The result is a frozen :class:`NSweepResult` record (one row per n; ``to_dict()`` /
+``to_frame()``); :func:`plot_n_sweep` draws it and :func:`default_sizes` gives the default
+grid of n.  Memory: the eval LLR matrix (T x N float64) is held once.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 
 import attrs
 import numpy as np
 
-from lidframe.core.evaluation import as_scoreset, fit_calibrator
+from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator
 from lidframe.core.znorm import calibrated_llr
+from lidframe.data.fileio import StrPath
 from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.plotting import pyplot, save_figure
-from lidframe.registry import describe_component
+from lidframe.registry import CalibratorLike, describe_component
 
 __all__ = ["n_sweep", "NSweepResult", "plot_n_sweep", "default_sizes"]
 
@@ -84,11 +88,11 @@ def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndar
 
 
 def n_sweep(
-    dev,
-    eval,
-    calibrator="logistic",
+    dev: SetLike,
+    eval: SetLike,
+    calibrator: str | CalibratorLike = "logistic",
     *,
-    sizes=None,
+    sizes: Iterable[int] | None = None,
     repeats: int = 20,
     level: float = 0.95,
     znorm_ddof: int = 1,
@@ -148,7 +152,7 @@ def n_sweep(
     return NSweepResult(rows=rows, level=level, n_enrolled=big_n, calibrator=describe_component(fitted))
 
 
-def plot_n_sweep(result: NSweepResult, path, *, title: str | None = None) -> None:
+def plot_n_sweep(result: NSweepResult, path: StrPath, *, title: str | None = None) -> None:
     """Plot ALID and LIDmax (left) and PDR (right) versus log2 n; write *path* atomically."""
     plt = pyplot()
     frame = result.rows

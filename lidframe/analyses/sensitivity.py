@@ -11,21 +11,28 @@ calibrator, since a real attacker is free to pick it.
 ``dev_logloss_bits`` is each fitted calibrator's multiclass cross-entropy on the dev
 rows, -mean log2 p(true speaker) under a uniform prior (= log2 N_dev - dev ALID): the
 1-to-N objective itself, comparable across calibrators; lower fits the dev task better.
+
+The result is a frozen :class:`SensitivityResult` record (one row per calibrator, the
+spread and worst case, and each calibrator's full ``Result``; ``to_dict()`` /
+``to_frame()``); :func:`plot_lid_ccdf` draws the LID distribution per calibrator.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 
-from lidframe.core.evaluation import as_scoreset, evaluate
+from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
+from lidframe.data.fileio import StrPath
 from lidframe.data.records import OMIT_FROM_DICT, Row, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.plotting import save_lid_ccdf
+from lidframe.registry import CalibratorLike, PriorLike
 
 __all__ = ["DEFAULT_CALIBRATORS", "SENSITIVITY_METRICS", "sensitivity", "SensitivityResult", "plot_lid_ccdf"]
 
@@ -92,7 +99,14 @@ class SensitivityResult(TableRecord):
         return {spec: r.lid[~r.is_impostor] for spec, r in self.results.items()}
 
 
-def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, znorm_ddof: int = 1):
+def sensitivity(
+    dev: SetLike,
+    eval: SetLike,
+    calibrators: Sequence[str | CalibratorLike] = DEFAULT_CALIBRATORS,
+    prior: str | PriorLike = "uniform",
+    *,
+    znorm_ddof: int = 1,
+) -> SensitivityResult:
     """Evaluate one dev/eval pair under several calibrators.
 
     Parameters
@@ -141,7 +155,7 @@ def sensitivity(dev, eval, calibrators=DEFAULT_CALIBRATORS, prior="uniform", *, 
     return SensitivityResult(rows=rows, spread=spread, worst_case=worst, results=results)
 
 
-def plot_lid_ccdf(result: SensitivityResult, path, *, title: str | None = None) -> None:
+def plot_lid_ccdf(result: SensitivityResult, path: StrPath, *, title: str | None = None) -> None:
     """Plot P(LID > x) per calibrator (log-scale y) and write it to *path* (PNG/PDF/SVG) atomically.
 
     Requires matplotlib (``pip install 'lidframe[plot]'``); it is imported here only.

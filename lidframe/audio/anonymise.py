@@ -25,7 +25,6 @@ alpha per *speaker*, seeded by the speaker id.
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,6 +35,7 @@ from numpy.typing import ArrayLike
 from scipy.linalg import solve_toeplitz
 from scipy.signal import istft, lfilter, resample_poly, stft
 
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 
 __all__ = ["mcadams", "pitch_shift", "resample_shift", "anonymise_data_dir", "METHODS"]
@@ -130,8 +130,8 @@ def _speaker_alpha(speaker: str, low: float, high: float, seed: int) -> float:
 
 
 def anonymise_data_dir(
-    in_dir: str | os.PathLike[str],
-    out_dir: str | os.PathLike[str],
+    in_dir: StrPath,
+    out_dir: StrPath,
     *,
     method: str,
     alpha: float = 0.8,

@@ -22,7 +22,6 @@ contrib/non-free), ``apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbr
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
@@ -33,6 +32,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 
 __all__ = ["Voice", "available_voices", "build_corpus", "SENTENCES", "INSTALL_HINT"]
@@ -169,7 +169,7 @@ def _write_data_dir(folder: Path, utterances: list[tuple[str, str, str, str]]) -
 
 
 def build_corpus(
-    out_dir: str | os.PathLike[str],
+    out_dir: StrPath,
     *,
     voices: Sequence[str] | None = None,
     sentences: int = 8,

@@ -6,8 +6,10 @@ import argparse
 
 from lidframe.cli.options import float_list
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("anonymise", help="anonymise a Kaldi data dir (mcadams, pitch, resample)")
     parser.add_argument("--method", required=True, choices=("mcadams", "pitch", "resample"))
     parser.add_argument("--alpha", type=float, default=0.8, help="McAdams coefficient (default 0.8)")

@@ -9,7 +9,10 @@ import numpy as np
 
 from lidframe.cli.options import add_bootstrap_arguments, add_output_arguments, bootstrap_from_args, check_output_path
 from lidframe.cli.table import text_table
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
+
+__all__ = ["register", "run", "read_per_trial"]
 
 
 def _defaults():
@@ -18,7 +21,7 @@ def _defaults():
     return PAIRED_BOOTSTRAP
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("compare", help="paired comparison of systems from their per-trial LID tables")
     parser.add_argument(
         "tables", nargs="+", metavar="PER_TRIAL.csv", help="lidframe evaluate --per-trial outputs, 2 or more"
@@ -30,7 +33,7 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def read_per_trial(path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(trial ids, trial speakers, LID bits) of the closed-set trials of an ``evaluate --per-trial`` CSV."""
     import pandas as pd
 

@@ -7,8 +7,10 @@ import argparse
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("corpus", help="synthesize a multi-speaker corpus (espeak-ng, mbrola, flite)")
     parser.add_argument("action", choices=("synth",))
     parser.add_argument("--out", metavar="DIR", help="output folder (wav/ and Kaldi data dirs)")

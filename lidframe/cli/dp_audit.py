@@ -16,6 +16,8 @@ from lidframe.cli.options import (
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
+__all__ = ["register", "run"]
+
 
 def _defaults():
     from lidframe.privacy.audit import AUDIT_BOOTSTRAP
@@ -23,7 +25,7 @@ def _defaults():
     return AUDIT_BOOTSTRAP
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("dp-audit", help="Gaussian speaker mechanism: measured EER/ALID vs the GDP bounds")
     parser.add_argument("--mu", required=True, help="mu value(s), comma-separated for a sweep")
     parser.add_argument("--clip", type=float, default=1.0, help="clipping norm U (default 1)")

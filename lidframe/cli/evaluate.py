@@ -16,6 +16,8 @@ from lidframe.cli.options import (
 )
 from lidframe.cli.table import format_table, format_value, text_table
 
+__all__ = ["register", "run", "format_ci_table"]
+
 # an eval embedding set with at least this many pairs shows progress on a terminal
 _PROGRESS_PAIRS = 1 << 30
 
@@ -31,7 +33,7 @@ _CI_NAMES = {
 }
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("evaluate", help="LID of an eval score set, calibrated on a dev score set")
     add_scoreset_arguments(parser)
     parser.add_argument(

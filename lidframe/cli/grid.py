@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("grid", help="run a systems x attackers x calibrators x priors grid (resumable)")
     parser.add_argument("spec", metavar="SPEC.toml")
     parser.add_argument("--out", default="grid-out", metavar="DIR", help="output folder (default grid-out)")

@@ -14,8 +14,10 @@ from lidframe.cli.options import (
 )
 from lidframe.cli.table import text_table
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "longitudinal", help="disclosure when the attacker fuses k utterances of one speaker"
     )

@@ -13,6 +13,7 @@ import argparse
 import importlib
 import sys
 import warnings
+from collections.abc import Sequence
 
 from lidframe.errors import InputError
 
@@ -61,7 +62,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):
     print(f"lidframe: warning: {_one_line(message)}", file=sys.stderr)
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lidframe`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
     with warnings.catch_warnings():

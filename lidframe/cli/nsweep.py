@@ -8,8 +8,10 @@ from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, c
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("nsweep", help="disclosure versus database size n (subsampled enrolment)")
     add_scoreset_arguments(parser, prior=False)
     parser.add_argument("--sizes", help="comma-separated database sizes (default: 2, 4, 8, ... and N)")

@@ -6,8 +6,10 @@ import argparse
 
 from lidframe.cli.table import text_table
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("plugins", help="list registered attackers, calibrators and priors")
     parser.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
     parser.add_argument(

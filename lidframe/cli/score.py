@@ -7,8 +7,10 @@ import argparse
 from lidframe.cli.options import check_output_path
 from lidframe.errors import InputError
 
+__all__ = ["register", "run"]
 
-def register(subparsers) -> None:
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("score", help="score trial audio against enrolled speakers with an attacker (T x N)")
     parser.add_argument(
         "--attacker", required=True, help="attacker spec: ecapa, xvector, precomputed, random, NAME?k=v"

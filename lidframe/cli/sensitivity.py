@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_path, write_outputs
 from lidframe.cli.table import format_value, text_table
 from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    from lidframe.analyses.sensitivity import SensitivityResult
+
+__all__ = ["register", "run", "format_sensitivity_table"]
 
 _COLUMNS = [
     ("alid", "ALID"),
@@ -20,7 +26,7 @@ _COLUMNS = [
 ]
 
 
-def register(subparsers) -> None:
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("sensitivity", help="how LID moves across calibrators (one row per calibrator)")
     add_scoreset_arguments(parser, calibrator=False)
     parser.add_argument(
@@ -37,7 +43,7 @@ def register(subparsers) -> None:
     parser.set_defaults(run=run)
 
 
-def format_sensitivity_table(result) -> str:
+def format_sensitivity_table(result: SensitivityResult) -> str:
     """Text table: one row per calibrator, then the spread and the attacker's worst case."""
     from lidframe.analyses.sensitivity import SENSITIVITY_METRICS
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from lidframe.cli.table import format_table
 from lidframe.core.evaluation import evaluate
-from lidframe.data.fileio import atomic_write, write_json
+from lidframe.data.fileio import StrPath, atomic_write, write_json
 from lidframe.data.simulate import simulate_system
 
 __all__ = ["DEMO_SYSTEMS", "run_demo"]
@@ -32,7 +32,7 @@ DEMO_SYSTEMS = {
 }
 
 
-def run_demo(out_dir=None, *, seed: int = 0) -> tuple[str, dict]:
+def run_demo(out_dir: StrPath | None = None, *, seed: int = 0) -> tuple[str, dict]:
     """Simulate, evaluate and tabulate the demo systems.
 
     Parameters

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING, cast
 
 from lidframe.errors import InputError
 
+if TYPE_CHECKING:
+    from lidframe.attackers.neural import NeuralAttacker
 
-def register(subparsers) -> None:
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "train-attacker", help="train a speaker encoder (AAM softmax) on a data dir: the semi-informed attacker"
     )
@@ -46,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.attackers.training import train_attacker
 
     history = train_attacker(
-        attacker,
+        cast("NeuralAttacker", attacker),  # it has build_model (checked above): a NeuralAttacker's trainable encoder
         args.data,
         args.out,
         epochs=args.epochs,

@@ -19,12 +19,14 @@ Everything is cached under the output folder, so a rerun only redoes what is mis
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from lidframe.cli.table import format_table
+from lidframe.data.fileio import StrPath
 
 __all__ = ["run_voice_demo", "VOICE_DEMO_SYSTEMS", "SMALL_ECAPA"]
 
@@ -49,7 +51,14 @@ def _scores(attacker, root: Path, split: str):
 
 
 def run_voice_demo(
-    out_dir, *, seed: int = 0, epochs: int = 15, sentences: int = 8, voices=None, progress: bool = False, log=print
+    out_dir: StrPath,
+    *,
+    seed: int = 0,
+    epochs: int = 15,
+    sentences: int = 8,
+    voices: Sequence[str] | None = None,
+    progress: bool = False,
+    log: Callable[[str], object] = print,
 ) -> tuple[str, dict]:
     """Run the real-voice demo into *out_dir* (module docstring); return the table and per-row summaries."""
     from lidframe.attackers import EcapaTdnn, RandomAttacker

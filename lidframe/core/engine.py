@@ -38,7 +38,7 @@ def resolve_precision(precision: str, device: str = "cpu") -> str:
     return name
 
 
-def _canonical_precision(precision) -> str:
+def _canonical_precision(precision: str) -> str:
     return "auto" if precision == "auto" else resolve_precision(precision)
 
 

@@ -1,9 +1,16 @@
-"""``evaluate``: from a dev and an eval score set to per-trial LID and its summary.
+"""``evaluate``: from a dev and an eval set to per-trial LID and its summary.
 
-Pipeline (DESIGN.md)::
+:func:`fit_calibrator` fits a calibrator on a dev set, :func:`evaluate_fitted` applies a
+fitted one to an eval set, and :func:`evaluate` does both; they return a :class:`Result`.
+:func:`as_set` / :func:`as_scoreset` read a score or embedding set given as a path.
+
+Pipeline (the maths: ``docs/theory.md``; the path of one score: ``docs/architecture.md``)::
 
     dev  --row z-norm--> z --Calibrator.fit(z, mated?)--> fitted calibrator
     eval --row z-norm--> z --Calibrator.llr--> LLR (T, N) --+ log prior, log-softmax--> LID (bits)
+
+An eval *embedding* set takes the same steps inside the streaming engine
+(:func:`~lidframe.core.streaming.lid_from_embeddings`), without forming the (T, N) matrix.
 
 Impostor trials (speaker not enrolled) are left out of the calibration and of LID,
 counted in ``summary["n_impostor_trials"]`` (eval) and ``summary["n_dev_impostor_trials"]``.
@@ -20,7 +27,7 @@ import json
 import math
 import warnings
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
 import attrs
 import numpy as np
@@ -31,14 +38,17 @@ from lidframe.core.lid import LN2, lid_from_scores
 from lidframe.core.streaming import lid_from_embeddings
 from lidframe.core.znorm import calibrator_input, check_ddof, uses_znorm
 from lidframe.data.embedset import EmbeddingSet, load_set
-from lidframe.data.fileio import json_clean
+from lidframe.data.fileio import StrPath, json_clean
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
-from lidframe.registry import describe_component, resolve_calibrator, resolve_prior
+from lidframe.registry import CalibratorLike, PriorLike, describe_component, resolve_calibrator, resolve_prior
 from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "evaluate",
@@ -57,11 +67,15 @@ __all__ = [
 BINARY_PAIR_LIMIT = 1 << 27
 
 
+#: What :func:`evaluate` and the analyses accept as a set: a score set, an embedding set, or the path of either.
+SetLike: TypeAlias = ScoreSet | EmbeddingSet | StrPath
+
+
 class BinaryMetricsSkipped(UserWarning):
     """Issued when ``binary_metrics="auto"`` skips the binary view of a large eval embedding set."""
 
 
-def as_set(obj, role: str):
+def as_set(obj: SetLike, role: str) -> ScoreSet | EmbeddingSet:
     """*obj* if it is a ScoreSet or EmbeddingSet, else load either from a path; *role* names it in errors."""
     if isinstance(obj, (ScoreSet, EmbeddingSet)):
         return obj
@@ -72,7 +86,7 @@ def as_set(obj, role: str):
     )
 
 
-def as_scoreset(obj, role: str) -> ScoreSet:
+def as_scoreset(obj: SetLike, role: str) -> ScoreSet:
     """Like :func:`as_set`, with an embedding set turned into its (materialised) cosine ScoreSet."""
     obj = as_set(obj, role)
     if isinstance(obj, EmbeddingSet):
@@ -83,7 +97,9 @@ def as_scoreset(obj, role: str) -> ScoreSet:
     return obj
 
 
-def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1):
+def fit_calibrator(
+    dev: ScoreSet, calibrator: str | CalibratorLike = "logistic", *, znorm_ddof: int = 1
+) -> CalibratorLike:
     """Fit a calibrator on the row-z-normed closed-set pairs (or rows) of *dev*.
 
     A calibrator with a ``fit_rows(z, true_index)`` method is fitted on the (T, N) dev
@@ -112,9 +128,10 @@ def fit_calibrator(dev: ScoreSet, calibrator="logistic", *, znorm_ddof: int = 1)
     z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
     if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
         z = z.copy()
+    fit_rows = getattr(calibrator, "fit_rows", None)  # the optional whole-row hook
     try:
-        if callable(getattr(calibrator, "fit_rows", None)):
-            fitted = calibrator.fit_rows(z, closed.true_index)
+        if callable(fit_rows):
+            fitted = fit_rows(z, closed.true_index)
         else:
             fitted = calibrator.fit(z.ravel(), closed.mated_mask().ravel())
     except InputError as exc:
@@ -174,7 +191,7 @@ class Result:
         """JSON text of :meth:`to_dict` (NaN written as null)."""
         return json.dumps(self.to_dict(), indent=indent)
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """Per-trial table (pandas): trial_id, trial_spk, impostor, lid_bits, posterior_true."""
         import pandas as pd
 
@@ -190,10 +207,10 @@ class Result:
 
 
 def evaluate(
-    dev,
-    eval,
-    calibrator="logistic",
-    prior="uniform",
+    dev: SetLike,
+    eval: SetLike,
+    calibrator: str | CalibratorLike = "logistic",
+    prior: str | PriorLike = "uniform",
     *,
     znorm_ddof: int = 1,
     binary_metrics: bool | Literal["auto"] = "auto",
@@ -289,9 +306,9 @@ def _check_option(value, cls, name: str):
 
 
 def evaluate_fitted(
-    eval,
-    fitted,
-    prior="uniform",
+    eval: SetLike,
+    fitted: CalibratorLike,
+    prior: str | PriorLike = "uniform",
     *,
     dev: ScoreSet | None = None,
     znorm_ddof: int = 1,

@@ -10,18 +10,25 @@ and the disclosure of trial *i* whose true speaker is column m is, in bits::
 
     LID_i = (log p_im - log_prior_m) / ln 2 = (llr_im - logsumexp_k(llr_ik + log_prior_k)) / ln 2
 
-so LID_i <= -log2 prior_m (log2 N under a uniform prior).  Everything is float64.  The
-functions work through the trials a tile of rows at a time, so the memory they add
-beyond their input is O(tile_rows x N), not O(T x N).
+so LID_i <= -log2 prior_m (log2 N under a uniform prior).  Everything is float64.
+
+:func:`lid_from_llr` starts from the LLRs; :func:`lid_from_scores` starts from raw scores
+and applies the z-norm-then-calibrate step of :func:`lidframe.core.znorm.calibrated_llr`
+to each tile (the dense engine of ``evaluate``); :func:`log_posterior` gives the whole
+(T, N) posterior of small inputs.  The tiled functions work through the trials a tile of
+rows at a time, so the memory they add beyond their input is O(tile_rows x N), not
+O(T x N).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
+from numpy.typing import ArrayLike
 
-from lidframe.core.znorm import calibrated_llr, check_ddof
+from lidframe.core.znorm import FittedCalibrator, calibrated_llr, check_ddof
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 
@@ -39,7 +46,7 @@ def default_tile_rows(n_enrolled: int) -> int:
     return max(1, _TILE_VALUES // max(1, int(n_enrolled)))
 
 
-def _check_log_prior(log_prior, n_enrolled: int) -> np.ndarray:
+def _check_log_prior(log_prior: ArrayLike, n_enrolled: int) -> np.ndarray:
     log_prior = np.asarray(log_prior, dtype=np.float64)
     if log_prior.shape != (n_enrolled,):
         raise InputError(f"log_prior must have shape ({n_enrolled},), got {log_prior.shape}")
@@ -51,12 +58,14 @@ def _check_log_prior(log_prior, n_enrolled: int) -> np.ndarray:
     return log_prior
 
 
-def _uniform_log_n(log_prior: np.ndarray):
+def _uniform_log_n(log_prior: np.ndarray) -> float | None:
     """log N when *log_prior* is uniform (exactly), else None."""
     return math.log(log_prior.shape[0]) if np.all(log_prior == log_prior[0]) else None
 
 
-def _prepare(log_prior, true_index, tile_rows, n_trials: int, n_enrolled: int):
+def _prepare(
+    log_prior: ArrayLike, true_index: ArrayLike, tile_rows: int | None, n_trials: int, n_enrolled: int
+) -> tuple[np.ndarray, np.ndarray, int, float | None]:
     """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
     log_prior = _check_log_prior(log_prior, n_enrolled)
     true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=True)
@@ -103,7 +112,9 @@ def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_mated_pos: int):
     return mated_pos + cols.size, non_mated_pos + n_non_mated
 
 
-def lid_from_llr(llr, log_prior, true_index, *, tile_rows: int | None = None) -> np.ndarray:
+def lid_from_llr(
+    llr: ArrayLike, log_prior: ArrayLike, true_index: ArrayLike, *, tile_rows: int | None = None
+) -> np.ndarray:
     """Per-trial LID in bits from a full LLR matrix.
 
     Parameters
@@ -135,7 +146,7 @@ def lid_from_llr(llr, log_prior, true_index, *, tile_rows: int | None = None) ->
     return out
 
 
-def log_posterior(llr, log_prior) -> np.ndarray:
+def log_posterior(llr: ArrayLike, log_prior: ArrayLike) -> np.ndarray:
     """Dense log posterior ``log p`` (T, N) over the enrolled speakers (small inputs only).
 
     Parameters
@@ -153,15 +164,15 @@ def log_posterior(llr, log_prior) -> np.ndarray:
 
 
 def lid_from_scores(
-    scores,
-    true_index,
-    calibrator,
-    log_prior,
+    scores: ArrayLike,
+    true_index: ArrayLike,
+    calibrator: FittedCalibrator,
+    log_prior: ArrayLike,
     *,
     znorm_ddof: int = 1,
     tile_rows: int | None = None,
-    row_names=None,
-    pair_llr_out=None,
+    row_names: np.ndarray | Sequence[str] | None = None,
+    pair_llr_out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Per-trial LID in bits from raw scores: z-norm, calibrate and normalise tile by tile.
 

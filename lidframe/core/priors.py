@@ -18,19 +18,21 @@ Built-ins
 from __future__ import annotations
 
 import math
-import os
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, SupportsFloat
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError, preview
 
 __all__ = ["Prior", "Uniform", "WatchList", "Explicit", "read_id_list", "read_prior_table"]
 
 
-def _enrolled_ids(enrolled) -> np.ndarray:
+def _enrolled_ids(enrolled: ArrayLike) -> np.ndarray:
     ids = np.asarray(enrolled, dtype=str)
     if ids.ndim != 1 or ids.size < 1:
         raise InputError(f"enrolled must be a non-empty 1-D array of ids, got shape {ids.shape}")
@@ -40,7 +42,7 @@ def _enrolled_ids(enrolled) -> np.ndarray:
 class Prior:
     """Base class: subclasses implement :meth:`log_prior` and :meth:`describe`."""
 
-    def log_prior(self, enrolled) -> np.ndarray:  # pragma: no cover - interface
+    def log_prior(self, enrolled: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """Natural-log prior probabilities, shape (N,), in the order of *enrolled*."""
         raise NotImplementedError
 
@@ -59,7 +61,7 @@ class Uniform(Prior):
     [0.25, 0.25, 0.25, 0.25]
     """
 
-    def log_prior(self, enrolled) -> np.ndarray:
+    def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
         return np.full(ids.size, -math.log(ids.size))
 
@@ -67,10 +69,15 @@ class Uniform(Prior):
         return "uniform"
 
 
-def _as_id_tuple(ids) -> tuple:
+def _as_id_tuple(ids: str | Iterable[object]) -> tuple[str, ...]:
     if isinstance(ids, str):
         ids = [ids]
     return tuple(str(x) for x in ids)
+
+
+def _as_float(value: SupportsFloat) -> float:
+    """``float(value)``: the converter of :attr:`WatchList.weight`."""
+    return float(value)
 
 
 @attrs.frozen
@@ -94,10 +101,10 @@ class WatchList(Prior):
     [0.6, 0.2, 0.2]
     """
 
-    ids: tuple = attrs.field(converter=_as_id_tuple)
-    weight: float = attrs.field(converter=float)
+    ids: tuple[str, ...] = attrs.field(converter=_as_id_tuple)
+    weight: float = attrs.field(converter=_as_float)
 
-    def __attrs_post_init__(self):
+    def __attrs_post_init__(self) -> None:
         if not self.ids:
             raise InputError("a watch list needs at least one speaker id")
         if not (math.isfinite(self.weight) and self.weight > 0):
@@ -111,7 +118,7 @@ class WatchList(Prior):
         cls,
         *,
         ids: str | Sequence[str] | None = None,
-        file: str | os.PathLike | None = None,
+        file: StrPath | None = None,
         weight: float = 10.0,
     ) -> WatchList:
         """Build from spec parameters: ``watchlist?file=ids.txt&weight=5`` or ``?ids=a,b``.
@@ -136,7 +143,7 @@ class WatchList(Prior):
             listed = [x.strip() for x in str(ids).split(",") if x.strip()]
         return cls(listed, weight)
 
-    def log_prior(self, enrolled) -> np.ndarray:
+    def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
         known = set(ids.tolist())
         unknown = [x for x in self.ids if x not in known]
@@ -150,7 +157,7 @@ class WatchList(Prior):
         return f"watchlist({len(self.ids)} ids, weight={self.weight:g})"
 
 
-def _as_mapping(mapping) -> dict:
+def _as_mapping(mapping: Mapping[Any, SupportsFloat]) -> dict[str, float]:
     if not isinstance(mapping, Mapping):
         raise InputError(f"an explicit prior needs a mapping {{speaker id: probability}}, got {type(mapping).__name__}")
     out = {}
@@ -180,19 +187,19 @@ class Explicit(Prior):
     [0.25, 0.5, 0.25]
     """
 
-    mapping: dict = attrs.field(converter=_as_mapping, eq=False)
+    mapping: dict[str, float] = attrs.field(converter=_as_mapping, eq=False)
 
-    def __attrs_post_init__(self):
+    def __attrs_post_init__(self) -> None:
         for key, value in self.mapping.items():
             if not (math.isfinite(value) and value > 0):
                 raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
 
     @classmethod
-    def from_params(cls, *, file: str | os.PathLike) -> Explicit:
+    def from_params(cls, *, file: StrPath) -> Explicit:
         """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``)."""
         return cls(read_prior_table(file))
 
-    def log_prior(self, enrolled) -> np.ndarray:
+    def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
         missing = [x for x in ids.tolist() if x not in self.mapping]
         if missing:
@@ -215,7 +222,7 @@ class Explicit(Prior):
         return f"explicit({len(self.mapping)} ids)"
 
 
-def read_id_list(path) -> list[str]:
+def read_id_list(path: StrPath) -> list[str]:
     """Read speaker ids, one per line (blank lines and ``#`` comments ignored).
 
     Raises
@@ -235,7 +242,7 @@ def read_id_list(path) -> list[str]:
     return ids
 
 
-def read_prior_table(path) -> dict:
+def read_prior_table(path: StrPath) -> dict[str, float]:
     """Read a CSV with columns ``enroll_spk,prior`` into ``{speaker id: probability}``.
 
     Raises

@@ -17,9 +17,11 @@ s_ij = x_i . e_j of unit vectors.  Two facts make a one-pass engine possible:
   with unequal variances, plugins) are applied to (tile_rows, N) tiles of z-scores with
   their closed-form map (:mod:`lidframe.calibrators.maps`), on the tile's device.
 
-:func:`lid_from_embeddings` picks the path: ``numpy`` (CPU, float64/float32 BLAS,
-threaded by the BLAS library), ``torch`` (CPU or CUDA, float64/float32/bfloat16, tiled)
-or ``triton`` (CUDA, the fused kernel of :mod:`lidframe.core.triton_lid`; affine maps only).
+:func:`lid_from_embeddings` returns a :class:`StreamingLID` (per-trial LID and rank of the
+true speaker); the :class:`~lidframe.core.engine.Engine` it is given picks the path:
+``numpy`` (CPU, float64/float32 BLAS, threaded by the BLAS library), ``torch`` (CPU or
+CUDA, float64/float32/bfloat16, tiled) or ``triton`` (CUDA, the fused kernel of
+:mod:`lidframe.core.triton_lid`; affine maps only).
 The float64 numpy path equals the dense reference (``row_znorm`` + calibrator +
 ``lid_from_llr`` on the materialised cosine matrix) to rounding; float32 and bfloat16
 (fp32 accumulation) trade accuracy for speed (tests and ``bench/`` state the errors).
@@ -31,11 +33,12 @@ import contextlib
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.calibrators.maps import AffineMap, llr_map_of
 from lidframe.core.engine import Engine, _torch_available, resolve_device, resolve_precision
 from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
-from lidframe.core.znorm import check_ddof, uses_znorm
+from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
@@ -95,7 +98,9 @@ def _prepare(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
     return keys, 1.0 / std
 
 
-def cosine_row_stats(trial_emb, enrol_emb, *, znorm_ddof: int = 1):
+def cosine_row_stats(
+    trial_emb: ArrayLike, enrol_emb: ArrayLike, *, znorm_ddof: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
     """Row mean and standard deviation of the cosine scores, in closed form.
 
     Parameters
@@ -322,15 +327,15 @@ def _triton_path(
 
 
 def lid_from_embeddings(
-    trial_emb,
-    enrol_emb,
-    true_index,
-    calibrator,
-    log_prior,
+    trial_emb: ArrayLike,
+    enrol_emb: ArrayLike,
+    true_index: ArrayLike,
+    calibrator: FittedCalibrator,
+    log_prior: ArrayLike,
     *,
     znorm_ddof: int = 1,
     engine: Engine | None = None,
-    row_names=None,
+    row_names: ArrayLike | None = None,
     triton_blocks: dict | None = None,
 ) -> StreamingLID:
     """Per-trial LID of a cosine attacker straight from embeddings.

@@ -120,7 +120,16 @@ def _kernel_for(block_m, block_n):
     return _tuned_kernel, {}
 
 
-def lid_lse_triton(query, key, bias, true_col, threshold, *, block_m=None, block_n=None):
+def lid_lse_triton(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    bias: torch.Tensor | None,
+    true_col: torch.Tensor,
+    threshold: torch.Tensor,
+    *,
+    block_m: int | None = None,
+    block_n: int | None = None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Run the fused kernel.
 
     Parameters

@@ -18,25 +18,34 @@ every engine and analysis calls them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeAlias, cast
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError, preview
+from lidframe.registry import CalibratorLike
 
-__all__ = ["row_znorm", "check_ddof", "uses_znorm", "calibrator_input", "calibrated_llr"]
+__all__ = ["row_znorm", "check_ddof", "uses_znorm", "calibrator_input", "calibrated_llr", "FittedCalibrator"]
+
+#: What turns z-scores into LLRs: a fitted calibrator (its ``llr`` is applied) or an
+#: elementwise, non-decreasing map (a record of :mod:`lidframe.calibrators.maps`, a function).
+FittedCalibrator: TypeAlias = CalibratorLike | Callable[[np.ndarray], Any]
 
 # A row whose standard deviation is below this many ulps of its largest magnitude is
 # constant to float64 resolution: dividing by its std would amplify rounding noise.
 _ZERO_STD_ULPS = 16.0
 
 
-def check_ddof(znorm_ddof) -> int:
+def check_ddof(znorm_ddof: object) -> int:
     """Return *znorm_ddof* as int if it is 0 or 1, else raise :class:`InputError`."""
     if isinstance(znorm_ddof, bool) or znorm_ddof not in (0, 1):
         raise InputError(f"znorm_ddof must be 0 (population std) or 1 (sample std), got {znorm_ddof!r}")
     return int(znorm_ddof)
 
 
-def row_znorm(scores, znorm_ddof: int = 1, *, row_names=None) -> np.ndarray:
+def row_znorm(scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | None = None) -> np.ndarray:
     """Z-normalise each row of *scores* over its columns.
 
     Parameters
@@ -75,7 +84,7 @@ def row_znorm(scores, znorm_ddof: int = 1, *, row_names=None) -> np.ndarray:
     return z
 
 
-def uses_znorm(calibrator) -> bool:
+def uses_znorm(calibrator: object) -> bool:
     """Whether *calibrator* reads row z-scores (its ``input_scale`` is ``"znorm"``, the default).
 
     Parameters
@@ -94,7 +103,9 @@ def uses_znorm(calibrator) -> bool:
     return scale == "znorm"
 
 
-def calibrator_input(scores, calibrator, *, znorm_ddof: int = 1, row_names=None) -> np.ndarray:
+def calibrator_input(
+    scores: ArrayLike, calibrator: object, *, znorm_ddof: int = 1, row_names: ArrayLike | None = None
+) -> np.ndarray:
     """The scores as *calibrator* reads them: row z-scores, or the raw scores for ``input_scale="raw"``.
 
     Parameters
@@ -119,7 +130,9 @@ def calibrator_input(scores, calibrator, *, znorm_ddof: int = 1, row_names=None)
     return np.asarray(scores, dtype=np.float64)
 
 
-def calibrated_llr(scores, calibrator, *, znorm_ddof: int = 1, row_names=None) -> np.ndarray:
+def calibrated_llr(
+    scores: ArrayLike, calibrator: FittedCalibrator, *, znorm_ddof: int = 1, row_names: ArrayLike | None = None
+) -> np.ndarray:
     """Natural-log LLRs of raw scores: :func:`calibrator_input`, then the calibrator's map.
 
     Parameters
@@ -148,7 +161,9 @@ def calibrated_llr(scores, calibrator, *, znorm_ddof: int = 1, row_names=None) -
     """
     z = calibrator_input(scores, calibrator, znorm_ddof=znorm_ddof, row_names=row_names)
     llr_of = getattr(calibrator, "llr", None)
-    llr = np.asarray(llr_of(z) if callable(llr_of) else calibrator(z), dtype=np.float64)
+    llr = np.asarray(
+        llr_of(z) if callable(llr_of) else cast(Callable[[np.ndarray], Any], calibrator)(z), dtype=np.float64
+    )
     if llr.shape != z.shape:
         raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {z.shape}")
     return llr

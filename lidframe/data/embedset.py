@@ -17,8 +17,9 @@ from pathlib import Path
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import atomic_path
+from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, check_ids
 from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
@@ -29,7 +30,7 @@ __all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
 EMBEDDING_KEYS = ("trial_vectors", "enrol_vectors", "enrolled", "trial_speakers", "trial_ids")
 
 
-def _as_vectors(value) -> np.ndarray:
+def _as_vectors(value: ArrayLike) -> np.ndarray:
     try:
         vectors = np.array(value, dtype=np.float32 if np.asarray(value).dtype == np.float32 else np.float64, copy=True)
     except (TypeError, ValueError) as exc:
@@ -66,7 +67,7 @@ class EmbeddingSet(TrialBookkeeping):
     trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 
-    def __attrs_post_init__(self):
+    def __attrs_post_init__(self) -> None:
         trial, enrol = self.trial_vectors, self.enrol_vectors
         if trial.ndim != 2 or enrol.ndim != 2 or trial.shape[1] != enrol.shape[1]:
             raise InputError(
@@ -98,7 +99,7 @@ class EmbeddingSet(TrialBookkeeping):
         """d, the embedding dimension."""
         return self.trial_vectors.shape[1]
 
-    def subset(self, rows) -> EmbeddingSet:
+    def subset(self, rows: ArrayLike) -> EmbeddingSet:
         """The set restricted to trial *rows* (index array or boolean mask)."""
         rows = np.asarray(rows)
         return EmbeddingSet(
@@ -122,7 +123,7 @@ class EmbeddingSet(TrialBookkeeping):
         return ScoreSet(trial @ enrol.T, self.enrolled, self.trial_speakers, self.trial_ids)
 
     @classmethod
-    def load(cls, path) -> EmbeddingSet:
+    def load(cls, path: StrPath) -> EmbeddingSet:
         """Read an embedding-set ``.npz`` (keys in :data:`EMBEDDING_KEYS`)."""
         path = Path(path)
         if not path.is_file():
@@ -146,7 +147,7 @@ class EmbeddingSet(TrialBookkeeping):
         except InputError as exc:
             raise InputError(f"{path}: {exc}") from None
 
-    def save(self, path) -> None:
+    def save(self, path: StrPath) -> None:
         """Write the set to ``.npz``, atomically."""
         path = Path(path)
         if path.suffix.lower() != ".npz":
@@ -155,7 +156,7 @@ class EmbeddingSet(TrialBookkeeping):
             np.savez(handle, **{k: getattr(self, k) for k in EMBEDDING_KEYS})
 
 
-def load_set(path):
+def load_set(path: StrPath) -> ScoreSet | EmbeddingSet:
     """A :class:`~lidframe.ScoreSet` or an :class:`EmbeddingSet`, told apart by the ``.npz`` keys."""
     path = Path(path)
     if path.suffix.lower() == ".npz" and path.is_file():

@@ -14,13 +14,18 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import IO, Any, TypeAlias
 
-__all__ = ["atomic_path", "atomic_write", "file_sha256", "json_clean", "write_json"]
+__all__ = ["StrPath", "atomic_path", "atomic_write", "file_sha256", "json_clean", "write_json"]
+
+#: What a path parameter accepts: a ``str`` or any ``os.PathLike[str]`` (e.g. :class:`pathlib.Path`).
+StrPath: TypeAlias = str | os.PathLike[str]
 
 
 @contextlib.contextmanager
-def atomic_path(path, suffix: str = ""):
+def atomic_path(path: StrPath, suffix: str = "") -> Iterator[Path]:
     """Yield a temporary path in the target's folder; rename it to *path* on success.
 
     Parameters
@@ -44,7 +49,7 @@ def atomic_path(path, suffix: str = ""):
 
 
 @contextlib.contextmanager
-def atomic_write(path, mode: str = "w", **open_kwargs):
+def atomic_write(path: StrPath, mode: str = "w", **open_kwargs: Any) -> Iterator[IO[Any]]:
     """Open a temporary file for writing; rename it to *path* when the block succeeds.
 
     Parameters
@@ -60,7 +65,7 @@ def atomic_write(path, mode: str = "w", **open_kwargs):
         yield handle
 
 
-def json_clean(value):
+def json_clean(value: Any) -> Any:
     """Replace NaN by None, recursively through dicts, lists and tuples (JSON has no NaN)."""
     if isinstance(value, float) and math.isnan(value):
         return None
@@ -71,14 +76,14 @@ def json_clean(value):
     return value
 
 
-def write_json(path, record) -> None:
+def write_json(path: StrPath, record: Any) -> None:
     """Write *record* as indented JSON (NaN as null), atomically."""
     with atomic_write(path) as handle:
         json.dump(json_clean(record), handle, indent=2)
         handle.write("\n")
 
 
-def file_sha256(path) -> str:
+def file_sha256(path: StrPath) -> str:
     """SHA-256 of the file's bytes, as 64 lowercase hex digits (read in 1 MiB blocks).
 
     Parameters

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from lidframe.data.fileio import StrPath
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, mismatch, preview
@@ -26,7 +27,7 @@ from lidframe.errors import InputError, mismatch, preview
 __all__ = ["read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
 
 
-def read_table(path, *, columns: int = 2, what: str = "table") -> list[list[str]]:
+def read_table(path: StrPath, *, columns: int = 2, what: str = "table") -> list[list[str]]:
     """Whitespace-separated lines of at least *columns* fields (blank lines skipped)."""
     path = Path(path)
     if not path.is_file():
@@ -42,7 +43,7 @@ def read_table(path, *, columns: int = 2, what: str = "table") -> list[list[str]
     return rows
 
 
-def read_data_dir(path) -> list[Utterance]:
+def read_data_dir(path: StrPath) -> list[Utterance]:
     """Utterances of a Kaldi data directory (``wav.scp`` + ``utt2spk``), in wav.scp order.
 
     Relative audio paths are taken relative to the data directory.
@@ -84,7 +85,7 @@ def read_data_dir(path) -> list[Utterance]:
     return [Utterance(u, speakers[u], audio[u]) for u in audio]
 
 
-def read_trials(path) -> list[tuple[str, str, bool]]:
+def read_trials(path: StrPath) -> list[tuple[str, str, bool]]:
     """Kaldi trial list lines ``spk utt target|nontarget`` as (spk, utt, is_mated).
 
     ``target`` marks a mated pair (True), ``nontarget`` a non-mated one (False).
@@ -98,7 +99,9 @@ def read_trials(path) -> list[tuple[str, str, bool]]:
     return out
 
 
-def voiceprivacy_split(root, split: str = "libri_test", *, suffix: str = "", pooled: bool = True):
+def voiceprivacy_split(
+    root: StrPath, split: str = "libri_test", *, suffix: str = "", pooled: bool = True
+) -> dict[str, tuple[list[Utterance], list[Utterance]]]:
     """Enrolment and trial utterances of a VoicePrivacy split.
 
     Parameters
@@ -124,14 +127,16 @@ def voiceprivacy_split(root, split: str = "libri_test", *, suffix: str = "", poo
     trials = {g: read_data_dir(root / f"{split}_trials_{g}{suffix}") for g in ("f", "m")}
     if pooled:
         return {"all": (enrol, trials["f"] + trials["m"])}
-    out = {}
+    out: dict[str, tuple[list[Utterance], list[Utterance]]] = {}
     for gender, utts in trials.items():
         speakers = {u.speaker for u in utts}
         out[gender] = ([u for u in enrol if u.speaker in speakers], utts)
     return out
 
 
-def scoreset_from_kaldi(scores_path, *, key_path=None, utt2spk_path=None) -> ScoreSet:
+def scoreset_from_kaldi(
+    scores_path: StrPath, *, key_path: StrPath | None = None, utt2spk_path: StrPath | None = None
+) -> ScoreSet:
     """A full ScoreSet from Kaldi ``enroll trial score`` lines.
 
     The trial speakers come from *utt2spk_path* when given, else from the key's mated

@@ -6,9 +6,9 @@ table row -- plus whatever settings describe the run.  :class:`TableRecord` give
 
 * ``to_dict()``: every attrs field in declaration order, NaN replaced by ``None``
   (:func:`~lidframe.data.fileio.json_clean`), ready for ``json.dump``; a field declared
-  with ``metadata={"to_dict": False}`` (e.g. heavy per-trial results) is left out;
-* ``to_frame()``: the rows as a :class:`pandas.DataFrame`, one row per dict (pandas is
-  imported on call only, so importing lidframe does not load it).
+  with ``metadata=OMIT_FROM_DICT`` (e.g. heavy per-trial results) is left out;
+* ``to_frame()``: the rows as a :class:`pandas.DataFrame`, one row per dict (this module
+  imports pandas on call only).
 
 Declare a record as::
 

@@ -5,6 +5,12 @@ column *j* is one enrolled speaker ``enrolled[j]``.  A trial whose speaker is no
 among the enrolled ids is an *impostor trial*: it has no mated column, so it is
 excluded from LID (closed-set assumption) and counted in every result.
 
+The module also holds the rules both kinds of set share: :func:`check_ids` (ids against
+the matrix shape), :func:`check_true_index` (the one validation of true-speaker columns,
+:data:`IMPOSTOR` = -1 included, that every engine and calibrator applies) and
+:class:`TrialBookkeeping` (the closed-set views that :class:`ScoreSet` and
+:class:`~lidframe.data.embedset.EmbeddingSet` inherit).
+
 Two file layouts are read and written:
 
 ``.npz``
@@ -19,12 +25,17 @@ Two file layouts are read and written:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, overload
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import atomic_path
+from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.errors import InputError, preview
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["ScoreSet", "CSV_COLUMNS", "IMPOSTOR", "check_ids", "check_true_index", "TrialBookkeeping"]
 
@@ -40,7 +51,7 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _as_scores(value) -> np.ndarray:
+def _as_scores(value: ArrayLike) -> np.ndarray:
     try:
         scores = np.array(value, dtype=np.float64, copy=True)
     except (TypeError, ValueError) as exc:
@@ -48,7 +59,11 @@ def _as_scores(value) -> np.ndarray:
     return _readonly(scores)
 
 
-def _as_ids(value) -> np.ndarray:
+@overload
+def _as_ids(value: None) -> None: ...
+@overload
+def _as_ids(value: ArrayLike) -> np.ndarray: ...
+def _as_ids(value: ArrayLike | None) -> np.ndarray | None:
     if value is None:
         return None
     ids = np.asarray(value)
@@ -57,7 +72,7 @@ def _as_ids(value) -> np.ndarray:
     return _readonly(np.array(ids, dtype=str, copy=True))
 
 
-def _first_duplicate(ids: np.ndarray):
+def _first_duplicate(ids: np.ndarray) -> Any:
     seen = set()
     for x in ids:
         if x in seen:
@@ -66,7 +81,13 @@ def _first_duplicate(ids: np.ndarray):
     return None
 
 
-def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
+def check_ids(
+    enrolled: np.ndarray,
+    trial_speakers: np.ndarray,
+    trial_ids: np.ndarray | None,
+    shape: tuple[int, int],
+    what: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Validate the ids of a (T, N) set; return (enrolled, trial_speakers, trial_ids, true_index).
 
     *enrolled*, *trial_speakers* and *trial_ids* are read-only str arrays (``trial_ids``
@@ -98,7 +119,7 @@ def check_ids(enrolled, trial_speakers, trial_ids, shape, what: str):
     return enrolled, trial_speakers, trial_ids, _readonly(true_index)
 
 
-def check_true_index(true_index, n_trials: int, n_enrolled: int, *, allow_impostor: bool) -> np.ndarray:
+def check_true_index(true_index: ArrayLike, n_trials: int, n_enrolled: int, *, allow_impostor: bool) -> np.ndarray:
     """Validate the true-speaker column of each trial; the one rule every engine and calibrator uses.
 
     The rule: ``true_index`` is an integer array of shape (T,) whose entries are columns
@@ -149,6 +170,9 @@ def check_true_index(true_index, n_trials: int, n_enrolled: int, *, allow_impost
 class TrialBookkeeping:
     """The closed-set views shared by score and embedding sets (from their ``_true_index``)."""
 
+    # set by each subclass (an attrs field filled in ``__attrs_post_init__``); declared for the type checker
+    _true_index: np.ndarray
+
     @property
     def true_index(self) -> np.ndarray:
         """(T,) int: column of each trial's true speaker, -1 for impostor trials."""
@@ -196,10 +220,10 @@ class ScoreSet(TrialBookkeeping):
     scores: np.ndarray = attrs.field(converter=_as_scores)
     enrolled: np.ndarray = attrs.field(converter=_as_ids)
     trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
-    trial_ids: np.ndarray | None = attrs.field(default=None, converter=_as_ids)
+    trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 
-    def __attrs_post_init__(self):
+    def __attrs_post_init__(self) -> None:
         s = self.scores
         if s.ndim != 2:
             raise InputError(f"scores must be a 2-D (T, N) array, got shape {s.shape}")
@@ -235,7 +259,7 @@ class ScoreSet(TrialBookkeeping):
         mask[rows, self._true_index[rows]] = True
         return mask
 
-    def subset(self, rows) -> ScoreSet:
+    def subset(self, rows: ArrayLike) -> ScoreSet:
         """Return the score set restricted to *rows* (index array or boolean mask)."""
         rows = np.asarray(rows)
         return ScoreSet(self.scores[rows], self.enrolled, self.trial_speakers[rows], self.trial_ids[rows])
@@ -256,7 +280,7 @@ class ScoreSet(TrialBookkeeping):
 
     # --------------------------------------------------------------------- io
     @classmethod
-    def load(cls, path) -> ScoreSet:
+    def load(cls, path: StrPath) -> ScoreSet:
         """Read a score set from ``.npz`` or long ``.csv`` (chosen by suffix).
 
         Raises
@@ -279,7 +303,7 @@ class ScoreSet(TrialBookkeeping):
             message = str(exc)
             raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
 
-    def save(self, path) -> None:
+    def save(self, path: StrPath) -> None:
         """Write the score set to ``.npz`` or long ``.csv`` (chosen by suffix), atomically."""
         path = Path(path)
         suffix = path.suffix.lower()
@@ -298,7 +322,7 @@ class ScoreSet(TrialBookkeeping):
         else:
             raise InputError(f"{path}: unknown score-set format {path.suffix!r}; expected .npz or .csv")
 
-    def to_frame(self):
+    def to_frame(self) -> pd.DataFrame:
         """Return the long layout as a :class:`pandas.DataFrame` (T*N rows, trial-major)."""
         import pandas as pd
 
@@ -313,7 +337,7 @@ class ScoreSet(TrialBookkeeping):
         )
 
     @classmethod
-    def from_frame(cls, frame, *, source: str = "table") -> ScoreSet:
+    def from_frame(cls, frame: pd.DataFrame, *, source: str = "table") -> ScoreSet:
         """Build a score set from the long layout (``enroll_spk, trial_spk, trial_id, score``).
 
         Trials and enrolled speakers keep their order of first appearance.  Messages give

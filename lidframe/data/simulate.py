@@ -18,7 +18,10 @@ Dev and eval use disjoint speakers; ids are ``dev-spk000`` ... and ``eval-spk000
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.vectors import unit_rows
@@ -27,7 +30,7 @@ from lidframe.errors import InputError
 __all__ = ["simulate_scoreset", "simulate_system"]
 
 
-def _embeddings(identity: np.ndarray, leakage, within_sd: float, rng) -> np.ndarray:
+def _embeddings(identity: np.ndarray, leakage: ArrayLike, within_sd: float, rng: np.random.Generator) -> np.ndarray:
     leakage = np.asarray(leakage, dtype=np.float64).reshape(-1, 1)
     pseudo = rng.standard_normal(identity.shape)
     noise = rng.standard_normal(identity.shape)
@@ -45,7 +48,7 @@ def simulate_scoreset(
     leaky_share: float = 0.0,
     leaky_leakage: float = 0.6,
     prefix: str = "spk",
-    rng=None,
+    rng: np.random.Generator | int | None = None,
 ) -> ScoreSet:
     """Draw one score set from the generative model.
 
@@ -102,7 +105,7 @@ def simulate_scoreset(
     return ScoreSet(scores, speakers, trial_speakers, trial_ids)
 
 
-def simulate_system(*, leakage: float, seed=0, **kwargs) -> tuple[ScoreSet, ScoreSet]:
+def simulate_system(*, leakage: float, seed: int = 0, **kwargs: Any) -> tuple[ScoreSet, ScoreSet]:
     """Draw a (dev, eval) pair of score sets with disjoint speakers.
 
     Parameters

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
 from lidframe.errors import InputError, preview
 
 __all__ = ["Utterance", "group_by_speaker", "check_utterances"]
+
+
+def _as_text(value: object) -> str:
+    """``str(value)``: ids given as numbers become text (the converter of :class:`Utterance`'s ids)."""
+    return str(value)
 
 
 @attrs.frozen
@@ -26,8 +31,8 @@ class Utterance:
         (precomputed embeddings, the random baseline).
     """
 
-    utt_id: str = attrs.field(converter=str)
-    speaker: str = attrs.field(converter=str)
+    utt_id: str = attrs.field(converter=_as_text)
+    speaker: str = attrs.field(converter=_as_text)
     path: str | None = None
 
 
@@ -39,7 +44,8 @@ def group_by_speaker(utterances: Sequence[Utterance]) -> dict[str, list[Utteranc
     return groups
 
 
-def check_utterances(utterances, role: str) -> list[Utterance]:
+def check_utterances(utterances: Iterable[Utterance], role: str) -> list[Utterance]:
+    """The utterances as a list; :class:`~lidframe.errors.InputError` if empty, not records, or ids repeat."""
     utterances = list(utterances)
     if not utterances:
         raise InputError(f"{role}: no utterances")

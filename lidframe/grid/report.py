@@ -1,6 +1,7 @@
-"""``lidframe report OUT_DIR``: tables and figures from a grid's result store.
+"""Tables and figures from a grid's result store (what ``lidframe report OUT_DIR`` writes).
 
-Writes into ``OUT_DIR/report/``:
+:func:`load_results` reads the store and :func:`tidy_table` makes the table;
+:func:`write_report` writes into ``OUT_DIR/report/``:
 
 ``table.csv`` / ``table.parquet``
     the tidy table, one row per finished cell (system, attacker, calibrator, prior,
@@ -23,14 +24,13 @@ Writes into ``OUT_DIR/report/``:
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lidframe.data.fileio import atomic_path, atomic_write
+from lidframe.data.fileio import StrPath, atomic_path, atomic_write
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
@@ -50,7 +50,7 @@ _PAPER = [
 ]
 
 
-def load_results(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def load_results(out_dir: StrPath) -> list[dict[str, Any]]:
     """Finished cells of a grid output folder: component columns, summary, per-trial path.
 
     Parameters
@@ -284,7 +284,7 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
-def write_report(out_dir: str | os.PathLike[str], *, figures: bool = True) -> list[str]:
+def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
     """Write the report files of a grid output folder; return their paths.
 
     Parameters

@@ -39,13 +39,19 @@ import sqlite3
 import time
 import traceback
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import attrs
 import numpy as np
 
-from lidframe.data.fileio import atomic_path, file_sha256, json_clean
+from lidframe.data.fileio import StrPath, atomic_path, file_sha256, json_clean
 from lidframe.errors import InputError
 from lidframe.grid.spec import GridSpec, load_grid_spec
+
+if TYPE_CHECKING:
+    from distributed import Client
+
+    from lidframe.attackers.base import EmbeddingAttacker
 
 __all__ = ["run_grid", "plan_grid", "open_store", "stored_cells"]
 
@@ -90,7 +96,7 @@ def _source_digest(source) -> str:
 
 
 # ------------------------------------------------------------------- planning
-def plan_grid(spec: GridSpec, out_dir) -> dict:
+def plan_grid(spec: GridSpec, out_dir: StrPath) -> dict:
     """Score jobs and fit tasks of *spec* (see the module docstring)."""
     out = Path(out_dir)
     version = _version()
@@ -176,7 +182,9 @@ def _score_job(job: dict) -> str:
     else:
         from lidframe.privacy.audit import released_scoreset
 
-        scores = released_scoreset(attacker, job["mechanism"], group_by_speaker(enrol), trials)
+        # released_scoreset checks that the attacker embeds and enrols (an EmbeddingAttacker's methods)
+        embedding_attacker = cast("EmbeddingAttacker", attacker)
+        scores = released_scoreset(embedding_attacker, job["mechanism"], group_by_speaker(enrol), trials)
     scores.save(target)
     return str(target)
 
@@ -249,7 +257,7 @@ def _run_task(task: dict) -> list:
 
 
 # --------------------------------------------------------------------- store
-def open_store(out_dir) -> sqlite3.Connection:
+def open_store(out_dir: StrPath) -> sqlite3.Connection:
     """The grid's SQLite store (created if needed)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -259,7 +267,7 @@ def open_store(out_dir) -> sqlite3.Connection:
     return connection
 
 
-def stored_cells(connection, status: str = "ok") -> set:
+def stored_cells(connection: sqlite3.Connection, status: str = "ok") -> set[str]:
     """Ids of stored cells with *status*."""
     return {row[0] for row in connection.execute("SELECT cell_id FROM cells WHERE status = ?", (status,))}
 
@@ -316,7 +324,8 @@ def _executor(backend: str, jobs: int, scheduler):
         return pool.shutdown, run
     if backend == "dask":
         try:
-            from distributed import Client, as_completed
+            from distributed import Client
+            from distributed import as_completed as dask_as_completed
         except ImportError:
             raise InputError("the dask backend needs dask.distributed: pip install distributed") from None
         if scheduler is None:
@@ -326,7 +335,7 @@ def _executor(backend: str, jobs: int, scheduler):
 
         def run(fn, items):
             futures = client.map(fn, items, pure=False)
-            for future in as_completed(futures):
+            for future in dask_as_completed(futures):
                 yield future.result()
 
         return (client.close if own_client else None), run
@@ -334,12 +343,12 @@ def _executor(backend: str, jobs: int, scheduler):
 
 
 def run_grid(
-    spec_path,
-    out_dir,
+    spec_path: StrPath,
+    out_dir: StrPath,
     *,
     backend: str = "local",
     jobs: int = 1,
-    scheduler=None,
+    scheduler: str | Client | None = None,
     resume: bool = True,
     force: bool = False,
     progress: bool = False,

@@ -35,13 +35,13 @@ the TOML key at fault.
 from __future__ import annotations
 
 import hashlib
-import os
 import tomllib
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
 import attrs
 
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap
 
@@ -154,7 +154,7 @@ def _check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) -
             _fail(path, f"{key}[{i}]", f"{spec!r}: {exc}")
 
 
-def load_grid_spec(path: str | os.PathLike[str]) -> GridSpec:
+def load_grid_spec(path: StrPath) -> GridSpec:
     """Read and validate a grid spec.
 
     Parameters

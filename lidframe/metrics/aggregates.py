@@ -17,6 +17,7 @@ so that ALID = PDR * LID+ + NDR * LID-, where an empty side's term counts as 0
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
 
@@ -26,7 +27,7 @@ __all__ = ["LID_QUANTILES", "lid_summary", "alid_decomposition"]
 LID_QUANTILES = (0.5, 0.9, 0.99)
 
 
-def _check_lid(lid_bits) -> np.ndarray:
+def _check_lid(lid_bits: ArrayLike) -> np.ndarray:
     lid = np.asarray(lid_bits, dtype=np.float64).ravel()
     if lid.size == 0:
         raise InputError("no closed-set trials: LID aggregates need at least one trial whose speaker is enrolled")
@@ -35,7 +36,7 @@ def _check_lid(lid_bits) -> np.ndarray:
     return lid
 
 
-def lid_summary(lid_bits) -> dict:
+def lid_summary(lid_bits: ArrayLike) -> dict:
     """Summary statistics of per-trial LID values.
 
     Parameters

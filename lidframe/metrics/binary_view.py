@@ -37,7 +37,7 @@ __all__ = ["binary_summary", "BINARY_KEYS"]
 BINARY_KEYS = ("eer", "eer_threshold", "cllr", "min_cllr", "dece_bits", "max_abs_llr_log10", "zebra_tag", "dsys")
 
 
-def binary_summary(mated_llr, non_mated_llr, *, overwrite: bool = False) -> dict:
+def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrite: bool = False) -> dict:
     """All binary-view metrics of mated/non-mated LLRs (see the module docstring).
 
     Parameters

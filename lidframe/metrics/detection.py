@@ -16,6 +16,13 @@ names its definition:
 ``pav_llr``
     the PAV (pool-adjacent-violators) LLRs behind ``min_cllr`` and the ROC hull.
 
+The PAV bins are extracted in one place, which every user of PAV calls:
+:func:`pav_bins` (tied scores pooled, then PAV; ZEBRA, and the binary view on its
+pre-sorted scores),
+:func:`pav_bins_from_counts` (PAV over ordered mated / non-mated counts; the bootstrap's
+resampled EER via :func:`eer_from_bins`) and :func:`pav_blocks` (the runs of a PAV fit;
+the isotonic calibrator).
+
 Tied scores are pooled before PAV, so the results do not depend on the order of ties.
 PAV is scikit-learn's public :func:`sklearn.isotonic.isotonic_regression`.
 """
@@ -25,6 +32,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 from sklearn.isotonic import isotonic_regression
 
 from lidframe.errors import InputError
@@ -42,7 +50,7 @@ __all__ = [
 ]
 
 
-def _check_pair(mated, non_mated):
+def _check_pair(mated: ArrayLike, non_mated: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     mated = np.asarray(mated, dtype=np.float64).ravel()
     non_mated = np.asarray(non_mated, dtype=np.float64).ravel()
     if mated.size == 0 or non_mated.size == 0:
@@ -114,7 +122,7 @@ def pav_blocks(fitted: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.r_[0, ends[:-1] + 1], ends
 
 
-def pav_bins_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray):
+def pav_bins_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """PAV over ordered runs of mated / non-mated counts, pooled into bins.
 
     Parameters
@@ -136,7 +144,9 @@ def pav_bins_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray):
     return ends, np.add.reduceat(n_mated, starts), np.add.reduceat(n_non_mated, starts)
 
 
-def pav_bins(mated, non_mated, *, laplace: bool = False):
+def pav_bins(
+    mated: ArrayLike, non_mated: ArrayLike, *, laplace: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pool tied scores, then PAV: the ROC-convex-hull bins of a mated/non-mated split.
 
     Parameters
@@ -169,7 +179,7 @@ def _bin_llr(bin_mated, bin_non_mated, total_mated: float, total_non_mated: floa
     return log_odds - math.log(total_mated / total_non_mated)
 
 
-def pav_llr(mated, non_mated, *, laplace: bool = False):
+def pav_llr(mated: ArrayLike, non_mated: ArrayLike, *, laplace: bool = False) -> tuple[np.ndarray, np.ndarray]:
     """PAV-optimal LLRs of every mated and non-mated score.
 
     Parameters
@@ -198,7 +208,7 @@ def _cllr_from_bins(llr, bin_mated, bin_non_mated):
     return float((miss + fa) / (2 * math.log(2.0)))
 
 
-def cllr(mated_llr, non_mated_llr) -> float:
+def cllr(mated_llr: ArrayLike, non_mated_llr: ArrayLike) -> float:
     """Log-likelihood-ratio cost in bits of natural-log LLRs (0 = perfect, 1 = uninformative).
 
     Parameters
@@ -227,13 +237,13 @@ def _min_cllr_from_bins(bin_mated, bin_non_mated) -> float:
     return _cllr_from_bins(llr, bin_mated, bin_non_mated)
 
 
-def min_cllr(mated, non_mated) -> float:
+def min_cllr(mated: ArrayLike, non_mated: ArrayLike) -> float:
     """Cllr (bits) after the optimal monotone recalibration (PAV, no Laplace smoothing)."""
     _, bin_mated, bin_non_mated = pav_bins(mated, non_mated)
     return _min_cllr_from_bins(bin_mated, bin_non_mated)
 
 
-def eer_rocch(mated, non_mated) -> float:
+def eer_rocch(mated: ArrayLike, non_mated: ArrayLike) -> float:
     """Equal error rate (fraction, 0..0.5) on the ROC convex hull.
 
     The hull's vertices are the PAV bin boundaries; the EER is where the segment
@@ -243,7 +253,7 @@ def eer_rocch(mated, non_mated) -> float:
     return eer_from_bins(bin_mated, bin_non_mated)
 
 
-def eer_threshold(mated, non_mated) -> float:
+def eer_threshold(mated: ArrayLike, non_mated: ArrayLike) -> float:
     """Equal error rate (fraction) at a single threshold of the step ROC, SpeechBrain style.
 
     For every distinct score t: P_miss(t) = share of mated scores <= t and
@@ -265,7 +275,7 @@ def _eer_threshold_sorted(mated, non_mated) -> float:
     return float((p_fa[k] + p_miss[k]) / 2)
 
 
-def eer_from_bins(bin_mated, bin_non_mated) -> float:
+def eer_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
     """ROC-convex-hull EER (fraction) from PAV bin counts (see :func:`pav_bins`).
 
     Parameters

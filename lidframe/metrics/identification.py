@@ -20,6 +20,7 @@ Ranks use the raw scores: a row z-norm and a non-decreasing calibrator keep the 
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
@@ -27,7 +28,7 @@ from lidframe.errors import InputError
 __all__ = ["true_speaker_rank", "rank1_rate", "rank_disclosure", "cllr_multiclass"]
 
 
-def true_speaker_rank(scores, true_index, *, tile_rows: int = 4096) -> np.ndarray:
+def true_speaker_rank(scores: ArrayLike, true_index: ArrayLike, *, tile_rows: int = 4096) -> np.ndarray:
     """Rank (1 = best) of each trial's true speaker among the N enrolled.
 
     Parameters
@@ -55,7 +56,7 @@ def true_speaker_rank(scores, true_index, *, tile_rows: int = 4096) -> np.ndarra
     return out
 
 
-def rank1_rate(ranks) -> float:
+def rank1_rate(ranks: ArrayLike) -> float:
     """Share of trials whose true speaker ranks first."""
     ranks = np.asarray(ranks)
     if ranks.size == 0:
@@ -63,7 +64,7 @@ def rank1_rate(ranks) -> float:
     return float(np.mean(ranks == 1))
 
 
-def rank_disclosure(ranks, n_enrolled: int) -> tuple[np.ndarray, float]:
+def rank_disclosure(ranks: ArrayLike, n_enrolled: int) -> tuple[np.ndarray, float]:
     """Bits per rank, log2(N gamma_k), and their trial mean (Bäckström et al. 2025).
 
     Parameters
@@ -90,7 +91,7 @@ def rank_disclosure(ranks, n_enrolled: int) -> tuple[np.ndarray, float]:
     return bits, float(np.sum(gamma[seen] * bits[seen]))
 
 
-def cllr_multiclass(posterior_true) -> float:
+def cllr_multiclass(posterior_true: ArrayLike) -> float:
     """Multiclass cost C_llr^mc = -mean log2 p_true (bits) of posteriors of the true speaker."""
     p = np.asarray(posterior_true, dtype=np.float64)
     if p.size == 0 or np.isnan(p).any() or (p < 0).any() or (p > 1).any():

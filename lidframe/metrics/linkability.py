@@ -18,6 +18,7 @@ linkable (D = 1).  Written for NumPy 2 (``np.histogram`` densities, no ``np.inft
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.metrics.detection import _check_pair
 
@@ -29,7 +30,7 @@ def linkability_bins(n_mated: int) -> int:
     return max(1, min(int(n_mated) // 10, 100))
 
 
-def dsys(mated, non_mated, *, omega: float = 1.0, n_bins: int | None = None) -> float:
+def dsys(mated: ArrayLike, non_mated: ArrayLike, *, omega: float = 1.0, n_bins: int | None = None) -> float:
     """Global linkability D_sys of mated vs non-mated scores.
 
     Parameters

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lidframe.metrics.detection import _bin_llr, _check_pair, pav_bins
 
@@ -39,7 +40,7 @@ ZEBRA_TAGS = ((0.0, "0"), (1.0, "A"), (2.0, "B"), (4.0, "C"), (5.0, "D"), (6.0, 
 _LOG_ODDS_GRID = np.linspace(-40.0, 40.0, 4001)
 
 
-def ece_bits(mated_llr, non_mated_llr, prior_log_odds) -> np.ndarray:
+def ece_bits(mated_llr: ArrayLike, non_mated_llr: ArrayLike, prior_log_odds: ArrayLike) -> np.ndarray:
     """Empirical cross-entropy (bits) of natural-log LLRs at the given prior log-odds.
 
     Parameters
@@ -81,7 +82,7 @@ def _sigmoid(t: np.ndarray) -> np.ndarray:
     return np.exp(-np.logaddexp(0.0, -t))
 
 
-def dece_bits(mated, non_mated) -> float:
+def dece_bits(mated: ArrayLike, non_mated: ArrayLike) -> float:
     """ZEBRA's population metric D_ECE in bits, from the scores (any monotone scale).
 
     Parameters
@@ -93,7 +94,7 @@ def dece_bits(mated, non_mated) -> float:
     return dece_from_bins(bin_mated, bin_non_mated)
 
 
-def dece_from_bins(bin_mated, bin_non_mated) -> float:
+def dece_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
     """D_ECE (bits) from PAV bin counts (no Laplace smoothing), see :func:`dece_bits`."""
     llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
     t = _LOG_ODDS_GRID
@@ -105,14 +106,14 @@ def dece_from_bins(bin_mated, bin_non_mated) -> float:
     return float(np.trapezoid(integrand, t))
 
 
-def max_abs_llr(mated, non_mated) -> float:
+def max_abs_llr(mated: ArrayLike, non_mated: ArrayLike) -> float:
     """ZEBRA's individual metric: max |LLR| of Laplace-smoothed PAV LLRs, in log10 units."""
     mated_arr, non_mated_arr = _check_pair(mated, non_mated)
     _, bin_mated, bin_non_mated = pav_bins(mated_arr, non_mated_arr, laplace=True)
     return max_abs_from_bins(bin_mated, bin_non_mated, mated_arr.size, non_mated_arr.size)
 
 
-def max_abs_from_bins(bin_mated, bin_non_mated, n_mated: int, n_non_mated: int) -> float:
+def max_abs_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray, n_mated: int, n_non_mated: int) -> float:
     """max |LLR| in log10 from Laplace-smoothed PAV bins of n_mated mated and n_non_mated non-mated scores."""
     llr = _bin_llr(bin_mated, bin_non_mated, n_mated, n_non_mated)
     return float(np.max(np.abs(llr)) / math.log(10.0))
@@ -127,7 +128,7 @@ def zebra_tag(max_abs_llr_log10: float) -> str:
     return "F"
 
 
-def zebra_summary(mated, non_mated) -> dict:
+def zebra_summary(mated: ArrayLike, non_mated: ArrayLike) -> dict:
     """``{"dece_bits", "max_abs_llr_log10", "zebra_tag"}`` of a mated/non-mated split."""
     value = max_abs_llr(mated, non_mated)
     return {"dece_bits": dece_bits(mated, non_mated), "max_abs_llr_log10": value, "zebra_tag": zebra_tag(value)}

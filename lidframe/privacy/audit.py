@@ -15,27 +15,39 @@ and measures two attackers:
     a practical attacker: cosine scores against enrolment profiles, calibrated on a dev
     split released the same way (``logistic`` unless told otherwise).
 
-Next to the measured pairwise EER (ROC convex hull over all (trial, enrolled) pairs) and
-ALID / LIDmax it prints the single-release bounds EER >= Phi(-mu / 2) and mutual
-information <= mu^2 / (2 ln 2) bit, and flags a **violation** when the bootstrap
-interval of a measured value lies entirely beyond its bound: that means a bug, or broken
-assumptions (e.g. speaker information outside the clipped embedding).
+It returns a frozen :class:`DPAuditResult` record, one row per mu: next to the measured
+pairwise EER (ROC convex hull over all (trial, enrolled) pairs) and ALID / LIDmax, the
+single-release bounds EER >= Phi(-mu / 2) and mutual information <= mu^2 / (2 ln 2) bit,
+and the **violations**: a measured value whose bootstrap interval lies entirely beyond
+its bound, which means a bug or broken assumptions (e.g. speaker information outside the
+clipped embedding).  ``lidframe dp-audit`` prints it as a table; :func:`plot_dp_audit`
+draws it.  :func:`simulated_splits` makes the simulated embeddings the command audits
+when given no data; :func:`released_scoreset` is the grid's mechanism step (an attacker's
+score set of released embeddings).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 import numpy as np
 
 from lidframe.core.evaluation import evaluate
+from lidframe.data.fileio import StrPath
 from lidframe.data.records import Row, TableRecord, as_rows
 from lidframe.data.scoreset import ScoreSet
+from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError
 from lidframe.metrics.detection import eer_rocch
 from lidframe.privacy.mechanism import GaussianSpeakerMechanism, clip_to_norm, gdp_eer_bound, gdp_mi_bound_bits
+from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
+
+if TYPE_CHECKING:
+    from lidframe.attackers.base import EmbeddingAttacker
 
 #: Bootstrap settings of :func:`dp_audit` unless told otherwise (fewer resamples than the
 #: library default: an audit runs one interval per attacker and mu).
@@ -119,9 +131,7 @@ def pairwise_llr(loglik: np.ndarray) -> np.ndarray:
 
 
 def _cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    a = a / np.linalg.norm(a, axis=1, keepdims=True)
-    b = b / np.linalg.norm(b, axis=1, keepdims=True)
-    return a @ b.T
+    return unit_rows(a, what="trial embeddings") @ unit_rows(b, what="enrolment profiles").T
 
 
 def _release(split: EmbeddingSplit, mechanism: GaussianSpeakerMechanism, anonymise_enrolment: bool):
@@ -132,7 +142,7 @@ def _release(split: EmbeddingSplit, mechanism: GaussianSpeakerMechanism, anonymi
         enrol_rel = {s: mechanism.anonymise(split.enrol[s]) for s in speakers}
     else:
         enrol_rel = {s: clip_to_norm(split.enrol[s], mechanism.clip_norm) for s in speakers}
-    profiles = np.stack([(e / np.linalg.norm(e, axis=1, keepdims=True)).mean(0) for e in enrol_rel.values()])
+    profiles = np.stack([unit_rows(e, what=f"enrolment embeddings of {s}").mean(0) for s, e in enrol_rel.items()])
     bayes = ScoreSet(bayes_scores(trials, centroids, mechanism.sigma), speakers, split.trial_speakers, split.trial_ids)
     cosine = ScoreSet(_cosine(trials, profiles), speakers, split.trial_speakers, split.trial_ids)
     return bayes, cosine
@@ -141,12 +151,12 @@ def _release(split: EmbeddingSplit, mechanism: GaussianSpeakerMechanism, anonymi
 def dp_audit(
     dev: EmbeddingSplit,
     eval: EmbeddingSplit,
-    mus,
+    mus: Sequence[float],
     *,
     clip_norm: float = 1.0,
     sensitivity: str = "diameter",
     anonymise_enrolment: bool = False,
-    calibrator="logistic",
+    calibrator: str | CalibratorLike = "logistic",
     bootstrap: Bootstrap = AUDIT_BOOTSTRAP,
     seed: int = 0,
 ) -> DPAuditResult:
@@ -224,7 +234,7 @@ def _pairs(matrix: np.ndarray, true_index: np.ndarray) -> PairLLRs:
     return PairLLRs(matrix[rows, true_index], matrix[keep].reshape(matrix.shape[0], -1))
 
 
-def released_scoreset(attacker, mechanism_spec: str, enrol: dict, trials: list) -> ScoreSet:
+def released_scoreset(attacker: EmbeddingAttacker, mechanism_spec: str, enrol: dict, trials: list) -> ScoreSet:
     """Score trials released through a Gaussian speaker mechanism (grid system transform).
 
     The attacker embeds the utterances; the trial embeddings (and, with
@@ -242,7 +252,7 @@ def released_scoreset(attacker, mechanism_spec: str, enrol: dict, trials: list) 
     if release_enrolment:
         enrol_emb = [mechanism.anonymise(e) for e in enrol_emb]
     if attacker.enrolment == "mean_of_normalised":
-        enrol_emb = [e / np.linalg.norm(e, axis=1, keepdims=True) for e in enrol_emb]
+        enrol_emb = [unit_rows(e, what=f"enrolment embeddings of {s}") for s, e in zip(speakers, enrol_emb)]
     profiles = np.stack([e.mean(0) for e in enrol_emb])
     released = mechanism.anonymise(np.asarray(attacker.embed(trials), dtype=np.float64))
     return ScoreSet(_cosine(released, profiles), speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
@@ -279,7 +289,7 @@ def simulated_splits(
     return split(dev_rng, "dev-spk"), split(eval_rng, "eval-spk")
 
 
-def plot_dp_audit(result: DPAuditResult, path, *, title: str | None = None) -> None:
+def plot_dp_audit(result: DPAuditResult, path: StrPath, *, title: str | None = None) -> None:
     """Measured EER (left) and ALID / LIDmax (right) versus mu, with the GDP bound curves."""
     from lidframe.plotting import pyplot, save_figure
 

@@ -1,5 +1,7 @@
 """Statistics: resampling primitives the engine and the analyses share.
 
-Bootstrap confidence intervals (percentile and BCa, trial or speaker units) and weighted
-metric evaluation for resamples (:mod:`~lidframe.stats.bootstrap`).
+The bootstrap settings record ``Bootstrap``, bootstrap confidence intervals (percentile and
+BCa, trial or speaker units) and weighted metric evaluation for resamples
+(:mod:`~lidframe.stats.bootstrap`).  Paired comparisons of systems, which use them, are an
+analysis (:mod:`lidframe.analyses.compare`).
 """

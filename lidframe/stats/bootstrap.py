@@ -1,4 +1,10 @@
-"""Bootstrap confidence intervals and paired comparisons of LID summaries.
+"""Bootstrap confidence intervals of LID summaries and of binary-view metrics.
+
+:class:`Bootstrap` is the one record of the bootstrap settings (resamples, level, unit,
+method, seed) that :func:`bootstrap_ci`, ``evaluate`` and the analyses take;
+:class:`Interval` is one estimate with its interval.  :func:`lid_metrics_weighted` and
+:func:`binary_metrics_weighted` (over :class:`PairLLRs`) evaluate every metric for a
+block of resamples given as unit weights (:mod:`lidframe.analyses.compare` reuses them).
 
 Resampling unit
 ---------------
@@ -29,6 +35,7 @@ import math
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 from scipy.stats import norm
 
@@ -239,7 +246,7 @@ class PairLLRs:
     mated: np.ndarray
     non_mated: np.ndarray
 
-    def structure(self):
+    def structure(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
         """Sorted-run structure shared by all resamples: (mated (T, G), non_mated (T, G)) sparse counts."""
         n_trials, n_non_mated = self.non_mated.shape
         values = np.r_[self.mated, self.non_mated.ravel()]
@@ -321,10 +328,10 @@ def _bca(estimate: float, boot: np.ndarray, jack: np.ndarray, level: float):
 
 
 def bootstrap_ci(
-    lid,
+    lid: ArrayLike,
     bootstrap: Bootstrap | None = None,
     *,
-    speakers=None,
+    speakers: ArrayLike | None = None,
     pairs: PairLLRs | None = None,
 ) -> dict:
     """Bootstrap confidence intervals of the LID summary (and EER, Cllr with *pairs*).

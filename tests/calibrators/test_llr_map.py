@@ -15,7 +15,9 @@ from lidframe import NotFittedError, registry
 from lidframe.calibrators import Calibrator
 from lidframe.calibrators.base import check_fit_input
 from lidframe.calibrators.maps import CallbackMap, llr_map_of
+from lidframe.core.znorm import row_znorm
 from lidframe.testing import check_calibrator
+from tests.strategies import closed_set_cases, dev_pairs
 
 SPECS = [
     "logistic",
@@ -53,17 +55,13 @@ def _oracle(cal, z):
     raise AssertionError(name)
 
 
-def _fitted(spec, seed, shift, mated_sd):
-    rng = np.random.default_rng(seed)
+def _fitted(spec, pairs, dev_rows):
+    """*spec* fitted on drawn dev data: the (T, N) rows for a row-fitted calibrator, else the pairs."""
     cal = registry.create("calibrator", spec)
     if hasattr(cal, "fit_rows"):
-        s = rng.standard_normal((60, 8))
-        t = rng.integers(0, 8, 60)
-        s[np.arange(60), t] += shift
-        return cal.fit_rows((s - s.mean(1, keepdims=True)) / s.std(1, ddof=1, keepdims=True), t)
-    scores = np.r_[rng.normal(shift, mated_sd, 80), rng.normal(0.0, 1.0, 640)]
-    labels = np.r_[np.ones(80, int), np.zeros(640, int)]
-    return cal.fit(scores, labels)
+        scores, true_index = dev_rows
+        return cal.fit_rows(row_znorm(scores), true_index)
+    return cal.fit(*pairs)
 
 
 z_arrays = arrays(
@@ -76,13 +74,12 @@ z_arrays = arrays(
 @settings(max_examples=60, deadline=None)
 @given(
     spec=st.sampled_from(SPECS),
-    seed=st.integers(0, 10_000),
-    shift=st.floats(0.0, 3.0),
-    mated_sd=st.floats(0.5, 2.0),
+    pairs=dev_pairs(),
+    dev_rows=closed_set_cases(max_trials=30, max_enrolled=10),
     z=z_arrays,
 )
-def test_llr_is_llr_map_on_numpy_and_equals_the_written_out_formula(spec, seed, shift, mated_sd, z):
-    cal = _fitted(spec, seed, shift, mated_sd)
+def test_llr_is_llr_map_on_numpy_and_equals_the_written_out_formula(spec, pairs, dev_rows, z):
+    cal = _fitted(spec, pairs, dev_rows)
     form = cal.llr_map()
     assert not isinstance(form, CallbackMap), spec
     assert type(llr_map_of(cal)) is type(form)

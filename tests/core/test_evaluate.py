@@ -53,6 +53,9 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
 @settings(max_examples=25)
 @given(st.integers(0, 2**32 - 1))
 def test_scores_independent_of_identity_give_alid_near_zero(seed):
+    # Hypothesis draws only a seed here, on purpose: the property is statistical (it holds
+    # for i.i.d. scores, with a tolerance sized by their sampling error), so the 8,000
+    # scores must be random draws, not numbers Hypothesis would shrink towards a pattern.
     # With scores independent of identity the fitted slope w is ~0 (sd about 0.08 at
     # this size) and ALID ~ w * mean(z_true) / ln 2, whose sd is about 0.01 bit; 0.15 bit
     # is > 10 sd (over 300 seeds the largest |ALID| seen was 0.08).

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from lidframe.calibrators import Beta, GaussianBackend, Identity, Isotonic, Logistic, Temperature
 from lidframe.calibrators.maps import AffineMap, CallbackMap, PiecewiseLinearMap, llr_map_of
@@ -61,15 +62,27 @@ def relative_l2(value, reference):
     return np.linalg.norm(value - reference) / np.linalg.norm(reference)
 
 
-@given(
-    n_trials=st.integers(1, 40),
-    n_enrolled=st.integers(2, 60),
-    dim=st.integers(2, 24),
-    ddof=st.sampled_from([0, 1]),
-    seed=st.integers(0, 2**31),
-)
-def test_closed_form_row_stats_equal_materialised(n_trials, n_enrolled, dim, ddof, seed):
-    trial, enrol, _ = embeddings(seed, n_trials, n_enrolled, dim)
+@st.composite
+def drawn_embeddings(draw, noise=1.5):
+    """(trial (T, d), enrol (N, d)) as :func:`embeddings` builds them, with the numbers drawn.
+
+    The enrolled vectors are a fixed Gaussian base plus a drawn offset, and each trial is
+    its speaker's vector plus *noise* times a drawn offset, so that a shrunk example is
+    the base itself rather than zero or identical vectors (whose rows are constant: the
+    z-norm raises for them, which tests below check).
+    """
+    n_trials, n_enrolled, dim = draw(st.integers(1, 40)), draw(st.integers(2, 60)), draw(st.integers(2, 24))
+    offsets = st.floats(-2.0, 2.0, allow_nan=False, width=64)
+    base = np.random.default_rng(0).normal(size=(n_enrolled, dim))
+    enrol = base + draw(arrays(np.float64, (n_enrolled, dim), elements=offsets))
+    true_index = np.array(draw(st.lists(st.integers(0, n_enrolled - 1), min_size=n_trials, max_size=n_trials)))
+    trial = enrol[true_index] + noise * draw(arrays(np.float64, (n_trials, dim), elements=offsets))
+    return trial, enrol
+
+
+@given(drawn_embeddings(), st.sampled_from([0, 1]))
+def test_closed_form_row_stats_equal_materialised(case, ddof):
+    trial, enrol = case
     scores = cosine(trial, enrol)
     mean, std = cosine_row_stats(trial, enrol, znorm_ddof=ddof)
     np.testing.assert_allclose(mean, scores.mean(axis=1), rtol=0, atol=1e-14)

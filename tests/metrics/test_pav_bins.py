@@ -9,11 +9,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from lidframe.calibrators import Isotonic
 from lidframe.metrics.detection import eer_from_bins, pav_bins, pav_bins_from_counts, pav_blocks
 from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted
 from tests.metrics.test_metrics import hull_eer, naive_pav
+from tests.strategies import resample_weights
 
 run_counts = st.lists(
     st.tuples(st.integers(0, 6), st.integers(0, 6)).filter(lambda c: c[0] + c[1] > 0), min_size=1, max_size=30
@@ -55,13 +57,22 @@ def test_eer_from_bins_equals_convex_hull_reference(mated, non_mated):
     assert eer_from_bins(bin_mated, bin_non_mated) == pytest.approx(hull_eer(mated, non_mated), abs=1e-9)
 
 
+half_grid = st.integers(-6, 6).map(lambda k: k / 2)  # LLRs on a 0.5 grid: ties on purpose
+
+
+@st.composite
+def pair_llrs_and_resamples(draw):
+    """Mated (T,) and non-mated (T, N - 1) LLRs of T trials, and 3 bootstrap weight rows over the trials."""
+    n_trials, n_enrolled = draw(st.integers(2, 12)), draw(st.integers(2, 5))
+    mated = draw(arrays(np.float64, n_trials, elements=half_grid))
+    non_mated = draw(arrays(np.float64, (n_trials, n_enrolled - 1), elements=half_grid))
+    return mated, non_mated, draw(resample_weights(n_trials, 3))
+
+
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, 2**31 - 1), st.integers(2, 12), st.integers(2, 5))
-def test_bootstrap_weighted_eer_equals_hull_eer_of_the_expanded_resample(seed, n_trials, n_enrolled):
-    rng = np.random.default_rng(seed)
-    mated = np.round(rng.normal(1.0, 1.0, n_trials) * 2) / 2  # ties on purpose
-    non_mated = np.round(rng.normal(0.0, 1.0, (n_trials, n_enrolled - 1)) * 2) / 2
-    weights = rng.multinomial(n_trials, np.full(n_trials, 1 / n_trials), size=3).astype(np.float64)
+@given(pair_llrs_and_resamples())
+def test_bootstrap_weighted_eer_equals_hull_eer_of_the_expanded_resample(case):
+    mated, non_mated, weights = case
     got = binary_metrics_weighted(PairLLRs(mated, non_mated), weights)["eer"]
     for b in range(3):
         w = weights[b].astype(int)

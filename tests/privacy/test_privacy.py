@@ -5,6 +5,9 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy.integrate import quad
 from scipy.optimize import brentq
 from scipy.stats import norm
 
@@ -72,6 +75,47 @@ def test_published_numbers_and_composition():
     assert gdp_tradeoff(0.0, 1.0) == pytest.approx(1.0) and gdp_tradeoff(1.0, 1.0) == pytest.approx(0.0)
     with pytest.raises(InputError):
         mu_for_eer(0.6)
+
+
+mus = st.floats(0.05, 5.0, allow_nan=False)
+false_alarms = st.floats(1e-6, 1 - 1e-6, allow_nan=False)
+
+
+@given(mus, false_alarms)
+def test_tradeoff_is_the_miss_rate_of_the_best_test_between_two_unit_normals(mu, alpha):
+    # Neyman-Pearson: the best test of N(0, 1) against N(mu, 1) at false-alarm rate alpha
+    # says "N(mu, 1)" above t = isf(alpha), and misses with probability P(N(mu, 1) < t)
+    threshold = norm.isf(alpha)
+    miss = 0.5 * math.erfc((mu - threshold) / math.sqrt(2.0))
+    assert gdp_tradeoff(alpha, mu) == pytest.approx(miss, rel=1e-7)
+    np.testing.assert_allclose(gdp_tradeoff(np.array([alpha, alpha]), mu), [miss, miss], rtol=1e-7)
+
+
+@given(mus)
+def test_eer_bound_is_where_the_tradeoff_meets_the_diagonal(mu):
+    eer = gdp_eer_bound(mu)
+    assert eer == pytest.approx(0.5 * math.erfc(mu / (2.0 * math.sqrt(2.0))), rel=1e-12)  # Phi(-mu / 2)
+    assert gdp_tradeoff(eer, mu) == pytest.approx(eer, rel=1e-9)
+    assert mu_for_eer(eer) == pytest.approx(mu, rel=1e-9)
+
+
+@given(mus)
+def test_mi_bound_is_the_kl_divergence_of_two_releases_in_bits(mu):
+    # KL(N(0, 1) || N(mu, 1)) by numerical integration, in bits
+    def integrand(x):
+        return norm.pdf(x) * (norm.logpdf(x) - norm.logpdf(x, loc=mu))
+
+    kl_nats, _ = quad(integrand, -40.0, 40.0, points=[0.0, mu], epsabs=1e-13, epsrel=1e-11, limit=200)
+    assert gdp_mi_bound_bits(mu) == pytest.approx(kl_nats / math.log(2.0), rel=1e-8)
+
+
+@given(mus, st.integers(1, 50), false_alarms)
+def test_k_releases_compose_to_the_tradeoff_of_their_mean(mu, k, alpha):
+    # k independent releases of N(0, 1) or of N(mu, 1): their mean, N(0, 1/k) or N(mu, 1/k),
+    # is sufficient, so the best test thresholds it
+    scale = 1.0 / math.sqrt(k)
+    miss = norm.cdf(norm.isf(alpha, scale=scale), loc=mu, scale=scale)
+    assert gdp_tradeoff(alpha, compose_mu(mu, k)) == pytest.approx(miss, rel=1e-7)
 
 
 def centroid_splits(rng, n=40, d=192, trials_per=25):

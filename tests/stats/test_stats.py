@@ -15,6 +15,7 @@ from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import cllr, eer_rocch
 from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
 from tests.reference import oracle_lids
+from tests.strategies import lid_grid_values, resample_weights
 
 
 def paired_bootstrap(**changes):
@@ -22,12 +23,17 @@ def paired_bootstrap(**changes):
     return attrs.evolve(PAIRED_BOOTSTRAP, **changes)
 
 
+@st.composite
+def lids_and_resamples(draw, n_resamples=4):
+    """(n,) LIDs on a 0.01 grid (ties, zeros) and (n_resamples, n) bootstrap weights."""
+    lid = np.array(draw(st.lists(lid_grid_values, min_size=3, max_size=60)))
+    return lid, draw(resample_weights(lid.size, n_resamples))
+
+
 @settings(max_examples=30)
-@given(st.integers(0, 2**31), st.integers(3, 60))
-def test_weighted_metrics_equal_the_metrics_of_the_expanded_resample(seed, n):
-    rng = np.random.default_rng(seed)
-    lid = np.round(rng.normal(0.2, 1.0, n), 2)
-    weights = rng.multinomial(n, np.full(n, 1 / n), size=4).astype(float)
+@given(lids_and_resamples())
+def test_weighted_metrics_equal_the_metrics_of_the_expanded_resample(case):
+    lid, weights = case
     got = lid_metrics_weighted(lid, weights)
     for b in range(4):
         want = lid_summary(np.repeat(lid, weights[b].astype(int)))

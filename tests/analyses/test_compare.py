@@ -1,0 +1,97 @@
+"""Paired comparisons (lidframe.analyses.compare) on drawn LID vectors, against sums written out here.
+
+The coverage and the Holm adjustment of paired comparisons are tested in tests/stats/test_stats.py.
+"""
+
+import math
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lidframe.analyses.compare import PAIRED_BOOTSTRAP, paired_comparison
+from tests.strategies import lid_grid_values
+
+# few resamples and swaps: the properties below hold for any number of them
+SMALL = attrs.evolve(PAIRED_BOOTSTRAP, n_boot=100, seed=5)
+N_PERM = 200
+
+
+@st.composite
+def paired_lids(draw):
+    """(lid_a, lid_b, speakers): two systems' LIDs on the same T trials, and each trial's speaker."""
+    n_trials = draw(st.integers(2, 30))
+    same_length = st.lists(lid_grid_values, min_size=n_trials, max_size=n_trials)
+    speakers = draw(st.lists(st.sampled_from(["s0", "s1", "s2", "s3", "s4"]), min_size=n_trials, max_size=n_trials))
+    return np.array(draw(same_length)), np.array(draw(same_length)), np.array(speakers)
+
+
+def metrics_written_out(values) -> dict:
+    """The six LID metrics of one system, in plain Python (exact sums, linear-interpolation quantile)."""
+    values = [float(v) for v in values]
+    n = len(values)
+    positive = [v for v in values if v > 0]
+    rest = [v for v in values if v <= 0]
+    ordered = sorted(values)
+    position = 0.99 * (n - 1)
+    below = math.floor(position)
+    above = min(below + 1, n - 1)
+    return {
+        "alid": math.fsum(values) / n,
+        "pdr": len(positive) / n,
+        "lid_pos": math.fsum(positive) / len(positive) if positive else math.nan,
+        "lid_neg": math.fsum(rest) / len(rest) if rest else math.nan,
+        "lid_q99": ordered[below] + (position - below) * (ordered[above] - ordered[below]),
+        "lid_max": ordered[-1],
+    }
+
+
+def same(got, want, tol=1e-12):
+    return (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, abs=tol)
+
+
+@settings(max_examples=40, deadline=None)
+@given(paired_lids(), st.sampled_from(["speaker", "trial"]))
+def test_each_row_is_the_difference_of_the_two_systems_metrics(case, unit):
+    lid_a, lid_b, speakers = case
+    result = paired_comparison(lid_a, lid_b, speakers=speakers, bootstrap=attrs.evolve(SMALL, unit=unit), n_perm=N_PERM)
+    want_a, want_b = metrics_written_out(lid_a), metrics_written_out(lid_b)
+    assert [row["metric"] for row in result.rows] == list(want_a)
+    for row in result.rows:
+        metric = row["metric"]
+        assert same(row["a"], want_a[metric]) and same(row["b"], want_b[metric]), metric
+        assert same(row["diff"], want_a[metric] - want_b[metric]), metric
+        if math.isnan(row["diff"]):
+            assert math.isnan(row["p_value"])
+        else:
+            # a permutation p-value counts the observed split itself: within [1 / (1 + n_perm), 1]
+            assert 1 / (1 + N_PERM) - 1e-15 <= row["p_value"] <= 1.0
+    # the paired difference of ALID is the mean of the per-trial differences
+    differences = [float(a) - float(b) for a, b in zip(lid_a, lid_b, strict=True)]
+    assert result["alid"]["diff"] == pytest.approx(math.fsum(differences) / len(differences), abs=1e-12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(paired_lids())
+def test_swapping_the_systems_negates_the_difference_and_mirrors_the_interval(case):
+    lid_a, lid_b, speakers = case
+    forward = paired_comparison(lid_a, lid_b, speakers=speakers, bootstrap=SMALL, n_perm=N_PERM)
+    backward = paired_comparison(lid_b, lid_a, speakers=speakers, bootstrap=SMALL, n_perm=N_PERM)
+    for row, mirror in zip(forward.rows, backward.rows, strict=True):
+        assert same(mirror["diff"], -row["diff"]), row["metric"]
+        # the same seed draws the same resamples and swaps, so the two runs see negated values
+        assert same(mirror["low"], -row["high"], 1e-9) and same(mirror["high"], -row["low"], 1e-9), row["metric"]
+        assert same(mirror["p_value"], row["p_value"]), row["metric"]
+
+
+@settings(max_examples=20, deadline=None)
+@given(paired_lids())
+def test_a_system_compared_with_itself_differs_by_nothing(case):
+    lid, _, speakers = case
+    for row in paired_comparison(lid, lid, speakers=speakers, bootstrap=SMALL, n_perm=N_PERM).rows:
+        if math.isnan(row["a"]):
+            continue  # a metric undefined for this system (no positive, or no non-positive LID)
+        assert row["diff"] == 0.0 and row["low"] == 0.0 and row["high"] == 0.0, row["metric"]
+        assert row["p_value"] == 1.0, row["metric"]
