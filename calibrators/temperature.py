@@ -12,7 +12,11 @@ none is fitted).  It needs the row structure, so it implements the ``fit_rows`` 
 (:mod:`lidframe.calibrators.base`), which :func:`lidframe.core.evaluation.fit_calibrator`
 (and so ``evaluate``) calls with the dev z-matrix.
 When dev rows are perfectly separated the optimum runs to infinity; the slope is
-bounded by ``max_slope``.
+bounded by ``max_slope``.  When the dev rows carry no usable evidence -- the objective's
+slope at a = 0, mean_i (z_i,true - mean_j z_ij), is <= 0, so by concavity the optimum
+on [0, max_slope] is a = 0 -- the slope is exactly 0 (llr = 0, no disclosure), as
+for :class:`~lidframe.calibrators.Logistic`'s fallback, instead of the ~1e-10 at which
+the bounded search would stop.
 """
 
 from __future__ import annotations
@@ -49,7 +53,8 @@ class Temperature(Calibrator):
     Attributes
     ----------
     slope_ : float
-        Fitted slope (nats per unit z).
+        Fitted slope (nats per unit z), >= 0; exactly 0 when the dev rows show no
+        evidence (the objective does not increase from a = 0).
     dev_mean_log_posterior_ : float
         Mean ln p_true on the dev rows at ``slope_``.
     """
@@ -83,13 +88,16 @@ class Temperature(Calibrator):
         if not (isinstance(self.max_slope, (int, float)) and self.max_slope > 0):
             raise InputError(f"Temperature max_slope must be a positive number, got {self.max_slope!r}")
         z, true_index = check_rows_input(z, true_index)
-        result = minimize_scalar(
-            lambda a: -mean_log_posterior(a, z, true_index),
-            bounds=(0.0, float(self.max_slope)),
-            method="bounded",
-            options={"xatol": 1e-10},
-        )
-        self.slope_ = float(result.x)
+        if _gradient(0.0, z, true_index) <= 0.0:  # concave: the optimum on [0, max_slope] is 0
+            self.slope_ = 0.0
+        else:
+            result = minimize_scalar(
+                lambda a: -mean_log_posterior(a, z, true_index),
+                bounds=(0.0, float(self.max_slope)),
+                method="bounded",
+                options={"xatol": 1e-10},
+            )
+            self.slope_ = float(result.x)
         self.dev_mean_log_posterior_ = mean_log_posterior(self.slope_, z, true_index)
         return self
 
@@ -105,5 +113,10 @@ class Temperature(Calibrator):
         """d/da of the mean log posterior at ``slope_`` (about 0 at an interior optimum)."""
         self._check_fitted()
         z, true_index = check_rows_input(z, true_index)
-        p = softmax(self.slope_ * z, axis=1)
-        return float(np.mean(z[np.arange(z.shape[0]), true_index] - (p * z).sum(axis=1)))
+        return _gradient(self.slope_, z, true_index)
+
+
+def _gradient(slope: float, z: np.ndarray, true_index: np.ndarray) -> float:
+    """d/da of :func:`mean_log_posterior` at *slope*: mean_i (z_i,true - E_softmax(a z_i)[z])."""
+    p = softmax(slope * z, axis=1)
+    return float(np.mean(z[np.arange(z.shape[0]), true_index] - (p * z).sum(axis=1)))

@@ -37,6 +37,21 @@ def log_priors(draw, n_enrolled):
 
 
 @st.composite
+def priors_of_every_kind(draw, n_enrolled):
+    """(kind, log_prior (N,)): a uniform, a watch-list (lidframe's WatchList) or an explicit drawn prior."""
+    from lidframe import WatchList
+
+    kind = draw(st.sampled_from(["uniform", "watchlist", "explicit"]))
+    if kind == "uniform":
+        return kind, np.full(n_enrolled, -np.log(n_enrolled))
+    if kind == "watchlist":
+        enrolled = [f"spk{j}" for j in range(n_enrolled)]
+        listed = draw(st.integers(1, n_enrolled))
+        return kind, WatchList(enrolled[:listed], draw(st.floats(0.05, 100.0))).log_prior(enrolled)
+    return kind, draw(log_priors(n_enrolled))
+
+
+@st.composite
 def scoresets(draw, max_trials=10, max_enrolled=8, impostors=True):
     """ScoreSets with string ids; some trial speakers may be non-enrolled (impostors)."""
     from lidframe import ScoreSet

@@ -10,7 +10,10 @@ and the disclosure of trial *i* whose true speaker is column m is, in bits::
 
     LID_i = (log p_im - log_prior_m) / ln 2 = (llr_im - logsumexp_k(llr_ik + log_prior_k)) / ln 2
 
-so LID_i <= -log2 prior_m (log2 N under a uniform prior).  Everything is float64.
+so LID_i <= -log2 prior_m (log2 N under a uniform prior).  Everything is float64.  A
+row whose LLRs are all equal (a calibrator that found no evidence, e.g. a slope of 0)
+leaves the posterior at the prior, and its LID is exactly 0.0 under any prior: the
+engines detect such rows (max == min) instead of trusting the rounding of the sum.
 
 :func:`lid_from_llr` starts from the LLRs; :func:`lid_from_scores` starts from raw scores
 and applies the z-norm-then-calibrate step of :func:`lidframe.core.znorm.calibrated_llr`
@@ -73,20 +76,28 @@ def _prepare(
 
 
 def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int):
-    """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN."""
+    """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN.
+
+    A row whose LLRs are all equal (max == min, compared exactly) carries no evidence:
+    its posterior is the prior and its LID is exactly 0.0 under any prior.  It gets that
+    0.0 directly rather than from the floating-point sum, which under a non-uniform
+    prior leaves rounding noise of the order of 1e-16 bit (``-logsumexp(log_prior)`` in
+    float64), enough to move a zero-information trial into PDR.
+    """
     rows = np.arange(llr_tile.shape[0])
     closed = true_cols >= 0
     llr_true = np.where(closed, llr_tile[rows, np.where(closed, true_cols, 0)], np.nan)
+    peak = llr_tile.max(axis=1)
+    constant = peak == llr_tile.min(axis=1)  # False for NaN rows, which raise below
     if uniform_log_n is None:
         llr_tile += log_prior
-    peak = llr_tile.max(axis=1)
+        peak = llr_tile.max(axis=1)
     if not np.isfinite(peak).all():
         bad = int(np.flatnonzero(~np.isfinite(peak))[0])
         raise InputError(f"LLRs of row {row_offset + bad} are not finite (max {peak[bad]}); check the calibrator")
     llr_tile -= peak[:, None]
     np.exp(llr_tile, out=llr_tile)
-    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum); kept relative to the peak so
-    # that a constant LLR row gives exactly 0
+    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak
     log_norm = np.log(llr_tile.sum(axis=1))
     if uniform_log_n is not None:  # log_prior = -log N was not added to the tile
         log_norm -= uniform_log_n
@@ -94,6 +105,7 @@ def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_lo
     if np.isnan(lid_bits[closed]).any():
         bad = int(np.flatnonzero(np.isnan(lid_bits) & closed)[0])
         raise InputError(f"LLR of the true speaker in row {row_offset + bad} is NaN; check the calibrator")
+    lid_bits[constant & closed] = 0.0
     return lid_bits
 
 

@@ -25,6 +25,8 @@ CUDA, float64/float32/bfloat16, tiled) or ``triton`` (CUDA, the fused kernel of
 The float64 numpy path equals the dense reference (``row_znorm`` + calibrator +
 ``lid_from_llr`` on the materialised cosine matrix) to rounding; float32 and bfloat16
 (fp32 accumulation) trade accuracy for speed (tests and ``bench/`` state the errors).
+On every path a trial whose LLRs are all equal (an affine map of slope 0, or a map flat
+over the row's z-scores) gets LID exactly 0.0, as in :mod:`lidframe.core.lid`.
 """
 
 from __future__ import annotations
@@ -286,6 +288,7 @@ def _torch_path(
             rank[start:stop] = 1 + (scores > mated_score).sum(dim=1)
             llr = scores if affine and slope > 0 else llr_map(scores)
             mated_llr = llr.gather(1, cols[:, None])[:, 0]
+            constant = llr.amax(dim=1) == llr.amin(dim=1)  # no evidence: LID exactly 0 (as _tile_lid)
             if bias is not None:
                 llr = llr + bias
             lse = torch.logsumexp(llr, dim=1)
@@ -294,9 +297,8 @@ def _torch_path(
             if not bool(torch.isfinite(lse).all()):
                 bad = start + int(torch.nonzero(~torch.isfinite(lse))[0, 0])
                 raise InputError(f"LLRs of row {bad} are not finite; check the calibrator")
-            lid[start:stop] = ((mated_llr - lse) / LN2).to(torch.float64)
-    if affine and slope <= 0:  # a non-increasing map carries no evidence: LLR constant
-        lid.zero_()
+            tile_lid = ((mated_llr - lse) / LN2).to(torch.float64)
+            lid[start:stop] = tile_lid.masked_fill_(constant, 0.0)
     return lid.cpu().numpy(), rank.cpu().numpy()
 
 
@@ -321,7 +323,7 @@ def _triton_path(
     lid = mated2.double() - lse2.double()
     if log_n is not None:
         lid += log_n * _LOG2E
-    if llr_map.slope <= 0:
+    if llr_map.slope == 0:  # llr = intercept for every speaker: LID exactly 0 (as _tile_lid)
         lid.zero_()
     return lid.cpu().numpy(), (1 + above.long()).cpu().numpy()
 
@@ -351,6 +353,7 @@ def lid_from_embeddings(
     calibrator : fitted calibrator or llr map
         A fitted calibrator (its ``llr_map()`` is used when it has one, else its ``llr``)
         or a map from :mod:`lidframe.calibrators.maps`.  ``input_scale == "raw"`` skips the z-norm.
+        An affine map must be non-decreasing (slope >= 0); slope 0 gives LID exactly 0.
     log_prior : array_like, shape (N,)
         Natural-log prior over the enrolled speakers (logsumexp = 0).
     znorm_ddof : {0, 1}
@@ -385,6 +388,8 @@ def lid_from_embeddings(
     log_prior = _check_log_prior(log_prior, n_enrolled)
     znorm = uses_znorm(calibrator)
     llr_map = calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
+    if isinstance(llr_map, AffineMap) and not llr_map.slope >= 0:
+        raise InputError(f"an LLR map must be non-decreasing: affine map with slope {llr_map.slope} (need >= 0)")
     kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
     if kernel == "numpy":

@@ -12,6 +12,11 @@ With LID_1..LID_T the disclosures of the T closed-set trials:
 
 so that ALID = PDR * LID+ + NDR * LID-, where an empty side's term counts as 0
 (:func:`alid_decomposition` evaluates the right-hand side with that convention).
+
+A LID of exactly 0 (the evidence left the posterior at the prior) is no disclosure: it
+counts in NDR and LID-, never in PDR.  The LID engines return exactly 0.0 for a trial
+whose LLRs are all equal (:mod:`lidframe.core.lid`), so rounding cannot move such a
+trial into PDR; no tolerance is applied here.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 The coverage and the Holm adjustment of paired comparisons are tested in tests/stats/test_stats.py.
 """
 
+import json
 import math
+from pathlib import Path
 
 import attrs
 import numpy as np
@@ -95,3 +97,35 @@ def test_a_system_compared_with_itself_differs_by_nothing(case):
             continue  # a metric undefined for this system (no positive, or no non-positive LID)
         assert row["diff"] == 0.0 and row["low"] == 0.0 and row["high"] == 0.0, row["metric"]
         assert row["p_value"] == 1.0, row["metric"]
+
+
+RANDOM_SYSTEM = Path(__file__).resolve().parents[2] / "examples" / "scores"
+
+
+def test_two_zero_information_systems_do_not_differ_end_to_end(tmp_path, capsys):
+    # examples/grid.toml's `random` system, calibrated two ways that both find no evidence:
+    # logistic under the grid's watch list and temperature under the uniform prior.  All
+    # their LIDs are 0, so compare must not call them different (it gave p = 0.0005 for
+    # PDR when rounding noise of 1e-16 and 1e-10 bit made PDR 1.00 and 0.50).
+    from lidframe.cli import main
+
+    data = ["--dev", str(RANDOM_SYSTEM / "random_dev.npz"), "--eval", str(RANDOM_SYSTEM / "random_eval.npz")]
+    watchlist = "watchlist?ids=eval-spk000,eval-spk001,eval-spk002&weight=10"
+    runs = {"logistic-watchlist": ["--prior", watchlist], "temperature": ["--calibrator", "temperature"]}
+    for name, options in runs.items():
+        assert main(["evaluate", *data, *options, "--per-trial", str(tmp_path / f"{name}.csv")]) == 0
+    tables = [str(tmp_path / f"{name}.csv") for name in runs]
+    code = main(["compare", *tables, "--n-boot", "200", "--permutations", "500", "--json", str(tmp_path / "c.json")])
+    capsys.readouterr()
+    assert code == 0
+    rows = json.loads((tmp_path / "c.json").read_text())["rows"]
+    assert {r["metric"] for r in rows} == {"alid", "pdr", "lid_q99"}
+    for row in rows:
+        assert row["value_a"] == row["value_b"] == row["diff"] == row["low"] == row["high"] == 0.0, row
+        assert row["p_value"] == row["p_holm"] == 1.0, row
+    # LID+ has no positive trial to average on either side: undefined, and so is its p-value
+    from lidframe.cli.compare import read_per_trial
+
+    (_, speakers, lid_a), (_, _, lid_b) = (read_per_trial(t) for t in tables)
+    lid_pos = paired_comparison(lid_a, lid_b, speakers=speakers, bootstrap=SMALL, n_perm=N_PERM)["lid_pos"]
+    assert all(math.isnan(lid_pos[k]) for k in ("a", "b", "diff", "p_value"))

@@ -2,6 +2,7 @@
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,12 +11,12 @@ from hypothesis import strategies as st
 from sklearn.linear_model import LogisticRegression
 
 import lidframe
-from lidframe import Engine, InputError, ScoreSet, WatchList, evaluate
+from lidframe import Engine, Explicit, InputError, ScoreSet, WatchList, evaluate
 from lidframe.calibrators import Logistic
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import alid_decomposition
 from tests.reference import dense_pipeline, dense_znorm
-from tests.strategies import scoresets
+from tests.strategies import priors_of_every_kind, scoresets
 
 
 def random_scoreset(rng, n_trials, n_enrolled, prefix="s", mated_shift=0.0):
@@ -52,7 +53,7 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
 
 @settings(max_examples=25)
 @given(st.integers(0, 2**32 - 1))
-def test_scores_independent_of_identity_give_alid_near_zero(seed):
+def test_identity_free_scores_give_alid_near_zero_and_lid_uses_the_true_column(seed):
     # Hypothesis draws only a seed here, on purpose: the property is statistical (it holds
     # for i.i.d. scores, with a tolerance sized by their sampling error), so the 8,000
     # scores must be random draws, not numbers Hypothesis would shrink towards a pattern.
@@ -60,9 +61,28 @@ def test_scores_independent_of_identity_give_alid_near_zero(seed):
     # this size) and ALID ~ w * mean(z_true) / ln 2, whose sd is about 0.01 bit; 0.15 bit
     # is > 10 sd (over 300 seeds the largest |ALID| seen was 0.08).
     rng = np.random.default_rng(seed)
-    result = evaluate(random_scoreset(rng, 200, 20, "d"), random_scoreset(rng, 200, 20, "e"), binary_metrics=False)
+    uniform = np.full(20, -math.log(20))
+    ev = random_scoreset(rng, 200, 20, "e")
+    result = evaluate(random_scoreset(rng, 200, 20, "d"), ev, binary_metrics=False)
     assert abs(result.calibrator.slope_) < 0.4
     assert abs(result.summary["alid"]) < 0.15
+    # ALID ~ 0 holds whichever column an engine takes as the true speaker's, so the same
+    # seed also checks what only the right column gives: the per-trial LIDs of the dense
+    # reference, and on scores that do carry identity (mated scores + 1.5 sd) an ALID
+    # above 0.5 bit (about 1.4 expected, sd about 0.1).  A wrong column cannot reach
+    # it: under a uniform prior its expected LID is at most log2(N (1 - p_true) / (N - 1))
+    # < 0 (Jensen), and it measured -1.4 to -2.9 bits over 30 seeds.
+    cal = result.calibrator
+    np.testing.assert_allclose(
+        result.lid, dense_pipeline(ev.scores, ev.true_index, cal.slope_, cal.intercept_, uniform), rtol=0, atol=1e-10
+    )
+    ev = random_scoreset(rng, 200, 20, "e", mated_shift=1.5)
+    informed = evaluate(random_scoreset(rng, 200, 20, "d", mated_shift=1.5), ev, binary_metrics=False)
+    cal = informed.calibrator
+    np.testing.assert_allclose(
+        informed.lid, dense_pipeline(ev.scores, ev.true_index, cal.slope_, cal.intercept_, uniform), rtol=0, atol=1e-10
+    )
+    assert informed.summary["alid"] > 0.5
 
 
 @settings(max_examples=30)
@@ -183,3 +203,51 @@ def test_certain_attacker_under_a_watch_list_keeps_posteriors_in_range():
     dev, ev = simulate_system(leakage=1.0, seed=0)
     result = evaluate(dev, ev, calibrator="temperature", prior=WatchList(list(ev.enrolled[:3]), 10.0))
     assert (result.posterior_true <= 1.0).all() and result.summary["cllr_mc"] >= 0.0
+
+
+RANDOM_SYSTEM = Path(__file__).resolve().parents[2] / "examples" / "scores"
+DEMO_WATCHLIST = "watchlist?ids=eval-spk000,eval-spk001,eval-spk002&weight=10"  # examples/grid.toml's
+
+
+@pytest.mark.parametrize("calibrator", ["logistic", "temperature"])
+@pytest.mark.parametrize("prior", ["uniform", DEMO_WATCHLIST], ids=["uniform", "watchlist"])
+def test_random_system_of_the_demo_discloses_exactly_nothing(calibrator, prior):
+    # examples/grid.toml's `random` system: both calibrators find no evidence on its dev
+    # set (Logistic's slope is negative, Temperature's objective falls from a = 0), so
+    # every LID is 0.0 and PDR 0 (it was 1.00 for logistic + watch list, from LIDs of
+    # 9.6e-16, and 0.50 for temperature, from a slope of 4e-11)
+    result = evaluate(RANDOM_SYSTEM / "random_dev.npz", RANDOM_SYSTEM / "random_eval.npz", calibrator, prior=prior)
+    assert result.calibrator.slope_ == 0.0
+    assert np.array_equal(result.lid, np.zeros(result.lid.size)) and not np.signbit(result.lid).any()
+    s = result.summary
+    assert (s["alid"], s["pdr"], s["ndr"], s["lid_max"], s["lid_min"]) == (0.0, 0.0, 1.0, 0.0, 0.0)
+    assert math.isnan(s["lid_pos"]) and s["lid_neg"] == 0.0
+
+
+def gradient_at_zero(z, true_index):
+    """d/da mean_i [a z_i,true - logsumexp_j a z_ij] at a = 0: the softmax is uniform there."""
+    return float(np.mean(z[np.arange(z.shape[0]), true_index] - z.mean(axis=1)))
+
+
+@settings(max_examples=40)
+@given(st.integers(0, 2**32 - 1), st.integers(2, 25), st.integers(3, 60), st.floats(-1.0, 0.3), st.data())
+def test_temperature_without_evidence_has_slope_zero_and_lid_zero(seed, n_enrolled, n_trials, shift, data):
+    # the seed draws the scores (statistical data, see above); the rest is drawn to shrink
+    rng = np.random.default_rng(seed)
+    dev = random_scoreset(rng, n_trials, n_enrolled, "d", mated_shift=shift)
+    ev = random_scoreset(rng, 20, n_enrolled, "e")
+    kind, log_prior = data.draw(priors_of_every_kind(n_enrolled), label="prior")
+    result = evaluate(dev, ev, "temperature", prior=Explicit(dict(zip(ev.enrolled, np.exp(log_prior)))))
+    z = dense_znorm(dev.scores, 1)
+    if gradient_at_zero(z, dev.true_index) <= 0:  # concave objective falling from a = 0: optimum at 0
+        assert result.calibrator.slope_ == 0.0
+        assert np.array_equal(result.lid, np.zeros(20)) and not np.signbit(result.lid).any(), kind
+        assert result.summary["pdr"] == 0.0 and result.summary["alid"] == 0.0
+    else:  # an interior optimum (or the bound): the objective's derivative vanishes there
+        slope = result.calibrator.slope_
+        assert slope > 0.0
+        if slope < result.calibrator.max_slope - 1e-6:
+            p = np.exp(slope * z - (slope * z).max(axis=1, keepdims=True))
+            p /= p.sum(axis=1, keepdims=True)
+            rows = np.arange(n_trials)
+            assert abs(np.mean(z[rows, dev.true_index] - (p * z).sum(axis=1))) < 1e-6

@@ -6,12 +6,14 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from lidframe.core.lid import lid_from_llr, lid_from_scores, log_posterior
 from lidframe.core.znorm import row_znorm
 from lidframe.errors import InputError
+from lidframe.metrics.aggregates import lid_summary
 from tests.reference import dense_lid, dense_pipeline, dense_znorm
-from tests.strategies import closed_set_cases, log_priors
+from tests.strategies import closed_set_cases, log_priors, priors_of_every_kind
 
 
 def affine(slope, intercept):
@@ -96,12 +98,36 @@ def test_constant_llr_offset_cancels_under_uniform_prior(case, offset):
     )
 
 
-@given(st.integers(1, 30), st.integers(2, 40), st.floats(-1e3, 1e3))
-def test_constant_llr_matrix_gives_exactly_zero_lid(n_trials, n_enrolled, value):
-    llr = np.full((n_trials, n_enrolled), value)
-    true_index = np.arange(n_trials) % n_enrolled
-    lid = lid_from_llr(llr, np.full(n_enrolled, -math.log(n_enrolled)), true_index)
-    assert (lid == 0.0).all()
+@given(st.data(), st.integers(1, 30), st.integers(2, 40), st.integers(1, 7))
+def test_constant_llr_rows_give_exactly_zero_lid_under_any_prior(data, n_trials, n_enrolled, tile_rows):
+    # rows drawn constant (each its own value) or free, mixed in one matrix; a constant
+    # row leaves the posterior at the prior, so its LID is 0 in exact arithmetic
+    kind, log_prior = data.draw(priors_of_every_kind(n_enrolled), label="prior")
+    constant = data.draw(arrays(np.bool_, n_trials), label="constant rows")
+    values = data.draw(arrays(np.float64, n_trials, elements=st.floats(-1e3, 1e3)), label="constants")
+    free = data.draw(arrays(np.float64, (n_trials, n_enrolled), elements=st.floats(-30, 30)), label="free rows")
+    true_index = data.draw(arrays(np.intp, n_trials, elements=st.integers(0, n_enrolled - 1)), label="true_index")
+    llr = np.where(constant[:, None], values[:, None], free)
+    lid = lid_from_llr(llr, log_prior, true_index, tile_rows=tile_rows)
+    flat = llr.max(axis=1) == llr.min(axis=1)  # the drawn constant rows, and free rows that came out flat
+    assert (lid[flat] == 0.0).all() and not np.signbit(lid[flat]).any(), (kind, lid[flat])
+    np.testing.assert_allclose(lid[~flat], dense_lid(llr[~flat], log_prior, true_index[~flat]), rtol=0, atol=1e-10)
+    if flat.all():
+        summary = lid_summary(lid)
+        assert summary["alid"] == 0.0 and summary["pdr"] == 0.0 and summary["ndr"] == 1.0
+        assert summary["lid_max"] == summary["lid_min"] == summary["lid_neg"] == 0.0
+        assert math.isnan(summary["lid_pos"])
+
+
+@given(closed_set_cases(max_trials=20), st.data(), st.floats(-50, 50), st.integers(1, 7))
+def test_slope_zero_calibration_gives_zero_lid_and_no_disclosure(case, data, intercept, tile_rows):
+    # a calibrator that found no evidence (Logistic's fallback, Temperature at a = 0)
+    scores, true_index = case
+    kind, log_prior = data.draw(priors_of_every_kind(scores.shape[1]), label="prior")
+    lid = lid_from_scores(scores, true_index, affine(0.0, intercept), log_prior, tile_rows=tile_rows)
+    assert np.array_equal(lid, np.zeros(len(lid))) and not np.signbit(lid).any(), (kind, lid)
+    summary = lid_summary(lid)
+    assert (summary["alid"], summary["pdr"], summary["ndr"], summary["lid_max"]) == (0.0, 0.0, 1.0, 0.0)
 
 
 def test_impostor_rows_get_nan_and_others_unaffected():

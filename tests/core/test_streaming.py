@@ -12,12 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from lidframe import WatchList
 from lidframe.calibrators import Beta, GaussianBackend, Identity, Isotonic, Logistic, Temperature
 from lidframe.calibrators.maps import AffineMap, CallbackMap, PiecewiseLinearMap, llr_map_of
 from lidframe.core.engine import Engine
 from lidframe.core.streaming import cosine_row_stats, lid_from_embeddings
 from lidframe.errors import InputError
 from tests.reference import dense_lid, dense_znorm
+from tests.strategies import priors_of_every_kind
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -207,6 +209,103 @@ def test_non_increasing_affine_map_gives_zero_lid_and_true_ranks():
     assert np.array_equal(out.true_rank, 1 + (scores > scores[np.arange(30), true_index][:, None]).sum(axis=1))
 
 
+class ConstantPlugin:
+    """A third-party calibrator without llr_map() that found no evidence: one LLR for every pair."""
+
+    input_scale = "znorm"
+
+    def __init__(self, value):
+        self.value = value
+
+    def llr(self, z):
+        return np.full(np.shape(z), self.value)
+
+
+#: maps whose LLR is the same for every enrolled speaker of a trial, and one that is flat
+#: only for z <= 1.5 (a trial whose z-scores all lie there is constant, the others not)
+ZERO_EVIDENCE_MAPS = {
+    "affine slope 0": lambda c: AffineMap(0.0, c),
+    "one-knot piecewise": lambda c: PiecewiseLinearMap([0.0], [c]),
+    "plugin": ConstantPlugin,
+}
+FLAT_BELOW = 1.5
+STREAMING_PATHS = [("numpy", "float64"), ("numpy", "float32"), ("torch", "float64"), ("torch", "float32")]
+
+
+@given(
+    drawn_embeddings(),
+    st.data(),
+    st.floats(-50.0, 50.0),
+    st.sampled_from([*ZERO_EVIDENCE_MAPS, "flat below 1.5"]),
+    st.sampled_from(STREAMING_PATHS),
+    st.integers(1, 16),
+)
+def test_no_evidence_rows_give_exactly_zero_lid_on_every_streaming_path(case, data, value, name, path, tile_rows):
+    pytest.importorskip("torch")
+    trial, enrol = case
+    n_trials, n_enrolled = trial.shape[0], enrol.shape[0]
+    kind, log_prior = data.draw(priors_of_every_kind(n_enrolled), label="prior")
+    true_index = data.draw(arrays(np.intp, n_trials, elements=st.integers(0, n_enrolled - 1)), label="true_index")
+    if name == "flat below 1.5":
+        llr_map = PiecewiseLinearMap([FLAT_BELOW, FLAT_BELOW + 1.0], [value, value + 2.0])
+    else:
+        llr_map = ZERO_EVIDENCE_MAPS[name](value)
+    kernel, precision = path
+    out = lid_from_embeddings(
+        trial,
+        enrol,
+        true_index,
+        llr_map,
+        log_prior,
+        engine=Engine(device="cpu", kernel=kernel, precision=precision, tile_rows=tile_rows),
+    )
+    assert out.kernel == kernel
+    z = dense_znorm(cosine(trial, enrol), 1)
+    if name == "flat below 1.5":
+        # rows clearly inside the flat part are constant whatever the rounding of z
+        flat = z.max(axis=1) < FLAT_BELOW - 1e-6
+        ref = dense_lid(np.interp(z, llr_map.knots_z, llr_map.knots_llr), log_prior, true_index)
+        tolerance = 1e-9 if precision == "float64" else 1e-4
+        np.testing.assert_allclose(out.lid_bits[~flat], ref[~flat], rtol=0, atol=tolerance)
+    else:
+        flat = np.ones(n_trials, bool)
+    assert (out.lid_bits[flat] == 0.0).all() and not np.signbit(out.lid_bits[flat]).any(), (kind, out.lid_bits[flat])
+    scores = cosine(trial, enrol)
+    rank = 1 + (scores > scores[np.arange(n_trials), true_index][:, None]).sum(axis=1)
+    if precision == "float64":
+        assert np.array_equal(out.true_rank, rank)
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_EVIDENCE_MAPS))
+@pytest.mark.parametrize("path", STREAMING_PATHS, ids=[f"{k}-{p}" for k, p in STREAMING_PATHS])
+def test_no_evidence_on_the_demo_size_with_a_watch_list_is_exactly_zero(name, path):
+    # the size of the demo's random system (N = 29, a 3-speaker watch list of weight 10),
+    # where the floating-point sum left 1e-16 (float64) to 9e-8 bit (float32 torch)
+    pytest.importorskip("torch")
+    trial, enrol, true_index = embeddings(1, 40, 29, 8)
+    enrolled = [f"spk{j}" for j in range(29)]
+    log_prior = WatchList(enrolled[:3], 10.0).log_prior(enrolled)
+    kernel, precision = path
+    out = lid_from_embeddings(
+        trial,
+        enrol,
+        true_index,
+        ZERO_EVIDENCE_MAPS[name](0.3),
+        log_prior,
+        engine=Engine(device="cpu", kernel=kernel, precision=precision),
+    )
+    assert np.array_equal(out.lid_bits, np.zeros(40)) and not np.signbit(out.lid_bits).any()
+
+
+@pytest.mark.parametrize("kernel", ["numpy", "torch"])
+def test_decreasing_affine_map_is_refused(kernel):
+    trial, enrol, true_index = embeddings(2, 12, 6, 5)
+    with pytest.raises(InputError, match=r"non-decreasing: affine map with slope -0.5"):
+        lid_from_embeddings(
+            trial, enrol, true_index, AffineMap(-0.5, 1.0), log_priors(6)["watchlist"], engine=Engine(kernel=kernel)
+        )
+
+
 def test_bad_input_is_named():
     trial, enrol, true_index = embeddings(1, 10, 5, 4)
     log_prior = log_priors(5)["uniform"]
@@ -242,6 +341,7 @@ _INTERPRETER_CHECK = textwrap.dedent(
     from tests.core.test_streaming import embeddings, cosine, reference_lid, log_priors, relative_l2
     from tests.reference import dense_znorm
     from lidframe.calibrators import Logistic
+    from lidframe.calibrators.maps import AffineMap
     from lidframe.core.engine import Engine
     from lidframe.core.streaming import lid_from_embeddings
     from lidframe.core.triton_lid import lid_lse_triton
@@ -259,6 +359,12 @@ _INTERPRETER_CHECK = textwrap.dedent(
         assert out.kernel == "triton"
         assert relative_l2(out.lid_bits, ref) <= 1e-6, (name, relative_l2(out.lid_bits, ref))
         assert (out.true_rank == rank).mean() >= 0.97, name
+        # a slope-0 map (no evidence): exactly 0 under any prior, as on the other paths
+        zero = lid_from_embeddings(trial, enrol, true_index, AffineMap(0.0, 1.7), log_prior,
+                                   engine=Engine(device="cpu", kernel="triton", precision="float32"),
+                                   triton_blocks={{"block_m": 16, "block_n": 32}})
+        assert zero.kernel == "triton" and np.array_equal(zero.lid_bits, np.zeros(45)), (name, zero.lid_bits)
+        assert not np.signbit(zero.lid_bits).any() and (zero.true_rank == rank).mean() >= 0.97, name
     # the low-precision dot: fp16 inputs, fp32 accumulation, against the same rounded inputs in float64
     rng = np.random.default_rng(0)
     q = torch.from_numpy(rng.normal(size=(37, 24))).half(); k = torch.from_numpy(rng.normal(size=(50, 24))).half()
