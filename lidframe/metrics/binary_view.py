@@ -10,10 +10,14 @@ and PAV bins:
 ``cllr``               Cllr of the LLRs (bits), :func:`~lidframe.metrics.detection.cllr`
 ``min_cllr``           Cllr after PAV (bits), :func:`~lidframe.metrics.detection.min_cllr`
 ``dece_bits``          ZEBRA D_ECE (bits), :func:`~lidframe.metrics.zebra.dece_bits`
-``max_abs_llr_log10``  ZEBRA max |LLR| (log10), :func:`~lidframe.metrics.zebra.max_abs_llr`
+``max_abs_llr_log10``  ZEBRA max |LLR| (log10) of the real scores, :func:`~lidframe.metrics.zebra.max_abs_llr`
 ``zebra_tag``          its category 0, A-F
 ``dsys``               linkability D_sys, :func:`~lidframe.metrics.linkability.dsys`
+``dsys_method``        how D_sys was integrated: ``"reference"`` (the VoicePrivacy code's)
 =====================  ======================================================
+
+Text-valued keys are listed in :data:`BINARY_TEXT_KEYS` (``None`` where the binary view
+is not computed).
 """
 
 from __future__ import annotations
@@ -29,12 +33,27 @@ from lidframe.metrics.detection import (
     cllr,
     eer_from_bins,
 )
-from lidframe.metrics.linkability import dsys
+from lidframe.metrics.linkability import DSYS_METHODS, dsys
 from lidframe.metrics.zebra import dece_from_bins, max_abs_from_bins, zebra_tag
 
-__all__ = ["binary_summary", "BINARY_KEYS"]
+__all__ = ["binary_summary", "BINARY_KEYS", "BINARY_TEXT_KEYS"]
 
-BINARY_KEYS = ("eer", "eer_threshold", "cllr", "min_cllr", "dece_bits", "max_abs_llr_log10", "zebra_tag", "dsys")
+BINARY_KEYS = (
+    "eer",
+    "eer_threshold",
+    "cllr",
+    "min_cllr",
+    "dece_bits",
+    "max_abs_llr_log10",
+    "zebra_tag",
+    "dsys",
+    "dsys_method",
+)
+#: The keys of :data:`BINARY_KEYS` that hold text, not numbers.
+BINARY_TEXT_KEYS = ("zebra_tag", "dsys_method")
+
+#: The D_sys integration rule the binary view reports (see :mod:`lidframe.metrics.linkability`).
+_DSYS_METHOD = DSYS_METHODS[0]
 
 
 def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrite: bool = False) -> dict:
@@ -54,7 +73,11 @@ def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrit
         Keys :data:`BINARY_KEYS`.
     """
     mated, non_mated = _check_pair(mated_llr, non_mated_llr)
-    out: dict[str, float | str] = {"cllr": cllr(mated, non_mated), "dsys": dsys(mated, non_mated)}
+    out: dict[str, float | str] = {
+        "cllr": cllr(mated, non_mated),
+        "dsys": dsys(mated, non_mated, method=_DSYS_METHOD),
+        "dsys_method": _DSYS_METHOD,
+    }
     if overwrite:
         mated.sort()
         non_mated.sort()

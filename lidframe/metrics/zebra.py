@@ -13,7 +13,13 @@ reduce its uncertainty about "same speaker or not", at every prior:
     without Laplace smoothing, as ZEBRA does.
 ``max_abs_llr`` -- individual metric
     the largest |LLR| (in log10 units, i.e. decimal orders of magnitude) of the
-    Laplace-smoothed PAV LLRs: the strongest evidence any single comparison gives.
+    Laplace-smoothed PAV LLRs *of the real scores*: the strongest evidence any single
+    comparison gives.  As in ZEBRA and BOSARIS (``optimal_llr``), the Laplace rule adds
+    one pseudo mated and one pseudo non-mated score below and above all scores, PAV runs
+    on the lot, and the pseudo scores are dropped *before* the maximum.  A PAV bin that
+    holds only a pseudo pair has posterior 1/2, so its LLR is ln(N_non_mated / N_mated):
+    with 1-to-N data (1 mated : N - 1 non-mated) counting it would give every system,
+    even one without any information, max |LLR| >= log10(N - 1).
 ``zebra_tag``
     its category: 0 (= 0), A (<= 1), B (<= 2), C (<= 4), D (<= 5), E (<= 6), F (> 6).
     (ZEBRA itself fails when max |LLR| = 0; here that is tag "0".)
@@ -107,16 +113,52 @@ def dece_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
 
 
 def max_abs_llr(mated: ArrayLike, non_mated: ArrayLike) -> float:
-    """ZEBRA's individual metric: max |LLR| of Laplace-smoothed PAV LLRs, in log10 units."""
+    """ZEBRA's individual metric: max |LLR| over the real scores' Laplace-smoothed PAV LLRs, log10.
+
+    Parameters
+    ----------
+    mated, non_mated : array_like
+        Mated and non-mated scores (any monotone scale; tied scores are pooled).
+
+    Returns
+    -------
+    float
+        max |LLR| in log10 units (decimal orders of magnitude), >= 0.  The Laplace
+        pseudo scores shape the PAV but are not among the scores maximised over (see
+        the module docstring).
+    """
     mated_arr, non_mated_arr = _check_pair(mated, non_mated)
     _, bin_mated, bin_non_mated = pav_bins(mated_arr, non_mated_arr, laplace=True)
     return max_abs_from_bins(bin_mated, bin_non_mated, mated_arr.size, non_mated_arr.size)
 
 
+#: Scores the Laplace rule adds at each end (one pseudo mated, one pseudo non-mated),
+#: see :func:`lidframe.metrics.detection.pav_bins`.
+_LAPLACE_PSEUDO_PER_END = 2.0
+
+
 def max_abs_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray, n_mated: int, n_non_mated: int) -> float:
-    """max |LLR| in log10 from Laplace-smoothed PAV bins of n_mated mated and n_non_mated non-mated scores."""
+    """max |LLR| in log10 over the bins holding real scores, from Laplace-smoothed PAV bins.
+
+    Parameters
+    ----------
+    bin_mated, bin_non_mated : ndarray of float, shape (B,)
+        Counts per bin of ``pav_bins(..., laplace=True)``: the first bin holds the pseudo
+        pair at -inf, the last the pseudo pair at +inf (one bin when B = 1).
+    n_mated, n_non_mated : int
+        Real mated and non-mated counts (the prior odds of the LLRs).
+
+    Returns
+    -------
+    float
+        The largest |LLR| (log10) of a bin with at least one real score.  A bin made of a
+        pseudo pair alone (count 2) is left out, as ZEBRA drops the pseudo scores.
+    """
     llr = _bin_llr(bin_mated, bin_non_mated, n_mated, n_non_mated)
-    return float(np.max(np.abs(llr)) / math.log(10.0))
+    real_count = np.asarray(bin_mated + bin_non_mated, dtype=np.float64).copy()
+    real_count[0] -= _LAPLACE_PSEUDO_PER_END
+    real_count[-1] -= _LAPLACE_PSEUDO_PER_END
+    return float(np.max(np.abs(llr[real_count > 0])) / math.log(10.0))
 
 
 def zebra_tag(max_abs_llr_log10: float) -> str:

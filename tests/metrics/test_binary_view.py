@@ -121,11 +121,16 @@ def test_linkability_against_hand_computation():
     non_mated = np.r_[np.full(9, 0.3), 0.0, np.full(9, 0.7), 1.0]
     assert linkability_bins(20) == 2
     # densities (bin width 0.5): mated 4/20/0.5 = 0.4 and 1.6; non_mated 1.0 and 1.0 -> LR 0.4, 1.6
-    # D = 0 for LR <= 1, 2*1.6/2.6 - 1 = 0.6/2.6 for the second; D_sys = 1.6 * 0.5 * 0.6/2.6
-    assert dsys(mated, non_mated) == pytest.approx(1.6 * 0.5 * (0.6 / 2.6))
-    assert dsys([0.9, 1.0], [0.0, 0.1]) == 0.0  # 2 mated scores -> 1 bin: nothing can link
-    assert dsys([0.9, 1.0], [0.0, 0.1], n_bins=2) == pytest.approx(1.0)  # mated-only bin: D = 1
-    assert dsys([1.0, 1.0], [1.0, 1.0]) == 0.0
+    # D = 0 for LR <= 1, 2*1.6/2.6 - 1 = 0.6/2.6 for the second; f = D * p_mated = (0, 1.6 * 0.6/2.6)
+    # bin-sum: 0.5 * (f1 + f2); reference: trapezoid over the centres 0.25, 0.75 = 0.5 * (f1 + f2) / 2
+    assert dsys(mated, non_mated, method="bin-sum") == pytest.approx(1.6 * 0.5 * (0.6 / 2.6))
+    assert dsys(mated, non_mated) == pytest.approx(1.6 * 0.5 * (0.6 / 2.6) / 2)
+    for method in ("reference", "bin-sum"):
+        assert dsys([0.9, 1.0], [0.0, 0.1], method=method) == 0.0  # 2 mated scores -> 1 bin: nothing links
+        assert dsys([1.0, 1.0], [1.0, 1.0], method=method) == 0.0
+    # mated-only bin: D = 1, f = (0, 2); bin-sum 0.5 * 2 = 1, reference 0.5 * (0 + 2) / 2 = 0.5
+    assert dsys([0.9, 1.0], [0.0, 0.1], n_bins=2, method="bin-sum") == pytest.approx(1.0)
+    assert dsys([0.9, 1.0], [0.0, 0.1], n_bins=2) == pytest.approx(0.5)
 
 
 def test_identification_metrics():

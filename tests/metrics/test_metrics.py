@@ -137,6 +137,7 @@ def test_binary_summary_matches_the_separate_metrics(mated, non_mated):
     }
     got = binary_summary(mated.copy(), non_mated.copy(), overwrite=True)
     assert got.pop("zebra_tag") == zebra_tag(want["max_abs_llr_log10"])
+    assert got.pop("dsys_method") == "reference"
     assert got == pytest.approx(want, abs=1e-12)
     kept = non_mated.copy()
     binary_summary(mated, kept)
