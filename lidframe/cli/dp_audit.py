@@ -62,6 +62,15 @@ def _embedding_split(table, enrol_dir, trials_dir):
     )
 
 
+def _check_cell(row: dict) -> str:
+    """The table's ``check`` column: violations, "ok", or why the bounds were not checked."""
+    if row["violations"]:
+        return "VIOLATION: " + "; ".join(row["violations"])
+    if not (row["eer_bound_applies"] and row["alid_bound_applies"]):
+        return "not checked (unbalanced trials)"
+    return "ok"
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.data.fileio import write_json
     from lidframe.privacy.audit import dp_audit, plot_dp_audit, simulated_splits
@@ -107,11 +116,11 @@ def run(args: argparse.Namespace) -> int:
     body = [
         [f"{r['mu']:.2f}", f"{r['sigma']:.3f}", f"{r['eer_bound']:.3f}", f"{r['bayes_eer']:.3f}",
          f"{r['cosine_eer']:.3f}", f"{r['mi_bound_bits']:.3f}", f"{r['bayes_alid']:.3f}", f"{r['cosine_alid']:.3f}",
-         f"{r['bayes_lid_max']:.3f}", f"{r['cosine_lid_max']:.3f}",
-         "VIOLATION: " + "; ".join(r["violations"]) if r["violations"] else "ok"]
+         f"{r['bayes_lid_max']:.3f}", f"{r['cosine_lid_max']:.3f}", _check_cell(r)]
         for r in rows
     ]  # fmt: skip
     print(text_table(header, body))
+    print(f"bounds {'checked' if rows[0]['alid_bound_applies'] else 'NOT checked'}: {rows[0]['bounds_reason']}")
     if json_out is not None:
         write_json(json_out, result.to_dict())
     if plot_out is not None:

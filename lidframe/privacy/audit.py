@@ -20,7 +20,17 @@ pairwise EER (ROC convex hull over all (trial, enrolled) pairs) and ALID / LIDma
 single-release bounds EER >= Phi(-mu / 2) and mutual information <= mu^2 / (2 ln 2) bit,
 and the **violations**: a measured value whose bootstrap interval lies entirely beyond
 its bound, which means a bug or broken assumptions (e.g. speaker information outside the
-clipped embedding).  ``lidframe dp-audit`` prints it as a table; :func:`plot_dp_audit`
+clipped embedding).
+
+The bounds hold for trials whose speakers are drawn from the attacker's prior -- here
+the uniform prior over the N enrolled speakers.  The audit checks them only when the
+eval trials are **balanced**: every enrolled speaker has the same number of trials, so
+their frequencies equal the prior exactly (:func:`trial_balance`).  Otherwise an
+attacker that favours the frequent speakers beats both bounds without any bug (all
+trials from one speaker: always answering that speaker gives EER 0 and
+LID = log2 N on every trial, at any mu), so each row says ``eer_bound_applies`` /
+``alid_bound_applies`` False with the reason in ``bounds_reason``, and reports no
+violation.  ``lidframe dp-audit`` prints it as a table; :func:`plot_dp_audit`
 draws it.  :func:`simulated_splits` makes the simulated embeddings the command audits
 when given no data; :func:`released_scoreset` is the grid's mechanism step (an attacker's
 score set of released embeddings).
@@ -57,6 +67,8 @@ __all__ = [
     "AUDIT_BOOTSTRAP",
     "DPAuditResult",
     "EmbeddingSplit",
+    "TrialBalance",
+    "trial_balance",
     "bayes_scores",
     "pairwise_llr",
     "dp_audit",
@@ -95,10 +107,13 @@ class DPAuditResult(TableRecord):
     Attributes
     ----------
     rows : tuple of dict
-        ``mu, sigma, eer_bound, mi_bound_bits, n_enrolled, log2_n`` and, for the
-        ``bayes`` and ``cosine`` attackers, ``<attacker>_eer``, ``_eer_ci``, ``_alid``,
-        ``_alid_ci``, ``_lid_max``, ``_lid_q99``; ``violations`` lists the bound
-        violations beyond the intervals.
+        ``mu, sigma, eer_bound, mi_bound_bits, n_enrolled, log2_n``; whether the bounds
+        are checked for these trials, ``eer_bound_applies`` and ``alid_bound_applies``
+        (both: the eval trials are balanced, see :func:`trial_balance`), with the reason
+        ``bounds_reason`` and ``trial_prior_kl_bits``; for the ``bayes`` and ``cosine``
+        attackers, ``<attacker>_eer``, ``_eer_ci``, ``_alid``, ``_alid_ci``,
+        ``_lid_max``, ``_lid_q99``; ``violations`` lists the violations, beyond the
+        intervals, of the bounds that apply.
     """
 
     rows: tuple[Row, ...] = attrs.field(converter=as_rows)
@@ -107,6 +122,71 @@ class DPAuditResult(TableRecord):
     def violated(self) -> bool:
         """Whether any mu has a bound violation (a bug, or broken assumptions)."""
         return any(row["violations"] for row in self.rows)
+
+
+@attrs.frozen
+class TrialBalance:
+    """How the eval trials' speakers compare with the audit's uniform prior.
+
+    Attributes
+    ----------
+    balanced : bool
+        Every enrolled speaker has the same number (>= 1) of trials: the trial speakers'
+        frequencies equal the uniform prior, the condition of the GDP bounds.
+    kl_bits : float
+        KL(trial frequencies || uniform prior) in bits: 0 when balanced, log2 N when all
+        trials come from one speaker.
+    reason : str
+        One line saying why the bounds are or are not checked.
+    """
+
+    balanced: bool
+    kl_bits: float
+    reason: str
+
+
+def trial_balance(trial_speakers: np.ndarray, enrolled: Sequence[str]) -> TrialBalance:
+    """Whether the GDP bounds apply to these trials under the uniform prior over *enrolled*.
+
+    The criterion is exact balance: every enrolled speaker has the same number of
+    trials.  The bounds are statements about trials drawn from the prior; with any other
+    trial composition an attacker can beat them by favouring the frequent speakers.
+
+    Parameters
+    ----------
+    trial_speakers : ndarray of str, shape (T,)
+        Speaker of each eval trial (all enrolled).
+    enrolled : sequence of str, length N
+        The enrolled speakers.
+    """
+    speakers = np.asarray(trial_speakers).astype(str)
+    counts = np.array([int(np.count_nonzero(speakers == s)) for s in enrolled])
+    n_enrolled = counts.size
+    freq = counts / counts.sum()
+    present = freq > 0
+    kl_bits = float(np.sum(freq[present] * np.log2(freq[present] * n_enrolled)))
+    low, high = int(counts.min()), int(counts.max())
+    if low == high:
+        reason = (
+            f"eval trials balanced ({low} per enrolled speaker): their speakers' frequencies equal the uniform prior"
+        )
+        return TrialBalance(True, 0.0, reason)
+    reason = (
+        f"eval trials not balanced over the {n_enrolled} enrolled speakers ({low} to {high} per speaker, "
+        f"KL(trials || uniform prior) = {kl_bits:.3g} bit): the GDP bounds hold for trial speakers drawn "
+        "from the prior, so they are not checked"
+    )
+    return TrialBalance(False, kl_bits, reason)
+
+
+def _check_closed_set(split: EmbeddingSplit) -> None:
+    enrolled = set(split.enrol)
+    for trial_id, speaker in zip(split.trial_ids, split.trial_speakers):
+        if str(speaker) not in enrolled:
+            raise InputError(
+                f"eval trial {trial_id!s}: speaker {speaker!s} is not enrolled; the audit needs every trial's speaker "
+                "among the enrolled speakers"
+            )
 
 
 def bayes_scores(released: np.ndarray, centroids: np.ndarray, sigma: float) -> np.ndarray:
@@ -185,6 +265,8 @@ def dp_audit(
     mus = [float(m) for m in mus]
     if not mus:
         raise InputError("dp_audit needs at least one mu")
+    _check_closed_set(eval)
+    balance = trial_balance(eval.trial_speakers, list(eval.enrol))
     rows = []
     for index, mu in enumerate(sorted(mus)):
         mechanism = GaussianSpeakerMechanism(mu, clip_norm=clip_norm, sensitivity=sensitivity, seed=seed + index)
@@ -197,6 +279,10 @@ def dp_audit(
             "mi_bound_bits": gdp_mi_bound_bits(mu),
             "n_enrolled": ev_bayes.n_enrolled,
             "log2_n": math.log2(ev_bayes.n_enrolled),
+            "eer_bound_applies": balance.balanced,
+            "alid_bound_applies": balance.balanced,
+            "bounds_reason": balance.reason,
+            "trial_prior_kl_bits": balance.kl_bits,
         }
         cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
         bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
@@ -218,9 +304,9 @@ def dp_audit(
                     f"{name}_lid_q99": intervals["lid_q99"].estimate,
                 }
             )
-            if intervals["eer"].high < row["eer_bound"]:
+            if row["eer_bound_applies"] and intervals["eer"].high < row["eer_bound"]:
                 violations.append(f"{name} EER below the bound")
-            if intervals["alid"].low > row["mi_bound_bits"]:
+            if row["alid_bound_applies"] and intervals["alid"].low > row["mi_bound_bits"]:
                 violations.append(f"{name} ALID above the mutual-information bound")
         row["violations"] = violations
         rows.append(row)
