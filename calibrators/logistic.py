@@ -14,8 +14,18 @@ trial against N - 1 non-mated).  Two documented weightings:
 
 Both use scikit-learn's default L2 penalty with ``C=1`` unless ``C`` says otherwise
 (``C=None``: no penalty).  The solver runs to a tight tolerance (1e-10 instead of
-scikit-learn's 1e-4), so slopes may differ from the reference code's in the third decimal.  Under a uniform prior the intercept cancels in the posterior,
-so only the slope moves LID; under a watch-list prior it does not cancel.
+scikit-learn's 1e-4), so slopes may differ from the reference code's in the third decimal.
+
+Provenance of the defaults: ``weighting="balanced"`` and ``C=1`` are the published
+reference code's (``LogisticRegression(class_weight="balanced")`` with scikit-learn's
+default penalty); ``weighting="prior"`` is the recipe of the paper's text (lidframe
+applies the same ``C`` to it).  The tolerance, the standard errors and the
+negative-slope fallback are lidframe's own.
+
+The intercept adds the same constant to every LLR of a trial's row, and a constant
+added to a whole row cancels in the posterior softmax under *any* prior (uniform,
+watch-list or explicit), so only the slope moves LID.  The intercept matters only where
+pairs are read one at a time, as the binary view's actual ``cllr`` does.
 """
 
 from __future__ import annotations

@@ -112,3 +112,20 @@ def test_k_larger_than_every_speaker_is_an_error_and_cli(tmp_path, capsys):
         main(["longitudinal", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"), "--k", "9"])
         == 2
     )
+
+
+def test_mean_fusion_can_be_more_confident_than_every_single_utterance():
+    # N = 3, both utterances from the first speaker, LLRs used as they are (identity):
+    # each row rules out one impostor, their mean rules out both
+    rows = np.array([[0.0, 0.0, -30.0], [0.0, -30.0, 0.0]])
+    enrolled = ["a", "b", "c"]
+    ev = ScoreSet(rows, enrolled, ["a", "a"], ["u0", "u1"])
+    dev = ScoreSet(np.array([[1.0, 0.0, -1.0], [0.0, 1.0, -1.0]]), enrolled, ["a", "b"], ["d0", "d1"])
+    single, fused = longitudinal(dev, ev, [1, "all"], fusion="mean", calibrator="identity", bootstrap=None).rows
+    # one utterance: p_true = 1 / (1 + 1 + e^-30); mean [0, -15, -15]: p_true = 1 / (1 + 2 e^-15)
+    one = math.log2(3.0 / (2.0 + math.exp(-30.0)))
+    both = math.log2(3.0 / (1.0 + 2.0 * math.exp(-15.0)))
+    assert one == pytest.approx(0.585, abs=5e-4) and both == pytest.approx(1.585, abs=5e-4)
+    assert single["alid"] == pytest.approx(one, abs=1e-12) and single["lid_max"] == pytest.approx(one, abs=1e-12)
+    assert fused["n_groups"] == 1 and fused["alid"] == pytest.approx(both, abs=1e-12)
+    assert fused["alid"] > single["lid_max"] + 0.99

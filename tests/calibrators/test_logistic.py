@@ -99,3 +99,28 @@ def test_bad_params_are_reported_at_fit():
         Logistic(weighting="odd").fit(z, y)
     with pytest.raises(InputError, match="C must be a positive number"):
         Logistic(C=-1).fit(z, y)
+
+
+def test_fitted_intercept_cancels_in_lid_under_any_prior():
+    # the intercept adds one constant to a whole LLR row, which cancels in the posterior
+    # softmax whatever the prior: checked against the dense textbook formula with the
+    # intercept dropped, for a uniform, a watch-list and a skewed explicit prior
+    from lidframe import WatchList
+    from lidframe.core.lid import lid_from_llr
+    from tests.reference import dense_lid, dense_znorm
+
+    cal = Logistic(weighting="prior").fit(*dev_pairs(seed=3))
+    assert abs(cal.intercept_) > 1.0  # a real offset: ln(N_mated / N_non_mated) is in it
+    rng = np.random.default_rng(4)
+    n_enrolled = 6
+    z = dense_znorm(rng.normal(size=(40, n_enrolled)), 1)
+    true_index = rng.integers(0, n_enrolled, 40)
+    enrolled = [f"s{j}" for j in range(n_enrolled)]
+    explicit = np.log(np.array([0.6, 0.2, 0.1, 0.05, 0.03, 0.02]))
+    for log_prior in (
+        np.full(n_enrolled, -math.log(n_enrolled)),
+        WatchList(enrolled[:2], 10.0).log_prior(enrolled),
+        explicit,
+    ):
+        with_intercept = lid_from_llr(cal.llr(z), log_prior, true_index)
+        np.testing.assert_allclose(with_intercept, dense_lid(cal.slope_ * z, log_prior, true_index), rtol=0, atol=1e-10)
