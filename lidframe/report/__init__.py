@@ -1,0 +1,42 @@
+"""The audit report: one self-contained HTML page per run (``report.html``).
+
+The wing turns what lidframe computed -- ``evaluate`` Results (with their calibrator
+sensitivity and per-speaker tables), a grid's finished cells, a DP audit -- into a
+:class:`~lidframe.report.model.Report` record (:mod:`lidframe.report.build`) and
+renders that as one HTML file (:mod:`lidframe.report.render`): headlines per system with
+a one-sentence reading computed from the numbers, a sortable comparison table with
+intervals, LID figures as inline SVG (:mod:`lidframe.report.figures`), and the settings
+and input-file digests behind every number.  The page makes no network request, reads
+offline and prints.
+
+It sits between the analyses and the grid: it reads ``core``, ``analyses`` and
+``privacy`` results, and ``grid`` and ``cli`` call it.  Importing it loads neither
+jinja2 nor matplotlib (``pip install 'lidframe[report]'``): rendering does.
+
+>>> from lidframe.data.simulate import simulate_system
+>>> import lidframe
+>>> dev, ev = simulate_system(leakage=0.5, seed=0)
+>>> report = report_from_results({"anon": lidframe.evaluate(dev, ev)})
+>>> report.systems[0].reading.endswith("bits of a possible 4.86.")
+True
+"""
+
+from lidframe.report.build import lid_ceiling_bits, report_from_dp_audit, report_from_grid, report_from_results
+from lidframe.report.model import Headline, InputFile, Interval, Provenance, Report, ReportSystem, SystemSettings
+from lidframe.report.render import render_html, write_report
+
+__all__ = [
+    "Report",
+    "ReportSystem",
+    "Headline",
+    "Interval",
+    "Provenance",
+    "SystemSettings",
+    "InputFile",
+    "report_from_results",
+    "report_from_grid",
+    "report_from_dp_audit",
+    "lid_ceiling_bits",
+    "render_html",
+    "write_report",
+]

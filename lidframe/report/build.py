@@ -1,0 +1,403 @@
+"""Builders of a :class:`~lidframe.report.model.Report` from what lidframe computes.
+
+:func:`report_from_results`
+    ``lidframe.evaluate`` Results (one per system, ``lidframe evaluate --report``, the
+    demos), optionally with each system's calibrator sensitivity and per-speaker table.
+:func:`report_from_grid`
+    the finished cells of a grid (as :func:`lidframe.grid.report.load_results` returns
+    them) and their per-trial files (``lidframe report GRID_DIR``).
+:func:`report_from_dp_audit`
+    a :func:`lidframe.privacy.audit.dp_audit` record (``lidframe dp-audit --report``).
+
+Each digests the input files it is told about (and, for a grid, the store and the
+per-trial files it reads) into the report's :class:`~lidframe.report.model.Provenance`.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lidframe._version import __version__
+from lidframe.analyses.sensitivity import SensitivityResult
+from lidframe.core.evaluation import Result
+from lidframe.core.lid import LN2
+from lidframe.data.fileio import StrPath
+from lidframe.errors import InputError
+from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
+from lidframe.report.model import (
+    Headline,
+    InputFile,
+    Provenance,
+    Report,
+    ReportSystem,
+    SystemSettings,
+)
+
+__all__ = ["report_from_results", "report_from_grid", "report_from_dp_audit", "lid_ceiling_bits"]
+
+
+def _now(created: _dt.datetime | None) -> str:
+    moment = created or _dt.datetime.now(_dt.UTC)
+    if moment.tzinfo is None:
+        raise InputError("created must be a timezone-aware datetime (e.g. datetime.now(timezone.utc))")
+    return moment.astimezone(_dt.UTC).isoformat(timespec="seconds")
+
+
+def _inputs(inputs: Mapping[str, StrPath] | None) -> list[InputFile]:
+    """Digest every file of *inputs* (role -> path)."""
+    return [InputFile.of(str(role), path) for role, path in (inputs or {}).items()]
+
+
+def _settings(settings: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
+    return tuple((str(k), str(v)) for k, v in (settings or {}).items())
+
+
+def _versions(summaries: Sequence[Mapping[str, Any]]) -> str:
+    """The lidframe version(s) that computed the summaries ("0.1.0", or "0.1.0, 0.2.0" when mixed)."""
+    found = sorted({str(s["lidframe_version"]) for s in summaries if s.get("lidframe_version")})
+    return ", ".join(found) if found else "unknown"
+
+
+def lid_ceiling_bits(result: Result) -> float:
+    """The largest LID any closed-set trial of *result* could reach: max_i -log2 prior(true speaker of i).
+
+    LID_i = log2(p_i / pi_i) <= -log2 pi_i, since p_i <= 1; under a uniform prior this is
+    log2 N for every trial.
+
+    Parameters
+    ----------
+    result : Result
+
+    Returns
+    -------
+    float
+        Bits.
+    """
+    column = {str(s): j for j, s in enumerate(result.enrolled)}
+    closed = ~np.asarray(result.is_impostor, dtype=bool)
+    true = np.array([column[str(s)] for s in result.trial_speakers[closed]], dtype=np.intp)
+    return float(np.max(-result.log_prior[true]) / LN2)
+
+
+def _keyed(name: str, records: Mapping[str, Any] | None, keys: Sequence[str]) -> dict[str, Any]:
+    records = dict(records or {})
+    unknown = [k for k in records if k not in keys]
+    if unknown:
+        raise InputError(f"{name} given for {unknown[0]!r}, which is not one of the results: {list(keys)}")
+    return records
+
+
+def report_from_results(
+    results: Mapping[str, Result],
+    *,
+    title: str | None = None,
+    systems: Mapping[str, str] | None = None,
+    sensitivity: Mapping[str, SensitivityResult] | None = None,
+    per_speaker: Mapping[str, Any] | None = None,
+    inputs: Mapping[str, StrPath] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+    created: _dt.datetime | None = None,
+) -> Report:
+    """A report of ``lidframe.evaluate`` Results, one row and one section per label.
+
+    Parameters
+    ----------
+    results : mapping of str to Result
+        label -> Result (at least one), in the order the page shows them.
+    title : str, optional
+        Page title (default ``"lidframe audit report"``).
+    systems : mapping of str to str, optional
+        label -> system name, for results that are variants of one system (the real-voice
+        demo's ``"ecapa/logistic"`` and ``"ecapa/isotonic"`` -> ``"ecapa"``): a system's
+        results share a colour and a section, their calibrators differ by line style.
+        By default each label is its own system.
+    sensitivity : mapping of str to SensitivityResult, optional
+        label -> :func:`lidframe.analyses.sensitivity.sensitivity` of that system's dev/eval pair.
+    per_speaker : mapping of str to record, optional
+        label -> :func:`lidframe.analyses.per_speaker.per_speaker` of its Result.
+    inputs : mapping of str to path, optional
+        role -> input file (``{"dev": "dev.npz", "eval": "eval.npz"}``); each is digested now.
+    settings : mapping, optional
+        Further settings of the run to show (name -> value).
+    notes : sequence of str
+        Sentences shown under the title.
+    created : datetime, optional
+        Time stamp of the report (timezone-aware; default now, UTC).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    InputError
+        No results, a value that is not a Result, a sensitivity / per-speaker record for
+        an unknown label, or an input file that does not exist.
+    """
+    results = dict(results)
+    if not results:
+        raise InputError("a report needs at least one Result")
+    for label, result in results.items():
+        if not isinstance(result, Result):
+            raise InputError(f"result {label!r} is a {type(result).__name__}, not a lidframe Result")
+    labels = list(results)
+    sensitivity_of = _keyed("sensitivity", sensitivity, labels)
+    for label, record in sensitivity_of.items():
+        if not isinstance(record, SensitivityResult):
+            raise InputError(f"sensitivity of {label!r} is a {type(record).__name__}, not a SensitivityResult")
+    per_speaker_of = _keyed("per_speaker", per_speaker, labels)
+    name_of = _keyed("systems", systems, labels)
+    report_systems, settings_rows = [], []
+    for label, result in results.items():
+        summary = result.summary
+        report_systems.append(
+            ReportSystem(
+                label=str(label),
+                name=str(name_of.get(label, label)),
+                calibrator=str(summary.get("calibrator", "?")),
+                prior=str(summary.get("prior", "?")),
+                headline=Headline.from_summary(summary, where=f"result {label!r}"),
+                lid_bits=result.lid[~result.is_impostor],
+                lid_ceiling_bits=lid_ceiling_bits(result),
+                sensitivity=sensitivity_of.get(label),
+                per_speaker=per_speaker_of.get(label),
+            )
+        )
+        settings_rows.append(SystemSettings.from_summary(str(label), summary, result.to_dict().get("calibrator_fit")))
+    provenance = Provenance(
+        lidframe_version=_versions([r.summary for r in results.values()]),
+        report_version=__version__,
+        created=_now(created),
+        systems=settings_rows,
+        inputs=_inputs(inputs),
+        settings=_settings(settings),
+    )
+    return Report(
+        title=title or "lidframe audit report",
+        kind="evaluate",
+        systems=report_systems,
+        provenance=provenance,
+        notes=notes,
+    )
+
+
+_GRID_KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
+
+
+def _cell_name(cell: Mapping[str, Any]) -> str:
+    return "/".join(str(cell[k]) for k in _GRID_KEYS)
+
+
+def _grid_ceiling(lid: np.ndarray, posterior: np.ndarray | None, log2_n: float) -> float:
+    """max_i -log2 prior(true speaker) from a cell's per-trial file: LID_i - log2 p_i (= log2 N when uniform)."""
+    if posterior is None:
+        return log2_n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg_log_prior = lid - np.log2(posterior)
+    finite = neg_log_prior[np.isfinite(neg_log_prior)]
+    if finite.size == 0:
+        return log2_n
+    ceiling = float(finite.max())
+    return log2_n if math.isclose(ceiling, log2_n, rel_tol=0.0, abs_tol=1e-9) else ceiling
+
+
+def report_from_grid(
+    cells: Sequence[Mapping[str, Any]],
+    *,
+    out_dir: StrPath,
+    title: str | None = None,
+    inputs: Mapping[str, StrPath] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+    created: _dt.datetime | None = None,
+) -> Report:
+    """A report of a grid's finished cells, one row per cell and one section per system.
+
+    Parameters
+    ----------
+    cells : sequence of mapping
+        The finished cells as :func:`lidframe.grid.report.load_results` returns them:
+        ``system, attacker, mechanism, calibrator, prior, seed, summary`` and
+        ``per_trial`` (its per-trial file, relative to *out_dir*).
+    out_dir : str or os.PathLike
+        The grid's output folder; its ``results.sqlite`` and every per-trial file read are
+        digested into the provenance.
+    title : str, optional
+        Default ``"lidframe grid report: <folder>"``.
+    inputs, settings, notes, created
+        As for :func:`report_from_results` (e.g. the grid spec file as an input).
+
+    Returns
+    -------
+    Report
+        Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
+        system name is its system, with ``[mechanism]`` when it has one and ``/ attacker``
+        when the grid has several attackers; its label adds calibrator, prior and, with
+        several seeds, the seed.
+
+    Raises
+    ------
+    InputError
+        No cells, a cell without its fields or whose per-trial file is missing.
+    """
+    out = Path(out_dir)
+    cells = list(cells)
+    if not cells:
+        raise InputError(f"{out}: the grid has no finished cells to report")
+    for cell in cells:
+        missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in cell]
+        if missing:
+            raise InputError(f"grid cell {cell!r:.80}: not a finished cell record (no {', '.join(missing)})")
+    cells.sort(key=lambda c: tuple(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS))
+    several_attackers = len({c["attacker"] for c in cells}) > 1
+    several_seeds = len({c["seed"] for c in cells}) > 1
+    files = [InputFile.of("grid store", out / "results.sqlite")] if (out / "results.sqlite").is_file() else []
+    report_systems, settings_rows = [], []
+    for cell in cells:
+        summary = cell["summary"]
+        name = str(cell["system"])
+        if cell["mechanism"] not in (None, "-"):
+            name += f" [{cell['mechanism']}]"
+        if several_attackers:
+            name += f" / {cell['attacker']}"
+        label = f"{name} · {cell['calibrator']} · {cell['prior']}"
+        if several_seeds:
+            label += f" · seed {cell['seed']}"
+        path = out / str(cell["per_trial"])
+        if not path.is_file():
+            raise InputError(
+                f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
+            )
+        with np.load(path, allow_pickle=False) as data:
+            lid = np.asarray(data["lid"], dtype=np.float64)
+            posterior = np.asarray(data["posterior_true"], dtype=np.float64) if "posterior_true" in data else None
+        closed = ~np.isnan(lid)
+        headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
+        files.append(InputFile.of(f"per-trial LID of {label}", path))
+        report_systems.append(
+            ReportSystem(
+                label=label,
+                name=name,
+                calibrator=str(cell["calibrator"]),
+                prior=str(cell["prior"]),
+                headline=headline,
+                lid_bits=lid[closed],
+                lid_ceiling_bits=_grid_ceiling(
+                    lid[closed], None if posterior is None else posterior[closed], headline.log2_n
+                ),
+                attacker=str(cell["attacker"]),
+                seed=int(cell["seed"]),
+            )
+        )
+        settings_rows.append(SystemSettings.from_summary(label, summary, summary.get("calibrator_fit")))
+    provenance = Provenance(
+        lidframe_version=_versions([c["summary"] for c in cells]),
+        report_version=__version__,
+        created=_now(created),
+        systems=settings_rows,
+        inputs=files + _inputs(inputs),
+        settings=_settings(settings),
+    )
+    return Report(
+        title=title or f"lidframe grid report: {out}",
+        kind="grid",
+        systems=report_systems,
+        provenance=provenance,
+        notes=notes,
+    )
+
+
+#: The two attackers of a DP audit and how they are calibrated.
+_DP_ATTACKERS = ("bayes", "cosine")
+
+
+def report_from_dp_audit(
+    record: DPAuditResult,
+    *,
+    calibrator: str = "logistic",
+    ci_level: float = AUDIT_BOOTSTRAP.level,
+    title: str | None = None,
+    inputs: Mapping[str, StrPath] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+    created: _dt.datetime | None = None,
+) -> Report:
+    """A report of a DP audit: one cell per (attacker, mu), and the measured-versus-bound section.
+
+    The audit keeps aggregates only, so its cells have no per-trial LIDs (no LID figures,
+    and the reading states the 99th percentile); PDR and the trial count are not
+    computed by the audit and show as not computed.
+
+    Parameters
+    ----------
+    record : DPAuditResult
+        What :func:`lidframe.privacy.audit.dp_audit` returned.
+    calibrator : str
+        The cosine attacker's calibrator, as given to ``dp_audit`` (the Bayes attacker's
+        is ``identity``).
+    ci_level : float
+        Confidence level of the audit's intervals (that of its ``bootstrap`` settings).
+    title, inputs, settings, notes, created
+        As for :func:`report_from_results`.
+
+    Returns
+    -------
+    Report
+    """
+    if not isinstance(record, DPAuditResult):
+        raise InputError(f"a DP-audit report needs a DPAuditResult, got {type(record).__name__}")
+    if not record.rows:
+        raise InputError("the DP audit has no rows (no mu) to report")
+    report_systems, settings_rows = [], []
+    for attacker in _DP_ATTACKERS:
+        spec = "identity" if attacker == "bayes" else calibrator
+        for row in record.rows:
+            label = f"{attacker} · mu {row['mu']:g}"
+            summary = {
+                "n_enrolled": row["n_enrolled"],
+                "log2_n": row["log2_n"],
+                "alid": row[f"{attacker}_alid"],
+                "lid_q99": row[f"{attacker}_lid_q99"],
+                "lid_max": row[f"{attacker}_lid_max"],
+                "eer": row[f"{attacker}_eer"],
+                "ci": {"alid": row[f"{attacker}_alid_ci"], "eer": row[f"{attacker}_eer_ci"]},
+                "ci_settings": {"level": ci_level},
+                "calibrator": spec,
+                "prior": "uniform",
+            }
+            report_systems.append(
+                ReportSystem(
+                    label=label,
+                    name=f"{attacker} attacker",
+                    calibrator=spec,
+                    prior="uniform",
+                    headline=Headline.from_summary(summary, where=f"DP audit row mu = {row['mu']:g}"),
+                    lid_bits=None,
+                    lid_ceiling_bits=float(row["log2_n"]),
+                    attacker=attacker,
+                )
+            )
+            settings_rows.append(SystemSettings.from_summary(label, summary))
+    provenance = Provenance(
+        lidframe_version=__version__,
+        report_version=__version__,
+        created=_now(created),
+        systems=settings_rows,
+        inputs=_inputs(inputs),
+        settings=_settings(settings),
+    )
+    return Report(
+        title=title or "lidframe DP audit report",
+        kind="dp-audit",
+        systems=report_systems,
+        provenance=provenance,
+        dp_audit=record,
+        notes=notes,
+    )

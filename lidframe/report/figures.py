@@ -1,0 +1,247 @@
+"""The figures of a report, drawn with :mod:`lidframe.plotting` and inlined as SVG.
+
+Styles are fixed once per report (:func:`report_styles`): a system keeps its colour and
+marker in every figure, and its calibrators differ by line style, so a reader who has
+learnt the legend of one figure can read the others.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from lidframe.plotting import (
+    curve_styles,
+    eer_alid_figure,
+    eer_alid_panels_figure,
+    figure_svg,
+    lid_ccdf_figure,
+    lid_ccdf_panels_figure,
+    lid_histogram_figure,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from lidframe.report.model import Report, ReportSystem
+
+__all__ = ["InlineFigure", "FigureMaker", "report_styles"]
+
+
+@attrs.frozen
+class InlineFigure:
+    """A figure of the page: its inline ``<svg>`` and its caption.
+
+    Attributes
+    ----------
+    figure_id : str
+        Unique in the page (the prefix of the SVG's ids, and the anchor of the figure).
+    svg : str
+        Inline SVG markup (:func:`lidframe.plotting.figure_svg`).
+    caption : str
+        Says what is drawn, with the calibrator and prior.
+    """
+
+    figure_id: str
+    svg: str
+    caption: str
+
+
+def report_styles(report: Report) -> dict[str, dict[str, Any]]:
+    """label -> matplotlib style: colour and marker per system, line style per calibrator."""
+    labels = [s.label for s in report.systems]
+    return curve_styles(
+        labels,
+        groups={s.label: s.name for s in report.systems},
+        variants={s.label: s.calibrator for s in report.systems},
+    )
+
+
+def _system_styles(report: Report) -> dict[str, dict[str, Any]]:
+    """system name -> style of its first cell (the figures that draw one mark per system)."""
+    styles = report_styles(report)
+    out: dict[str, dict[str, Any]] = {}
+    for system in report.systems:
+        out.setdefault(system.name, {**styles[system.label], "linestyle": "-"})
+    return out
+
+
+def _combos(systems) -> list[tuple[str, str]]:
+    return list(dict.fromkeys((s.calibrator, s.prior) for s in systems))
+
+
+def _caption_setting(systems) -> str:
+    """'calibrator logistic, prior uniform', or the lists when the systems differ."""
+    calibrators = list(dict.fromkeys(s.calibrator for s in systems))
+    priors = list(dict.fromkeys(s.prior for s in systems))
+    cal = f"calibrator {calibrators[0]}" if len(calibrators) == 1 else f"calibrators {', '.join(calibrators)}"
+    pri = f"prior {priors[0]}" if len(priors) == 1 else f"priors {', '.join(priors)}"
+    return f"{cal}, {pri}"
+
+
+class FigureMaker:
+    """Draws the figures of one report, numbering them so their SVG ids stay unique in the page."""
+
+    def __init__(self, report: Report):
+        self.report = report
+        self.styles = report_styles(report)
+        self.system_styles = _system_styles(report)
+        self.count = 0
+
+    def _inline(self, fig: Figure, caption: str) -> InlineFigure:
+        self.count += 1
+        figure_id = f"fig{self.count}"
+        return InlineFigure(figure_id, figure_svg(fig, id_prefix=figure_id, description=caption), caption)
+
+    def _log2_n(self, systems) -> float | None:
+        values = {round(s.headline.log2_n, 12) for s in systems}
+        return values.pop() if len(values) == 1 else None
+
+    # -------------------------------------------------------------- overview
+    def overview(self) -> list[InlineFigure]:
+        """The comparison figures: LID CCDFs and EER versus ALID of every system."""
+        systems = [s for s in self.report.systems if s.lid_bits is not None]
+        figures = []
+        combos = _combos(self.report.systems)
+        grid = self.report.kind == "grid" and len(combos) > 1
+        if systems:
+            if grid:
+                panels: dict[tuple[str, str], dict[str, Any]] = {c: {} for c in _combos(systems)}
+                for s in systems:
+                    panels[(s.calibrator, s.prior)][s.name] = s.lid_bits
+                fig = lid_ccdf_panels_figure(
+                    panels,
+                    title="Share of trials with LID > x, per calibrator (rows) and prior (columns)",
+                    log2_n=self._log2_n(systems),
+                    styles=self.system_styles,
+                )
+                caption = (
+                    "LID CCDF per system, one panel per calibrator × prior "
+                    f"({len(combos)} combinations: {'; '.join(f'calibrator {c}, prior {p}' for c, p in combos)})."
+                )
+            else:
+                fig = lid_ccdf_figure(
+                    {s.label: s.lid_bits for s in systems if s.lid_bits is not None},
+                    title=f"Share of trials with LID > x ({_caption_setting(systems)})",
+                    log2_n=self._log2_n(systems),
+                    styles={s.label: self.styles[s.label] for s in systems},
+                )
+                caption = f"LID CCDF per system ({_caption_setting(systems)}); log-scale share of trials."
+            figures.append(self._inline(fig, caption))
+        scatter = [s for s in self.report.systems if s.headline.eer == s.headline.eer]
+        if scatter and self.report.kind != "dp-audit":
+            if grid:
+                points: dict[tuple[str, str], dict[str, tuple[float, float, float]]] = {c: {} for c in combos}
+                for s in scatter:
+                    points[(s.calibrator, s.prior)][s.name] = (s.headline.eer, s.headline.alid, s.headline.lid_max)
+                fig = eer_alid_panels_figure(
+                    points,
+                    title="EER against ALID (filled) and LIDmax (hollow), per calibrator and prior",
+                    log2_n=self._log2_n(scatter),
+                    styles=self.system_styles,
+                )
+                caption = "EER against ALID and LIDmax per system, one panel per calibrator × prior."
+            else:
+                fig = eer_alid_figure(
+                    {s.label: (s.headline.eer, s.headline.alid, s.headline.lid_max) for s in scatter},
+                    title=f"EER against LID ({_caption_setting(scatter)})",
+                    log2_n=self._log2_n(scatter),
+                    styles={s.label: self.styles[s.label] for s in scatter},
+                )
+                caption = f"EER against ALID (filled) and LIDmax (hollow) per system ({_caption_setting(scatter)})."
+            figures.append(self._inline(fig, caption))
+        return figures
+
+    # -------------------------------------------------------------- per system
+    def system(self, name: str) -> list[InlineFigure]:
+        """The figures of one system: its LID CCDF (all its cells) and the histogram of its first cell."""
+        cells = [s for s in self.report.systems if s.name == name and s.lid_bits is not None]
+        if not cells:
+            return []
+        fig = lid_ccdf_figure(
+            {s.label: s.lid_bits for s in cells if s.lid_bits is not None},
+            title=f"{name}: share of trials with LID > x",
+            log2_n=self._log2_n(cells),
+            styles={s.label: self.styles[s.label] for s in cells},
+        )
+        out = [self._inline(fig, f"LID CCDF of {name} ({_caption_setting(cells)}).")]
+        first = cells[0]
+        assert first.lid_bits is not None
+        fig = lid_histogram_figure(
+            first.lid_bits,
+            title=f"{first.label}: LID per trial (calibrator {first.calibrator}, prior {first.prior})",
+            log2_n=first.headline.log2_n,
+            color=self.styles[first.label]["color"],
+        )
+        out.append(
+            self._inline(
+                fig,
+                f"Histogram of LID over the {first.lid_bits.size} trials of {first.label} "
+                f"(calibrator {first.calibrator}, prior {first.prior}).",
+            )
+        )
+        return out
+
+    def sensitivity(self, system: ReportSystem) -> list[InlineFigure]:
+        """LID CCDF per calibrator of a system's sensitivity record: line styles of the system's colour."""
+        record = system.sensitivity
+        if record is None:
+            return []
+        lids = record.lids()
+        colour = self.styles[system.label]
+        styles = curve_styles(list(lids), groups=dict.fromkeys(lids, system.name), variants={k: k for k in lids})
+        styles = {k: {**v, "color": colour["color"], "marker": colour["marker"]} for k, v in styles.items()}
+        fig = lid_ccdf_figure(
+            lids,
+            title=f"{system.label}: LID tail per calibrator (prior {system.prior})",
+            log2_n=float(record.rows[0]["log2_n"]),
+            styles=styles,
+        )
+        return [
+            self._inline(
+                fig, f"Calibrator sensitivity of {system.label}: LID CCDF per calibrator, prior {system.prior}."
+            )
+        ]
+
+    def per_speaker(self, system: ReportSystem) -> list[InlineFigure]:
+        """The per-speaker dot plot (:func:`lidframe.plotting.per_speaker_figure`)."""
+        if system.per_speaker is None:
+            return []
+        from lidframe.plotting import per_speaker_figure
+
+        fig = per_speaker_figure(system.per_speaker, title=f"{system.label}: ALID per speaker")
+        return [
+            self._inline(
+                fig, f"ALID per speaker of {system.label} (calibrator {system.calibrator}, prior {system.prior})."
+            )
+        ]
+
+    def dp_audit(self) -> list[InlineFigure]:
+        """Measured EER and ALID against the GDP bounds (:func:`lidframe.privacy.audit.plot_dp_audit`)."""
+        record = self.report.dp_audit
+        if record is None:
+            return []
+        import tempfile
+        from pathlib import Path
+
+        import matplotlib
+
+        from lidframe.privacy.audit import plot_dp_audit
+
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "dp.svg"
+            self.count += 1
+            figure_id = f"fig{self.count}"
+            with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": figure_id}):
+                plot_dp_audit(record, path)
+            svg = _clean_svg_file(path.read_text(encoding="utf-8"), figure_id)
+        caption = "Measured EER (left) and ALID / LIDmax (right) against mu, with the GDP bounds of one release."
+        return [InlineFigure(figure_id, svg, caption)]
+
+
+def _clean_svg_file(text: str, figure_id: str) -> str:
+    """An SVG file's text as inline markup, with :func:`lidframe.plotting.figure_svg`'s cleaning."""
+    from lidframe.plotting import inline_svg
+
+    return inline_svg(text, id_prefix=figure_id)

@@ -1,0 +1,446 @@
+"""What an audit report shows, as attrs records: independent of HTML, built by :mod:`lidframe.report.build`.
+
+A :class:`Report` holds one :class:`ReportSystem` per evaluated *cell* (a system under
+one calibrator and one prior: a grid has many per system), the :class:`Provenance` of
+the run, and, for a DP audit, the audit record.  Every number the page prints comes
+from these records: :class:`Headline` from a :class:`~lidframe.core.evaluation.Result`'s
+summary, the reading sentence (:func:`reading_sentence`) from the per-trial LIDs.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import attrs
+import numpy as np
+
+from lidframe.data.fileio import StrPath, file_sha256, json_clean
+from lidframe.errors import InputError
+
+__all__ = [
+    "CI_KEYS",
+    "Interval",
+    "Headline",
+    "ReportSystem",
+    "InputFile",
+    "SystemSettings",
+    "Provenance",
+    "Report",
+    "reading_sentence",
+    "NEAR_CEILING_BITS",
+    "share_text",
+]
+
+#: Headline metrics that carry a bootstrap interval when the summary has one (``summary["ci"]``).
+CI_KEYS = ("alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max", "eer", "cllr")
+
+
+def _float(value: Any) -> float:
+    """A summary value as a float: None (JSON's NaN) and missing values become NaN."""
+    return float("nan") if value is None else float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+@attrs.frozen
+class Interval:
+    """A confidence interval [low, high] of one metric (same unit as the metric)."""
+
+    low: float
+    high: float
+
+
+@attrs.frozen
+class Headline:
+    """The numbers a reader looks at first, for one system (bits unless said otherwise).
+
+    Attributes
+    ----------
+    n_enrolled : int
+        N, the enrolled speakers the attacker searches.
+    log2_n : float
+        log2 N, the most a trial can disclose under a uniform prior.
+    n_trials : int or None
+        Closed-set eval trials (with a LID); None when the source does not say.
+    n_impostor_trials : int or None
+        Eval trials whose speaker is not enrolled (no LID).
+    alid, lid_pos, lid_neg, lid_q99, lid_max : float
+        ALID, LID+, LID-, the 99th percentile and the maximum of per-trial LID.
+    pdr : float
+        Share of trials with LID > 0 (a fraction); NaN when not computed.
+    eer : float
+        Pairwise equal error rate on the ROC convex hull (a fraction); NaN when not computed.
+    cllr : float
+        Binary Cllr (bits); NaN when not computed.
+    rank1_rate : float
+        Share of trials whose true speaker has the top score; NaN when not computed.
+    ci : dict
+        metric -> :class:`Interval`, for the metrics of :data:`CI_KEYS` the source has intervals for.
+    ci_level : float or None
+        Their confidence level (0.95), None without intervals.
+    """
+
+    n_enrolled: int
+    log2_n: float
+    n_trials: int | None
+    n_impostor_trials: int | None
+    alid: float
+    pdr: float
+    lid_pos: float
+    lid_neg: float
+    lid_q99: float
+    lid_max: float
+    eer: float
+    cllr: float
+    rank1_rate: float
+    ci: dict[str, Interval] = attrs.field(factory=dict)
+    ci_level: float | None = None
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any], *, where: str = "summary") -> Headline:
+        """The headline of a :class:`~lidframe.core.evaluation.Result` summary (or its JSON form).
+
+        Parameters
+        ----------
+        summary : mapping
+            ``Result.summary`` or ``Result.to_dict()`` (NaN written as None); needs at least
+            ``n_enrolled`` and ``alid``.
+        where : str
+            Names the summary in an error message (a system, a grid cell).
+
+        Raises
+        ------
+        InputError
+            A required key is missing.
+        """
+        missing = [k for k in ("n_enrolled", "alid", "lid_q99", "lid_max") if k not in summary]
+        if missing:
+            raise InputError(f"{where}: not a lidframe evaluate summary (no {', '.join(missing)})")
+        n_enrolled = int(summary["n_enrolled"])
+        intervals = {}
+        for key, bounds in (summary.get("ci") or {}).items():
+            if key in CI_KEYS and bounds is not None:
+                intervals[key] = Interval(_float(bounds[0]), _float(bounds[1]))
+        settings = summary.get("ci_settings") or {}
+        return cls(
+            n_enrolled=n_enrolled,
+            log2_n=_float(summary.get("log2_n", math.log2(n_enrolled))),
+            n_trials=_int_or_none(summary.get("n_trials")),
+            n_impostor_trials=_int_or_none(summary.get("n_impostor_trials")),
+            alid=_float(summary["alid"]),
+            pdr=_float(summary.get("pdr")),
+            lid_pos=_float(summary.get("lid_pos")),
+            lid_neg=_float(summary.get("lid_neg")),
+            lid_q99=_float(summary["lid_q99"]),
+            lid_max=_float(summary["lid_max"]),
+            eer=_float(summary.get("eer")),
+            cllr=_float(summary.get("cllr")),
+            rank1_rate=_float(summary.get("rank1_rate")),
+            ci=intervals,
+            ci_level=_float(settings["level"]) if intervals and "level" in settings else None,
+        )
+
+
+def share_text(fraction: float) -> str:
+    """A share as a percentage with two significant digits below 10 % (``'1 %'``, ``'0.17 %'``, ``'84 %'``)."""
+    percent = 100.0 * fraction
+    if percent == 0 or percent >= 10:
+        return f"{percent:.0f} %"
+    return f"{float(f'{percent:.2g}'):g} %"
+
+
+#: Bits closer than this to the ceiling are read as reaching it ("within 0.001 bit of the possible ...").
+NEAR_CEILING_BITS = 0.001
+
+
+def _bits_of_ceiling(value: float, ceiling: float, ceiling_name: str) -> str:
+    """``'4.67 bits of a possible 4.86'``, with 3 decimals where 2 would print both alike, or
+    ``'4.86 bits, within 0.001 bit of the possible 4.86'`` when *value* practically reaches *ceiling*."""
+    if ceiling - value < NEAR_CEILING_BITS:
+        return f"{value:.2f} bits, within {NEAR_CEILING_BITS:g} bit of the {ceiling_name} {ceiling:.2f}"
+    d = 2 if f"{value:.2f}" != f"{ceiling:.2f}" else 3
+    return f"{value:.{d}f} bits of a {ceiling_name} {ceiling:.{d}f}"
+
+
+def reading_sentence(
+    headline: Headline, lid_bits: np.ndarray | None, ceiling_bits: float, *, ceiling_name: str = "possible"
+) -> str:
+    """The one-sentence reading of a system's LID tail, computed from its numbers.
+
+    With the per-trial LIDs: ``"1 % of trials (6 of 580) disclose more than 4.67 bits of
+    a possible 4.86."``, where 4.67 is the 99th percentile of LID (``lid_q99``), the
+    share counts the trials strictly above it, and 4.86 is the ceiling (log2 N under a
+    uniform prior).  Bits are printed with 2 decimals (3 where the value and the ceiling
+    would print alike); a value less than :data:`NEAR_CEILING_BITS` below the ceiling
+    is said to be within that of it.  When the 99th percentile is not positive, the
+    sentence counts the trials that disclose anything (LID > 0) and gives the largest
+    disclosure instead.  Without per-trial LIDs (a DP audit keeps only aggregates) it
+    states the 99th percentile itself.
+
+    Parameters
+    ----------
+    headline : Headline
+    lid_bits : ndarray, shape (T,), or None
+        LID of the closed-set trials (bits).
+    ceiling_bits : float
+        The most a trial could disclose: max over trials of -log2 prior(true speaker).
+    ceiling_name : str
+        Word before the ceiling (``"possible"``).
+    """
+    q99 = headline.lid_q99
+    if lid_bits is None:
+        return f"The 99th percentile of LID is {_bits_of_ceiling(q99, ceiling_bits, ceiling_name)}."
+    lid = np.asarray(lid_bits, dtype=np.float64)
+    total = lid.size
+    if q99 > 0:
+        above = int(np.count_nonzero(lid > q99))
+        return (
+            f"{share_text(above / total)} of trials ({above} of {total}) disclose more than "
+            f"{_bits_of_ceiling(q99, ceiling_bits, ceiling_name)}."
+        )
+    positive = int(np.count_nonzero(lid > 0))
+    return (
+        f"Only {share_text(positive / total)} of trials ({positive} of {total}) disclose anything (LID > 0); "
+        f"the largest disclosure is {_bits_of_ceiling(headline.lid_max, ceiling_bits, ceiling_name)}."
+    )
+
+
+def _optional_lids(value: Any) -> np.ndarray | None:
+    if value is None:
+        return None
+    lid = np.asarray(value, dtype=np.float64).ravel()
+    if lid.size == 0 or np.isnan(lid).any():
+        raise InputError("a report system's lid_bits must be the closed-set LIDs: non-empty, without NaN")
+    return lid
+
+
+@attrs.frozen(eq=False)
+class ReportSystem:
+    """One evaluated cell of the report: a system under one calibrator and one prior.
+
+    Attributes
+    ----------
+    label : str
+        Unique row label in the page (``"anon-weak"``, or ``"anon-weak · isotonic · uniform"`` in a grid).
+    name : str
+        The system: its cells share a colour in the figures and a section of the page.
+    calibrator, prior : str
+        Calibrator and prior as the summary describes them (spec with non-default parameters).
+    headline : Headline
+    lid_bits : ndarray, shape (T,), or None
+        LID of the closed-set eval trials (bits); None when the source keeps only aggregates.
+    lid_ceiling_bits : float
+        max over trials of -log2 prior(true speaker): log2 N under a uniform prior.
+    attacker : str or None
+    seed : int or None
+        Grid seed of the cell.
+    sensitivity : SensitivityResult or None
+        :func:`lidframe.analyses.sensitivity.sensitivity` of the same dev/eval pair.
+    per_speaker : record or None
+        :func:`lidframe.analyses.per_speaker.per_speaker` of the result (rows with
+        ``speaker, n_trials, alid, lid_max, pdr, rank1_rate`` and, bootstrapped,
+        ``alid_low, alid_high``).
+    """
+
+    label: str
+    name: str
+    calibrator: str
+    prior: str
+    headline: Headline
+    lid_bits: np.ndarray | None = attrs.field(converter=_optional_lids)
+    lid_ceiling_bits: float
+    attacker: str | None = None
+    seed: int | None = None
+    sensitivity: Any = None
+    per_speaker: Any = None
+
+    @property
+    def reading(self) -> str:
+        """The one-sentence reading (:func:`reading_sentence`)."""
+        return reading_sentence(self.headline, self.lid_bits, self.lid_ceiling_bits)
+
+
+@attrs.frozen
+class InputFile:
+    """A file the reported numbers were computed from, with its SHA-256 digest.
+
+    Attributes
+    ----------
+    role : str
+        What it is (``"anon-weak dev"``, ``"grid store"``).
+    path : str
+    sha256 : str
+        64 hex digits (:func:`lidframe.data.fileio.file_sha256`).
+    size_bytes : int
+    """
+
+    role: str
+    path: str
+    sha256: str
+    size_bytes: int
+
+    @classmethod
+    def of(cls, role: str, path: StrPath) -> InputFile:
+        """Digest the file at *path* now.
+
+        Raises
+        ------
+        InputError
+            The file does not exist or is not a file.
+        """
+        target = Path(path)
+        if not target.is_file():
+            raise InputError(f"{path} ({role}): no such file; the report records the digest of every input file")
+        return cls(role=role, path=str(path), sha256=file_sha256(target), size_bytes=target.stat().st_size)
+
+
+@attrs.frozen
+class SystemSettings:
+    """How one cell was computed: the settings and sizes behind its numbers.
+
+    Attributes
+    ----------
+    label : str
+        The :attr:`ReportSystem.label` it belongs to.
+    calibrator : str
+        Calibrator spec with non-default parameters.
+    calibrator_fit : dict or None
+        The fitted calibrator's record (class, parameters, fitted values; JSON-able).
+    prior : str
+    znorm_ddof : int or None
+        Row z-norm degrees of freedom (None: the calibrator reads raw scores).
+    n_dev_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
+    n_eval_trials, n_eval_enrolled, n_eval_impostor_trials : int or None
+    binary_metrics : str or None
+        ``"computed"`` or ``"skipped: <why>"``.
+    ci_settings : dict or None
+        The bootstrap settings of the intervals.
+    """
+
+    label: str
+    calibrator: str
+    calibrator_fit: dict | None
+    prior: str
+    znorm_ddof: int | None
+    n_dev_trials: int | None
+    n_dev_enrolled: int | None
+    n_dev_impostor_trials: int | None
+    n_eval_trials: int | None
+    n_eval_enrolled: int | None
+    n_eval_impostor_trials: int | None
+    binary_metrics: str | None
+    ci_settings: dict | None
+
+    @classmethod
+    def from_summary(cls, label: str, summary: Mapping[str, Any], calibrator_fit: dict | None = None) -> SystemSettings:
+        """The settings recorded in an evaluate summary (``Result.summary`` or its JSON form)."""
+        return cls(
+            label=label,
+            calibrator=str(summary.get("calibrator", "?")),
+            calibrator_fit=json_clean(calibrator_fit) if calibrator_fit else None,
+            prior=str(summary.get("prior", "?")),
+            znorm_ddof=_int_or_none(summary.get("znorm_ddof")),
+            n_dev_trials=_int_or_none(summary.get("n_dev_trials")),
+            n_dev_enrolled=_int_or_none(summary.get("n_dev_enrolled")),
+            n_dev_impostor_trials=_int_or_none(summary.get("n_dev_impostor_trials")),
+            n_eval_trials=_int_or_none(summary.get("n_trials")),
+            n_eval_enrolled=_int_or_none(summary.get("n_enrolled")),
+            n_eval_impostor_trials=_int_or_none(summary.get("n_impostor_trials")),
+            binary_metrics=summary.get("binary_metrics"),
+            ci_settings=json_clean(summary["ci_settings"]) if summary.get("ci_settings") else None,
+        )
+
+
+def _settings_tuple(items: Iterable[SystemSettings]) -> tuple[SystemSettings, ...]:
+    return tuple(items)
+
+
+def _inputs_tuple(items: Iterable[InputFile]) -> tuple[InputFile, ...]:
+    return tuple(items)
+
+
+def _pairs_tuple(items: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
+    return tuple((str(k), str(v)) for k, v in items)
+
+
+def _notes_tuple(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(note) for note in items)
+
+
+@attrs.frozen
+class Provenance:
+    """Where the numbers of a report come from.
+
+    Attributes
+    ----------
+    lidframe_version : str
+        Version that computed the numbers (the summaries' ``lidframe_version``).
+    report_version : str
+        Version that wrote the report.
+    created : str
+        ISO 8601 date and time (UTC) the report was built.
+    systems : tuple of SystemSettings
+        Calibrator and prior with parameters, z-norm ddof, dev and eval sizes, per cell.
+    inputs : tuple of InputFile
+        Input files with their SHA-256 digests.
+    settings : tuple of (str, str)
+        Further settings of the run (command, mechanism, ...), as name and text.
+    """
+
+    lidframe_version: str
+    report_version: str
+    created: str
+    systems: tuple[SystemSettings, ...] = attrs.field(converter=_settings_tuple)
+    inputs: tuple[InputFile, ...] = attrs.field(converter=_inputs_tuple, factory=tuple)
+    settings: tuple[tuple[str, str], ...] = attrs.field(converter=_pairs_tuple, factory=tuple)
+
+
+#: The kinds of report, after the command that writes them.
+ReportKind = Literal["evaluate", "grid", "dp-audit"]
+
+
+def _check_systems(systems: Iterable[ReportSystem]) -> tuple[ReportSystem, ...]:
+    systems = tuple(systems)
+    if not systems:
+        raise InputError("a report needs at least one system")
+    seen: set[str] = set()
+    for system in systems:
+        if system.label in seen:
+            raise InputError(f"report system {system.label!r} appears twice; each needs its own label")
+        seen.add(system.label)
+    return systems
+
+
+@attrs.frozen(eq=False)
+class Report:
+    """Everything one ``report.html`` shows.
+
+    Attributes
+    ----------
+    title : str
+    kind : {"evaluate", "grid", "dp-audit"}
+        What computed the numbers: the layout of the page follows it.
+    systems : tuple of ReportSystem
+        One per cell, in the order given; labels unique.
+    provenance : Provenance
+    dp_audit : DPAuditResult or None
+        The :func:`lidframe.privacy.audit.dp_audit` record of a DP-audit report.
+    notes : tuple of str
+        Sentences shown under the title (what the run was, caveats).
+    """
+
+    title: str
+    kind: ReportKind
+    systems: tuple[ReportSystem, ...] = attrs.field(converter=_check_systems)
+    provenance: Provenance
+    dp_audit: Any = None
+    notes: tuple[str, ...] = attrs.field(converter=_notes_tuple, factory=tuple)
+
+    def system_names(self) -> list[str]:
+        """The systems (:attr:`ReportSystem.name`) in order of first appearance."""
+        return list(dict.fromkeys(s.name for s in self.systems))

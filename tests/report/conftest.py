@@ -1,0 +1,133 @@
+"""Reports of each kind, built once per test session from small simulated runs.
+
+``evaluate``  one Result from score-set files on disk, with bootstrap intervals;
+``systems``   four systems, one with its calibrator sensitivity, two with their per-speaker tables;
+``dp-audit``  a DP audit over three mu;
+``grid``      a 2 systems x 2 calibrators x 2 priors grid run with ``run_grid``.
+
+Each fixture value is a :class:`Built`: the Report, the objects it was built from, and
+its input files.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import attrs
+import pytest
+
+import lidframe
+from lidframe.data.simulate import simulate_system
+
+CREATED = dt.datetime(2026, 1, 2, 3, 4, 5, tzinfo=dt.UTC)
+GRID_SPEC = """
+[grid]
+calibrators = ["logistic", "isotonic"]
+priors = ["uniform", "watchlist?ids=eval-spk000,eval-spk001&weight=4"]
+seeds = [3]
+
+[systems.weak]
+dev = "weak_dev.npz"
+eval = "weak_eval.npz"
+
+[systems.strong]
+dev = "strong_dev.npz"
+eval = "strong_eval.npz"
+"""
+
+
+@attrs.frozen(eq=False)
+class Built:
+    """A report and what it was built from."""
+
+    kind: str
+    report: Any
+    sources: dict
+    files: dict
+
+
+@pytest.fixture(scope="session")
+def evaluate_built(tmp_path_factory) -> Built:
+    from lidframe.report import report_from_results
+
+    folder = tmp_path_factory.mktemp("evaluate")
+    dev, ev = simulate_system(leakage=0.5, seed=3, n_enrolled=10, trials_per_speaker=6)
+    files = {"dev": folder / "dev.npz", "eval": folder / "eval.npz"}
+    dev.save(files["dev"])
+    ev.save(files["eval"])
+    result = lidframe.evaluate(files["dev"], files["eval"], bootstrap=lidframe.Bootstrap(n_boot=100))
+    report = report_from_results({"anon-weak": result}, inputs=files, created=CREATED)
+    return Built("evaluate", report, {"anon-weak": result}, files)
+
+
+SYSTEMS = {
+    "plain": {"leakage": 1.0},
+    "anon-weak": {"leakage": 0.5},
+    "uneven": {"leakage": 0.1, "leaky_share": 0.3, "leaky_leakage": 0.7},
+    "random": {"leakage": 0.0},
+}
+
+
+@pytest.fixture(scope="session")
+def systems_built() -> Built:
+    from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.analyses.sensitivity import sensitivity
+    from lidframe.report import report_from_results
+
+    results, per_speaker_of, sensitivity_of = {}, {}, {}
+    for offset, (name, params) in enumerate(SYSTEMS.items()):
+        dev, ev = simulate_system(seed=offset, n_enrolled=8, trials_per_speaker=5, **params)
+        results[name] = lidframe.evaluate(dev, ev)
+        if name in ("anon-weak", "uneven"):  # one with intervals, one without
+            boot = lidframe.Bootstrap(n_boot=100) if name == "uneven" else None
+            per_speaker_of[name] = per_speaker(results[name], bootstrap=boot)
+        if name == "uneven":
+            sensitivity_of[name] = sensitivity(dev, ev, calibrators=["logistic", "isotonic"])
+    report = report_from_results(results, sensitivity=sensitivity_of, per_speaker=per_speaker_of, created=CREATED)
+    return Built(
+        "systems", report, {"results": results, "per_speaker": per_speaker_of, "sensitivity": sensitivity_of}, {}
+    )
+
+
+@pytest.fixture(scope="session")
+def dp_built() -> Built:
+    from lidframe.privacy.audit import dp_audit, simulated_splits
+    from lidframe.report import report_from_dp_audit
+
+    dev, ev = simulated_splits(n_enrolled=8, trials_per_speaker=4, dim=16, seed=1)
+    record = dp_audit(dev, ev, [0.5, 2.0, 8.0], bootstrap=lidframe.Bootstrap(n_boot=100))
+    report = report_from_dp_audit(record, created=CREATED)
+    return Built("dp-audit", report, {"record": record}, {})
+
+
+@pytest.fixture(scope="session")
+def grid_built(tmp_path_factory) -> Built:
+    from lidframe.grid.report import load_results
+    from lidframe.grid.runner import run_grid
+    from lidframe.report import report_from_grid
+
+    folder = tmp_path_factory.mktemp("grid")
+    for name, leakage in {"weak": 0.5, "strong": 0.2}.items():
+        dev, ev = simulate_system(seed=len(name), n_enrolled=8, trials_per_speaker=5, leakage=leakage)
+        dev.save(folder / f"{name}_dev.npz")
+        ev.save(folder / f"{name}_eval.npz")
+    (folder / "grid.toml").write_text(GRID_SPEC)
+    out = folder / "out"
+    run_grid(folder / "grid.toml", out, jobs=1)
+    cells = load_results(out)
+    report = report_from_grid(cells, out_dir=out, inputs={"grid spec": folder / "grid.toml"}, created=CREATED)
+    return Built("grid", report, {"cells": cells, "out": out}, {"grid spec": folder / "grid.toml"})
+
+
+@pytest.fixture(scope="session")
+def rendered(evaluate_built, systems_built, dp_built, grid_built) -> dict[str, tuple[Built, str]]:
+    """kind -> (Built, its HTML page), each rendered once."""
+    from lidframe.report import render_html
+
+    return {b.kind: (b, render_html(b.report)) for b in (evaluate_built, systems_built, dp_built, grid_built)}
+
+
+def page_path(folder: Path, kind: str) -> Path:
+    return folder / f"{kind}-report.html"

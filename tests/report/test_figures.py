@@ -1,0 +1,195 @@
+"""The figures a reader uses (lidframe.plotting): styles, labelled references, small multiples, inline SVG."""
+
+from __future__ import annotations
+
+import itertools
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+pytest.importorskip("matplotlib")
+
+from lidframe import plotting
+from lidframe.errors import InputError
+
+
+def _same_dash(a, b) -> bool:
+    return str(a) == str(b)
+
+
+@given(st.integers(1, 60), st.integers(1, 8))
+def test_systems_differ_in_colour_or_marker_and_variants_in_line_style(n_systems, n_variants):
+    labels, groups, variants = [], {}, {}
+    for s, v in itertools.product(range(n_systems), range(n_variants)):
+        label = f"sys{s}/cal{v}"
+        labels.append(label)
+        groups[label], variants[label] = f"sys{s}", f"cal{v}"
+    styles = plotting.curve_styles(labels, groups=groups, variants=variants)
+    by_system = {}
+    for label in labels:
+        by_system.setdefault(groups[label], []).append(styles[label])
+    # one colour and one marker per system; the (colour, marker) pair tells systems apart
+    marks = [{(st_["color"], st_["marker"]) for st_ in group} for group in by_system.values()]
+    assert all(len(m) == 1 for m in marks)
+    assert len({next(iter(m)) for m in marks}) == n_systems
+    # within a system, each calibrator has its own line style, the same one in every system
+    for group in by_system.values():
+        assert len({str(st_["linestyle"]) for st_ in group}) == n_variants
+    for v in range(n_variants):
+        assert len({str(styles[f"sys{s}/cal{v}"]["linestyle"]) for s in range(n_systems)}) == 1
+
+
+@given(st.integers(2, 8))
+def test_single_curve_systems_differ_in_colour_and_line_style(n_systems):
+    labels = [f"s{k}" for k in range(n_systems)]
+    styles = plotting.curve_styles(labels)
+    assert len({styles[x]["color"] for x in labels}) == n_systems
+    assert len({str(styles[x]["linestyle"]) for x in labels}) == n_systems
+
+
+def _texts(fig) -> list[str]:
+    return [t.get_text() for ax in fig.axes for t in ax.texts] + [t.get_text() for t in fig.texts]
+
+
+def _label_boxes(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [(t.get_text(), t.get_window_extent(renderer)) for ax in fig.axes for t in ax.texts]
+
+
+def _overlapping(boxes) -> list[tuple[str, str]]:
+    return [(a, b) for (a, box_a), (b, box_b) in itertools.combinations(boxes, 2) if box_a.overlaps(box_b)]
+
+
+def test_ccdf_reference_lines_are_labelled_and_labels_do_not_overlap():
+    rng = np.random.default_rng(0)
+    lids = {"a": rng.normal(1.0, 1.0, 200), "b": rng.normal(0.2, 0.5, 200)}
+    fig = plotting.lid_ccdf_figure(lids, title="t", log2_n=1.05)  # log2 N right beside the 1 bit line
+    texts = _texts(fig)
+    assert {"0 bit", "1 bit", "log2 N = 1.05"} <= set(texts)
+    assert not _overlapping(_label_boxes(fig))
+    # the legend names every curve; the curves differ in colour and line style
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    lines = [line for line in ax.get_lines() if line.get_label() in lids]
+    assert lines[0].get_color() != lines[1].get_color()
+    assert lines[0].get_linestyle() != lines[1].get_linestyle()
+    plotting.pyplot().close(fig)
+
+
+def test_ccdf_steps_are_the_share_of_trials_above():
+    lid = np.array([0.5, -1.0, 2.0, 2.0, 3.0])
+    fig = plotting.lid_ccdf_figure({"x": lid}, title="t")
+    (line,) = [line for line in fig.axes[0].get_lines() if line.get_label() == "x"]
+    x, y = (np.asarray(v, dtype=float) for v in line.get_data())
+    assert list(x) == [-1.0, 0.5, 2.0, 3.0]  # each distinct value once, up to the largest
+    for value, share in zip(x[:-1], y[:-1]):  # from each step on, the share of trials strictly above it
+        assert share == pytest.approx(np.mean(lid > value))
+    assert y[-1] == y[-2]  # the last step runs on to the largest LID
+    plotting.pyplot().close(fig)
+
+
+def test_histogram_counts_every_trial_and_marks_q99():
+    rng = np.random.default_rng(1)
+    lid = rng.normal(0.5, 1.0, 333)
+    fig = plotting.lid_histogram_figure(lid, title="t", log2_n=3.0)
+    ax = fig.axes[0]
+    assert sum(p.get_height() for p in ax.patches) == lid.size
+    q99 = np.sort(lid)[328] + 0.68 * (np.sort(lid)[329] - np.sort(lid)[328])  # h = 0.99 * 332 = 328.68
+    assert f"q99 = {q99:.2f}" in _texts(fig)
+    assert not _overlapping(_label_boxes(fig))
+    plotting.pyplot().close(fig)
+    with pytest.raises(InputError, match="no NaN"):
+        plotting.lid_histogram_figure([0.1, np.nan], title="t")
+
+
+def test_scatter_names_systems_in_a_legend_not_on_the_points():
+    points = {f"system {k}": (0.40 + 0.001 * k, 0.1, 0.5) for k in range(6)}  # all but on top of each other
+    fig = plotting.eer_alid_figure(points, title="EER against LID (calibrator logistic, prior uniform)", log2_n=3.0)
+    assert not any(t.startswith("system") for t in _texts(fig))  # no point labels that could collide
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == list(points)
+    assert fig.axes[0].get_title() == "EER against LID (calibrator logistic, prior uniform)"
+    assert {"0 bit", "log2 N = 3.00", "EER 50 % (chance)"} <= set(_texts(fig))
+    plotting.pyplot().close(fig)
+
+
+def test_small_multiples_cover_every_calibrator_and_prior_and_every_curve():
+    rng = np.random.default_rng(2)
+    panels = {
+        (cal, prior): {"weak": rng.normal(1.0, 1.0, 50), "strong": rng.normal(0.0, 0.5, 50)}
+        for cal in ("logistic", "isotonic", "beta")
+        for prior in ("uniform", "watchlist?ids=a,b&weight=4")
+    }
+    panels[("beta", "uniform")]["weak"] = np.r_[panels[("beta", "uniform")]["weak"], 7.5]  # one far-right tail
+    fig = plotting.lid_ccdf_panels_figure(panels, title="t", log2_n=3.0)
+    assert len(fig.axes) == 6
+    titles = [ax.get_title() for ax in fig.axes]
+    for cal, prior in panels:
+        assert any(f"calibrator {cal}" in t and f"prior {prior}" in t for t in titles)
+    # shared axes that cut no curve: the far tail of one panel is inside every panel's x range
+    for ax in fig.axes:
+        assert ax.get_xlim()[1] >= 7.5 - 1e-9
+    # one legend with each system once, in the same style in every panel
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["weak", "strong"]
+    colours = {
+        (line.get_label(), line.get_color())
+        for ax in fig.axes
+        for line in ax.get_lines()
+        if line.get_label() in ("weak", "strong")
+    }
+    assert len(colours) == 2
+    plotting.pyplot().close(fig)
+    fig = plotting.eer_alid_panels_figure(
+        {k: {"weak": (0.1, 2.0, 2.9), "strong": (0.4, 0.2, 0.9)} for k in panels}, title="t", log2_n=3.0
+    )
+    assert len(fig.axes) == 6
+    plotting.pyplot().close(fig)
+
+
+def test_save_lid_ccdf_keeps_its_callers_signature(tmp_path):
+    target = tmp_path / "ccdf.svg"
+    plotting.save_lid_ccdf({"a": [0.1, 0.5, 1.0], "b": [-0.2, 0.3]}, target, title="t", log2_n=2.0, guides=True)
+    ET.fromstring(target.read_text())
+    plotting.save_lid_ccdf(
+        {"x/logistic": [0.1, 0.5], "x/isotonic": [0.2, 0.9]},
+        tmp_path / "ccdf.png",
+        title="t",
+        groups={"x/logistic": "x", "x/isotonic": "x"},
+        variants={"x/logistic": "logistic", "x/isotonic": "isotonic"},
+    )
+    assert (tmp_path / "ccdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_figure_svg_is_inline_and_self_contained():
+    fig = plotting.lid_ccdf_figure({"x --> <b>": [0.1, 0.5, 1.0]}, title="a & b", log2_n=2.0)
+    svg = plotting.figure_svg(fig, id_prefix="fig7", description='LID "tail" <x>')
+    assert svg.startswith("<svg ") and svg.endswith("</svg>")
+    assert "<?xml" not in svg and "<!DOCTYPE" not in svg and "<!--" not in svg and "<metadata" not in svg
+    root = ET.fromstring(svg)
+    assert root.get("aria-label") == 'LID "tail" <x>' and root.get("role") == "img"
+    ids = re.findall(r'\bid="([^"]+)"', svg)
+    assert ids and all(i.startswith("fig7-") for i in ids)
+    refs = re.findall(r'href="#([^"]+)"', svg) + re.findall(r"url\(#([^)]+)\)", svg)
+    assert refs and set(refs) <= set(ids)  # every reference resolves inside the figure
+    assert not re.search(r'(href|src)="(?!#)', svg)  # nothing outside it
+    assert "<text" not in svg  # glyphs as paths: no font needed
+    with pytest.raises(InputError, match="id_prefix"):
+        plotting.inline_svg(svg, id_prefix="1 bad")
+
+
+def test_labels_with_dollar_signs_print_as_written():
+    """A system named like a mathtext formula is drawn as its name, and does not break the figure."""
+    name = r"cost $\frac{a}{$ [v2]"
+    fig = plotting.lid_ccdf_figure({name: [0.1, 0.5, 1.0]}, title=f"{name} tail", log2_n=2.0)
+    svg = plotting.figure_svg(fig, id_prefix="f")
+    assert svg.startswith("<svg")
+    fig = plotting.eer_alid_figure({name: (0.3, 0.5, 1.0)}, title=name)
+    (legend,) = fig.legends
+    assert legend.get_texts()[0].get_text() == name.replace("$", r"\$")
+    plotting.figure_svg(fig, id_prefix="g")
