@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections.abc
 import copy
+import functools
 import inspect
 import os
 import re
@@ -44,7 +45,7 @@ import typing
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from importlib.metadata import entry_points
-from pathlib import PurePath
+from pathlib import Path, PurePath
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, Protocol, overload
 from urllib.parse import parse_qsl
@@ -78,6 +79,8 @@ __all__ = [
     "resolve_calibrator",
     "resolve_prior",
     "describe_component",
+    "SpecInputs",
+    "spec_inputs",
     "CalibratorLike",
     "PriorLike",
     "AttackerLike",
@@ -144,12 +147,18 @@ class Entry:
         ``"package.module:Class"`` (for objects registered directly, where they live).
     origin : str
         ``"built-in"``, ``"distribution NAME VERSION"`` or ``"register()"``.
+    version : str
+        What identifies the code behind it, for cache keys (:func:`spec_inputs`):
+        ``"lidframe VERSION"`` for a built-in, ``"NAME VERSION"`` of the distribution
+        that declares an entry point; empty for ``register()`` entries (found from the
+        target's module when asked).
     """
 
     kind: str
     name: str
     target: str
     origin: str
+    version: str = ""
 
 
 # ------------------------------------------------------- the contracts as types
@@ -206,7 +215,10 @@ def _discover() -> dict:
     global _discovered
     if _discovered is not None:
         return _discovered
-    found = {k: {n: Entry(k, n, t, "built-in") for n, t in _BUILTINS[k].items()} for k in KINDS}
+    from lidframe._version import __version__
+
+    builtin = f"lidframe {__version__}"
+    found = {k: {n: Entry(k, n, t, "built-in", builtin) for n, t in _BUILTINS[k].items()} for k in KINDS}
     for kind in KINDS:
         group = GROUPS[kind]
         for ep in entry_points(group=group):
@@ -228,7 +240,8 @@ def _discover() -> dict:
                         stacklevel=2,
                     )
                 continue
-            found[kind][ep.name] = Entry(kind, ep.name, ep.value, origin)
+            version = f"{dist.name} {dist.version}" if dist is not None else ""
+            found[kind][ep.name] = Entry(kind, ep.name, ep.value, origin, version)
     _discovered = found
     return found
 
@@ -713,12 +726,28 @@ def parse_spec(spec: str, factory: Callable[..., Any] | None = None) -> tuple[st
 
 
 def _accepted_params(factory) -> list[str] | None:
+    """Parameter names *factory* takes; None when it takes any (``**options`` that go nowhere known).
+
+    A class built directly whose ``__init__`` forwards ``**options`` to its base class
+    (``EcapaTdnn(**options)`` -> ``NeuralAttacker``) takes its own and the base's.
+    """
     signature = _signature(factory)
     if signature is None:
         return None
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+    own = [
+        n
+        for n, p in signature.parameters.items()
+        if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+    ]
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+        return own
+    if not (inspect.isclass(factory) and _builder(factory) is factory):
         return None
-    return [n for n, p in signature.parameters.items() if p.kind is not inspect.Parameter.VAR_POSITIONAL]
+    for base in factory.__mro__[1:]:
+        if "__init__" in vars(base) and base is not object:
+            inherited = _accepted_params(base)
+            return None if inherited is None else own + [n for n in inherited if n not in own]
+    return None
 
 
 @overload
@@ -766,6 +795,16 @@ def create(kind: str, spec: object, **params: Any) -> Any:
             )
         check_contract(kind, spec)
         return spec
+    name, factory, spec_params = _factory_and_params(kind, spec)
+    spec_params.update(params)
+    try:
+        return _builder(factory)(**spec_params)
+    except TypeError as exc:
+        raise InputError(f"{kind} {name!r}: {exc}") from None
+
+
+def _factory_and_params(kind: str, spec: str) -> tuple[str, Any, dict]:
+    """``(NAME, class or factory, converted parameters)`` of a spec string, checked but not built."""
     name, _ = _split_query(spec)
     if ":" in name:
         factory = _import_target(name, f"{kind} {name!r}")
@@ -773,8 +812,6 @@ def create(kind: str, spec: object, **params: Any) -> Any:
     else:
         factory = load(kind, name)
     _, spec_params = parse_spec(spec, factory)
-    spec_params.update(params)
-    build = _builder(factory)
     accepted = _accepted_params(factory)
     if accepted is not None:
         unknown = [k for k in spec_params if k not in accepted]
@@ -783,10 +820,124 @@ def create(kind: str, spec: object, **params: Any) -> Any:
                 f"{kind} {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                 f"it takes {', '.join(accepted) or 'no parameters'}"
             )
+    return name, factory, spec_params
+
+
+@attrs.frozen
+class SpecInputs:
+    """What a component spec reads and which code runs it: what a cached result must be keyed by.
+
+    Attributes
+    ----------
+    files : tuple of pathlib.Path
+        Absolute paths of the files the component reads (see :func:`spec_inputs`).
+    version : str
+        The code behind it: ``"lidframe VERSION"`` (built-ins), ``"DIST VERSION"`` of the
+        distribution that provides it, or ``"module M sha256:..."`` of a module that no
+        installed distribution owns (a local ``module:Class``).
+    reads_audio : bool
+        Whether it reads the audio files of the utterances it is given (an attacker's
+        ``reads_audio`` class attribute; True when it does not say).
+    """
+
+    files: tuple[Path, ...]
+    version: str
+    reads_audio: bool
+
+
+def spec_inputs(kind: str, spec: str) -> SpecInputs:
+    """The input files and code version of a component spec, without building it.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior"}
+    spec : str
+        ``NAME?key=value&...`` (module docstring).
+
+    Returns
+    -------
+    SpecInputs
+
+    Raises
+    ------
+    InputError
+        An unknown component or parameter, a value not of its parameter's type, or a
+        file the component declares that does not exist.
+
+    Notes
+    -----
+    The files are found two ways, and both count:
+
+    * every parameter value -- or comma-separated part of one -- that names an existing
+      regular file, relative to the working directory (``watchlist?file=ids.txt``,
+      ``precomputed?path=emb.npz``, ``ecapa?checkpoint=model.ckpt``);
+    * a component may declare more with a classmethod ``input_files(params)``, which
+      gets the converted parameters and returns the paths it will read (e.g. the
+      ``.ids`` file beside a ``.npy`` of embeddings); each must exist.
+    """
+    name, factory, params = _factory_and_params(_check_kind(kind), spec)
+    files: dict[str, Path] = {}
+    declared = getattr(factory, "input_files", None)
+    if callable(declared):
+        for item in declared(dict(params)):
+            if not os.path.isfile(item):
+                raise InputError(f"{kind} {spec!r}: input file {str(item)!r} does not exist")
+            files.setdefault(os.path.abspath(item), Path(os.path.abspath(item)))
+    for value in params.values():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, (str, os.PathLike)) and str(item) and os.path.isfile(item):
+                files.setdefault(os.path.abspath(item), Path(os.path.abspath(item)))
+    return SpecInputs(
+        files=tuple(files.values()),
+        version=_code_version(kind, name),
+        reads_audio=bool(getattr(factory, "reads_audio", True)),
+    )
+
+
+def _code_version(kind: str, name: str) -> str:
+    """See :attr:`SpecInputs.version`."""
+    if ":" not in name:
+        entry = entries(kind)[name]
+        if entry.version:
+            return entry.version
+        module = entry.target.partition(":")[0]
+    else:
+        module = name.partition(":")[0]
+    return _module_version(module)
+
+
+@functools.cache
+def _distributions_of() -> Mapping[str, list[str]]:
+    """``importlib.metadata.packages_distributions()``, read once (it scans every installed distribution)."""
+    import importlib.metadata
+
+    return importlib.metadata.packages_distributions()
+
+
+def _module_version(module: str) -> str:
+    import importlib.metadata
+    import importlib.util
+
+    top = module.split(".")[0]
+    if top == "lidframe":
+        from lidframe._version import __version__
+
+        return f"lidframe {__version__}"
+    for dist in sorted(_distributions_of().get(top, [])):
+        try:
+            return f"{dist} {importlib.metadata.version(dist)}"
+        except importlib.metadata.PackageNotFoundError:
+            continue
     try:
-        return build(**spec_params)
-    except TypeError as exc:
-        raise InputError(f"{kind} {name!r}: {exc}") from None
+        found = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        found = None
+    origin = getattr(found, "origin", None)
+    if origin and os.path.isfile(origin):
+        from lidframe.data.fileio import file_sha256
+
+        return f"module {module} sha256:{file_sha256(origin)[:16]}"
+    return f"module {module} (version unknown)"
 
 
 # -- turning what users pass for a calibrator or a prior into a ready component --

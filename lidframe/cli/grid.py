@@ -15,7 +15,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--backend", choices=("local", "dask"), default="local")
     parser.add_argument("--jobs", type=int, default=1, help="worker processes of the local backend (default 1)")
     parser.add_argument("--scheduler", metavar="ADDR", help="dask.distributed scheduler address (backend dask)")
-    parser.add_argument("--force", action="store_true", help="recompute cells that are already stored")
+    parser.add_argument(
+        "--force", action="store_true", help="recompute every cell (stored cells whose inputs changed always are)"
+    )
     parser.add_argument("--no-resume", action="store_true", help="same as --force")
     parser.add_argument("--progress", action="store_true", help="show a progress bar over cells")
     parser.set_defaults(run=run)
@@ -33,11 +35,13 @@ def run(args: argparse.Namespace) -> int:
         resume=not args.no_resume,
         force=args.force,
         progress=args.progress,
+        log=print,
     )
+    recomputed = f" ({counts['recomputed']} stored with inputs that changed)" if counts["recomputed"] else ""
     print(
-        f"grid {args.spec}: {counts['cells']} cells, {counts['skipped']} already stored, {counts['ok']} computed, "
-        f"{counts['error']} failed ({counts['fits']} calibrator fits, {counts['scored']} score sets computed); "
-        f"store: {Path(args.out) / 'results.sqlite'}"
+        f"grid {args.spec}: {counts['cells']} cells, {counts['skipped']} already stored, {counts['ok']} computed"
+        f"{recomputed}, {counts['error']} failed ({counts['fits']} calibrator fits, {counts['scored']} score sets "
+        f"computed); store: {Path(args.out) / 'results.sqlite'}"
     )
     if counts["error"]:
         print("failed cells are stored with their error; see lidframe report or the results.sqlite 'error' column")

@@ -12,33 +12,71 @@
     a comparison table like the LID paper's Table 4 per (attacker, calibrator, prior):
     systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax.
 ``table.tex``
-    the same comparison as a LaTeX tabular.
+    the same comparison as a LaTeX tabular (system names with every LaTeX special
+    character escaped, :func:`latex_escape`).
 ``lid_ccdf.png``
     share of trials with LID > x per system (the paper's Fig. 4).
 ``eer_vs_lid.png``
     EER against ALID, with LIDmax, LID+ and LID- markers per system (Fig. 5).
 ``calibrator_sensitivity.png``
     ALID and LIDmax per calibrator and system.
+
+Every file is first written into a temporary folder beside ``report/``; only when all
+of them are complete are they moved into ``report/`` (each by an atomic rename), and the
+report files of an earlier run that this one does not write (the figures, after
+``--no-figures``) are removed, so ``report/`` never mixes two reports.  Nothing there is
+touched when the store or a per-trial file cannot be read.
 """
 
 from __future__ import annotations
 
-import json
+import contextlib
+import html
+import os
+import shutil
+import tempfile
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lidframe.data.fileio import StrPath, atomic_path, atomic_write
+from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
+from lidframe.grid import store
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["load_results", "tidy_table", "write_report"]
+__all__ = ["load_results", "tidy_table", "write_report", "latex_escape"]
 
-_KEYS = ["system", "attacker", "mechanism", "calibrator", "prior", "seed"]
+_KEYS = list(store.KEYS)
+#: Every file a report may write (those of an earlier report that this one does not write are removed).
+REPORT_FILES = (
+    "table.csv",
+    "table.parquet",
+    "summary.md",
+    "summary.html",
+    "table.tex",
+    "lid_ccdf.png",
+    "eer_vs_lid.png",
+    "calibrator_sensitivity.png",
+    "dp_vs_mu.png",
+)
+#: LaTeX's special characters and what stands for each in text.
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 _PAPER = [
     ("n_enrolled", "N", "{:d}"),
     ("eer", "EER", "{:.2f}"),
@@ -61,24 +99,32 @@ def load_results(out_dir: StrPath) -> list[dict[str, Any]]:
     Returns
     -------
     list of dict
-        One record per cell with status ``ok``: ``system``, ``attacker``, ``mechanism``,
-        ``calibrator``, ``prior``, ``seed``, ``summary`` (the parsed JSON summary) and
-        ``per_trial`` (the per-trial file, relative to *out_dir*).
-    """
-    import sqlite3
+        One record per logical cell with status ``ok``: ``system``, ``attacker``,
+        ``mechanism``, ``calibrator``, ``prior``, ``seed``, ``summary`` (the parsed JSON
+        summary), ``per_trial`` (the per-trial file, relative to *out_dir*) and ``cell_id``.
 
-    store = Path(out_dir) / "results.sqlite"
-    if not store.is_file():
-        raise InputError(f"{out_dir}: no results.sqlite here; run lidframe grid SPEC --out {out_dir} first")
-    connection = sqlite3.connect(store)
-    try:
-        rows = connection.execute(
-            "SELECT system, attacker, mechanism, calibrator, prior, seed, summary, per_trial FROM cells "
-            "WHERE status = 'ok'"
-        ).fetchall()
-    finally:
-        connection.close()
-    return [dict(zip(_KEYS, r[:6]), summary=json.loads(r[6]), per_trial=r[7]) for r in rows]
+    Raises
+    ------
+    InputError
+        No store, or one that cannot be read (:func:`lidframe.grid.store.check_store`).
+    """
+    return store.read_finished(out_dir)
+
+
+def latex_escape(text: object) -> str:
+    """*text* for a LaTeX document: each of ``\\ & % $ # _ { } ~ ^`` escaped, line breaks made spaces.
+
+    Examples
+    --------
+    >>> print(latex_escape("b3_50% & {x}"))
+    b3\\_50\\% \\& \\{x\\}
+    """
+    return "".join(_LATEX.get(c, " " if c in "\r\n" else c) for c in str(text))
+
+
+def _comment(text: object) -> str:
+    """*text* on one line (a LaTeX comment ends at the line break)."""
+    return " ".join(str(text).split())
 
 
 def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
@@ -153,7 +199,7 @@ def _markdown(frame: pd.DataFrame) -> str:
 def _latex(frame: pd.DataFrame) -> str:
     out = []
     for (attacker, calibrator, prior), part in _paper_tables(frame):
-        out.append(f"% attacker {attacker}, calibrator {calibrator}, prior {prior}")
+        out.append(_comment(f"% attacker {attacker}, calibrator {calibrator}, prior {prior}"))
         out.append("\\begin{tabular}{l" + "r" * len(_PAPER) + "}")
         out.append("\\hline")
         out.append(
@@ -166,7 +212,7 @@ def _latex(frame: pd.DataFrame) -> str:
         )
         out.append("\\hline")
         for _, row in part.iterrows():
-            name = str(row["system"]).replace("_", "\\_")
+            name = latex_escape(row["system"])
             out.append(f"{name} & " + " & ".join(_cell(f, row[k]) for k, _, f in _PAPER) + " \\\\")
         out.append("\\hline")
         out.append("\\end{tabular}")
@@ -174,7 +220,21 @@ def _latex(frame: pd.DataFrame) -> str:
     return "\n".join(out)
 
 
-def _figures(results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path) -> list[str]:
+def _per_trial_lid(out: Path, record: Mapping[str, Any]) -> np.ndarray:
+    """The per-trial LID of a stored cell; InputError naming the file when it is gone or damaged."""
+    path = out / str(record["per_trial"])
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return np.asarray(data["lid"], dtype=np.float64)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        raise InputError(
+            f"{path}: per-trial file of cell ({record['system']}, {record['attacker']}, {record['calibrator']}, "
+            f"{record['prior']}) is missing or unreadable ({type(exc).__name__}); delete it and rerun lidframe "
+            "grid, which recomputes the cell"
+        ) from None
+
+
+def _figures(results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path, out: Path) -> list[str]:
     from lidframe.plotting import pyplot, save_figure, save_lid_ccdf
 
     plt = pyplot()
@@ -190,8 +250,8 @@ def _figures(results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: 
     lids = {}
     for _, row in first.sort_values("alid", ascending=False).iterrows():
         record = by_key[tuple(row[k] for k in _KEYS)]
-        with np.load(Path(folder).parent / record["per_trial"], allow_pickle=False) as data:
-            lids[row["system"]] = data["lid"][~np.isnan(data["lid"])]
+        lid = _per_trial_lid(out, record)
+        lids[row["system"]] = lid[~np.isnan(lid)]
     save_lid_ccdf(
         lids,
         folder / "lid_ccdf.png",
@@ -298,33 +358,58 @@ def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
     -------
     list of str
         Paths of the files written.
+
+    Raises
+    ------
+    InputError
+        An unreadable store or per-trial file, no finished cell, or ``report`` not being
+        a folder -- with nothing in ``report/`` changed.
     """
     out = Path(out_dir)
-    results = load_results(out)
-    frame = tidy_table(results)
     folder = out / "report"
-    folder.mkdir(parents=True, exist_ok=True)
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"{folder}: is a file, not a folder; move it away (lidframe report writes its tables there)")
+    results = load_results(out)
+    if not results:
+        raise InputError(
+            f"{out / 'results.sqlite'}: no finished cells to report (every stored cell failed; see its error column)"
+        )
+    frame = tidy_table(results)
+    staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
+    try:
+        written = _write_all(results, frame, staging, out, figures=figures)
+        folder.mkdir(exist_ok=True)
+        for name in written:
+            os.replace(staging / name, folder / name)
+        for name in set(REPORT_FILES) - set(written):  # an earlier report's files that this one did not write
+            with contextlib.suppress(FileNotFoundError):
+                (folder / name).unlink()
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return [str(folder / name) for name in written]
+
+
+def _write_all(
+    results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path, out: Path, *, figures: bool
+) -> list[str]:
+    """Write every report file into *folder*; return their names."""
     written = []
-    with atomic_path(folder / "table.csv") as tmp:
-        frame.to_csv(tmp, index=False, float_format="%.10g", na_rep="nan")
+    frame.to_csv(folder / "table.csv", index=False, float_format="%.10g", na_rep="nan")
     written.append("table.csv")
     try:
-        with atomic_path(folder / "table.parquet", suffix=".parquet") as tmp:
-            frame.to_parquet(tmp, index=False)
+        frame.to_parquet(folder / "table.parquet", index=False)
         written.append("table.parquet")
     except ImportError:
         pass  # pyarrow not installed: the CSV carries the same table
-    markdown = _markdown(frame)
-    with atomic_write(folder / "summary.md") as handle:
-        handle.write(markdown)
-    with atomic_write(folder / "summary.html") as handle:
+    (folder / "summary.md").write_text(_markdown(frame), encoding="utf-8")
+    with open(folder / "summary.html", "w", encoding="utf-8") as handle:
         handle.write("<!doctype html><meta charset='utf-8'><title>lidframe grid report</title>\n")
         for group, part in _paper_tables(frame):
-            handle.write(f"<h2>attacker {group[0]}, calibrator {group[1]}, prior {group[2]}</h2>\n")
+            attacker, calibrator, prior = (html.escape(str(g)) for g in group)
+            handle.write(f"<h2>attacker {attacker}, calibrator {calibrator}, prior {prior}</h2>\n")
             handle.write(part[["system"] + [k for k, _, _ in _PAPER]].to_html(index=False, float_format="%.2f"))
-    with atomic_write(folder / "table.tex") as handle:
-        handle.write(_latex(frame))
+    (folder / "table.tex").write_text(_latex(frame), encoding="utf-8")
     written += ["summary.md", "summary.html", "table.tex"]
     if figures:
-        written += _figures(results, frame, folder)
-    return [str(folder / name) for name in written]
+        written += _figures(results, frame, folder, out)
+    return written

@@ -6,63 +6,90 @@ A cell is (system, attacker, mechanism, calibrator, prior, seed); the mechanism 
 Gaussian speaker mechanism releasing the trial embeddings, ``-`` for none) applies to
 data-dir systems only.  The work is shared:
 
-* score sets once per (system, attacker, split): score-set files are read as they
-  are; data-dir systems are scored by each attacker into the content-addressed cache
-  ``OUT/cache/scores/<hash>.npz`` (hash of the data-dir listings, the attacker spec and
-  the lidframe version);
-* calibrator fits once per (system, attacker, calibrator): one *task* fits the
-  calibrator on dev and evaluates every (prior, seed) cell with it.
+* score sets once per (system, attacker, mechanism, split): score-set files are read as
+  they are; data-dir systems are scored by each attacker into the content-addressed
+  cache ``OUT/cache/scores/<hash>.npz``;
+* calibrator fits once per (system, attacker, mechanism, calibrator): one *task* fits
+  the calibrator on dev and evaluates every (prior, seed) cell with it.
+
+Inputs
+------
+Every cell records what it was computed from, as ``{key: [label, digest]}``:
+
+* the SHA-256 of each file it reads: the dev and eval score-set files; for data-dir
+  systems each folder's ``wav.scp`` and ``utt2spk`` and -- when the attacker reads audio
+  (its ``reads_audio`` attribute; True unless it says otherwise) -- every audio file they
+  list; every file a component spec names (``precomputed?path=``, ``ecapa?checkpoint=``,
+  ``watchlist?file=``, ``explicit?file=``, and whatever a component declares with an
+  ``input_files(params)`` classmethod, :func:`lidframe.registry.spec_inputs`);
+* the code: lidframe's version, and each component's distribution version (a plugin's);
+* the settings ``znorm_ddof``, ``[grid.ci]`` and ``[grid.longitudinal]``.
+
+File digests go through :class:`lidframe.data.digests.DigestCache` at
+``OUT/cache/digests.sqlite``: a file whose size, mtime, ctime and inode are unchanged
+is not read again, so an unchanged corpus costs one ``stat`` per file on a rerun.  The
+score cache key hashes the same inputs of its split and attacker.
 
 Store
 -----
-``OUT/results.sqlite`` (standard-library sqlite3) holds one row per finished cell: its
-id (a hash of the cell's components and inputs), the spec digest, status (``ok`` or
-``error`` with the error text), the summary as JSON, the seconds it took and the path of
-its per-trial file ``OUT/cells/<id>.npz`` (trial ids, speakers, LID, posterior).  A row
-is inserted, in a transaction, only after its file is complete (written to a temporary
-name, then renamed), so an interrupted run never leaves a half cell.  A rerun skips
-cells that are stored as ``ok`` (``--force`` recomputes them); failed cells are retried.
+``OUT/results.sqlite`` (:mod:`lidframe.grid.store`) holds one row per logical cell:
+its components, the spec digest, status (``ok`` or ``error`` with the error text), the
+summary as JSON, the seconds it took, its inputs and their digest, and the path of its
+per-trial file ``OUT/cells/<id>-<inputs digest>.npz`` (trial ids, speakers, LID,
+posterior).  A row is written, in a transaction, only after its file is complete
+(written to a temporary name, then renamed), so an interrupted run never leaves a half
+cell.  A rerun skips a cell stored as ``ok`` whose inputs digest is unchanged and whose
+per-trial file is there; it recomputes -- and *replaces* -- a cell whose inputs changed,
+saying which cells and why (``recomputing 2 cells: eval file scores/eval.npz
+changed``); failed cells are retried; ``force`` recomputes everything.
 
 Execution
 ---------
 ``backend="local"`` runs the tasks in a process pool (``jobs`` workers; ``jobs=1`` runs
 them in this process) and ``backend="dask"`` on a dask.distributed cluster
 (``scheduler`` address, or a ``distributed.Client``); only the main process writes the
-store.  A failing cell is recorded with its error and the others go on.
+store, under the output folder's lock (:func:`lidframe.grid.store.folder_lock`).  Pool
+workers end when the process that started them dies, even by SIGKILL
+(:func:`_exit_with_parent`).  A failing cell is recorded with its error and the others
+go on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sqlite3
+import os
+import re
+import signal
+import sys
+import threading
 import time
 import traceback
+from collections import Counter
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import numpy as np
 
-from lidframe.data.fileio import StrPath, atomic_path, file_sha256, json_clean
+from lidframe.data.digests import DigestCache
+from lidframe.data.fileio import StrPath, atomic_path, json_clean
 from lidframe.errors import InputError
+from lidframe.grid import store
 from lidframe.grid.spec import GridSpec, load_grid_spec
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from distributed import Client
 
     from lidframe.attackers.base import EmbeddingAttacker
 
 __all__ = ["run_grid", "plan_grid", "open_store", "stored_cells"]
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS cells (
-    cell_id TEXT PRIMARY KEY,
-    system TEXT, attacker TEXT, mechanism TEXT, calibrator TEXT, prior TEXT, seed INTEGER,
-    spec_digest TEXT, status TEXT, error TEXT, summary TEXT, per_trial TEXT,
-    seconds REAL, finished_at REAL
-)
-"""
+#: ``{key: [label, digest]}``: what a cell or a score set was computed from.
+Inputs = dict[str, list[str]]
 
 
 def _version() -> str:
@@ -84,33 +111,123 @@ def _hash(*parts) -> str:
     return digest.hexdigest()[:32]
 
 
-def _source_digest(source) -> str:
-    if isinstance(source, str):
-        return file_sha256(source)
-    listing = []
-    for folder in [source["enrol"], *source["trials"]]:
+def _shown(path: StrPath) -> str:
+    """*path* relative to the working directory when it lies below it, else absolute."""
+    absolute = os.path.abspath(path)
+    relative = os.path.relpath(absolute)
+    return absolute if relative.startswith("..") else relative
+
+
+def inputs_digest(inputs: Inputs) -> str:
+    """One hash of a cell's inputs (their digests, not their labels)."""
+    return _hash(sorted((key, value[1]) for key, value in inputs.items()))
+
+
+# ------------------------------------------------------------------ inputs
+class _InputDigests:
+    """The inputs of sources and components, each computed once per plan."""
+
+    def __init__(self, digests: DigestCache):
+        self.digests = digests
+        self._folders: dict[tuple[str, bool], Inputs] = {}
+        self._components: dict[tuple[str, str], tuple[Inputs, bool]] = {}
+
+    def source(self, split: str, source: str | dict, *, reads_audio: bool) -> Inputs:
+        """Inputs of one split: a score-set file, or data dirs (their lists, and audio if read)."""
+        if isinstance(source, str):
+            return {f"{split} file": [f"{split} file {_shown(source)}", self.digests.digest(source)]}
+        inputs: Inputs = {}
+        for role, folder in [("enrol", source["enrol"])] + [("trials", f) for f in source["trials"]]:
+            for key, value in self._folder(folder, reads_audio).items():
+                inputs[f"{split} {role} {key}"] = [f"{split} {value[0]}", value[1]]
+        return inputs
+
+    def _folder(self, folder: str, reads_audio: bool) -> Inputs:
+        cached = self._folders.get((folder, reads_audio))
+        if cached is not None:
+            return cached
+        from lidframe.data.kaldi import read_data_dir
+
+        base = Path(folder)
+        inputs: Inputs = {}
         for name in ("wav.scp", "utt2spk"):
-            file = Path(folder) / name
-            listing.append(file_sha256(file) if file.is_file() else None)
-    return _hash(listing)
+            inputs[f"{folder} {name}"] = [f"{_shown(base / name)}", self.digests.digest(base / name)]
+        if reads_audio:  # a listed file that is missing counts as "missing": its arrival changes the digest
+            listing = [
+                (u.utt_id, self.digests.digest(u.path) if u.path and os.path.isfile(u.path) else "missing")
+                for u in read_data_dir(base)
+            ]
+            inputs[f"{folder} audio"] = [f"audio listed in {_shown(base / 'wav.scp')}", _hash(listing)]
+        self._folders[(folder, reads_audio)] = inputs
+        return inputs
+
+    def component(self, kind: str, spec: str) -> tuple[Inputs, bool]:
+        """Inputs of a component spec (its files and code version), and whether it reads audio."""
+        key = (kind, spec)
+        if key not in self._components:
+            from lidframe.registry import spec_inputs
+
+            found = spec_inputs(kind, spec)
+            inputs: Inputs = {f"{kind} code": [f"{kind} {spec!r} code", found.version]}
+            for path in found.files:
+                inputs[f"{kind} file {path}"] = [f"{kind} file {_shown(path)}", self.digests.digest(path)]
+            self._components[key] = (inputs, found.reads_audio)
+        return self._components[key]
+
+
+def _settings(spec: GridSpec, version: str) -> Inputs:
+    return {
+        "setting znorm_ddof": ["[grid] znorm_ddof", json.dumps(spec.znorm_ddof)],
+        "setting ci": ["[grid.ci]", json.dumps(None if spec.ci is None else _ci_key(spec.ci), sort_keys=True)],
+        "setting longitudinal": ["[grid.longitudinal]", json.dumps(spec.longitudinal, sort_keys=True)],
+        "lidframe code": ["lidframe code", f"lidframe {version}"],
+    }
 
 
 # ------------------------------------------------------------------- planning
-def plan_grid(spec: GridSpec, out_dir: StrPath) -> dict:
-    """Score jobs and fit tasks of *spec* (see the module docstring)."""
+def plan_grid(spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None = None) -> dict:
+    """Score jobs and fit tasks of *spec*, every cell with its inputs (see the module docstring).
+
+    Parameters
+    ----------
+    spec : GridSpec
+        A validated spec.
+    out_dir : str or os.PathLike
+        The output folder (score-cache paths lie below it).
+    digests : DigestCache, optional
+        Where file digests are looked up and remembered; an in-memory one by default.
+
+    Returns
+    -------
+    dict
+        ``{"score_jobs": [...], "tasks": [...]}``; each task has its ``cells``, each cell
+        its ``cell_id``, components, ``inputs`` and ``inputs_digest``.
+    """
     out = Path(out_dir)
     version = _version()
+    found = _InputDigests(digests if digests is not None else DigestCache())
+    settings = _settings(spec, version)
     score_jobs, tasks = {}, []
     for system in spec.systems:
         attackers = spec.attackers if system.needs_attacker else ("-",)
         mechanisms = (spec.mechanisms or ("-",)) if system.needs_attacker else ("-",)
-        digests = {"dev": _source_digest(system.dev), "eval": _source_digest(system.eval)}
         for attacker, mechanism in ((a, m) for a in attackers for m in mechanisms):
-            sources = {}
+            attacker_inputs, reads_audio = found.component("attacker", attacker) if attacker != "-" else ({}, False)
+            sources, data_inputs = {}, {}
             for split in ("dev", "eval"):
                 source = getattr(system, split)
+                data_inputs.update(found.source(split, source, reads_audio=reads_audio))
                 if system.needs_attacker:
-                    key = _hash("scores", digests[split], attacker, mechanism, split, version)
+                    split_inputs = found.source(split, source, reads_audio=reads_audio)
+                    key = _hash(
+                        "scores",
+                        inputs_digest(split_inputs),
+                        inputs_digest(attacker_inputs),
+                        attacker,
+                        mechanism,
+                        split,
+                        version,
+                    )
                     target = str(out / "cache" / "scores" / f"{key}.npz")
                     score_jobs[target] = {
                         "source": source,
@@ -122,31 +239,23 @@ def plan_grid(spec: GridSpec, out_dir: StrPath) -> dict:
                 else:
                     sources[split] = source
             for calibrator in spec.calibrators:
+                calibrator_inputs, _ = found.component("calibrator", calibrator)
                 cells = []
                 for prior in spec.priors:
+                    prior_inputs, _ = found.component("prior", prior)
                     for seed in spec.seeds:
-                        cell_id = _hash(
-                            system.name,
-                            digests,
-                            attacker,
-                            mechanism,
-                            calibrator,
-                            prior,
-                            seed,
-                            spec.znorm_ddof,
-                            None if spec.ci is None else _ci_key(spec.ci),
-                            spec.longitudinal,
-                            version,
-                        )
+                        inputs = {**data_inputs, **attacker_inputs, **calibrator_inputs, **prior_inputs, **settings}
                         cells.append(
                             {
-                                "cell_id": cell_id,
+                                "cell_id": store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed),
                                 "system": system.name,
                                 "attacker": attacker,
                                 "mechanism": mechanism,
                                 "calibrator": calibrator,
                                 "prior": prior,
                                 "seed": seed,
+                                "inputs": inputs,
+                                "inputs_digest": inputs_digest(inputs),
                             }
                         )
                 tasks.append(
@@ -163,7 +272,50 @@ def plan_grid(spec: GridSpec, out_dir: StrPath) -> dict:
     return {"score_jobs": list(score_jobs.values()), "tasks": tasks}
 
 
+_SHA = re.compile(r"^[0-9a-f]{32,64}$")
+
+
+def why_recomputed(stored: Inputs | None, current: Inputs) -> str:
+    """What changed between a stored cell's inputs and the current ones, in words.
+
+    Parameters
+    ----------
+    stored : dict or None
+        The stored ``{key: [label, digest]}`` (None: stored without input digests).
+    current : dict
+        The planned inputs.
+
+    Returns
+    -------
+    str
+        E.g. ``"eval file scores/eval.npz changed"``; settings and code versions show
+        their old and new values (``"[grid] znorm_ddof changed (1 -> 0)"``).
+    """
+    if stored is None:
+        return "stored without input digests (by an earlier lidframe)"
+    parts = []
+    for key, (label, digest) in current.items():
+        if key not in stored:
+            parts.append(f"{label} is a new input")
+        elif stored[key][1] != digest:
+            shown = "" if _SHA.match(digest) else f" ({stored[key][1]} -> {digest})"
+            parts.append(f"{label} changed{shown}")
+    parts += [f"{stored[key][0]} is no longer an input" for key in stored if key not in current]
+    return "; ".join(parts) or "its inputs changed"
+
+
 # ---------------------------------------------------------------------- work
+def _readable(score_file: str) -> bool:
+    """Whether a cached score set loads (a damaged cache file is scored again, not failed on forever)."""
+    from lidframe.data.scoreset import ScoreSet
+
+    try:
+        ScoreSet.load(score_file)
+    except InputError:
+        return False
+    return True
+
+
 def _score_job(job: dict) -> str:
     """Score a data-dir split with an attacker into the cache (skipped when cached)."""
     target = Path(job["target"])
@@ -258,24 +410,21 @@ def _run_task(task: dict) -> list:
 
 # --------------------------------------------------------------------- store
 def open_store(out_dir: StrPath) -> sqlite3.Connection:
-    """The grid's SQLite store (created if needed)."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    connection = sqlite3.connect(out / "results.sqlite")
-    connection.execute(_SCHEMA)
-    connection.commit()
+    """The grid's SQLite store, opened for writing (created or migrated if needed; :mod:`lidframe.grid.store`)."""
+    store.check_store(out_dir, write=True)
+    connection, _ = store.open_store(out_dir)
     return connection
 
 
 def stored_cells(connection: sqlite3.Connection, status: str = "ok") -> set[str]:
     """Ids of stored cells with *status*."""
-    return {row[0] for row in connection.execute("SELECT cell_id FROM cells WHERE status = ?", (status,))}
+    return {key for key, cell in store.stored_cells(connection).items() if cell.status == status}
 
 
-def _store(connection, out: Path, record: dict, spec_digest: str) -> None:
+def _store(connection: sqlite3.Connection, out: Path, record: dict, spec_digest: str, replaced: str | None) -> None:
     per_trial = None
     if record["status"] == "ok":
-        per_trial = out / "cells" / f"{record['cell_id']}.npz"
+        per_trial = out / "cells" / f"{record['cell_id']}-{record['inputs_digest'][:12]}.npz"
         per_trial.parent.mkdir(parents=True, exist_ok=True)
         with atomic_path(per_trial, suffix=".npz") as tmp, open(tmp, "wb") as handle:
             np.savez(
@@ -285,36 +434,83 @@ def _store(connection, out: Path, record: dict, spec_digest: str) -> None:
                 lid=record["lid"],
                 posterior_true=record["posterior_true"],
             )
-    with connection:  # one transaction: the row appears only with its file complete
-        connection.execute(
-            "INSERT OR REPLACE INTO cells VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                record["cell_id"],
-                record["system"],
-                record["attacker"],
-                record["mechanism"],
-                record["calibrator"],
-                record["prior"],
-                record["seed"],
-                spec_digest,
-                record["status"],
-                record["error"],
-                json.dumps(record.get("summary")) if record["status"] == "ok" else None,
-                str(per_trial.relative_to(out)) if per_trial else None,
-                record["seconds"],
-                time.time(),
-            ),
-        )
+    row = {key: record[key] for key in (*store.KEYS, "cell_id", "status", "error", "seconds", "inputs_digest")}
+    row.update(
+        spec_digest=spec_digest,
+        summary=json.dumps(record.get("summary")) if record["status"] == "ok" else None,
+        per_trial=str(per_trial.relative_to(out)) if per_trial else None,
+        finished_at=time.time(),
+        inputs=json.dumps(record["inputs"], sort_keys=True),
+    )
+    store.write_cell(connection, out, row, replaced)
 
 
 # ----------------------------------------------------------------- execution
-def _executor(backend: str, jobs: int, scheduler):
+def _exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: end this worker as soon as the process that started it dies.
+
+    On Linux the kernel sends SIGKILL when the parent goes (``PR_SET_PDEATHSIG``); on
+    every platform a daemon thread also polls the parent twice a second and exits the
+    worker once it is gone (re-parented, or no such pid).  A worker holds nothing worth
+    keeping: only the main process writes the store.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    started_by = os.getppid()
+
+    def parent_gone() -> bool:
+        if os.getppid() != started_by:
+            return True
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    if parent_gone():  # it died before this worker got here
+        os._exit(1)
+
+    def watch() -> None:
+        while not parent_gone():
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lidframe-parent-watch", daemon=True).start()
+
+
+def _check_backend(backend: str, jobs: int, scheduler: object) -> None:
+    """Refuse a bad backend choice before anything is written."""
+    if backend not in ("local", "dask"):
+        raise InputError(f"backend must be 'local' or 'dask', got {backend!r}")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs must be a positive number of worker processes, got {jobs!r}")
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise InputError("the dask backend needs dask.distributed: pip install distributed") from None
+        if scheduler is None:
+            raise InputError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
+
+
+def _executor(
+    backend: str, jobs: int, scheduler
+) -> tuple[Callable[[], Any] | None, Callable[[Callable, list], Iterator]]:
+    _check_backend(backend, jobs, scheduler)
     if backend == "local":
         if jobs <= 1:
             return None, lambda fn, items: (fn(item) for item in items)
         from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        pool = ProcessPoolExecutor(max_workers=jobs)
+        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),))
 
         def run(fn, items):
             futures = [pool.submit(fn, item) for item in items]
@@ -322,24 +518,53 @@ def _executor(backend: str, jobs: int, scheduler):
                 yield future.result()
 
         return pool.shutdown, run
-    if backend == "dask":
-        try:
-            from distributed import Client
-            from distributed import as_completed as dask_as_completed
-        except ImportError:
-            raise InputError("the dask backend needs dask.distributed: pip install distributed") from None
-        if scheduler is None:
-            raise InputError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
-        own_client = not isinstance(scheduler, Client)
-        client = Client(scheduler) if own_client else scheduler
+    from distributed import Client
+    from distributed import as_completed as dask_as_completed
 
-        def run(fn, items):
-            futures = client.map(fn, items, pure=False)
-            for future in dask_as_completed(futures):
-                yield future.result()
+    own_client = not isinstance(scheduler, Client)
+    client = Client(scheduler) if own_client else scheduler
 
-        return (client.close if own_client else None), run
-    raise InputError(f"backend must be 'local' or 'dask', got {backend!r}")
+    def run_dask(fn, items):
+        futures = client.map(fn, items, pure=False)
+        for future in dask_as_completed(futures):
+            yield future.result()
+
+    return (client.close if own_client else None), run_dask
+
+
+def _todo(plan: dict, stored: dict[str, store.StoredCell], out: Path, force: bool) -> tuple[list, Counter, int]:
+    """Tasks holding the cells to compute, the reasons for recomputing stored ones, and how many were stale."""
+    reasons: Counter = Counter()
+    stale = 0
+    tasks = []
+    for task in plan["tasks"]:
+        todo = []
+        for cell in task["cells"]:
+            row = stored.get(cell["cell_id"])
+            if force or row is None:
+                pass
+            elif row.status != "ok":
+                reasons["it failed before (retried)"] += 1
+            elif row.inputs_digest != cell["inputs_digest"]:
+                reasons[why_recomputed(row.inputs, cell["inputs"])] += 1
+                stale += 1
+            elif not row.per_trial or not (out / row.per_trial).is_file():
+                reasons[f"its per-trial file {row.per_trial} is missing"] += 1
+                stale += 1
+            else:
+                continue
+            todo.append(cell)
+        if todo:
+            tasks.append(dict(task, cells=todo))
+    return tasks, reasons, stale
+
+
+def _say_why(reasons: Counter, log: Callable[[str], Any]) -> None:
+    shown = reasons.most_common()
+    for reason, count in shown[:10]:
+        log(f"recomputing {count} cell{'s' if count != 1 else ''}: {reason}")
+    if len(shown) > 10:
+        log(f"recomputing {sum(c for _, c in shown[10:])} more cells for {len(shown) - 10} other reasons")
 
 
 def run_grid(
@@ -352,28 +577,93 @@ def run_grid(
     resume: bool = True,
     force: bool = False,
     progress: bool = False,
+    log: Callable[[str], Any] | None = None,
 ) -> dict:
-    """Run (or resume) a grid; return counts ``{"cells", "skipped", "ok", "error", "fits", "scored"}``."""
+    """Run (or resume) a grid.
+
+    Parameters
+    ----------
+    spec_path : str or os.PathLike
+        The TOML spec (:mod:`lidframe.grid.spec`).
+    out_dir : str or os.PathLike
+        The output folder (store, caches, per-trial files); locked while the grid runs.
+    backend : {"local", "dask"}
+    jobs : int
+        Worker processes of the local backend (1: in this process).
+    scheduler : str or distributed.Client, optional
+        The dask scheduler (backend ``"dask"``).
+    resume : bool
+        Skip cells stored as ``ok`` with unchanged inputs (False: same as *force*).
+    force : bool
+        Recompute every cell.
+    progress : bool
+        Show a tqdm bar over cells.
+    log : callable, optional
+        Called with one line per group of recomputed cells and why, and on a store migration.
+
+    Returns
+    -------
+    dict
+        Counts ``{"cells", "skipped", "ok", "error", "fits", "scored", "recomputed"}``;
+        ``recomputed`` counts stored cells whose inputs changed.
+
+    Raises
+    ------
+    InputError
+        A bad spec or backend choice, an unreadable or unwritable store, or another
+        grid holding the folder -- all before any cell is computed.
+    """
     spec = load_grid_spec(spec_path)
+    _check_backend(backend, jobs, scheduler)
+    force = force or not resume
     out = Path(out_dir)
-    plan = plan_grid(spec, out)
-    connection = open_store(out)
-    done = set() if force or not resume else stored_cells(connection)
-    tasks = []
-    for task in plan["tasks"]:
-        todo = [c for c in task["cells"] if c["cell_id"] not in done]
-        if todo:
-            tasks.append(dict(task, cells=todo))
+    store.check_store(out, write=True)
+    out.mkdir(parents=True, exist_ok=True)
+    say = log if log is not None else (lambda line: None)
+    with store.folder_lock(out):
+        connection, note = store.open_store(out)
+        try:
+            if note:
+                say(note)
+            with DigestCache(out / "cache" / "digests.sqlite") as digests:
+                plan = plan_grid(spec, out, digests=digests)
+            stored = store.stored_cells(connection)
+            tasks, reasons, stale = _todo(plan, stored, out, force)
+            _say_why(reasons, say)
+            planned = {cell["cell_id"] for task in plan["tasks"] for cell in task["cells"]}
+            others = len(set(stored) - planned)
+            if others:
+                say(f"{others} stored cells are not in this spec (left from an earlier one; kept, and reported)")
+            counts = _execute(spec, plan, tasks, stored, out, connection, backend, jobs, scheduler, force, progress)
+            counts["recomputed"] = stale
+        finally:
+            connection.close()
+        write_json_summary(out, spec, counts)
+    return counts
+
+
+def _execute(spec, plan, tasks, stored, out, connection, backend, jobs, scheduler, force, progress) -> dict:
     needed = {t["dev"] for t in tasks} | {t["eval"] for t in tasks}
-    score_jobs = [j for j in plan["score_jobs"] if j["target"] in needed and (force or not Path(j["target"]).is_file())]
+    score_jobs = [
+        j
+        for j in plan["score_jobs"]
+        if j["target"] in needed and (force or not Path(j["target"]).is_file() or not _readable(j["target"]))
+    ]
+    n_cells = sum(len(t["cells"]) for t in plan["tasks"])
     counts = {
-        "cells": spec.n_cells(),
-        "skipped": spec.n_cells() - sum(len(t["cells"]) for t in tasks),
+        "cells": n_cells,
+        "skipped": n_cells - sum(len(t["cells"]) for t in tasks),
         "ok": 0,
         "error": 0,
         "fits": len(tasks),
         "scored": len(score_jobs),
     }
+
+    def keep(record: dict) -> None:
+        previous = stored.get(record["cell_id"])
+        _store(connection, out, record, spec.digest, previous.per_trial if previous else None)
+        counts[record["status"]] += 1
+
     closer, run = _executor(backend, jobs, scheduler)
     bar = None
     if progress:
@@ -387,6 +677,7 @@ def run_grid(
         failed_scores = {}
         for job in score_jobs:  # scoring failures become the error of every cell that needs them
             try:
+                Path(job["target"]).unlink(missing_ok=True)  # forced, or damaged: scored again
                 _score_job(job)
             except Exception as exc:
                 failed_scores[job["target"]] = f"{type(exc).__name__}: {exc}"
@@ -395,14 +686,12 @@ def run_grid(
             broken = failed_scores.get(task["dev"]) or failed_scores.get(task["eval"])
             if broken:
                 for cell in task["cells"]:
-                    _store(connection, out, dict(cell, status="error", error=broken, seconds=0.0), spec.digest)
-                    counts["error"] += 1
+                    keep(dict(cell, status="error", error=broken, seconds=0.0))
             else:
                 runnable.append(task)
         for results in run(_run_task, runnable):
             for record in results:
-                _store(connection, out, record, spec.digest)
-                counts[record["status"]] += 1
+                keep(record)
                 if bar is not None:
                     bar.update(1)
     finally:
@@ -410,8 +699,6 @@ def run_grid(
             bar.close()
         if closer is not None:
             closer()
-        connection.close()
-    write_json_summary(out, spec, counts)
     return counts
 
 

@@ -30,16 +30,26 @@ eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials
 File paths in ``[systems]`` are relative to the spec file; paths inside component specs
 (``checkpoint=``, ``file=``) are relative to the working directory.  Every error names
 the TOML key at fault.
+
+Validation reads what the cells will read, so that bad input stops the grid before any
+cell runs: every score-set file is loaded, every data directory's ``wav.scp`` and
+``utt2spk`` are read (a piped ``wav.scp`` entry is refused), every component spec's
+parameters are converted and checked, each calibrator is
+fitted once on a small simulated dev set (a parameter it refuses at fit time, such as
+``logistic?C=-1``, is found here), and each prior is applied to every system's enrolled
+eval speakers (a watch-list id that is not enrolled is found here).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import tomllib
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
 import attrs
+import numpy as np
 
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
@@ -109,6 +119,8 @@ def _string_list(path: Path, key: str, value: object, *, required: bool = True) 
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         _fail(path, key, f"must be a list of non-empty strings, got {value!r}")
+    if required and not value:
+        _fail(path, key, "is empty; expected at least one component spec")
     if len(set(value)) != len(value):
         _fail(path, key, f"has repeated entries: {value}")
     return tuple(value)
@@ -141,17 +153,86 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
     _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {value!r}")
 
 
-def _check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) -> None:
+def _check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) -> list[Any]:
+    """Check each spec's parameters (and declared files); build calibrators and priors (not attackers).
+
+    Returns the :class:`~lidframe.registry.SpecInputs` of each attacker, or each built
+    calibrator or prior.
+    """
     from lidframe import registry
 
+    out = []
     for i, spec in enumerate(specs):
-        name, _ = registry.parse_spec(spec)
         try:
-            if ":" not in name:
-                registry.load(kind, name)  # imports and checks the class only
-            registry.create(kind, spec) if kind != "attacker" else None
+            found = registry.spec_inputs(kind, spec)  # imports the class, converts and checks the parameters
+            out.append(found if kind == "attacker" else registry.create(kind, spec))
         except InputError as exc:
             _fail(path, f"{key}[{i}]", f"{spec!r}: {exc}")
+        except Exception as exc:  # a plugin's constructor refusing its parameters its own way
+            _fail(path, f"{key}[{i}]", f"{spec!r}: {type(exc).__name__}: {exc}")
+    return out
+
+
+@functools.cache
+def _probe_dev() -> Any:
+    """A small simulated dev score set that any calibrator should fit (8 speakers, 32 trials)."""
+    from lidframe.data.simulate import simulate_system
+
+    return simulate_system(leakage=0.5, n_enrolled=8, trials_per_speaker=4, seed=0)[0]
+
+
+def _probe_calibrators(path: Path, specs: tuple[str, ...], znorm_ddof: int) -> None:
+    """Fit each calibrator once on :func:`_probe_dev`: parameters refused at fit time show up here."""
+    from lidframe.core.evaluation import fit_calibrator
+
+    try:
+        from sklearn.utils._param_validation import InvalidParameterError
+    except ImportError:  # pragma: no cover - older or newer scikit-learn
+        InvalidParameterError = InputError
+    for i, spec in enumerate(specs):
+        try:
+            fit_calibrator(_probe_dev(), spec, znorm_ddof=znorm_ddof)
+        except (InputError, InvalidParameterError) as exc:
+            _fail(path, f"grid.calibrators[{i}]", f"{spec!r} (fitted once on simulated scores to check it): {exc}")
+        except Exception:  # not a parameter problem: the real dev set decides, in its cell
+            continue
+
+
+def _speakers(path: Path, system: SystemSpec) -> np.ndarray:
+    """Read what the system's cells will read; return its enrolled eval speaker ids."""
+    from lidframe.data.kaldi import read_data_dir
+    from lidframe.data.scoreset import ScoreSet
+
+    enrolled = np.array([], dtype=str)
+    for split in ("dev", "eval"):
+        source = getattr(system, split)
+        key = f"systems.{system.name}.{split}"
+        if isinstance(source, str):
+            try:
+                scores = ScoreSet.load(source)
+            except InputError as exc:
+                _fail(path, key, str(exc))
+            if split == "eval":
+                enrolled = np.asarray(scores.enrolled)
+            continue
+        for sub, folder in [("enrol", source["enrol"])] + [(f"trials[{i}]", t) for i, t in enumerate(source["trials"])]:
+            try:
+                utterances = read_data_dir(folder)
+            except InputError as exc:
+                _fail(path, f"{key}.{sub}", str(exc))
+            if split == "eval" and sub == "enrol":
+                enrolled = np.array(list(dict.fromkeys(u.speaker for u in utterances)), dtype=str)
+    return enrolled
+
+
+def _probe_priors(path: Path, specs: tuple[str, ...], priors: list[Any], enrolled: dict[str, np.ndarray]) -> None:
+    """Apply each prior to every system's enrolled eval speakers (non-enrolled watch-list ids show up here)."""
+    for i, (spec, prior) in enumerate(zip(specs, priors)):
+        for system, ids in enrolled.items():
+            try:
+                prior.log_prior(ids)
+            except InputError as exc:
+                _fail(path, f"grid.priors[{i}]", f"{spec!r} on system {system!r}: {exc}")
 
 
 def load_grid_spec(path: StrPath) -> GridSpec:
@@ -174,6 +255,8 @@ def load_grid_spec(path: StrPath) -> GridSpec:
         missing files or directories, unknown components or parameters.
     """
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; expected a grid spec file (TOML)")
     if not path.is_file():
         raise InputError(f"{path}: no such grid spec")
     raw = path.read_bytes()
@@ -208,6 +291,10 @@ def load_grid_spec(path: StrPath) -> GridSpec:
         or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
     ):
         _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
+    if any(s < 0 for s in seeds):
+        _fail(path, "grid.seeds", f"must be non-negative integers (numpy seeds), got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        _fail(path, "grid.seeds", f"has repeated entries: {seeds}")
     ddof = grid.get("znorm_ddof", 1)
     if ddof not in (0, 1) or isinstance(ddof, bool):
         _fail(path, "grid.znorm_ddof", f"must be 0 or 1, got {ddof!r}")
@@ -248,6 +335,8 @@ def load_grid_spec(path: StrPath) -> GridSpec:
     systems = []
     for name, body in systems_doc.items():
         key = f"systems.{name}"
+        if not name.strip() or any(not c.isprintable() for c in name):
+            _fail(path, f"systems.{name!r}", "a system name must be non-empty printable text")
         if not isinstance(body, dict) or set(body) != {"dev", "eval"}:
             _fail(
                 path,
@@ -264,8 +353,11 @@ def load_grid_spec(path: StrPath) -> GridSpec:
     if mechanisms and not any(s.needs_attacker for s in systems):
         _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
     _check_components(path, "grid.calibrators", "calibrator", calibrators)
-    _check_components(path, "grid.priors", "prior", priors)
+    built_priors = _check_components(path, "grid.priors", "prior", priors)
     _check_components(path, "grid.attackers", "attacker", attackers)
+    enrolled = {s.name: _speakers(path, s) for s in systems}
+    _probe_calibrators(path, calibrators, ddof)
+    _probe_priors(path, priors, built_priors, enrolled)
     return GridSpec(
         path=path,
         digest=hashlib.sha256(raw).hexdigest(),

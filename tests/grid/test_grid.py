@@ -64,7 +64,15 @@ def rows(out: Path):
 def test_cells_shared_work_and_agreement_with_evaluate(tmp_path):
     spec = make_spec(tmp_path / "spec")
     counts = run_grid(spec, tmp_path / "out")
-    assert counts == {"cells": 12, "skipped": 0, "ok": 12, "error": 0, "fits": 6, "scored": 0}  # fits = 3 x 2
+    assert counts == {
+        "cells": 12,
+        "skipped": 0,
+        "ok": 12,
+        "error": 0,
+        "fits": 6,
+        "scored": 0,
+        "recomputed": 0,
+    }  # 3 x 2 fits
     import json
 
     from lidframe import WatchList

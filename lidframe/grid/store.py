@@ -1,0 +1,404 @@
+"""The grid's output folder: its lock and its result store ``OUT/results.sqlite``.
+
+Store
+-----
+One table, ``cells``, with one row per *logical* cell -- (system, attacker, mechanism,
+calibrator, prior, seed) -- whose ``cell_id`` is a hash of those six and nothing else,
+so a recomputed cell replaces its row (``INSERT OR REPLACE``; the six are also declared
+``UNIQUE``).  What the cell was computed from is kept beside it: ``inputs`` (JSON,
+``{key: [label, digest]}`` for every file, code version and setting it read) and
+``inputs_digest`` (a hash of those), which the runner compares to decide whether a
+stored cell is still fresh.  ``PRAGMA user_version`` holds :data:`SCHEMA_VERSION`; a
+store of the first layout (no input digests, content-hash ids, possibly two rows for
+one cell) is migrated on the next ``lidframe grid`` run -- the newest row of each cell
+is kept and marked for recomputation -- and read deduplicated by ``lidframe report``.
+
+A store that cannot be read (not SQLite, damaged, a folder, written by a newer lidframe,
+a table of another program), that cannot be written (read-only) or that another process
+holds locked is refused with one line naming the file and what to do
+(:class:`~lidframe.errors.InputError`), before anything is written.
+
+Lock
+----
+:func:`folder_lock` takes an exclusive ``fcntl.flock`` on ``OUT/.lock`` for the whole
+run and writes the holder's pid into it; a second ``lidframe grid`` on the same folder
+stops at once, naming that pid.  The kernel drops the lock when its holder exits, even
+by SIGKILL, so a stale lock file never blocks a later run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import warnings
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from lidframe.errors import InputError
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "KEYS",
+    "StoredCell",
+    "cell_id",
+    "check_store",
+    "folder_lock",
+    "open_store",
+    "stored_cells",
+    "write_cell",
+    "read_finished",
+]
+
+#: ``PRAGMA user_version`` of the current layout (0: the first layout, without input digests).
+SCHEMA_VERSION = 2
+#: Seconds a connection waits for another process's lock on the store before giving up.
+BUSY_TIMEOUT_S = 10.0
+#: The logical identity of a cell.
+KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
+
+_COLUMNS = (
+    "cell_id",
+    *KEYS,
+    "spec_digest",
+    "status",
+    "error",
+    "summary",
+    "per_trial",
+    "seconds",
+    "finished_at",
+    "inputs_digest",
+    "inputs",
+)
+_LEGACY_COLUMNS = _COLUMNS[:-2]
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS cells (
+    cell_id TEXT PRIMARY KEY,
+    system TEXT NOT NULL, attacker TEXT NOT NULL, mechanism TEXT NOT NULL, calibrator TEXT NOT NULL,
+    prior TEXT NOT NULL, seed INTEGER NOT NULL,
+    spec_digest TEXT, status TEXT, error TEXT, summary TEXT, per_trial TEXT,
+    seconds REAL, finished_at REAL, inputs_digest TEXT, inputs TEXT,
+    UNIQUE (system, attacker, mechanism, calibrator, prior, seed)
+)
+"""
+
+
+def cell_id(system: str, attacker: str, mechanism: str, calibrator: str, prior: str, seed: int) -> str:
+    """The id of a logical cell: 32 hex digits of SHA-256 over its six components (and nothing else)."""
+    digest = hashlib.sha256(json.dumps(["cell", system, attacker, mechanism, calibrator, prior, seed]).encode())
+    return digest.hexdigest()[:32]
+
+
+@attrs.frozen
+class StoredCell:
+    """What the store holds about one cell: enough to decide whether it is fresh."""
+
+    status: str
+    inputs_digest: str | None
+    inputs: dict[str, list[str]] | None
+    per_trial: str | None
+
+
+# ------------------------------------------------------------------ checking
+def _store_file(out: Path) -> Path:
+    return out / "results.sqlite"
+
+
+def _refusal(path: Path, exc: sqlite3.Error) -> InputError:
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return InputError(
+            f"{path}: the store is locked by another process (a running lidframe grid or an SQLite tool); "
+            "try again when it has finished"
+        )
+    if "readonly" in text or "read-only" in text:
+        return InputError(f"{path}: the store is read-only; make it writable or use another --out folder")
+    return InputError(
+        f"{path}: not a readable lidframe grid store ({text}); move it away (a new grid run then starts "
+        "afresh) or restore it from a copy"
+    )
+
+
+def _read_only_reason(path: Path) -> str | None:
+    """Why *path* cannot be written, or None.  Write bits are honoured even for root."""
+    mode = path.stat().st_mode
+    if not os.access(path, os.W_OK) or not mode & 0o222:
+        return f"is read-only (mode {mode & 0o777:04o})"
+    folder = path.parent
+    if not os.access(folder, os.W_OK) or not folder.stat().st_mode & 0o222:
+        return f"is in a read-only folder ({folder})"
+    return None
+
+
+def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
+    """Check ``OUT/results.sqlite`` without writing anything.
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The grid's output folder.
+    write : bool
+        Also require that the store can be written (``lidframe grid``).
+
+    Returns
+    -------
+    int or None
+        The store's layout version (0: first layout, :data:`SCHEMA_VERSION`: current), or
+        None when there is no store yet (no file, or an empty SQLite file).
+
+    Raises
+    ------
+    InputError
+        One line naming the file: not SQLite or damaged, a folder, read-only (with
+        *write*), locked by another process, a newer layout, or not a grid store.
+    """
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"{out}: is a file, not a grid output folder")
+    path = _store_file(out)
+    if not path.exists():
+        return None
+    if not path.is_file():
+        raise InputError(f"{path}: is not a file; move it away (the grid keeps its results in this file)")
+    if write:
+        reason = _read_only_reason(path)
+        if reason:
+            raise InputError(f"{path}: the store {reason}; make it writable or use another --out folder")
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(cells)"))
+            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise _refusal(path, exc) from None
+    if problems != ["ok"]:
+        raise InputError(
+            f"{path}: the store is damaged ({problems[0]}); move it away (a new grid run then starts afresh) "
+            "or restore it from a copy"
+        )
+    if version > SCHEMA_VERSION:
+        raise InputError(
+            f"{path}: written by a newer lidframe (store layout {version}, this one reads up to {SCHEMA_VERSION}); "
+            "upgrade lidframe or use another --out folder"
+        )
+    if not tables:
+        return None
+    expected = _COLUMNS if version == SCHEMA_VERSION else _LEGACY_COLUMNS
+    if "cells" not in tables or columns != expected:
+        found = f"tables {sorted(tables)}" if "cells" not in tables else f"cells columns {list(columns)}"
+        raise InputError(f"{path}: not a lidframe grid store (found {found}); move it away or use another --out folder")
+    return int(version)
+
+
+# --------------------------------------------------------------------- lock
+@contextlib.contextmanager
+def folder_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
+    """Hold the exclusive lock of a grid output folder (``OUT/.lock``, module docstring).
+
+    Raises
+    ------
+    InputError
+        When another process holds it (naming its pid).
+    """
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no flock
+        warnings.warn(
+            f"{out_dir}: cannot lock the output folder on this platform; do not run two grids on it at once",
+            stacklevel=3,
+        )
+        yield
+        return
+    path = Path(out_dir) / ".lock"
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
+            raise InputError(
+                f"{out_dir}: another lidframe grid (pid {holder or 'unknown'}) is running on this folder; "
+                "wait for it to finish or use another --out folder"
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(descriptor)  # releases the lock
+
+
+# ------------------------------------------------------------------ writing
+def open_store(out_dir: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str | None]:
+    """Open the store for writing (creating or migrating it); return it and a note on a migration.
+
+    Call :func:`check_store` first (this one assumes a readable store) and hold
+    :func:`folder_lock`.
+
+    Raises
+    ------
+    InputError
+        When the store cannot be written or is locked by another process.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    path = _store_file(out)
+    note: str | None = None
+    orphans: list[str] = []
+    try:
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S)
+        try:
+            connection.execute("BEGIN IMMEDIATE")  # fails now, not after the work, if it cannot be written
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if version == 0 and "cells" in tables:
+                note, orphans = _migrate(connection, out)
+            connection.execute(_SCHEMA)
+            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            connection.commit()
+        except BaseException:
+            connection.close()
+            raise
+    except sqlite3.Error as exc:
+        raise _refusal(path, exc) from None
+    for name in orphans:  # per-trial files of the older duplicate rows, now referenced by no row
+        with contextlib.suppress(OSError):
+            (out / name).unlink()
+    return connection, note
+
+
+def _migrate(connection: sqlite3.Connection, out: Path) -> tuple[str, list[str]]:
+    """First layout -> current: the newest row of each logical cell, marked for recomputation.
+
+    Returns the note to print and the per-trial files that no row references any more.
+    """
+    rows = connection.execute(f"SELECT {', '.join(_LEGACY_COLUMNS)} FROM cells ORDER BY finished_at").fetchall()
+    newest: dict[str, tuple[Any, ...]] = {}
+    dropped_files = []
+    for row in rows:
+        record = dict(zip(_LEGACY_COLUMNS, row))
+        key = cell_id(*(record[k] for k in KEYS))
+        if key in newest and newest[key][11]:
+            dropped_files.append(newest[key][11])
+        newest[key] = (key, *row[1:], None, None)
+    connection.execute("DROP TABLE cells")
+    connection.execute(_SCHEMA)
+    connection.executemany(f"INSERT INTO cells VALUES ({', '.join('?' * len(_COLUMNS))})", list(newest.values()))
+    duplicates = len(rows) - len(newest)
+    note = (
+        f"migrated {_store_file(out)} to store layout {SCHEMA_VERSION}: {len(newest)} cells"
+        + (f" (dropped {duplicates} older duplicate rows)" if duplicates else "")
+        + "; its cells carry no input digests, so they are recomputed"
+    )
+    return note, dropped_files
+
+
+def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
+    """``cell_id -> StoredCell`` of every row."""
+    out = {}
+    for key, status, digest, inputs, per_trial in connection.execute(
+        "SELECT cell_id, status, inputs_digest, inputs, per_trial FROM cells"
+    ):
+        try:
+            parsed = json.loads(inputs) if inputs else None
+        except json.JSONDecodeError:
+            parsed = None  # unreadable: compared as "no digests", so the cell is recomputed
+        out[key] = StoredCell(status, digest, parsed, per_trial)
+    return out
+
+
+def write_cell(
+    connection: sqlite3.Connection, out_dir: str | os.PathLike[str], row: Mapping[str, Any], replaced: str | None
+) -> None:
+    """Insert or replace one cell's row, in one transaction; then remove the per-trial file it replaced.
+
+    Parameters
+    ----------
+    connection : sqlite3.Connection
+        From :func:`open_store`.
+    out_dir : str or os.PathLike
+        The output folder (per-trial paths are relative to it).
+    row : mapping
+        A value for each column (:data:`_COLUMNS`); ``per_trial`` must already be complete on disk.
+    replaced : str or None
+        The per-trial path of the row it replaces, if any.
+
+    Raises
+    ------
+    InputError
+        When the store cannot be written (locked, disk full, read-only), naming it.
+    """
+    values = tuple(row[column] for column in _COLUMNS)
+    try:
+        with connection:
+            connection.execute(f"INSERT OR REPLACE INTO cells VALUES ({', '.join('?' * len(_COLUMNS))})", values)
+    except sqlite3.Error as exc:
+        raise InputError(
+            f"{_store_file(Path(out_dir))}: cannot store cell {row['system']}/{row['calibrator']}/{row['prior']} "
+            f"({exc}); the cells stored so far are kept, rerun to resume"
+        ) from None
+    if replaced and replaced != row["per_trial"]:
+        with contextlib.suppress(OSError):
+            (Path(out_dir) / replaced).unlink()
+
+
+# ------------------------------------------------------------------ reading
+def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Rows with status ``ok``, one per logical cell, read without writing anything.
+
+    Returns
+    -------
+    list of dict
+        ``system``, ``attacker``, ``mechanism``, ``calibrator``, ``prior``, ``seed``,
+        ``summary`` (parsed JSON), ``per_trial`` (relative to *out_dir*) and ``cell_id``.
+
+    Raises
+    ------
+    InputError
+        No store, or one :func:`check_store` refuses; a summary that is not JSON.
+    """
+    out = Path(out_dir)
+    version = check_store(out, write=False)
+    path = _store_file(out)
+    if version is None:
+        if path.exists():
+            raise InputError(f"{path}: the store holds no cells; run lidframe grid SPEC --out {out} first")
+        raise InputError(f"{out}: no results.sqlite here; run lidframe grid SPEC --out {out} first")
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            rows = connection.execute(
+                f"SELECT cell_id, {', '.join(KEYS)}, summary, per_trial, finished_at FROM cells "
+                "WHERE status = 'ok' ORDER BY finished_at"
+            ).fetchall()
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise _refusal(path, exc) from None
+    by_cell: dict[tuple[Any, ...], dict[str, Any]] = {}
+    for key, *components, summary, per_trial, _ in rows:
+        record = dict(zip(KEYS, components))
+        try:
+            parsed = json.loads(summary)
+        except (TypeError, json.JSONDecodeError):
+            raise InputError(
+                f"{path}: cell {key} ({record['system']}, {record['calibrator']}, {record['prior']}) has an "
+                "unreadable summary; rerun lidframe grid with --force"
+            ) from None
+        # the first layout may hold two rows for one cell: the newest wins
+        by_cell[tuple(components)] = dict(record, summary=parsed, per_trial=per_trial, cell_id=key)
+    if version == 0:
+        warnings.warn(
+            f"{path}: written by an earlier lidframe without input digests; rerun lidframe grid to check that "
+            "its cells are fresh",
+            stacklevel=2,
+        )
+    return list(by_cell.values())

@@ -1,0 +1,72 @@
+"""The bad-input suite's one check: exit 2, one line on stderr naming the problem, no traceback, nothing left behind.
+
+Every family module (``test_<family>.py``) builds its broken inputs in ``tmp_path`` and
+calls :func:`assert_refused` with the command line and the words the message must hold.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import pytest
+
+from lidframe.cli import main
+
+
+def _snapshot(folders: Iterable[Path]) -> dict[str, tuple[int, int]]:
+    """Every file below *folders* with (size, mtime_ns): what a refused run must not change."""
+    state = {}
+    for folder in folders:
+        for root, _, files in os.walk(folder):
+            for name in files:
+                path = Path(root) / name
+                try:
+                    info = path.stat()
+                except FileNotFoundError:
+                    continue
+                state[str(path)] = (info.st_size, info.st_mtime_ns)
+    return state
+
+
+def assert_refused(
+    argv: Sequence[object],
+    capsys: pytest.CaptureFixture[str],
+    *,
+    expect: Sequence[str],
+    watch: Sequence[Path],
+) -> str:
+    """Run ``lidframe *argv*`` in-process and check that it refuses cleanly.
+
+    Parameters
+    ----------
+    argv : sequence
+        The command line after ``lidframe`` (paths are turned into strings).
+    capsys : pytest fixture
+        Captures stdout/stderr.
+    expect : sequence of str
+        Case-insensitive fragments the error line must contain (a file name, a row, an id,
+        what was expected).
+    watch : sequence of Path
+        Folders in which no file may be created, changed or removed by the refused run.
+
+    Returns
+    -------
+    str
+        The error line (for further checks by the caller).
+    """
+    before = _snapshot(watch)
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 2, f"exit {code}, expected 2; stderr: {err!r}"
+    assert "Traceback" not in err and "Traceback" not in out, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line on stderr, got {len(lines)}: {err!r}"
+    line = lines[0]
+    assert line.startswith("lidframe: error: "), line
+    assert line.count("lidframe:") == 1, f"doubled prefix: {line!r}"
+    for fragment in expect:
+        assert fragment.lower() in line.lower(), f"{fragment!r} not in {line!r}"
+    assert _snapshot(watch) == before, "a refused run changed or left files behind"
+    return line

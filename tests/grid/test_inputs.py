@@ -1,0 +1,90 @@
+"""What a component spec reads and which code runs it (lidframe.registry.spec_inputs), as the grid keys cells by."""
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from lidframe import registry
+from lidframe.errors import InputError
+
+
+def test_parameter_values_naming_existing_files_are_inputs(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    Path("ids.txt").write_text("a\n")
+    (tmp_path / "folder").mkdir()
+    found = registry.spec_inputs("prior", "watchlist?file=ids.txt&weight=3")
+    assert found.files == (tmp_path / "ids.txt",)  # relative to the working directory, made absolute
+    assert found.version.startswith("lidframe ")
+    np.savez("a.npz", utt_ids=np.array(["u"]), vectors=np.ones((1, 2)))
+    np.savez("b.npz", utt_ids=np.array(["v"]), vectors=np.ones((1, 2)))
+    both = registry.spec_inputs("attacker", "precomputed?path=a.npz,b.npz")
+    assert both.files == (tmp_path / "a.npz", tmp_path / "b.npz") and both.reads_audio is False
+    # a folder (a cache directory, say) is not a file input; nor is a word that names no file
+    neural = registry.spec_inputs("attacker", "random?seed=3")
+    assert neural.files == () and neural.reads_audio is False
+
+
+def test_declared_files_count_too(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    np.save("emb.npy", np.ones((2, 3)))
+    Path("emb.ids").write_text("u1\nu2\n")
+    found = registry.spec_inputs("attacker", "precomputed?path=emb.npy")
+    assert set(found.files) == {tmp_path / "emb.npy", tmp_path / "emb.ids"}  # the .ids beside the .npy
+
+
+def test_a_declared_file_that_does_not_exist_is_refused(tmp_path, monkeypatch):
+    module = tmp_path / "declaring_plugin.py"
+    module.write_text(
+        "from lidframe.calibrators import Logistic\n"
+        "class WithTable(Logistic):\n"
+        "    @classmethod\n"
+        "    def input_files(cls, params):\n"
+        "        return ['lookup-table.csv']\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(InputError, match="input file 'lookup-table.csv' does not exist"):
+        registry.spec_inputs("calibrator", "declaring_plugin:WithTable")
+    Path("lookup-table.csv").write_text("x\n")
+    assert registry.spec_inputs("calibrator", "declaring_plugin:WithTable").files == (tmp_path / "lookup-table.csv",)
+    sys.modules.pop("declaring_plugin", None)
+
+
+def test_a_local_module_is_versioned_by_its_source(tmp_path, monkeypatch):
+    module = tmp_path / "local_calibrator.py"
+    module.write_text("from lidframe.calibrators import Logistic as Local\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    first = registry.spec_inputs("calibrator", "local_calibrator:Local").version
+    module.write_text("from lidframe.calibrators import Logistic as Local\n# edited\n")
+    second = registry.spec_inputs("calibrator", "local_calibrator:Local").version
+    assert first.startswith("module local_calibrator sha256:") and first != second
+    sys.modules.pop("local_calibrator", None)
+
+
+def test_an_installed_distribution_is_versioned_by_its_release(tmp_path, monkeypatch):
+    import importlib
+
+    site = tmp_path / "site"
+    (site / "labcal").mkdir(parents=True)
+    (site / "labcal" / "__init__.py").write_text("from lidframe.calibrators import Logistic as Lab\n")
+    info = site / "labcal_dist-3.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: labcal-dist\nVersion: 3.1\n")
+    (info / "top_level.txt").write_text("labcal\n")
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    registry._distributions_of.cache_clear()
+    try:
+        assert registry.spec_inputs("calibrator", "labcal:Lab").version == "labcal-dist 3.1"
+    finally:
+        registry._distributions_of.cache_clear()
+        sys.modules.pop("labcal", None)
+
+
+def test_bad_parameters_are_refused_without_building(tmp_path):
+    with pytest.raises(InputError, match="no parameter 'colour'"):
+        registry.spec_inputs("attacker", "ecapa?colour=red")
+    with pytest.raises(InputError, match="parameter 'dim' takes int"):
+        registry.spec_inputs("attacker", "random?dim=wide")
