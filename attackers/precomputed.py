@@ -22,12 +22,14 @@ Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from lidframe.data.fileio import StrPath
+from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
 
@@ -40,27 +42,46 @@ _VECTOR_COLUMNS = ("vector", "embedding", "emb", "xvector")
 
 
 def _read_npz(path: Path) -> dict[str, np.ndarray]:
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            if "utt_ids" in data.files and "vectors" in data.files:
-                ids, vectors = data["utt_ids"], data["vectors"]
-                if vectors.ndim != 2 or ids.shape != (vectors.shape[0],):
-                    raise InputError(f"{path}: utt_ids {ids.shape} and vectors {vectors.shape} do not match")
-                return {str(u): np.asarray(v, dtype=np.float64) for u, v in zip(ids, vectors)}
-            return {key: np.asarray(data[key], dtype=np.float64).ravel() for key in data.files}
-    except (OSError, ValueError) as exc:
-        raise InputError(f"{path}: not a readable .npz of embeddings ({exc})") from None
+    keys = npz_keys(path)
+    if "utt_ids" in keys or "vectors" in keys:
+        data = read_npz(
+            path, ("utt_ids", "vectors"), kinds={"utt_ids": "ids", "vectors": "numbers"}, what="embeddings file"
+        )
+        ids, vectors = data["utt_ids"], data["vectors"]
+        if vectors.ndim != 2 or ids.shape != (vectors.shape[0],):
+            raise InputError(
+                f"{path}: utt_ids {ids.shape} and vectors {vectors.shape} do not match; "
+                "expected utt_ids (n,) and vectors (n, d)"
+            )
+        return _rows_by_id(path, [str(u) for u in ids], vectors)
+    data = read_npz(path, kinds=dict.fromkeys(keys, "numbers"), what="embeddings file")
+    bad = [key for key, vector in data.items() if vector.ndim not in (1, 2) or vector.shape[:-1] not in ((), (1,))]
+    if bad:
+        raise InputError(
+            f"{path}: arrays {preview(bad)} are not vectors (shape {data[bad[0]].shape}); "
+            "expected one (d,) vector per utterance id, or utt_ids (n,) with vectors (n, d)"
+        )
+    return {key: np.asarray(vector, dtype=np.float64).ravel() for key, vector in data.items()}
+
+
+def _rows_by_id(path: Path, ids: list[str], vectors: np.ndarray) -> dict[str, np.ndarray]:
+    """``{id: row}``; a repeated id is an error (one of its rows would be dropped)."""
+    table = {u: np.asarray(v, dtype=np.float64) for u, v in zip(ids, vectors)}
+    if len(table) != len(ids):
+        repeated = [u for u, count in Counter(ids).items() if count > 1]
+        raise InputError(f"{path}: utterance ids repeated: {preview(repeated)}")
+    return table
 
 
 def _read_npy(path: Path) -> dict[str, np.ndarray]:
     ids_path = path.with_suffix(".ids")
     if not ids_path.is_file():
         raise InputError(f"{path}: a .npy of embeddings needs its ids in {ids_path.name} (one per line)")
-    vectors = np.load(path, allow_pickle=False)
-    ids = [line.strip() for line in ids_path.read_text().splitlines() if line.strip()]
+    vectors = read_npy(path, kind="numbers", what="embeddings")
+    ids = [line.strip() for line in ids_path.read_text(encoding="utf-8").splitlines() if line.strip()]
     if vectors.ndim != 2 or len(ids) != vectors.shape[0]:
         raise InputError(f"{path}: {vectors.shape} array but {len(ids)} ids in {ids_path.name}")
-    return {u: np.asarray(v, dtype=np.float64) for u, v in zip(ids, vectors)}
+    return _rows_by_id(path, ids, vectors)
 
 
 def _read_kaldi(path: Path) -> dict[str, np.ndarray]:
@@ -149,6 +170,26 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
     """
 
     name = "precomputed"
+    #: Embeddings are looked up by utterance id: the audio files are never read.
+    reads_audio = False
+
+    @classmethod
+    def input_files(cls, params: dict) -> list[Path]:
+        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``."""
+        value = params.get("path", ())
+        paths = [Path(p) for p in (value if isinstance(value, (list, tuple)) else [value])]
+        extra = []
+        for path in paths:
+            if path.suffix.lower() == ".npy" and path.with_suffix(".ids").is_file():
+                extra.append(path.with_suffix(".ids"))
+            elif path.suffix.lower() == ".scp" and path.is_file():
+                for line in path.read_text(errors="replace").splitlines():
+                    fields = line.split(None, 1)
+                    if len(fields) == 2:
+                        archive = Path(fields[1].strip().rsplit(":", 1)[0])
+                        if archive.is_file() and archive not in extra:
+                            extra.append(archive)
+        return extra
 
     def __init__(
         self,

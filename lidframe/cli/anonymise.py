@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.options import float_list
+from lidframe.cli.options import check_output_dir, float_list
 
 __all__ = ["register", "run"]
 
@@ -30,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from lidframe.audio.anonymise import anonymise_data_dir
 
+    check_output_dir(args.out_dir, "OUT_DIR")
     alpha_range = tuple(float_list(args.alpha_range, "--alpha-range", count=2)) if args.alpha_range else None
     ratio_range = tuple(float_list(args.ratio_range, "--ratio-range", count=2)) if args.ratio_range else None
     report = anonymise_data_dir(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.cli.options import add_bootstrap_arguments, add_output_arguments, bootstrap_from_args, check_output_path
+from lidframe.cli.options import add_bootstrap_arguments, add_output_arguments, bootstrap_from_args, check_output_paths
 from lidframe.cli.table import text_table
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.compare import compare_systems
     from lidframe.data.fileio import write_json
 
-    json_out = check_output_path(args.json, "--json")
+    (json_out,) = check_output_paths({"--json": args.json}, inputs=args.tables)
     names = args.names.split(",") if args.names else [Path(p).stem for p in args.tables]
     if len(names) != len(args.tables):
         raise InputError(f"--names gives {len(names)} names for {len(args.tables)} tables")

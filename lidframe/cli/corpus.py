@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from lidframe.cli.options import check_output_dir
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
@@ -33,6 +34,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise InputError("corpus synth needs --out DIR (or --list-voices)")
+    check_output_dir(args.out, "--out")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()] if args.voices else None
     report = build_corpus(
         args.out, voices=voices, sentences=args.sentences, enrol=args.enrol, seed=args.seed, progress=args.progress

@@ -9,7 +9,7 @@ from lidframe.cli.options import (
     add_output_arguments,
     add_scoreset_arguments,
     bootstrap_from_args,
-    check_output_path,
+    check_output_paths,
     comma_list,
 )
 from lidframe.cli.table import text_table
@@ -37,10 +37,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.longitudinal import longitudinal, plot_longitudinal
-    from lidframe.data.fileio import write_json
+    from lidframe.data.fileio import staged_outputs, write_json
 
-    json_out = check_output_path(args.json, "--json")
-    plot_out = check_output_path(args.plot, "--plot")
+    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
     result = longitudinal(
         args.dev,
         args.eval,
@@ -72,9 +71,11 @@ def run(args: argparse.Namespace) -> int:
             line += [f"{r['dp_mu_k']:.2f}", f"{r['dp_eer_bound']:.3f}", f"{r['dp_mi_bound_bits']:.2f}"]
         body.append(line)
     print(text_table(header, body))
-    if json_out is not None:
-        write_json(json_out, result.to_dict())
+    with staged_outputs():  # both files or, on an error, neither
+        if json_out is not None:
+            write_json(json_out, result.to_dict())
+        if plot_out is not None:
+            plot_longitudinal(result, plot_out, title=f"Longitudinal disclosure ({args.fusion} fusion)")
     if plot_out is not None:
-        plot_longitudinal(result, plot_out, title=f"Longitudinal disclosure ({args.fusion} fusion)")
         print(f"\nwrote the plot to {plot_out}")
     return 0

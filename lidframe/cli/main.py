@@ -1,10 +1,13 @@
 """The ``lidframe`` command: the parser, made of one module per command, and ``main``.
 
 Each command module (``lidframe.cli.<command>``) has ``register(subparsers)``, which adds
-its sub-parser and sets ``run``, and ``run(args) -> exit status``.  Bad input prints one
-line, ``lidframe: error: ...``, on stderr and exits with status 2; output files are
-written only after everything has been computed, each atomically, so a failed run leaves
-none behind.  Warnings print as one line, ``lidframe: warning: ...``.
+its sub-parser and sets ``run``, and ``run(args) -> exit status``.  Bad input -- a bad
+file, spec or value, an output that cannot be written, or a command line that argparse
+refuses -- prints one line, ``lidframe: error: ...``, on stderr and exits with status 2;
+output targets are checked before any work, and files are written only after everything
+has been computed, each atomically, so a failed run leaves none behind.  Warnings print
+as one line, ``lidframe: warning: ...``; a message's own leading ``lidframe:`` (library
+warnings carry it, for Python users) is dropped, so the prefix is never doubled.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ import importlib
 import sys
 import warnings
 from collections.abc import Sequence
+from typing import NoReturn
 
 from lidframe.errors import InputError
 
 __all__ = ["COMMANDS", "EXIT_INPUT", "build_parser", "main"]
 
 EXIT_INPUT = 2
+_PREFIX = "lidframe: "
 
 #: The command modules of :mod:`lidframe.cli`, in the order ``lidframe --help`` lists them.
 COMMANDS = (
@@ -40,11 +45,28 @@ COMMANDS = (
 )
 
 
+class _UsageError(InputError):
+    """A command line argparse refuses (unknown flag, bad choice, missing argument)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, like every other lidframe error.
+
+    argparse's own ``error`` prints the usage block and the message (several lines, the
+    prefix ``lidframe evaluate: error:``); here the message becomes a :class:`_UsageError`
+    that :func:`main` prints as ``lidframe: error: ...`` with exit status 2.  Sub-parsers
+    are made of the same class, so this holds for every command.
+    """
+
+    def error(self, message: str) -> NoReturn:
+        raise _UsageError(f"{message} (see {self.prog} --help)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``lidframe`` command."""
     from lidframe import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="lidframe", description="Local Information Disclosure audits of voice anonymisation (1-to-N linkage)."
     )
     parser.add_argument("--version", action="version", version=f"lidframe {__version__}")
@@ -54,25 +76,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line(text) -> str:
-    return " ".join(str(text).split())
+def _one_line(text: object) -> str:
+    """*text* on one line, without a leading ``lidframe:`` (the CLI adds its own prefix once)."""
+    line = " ".join(str(text).split())
+    while line.startswith(_PREFIX):
+        line = line[len(_PREFIX) :].lstrip()
+    return line
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"lidframe: warning: {_one_line(message)}", file=sys.stderr)
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    print(f"{_PREFIX}warning: {_one_line(message)}", file=sys.stderr)
+
+
+def _error(text: object) -> int:
+    print(f"{_PREFIX}error: {_one_line(text)}", file=sys.stderr)
+    return EXIT_INPUT
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lidframe`` console script; returns the exit status."""
-    args = build_parser().parse_args(argv)
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         try:
+            args = build_parser().parse_args(argv)
             return args.run(args)
         except InputError as exc:
-            print(f"lidframe: error: {_one_line(exc)}", file=sys.stderr)
-            return EXIT_INPUT
+            return _error(exc)
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
-            print(f"lidframe: error: {where}{_one_line(exc.strerror or exc)}", file=sys.stderr)
-            return EXIT_INPUT
+            return _error(f"{where}{exc.strerror or exc}")

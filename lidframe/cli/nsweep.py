@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_path, write_outputs
+from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_paths, write_outputs
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
@@ -27,8 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.nsweep import n_sweep, plot_n_sweep
 
-    json_out = check_output_path(args.json, "--json")
-    plot_out = check_output_path(args.plot, "--plot")
+    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
     sizes = None
     if args.sizes:
         try:

@@ -11,11 +11,11 @@ score sets (``--dev``/``--eval``), calibrator and prior specs (the registry's
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lidframe.data.fileio import write_json
+from lidframe.data import fileio
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
@@ -27,7 +27,9 @@ __all__ = [
     "add_output_arguments",
     "add_scoreset_arguments",
     "bootstrap_from_args",
+    "check_output_dir",
     "check_output_path",
+    "check_output_paths",
     "comma_list",
     "float_list",
     "write_outputs",
@@ -137,13 +139,45 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, json: str = "", plo
 
 
 def check_output_path(path: str | Path | None, flag: str) -> Path | None:
-    """*path* as a Path after checking its folder exists (None stays None)."""
+    """*path* as a Path after checking a file can be written there (None stays None).
+
+    The check (:func:`lidframe.data.fileio.check_output_path`) runs before any work: the
+    folder exists and is writable, and *path* is not a folder.
+    """
     if path is None:
         return None
-    path = Path(path)
-    if not path.parent.is_dir():
-        raise InputError(f"{flag} {path}: folder {path.parent} does not exist")
-    return path
+    return fileio.check_output_path(path, flag)
+
+
+def check_output_paths(
+    outputs: Mapping[str, str | Path | None], *, inputs: Iterable[str | Path] = ()
+) -> list[Path | None]:
+    """:func:`check_output_path` of each ``{flag: path}``, and no two outputs, nor an output and an input, the same file.
+
+    Returns
+    -------
+    list of Path or None
+        The checked paths, in the order of *outputs* (None where a flag was not given).
+    """
+    checked = [check_output_path(path, flag) for flag, path in outputs.items()]
+    seen: dict[Path, str] = {}
+    for flag, path in zip(outputs, checked):
+        if path is None:
+            continue
+        key = path.resolve()
+        if key in seen:
+            raise InputError(f"{flag} {path}: the same file as {seen[key]}; give each output its own file")
+        seen[key] = flag
+    for source in inputs:
+        key = Path(source).resolve()
+        if key in seen:
+            raise InputError(f"{seen[key]} {source}: is an input of this run; writing it would overwrite the input")
+    return checked
+
+
+def check_output_dir(path: str | Path, flag: str) -> Path:
+    """*path* as a Path after checking a folder can be made or filled there (:func:`lidframe.data.fileio.check_output_dir`)."""
+    return fileio.check_output_dir(path, flag)
 
 
 def comma_list(text: str, flag: str) -> list[str]:
@@ -167,9 +201,11 @@ def float_list(text: str, flag: str, *, count: int | None = None) -> list[float]
 
 
 def write_outputs(result: Any, json_out: Path | None, plot_out: Path | None, plot: Callable, what: str) -> None:
-    """Write the result's JSON record and its plot, where asked for (each atomically)."""
-    if json_out is not None:
-        write_json(json_out, result.to_dict())
+    """Write the result's JSON record and its plot, where asked for: all of them or, on an error, none."""
+    with fileio.staged_outputs():
+        if json_out is not None:
+            fileio.write_json(json_out, result.to_dict())
+        if plot_out is not None:
+            plot(result, plot_out)
     if plot_out is not None:
-        plot(result, plot_out)
         print(f"\nwrote {what} to {plot_out}")

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
-from lidframe.cli.options import check_output_path
+from lidframe.cli.options import check_output_paths
 from lidframe.errors import InputError
 
 __all__ = ["register", "run"]
@@ -33,10 +34,11 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.data.utterance import group_by_speaker
     from lidframe.registry import create
 
-    out = check_output_path(args.out, "--out")
+    if Path(args.out).suffix.lower() not in (".npz", ".csv"):
+        raise InputError(f"--out {args.out}: expected a .npz or .csv score-set file")
+    inputs = [args.enrol, *args.trials, *([args.embeddings] if args.embeddings else [])]
+    (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
-    if out.suffix.lower() not in (".npz", ".csv"):
-        raise InputError(f"--out {out}: expected a .npz or .csv score-set file")
     extra = {}
     if args.checkpoint:
         extra["checkpoint"] = args.checkpoint
@@ -48,7 +50,16 @@ def run(args: argparse.Namespace) -> int:
             extra[flag] = value
     attacker = create("attacker", args.attacker, **extra)
     enrol = read_data_dir(args.enrol)
-    trials = [u for folder in args.trials for u in read_data_dir(folder)]
+    found_in = dict.fromkeys((u.utt_id for u in enrol), f"--enrol {args.enrol}")
+    trials = []
+    for folder in args.trials:
+        for utt in read_data_dir(folder):
+            if (
+                utt.utt_id in found_in
+            ):  # a trial scored against its own enrolment would leak, a repeat would count twice
+                raise InputError(f"--trials {folder}: utterance {utt.utt_id!r} is also in {found_in[utt.utt_id]}")
+            found_in[utt.utt_id] = f"--trials {folder}"
+            trials.append(utt)
     scores = attacker.score(trials, group_by_speaker(enrol))
     scores.save(out)
     print(

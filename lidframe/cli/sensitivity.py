@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_path, write_outputs
+from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_paths, write_outputs
 from lidframe.cli.table import format_value, text_table
 from lidframe.errors import InputError
 
@@ -60,8 +60,7 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.sensitivity import DEFAULT_CALIBRATORS, plot_lid_ccdf, sensitivity
     from lidframe.registry import describe_component, resolve_prior
 
-    json_out = check_output_path(args.json, "--json")
-    plot_out = check_output_path(args.plot, "--plot")
+    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
     specs = [s.strip() for value in args.calibrators or [] for s in value.split(",") if s.strip()]
     if args.calibrators and not specs:
         raise InputError("--calibrators: give at least one calibrator spec")

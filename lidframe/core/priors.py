@@ -18,6 +18,7 @@ Built-ins
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, SupportsFloat
@@ -75,9 +76,14 @@ def _as_id_tuple(ids: str | Iterable[object]) -> tuple[str, ...]:
     return tuple(str(x) for x in ids)
 
 
-def _as_float(value: SupportsFloat) -> float:
-    """``float(value)``: the converter of :attr:`WatchList.weight`."""
-    return float(value)
+def _as_float(value: SupportsFloat | str) -> float:
+    """``float(value)``, an :class:`InputError` for what is not a number: the converter of :attr:`WatchList.weight`."""
+    if isinstance(value, bool):
+        raise InputError(f"watch-list weight must be a number, got {value!r}")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise InputError(f"watch-list weight must be a number, got {value!r}") from None
 
 
 @attrs.frozen
@@ -135,13 +141,17 @@ class WatchList(Prior):
         """
         if (ids is None) == (file is None):
             raise InputError("a watch-list prior needs exactly one of ids=a,b,... or file=PATH")
-        if file is not None:
-            listed = read_id_list(file)
-        elif isinstance(ids, (list, tuple)):
-            listed = [str(x) for x in ids]
-        else:
-            listed = [x.strip() for x in str(ids).split(",") if x.strip()]
-        return cls(listed, weight)
+        if file is None:
+            listed = [str(x) for x in ids] if isinstance(ids, (list, tuple)) else str(ids).split(",")
+            listed = [x.strip() for x in listed]
+            if not all(listed):
+                raise InputError(f"watch-list ids={ids!r}: an empty id; expected comma-separated speaker ids")
+            return cls(listed, weight)
+        listed = read_id_list(file)
+        try:
+            return cls(listed, weight)
+        except InputError as exc:
+            raise InputError(f"{file}: {exc}") from None
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
@@ -195,8 +205,10 @@ class Explicit(Prior):
                 raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
 
     @classmethod
-    def from_params(cls, *, file: StrPath) -> Explicit:
+    def from_params(cls, *, file: StrPath | None = None) -> Explicit:
         """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``)."""
+        if file is None:
+            raise InputError("an explicit prior needs file=PRIOR.csv (columns enroll_spk,prior)")
         return cls(read_prior_table(file))
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
@@ -222,21 +234,41 @@ class Explicit(Prior):
         return f"explicit({len(self.mapping)} ids)"
 
 
+def _check_readable(path: StrPath, what: str) -> None:
+    """An :class:`InputError` naming *path* if it is missing or a folder (before a reader words it worse)."""
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory; expected a {what} file")
+    if not os.path.isfile(path):
+        raise InputError(f"{path}: no such {what} file")
+
+
 def read_id_list(path: StrPath) -> list[str]:
     """Read speaker ids, one per line (blank lines and ``#`` comments ignored).
 
     Raises
     ------
     InputError
-        If the file cannot be read or holds no id.
+        If the file cannot be read, holds no id, a line holds more than one word, or an id
+        repeats (naming the file and line).
     """
+    _check_readable(path, "id list")
     try:
         with open(path, encoding="utf-8") as handle:
             lines = handle.read().splitlines()
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read id list ({exc.strerror})") from None
-    ids = [line.split("#", 1)[0].strip() for line in lines]
-    ids = [x for x in ids if x]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read id list ({getattr(exc, 'strerror', None) or exc})") from None
+    ids: list[str] = []
+    first_line: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        if len(text.split()) > 1 or "," in text:
+            raise InputError(f"{path}: line {number} holds {text!r}; expected one speaker id per line")
+        if text in first_line:
+            raise InputError(f"{path}: line {number} repeats id {text!r} (first on line {first_line[text]})")
+        first_line[text] = number
+        ids.append(text)
     if not ids:
         raise InputError(f"{path}: no speaker ids (expected one id per line)")
     return ids
@@ -248,23 +280,40 @@ def read_prior_table(path: StrPath) -> dict[str, float]:
     Raises
     ------
     InputError
-        Naming the file and line of a missing column, a non-numeric value or a repeated id.
+        Naming the file and line of a missing or unexpected column, an empty id, a value
+        that is not a positive finite number, or a repeated id.
     """
     import pandas as pd
 
+    _check_readable(path, "prior table")
     try:
-        frame = pd.read_csv(path, dtype={"enroll_spk": str}, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+    except pd.errors.EmptyDataError:
+        raise InputError(f"{path}: empty file; expected a header enroll_spk,prior and one row per speaker") from None
+    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read prior table ({str(exc).splitlines()[0]})") from None
     missing = [c for c in ("enroll_spk", "prior") if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}; expected enroll_spk,prior")
-    values = pd.to_numeric(frame["prior"], errors="coerce")
-    if values.isna().any():
-        r = int(values.isna().to_numpy().argmax())
-        raise InputError(f"{path}: line {r + 2} has prior {frame['prior'].iat[r]!r}; expected a number")
-    dup = frame["enroll_spk"].duplicated()
+    extra = [str(c) for c in frame.columns if c not in ("enroll_spk", "prior")]
+    if extra:
+        raise InputError(f"{path}: unexpected column(s) {preview(extra)}; expected exactly enroll_spk,prior")
+    if len(frame) == 0:
+        raise InputError(f"{path}: no data rows; expected one row per enrolled speaker")
+    speakers = frame["enroll_spk"].str.strip()
+    if speakers.eq("").any():
+        r = int(speakers.eq("").to_numpy().argmax())
+        raise InputError(f"{path}: line {r + 2} has an empty enroll_spk")
+    values = pd.to_numeric(frame["prior"].str.strip(), errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~(np.isfinite(values) & (values > 0))
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{path}: line {r + 2} gives speaker {speakers.iat[r]!r} prior {frame['prior'].iat[r]!r}; "
+            "expected a positive finite number"
+        )
+    dup = speakers.duplicated()
     if dup.any():
         r = int(dup.to_numpy().argmax())
-        raise InputError(f"{path}: line {r + 2} repeats speaker {frame['enroll_spk'].iat[r]!r}")
-    return dict(zip(frame["enroll_spk"], values.astype(float)))
+        raise InputError(f"{path}: line {r + 2} repeats speaker {speakers.iat[r]!r}")
+    return dict(zip(speakers, values.tolist()))

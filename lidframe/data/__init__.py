@@ -4,7 +4,8 @@ Score sets (:mod:`~lidframe.data.scoreset`), embedding sets (:mod:`~lidframe.dat
 Kaldi data directories (:mod:`~lidframe.data.kaldi`), the ``Utterance`` record
 (:mod:`~lidframe.data.utterance`), simulated systems (:mod:`~lidframe.data.simulate`),
 unit-row normalisation for cosine scoring (:mod:`~lidframe.data.vectors`),
-atomic file output, JSON and file digests (:mod:`~lidframe.data.fileio`), and the
+checked reading of ``.npz`` / ``.npy`` files (:mod:`~lidframe.data.npzfile`),
+atomic file output, output-path checks, JSON and file digests (:mod:`~lidframe.data.fileio`), and the
 ``to_dict()`` / ``to_frame()`` of every table-like result record
 (:mod:`~lidframe.data.records`).  The lowest wing:
 it imports only :mod:`lidframe.errors`.

@@ -20,7 +20,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, atomic_path
-from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, check_ids
+from lidframe.data.npzfile import Kind, npz_keys, read_npz
+from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, as_real_array, check_ids
 from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
 
@@ -28,15 +29,17 @@ __all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
 
 #: Keys of an embedding-set ``.npz`` (``trial_ids`` optional).
 EMBEDDING_KEYS = ("trial_vectors", "enrol_vectors", "enrolled", "trial_speakers", "trial_ids")
+_EMBEDDING_KINDS: dict[str, Kind] = {
+    "trial_vectors": "numbers",
+    "enrol_vectors": "numbers",
+    "enrolled": "ids",
+    "trial_speakers": "ids",
+    "trial_ids": "ids",
+}
 
 
 def _as_vectors(value: ArrayLike) -> np.ndarray:
-    try:
-        vectors = np.array(value, dtype=np.float32 if np.asarray(value).dtype == np.float32 else np.float64, copy=True)
-    except (TypeError, ValueError) as exc:
-        raise InputError(f"embeddings must be a numeric (rows, d) array: {exc}") from None
-    vectors.flags.writeable = False
-    return vectors
+    return as_real_array(value, what="embeddings (rows, d)", keep_float32=True)
 
 
 @attrs.frozen(eq=False)
@@ -52,6 +55,9 @@ class EmbeddingSet(TrialBookkeeping):
     enrolled : array_like of str, shape (N,)
     trial_speakers : array_like of str, shape (T,)
     trial_ids : array_like of str, shape (T,), optional
+    source : str, optional (keyword only)
+        The file the set was read from (set by :meth:`load`), named in later error
+        messages; None for a set built in memory.
 
     Raises
     ------
@@ -65,6 +71,7 @@ class EmbeddingSet(TrialBookkeeping):
     enrolled: np.ndarray = attrs.field(converter=_as_ids)
     trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
     trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
+    source: str | None = attrs.field(default=None, kw_only=True)
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -103,7 +110,12 @@ class EmbeddingSet(TrialBookkeeping):
         """The set restricted to trial *rows* (index array or boolean mask)."""
         rows = np.asarray(rows)
         return EmbeddingSet(
-            self.trial_vectors[rows], self.enrol_vectors, self.enrolled, self.trial_speakers[rows], self.trial_ids[rows]
+            self.trial_vectors[rows],
+            self.enrol_vectors,
+            self.enrolled,
+            self.trial_speakers[rows],
+            self.trial_ids[rows],
+            source=self.source,
         )
 
     def closed_set(self) -> EmbeddingSet:
@@ -120,30 +132,15 @@ class EmbeddingSet(TrialBookkeeping):
             )
         trial = unit_rows(self.trial_vectors.astype(np.float64), what="trial vectors", ids=self.trial_ids)
         enrol = unit_rows(self.enrol_vectors.astype(np.float64), what="enrolled speaker vectors", ids=self.enrolled)
-        return ScoreSet(trial @ enrol.T, self.enrolled, self.trial_speakers, self.trial_ids)
+        return ScoreSet(trial @ enrol.T, self.enrolled, self.trial_speakers, self.trial_ids, source=self.source)
 
     @classmethod
     def load(cls, path: StrPath) -> EmbeddingSet:
-        """Read an embedding-set ``.npz`` (keys in :data:`EMBEDDING_KEYS`)."""
+        """Read an embedding-set ``.npz`` (keys in :data:`EMBEDDING_KEYS`; checked by :mod:`lidframe.data.npzfile`)."""
         path = Path(path)
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
+        fields = read_npz(path, EMBEDDING_KEYS[:4], EMBEDDING_KEYS[4:], kinds=_EMBEDDING_KINDS, what="embedding set")
         try:
-            archive = np.load(path, allow_pickle=False)
-        except Exception as exc:  # zipfile/format errors: report, don't trace back
-            raise InputError(f"{path}: not a readable .npz archive ({exc})") from None
-        with archive:
-            missing = [k for k in EMBEDDING_KEYS[:4] if k not in archive.files]
-            if missing:
-                raise InputError(
-                    f"{path}: missing key(s) {', '.join(missing)} of an embedding set (found {preview(archive.files)})"
-                )
-            try:
-                fields = {k: archive[k] for k in EMBEDDING_KEYS if k in archive.files}
-            except ValueError as exc:
-                raise InputError(f"{path}: {exc}; store ids as unicode string arrays, not objects") from None
-        try:
-            return cls(**fields)
+            return cls(**fields, source=str(path))
         except InputError as exc:
             raise InputError(f"{path}: {exc}") from None
 
@@ -157,14 +154,14 @@ class EmbeddingSet(TrialBookkeeping):
 
 
 def load_set(path: StrPath) -> ScoreSet | EmbeddingSet:
-    """A :class:`~lidframe.ScoreSet` or an :class:`EmbeddingSet`, told apart by the ``.npz`` keys."""
+    """A :class:`~lidframe.ScoreSet` or an :class:`EmbeddingSet`, told apart by the ``.npz`` keys.
+
+    An archive with a ``trial_vectors`` array is an embedding set, any other ``.npz`` (and a
+    ``.csv``) a score set; the kind is told from the zip directory alone
+    (:func:`~lidframe.data.npzfile.npz_keys`), and the chosen reader checks every header
+    before it reads an array.
+    """
     path = Path(path)
-    if path.suffix.lower() == ".npz" and path.is_file():
-        try:
-            with np.load(path, allow_pickle=False) as archive:
-                is_embeddings = "trial_vectors" in archive.files
-        except Exception:  # unreadable: let ScoreSet.load word the error
-            is_embeddings = False
-        if is_embeddings:
-            return EmbeddingSet.load(path)
+    if path.suffix.lower() == ".npz" and path.is_file() and "trial_vectors" in npz_keys(path):
+        return EmbeddingSet.load(path)
     return ScoreSet.load(path)

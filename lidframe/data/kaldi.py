@@ -17,6 +17,7 @@ scored against every enrolled speaker (:func:`scoreset_from_kaldi`).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from lidframe.data.fileio import StrPath
@@ -27,45 +28,87 @@ from lidframe.errors import InputError, mismatch, preview
 __all__ = ["read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
 
 
-def read_table(path: StrPath, *, columns: int = 2, what: str = "table") -> list[list[str]]:
-    """Whitespace-separated lines of at least *columns* fields (blank lines skipped)."""
+def read_table(path: StrPath, *, columns: int = 2, what: str = "table", exact: bool = False) -> list[list[str]]:
+    """Whitespace-separated lines of at least *columns* fields (blank lines skipped).
+
+    With ``columns=2`` and not *exact* the second field is the rest of the line (a
+    ``wav.scp`` path may hold spaces); with *exact* every line has exactly *columns* fields.
+
+    Raises
+    ------
+    InputError
+        The file is missing, a folder, not UTF-8 text or empty, or a line has the wrong
+        number of fields (naming the file and the line).
+    """
     path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a directory; expected a {what} file")
     if not path.is_file():
         raise InputError(f"{path}: no such {what} file")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        bad_line = _line_of_byte(path, exc.start)
+        raise InputError(
+            f"{path}: line {bad_line} is not UTF-8 text ({what}); byte {exc.object[exc.start]:#04x}"
+        ) from None
     rows = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        fields = line.split(None, columns - 1) if columns == 2 else line.split()
-        if len(fields) < columns:
-            raise InputError(f"{path}: line {number} has {len(fields)} field(s); expected {columns} ({what})")
+        fields = line.split(None, columns - 1) if columns == 2 and not exact else line.split()
+        if len(fields) < columns or (exact and len(fields) != columns):
+            raise InputError(
+                f"{path}: line {number} has {len(fields)} field(s); expected {'exactly ' if exact else ''}{columns} ({what})"
+            )
         rows.append(fields)
+    if not rows:
+        raise InputError(f"{path}: empty {what} file; expected lines of {columns} fields")
     return rows
+
+
+def _line_of_byte(path: Path, offset: int) -> int:
+    """The 1-based line of byte *offset* in the file *path*."""
+    with open(path, "rb") as handle:
+        return handle.read(offset).count(b"\n") + 1
+
+
+_ARCHIVE_OFFSET = re.compile(r"\.ark:\d+$")
 
 
 def read_data_dir(path: StrPath) -> list[Utterance]:
     """Utterances of a Kaldi data directory (``wav.scp`` + ``utt2spk``), in wav.scp order.
 
-    Relative audio paths are taken relative to the data directory.
+    Relative audio paths are taken relative to the data directory.  A ``spk2utt``, when
+    present, must agree with ``utt2spk`` (it is derived from it; a disagreement means one
+    of them is stale).
 
     Raises
     ------
     InputError
-        Missing files, piped commands, duplicate ids, utterances in one file but not the
-        other -- naming the file and the ids.
+        Missing or empty files, bad lines, piped commands or archive offsets in
+        ``wav.scp``, duplicate ids, utterances in one file but not the other -- naming the
+        file, the line or the ids.
     """
     folder = Path(path)
+    if folder.is_file():
+        raise InputError(f"{folder}: is a file; expected a data directory (wav.scp, utt2spk)")
     if not folder.is_dir():
         raise InputError(f"{folder}: no such data directory")
     wav = read_table(folder / "wav.scp", what="wav.scp")
-    spk = read_table(folder / "utt2spk", what="utt2spk")
+    spk = read_table(folder / "utt2spk", what="utt2spk", exact=True)
     audio = {}
     for utt, location in wav:
         location = location.strip()
-        if location.endswith("|"):
+        if location.endswith("|") or location.startswith("|") or location == "-":
             raise InputError(
                 f"{folder / 'wav.scp'}: utterance {utt!r} is a piped command ({location[:40]}...); "
                 "convert the audio to files first (lidframe does not run shell commands)"
+            )
+        if _ARCHIVE_OFFSET.search(location):
+            raise InputError(
+                f"{folder / 'wav.scp'}: utterance {utt!r} is an offset into a Kaldi archive ({location[:60]}); "
+                "extract the audio to files first"
             )
         if utt in audio:
             raise InputError(f"{folder / 'wav.scp'}: utterance {utt!r} appears twice")
@@ -75,14 +118,40 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
     for utt, speaker in spk:
         if utt in speakers:
             raise InputError(f"{folder / 'utt2spk'}: utterance {utt!r} appears twice")
-        speakers[utt] = speaker.strip()
+        speakers[utt] = speaker
     no_speaker = [u for u in audio if u not in speakers]
     no_audio = [u for u in speakers if u not in audio]
     if no_speaker or no_audio:
         raise InputError(
             f"{folder}: wav.scp and utt2spk disagree: {mismatch('no speaker for', no_speaker, 'no audio for', no_audio)}"
         )
+    if (folder / "spk2utt").exists():
+        _check_spk2utt(folder / "spk2utt", speakers)
     return [Utterance(u, speakers[u], audio[u]) for u in audio]
+
+
+def _check_spk2utt(path: Path, speakers: dict[str, str]) -> None:
+    """Refuse a ``spk2utt`` that does not list exactly the utterances of each speaker in ``utt2spk``."""
+    listed: dict[str, str] = {}
+    for fields in read_table(path, columns=2, what="spk2utt", exact=False):
+        speaker, utts = fields[0], fields[1].split()
+        for utt in utts:
+            if utt in listed:
+                raise InputError(f"{path}: utterance {utt!r} is listed under {listed[utt]!r} and {speaker!r}")
+            listed[utt] = speaker
+    wrong = [u for u, s in listed.items() if speakers.get(u, s) != s]
+    if wrong:
+        u = wrong[0]
+        raise InputError(
+            f"{path}: puts utterance {u!r} under speaker {listed[u]!r} but utt2spk says {speakers[u]!r}; "
+            "regenerate spk2utt from utt2spk (utt2spk_to_spk2utt.pl)"
+        )
+    unknown = [u for u in listed if u not in speakers]
+    absent = [u for u in speakers if u not in listed]
+    if unknown or absent:
+        raise InputError(
+            f"{path}: disagrees with utt2spk: {mismatch('not in utt2spk:', unknown, 'not in spk2utt:', absent)}"
+        )
 
 
 def read_trials(path: StrPath) -> list[tuple[str, str, bool]]:
@@ -91,7 +160,7 @@ def read_trials(path: StrPath) -> list[tuple[str, str, bool]]:
     ``target`` marks a mated pair (True), ``nontarget`` a non-mated one (False).
     """
     out = []
-    for number, fields in enumerate(read_table(path, columns=3, what="trials"), start=1):
+    for number, fields in enumerate(read_table(path, columns=3, what="trials", exact=True), start=1):
         label = fields[2]
         if label not in ("target", "nontarget"):
             raise InputError(f"{path}: entry {number} has label {label!r}; expected target or nontarget")
@@ -148,17 +217,17 @@ def scoreset_from_kaldi(
     InputError
         A non-numeric score, a duplicate pair, or an incomplete grid (listing missing pairs).
     """
-    rows = read_table(scores_path, columns=3, what="scores")
+    rows = read_table(scores_path, columns=3, what="scores", exact=True)
     import pandas as pd
 
     frame = pd.DataFrame(rows, columns=["enroll_spk", "trial_id", "score"])
     mated_enrolment_of: dict = {}
     if utt2spk_path is not None:
-        speaker_of = dict(read_table(utt2spk_path, what="utt2spk"))
+        speaker_of = dict(read_table(utt2spk_path, what="utt2spk", exact=True))
     else:
         if key_path is None:
             raise InputError(f"{scores_path}: trial speakers unknown; give the key (target/nontarget) or utt2spk")
-        for number, fields in enumerate(read_table(key_path, columns=3, what="key"), start=1):
+        for number, fields in enumerate(read_table(key_path, columns=3, what="key", exact=True), start=1):
             if fields[2] not in ("target", "nontarget"):
                 raise InputError(f"{key_path}: entry {number} has label {fields[2]!r}; expected target or nontarget")
             if fields[2] == "target":

@@ -32,15 +32,20 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, atomic_path
+from lidframe.data.npzfile import Kind, read_npz
 from lidframe.errors import InputError, preview
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ScoreSet", "CSV_COLUMNS", "IMPOSTOR", "check_ids", "check_true_index", "TrialBookkeeping"]
+__all__ = ["ScoreSet", "CSV_COLUMNS", "NPZ_KEYS", "IMPOSTOR", "check_ids", "check_true_index", "TrialBookkeeping"]
 
 #: Column names of the long CSV layout (published LID reference code).
 CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
+
+#: Keys of a score-set ``.npz`` (``trial_ids`` optional) and what each array holds.
+NPZ_KEYS = ("scores", "enrolled", "trial_speakers", "trial_ids")
+_NPZ_KINDS: dict[str, Kind] = {"scores": "numbers", "enrolled": "ids", "trial_speakers": "ids", "trial_ids": "ids"}
 
 #: ``true_index`` value of an impostor trial (its speaker is not enrolled).
 IMPOSTOR = -1
@@ -51,12 +56,29 @@ def _readonly(array: np.ndarray) -> np.ndarray:
     return array
 
 
-def _as_scores(value: ArrayLike) -> np.ndarray:
+def as_real_array(value: ArrayLike, *, what: str, keep_float32: bool = False) -> np.ndarray:
+    """*value* as a new read-only float64 array (float32 kept with *keep_float32*); *what* names it in errors.
+
+    Complex input is refused (dropping the imaginary part would change the data), and
+    anything numpy cannot turn into numbers is an :class:`~lidframe.errors.InputError`.
+    """
     try:
-        scores = np.array(value, dtype=np.float64, copy=True)
+        raw = np.asarray(value)
+        if raw.dtype.kind == "c":
+            raise TypeError(f"complex values (dtype {raw.dtype}) have no real ordering")
+        dtype = np.float32 if keep_float32 and raw.dtype == np.float32 else np.float64
+        array = np.array(raw, dtype=dtype, copy=True)
     except (TypeError, ValueError) as exc:
-        raise InputError(f"scores must be a numeric (T, N) array: {exc}") from None
-    return _readonly(scores)
+        raise InputError(f"{what} must be a real numeric array: {_one_line(exc)}") from None
+    return _readonly(array)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _as_scores(value: ArrayLike) -> np.ndarray:
+    return as_real_array(value, what="scores (T, N)")
 
 
 @overload
@@ -203,6 +225,9 @@ class ScoreSet(TrialBookkeeping):
         True speaker of each trial.  Ids not in ``enrolled`` mark impostor trials.
     trial_ids : array_like of str, shape (T,), optional
         Unique trial (utterance) ids; ``"0"``, ``"1"``, ... when omitted.
+    source : str, optional (keyword only)
+        The file the set was read from (set by :meth:`load`), named in error messages of
+        later steps (z-norm, calibration, priors); None for a set built in memory.
 
     Raises
     ------
@@ -221,6 +246,7 @@ class ScoreSet(TrialBookkeeping):
     enrolled: np.ndarray = attrs.field(converter=_as_ids)
     trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
     trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
+    source: str | None = attrs.field(default=None, kw_only=True)
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 
     def __attrs_post_init__(self) -> None:
@@ -262,7 +288,9 @@ class ScoreSet(TrialBookkeeping):
     def subset(self, rows: ArrayLike) -> ScoreSet:
         """Return the score set restricted to *rows* (index array or boolean mask)."""
         rows = np.asarray(rows)
-        return ScoreSet(self.scores[rows], self.enrolled, self.trial_speakers[rows], self.trial_ids[rows])
+        return ScoreSet(
+            self.scores[rows], self.enrolled, self.trial_speakers[rows], self.trial_ids[rows], source=self.source
+        )
 
     def closed_set(self) -> ScoreSet:
         """Return the score set without impostor trials."""
@@ -293,6 +321,8 @@ class ScoreSet(TrialBookkeeping):
         suffix = path.suffix.lower()
         if suffix not in (".npz", ".csv"):
             raise InputError(f"{path}: unknown score-set format {path.suffix!r}; expected .npz or .csv")
+        if path.is_dir():
+            raise InputError(f"{path}: is a directory; expected a score-set file")
         if not path.is_file():
             raise InputError(f"{path}: no such file")
         try:
@@ -309,13 +339,7 @@ class ScoreSet(TrialBookkeeping):
         suffix = path.suffix.lower()
         if suffix == ".npz":
             with atomic_path(path, suffix=".npz") as tmp, open(tmp, "wb") as handle:
-                np.savez(
-                    handle,
-                    scores=self.scores,
-                    enrolled=self.enrolled,
-                    trial_speakers=self.trial_speakers,
-                    trial_ids=self.trial_ids,
-                )
+                np.savez(handle, **{key: getattr(self, key) for key in NPZ_KEYS})
         elif suffix == ".csv":
             with atomic_path(path) as tmp:
                 self.to_frame().to_csv(tmp, index=False, float_format="%.17g")
@@ -337,28 +361,43 @@ class ScoreSet(TrialBookkeeping):
         )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, *, source: str = "table") -> ScoreSet:
+    def from_frame(cls, frame: pd.DataFrame, *, source: str | None = None) -> ScoreSet:
         """Build a score set from the long layout (``enroll_spk, trial_spk, trial_id, score``).
 
         Trials and enrolled speakers keep their order of first appearance.  Messages give
-        file line numbers: the header is line 1, the first data row line 2.
+        file line numbers: the header is line 1, the first data row line 2, and begin with
+        *source* (the file the frame was read from, kept as the set's ``source``; ``table``
+        when None).
         """
         import pandas as pd
+
+        where = source or "table"
 
         missing = [c for c in CSV_COLUMNS if c not in frame.columns]
         if missing:
             raise InputError(
-                f"{source}: missing column(s) {', '.join(missing)}; expected columns {','.join(CSV_COLUMNS)}"
+                f"{where}: missing column(s) {', '.join(missing)}; expected columns {','.join(CSV_COLUMNS)}"
+            )
+        extra = [str(c) for c in frame.columns if c not in CSV_COLUMNS]
+        if extra:
+            raise InputError(
+                f"{where}: unexpected column(s) {preview(extra)}; expected exactly the columns "
+                f"{','.join(CSV_COLUMNS)} (lidframe does not ignore data it was given)"
             )
         if len(frame) == 0:
-            raise InputError(f"{source}: no data rows")
+            raise InputError(f"{where}: no data rows")
+        for column in CSV_COLUMNS[:3]:
+            empty = frame[column].astype(str).str.strip().eq("").to_numpy()
+            if empty.any():
+                r = int(np.flatnonzero(empty)[0])
+                raise InputError(f"{where}: line {r + 2} has an empty {column}; every row needs all four fields")
         raw = frame["score"]
         scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(scores)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"{source}: line {r + 2} (trial {frame['trial_id'].iat[r]!r}, enrolled "
+                f"{where}: line {r + 2} (trial {frame['trial_id'].iat[r]!r}, enrolled "
                 f"{frame['enroll_spk'].iat[r]!r}) has score {raw.iat[r]!r}; expected a finite number"
             )
         trial_codes, trial_ids = pd.factorize(frame["trial_id"], sort=False)
@@ -373,7 +412,7 @@ class ScoreSet(TrialBookkeeping):
             r = int(np.flatnonzero(clash)[0])
             t = trial_codes[r]
             raise InputError(
-                f"{source}: line {r + 2} gives trial {trial_ids[t]!r} speaker {trial_spk_col[r]!r}, "
+                f"{where}: line {r + 2} gives trial {trial_ids[t]!r} speaker {trial_spk_col[r]!r}, "
                 f"but line {first_row[t] + 2} gave {trial_speakers[t]!r}; a trial has one speaker"
             )
         pair = trial_codes.astype(np.int64) * n_enrolled + enroll_codes
@@ -382,14 +421,14 @@ class ScoreSet(TrialBookkeeping):
             p = int(np.flatnonzero(counts > 1)[0])
             rows = np.flatnonzero(pair == p)[:2] + 2
             raise InputError(
-                f"{source}: duplicate pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
+                f"{where}: duplicate pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
                 f"{trial_ids[p // n_enrolled]!r}) at lines {rows[0]} and {rows[1]}; each pair must appear once"
             )
         if (counts == 0).any():
             holes = np.flatnonzero(counts == 0)
             p = int(holes[0])
             raise InputError(
-                f"{source}: missing pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
+                f"{where}: missing pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
                 f"{trial_ids[p // n_enrolled]!r}); every trial needs a score against all {n_enrolled} enrolled "
                 f"speakers ({holes.size} pairs missing)"
             )
@@ -400,28 +439,13 @@ class ScoreSet(TrialBookkeeping):
             np.asarray(enrolled, dtype=str),
             np.asarray(trial_speakers, dtype=str),
             np.asarray(trial_ids, dtype=str),
+            source=source,
         )
 
 
 def _load_npz(path: Path) -> ScoreSet:
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except Exception as exc:  # zipfile/format errors: report, don't trace back
-        raise InputError(f"{path}: not a readable .npz archive ({exc})") from None
-    with archive:
-        missing = [k for k in ("scores", "enrolled", "trial_speakers") if k not in archive.files]
-        if missing:
-            raise InputError(
-                f"{path}: missing key(s) {', '.join(missing)}; expected scores, enrolled, trial_speakers "
-                f"[, trial_ids] (found {preview(archive.files)})"
-            )
-        try:
-            fields = {
-                k: archive[k] for k in ("scores", "enrolled", "trial_speakers", "trial_ids") if k in archive.files
-            }
-        except ValueError as exc:
-            raise InputError(f"{path}: {exc}; store ids as unicode string arrays, not objects") from None
-    return ScoreSet(**fields)
+    fields = read_npz(path, NPZ_KEYS[:3], NPZ_KEYS[3:], kinds=_NPZ_KINDS, what="score set")
+    return ScoreSet(**fields, source=str(path))
 
 
 def _load_csv(path: Path) -> ScoreSet:

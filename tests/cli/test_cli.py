@@ -175,9 +175,64 @@ def test_bad_options(pair, capsys):
     assert code == 2 and "unknown calibrator 'nope'" in err
     code, _, err = run(base + ["--json", folder / "no" / "dir" / "x.json"], capsys)
     assert code == 2 and "does not exist" in err
-    with pytest.raises(SystemExit) as info:
-        main([str(a) for a in base] + ["--znorm-ddof", "2"])
-    assert info.value.code == 2
+    code, out, err = run(base + ["--znorm-ddof", "2"], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        "lidframe: error: argument --znorm-ddof: invalid choice: 2 (choose from 0, 1) (see lidframe evaluate --help)\n"
+    )
+
+
+def test_help_and_version_still_exit_zero(capsys):
+    for argv in (["--help"], ["evaluate", "--help"], ["--version"]):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 0
+    assert "usage: lidframe" in capsys.readouterr().out
+
+
+def test_warnings_print_one_prefix(pair, capsys, monkeypatch):
+    """Library warnings start with 'lidframe:' for Python users; the CLI prints that prefix once, not twice."""
+    from importlib.metadata import EntryPoint
+
+    from lidframe import registry
+
+    folder, dev, ev = pair
+    bogus = EntryPoint(name="broken", value="no-colon-here", group="lidframe.calibrators")
+    monkeypatch.setattr(registry, "entry_points", lambda group: [bogus] if group == "lidframe.calibrators" else [])
+    registry.refresh()
+    try:
+        code, _, err = run(["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz"], capsys)
+    finally:
+        monkeypatch.undo()
+        registry.refresh()
+    lines = err.splitlines()
+    assert code == 0 and len(lines) == 1, err
+    assert lines[0].startswith("lidframe: warning: ignoring entry point 'broken'") and lines[0].count("lidframe:") == 1
+    # an explicit prior over more speakers than are enrolled warns (and goes on), prefixed once
+    rows = ["enroll_spk,prior"] + [f"{x},{1 / 9}" for x in [*ev.enrolled, "not-enrolled"]]
+    (folder / "prior.csv").write_text("\n".join(rows) + "\n")
+    prior = f"explicit?file={folder / 'prior.csv'}"
+    code, _, err = run(
+        ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--prior", prior], capsys
+    )
+    assert code == 0 and err.startswith("lidframe: warning: explicit prior names 1 speakers who are not enrolled")
+    assert err.count("lidframe:") == 1
+
+
+def test_zero_variance_rows_are_named_with_file_and_split(pair, capsys):
+    folder, dev, ev = pair
+    for role in ("dev", "eval"):
+        data = dev if role == "dev" else ev
+        flat = np.array(data.scores)
+        flat[3] = 0.5
+        bad = bad_npz(folder, f"flat-{role}.npz", flat, data.enrolled, data.trial_speakers, data.trial_ids)
+        sets = {"dev": folder / "dev.npz", "eval": folder / "eval.npz", role: bad}
+        code, _, err = run(["evaluate", "--dev", sets["dev"], "--eval", sets["eval"]], capsys)
+        assert code == 2
+        assert err == (
+            f"lidframe: error: {bad} ({role}): z-norm is undefined for 1 trials whose scores are all equal: "
+            f"'{data.trial_ids[3]}'\n"
+        )
 
 
 def test_console_script_has_no_traceback(pair):

@@ -69,3 +69,53 @@ def test_read_id_list(tmp_path):
     path.write_text("# nothing\n")
     with pytest.raises(InputError, match="no speaker ids"):
         read_id_list(path)
+
+
+@pytest.mark.parametrize("weight", ["abc", None, [2.0], True])
+def test_watchlist_weight_that_is_not_a_number_is_an_input_error(weight):
+    with pytest.raises(InputError, match="watch-list weight must be a number"):
+        WatchList(["a"], weight)
+
+
+def test_watchlist_weight_given_as_text_still_reads_as_a_number():
+    np.testing.assert_allclose(np.exp(WatchList(["a"], "3").log_prior(["a", "b", "c"])), [0.6, 0.2, 0.2], rtol=1e-12)
+
+
+def test_watchlist_file_errors_name_the_file(tmp_path):
+    path = tmp_path / "w.txt"
+    path.write_text("a\nb\n")
+    with pytest.raises(InputError, match=r"w.txt: watch-list weight must be positive"):
+        WatchList.from_params(file=path, weight=-1.0)
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("a\nb\na\n", r"line 3 repeats id 'a' \(first on line 1\)"),
+        ("a b\n", "line 1 holds 'a b'; expected one speaker id per line"),
+        ("a,b\n", "line 1 holds 'a,b'"),
+    ],
+)
+def test_read_id_list_errors_name_the_line(tmp_path, text, message):
+    path = tmp_path / "ids.txt"
+    path.write_text(text)
+    with pytest.raises(InputError, match=message):
+        read_id_list(path)
+
+
+@given(st.lists(st.floats(0.001, 10.0), min_size=2, max_size=8), st.data())
+def test_read_prior_table_reads_what_was_written_and_names_a_bad_line(tmp_path_factory, values, data):
+    from lidframe.core.priors import read_prior_table
+
+    folder = tmp_path_factory.mktemp("prior")
+    ids = [f"spk{i}" for i in range(len(values))]
+    path = folder / "p.csv"
+    path.write_text("enroll_spk,prior\n" + "".join(f"{s},{v!r}\n" for s, v in zip(ids, values)))
+    assert read_prior_table(path) == dict(zip(ids, values))
+    row = data.draw(st.integers(0, len(values) - 1), label="bad row")
+    bad = data.draw(st.sampled_from(["0", "-1", "nan", "inf", "-inf", "x", ""]), label="bad value")
+    lines = path.read_text().splitlines()
+    lines[row + 1] = f"{ids[row]},{bad}"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(InputError, match=rf"p.csv: line {row + 2} gives speaker 'spk{row}' prior '{bad}'"):
+        read_prior_table(path)

@@ -130,7 +130,7 @@ def test_npz_errors(tmp_path):
     with pytest.raises(InputError, match=r"x.npz: enrolled has shape \(2,\) but scores has 3 columns"):
         ScoreSet.load(path)
     path.write_bytes(b"not a zip")
-    with pytest.raises(InputError, match="not a readable .npz"):
+    with pytest.raises(InputError, match="x.npz: not a .npz archive"):
         ScoreSet.load(path)
     with pytest.raises(InputError, match="unknown score-set format '.txt'"):
         ScoreSet.load(tmp_path / "x.txt")
@@ -149,3 +149,29 @@ def test_save_is_atomic_on_failure(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError):
         s.save(target)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_short_member_data_is_named_as_truncated_without_an_unrelated_hint(tmp_path):
+    """A member whose data stops short of its header used to end with a hint about object ids."""
+    from tests.data.npz_craft import stored, write_zip
+
+    arrays = {"scores": np.ones((3, 2)), "enrolled": np.array(["a", "b"]), "trial_speakers": np.array(["a"] * 3)}
+    members = [stored(f"{k}.npy", v) for k, v in arrays.items()]
+    members[0]["data"] = members[0]["data"][:-8]
+    path = write_zip(tmp_path / "short.npz", members)
+    with pytest.raises(InputError) as info:
+        ScoreSet.load(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: member 'scores.npy'") and "truncated" in message
+    assert "unicode" not in message and "objects" not in message
+
+
+def test_loaded_sets_know_their_file(tmp_path):
+    s = make(speakers=("a", "b"), ids=["t1", "t2"])
+    assert s.source is None
+    s.save(tmp_path / "s.npz")
+    s.save(tmp_path / "s.csv")
+    for name in ("s.npz", "s.csv"):
+        loaded = ScoreSet.load(tmp_path / name)
+        assert loaded.source == str(tmp_path / name) and loaded.subset([1]).source == loaded.source
+        assert loaded.equals(s)
