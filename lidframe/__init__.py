@@ -12,12 +12,13 @@ never torch or matplotlib: those load when a component that needs them is used.
 
 The top level re-exports the everyday API (``evaluate``, ``evaluate_fitted``,
 ``fit_calibrator``, ``Result``, ``ScoreSet``, the ``Bootstrap`` and ``Engine`` option
-records, the priors, ``sensitivity``, the errors); everything else lives in its wing
+records, the priors, ``sensitivity``, ``per_speaker``, the errors); everything else lives in its wing
 (``lidframe.data``, ``metrics``, ``stats``, ``calibrators``, ``core``, ``attackers``,
 ``analyses``, ``privacy``, ``audio``, ``grid``, ``cli``: see ``docs/architecture.md``).
 """
 
 from lidframe._version import __version__
+from lidframe.analyses.per_speaker import PerSpeaker, per_speaker
 from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
 from lidframe.core.engine import Engine
 from lidframe.core.evaluation import Result, evaluate, evaluate_fitted, fit_calibrator
@@ -37,6 +38,8 @@ __all__ = [
     "Result",
     "sensitivity",
     "SensitivityResult",
+    "per_speaker",
+    "PerSpeaker",
     "Uniform",
     "WatchList",
     "Explicit",

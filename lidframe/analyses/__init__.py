@@ -2,6 +2,11 @@
 
 Calibrator sensitivity (:mod:`~lidframe.analyses.sensitivity`), LID against the number of
 enrolled speakers (:mod:`~lidframe.analyses.nsweep`), the k-utterance longitudinal attacker
-(:mod:`~lidframe.analyses.longitudinal`) and paired comparisons of systems
-(:mod:`~lidframe.analyses.compare`).
+(:mod:`~lidframe.analyses.longitudinal`), paired comparisons of systems
+(:mod:`~lidframe.analyses.compare`) and the disclosure per enrolled speaker
+(:mod:`~lidframe.analyses.per_speaker`, re-exported here and at the top level).
 """
+
+from lidframe.analyses.per_speaker import PerSpeaker, per_speaker
+
+__all__ = ["per_speaker", "PerSpeaker"]

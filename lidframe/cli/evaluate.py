@@ -12,7 +12,7 @@ from lidframe.cli.options import (
     add_output_arguments,
     add_scoreset_arguments,
     bootstrap_from_args,
-    check_output_path,
+    check_output_paths,
 )
 from lidframe.cli.table import format_table, format_value, text_table
 
@@ -45,6 +45,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_engine_arguments(parser)
     add_output_arguments(parser, json="write the summary as JSON")
     parser.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
+    parser.add_argument(
+        "--per-speaker",
+        metavar="OUT.csv",
+        help="write per-speaker disclosure as CSV, most disclosed first (n_trials, ALID, LIDmax, PDR, "
+        "rank-1 rate; with --ci, intervals from resampling each speaker's trials)",
+    )
     add_bootstrap_arguments(parser)
     parser.set_defaults(run=run)
 
@@ -64,13 +70,16 @@ def format_ci_table(summary: dict) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lidframe.analyses.per_speaker import per_speaker
     from lidframe.core.engine import Engine
     from lidframe.core.evaluation import evaluate
     from lidframe.data.embedset import EmbeddingSet, load_set
-    from lidframe.data.fileio import atomic_path, write_json
+    from lidframe.data.fileio import atomic_path, staged_outputs, write_json
 
-    json_out = check_output_path(args.json, "--json")
-    per_trial_out = check_output_path(args.per_trial, "--per-trial")
+    json_out, per_trial_out, per_speaker_out = check_output_paths(
+        {"--json": args.json, "--per-trial": args.per_trial, "--per-speaker": args.per_speaker},
+        inputs=(args.dev, args.eval),
+    )
     eval_set = load_set(args.eval)
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
     bootstrap = bootstrap_from_args(args) if args.ci else None
@@ -120,9 +129,14 @@ def run(args: argparse.Namespace) -> int:
     if args.ci:
         print()
         print(format_ci_table(s))
-    if json_out is not None:
-        write_json(json_out, result.to_dict())
-    if per_trial_out is not None:
-        with atomic_path(per_trial_out) as tmp:
-            result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
+    speakers = None if per_speaker_out is None else per_speaker(result, bootstrap=bootstrap)
+    with staged_outputs():  # every file or, on an error, none
+        if json_out is not None:
+            write_json(json_out, result.to_dict())
+        if per_trial_out is not None:
+            with atomic_path(per_trial_out) as tmp:
+                result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
+        if per_speaker_out is not None and speakers is not None:
+            with atomic_path(per_speaker_out) as tmp:
+                speakers.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
     return 0

@@ -10,7 +10,9 @@ import pytest
 from lidframe.analyses.compare import compare_systems, paired_comparison
 from lidframe.analyses.longitudinal import longitudinal
 from lidframe.analyses.nsweep import n_sweep
+from lidframe.analyses.per_speaker import per_speaker
 from lidframe.analyses.sensitivity import sensitivity
+from lidframe.core.evaluation import evaluate
 from lidframe.data.records import TableRecord
 from lidframe.data.simulate import simulate_system
 from lidframe.privacy.audit import dp_audit, simulated_splits
@@ -39,6 +41,7 @@ def _results():
         "paired_comparison": paired_comparison(a, b, speakers=spk, n_perm=200),
         "compare_systems": compare_systems({"x": (ids, spk, a), "y": (ids, spk, b)}, n_perm=200),
         "dp_audit": dp_audit(dev_split, eval_split, [1.0], bootstrap=Bootstrap(n_boot=100)),
+        "per_speaker": per_speaker(evaluate(dev, ev), bootstrap=Bootstrap(n_boot=100)),
     }
 
 
@@ -48,7 +51,8 @@ def results():
 
 
 @pytest.mark.parametrize(
-    "name", ["n_sweep", "sensitivity", "longitudinal", "paired_comparison", "compare_systems", "dp_audit"]
+    "name",
+    ["n_sweep", "sensitivity", "longitudinal", "paired_comparison", "compare_systems", "dp_audit", "per_speaker"],
 )
 def test_analysis_record_frame_equals_dict(results, name):
     result = results[name]

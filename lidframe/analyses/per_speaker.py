@@ -1,0 +1,213 @@
+"""Per-speaker disclosure: who leaks most.
+
+An ALID over all trials can hide a few speakers whose every utterance is linked.
+:func:`per_speaker` splits the per-trial LID of one evaluation by the true speaker of
+each trial and reports, for every enrolled speaker,
+
+* ``n_trials``   the speaker's closed-set eval trials;
+* ``alid``       mean LID of those trials (bits);
+* ``lid_max``    their largest LID (bits);
+* ``pdr``        share of them with LID > 0;
+* ``rank1_rate`` share of them whose true speaker the attacker ranks first
+  (:attr:`lidframe.core.evaluation.Result.true_rank`);
+* ``lid_ceiling`` the most one trial of this speaker can disclose, -log2 prior(speaker)
+  bits (log2 N under the uniform prior);
+
+so that the trial-weighted mean of the speakers' ALIDs is the overall ALID, and their
+``n_trials`` add up to the closed-set trial count.
+
+Intervals
+---------
+With ``bootstrap=`` each speaker's ALID, PDR and LIDmax get an interval from
+resampling **that speaker's trials** with replacement (trial-level resampling within
+one speaker: the only unit inside a single speaker, so the record's ``unit`` is not
+used and ``ci_settings["unit"]`` says ``"trial"``).  The intervals come from
+:func:`lidframe.stats.bootstrap.bootstrap_ci` (BCa or percentile as asked; LIDmax
+always percentile and biased low, see :mod:`lidframe.stats.bootstrap`).  They describe
+the variation of the speaker's own trials given its enrolment, not the variation over
+speakers; a speaker with a single trial gets NaN intervals.  Each speaker's resamples
+are seeded from ``Bootstrap.seed`` and its column among the enrolled (a
+:class:`numpy.random.SeedSequence` child), so the same seed gives the same table.
+
+Speakers and trials that are not in the table's numbers
+-------------------------------------------------------
+Impostor trials (speaker not enrolled, NaN LID) belong to no enrolled speaker: they are
+left out and counted in ``n_impostor_trials``.  Enrolled speakers without a closed-set
+trial stay in the table, after the others (in enrolment order), with ``n_trials`` 0
+and NaN metrics, and are counted in ``n_speakers_without_trials``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from lidframe.core.evaluation import Result
+from lidframe.data.records import Row, TableRecord, as_rows
+from lidframe.errors import InputError
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+
+__all__ = ["per_speaker", "PerSpeaker", "PER_SPEAKER_METRICS", "PER_SPEAKER_CI_METRICS"]
+
+#: Per-speaker columns after ``speaker`` and ``n_trials`` (bits, or shares of trials).
+PER_SPEAKER_METRICS = ("alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling")
+#: Metrics that get ``<metric>_low`` / ``<metric>_high`` columns with ``bootstrap=``.
+PER_SPEAKER_CI_METRICS = ("alid", "lid_max", "pdr")
+
+
+@attrs.frozen(eq=False)
+class PerSpeaker(TableRecord):
+    """Outcome of :func:`per_speaker`: one row per enrolled speaker, most disclosed first.
+
+    ``to_dict()`` (JSON-able, the fields below) and ``to_frame()`` (the rows) come from
+    :class:`~lidframe.data.records.TableRecord`.
+
+    Attributes
+    ----------
+    rows : tuple of dict
+        One per enrolled speaker, sorted by ``alid`` descending (ties by speaker id), the
+        speakers without trials last: ``speaker``, ``n_trials``, ``alid``, ``lid_max``,
+        ``pdr``, ``rank1_rate``, ``lid_ceiling`` (bits or shares; module docstring) and,
+        with a bootstrap, ``alid_low``/``alid_high``, ``lid_max_low``/``lid_max_high``,
+        ``pdr_low``/``pdr_high`` after their metric.
+    n_enrolled : int
+        N, the enrolled speakers (= ``len(rows)``).
+    n_trials : int
+        Closed-set trials (= the sum of the rows' ``n_trials``).
+    n_impostor_trials : int
+        Trials left out because their speaker is not enrolled.
+    n_speakers_without_trials : int
+        Enrolled speakers with no closed-set trial (the NaN rows at the end).
+    alid : float
+        The overall ALID (bits) of the evaluation, the trial-weighted mean of the rows'.
+    log2_n : float
+        log2 N, the ceiling of LID under the uniform prior.
+    calibrator, prior : str
+        As in the evaluation's summary.
+    ci_settings : dict or None
+        The bootstrap settings used (``Bootstrap.to_dict()``: ``n_boot``, ``level``,
+        ``method``, ``seed``, and ``unit`` = ``"trial"``), None without intervals.
+    """
+
+    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    n_enrolled: int
+    n_trials: int
+    n_impostor_trials: int
+    n_speakers_without_trials: int
+    alid: float
+    log2_n: float
+    calibrator: str
+    prior: str
+    ci_settings: dict | None
+
+
+def _speaker_columns(result: Result, closed: np.ndarray) -> np.ndarray:
+    """Column in ``result.enrolled`` of each closed-set trial's speaker, shape (T_closed,)."""
+    enrolled = np.asarray(result.enrolled)
+    speakers = np.asarray(result.trial_speakers)[closed]
+    order = np.argsort(enrolled, kind="stable")
+    at = np.searchsorted(enrolled, speakers, sorter=order)
+    at = np.minimum(at, enrolled.size - 1)
+    columns = order[at]
+    unmatched = np.flatnonzero(enrolled[columns] != speakers)
+    if unmatched.size:
+        trial = str(np.asarray(result.trial_ids)[closed][unmatched[0]])
+        raise InputError(
+            f"result: trial {trial!r} is marked closed-set but its speaker {str(speakers[unmatched[0]])!r} "
+            "is not enrolled; the Result is inconsistent"
+        )
+    return columns
+
+
+def _speaker_seeds(seed: int, n_enrolled: int) -> list[int]:
+    """One reproducible bootstrap seed per enrolled column, from :class:`numpy.random.SeedSequence`."""
+    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_enrolled)]
+
+
+def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpeaker:
+    """Disclosure per enrolled speaker of one evaluation (module docstring).
+
+    Parameters
+    ----------
+    result : Result
+        What :func:`lidframe.evaluate` (or ``evaluate_fitted``) returned.
+    bootstrap : Bootstrap, optional
+        Add per-speaker intervals of ALID, PDR and LIDmax from resampling each speaker's
+        trials (n_boot, level, method and seed of the record; its ``unit`` is replaced by
+        ``"trial"``).  None (default): no intervals.
+
+    Returns
+    -------
+    PerSpeaker
+
+    Raises
+    ------
+    InputError
+        If *result* is not a :class:`~lidframe.core.evaluation.Result` or *bootstrap* not
+        a :class:`~lidframe.stats.bootstrap.Bootstrap`.
+
+    Examples
+    --------
+    >>> from lidframe import evaluate
+    >>> from lidframe.data.simulate import simulate_system
+    >>> dev, ev = simulate_system(leakage=0.5, seed=0)
+    >>> table = per_speaker(evaluate(dev, ev))
+    >>> table.n_trials == sum(row["n_trials"] for row in table.rows)
+    True
+    """
+    if not isinstance(result, Result):
+        raise InputError(f"per_speaker needs the Result of lidframe.evaluate, got {type(result).__name__}")
+    if bootstrap is not None and not isinstance(bootstrap, Bootstrap):
+        raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
+    options = None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
+    enrolled = np.asarray(result.enrolled)
+    n_enrolled = enrolled.size
+    closed = np.flatnonzero(~np.asarray(result.is_impostor, dtype=bool))
+    lid = np.asarray(result.lid, dtype=np.float64)[closed]
+    first = np.asarray(result.true_rank)[closed] == 1
+    column = _speaker_columns(result, closed)
+
+    n_trials = np.bincount(column, minlength=n_enrolled)
+    with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 -> NaN for speakers without trials
+        alid = np.bincount(column, weights=lid, minlength=n_enrolled) / n_trials
+        pdr = np.bincount(column, weights=(lid > 0).astype(np.float64), minlength=n_enrolled) / n_trials
+        rank1 = np.bincount(column, weights=first.astype(np.float64), minlength=n_enrolled) / n_trials
+    lid_max = np.full(n_enrolled, -np.inf)
+    np.maximum.at(lid_max, column, lid)
+    lid_max[n_trials == 0] = np.nan
+    ceiling = -np.asarray(result.log_prior, dtype=np.float64) / math.log(2.0)
+
+    by_speaker = np.argsort(column, kind="stable")
+    trial_lids = np.split(lid[by_speaker], np.cumsum(n_trials)[:-1])
+    seeds = [] if options is None else _speaker_seeds(options.seed, n_enrolled)
+    rows = []
+    for j in range(n_enrolled):
+        values = {"alid": alid[j], "lid_max": lid_max[j], "pdr": pdr[j]}
+        intervals = None  # a speaker with fewer than two trials has none: NaN
+        if options is not None and n_trials[j] >= 2:
+            intervals = bootstrap_ci(trial_lids[j], attrs.evolve(options, seed=seeds[j]))
+        row: Row = {"speaker": str(enrolled[j]), "n_trials": int(n_trials[j])}
+        for metric in PER_SPEAKER_CI_METRICS:
+            row[metric] = float(values[metric])
+            if options is not None:
+                ci = intervals[metric] if intervals is not None else None
+                row[f"{metric}_low"] = float("nan") if ci is None else ci.low
+                row[f"{metric}_high"] = float("nan") if ci is None else ci.high
+        row.update(rank1_rate=float(rank1[j]), lid_ceiling=float(ceiling[j]))
+        rows.append(row)
+    with_trials = sorted((r for r in rows if r["n_trials"] > 0), key=lambda r: (-r["alid"], r["speaker"]))
+    without = [r for r in rows if r["n_trials"] == 0]
+    return PerSpeaker(
+        rows=with_trials + without,
+        n_enrolled=int(n_enrolled),
+        n_trials=int(closed.size),
+        n_impostor_trials=int(np.asarray(result.is_impostor).sum()),
+        n_speakers_without_trials=len(without),
+        alid=float(lid.mean()) if lid.size else float("nan"),
+        log2_n=math.log2(n_enrolled),
+        calibrator=str(result.summary.get("calibrator")),
+        prior=str(result.summary.get("prior")),
+        ci_settings=None if options is None else options.to_dict(),
+    )
