@@ -16,7 +16,9 @@ encoders (:mod:`~lidframe.attackers.neural`), the filterbank front end
 (:mod:`~lidframe.attackers.frontend`), the SpeechBrain-named layers and models
 (:mod:`~lidframe.attackers.layers`, :mod:`~lidframe.attackers.ecapa_model`,
 :mod:`~lidframe.attackers.xvector_model`) and the AAM-softmax training of a
-semi-informed attacker (:mod:`~lidframe.attackers.training`).
+semi-informed attacker (:mod:`~lidframe.attackers.training`).  Those modules import torch
+through :mod:`~lidframe.attackers._torch`: without torch they fail with one line naming
+what to install (:data:`TORCH_INSTALL_HINT`).
 """
 
 from lidframe.data.utterance import Utterance, group_by_speaker
@@ -26,6 +28,7 @@ from .precomputed import PrecomputedEmbeddings
 from .random import RandomAttacker
 
 __all__ = [
+    "TORCH_INSTALL_HINT",
     "Attacker",
     "EmbeddingAttacker",
     "Utterance",
@@ -35,6 +38,12 @@ __all__ = [
     "EcapaTdnn",
     "XVector",
 ]
+
+#: What to install for the torch attackers (README.md, "Install"); quoted by every missing-torch error.
+TORCH_INSTALL_HINT = (
+    "pip install -e '.[audio]' (on a CPU-only machine install the CPU build of torch first: "
+    "pip install torch --index-url https://download.pytorch.org/whl/cpu)"
+)
 
 _LAZY = {"EcapaTdnn": "lidframe.attackers.ecapa", "XVector": "lidframe.attackers.xvector"}
 

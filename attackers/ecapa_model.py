@@ -19,9 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import torch
-from torch import nn
-
+from ._torch import nn, torch
 from .layers import BatchNorm1d, Conv1d, Lengths, masked_mean
 
 __all__ = ["EcapaTdnnModel", "VOICEPRIVACY_ECAPA"]

@@ -25,8 +25,8 @@ many frames of each row are real.  Two padding modes:
 from __future__ import annotations
 
 import attrs
-import torch
-from torch import nn
+
+from ._torch import nn, torch
 
 __all__ = ["Lengths", "Conv1d", "BatchNorm1d", "Linear", "masked_mean"]
 

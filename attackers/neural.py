@@ -17,29 +17,38 @@ and :class:`~lidframe.attackers.XVector`:
   bar with ``progress=True``;
 * **cache**: with ``cache_dir``, each embedding is stored as ``<key>.npz`` where the key
   hashes the audio samples, the model weights and the front-end/model configuration;
-  a hit skips the model.
+  a hit skips the model.  A corrupt entry is a miss (recomputed, replaced atomically), a
+  folder that cannot be written is used read-only, and either is reported by one
+  :class:`~lidframe.attackers.cache.CacheWarning` per ``embed``/``enrol``/``score`` call;
+  a cache folder that is a file is refused (:mod:`lidframe.attackers.cache`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Sequence
+import pickle
+import re
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import torch
 
-from lidframe.data.fileio import StrPath, atomic_path, file_sha256
+from lidframe.data.fileio import StrPath, file_sha256
+from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
 
+from ._torch import torch
 from .base import EmbeddingAttacker
-from .frontend import SAMPLE_RATE, Fbank, read_audio, sentence_mean_norm
+from .cache import CacheWarning, EmbeddingCache
+from .frontend import SAMPLE_RATE, Fbank, probe_audio, read_audio, sentence_mean_norm
 from .layers import PADDING_MODES, Lengths
 
-__all__ = ["NeuralAttacker", "load_checkpoint", "resolve_device"]
+__all__ = ["CacheWarning", "NeuralAttacker", "load_checkpoint", "load_weights_file", "resolve_device"]
 
 
 def resolve_device(device: str) -> torch.device:
@@ -52,23 +61,67 @@ def resolve_device(device: str) -> torch.device:
         raise InputError(f"unknown device {device!r}: {exc}") from None
 
 
+def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: Any = "cpu") -> Any:
+    """``torch.load(path, weights_only=True)``, each failure one :class:`InputError` line naming *path*.
+
+    Weights-only loading unpickles tensors, containers and plain values only: a file that
+    pickles anything else (a whole ``nn.Module``, numpy arrays, a callable such as
+    ``os.system``) is refused before any of it runs.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A ``torch.save`` file.
+    what : str
+        What the file is, for the messages ("checkpoint", "training state").
+    map_location
+        Passed to :func:`torch.load`.
+
+    Raises
+    ------
+    InputError
+        Missing, a folder, empty, not a torch file, corrupt, or not weights-only.
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; expected a {what} file (torch.save(model.state_dict()))")
+    if not path.is_file():
+        raise InputError(f"{path}: no such {what} file")
+    if path.stat().st_size == 0:
+        raise InputError(f"{path}: empty file (0 bytes); expected a {what} (torch.save(model.state_dict()))")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns about the pickle protocol of files it then refuses
+            return torch.load(path, map_location=map_location, weights_only=True)
+    except pickle.UnpicklingError as exc:
+        blocked = re.search(r"GLOBAL ([\w.]+)", str(exc))
+        if blocked:
+            raise InputError(
+                f"{path}: refused: the {what} pickles {blocked.group(1)}, not only tensors; lidframe loads "
+                "weights only (torch.load(weights_only=True)) and never runs pickled code: save model.state_dict()"
+            ) from None
+        raise InputError(
+            f"{path}: not a weights-only torch {what} (torch.save(model.state_dict())), or a corrupt one: "
+            "it does not unpickle as weights"
+        ) from None
+    except Exception as exc:  # corrupt zip, truncated file, unreadable, ...: one clear line
+        text = " ".join(str(exc).split())
+        first = text.split(". ")[0] if text else type(exc).__name__
+        raise InputError(f"{path}: not a torch {what}, or a corrupt one ({first})") from None
+
+
 def load_checkpoint(model: torch.nn.Module, path: StrPath, *, label: str = "model") -> str:
     """Load a SpeechBrain-style state dict into *model* (strict); return its SHA-256.
 
     Raises
     ------
     InputError
-        The file is missing, is not a weights-only state dict, or its keys or shapes do
+        The file is missing, a folder, empty, not a weights-only torch file
+        (:func:`load_weights_file`), not a state dict of tensors, or its keys or shapes do
         not match the model (the message lists missing and unexpected keys).
     """
     path = Path(path)
-    if not path.is_file():
-        raise InputError(f"{path}: no such checkpoint file")
-    try:
-        state = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as exc:  # unpickling refused, corrupt zip, ...: one clear line
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"{path}: not a weights-only torch state dict ({first})") from None
+    state = load_weights_file(path, what="checkpoint")
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise InputError(f"{path}: expected a state dict of tensors (torch.save(model.state_dict()))")
     expected = set(model.state_dict())
@@ -112,7 +165,11 @@ class NeuralAttacker(EmbeddingAttacker):
     padding : {"exact", "speechbrain"}
         See :mod:`lidframe.attackers.layers`.
     cache_dir : path, optional
-        Embedding cache folder.
+        Embedding cache folder (created when missing).  Corrupt entries are recomputed
+        and replaced; a folder that cannot be written is used read-only (hits are read,
+        new embeddings are not stored); both give one :class:`CacheWarning` per call;
+        a folder that is a file raises :class:`~lidframe.errors.InputError`
+        (:mod:`lidframe.attackers.cache`).
     progress : bool
         Show a tqdm progress bar.
     seed : int
@@ -154,6 +211,8 @@ class NeuralAttacker(EmbeddingAttacker):
         self._fbank: Any = None
         self._weights_hash: Any = None  # str once the model is built
         self.model_calls = 0  # number of batches run through the model (for cache tests)
+        self._cache: EmbeddingCache | None = None  # the cache of the outermost embed/enrol/score call
+        self._embedding_dim: int | None = None
 
     # -- to implement -------------------------------------------------------------
     def build_model(self) -> torch.nn.Module:  # pragma: no cover - interface
@@ -274,37 +333,86 @@ class NeuralAttacker(EmbeddingAttacker):
         frames = frames.to(device, non_blocking=True)
         return sentence_mean_norm(feats, frames), frames
 
+    def embedding_dim(self) -> int:
+        """Length of this encoder's embeddings (what a cache entry must hold).
+
+        ``lin_neurons`` of :meth:`model_config` when it has one (ECAPA-TDNN, x-vector);
+        otherwise measured once by embedding one second of silence.
+        """
+        if self._embedding_dim is None:
+            configured = self.model_config().get("lin_neurons")
+            if configured is not None:
+                self._embedding_dim = int(configured)
+            else:
+                self._embedding_dim = int(self.embed_audio([np.zeros(SAMPLE_RATE, np.float32)]).shape[1])
+        return self._embedding_dim
+
+    @contextlib.contextmanager
+    def _cache_run(self) -> Iterator[EmbeddingCache | None]:
+        """The embedding cache of this call (None without ``cache_dir``), shared by nested calls.
+
+        The outermost ``embed``/``enrol``/``score`` call opens it (refusing a cache folder
+        that is a file before any work) and, when it returns normally, turns the cache's
+        report into one :class:`CacheWarning`.
+        """
+        if self._cache is not None or self.cache_dir is None:
+            yield self._cache
+            return
+        cache = EmbeddingCache(self.cache_dir)
+        self._cache = cache
+        try:
+            yield cache
+        finally:
+            self._cache = None
+        message = cache.report()
+        if message is not None:
+            warnings.warn(message, CacheWarning, stacklevel=4)
+
     def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
         """Embeddings (n, d) of utterances with audio ``path``s (cached when ``cache_dir`` is set)."""
         utterances = check_utterances(utterances, "utterances")
         missing = [u.utt_id for u in utterances if u.path is None]
         if missing:
             raise InputError(f"{type(self).__name__} needs audio: utterance {missing[0]!r} has no path")
-        self.model  # noqa: B018 - builds the model (and its weights hash for cache keys)
-        audio = [read_audio(cast(str, u.path), sample_rate=SAMPLE_RATE) for u in utterances]  # no None: checked above
-        result: list = [None] * len(audio)
-        todo = list(range(len(audio)))
-        keys = None
-        if self.cache_dir is not None:
-            cache = Path(self.cache_dir)
-            cache.mkdir(parents=True, exist_ok=True)
-            keys = [self._cache_key(a) for a in audio]
-            todo = []
-            for i, key in enumerate(keys):
-                hit = cache / f"{key}.npz"
-                if hit.is_file():
-                    with np.load(hit, allow_pickle=False) as data:
-                        result[i] = data["embedding"]
-                else:
-                    todo.append(i)
-        if todo:
-            fresh = self.embed_audio([audio[i] for i in todo])
-            for row, i in enumerate(todo):
-                result[i] = fresh[row]
-                if keys is not None:
-                    with (
-                        atomic_path(cache / f"{keys[i]}.npz", suffix=".npz") as tmp,
-                        open(tmp, "wb") as fh,
-                    ):
-                        np.savez(fh, embedding=fresh[row])
+        with self._cache_run() as cache:
+            self.model  # noqa: B018 - builds the model (and its weights hash for cache keys)
+            # no None path: checked above
+            audio = [read_audio(cast(str, u.path), sample_rate=SAMPLE_RATE) for u in utterances]
+            result: list = [None] * len(audio)
+            todo = list(range(len(audio)))
+            keys: list[str] = []
+            if cache is not None:
+                dim = self.embedding_dim()
+                keys = [self._cache_key(a) for a in audio]
+                todo = []
+                for i, key in enumerate(keys):
+                    result[i] = cache.get(key, dim)
+                    if result[i] is None:
+                        todo.append(i)
+            if todo:
+                fresh = self.embed_audio([audio[i] for i in todo])
+                for row, i in enumerate(todo):
+                    result[i] = fresh[row]
+                    if cache is not None:
+                        cache.put(keys[i], fresh[row])
         return np.stack(result).astype(np.float64)
+
+    def enrol(self, enrolment: Mapping[str, Sequence[Utterance]]) -> tuple[np.ndarray, np.ndarray]:
+        """Speaker profiles (see :meth:`EmbeddingAttacker.enrol`); one cache report for the whole call."""
+        with self._cache_run():
+            return super().enrol(enrolment)
+
+    def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
+        """Every trial against every enrolled speaker (see :meth:`EmbeddingAttacker.score`); one cache report.
+
+        Every audio file, enrolment and trials, is checked from its header
+        (:func:`~lidframe.attackers.frontend.probe_audio`) before anything is embedded, so a
+        bad trial file is refused in seconds, not after the enrolment has been embedded.
+        """
+        with self._cache_run():
+            trials = check_utterances(trials, "trials")
+            enrolled = [u for utts in enrolment.values() for u in utts] if isinstance(enrolment, Mapping) else []
+            for utterance in [*enrolled, *trials]:
+                if isinstance(utterance, Utterance) and utterance.path is not None:
+                    probe_audio(utterance.path, sample_rate=SAMPLE_RATE)
+            return super().score(trials, enrolment)

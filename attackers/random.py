@@ -34,6 +34,8 @@ class RandomAttacker(EmbeddingAttacker):
     """
 
     name = "random"
+    #: Embeddings come from the utterance id: the audio files are never read.
+    reads_audio = False
 
     def __init__(self, *, dim: int = 192, seed: int = 0, enrolment: str = "mean_of_normalised"):
         super().__init__(enrolment=enrolment)

@@ -28,17 +28,19 @@ from pathlib import Path
 from typing import Any, cast
 
 import numpy as np
-import torch
-from torch import nn
 
 from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.errors import InputError
 
+from ._torch import nn, torch
 from .frontend import Fbank, read_audio, sentence_mean_norm
 from .layers import Lengths
-from .neural import NeuralAttacker, load_checkpoint, resolve_device
+from .neural import NeuralAttacker, load_checkpoint, load_weights_file, resolve_device
 
 __all__ = ["AAMSoftmax", "train_attacker"]
+
+#: What a training state (``out + ".state"``) holds.
+_STATE_KEYS = frozenset({"model", "head", "optimiser", "torch_rng", "numpy_rng", "epoch", "speakers", "history"})
 
 
 class AAMSoftmax(nn.Module):
@@ -149,14 +151,12 @@ def train_attacker(
     if precision not in ("fp32", "bf16"):
         raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
     labels = np.array([speakers.index(u.speaker) for u in utterances])
-    audio = [read_audio(cast(str, u.path)) for u in utterances]  # read_data_dir gives each its wav.scp path
     out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
     state_path = out.with_name(out.name + ".state")
     dev = resolve_device(device)
     torch.manual_seed(seed)
     model = attacker.build_model()
-    if init is not None:
+    if init is not None:  # checked before the audio is read and before anything is written
         load_checkpoint(model, init, label=type(attacker).__name__)
     embedding_dim = int(attacker.model_config()["lin_neurons"])
     head = AAMSoftmax(embedding_dim, len(speakers))
@@ -166,18 +166,30 @@ def train_attacker(
     rng = np.random.default_rng(seed)
     history: list[dict[str, Any]] = []
     start_epoch = 0
-    if state_path.is_file():
-        state = torch.load(state_path, map_location=dev, weights_only=True)
+    if state_path.exists():
+        state = load_weights_file(state_path, what="training state", map_location=dev)
+        lacking = sorted(_STATE_KEYS - set(state)) if isinstance(state, dict) else sorted(_STATE_KEYS)
+        if lacking:
+            raise InputError(f"{state_path}: not a lidframe training state (lacks {lacking}); delete it to start over")
         if state["speakers"] != speakers:
             raise InputError(f"{state_path}: saved for other speakers; delete it to start over")
-        model.load_state_dict(state["model"])
-        head.load_state_dict(state["head"])
-        optimiser.load_state_dict(state["optimiser"])
-        torch.set_rng_state(state["torch_rng"])
-        rng.bit_generator.state = json.loads(state["numpy_rng"])
-        history = json.loads(state["history"])
-        start_epoch = int(state["epoch"])
+        try:
+            model.load_state_dict(state["model"])
+            head.load_state_dict(state["head"])
+            optimiser.load_state_dict(state["optimiser"])
+            torch.set_rng_state(state["torch_rng"])
+            rng.bit_generator.state = json.loads(state["numpy_rng"])
+            history = json.loads(state["history"])
+            start_epoch = int(state["epoch"])
+        except (RuntimeError, ValueError, TypeError, KeyError) as exc:
+            first = " ".join(str(exc).split())[:200]
+            raise InputError(
+                f"{state_path}: training state does not fit this {type(attacker).__name__} ({first}); "
+                "delete it to start over"
+            ) from None
         log(f"resuming {out} after epoch {start_epoch}")
+    audio = [read_audio(cast(str, u.path)) for u in utterances]  # read_data_dir gives each its wav.scp path
+    out.parent.mkdir(parents=True, exist_ok=True)
     fbank = Fbank()
     autocast = torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=precision == "bf16")
     for epoch in range(start_epoch, epochs):

@@ -16,9 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-import torch
-from torch import nn
-
+from ._torch import nn, torch
 from .layers import BatchNorm1d, Conv1d, Lengths, Linear
 
 __all__ = ["XvectorModel"]

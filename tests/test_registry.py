@@ -311,6 +311,7 @@ def test_spec_parsing_and_parameters():
 
 
 def test_spec_values_are_converted_by_the_parameter_they_are_given_to():
+    pytest.importorskip("torch", reason="EcapaTdnn needs torch (pip install -e '.[audio]')")
     from lidframe.attackers.ecapa import EcapaTdnn
     from lidframe.attackers.precomputed import PrecomputedEmbeddings
     from lidframe.core.priors import WatchList

@@ -1,15 +1,18 @@
-"""``lidframe demo``: the real-voice demo where speech engines are installed, else the simulated one.
+"""``lidframe demo``: the real-voice demo where speech engines and torch are installed, else the simulated one.
 
-The real-voice pipeline is :mod:`lidframe.cli.voice_demo`, the simulated one
-:mod:`lidframe.cli.simulated_demo`.
+The real-voice pipeline is :mod:`lidframe.cli.voice_demo` (it synthesizes speech with
+espeak-ng/flite/MBROLA and trains ECAPA-TDNN attackers with torch), the simulated one
+:mod:`lidframe.cli.simulated_demo`.  Where the real-voice demo cannot run, ``lidframe
+demo`` says why in one line on stderr and shows the simulated demo.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
-__all__ = ["register", "run"]
+__all__ = ["register", "run", "voice_demo_unavailable"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -26,10 +29,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def run(args: argparse.Namespace) -> int:
+def voice_demo_unavailable() -> str | None:
+    """Why the real-voice demo cannot run here, in a few words; None where it can.
+
+    It needs a speech engine (:func:`lidframe.audio.corpus.available_voices`), soundfile
+    and torch (checked by importing the ECAPA-TDNN attacker, which imports torch through
+    :mod:`lidframe.attackers._torch`).
+    """
     from lidframe.audio.corpus import INSTALL_HINT, available_voices
 
-    if not args.simulated and available_voices():
+    if not available_voices():
+        return f"no speech engine here ({INSTALL_HINT})"
+    try:
+        import soundfile  # noqa: F401
+    except ImportError:
+        return "soundfile is not installed, and the real-voice demo reads and writes audio with it (pip install -e '.[audio]')"
+    try:
+        import lidframe.attackers.ecapa  # noqa: F401 - imports torch
+    except ModuleNotFoundError as exc:
+        if exc.name != "torch":
+            raise
+        from lidframe.attackers import TORCH_INSTALL_HINT
+
+        return f"torch is not installed, and the real-voice demo trains its attackers with it ({TORCH_INSTALL_HINT})"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    unavailable = None if args.simulated else voice_demo_unavailable()
+    if not args.simulated and unavailable is None:  # speech engines, soundfile and torch are here
         from lidframe.cli.voice_demo import run_voice_demo
 
         out = args.out or "demo-out"
@@ -43,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     from lidframe.cli.simulated_demo import run_demo
 
-    if not args.simulated:
-        print(f"lidframe demo: no speech engine here ({INSTALL_HINT}); showing the simulated demo")
+    if unavailable is not None:
+        print(f"lidframe demo: {unavailable}; showing the simulated demo", file=sys.stderr)
     table, _ = run_demo(args.out, seed=args.seed)
     print("lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior")
     print(table)

@@ -118,7 +118,7 @@ def test_checkpoint_errors(tmp_path):
 
     with open(tmp_path / "evil.ckpt", "wb") as handle:
         pickle.dump({"x": Evil()}, handle)
-    with pytest.raises(InputError, match="not a weights-only torch state dict"):
+    with pytest.raises(InputError, match="not a weights-only torch checkpoint"):
         load_checkpoint(model, tmp_path / "evil.ckpt")
     with pytest.raises(InputError, match="no such checkpoint file"):
         load_checkpoint(model, tmp_path / "none.ckpt")

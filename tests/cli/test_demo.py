@@ -2,6 +2,8 @@
 
 import math
 
+import pytest
+
 from lidframe.cli.simulated_demo import run_demo
 
 
@@ -16,3 +18,15 @@ def test_demo_is_deterministic_and_ordered():
     # the point of the uneven system: EER near chance, yet some trials leak a bit or more
     uneven = summaries["uneven"]
     assert uneven["eer"] > 0.4 and uneven["lid_max"] > 1.0
+
+
+def test_the_real_voice_demo_runs_where_engines_and_torch_are(monkeypatch):
+    """With torch here and a (pretended) engine, nothing stops the real-voice demo; without an engine, that is why."""
+    pytest.importorskip("torch", reason="the real-voice demo trains its attackers with torch")
+    import lidframe.audio.corpus as corpus
+    from lidframe.cli.demo import voice_demo_unavailable
+
+    monkeypatch.setattr(corpus, "available_voices", lambda: ["a voice"])
+    assert voice_demo_unavailable() is None
+    monkeypatch.setattr(corpus, "available_voices", lambda: [])
+    assert voice_demo_unavailable() == f"no speech engine here ({corpus.INSTALL_HINT})"

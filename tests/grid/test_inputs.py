@@ -84,7 +84,8 @@ def test_an_installed_distribution_is_versioned_by_its_release(tmp_path, monkeyp
 
 
 def test_bad_parameters_are_refused_without_building(tmp_path):
-    with pytest.raises(InputError, match="no parameter 'colour'"):
-        registry.spec_inputs("attacker", "ecapa?colour=red")
     with pytest.raises(InputError, match="parameter 'dim' takes int"):
         registry.spec_inputs("attacker", "random?dim=wide")
+    pytest.importorskip("torch", reason="ecapa's parameters are read from its class, which needs torch")
+    with pytest.raises(InputError, match="no parameter 'colour'"):
+        registry.spec_inputs("attacker", "ecapa?colour=red")

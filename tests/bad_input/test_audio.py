@@ -1,0 +1,204 @@
+"""Bad audio through ``lidframe score``: every file a wav.scp names is refused, naming it, before any work.
+
+Plus the audio that is *not* bad: multi-channel files are mixed down and other sample
+rates resampled, checked against an independent computation (numpy mean, scipy's
+``resample_poly`` directly).
+"""
+
+from __future__ import annotations
+
+import errno
+import math
+import os
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("torch", reason="the audio attackers need torch (pip install -e '.[audio]')")
+soundfile = pytest.importorskip("soundfile", reason="audio is read with soundfile (pip install -e '.[audio]')")
+
+from lidframe.attackers.frontend import read_audio  # noqa: E402
+from lidframe.cli import main  # noqa: E402
+from tests.bad_input.audio_dirs import score_argv, scoring_dirs, write_data_dir  # noqa: E402
+from tests.bad_input.conftest import assert_refused  # noqa: E402
+from tests.voices import voice, write_voice  # noqa: E402
+
+
+def refuse_trial(tmp_path, capsys, trial, expect, *extra):
+    """Score with *trial* as the first trial's audio; assert the refusal."""
+    enrol, trials = scoring_dirs(tmp_path, trial=trial)
+    return assert_refused(
+        score_argv(enrol, trials, tmp_path / "out.npz", *extra), capsys, expect=expect, watch=[tmp_path]
+    )
+
+
+def test_missing_audio_file(tmp_path, capsys):
+    refuse_trial(tmp_path, capsys, tmp_path / "gone.wav", [str(tmp_path / "gone.wav"), "no such audio file"])
+
+
+def test_missing_enrolment_file_named_by_its_resolved_relative_path(tmp_path, capsys):
+    enrol, trials = scoring_dirs(tmp_path)
+    (enrol / "wav.scp").write_text(f"e0 lost/e0.wav\ne1 {tmp_path / 'wav' / 'e1.wav'}\n")
+    assert_refused(
+        score_argv(enrol, trials, tmp_path / "out.npz"),
+        capsys,
+        expect=[str(enrol / "lost" / "e0.wav"), "no such audio file"],
+        watch=[tmp_path],
+    )
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"this is a text file, not audio\n" * 20,
+        b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4,
+        b"RIFF\x24\x00\x00\x00WAVEfmt garbage" + b"\x00" * 64,
+        bytes(np.random.default_rng(5).integers(0, 256, 4096, dtype=np.uint8)),
+    ],
+    ids=["text", "png", "broken-riff", "random-bytes"],
+)
+def test_non_audio_bytes(tmp_path, capsys, content):
+    (tmp_path / "junk.wav").write_bytes(content)
+    line = refuse_trial(tmp_path, capsys, tmp_path / "junk.wav", ["junk.wav", "cannot read audio", "not audio"])
+    assert "BufferedReader" not in line  # libsndfile's reason, not a file object's repr
+
+
+def test_zero_byte_file(tmp_path, capsys):
+    (tmp_path / "zero.wav").write_bytes(b"")
+    refuse_trial(tmp_path, capsys, tmp_path / "zero.wav", ["zero.wav", "empty file (0 bytes)"])
+
+
+def test_wav_without_samples(tmp_path, capsys):
+    soundfile.write(tmp_path / "silent.wav", np.zeros(0, np.float32), 16000)
+    refuse_trial(tmp_path, capsys, tmp_path / "silent.wav", ["silent.wav", "empty audio (0 samples)"])
+
+
+@pytest.mark.parametrize("keep", [0.6, 0.1])
+def test_truncated_wav_is_refused_not_read_short(tmp_path, capsys, keep):
+    full = write_voice(tmp_path / "full.wav", 0, 1, 1.0)  # 16000 samples of 16-bit PCM
+    data = full.read_bytes()
+    cut = 44 + int((len(data) - 44) * keep) // 2 * 2
+    (tmp_path / "cut.wav").write_bytes(data[:cut])
+    held = (cut - 44) // 2
+    assert soundfile.info(str(tmp_path / "cut.wav")).frames == held  # libsndfile alone would read it short
+    refuse_trial(
+        tmp_path, capsys, tmp_path / "cut.wav", ["cut.wav", "truncated wav", "declares 16000", f"holds {held}"]
+    )
+
+
+def test_too_short_audio(tmp_path, capsys):
+    soundfile.write(tmp_path / "blip.wav", voice(0, 0, 0.05), 16000)
+    refuse_trial(tmp_path, capsys, tmp_path / "blip.wav", ["blip.wav", "0.050 s of audio", "at least 0.1 s"])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_non_finite_float_samples(tmp_path, capsys, bad):
+    samples = voice(1, 1, 0.5)
+    samples[1234] = bad
+    soundfile.write(tmp_path / "float.wav", samples, 16000, subtype="FLOAT")
+    refuse_trial(tmp_path, capsys, tmp_path / "float.wav", ["float.wav", "nan or inf samples"])
+
+
+def test_sample_rate_below_telephone_band(tmp_path, capsys):
+    soundfile.write(tmp_path / "slow.wav", voice(0, 0, 1.0, rate=4000), 4000)
+    refuse_trial(tmp_path, capsys, tmp_path / "slow.wav", ["slow.wav", "sample rate 4000 hz", "at least 8000 hz"])
+
+
+def test_folder_instead_of_file(tmp_path, capsys):
+    (tmp_path / "adir.wav").mkdir()
+    refuse_trial(tmp_path, capsys, tmp_path / "adir.wav", ["adir.wav", "is a folder", "expected an audio file"])
+
+
+@pytest.mark.permissions
+def test_unreadable_file(tmp_path, capsys):
+    locked = write_voice(tmp_path / "locked.wav", 0, 1, 0.5)
+    locked.chmod(0)
+    try:
+        refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot read audio", "permission denied"])
+    finally:
+        locked.chmod(0o644)
+
+
+def test_unreadable_file_as_the_os_reports_it(tmp_path, capsys, monkeypatch):
+    """Root reads any file, so the refusal is also checked by failing open() as the OS does for others."""
+    import lidframe.attackers.frontend as frontend
+
+    locked = write_voice(tmp_path / "locked.wav", 0, 1, 0.5)
+
+    def deny(file, *args, **kwargs):
+        if Path(file) == locked:
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
+        return open(file, *args, **kwargs)
+
+    monkeypatch.setattr(frontend, "open", deny, raising=False)
+    refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot read audio", "permission denied"])
+
+
+def test_a_bad_trial_file_is_refused_before_the_enrolment_is_embedded_and_cached(tmp_path, capsys):
+    """The header pass over every file runs first: the cache (watched) stays empty."""
+    (tmp_path / "junk.wav").write_bytes(b"not audio" * 100)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    refuse_trial(tmp_path, capsys, tmp_path / "junk.wav", ["junk.wav", "not audio"], "--cache-dir", cache)
+    assert list(cache.iterdir()) == []
+
+
+def test_bad_audio_in_train_attacker_writes_no_checkpoint(tmp_path, capsys):
+    wavs = tmp_path / "wav"
+    wavs.mkdir()
+    entries = [(f"u{s}", f"spk{s}", write_voice(wavs / f"u{s}.wav", s, 0, 0.5)) for s in range(2)]
+    entries.append(("u2", "spk1", wavs / "nope.wav"))
+    data = write_data_dir(tmp_path / "train", entries)
+    assert_refused(
+        ["train-attacker", "--arch", "xvector?tdnn_channels=8,8,8,8,16&lin_neurons=8", "--data", data,
+         "--out", tmp_path / "ckpt" / "x.ckpt", "--epochs", "1", "--device", "cpu"],
+        capsys,
+        expect=[str(wavs / "nope.wav"), "no such audio file"],
+        watch=[tmp_path],
+    )  # fmt: skip
+    assert not (tmp_path / "ckpt").exists()  # not even the checkpoint's folder
+
+
+# ---------------------------------------------------------------- not refused
+def test_multichannel_files_are_mixed_down_to_the_channel_mean(tmp_path):
+    left, right = voice(0, 0, 0.5), voice(3, 2, 0.5)
+    soundfile.write(tmp_path / "stereo.wav", np.stack([left, right], axis=1), 16000, subtype="FLOAT")
+    mixed = read_audio(tmp_path / "stereo.wav")
+    np.testing.assert_array_equal(mixed, (np.stack([left, right], axis=1)).mean(axis=1, dtype=np.float32))
+
+
+@pytest.mark.parametrize("rate", [8000, 11025, 22050, 44100, 48000])
+def test_other_rates_are_resampled_as_scipy_resample_poly_does(tmp_path, rate):
+    from fractions import Fraction
+
+    from scipy.signal import resample_poly
+
+    from lidframe.attackers.frontend import probe_audio
+
+    samples = voice(2, 1, 0.7, rate=rate)
+    soundfile.write(tmp_path / "r.wav", samples, rate, subtype="FLOAT")
+    ratio = Fraction(16000, rate)
+    expected = resample_poly(samples, ratio.numerator, ratio.denominator).astype(np.float32)
+    got = read_audio(tmp_path / "r.wav")
+    assert got.shape == (math.ceil(len(samples) * 16000 / rate),)
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-6)
+    assert probe_audio(tmp_path / "r.wav") == (len(samples), rate)
+
+
+def test_a_multichannel_and_a_resampled_file_score(tmp_path, capsys):
+    enrol, trials = scoring_dirs(tmp_path)
+    write_voice(tmp_path / "wav" / "t0.wav", 0, 1, 0.5, rate=44100, channels=6)  # replaces trial t0's audio
+    assert main([str(a) for a in score_argv(enrol, trials, tmp_path / "out.npz")]) == 0
+    assert "scored 2 trials" in capsys.readouterr().out
+
+
+def test_wav_header_sizes_from_streaming_writers_are_not_called_truncated(tmp_path):
+    """A WAV written to a pipe keeps a placeholder data size (0xFFFFFFFF): it is read, not refused."""
+    path = write_voice(tmp_path / "stream.wav", 1, 2, 0.5)
+    data = bytearray(path.read_bytes())
+    offset = data.index(b"data") + 4
+    data[offset : offset + 4] = struct.pack("<I", 0xFFFFFFFF)
+    path.write_bytes(bytes(data))
+    assert read_audio(path).shape == (8000,)
