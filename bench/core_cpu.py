@@ -7,22 +7,27 @@ time of several runs, the ratio naive / lidframe (> 1: lidframe is faster), and 
 peak memory each allocates beyond its inputs (tracemalloc sees numpy's buffers), in
 MiB and in units of one T x N float64 matrix.
 
-    python bench/core_cpu.py [--size 8192] [--repeats 5]
+    python bench/core_cpu.py [--size 8192] [--repeats 5] [--quick]
+
+``--quick`` (T = N = 1024, one run) checks the script in seconds; its times mean nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import platform
 import statistics
+import sys
 import time
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 from scipy.special import log_softmax
 
-from lidframe import ScoreSet, __version__, evaluate
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.provenance import header
+from lidframe import ScoreSet, evaluate
 from lidframe.core.evaluation import fit_calibrator
 
 
@@ -73,15 +78,15 @@ def main():
     parser.add_argument("--size", type=int, default=8192, help="T = N (default 8192)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--dev-trials", type=int, default=512)
+    parser.add_argument("--quick", action="store_true", help="T = N = 1024, one run: a check, not a measurement")
     args = parser.parse_args()
+    if args.quick:
+        args.size, args.repeats = 1024, 1
     rng = np.random.default_rng(0)
     dev = make_scoreset(rng, args.dev_trials, 256, "d")
     ev = make_scoreset(rng, args.size, args.size, "e")
     matrix_mib = args.size * args.size * 8 / 2**20
-    print(f"lidframe {__version__} core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)")
-    print(
-        f"machine: {platform.machine()} {platform.processor() or ''} python {platform.python_version()} numpy {np.__version__}"
-    )
+    print(header(f"core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)"))
     results = {}
     for name, fn in (
         ("naive dense", naive_dense),

@@ -33,6 +33,15 @@ defines either; the other is derived):
     then wraps it in a :class:`~lidframe.calibrators.maps.CallbackMap` (the engines call
     it on float64 numpy copies of their tiles).
 
+Large dev sets: a 1-D fit needs only the distribution of the dev z-scores per class, so
+the calibrators that fit on pairs take ``max_pairs`` and ``bins`` (keyword-only): above
+``max_pairs`` pairs they fit on the pairs pooled by (bin of the score, class), each group
+carrying its total weight at its weighted mean score (:func:`group_pairs`,
+:class:`PairGroups`).  Replacing each score by its group's mean moves every score by
+less than the bin width h, and, because the mean keeps every term that is linear in the
+score exact, moves a smooth fit's estimating equations by O(h^2) only (each calibrator
+states its bound).  Below ``max_pairs`` they fit on every pair, exactly as before.
+
 Two optional hooks, read by :func:`lidframe.core.evaluation.fit_calibrator` and ``evaluate``
 for any calibrator (built-in or plugin):
 
@@ -51,6 +60,7 @@ from __future__ import annotations
 import inspect
 from typing import Self
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 from sklearn.base import BaseEstimator
@@ -58,10 +68,25 @@ from sklearn.utils.validation import check_is_fitted
 
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
+from lidframe.metrics.binned import BinGrid
 
 from .maps import CallbackMap, LLRMap
 
-__all__ = ["Calibrator", "check_fit_input", "check_rows_input"]
+__all__ = [
+    "Calibrator",
+    "check_fit_input",
+    "check_rows_input",
+    "check_fit_size",
+    "group_pairs",
+    "PairGroups",
+    "DEFAULT_MAX_PAIRS",
+    "DEFAULT_FIT_BINS",
+]
+
+#: Dev pairs up to which the pair calibrators fit on every pair (above: on pooled pairs).
+DEFAULT_MAX_PAIRS = 1_000_000
+#: Score bins of the pooled fit above ``max_pairs``.
+DEFAULT_FIT_BINS = 1 << 16
 
 
 def check_fit_input(
@@ -134,6 +159,89 @@ def check_rows_input(z: ArrayLike, true_index: ArrayLike) -> tuple[np.ndarray, n
     return z, check_true_index(true_index, z.shape[0], z.shape[1], allow_impostor=False)
 
 
+def check_fit_size(owner: str, max_pairs: int | None, bins: int) -> None:
+    """Validate the ``max_pairs`` (None or >= 1) and ``bins`` (>= 2) parameters of *owner*."""
+    if max_pairs is not None and not (isinstance(max_pairs, (int, np.integer)) and max_pairs >= 1):
+        raise InputError(f"{owner} max_pairs must be None or a positive integer, got {max_pairs!r}")
+    if not (isinstance(bins, (int, np.integer)) and bins >= 2):
+        raise InputError(f"{owner} bins must be an integer >= 2, got {bins!r}")
+
+
+@attrs.frozen(eq=False)
+class PairGroups:
+    """Dev pairs pooled by (bin of the score, class): what a 1-D fit needs of a large dev set.
+
+    Attributes
+    ----------
+    group : ndarray of intp, shape (n,)
+        Group of each pair, in [0, G).
+    scores : ndarray, shape (G,)
+        Weighted mean score of each group (inside its bin).
+    labels : ndarray of int8, shape (G,)
+        Class of each group (1 = mated).
+    weights : ndarray, shape (G,)
+        Total weight (the pair count without sample weights) of each group.
+    bin_width : float
+        Width h of the score bins: every pair lies within h of its group's mean.
+    """
+
+    group: np.ndarray
+    scores: np.ndarray
+    labels: np.ndarray
+    weights: np.ndarray
+    bin_width: float
+
+    def mean(self, values: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
+        """Weighted mean of a per-pair value (shape (n,)) over each group, shape (G,)."""
+        sums = np.bincount(
+            self.group, weights=values if weight is None else weight * values, minlength=self.scores.size
+        )
+        return sums / self.weights
+
+
+def group_pairs(scores: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None, bins: int) -> PairGroups:
+    """Pool validated dev pairs (:func:`check_fit_input`) by (equal-width score bin, class).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n,)
+    labels : ndarray of int8, shape (n,)
+    sample_weight : ndarray, shape (n,), or None
+    bins : int
+        Equal bins over [min, max] of the scores (:class:`~lidframe.metrics.binned.BinGrid`).
+
+    Returns
+    -------
+    PairGroups
+        At most 2 bins groups; groups of zero weight are left out.
+    """
+    grid = BinGrid.uniform(float(scores.min()), float(scores.max()), bins)
+    key = grid.index(scores)  # a fresh intp array: the group key is built in place
+    key *= 2
+    key += labels
+    weights: np.ndarray
+    if sample_weight is None:
+        weights = np.bincount(key, minlength=2 * bins).astype(np.float64)
+        sums = np.bincount(key, weights=scores, minlength=2 * bins)
+    else:
+        weights = np.bincount(key, weights=sample_weight, minlength=2 * bins)
+        sums = np.bincount(key, weights=sample_weight * scores, minlength=2 * bins)
+    kept = np.flatnonzero(weights > 0)
+    compact = np.full(2 * bins, -1, dtype=np.intp)
+    compact[kept] = np.arange(kept.size)
+    bin_of = kept // 2
+    # the mean of a bin's scores lies inside the bin (clipped against rounding)
+    means = np.clip(sums[kept] / weights[kept], grid.edges[bin_of], grid.edges[bin_of + 1])
+    means = np.clip(means, scores.min(), scores.max())
+    return PairGroups(
+        group=compact[key],
+        scores=means,
+        labels=(kept % 2).astype(np.int8),
+        weights=weights[kept],
+        bin_width=float(grid.edges[1] - grid.edges[0]),
+    )
+
+
 def _overrides(calibrator, method: str) -> bool:
     """Whether *calibrator*'s class defines *method* below :class:`Calibrator`."""
     return getattr(type(calibrator), method) is not getattr(Calibrator, method)
@@ -150,6 +258,9 @@ class Calibrator(BaseEstimator):
 
     name: str = ""
     _fitted_attributes: tuple = ()
+    #: fitted attributes saved by :meth:`to_dict` when set, restored by :meth:`from_dict` when
+    #: present (records written before they existed still load)
+    _optional_fitted_attributes: tuple = ()
     #: ``"znorm"`` (row z-scores in) or ``"raw"`` (the attacker's scores as they are).
     input_scale: str = "znorm"
 
@@ -218,7 +329,8 @@ class Calibrator(BaseEstimator):
         """JSON-able record of the class, parameters and fitted state (requires a fitted calibrator)."""
         self._check_fitted()
         fitted = {}
-        for key in self._fitted_attributes:
+        optional = tuple(k for k in self._optional_fitted_attributes if hasattr(self, k))
+        for key in self._fitted_attributes + optional:
             value = getattr(self, key)
             fitted[key] = value.tolist() if isinstance(value, np.ndarray) else value
         cls = type(self)
@@ -242,7 +354,7 @@ class Calibrator(BaseEstimator):
         if missing:
             raise InputError(f"calibrator record lacks fitted attribute(s) {', '.join(missing)}")
         obj = cls(**params)
-        for key in cls._fitted_attributes:
+        for key in cls._fitted_attributes + tuple(k for k in cls._optional_fitted_attributes if k in fitted):
             value = fitted[key]
             setattr(obj, key, np.asarray(value, dtype=np.float64) if isinstance(value, list) else value)
         return obj

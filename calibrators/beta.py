@@ -15,6 +15,17 @@ under the bounds a, b >= 0 (L-BFGS-B), so, as for isotonic calibration, the dev 
 log-odds are then removed: ``llr = a ln u - b ln(1 - u) + c - ln(N_mated / N_non_mated)``.
 A weak L2 penalty on (a, b) (``C``, on the summed log-loss) keeps the fit finite when
 the dev classes are perfectly separated; at usual dev sizes it moves (a, b) by < 1e-5.
+
+Large dev sets (``max_pairs``, ``bins``, as :class:`~lidframe.calibrators.Logistic`):
+above ``max_pairs`` pairs the fit runs on the pairs pooled by (z-score bin, class)
+(:func:`~lidframe.calibrators.base.group_pairs`), each group at the weighted means of its
+two features (ln u, -ln(1 - u)).  The model is linear in the features, so the means keep
+every linear term of the estimating equations exact; what is left is the curvature of
+the sigmoid over each group's spread of m = a ln u - b ln(1 - u) + c, at most
+h (a |d ln u/dz| + b |d ln(1 - u)/dz|) =: h L over a bin of width h, so per unit weight the
+equations are off by at most s (h L)^2 / 2 times the largest |feature| (s = 1 / (6 sqrt 3)):
+O(h^2): on 10^5 drawn pairs the LLR map moves by 6e-4 at 512 bins, 5e-8 at the default
+2^16 (``tests/calibrators/test_large_dev.py`` checks the rate).
 """
 
 from __future__ import annotations
@@ -29,7 +40,7 @@ from scipy.special import log_expit, log_ndtr
 
 from lidframe.errors import InputError
 
-from .base import Calibrator, check_fit_input
+from .base import DEFAULT_FIT_BINS, DEFAULT_MAX_PAIRS, Calibrator, check_fit_input, check_fit_size, group_pairs
 from .maps import BetaMap
 
 __all__ = ["Beta"]
@@ -49,6 +60,11 @@ class Beta(Calibrator):
     C : float or None, default 1e4
         Inverse strength of the L2 penalty 0.5 (a^2 + b^2) / C added to the summed
         log-loss; None fits without penalty (may diverge on separable dev data).
+    max_pairs : int or None, default 1_000_000
+        Fit on every dev pair up to this many; above, on the pairs pooled into ``bins``
+        z-score bins per class (see the module docstring).  None: always every pair.
+    bins : int, default 65536
+        Score bins of the pooled fit.
 
     Attributes
     ----------
@@ -58,21 +74,37 @@ class Beta(Calibrator):
         Intercept of the fitted posterior log-odds.
     prior_log_odds_ : float
         ln(N_mated / N_non_mated) of the dev pairs, subtracted from the log-odds to get the LLR.
+    fit_bins_ : int or None
+        The score bins of a pooled fit (above ``max_pairs``), None for a fit on every pair.
     """
 
     name = "beta"
     _fitted_attributes = ("a_", "b_", "c_", "prior_log_odds_")
+    _optional_fitted_attributes = ("fit_bins_",)
 
-    def __init__(self, *, C: float | None = 1e4):
+    def __init__(
+        self, *, C: float | None = 1e4, max_pairs: int | None = DEFAULT_MAX_PAIRS, bins: int = DEFAULT_FIT_BINS
+    ):
         self.C = C
+        self.max_pairs = max_pairs
+        self.bins = bins
 
     def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Fit (a, b, c) on 1-D dev z-scores; *labels* are 1 for mated pairs.  Returns self."""
         if self.C is not None and not (isinstance(self.C, (int, float)) and self.C > 0):
             raise InputError(f"Beta C must be a positive number or None, got {self.C!r}")
+        check_fit_size("Beta", self.max_pairs, self.bins)
         scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
         weight = np.ones_like(scores) if sample_weight is None else sample_weight
         f1, f2 = beta_features(scores)
+        w_mated = float(weight[labels == 1].sum())
+        w_non_mated = float(weight[labels == 0].sum())
+        self.fit_bins_ = None
+        if self.max_pairs is not None and scores.size > self.max_pairs:  # pooled pairs, O(h^2) error
+            groups = group_pairs(scores, labels, sample_weight, self.bins)
+            f1, f2 = groups.mean(f1, sample_weight), groups.mean(f2, sample_weight)
+            labels, weight = groups.labels, groups.weights
+            self.fit_bins_ = int(self.bins)
         sign = np.where(labels == 1, 1.0, -1.0)
         penalty = 0.0 if self.C is None else 1.0 / self.C
         scale = 1.0 / weight.sum()  # optimise the mean loss: better conditioned
@@ -95,8 +127,6 @@ class Beta(Calibrator):
             options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000},
         )
         a, b, c = (float(v) for v in result.x)
-        w_mated = float(weight[labels == 1].sum())
-        w_non_mated = float(weight[labels == 0].sum())
         self.a_, self.b_, self.c_ = a, b, c
         self.prior_log_odds_ = math.log(w_mated / w_non_mated)
         return self

@@ -24,6 +24,15 @@ Three details make that usable as a calibrator:
 
 :meth:`Isotonic.pav_posterior` gives the un-interpolated PAV step function (equal to
 scikit-learn's fit at the dev points when ``laplace=False``).
+
+Large dev sets (``max_pairs``, ``bins``, as :class:`~lidframe.calibrators.Logistic`):
+above ``max_pairs`` pairs, PAV runs on the pairs pooled by (z-score bin, class)
+(:func:`~lidframe.calibrators.base.group_pairs`): the fit is then the *exact* PAV fit of
+the dev set with every score moved to its group's mean score, less than the bin width h
+away (``tests/calibrators/test_large_dev.py`` checks exactly that).  PAV bins become
+unions of those groups, so a step of the map moves by less than h, and the ROC-hull
+quantities behind it (its EER, minCllr) move by at most the bin-mass bounds of
+:mod:`lidframe.metrics.binned`.
 """
 
 from __future__ import annotations
@@ -38,7 +47,7 @@ from sklearn.isotonic import IsotonicRegression
 from lidframe.errors import InputError
 from lidframe.metrics.detection import pav_blocks
 
-from .base import Calibrator, check_fit_input
+from .base import DEFAULT_FIT_BINS, DEFAULT_MAX_PAIRS, Calibrator, check_fit_input, check_fit_size, group_pairs
 from .maps import PiecewiseLinearMap
 
 __all__ = ["Isotonic"]
@@ -52,6 +61,11 @@ class Isotonic(Calibrator):
     laplace : bool, default True
         Laplace pseudo-counts (one mated + one non-mated pair beyond each end of the dev
         range) so that no bin has posterior 0 or 1.
+    max_pairs : int or None, default 1_000_000
+        Fit on every dev pair up to this many; above, on the pairs pooled into ``bins``
+        z-score bins per class (see the module docstring).  None: always every pair.
+    bins : int, default 65536
+        Score bins of the pooled fit.
 
     Attributes
     ----------
@@ -65,17 +79,32 @@ class Isotonic(Calibrator):
         LLR (nats) at each knot, non-decreasing.
     n_mated_, n_non_mated_ : int
         Dev pair counts (pseudo-counts excluded).
+    fit_bins_ : int or None
+        The score bins of a pooled fit (above ``max_pairs``), None for a fit on every pair.
     """
 
     name = "isotonic"
     _fitted_attributes = ("pav_upper_", "pav_posterior_", "knot_z_", "knot_llr_", "n_mated_", "n_non_mated_")
+    _optional_fitted_attributes = ("fit_bins_",)
 
-    def __init__(self, *, laplace: bool = True):
+    def __init__(
+        self, *, laplace: bool = True, max_pairs: int | None = DEFAULT_MAX_PAIRS, bins: int = DEFAULT_FIT_BINS
+    ):
         self.laplace = laplace
+        self.max_pairs = max_pairs
+        self.bins = bins
 
     def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:
         """Fit PAV on 1-D dev z-scores; *labels* are 1 for mated pairs.  Returns self."""
+        check_fit_size("Isotonic", self.max_pairs, self.bins)
         scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
+        self.n_mated_ = int((labels == 1).sum())
+        self.n_non_mated_ = int((labels == 0).sum())
+        self.fit_bins_ = None
+        if self.max_pairs is not None and scores.size > self.max_pairs:  # PAV of the pooled pairs
+            groups = group_pairs(scores, labels, sample_weight, self.bins)
+            scores, labels, sample_weight = groups.scores, groups.labels, groups.weights
+            self.fit_bins_ = int(self.bins)
         weight = np.ones_like(scores) if sample_weight is None else sample_weight
         order = np.argsort(scores, kind="stable")
         x, y, w = scores[order], labels[order].astype(np.float64), weight[order]
@@ -111,8 +140,6 @@ class Isotonic(Calibrator):
         self.pav_posterior_ = bin_post
         self.knot_z_ = centres[finite]
         self.knot_llr_ = llr[finite]
-        self.n_mated_ = int((labels == 1).sum())
-        self.n_non_mated_ = int((labels == 0).sum())
         return self
 
     def llr_map(self) -> PiecewiseLinearMap:

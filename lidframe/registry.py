@@ -683,6 +683,12 @@ def _convert(text: str, hint):
 
 
 def _describe_hint(hint) -> str:
+    if typing.get_origin(hint) in (typing.Union, types.UnionType):  # "bool | 'auto'", not "Union"
+        return " | ".join(_describe_hint(alternative) for alternative in typing.get_args(hint))
+    if typing.get_origin(hint) is typing.Literal:
+        return " | ".join(repr(choice) for choice in typing.get_args(hint))
+    if hint is type(None):
+        return "None"
     return getattr(hint, "__name__", None) or str(hint).replace("typing.", "")
 
 

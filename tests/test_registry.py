@@ -295,12 +295,18 @@ def test_spec_parsing_and_parameters():
         {"a": True, "b": None, "c": 3, "d": 0.5, "e": "text", "f": "a&b"},
     )
     cal = create("calibrator", "logistic?weighting=prior&C=none")
-    assert cal.get_params() == {"C": None, "standard_errors": True, "weighting": "prior"}
+    assert cal.get_params() == {
+        "C": None,
+        "standard_errors": "auto",
+        "weighting": "prior",
+        "max_pairs": 1_000_000,
+        "bins": 65536,
+    }
     assert create("calibrator", "lidframe.calibrators.logistic:Logistic?C=2").C == 2
     assert create("attacker", "random?dim=4&seed=1").dim == 4
     prior = create("prior", "watchlist?ids=a,b&weight=3")
     assert prior.ids == ("a", "b") and prior.weight == 3.0
-    with pytest.raises(InputError, match="has no parameter 'slope'; it takes weighting, C, standard_errors"):
+    with pytest.raises(InputError, match="has no parameter 'slope'; it takes weighting, C, standard_errors, max_pairs"):
         create("calibrator", "logistic?slope=2")
     with pytest.raises(InputError, match="given twice"):
         parse_spec("logistic?C=1&C=2")
@@ -327,6 +333,8 @@ def test_spec_values_are_converted_by_the_parameter_they_are_given_to():
         "C": None,
         "standard_errors": False,
         "weighting": "balanced",
+        "max_pairs": 1_000_000,
+        "bins": 65536,
     }
     assert create("calibrator", "isotonic?laplace=0").laplace is False
     assert create("attacker", "random?dim=4&seed=007").seed == 7  # an int parameter parses the digits
@@ -342,7 +350,7 @@ def test_spec_values_are_converted_by_the_parameter_they_are_given_to():
     # a value that is not of its parameter's type is named
     with pytest.raises(InputError, match=r"parameter 'dim' takes int, got 'four'"):
         create("attacker", "random?dim=four")
-    with pytest.raises(InputError, match=r"parameter 'standard_errors' takes bool, got 'maybe'"):
+    with pytest.raises(InputError, match=r"parameter 'standard_errors' takes bool \| 'auto', got 'maybe'"):
         create("calibrator", "logistic?standard_errors=maybe")
     with pytest.raises(InputError, match=r"parameter 'C' takes float \| None, got 'big'"):
         create("calibrator", "logistic?C=big")

@@ -26,7 +26,8 @@ from collections.abc import Iterable
 import attrs
 import numpy as np
 
-from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator
+from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator, naming_set
+from lidframe.core.lid import lid_from_llr
 from lidframe.core.znorm import calibrated_llr
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import Row, TableRecord, as_rows
@@ -76,15 +77,16 @@ def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndar
     t, big_n = llr.shape
     rows = np.arange(t)
     if n == big_n:
-        chosen = llr
+        chosen, true_in_chosen = llr, true_index
     else:
         keys = rng.random((t, big_n))
         keys[rows, true_index] = -1.0  # always among the n smallest keys
         cols = np.argpartition(keys, n - 1, axis=1)[:, :n]
         chosen = np.take_along_axis(llr, cols, axis=1)
-    peak = chosen.max(axis=1)
-    log_norm = np.log(np.exp(chosen - peak[:, None]).sum(axis=1)) + peak
-    return (llr[rows, true_index] - log_norm + math.log(n)) / math.log(2.0)
+        true_in_chosen = np.argmax(cols == true_index[:, None], axis=1)
+    # the engine's own LID (uniform prior over the n candidates), so that this sweep
+    # treats a constant row (exactly 0 bit) like evaluate does
+    return lid_from_llr(chosen, np.full(n, -math.log(n)), true_in_chosen)
 
 
 def n_sweep(
@@ -133,7 +135,8 @@ def n_sweep(
     if not 0 < level < 1:
         raise InputError(f"level must be in (0, 1), got {level}")
     fitted = fit_calibrator(dev, calibrator, znorm_ddof=znorm_ddof)
-    llr = calibrated_llr(closed.scores, fitted, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
+    with naming_set(closed, "eval"):  # a z-norm error names the trial; this adds the file and split
+        llr = calibrated_llr(closed.scores, fitted, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
     rng = np.random.default_rng(seed)
     rows = []
     for n in sizes:

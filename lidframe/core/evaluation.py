@@ -18,14 +18,17 @@ counted in ``summary["n_impostor_trials"]`` (eval) and ``summary["n_dev_impostor
 Options come as records: bootstrap intervals as a :class:`~lidframe.stats.bootstrap.Bootstrap`
 (``bootstrap=``, None for none) and the engine settings as an
 :class:`~lidframe.core.engine.Engine` (``engine=``).  ``binary_metrics="auto"`` computes the
-binary view unless the eval set is an embedding set of more than :data:`BINARY_PAIR_LIMIT` pairs.
+binary view exactly (every pair's LLR, sorted), except for an eval embedding set of more than
+:data:`BINARY_PAIR_LIMIT` pairs, whose binary view is binned in the streaming pass
+(:mod:`lidframe.metrics.binned`; ``summary["binary_method"]`` says which).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias
 
@@ -42,7 +45,8 @@ from lidframe.data.fileio import StrPath, json_clean
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
-from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
+from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary
+from lidframe.metrics.binned import DEFAULT_BINS, BinnedPairs, binned_summary
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
 from lidframe.registry import CalibratorLike, PriorLike, describe_component, resolve_calibrator, resolve_prior
 from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
@@ -57,13 +61,16 @@ __all__ = [
     "Result",
     "as_scoreset",
     "as_set",
+    "naming_set",
+    "set_label",
     "BINARY_PAIR_LIMIT",
     "BinaryMetricsSkipped",
 ]
 
-#: ``binary_metrics="auto"`` skips the binary view of an eval *embedding* set with more
-#: (trial, enrolled speaker) pairs than this: their LLRs alone would take 8 bytes each
-#: (1 GiB here), and a score set of that size is already in memory.
+#: ``binary_metrics="auto"`` computes the exact binary view of an eval *embedding* set (by
+#: scoring it in full) up to this many (trial, enrolled speaker) pairs, and the binned one
+#: (streamed, :mod:`lidframe.metrics.binned`) above: the exact one holds every pair's LLR,
+#: 8 bytes each (1 GiB here); a score set of any size is already in memory (always exact).
 BINARY_PAIR_LIMIT = 1 << 27
 
 
@@ -72,7 +79,11 @@ SetLike: TypeAlias = ScoreSet | EmbeddingSet | StrPath
 
 
 class BinaryMetricsSkipped(UserWarning):
-    """Issued when ``binary_metrics="auto"`` skips the binary view of a large eval embedding set."""
+    """Was issued when ``binary_metrics="auto"`` skipped the binary view of a large eval embedding set.
+
+    Kept so that code filtering it keeps working: ``"auto"`` now bins such a set's binary
+    view in the streaming pass instead of skipping it, and nothing issues this warning.
+    """
 
 
 def as_set(obj: SetLike, role: str) -> ScoreSet | EmbeddingSet:
@@ -86,14 +97,31 @@ def as_set(obj: SetLike, role: str) -> ScoreSet | EmbeddingSet:
     )
 
 
+def set_label(data: ScoreSet | EmbeddingSet, role: str) -> str:
+    """``'/data/eval.npz (eval)'`` for a set read from a file, ``'eval'`` for one built in memory."""
+    return role if data.source is None else f"{data.source} ({role})"
+
+
+@contextlib.contextmanager
+def naming_set(data: ScoreSet | EmbeddingSet, role: str) -> Iterator[None]:
+    """Begin the message of an :class:`InputError` raised in the block with :func:`set_label`.
+
+    Z-norm, calibration and prior errors name a trial or a speaker; this adds which set
+    (dev or eval) and which file it was read from, e.g. ``/data/eval.npz (eval): z-norm is
+    undefined for 1 trials whose scores are all equal: 'u7'``.
+    """
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(f"{set_label(data, role)}: {exc}") from None
+
+
 def as_scoreset(obj: SetLike, role: str) -> ScoreSet:
     """Like :func:`as_set`, with an embedding set turned into its (materialised) cosine ScoreSet."""
     obj = as_set(obj, role)
     if isinstance(obj, EmbeddingSet):
-        try:
+        with naming_set(obj, role):
             return obj.to_scoreset()
-        except InputError as exc:
-            raise InputError(f"{role}: {exc}") from None
     return obj
 
 
@@ -122,20 +150,23 @@ def fit_calibrator(
     """
     znorm_ddof = check_ddof(znorm_ddof)
     calibrator = resolve_calibrator(calibrator)
-    if dev.n_impostor_trials == dev.n_trials:
-        raise InputError("dev: no trial's speaker is enrolled, so there is no mated pair to calibrate on")
-    closed = dev.closed_set() if dev.n_impostor_trials else dev
-    z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
-    if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
-        z = z.copy()
+    with naming_set(dev, "dev"):
+        if dev.n_impostor_trials == dev.n_trials:
+            raise InputError("no trial's speaker is enrolled, so there is no mated pair to calibrate on")
+        closed = dev.closed_set() if dev.n_impostor_trials else dev
+        z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
+        if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
+            z = z.copy()
     fit_rows = getattr(calibrator, "fit_rows", None)  # the optional whole-row hook
-    try:
+    try:  # a bad parameter value (C=-1) shows here too: name the calibrator as well as the set
         if callable(fit_rows):
             fitted = fit_rows(z, closed.true_index)
         else:
             fitted = calibrator.fit(z.ravel(), closed.mated_mask().ravel())
     except InputError as exc:
-        raise InputError(f"dev: {exc}") from None
+        raise InputError(
+            f"{set_label(dev, 'dev')}: fitting calibrator {describe_component(calibrator)}: {exc}"
+        ) from None
     return calibrator if fitted is None else fitted
 
 
@@ -149,6 +180,11 @@ class Result:
         LID in bits per eval trial, in eval order; NaN for impostor trials.
     posterior_true : ndarray, shape (T,)
         Attacker's posterior probability of the true speaker; NaN for impostor trials.
+    true_rank : ndarray of int64, shape (T,)
+        Rank of the true speaker among the N enrolled by the attacker's score (1 = first;
+        1 + the number of enrolled speakers scoring strictly higher, so ties count for the
+        attacker: :func:`~lidframe.metrics.identification.true_speaker_rank`); 0 for
+        impostor trials.  ``summary["rank1_rate"]`` is the share of closed-set ranks equal to 1.
     is_impostor : ndarray of bool, shape (T,)
         Trials whose speaker is not enrolled (excluded from LID).
     trial_ids, trial_speakers : ndarray of str, shape (T,)
@@ -161,7 +197,8 @@ class Result:
         ``log2_n``, the :func:`lidframe.metrics.aggregates.lid_summary` keys, ``cllr_mc``
         (multiclass Cllr, bits), ``rank1_rate`` and ``rank_disclosure_bits``
         (:mod:`lidframe.metrics.identification`), the binary view (:data:`lidframe.metrics.binary_view.BINARY_KEYS`:
-        ``eer`` is ROCCH; NaN when not computed), ``ci`` / ``ci_settings`` when asked for,
+        ``eer`` is ROCCH; NaN when not computed) with ``binary_method``, ``binary_bins`` and
+        ``binary_error_bounds`` (see ``binary_metrics`` of :func:`evaluate`), ``ci`` / ``ci_settings`` when asked for,
         and the settings ``calibrator``, ``prior``, ``znorm_ddof``, dev sizes and the version.
     calibrator : object
         The fitted calibrator.
@@ -170,6 +207,7 @@ class Result:
 
     lid: np.ndarray
     posterior_true: np.ndarray
+    true_rank: np.ndarray
     is_impostor: np.ndarray
     trial_ids: np.ndarray
     trial_speakers: np.ndarray
@@ -226,8 +264,8 @@ def evaluate(
         cosine attacker (:class:`~lidframe.data.embedset.EmbeddingSet`).  Dev and eval may have
         different enrolled speakers and sizes.  A dev embedding set is scored in full
         (it must fit in memory); an eval embedding set is evaluated by the streaming
-        engine (:mod:`lidframe.core.streaming`) unless the binary metrics are computed,
-        in which case its cosine matrix is materialised (they need every pair's LLR).
+        engine (:mod:`lidframe.core.streaming`), unless its exact binary metrics are
+        computed, in which case its cosine matrix is materialised (they need every pair's LLR).
     calibrator : str or calibrator, default "logistic"
         Registry name, ``"package.module:Class"`` or an instance (cloned and fitted on dev).
     prior : str or prior, default "uniform"
@@ -238,12 +276,18 @@ def evaluate(
     binary_metrics : {"auto", True, False}, default "auto"
         Also compute the binary view over all closed-set eval pairs (``eer``,
         ``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
-        ``zebra_tag``, ``dsys``; :mod:`lidframe.metrics.binary_view`).  This holds every
-        pair's LLR at once (T x N float64) and sorts it; without it the memory added
-        beyond the inputs stays a few tiles and these are NaN.  ``"auto"`` computes them
-        unless *eval* is an embedding set with more than :data:`BINARY_PAIR_LIMIT`
-        (2**27) pairs, in which case it warns (:class:`BinaryMetricsSkipped`) and
-        streams.  ``summary["binary_metrics"]`` says ``"computed"`` or ``"skipped: <why>"``.
+        ``zebra_tag``, ``dsys``, ``dsys_method``; :mod:`lidframe.metrics.binary_view`).  Two methods:
+        ``"exact"`` holds every pair's LLR at once (T x N float64) and sorts it;
+        ``"binned"`` (eval embedding sets) counts the LLRs into per-class histograms of
+        :data:`~lidframe.metrics.binned.DEFAULT_BINS` bins in the streaming pass (memory a
+        few tiles; Cllr exact, the others within the bounds of
+        :mod:`lidframe.metrics.binned`, reported as ``summary["binary_error_bounds"]``).
+        True: exact for a score set, binned for an embedding set (any size).  ``"auto"``:
+        exact, except binned for an embedding set of more than :data:`BINARY_PAIR_LIMIT`
+        (2**27) pairs.  False: none (NaN; memory a few tiles).  ``summary["binary_metrics"]``
+        says ``"computed"`` or ``"skipped: <why>"``, ``summary["binary_method"]``
+        ``"exact"``, ``"binned"`` or None and ``summary["binary_bins"]`` the bin count (binned).
+        Binned metrics have no bootstrap intervals (they need the pairs).
     bootstrap : Bootstrap, optional
         Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`)
         with these settings as ``summary["ci"]`` (metric -> ``[low, high]`` for ALID,
@@ -284,19 +328,22 @@ def evaluate(
     )
 
 
-def _binary_metrics_decision(eval_set, binary_metrics) -> str:
-    """``"computed"`` or ``"skipped: <why>"`` for *binary_metrics* ("auto", True or False) on *eval_set*."""
+def _binary_metrics_decision(eval_set, binary_metrics) -> tuple[str, str | None]:
+    """(status, method) for *binary_metrics* ("auto", True or False) on *eval_set*.
+
+    status is ``"computed"`` or ``"skipped: <why>"``; method ``"exact"``, ``"binned"`` or None.
+    """
     if isinstance(binary_metrics, (bool, np.bool_)):
-        return "computed" if binary_metrics else "skipped: binary_metrics=False"
-    if binary_metrics != "auto":
+        if not binary_metrics:
+            return "skipped: binary_metrics=False", None
+    elif binary_metrics != "auto":
         raise InputError(f"binary_metrics must be 'auto', True or False, got {binary_metrics!r}")
+    if not isinstance(eval_set, EmbeddingSet):
+        return "computed", "exact"
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
-    if isinstance(eval_set, EmbeddingSet) and n_pairs > BINARY_PAIR_LIMIT:
-        return (
-            f"skipped: the eval embedding set has {n_pairs:,} pairs (more than {BINARY_PAIR_LIMIT:,}), "
-            "whose LLRs would all be held in memory; LID was streamed from the embeddings"
-        )
-    return "computed"
+    if binary_metrics == "auto" and n_pairs <= BINARY_PAIR_LIMIT:
+        return "computed", "exact"
+    return "computed", "binned"
 
 
 def _check_option(value, cls, name: str):
@@ -337,10 +384,8 @@ def evaluate_fitted(
     eval_set = as_set(eval, "eval")
     bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
     settings: Engine = _check_option(engine, Engine, "engine") or Engine()
-    binary_status = _binary_metrics_decision(eval_set, binary_metrics)
-    binary = binary_status == "computed"
-    if binary_metrics == "auto" and not binary:
-        warnings.warn(f"binary metrics (EER, Cllr, ...) {binary_status}", BinaryMetricsSkipped, stacklevel=2)
+    binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics)
+    binary = binary_method == "exact"  # every pair's LLR, held and sorted
     engine_used = None
     if isinstance(eval_set, EmbeddingSet) and binary:
         # every pair's LLR is needed anyway: score the set in full (float64 reference path)
@@ -348,40 +393,48 @@ def evaluate_fitted(
         engine_used = {"kernel": "dense", "device": "cpu", "precision": "float64"}
     znorm_ddof = check_ddof(znorm_ddof)
     prior = resolve_prior(prior)
-    log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
+    with naming_set(eval_set, "eval"):  # a watch-list id not enrolled in this file, ...
+        log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
 
     closed_rows = np.flatnonzero(~eval_set.is_impostor)
     if closed_rows.size == 0:
-        raise InputError("eval: no trial's speaker is enrolled, so no trial has a LID (all are impostor trials)")
+        raise InputError(
+            f"{set_label(eval_set, 'eval')}: no trial's speaker is enrolled, so no trial has a LID "
+            "(all are impostor trials)"
+        )
     closed = eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
     n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
     pair_llr: tuple[np.ndarray, np.ndarray] | None = None
+    binned_pairs: BinnedPairs | None = None
     if isinstance(closed, EmbeddingSet):
-        streamed = lid_from_embeddings(
-            closed.trial_vectors,
-            closed.enrol_vectors,
-            closed.true_index,
-            fitted,
-            log_prior,
-            znorm_ddof=znorm_ddof,
-            engine=settings,
-            row_names=closed.trial_ids,
-        )
-        lid_closed, ranks = streamed.lid_bits, streamed.true_rank
+        with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
+            streamed = lid_from_embeddings(
+                closed.trial_vectors,
+                closed.enrol_vectors,
+                closed.true_index,
+                fitted,
+                log_prior,
+                znorm_ddof=znorm_ddof,
+                engine=settings,
+                row_names=closed.trial_ids,
+                binary_bins=DEFAULT_BINS if binary_method == "binned" else None,
+            )
+        lid_closed, ranks, binned_pairs = streamed.lid_bits, streamed.true_rank, streamed.binned_pairs
         engine_used = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
     else:
         if binary:
             pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1)))
-        lid_closed = lid_from_scores(
-            closed.scores,
-            closed.true_index,
-            fitted,
-            log_prior,
-            znorm_ddof=znorm_ddof,
-            tile_rows=settings.tile_rows,
-            row_names=closed.trial_ids,
-            pair_llr_out=pair_llr,
-        )
+        with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
+            lid_closed = lid_from_scores(
+                closed.scores,
+                closed.true_index,
+                fitted,
+                log_prior,
+                znorm_ddof=znorm_ddof,
+                tile_rows=settings.tile_rows,
+                row_names=closed.trial_ids,
+                pair_llr_out=pair_llr,
+            )
         ranks = true_speaker_rank(closed.scores, closed.true_index)
 
     lid = np.full(eval_set.n_trials, np.nan)
@@ -389,6 +442,8 @@ def evaluate_fitted(
     posterior_true = np.full(eval_set.n_trials, np.nan)
     # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain
     posterior_true[closed_rows] = np.minimum(np.exp(lid_closed * LN2 + log_prior[closed.true_index]), 1.0)
+    true_rank = np.zeros(eval_set.n_trials, dtype=np.int64)  # 0: impostor trial, no rank
+    true_rank[closed_rows] = ranks
 
     summary: dict[str, Any] = {
         "n_trials": int(n_trials),
@@ -407,9 +462,14 @@ def evaluate_fitted(
         summary["ci_settings"] = bootstrap.to_dict()
     if pair_llr is not None:
         summary.update(binary_summary(*pair_llr, overwrite=True))
+    elif binned_pairs is not None:
+        summary.update(binned_summary(binned_pairs))
     else:
-        summary.update({k: (None if k == "zebra_tag" else float("nan")) for k in BINARY_KEYS})
+        summary.update({k: (None if k in BINARY_TEXT_KEYS else float("nan")) for k in BINARY_KEYS})
     summary["binary_metrics"] = binary_status
+    summary["binary_method"] = binary_method
+    summary["binary_bins"] = None if binned_pairs is None else binned_pairs.grid.n_bins
+    summary["binary_error_bounds"] = None if binned_pairs is None else binned_pairs.error_bounds()
     summary.update(
         calibrator=describe_component(fitted),
         prior=describe_component(prior),
@@ -424,6 +484,7 @@ def evaluate_fitted(
     return Result(
         lid=lid,
         posterior_true=posterior_true,
+        true_rank=true_rank,
         is_impostor=eval_set.is_impostor,
         trial_ids=eval_set.trial_ids,
         trial_speakers=eval_set.trial_speakers,

@@ -32,11 +32,13 @@ over the row's z-scores) gets LID exactly 0.0, as in :mod:`lidframe.core.lid`.
 from __future__ import annotations
 
 import contextlib
+import math
 
 import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lidframe.calibrators.base import DEFAULT_FIT_BINS
 from lidframe.calibrators.maps import AffineMap, llr_map_of
 from lidframe.core.engine import Engine, _torch_available, resolve_device, resolve_precision
 from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
@@ -44,8 +46,9 @@ from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
+from lidframe.metrics.binned import BinGrid, BinnedPairs
 
-__all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings"]
+__all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings", "llr_grid", "dev_pair_groups"]
 
 _LOG2E = 1.0 / LN2
 # a row whose cosine scores have a standard deviation below this is constant to
@@ -70,6 +73,10 @@ class StreamingLID:
         The path that ran: ``"numpy"``, ``"torch"`` or ``"triton"``.
     device : str
     precision : str
+    binned_pairs : BinnedPairs or None
+        With ``binary_bins``: per-class histograms of every pair's LLR (intercept
+        included), counted in the same tile pass, for
+        :func:`lidframe.metrics.binned.binned_summary`; else None.
     """
 
     lid_bits: np.ndarray
@@ -77,6 +84,7 @@ class StreamingLID:
     kernel: str
     device: str
     precision: str
+    binned_pairs: BinnedPairs | None = None
 
 
 def _to_numpy(values):
@@ -122,6 +130,46 @@ def cosine_row_stats(
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
     _keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, True, None)
     return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
+
+
+def _z_bound(keys, row_scale, n_enrolled: int, ddof: int, znorm: bool) -> float:
+    """An upper bound of |z_ij| over every pair, before the pass.
+
+    Cauchy-Schwarz: z_ij = row_scale_i x_i . k_j with |x_i| = 1, so |z_ij| <= max_i
+    row_scale_i * max_j |k_j|; with the z-norm also Samuelson's inequality: a value of a
+    row standardised with ``ddof`` is at most sqrt((N - 1) (N - ddof) / N) from the mean.
+    """
+    key_norm = float(_to_numpy((keys * keys).sum(axis=1)).max()) ** 0.5
+    bound = float(_to_numpy(row_scale).max()) * key_norm
+    if znorm:
+        bound = min(bound, math.sqrt((n_enrolled - 1) * (n_enrolled - ddof) / n_enrolled))
+    return bound
+
+
+def llr_grid(llr_map, z_bound: float, n_bins: int) -> BinGrid:
+    """Equal LLR bins covering map([-z_bound, z_bound]), fixed before the pass.
+
+    Parameters
+    ----------
+    llr_map : callable
+        Non-decreasing score-to-LLR map (:mod:`lidframe.calibrators.maps`), intercept included.
+    z_bound : float
+        Bound of |z| over every pair (:func:`_z_bound`).
+    n_bins : int
+
+    Returns
+    -------
+    BinGrid
+        Every pair's LLR lies inside it (to rounding; anything outside is counted in an end bin).
+    """
+    ends = np.asarray(llr_map(np.array([-z_bound, z_bound], dtype=np.float64)), dtype=np.float64)
+    if not np.isfinite(ends).all():
+        raise InputError(
+            f"the calibrator maps z = +-{z_bound:.3g} to LLRs {ends.tolist()}; binary metrics need finite LLRs"
+        )
+    low, high = float(ends.min()), float(ends.max())
+    margin = 1e-9 * max(high - low, abs(low), abs(high), 1.0)  # rounding of the products
+    return BinGrid.uniform(low - margin, high + margin, n_bins)
 
 
 def _check_embeddings(trial_emb, enrol_emb):
@@ -185,13 +233,38 @@ def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
     return starts
 
 
+def _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm):
+    """An empty BinnedPairs on a grid that holds every pair's LLR, or None without *binary_bins*."""
+    if binary_bins is None:
+        return None
+    z_bound = _z_bound(keys, row_scale, keys.shape[0], ddof, znorm)
+    return BinnedPairs(llr_grid(llr_map, z_bound, binary_bins))
+
+
+def _pair_llr(llr, llr_map, folded: bool):
+    """The tile's LLRs with the intercept that the LID path leaves out of a folded affine map."""
+    return llr + llr_map.intercept if folded and llr_map.intercept != 0 else llr
+
+
 def _numpy_path(
-    trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, tile_rows, progress, row_names
+    trial_unit,
+    enrol_unit,
+    true_index,
+    llr_map,
+    log_prior,
+    ddof,
+    znorm,
+    precision,
+    tile_rows,
+    progress,
+    row_names,
+    binary_bins,
 ):
     keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
     affine = isinstance(llr_map, AffineMap)
     slope = llr_map.slope if affine else 1.0
+    binned = _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm)
     dtype = np.float64 if precision == "float64" else np.float32
     query = (trial_unit * (row_scale * (slope if slope > 0 else 1.0))[:, None]).astype(dtype)
     keys_t = np.ascontiguousarray(keys.T.astype(dtype))
@@ -205,11 +278,14 @@ def _numpy_path(
         scores = np.asarray(query[start:stop] @ keys_t, dtype=np.float64)  # a * z (affine) or z
         rows = np.arange(stop - start)
         rank[start:stop] = 1 + (scores > scores[rows, cols][:, None]).sum(axis=1)
-        llr = scores if affine and slope > 0 else np.asarray(llr_map(scores), dtype=np.float64)
+        folded = affine and slope > 0  # the products are a z: the map is folded into them
+        llr = scores if folded else np.asarray(llr_map(scores), dtype=np.float64)
         if llr.shape != scores.shape:
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")
+        if binned is not None:  # before _tile_lid, which overwrites the tile
+            binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
         lid[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start)
-    return lid, rank
+    return lid, rank, binned
 
 
 def _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names):
@@ -262,6 +338,7 @@ def _torch_path(
     tile_rows,
     progress,
     row_names,
+    binary_bins,
 ):
     import torch
 
@@ -269,6 +346,7 @@ def _torch_path(
     n_trials, n_enrolled = trial.shape[0], keys.shape[0]
     affine = isinstance(llr_map, AffineMap)
     slope = llr_map.slope if affine else 1.0
+    binned = _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm)
     work = torch.float64 if precision == "float64" else torch.float32  # products, map and logsumexp
     query = (trial * (row_scale * (slope if slope > 0 else 1.0))[:, None]).to(_torch_dtype(precision)).to(work)
     keys_t = keys.T.contiguous().to(_torch_dtype(precision)).to(work)
@@ -286,7 +364,10 @@ def _torch_path(
             scores = query[start:stop] @ keys_t  # a * z (affine) or z
             mated_score = scores.gather(1, cols[:, None])
             rank[start:stop] = 1 + (scores > mated_score).sum(dim=1)
-            llr = scores if affine and slope > 0 else llr_map(scores)
+            folded = affine and slope > 0  # the products are a z: the map is folded into them
+            llr = scores if folded else llr_map(scores)
+            if binned is not None:
+                binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
             mated_llr = llr.gather(1, cols[:, None])[:, 0]
             constant = llr.amax(dim=1) == llr.amin(dim=1)  # no evidence: LID exactly 0 (as _tile_lid)
             if bias is not None:
@@ -299,7 +380,7 @@ def _torch_path(
                 raise InputError(f"LLRs of row {bad} are not finite; check the calibrator")
             tile_lid = ((mated_llr - lse) / LN2).to(torch.float64)
             lid[start:stop] = tile_lid.masked_fill_(constant, 0.0)
-    return lid.cpu().numpy(), rank.cpu().numpy()
+    return lid.cpu().numpy(), rank.cpu().numpy(), binned
 
 
 def _triton_path(
@@ -339,6 +420,7 @@ def lid_from_embeddings(
     engine: Engine | None = None,
     row_names: ArrayLike | None = None,
     triton_blocks: dict | None = None,
+    binary_bins: int | None = None,
 ) -> StreamingLID:
     """Per-trial LID of a cosine attacker straight from embeddings.
 
@@ -372,6 +454,15 @@ def lid_from_embeddings(
         Trial ids for error messages.
     triton_blocks : dict, optional
         ``{"block_m": .., "block_n": ..}`` fixed Triton tiles (default: autotuned).
+    binary_bins : int, optional
+        Also count every pair's LLR (intercept included) into per-class histograms of
+        this many equal bins, in the same tile pass, for the binned binary view
+        (:mod:`lidframe.metrics.binned`; e.g. :data:`~lidframe.metrics.binned.DEFAULT_BINS`).
+        The grid spans the LLRs of z = +-(a bound of |z| over all pairs: Cauchy-Schwarz on
+        the closed-form row statistics, and Samuelson's inequality), so no pair falls
+        outside it.  Memory O(bins + tile).  The fused Triton kernel does not count
+        pairs: with ``binary_bins`` the torch path runs instead (also when ``kernel`` is
+        ``"triton"``; ``StreamingLID.kernel`` says which ran).
 
     Returns
     -------
@@ -390,12 +481,90 @@ def lid_from_embeddings(
     llr_map = calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
     if isinstance(llr_map, AffineMap) and not llr_map.slope >= 0:
         raise InputError(f"an LLR map must be non-decreasing: affine map with slope {llr_map.slope} (need >= 0)")
+    if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
+        raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
     kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
+    if kernel == "triton" and binary_bins is not None:  # the fused kernel never holds a tile of LLRs
+        kernel = "torch"
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
+    binned = None
     if kernel == "numpy":
-        lid, rank = _numpy_path(*common, tile_rows, progress, row_names)
+        lid, rank, binned = _numpy_path(*common, tile_rows, progress, row_names, binary_bins)
     elif kernel == "torch":
-        lid, rank = _torch_path(*common, device, tile_rows, progress, row_names)
+        lid, rank, binned = _torch_path(*common, device, tile_rows, progress, row_names, binary_bins)
     else:
         lid, rank = _triton_path(*common, device, progress, row_names, triton_blocks or {})
-    return StreamingLID(lid_bits=lid, true_rank=rank, kernel=kernel, device=device, precision=precision)
+    return StreamingLID(
+        lid_bits=lid, true_rank=rank, kernel=kernel, device=device, precision=precision, binned_pairs=binned
+    )
+
+
+def dev_pair_groups(
+    trial_emb: ArrayLike,
+    enrol_emb: ArrayLike,
+    true_index: ArrayLike,
+    *,
+    znorm_ddof: int = 1,
+    bins: int = DEFAULT_FIT_BINS,
+    tile_rows: int | None = None,
+    row_names: ArrayLike | None = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A dev embedding set's z-scored pairs pooled by (z bin, class), in one streaming pass.
+
+    The pooled form of :func:`lidframe.calibrators.base.group_pairs`, for dev sets whose
+    T x N pairs do not fit in memory: the row z-scores come in closed form (as in
+    :func:`lid_from_embeddings`), a tile of rows at a time (numpy, float64), and are
+    counted, with their sums, into ``bins`` equal z bins per class over a range that
+    holds every pair (Cauchy-Schwarz and Samuelson bounds; memory O(bins + tile)).
+    Fit any pair calibrator on the result with
+    ``calibrator.fit(scores, labels, sample_weight=weights)``: each group is one weighted
+    point at its mean z-score, which is what the calibrators' pooled fit above
+    ``max_pairs`` does in memory (same error statements; the bins here span a wider range
+    than [min z, max z], so h is that range / bins).
+
+    Parameters
+    ----------
+    trial_emb : array_like, shape (T, d)
+    enrol_emb : array_like, shape (N, d)
+    true_index : array_like of int, shape (T,)
+        Column of each trial's true speaker, in [0, N) (drop impostor trials first).
+    znorm_ddof : {0, 1}
+    bins : int
+        z bins (default :data:`~lidframe.calibrators.base.DEFAULT_FIT_BINS`).
+    tile_rows : int, optional
+        Trials per tile (default ~16 MiB tiles).
+    row_names : array_like of str, shape (T,), optional
+        Trial ids for error messages.
+
+    Returns
+    -------
+    scores : ndarray, shape (G,)
+        Mean z-score of each non-empty (bin, class) group, ascending by bin.
+    labels : ndarray of int8, shape (G,)
+        1 for mated groups, 0 for non-mated.
+    weights : ndarray, shape (G,)
+        Pairs per group (they add up to T mated and T (N - 1) non-mated pairs).
+    """
+    znorm_ddof = check_ddof(znorm_ddof)
+    if not (isinstance(bins, (int, np.integer)) and bins >= 2):
+        raise InputError(f"bins must be an integer >= 2, got {bins!r}")
+    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
+    n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
+    keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, True, row_names)
+    z_bound = _z_bound(keys, row_scale, n_enrolled, znorm_ddof, True)
+    pairs = BinnedPairs(BinGrid.uniform(-z_bound, z_bound, bins), value_sums=True, cllr_sums=False)
+    query = trial_unit * row_scale[:, None]
+    keys_t = np.ascontiguousarray(keys.T)
+    tile_rows = tile_rows or default_tile_rows(n_enrolled)
+    for start in range(0, n_trials, tile_rows):
+        stop = min(start + tile_rows, n_trials)
+        pairs.add_tile(query[start:stop] @ keys_t, true_index[start:stop])
+    assert pairs.mated_sums is not None and pairs.non_mated_sums is not None  # value_sums=True
+    counts = np.stack([pairs.non_mated_counts, pairs.mated_counts], axis=1).ravel()  # (bin, class) order
+    sums = np.stack([pairs.non_mated_sums, pairs.mated_sums], axis=1).ravel()
+    kept = np.flatnonzero(counts > 0)
+    bin_of = kept // 2
+    edges = pairs.grid.edges
+    scores = np.clip(sums[kept] / counts[kept], edges[bin_of], edges[bin_of + 1])  # a mean stays in its bin
+    return scores, (kept % 2).astype(np.int8), counts[kept].astype(np.float64)

@@ -29,11 +29,12 @@ from lidframe.metrics.detection import (
     _check_pair,
     _cllr_from_bins,
     _eer_threshold_sorted,
-    _pav_bins_sorted,
+    _pav_bins_of_runs,
+    _runs,
     cllr,
     eer_from_bins,
 )
-from lidframe.metrics.linkability import DSYS_METHODS, dsys
+from lidframe.metrics.linkability import DSYS_METHODS, _dsys_of_sorted
 from lidframe.metrics.zebra import dece_from_bins, max_abs_from_bins, zebra_tag
 
 __all__ = ["binary_summary", "BINARY_KEYS", "BINARY_TEXT_KEYS"]
@@ -61,11 +62,16 @@ def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrit
 
     Parameters
     ----------
-    mated_llr, non_mated_llr : ndarray
-        Natural-log LLRs of the mated and non-mated pairs.
+    mated_llr : ndarray, shape (n_mated,)
+        Natural-log LLRs of the mated pairs.
+    non_mated_llr : ndarray, shape (n_non_mated,)
+        Natural-log LLRs of the non-mated pairs.
     overwrite : bool
-        Sort the inputs in place instead of sorting copies (for callers that own large
-        buffers: the memory added is then O(number of mated pairs)).
+        Sort the inputs in place instead of sorting copies, for callers that own large
+        float64 buffers: the memory added is then O(number of distinct mated LLRs), not
+        a copy of the buffers.  Every metric is computed from the two sorted arrays (one
+        sort each): the histogram of D_sys and the single-threshold EER by binary search,
+        the PAV bins from runs between the mated values.
 
     Returns
     -------
@@ -73,24 +79,40 @@ def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrit
         Keys :data:`BINARY_KEYS`.
     """
     mated, non_mated = _check_pair(mated_llr, non_mated_llr)
-    out: dict[str, float | str] = {
-        "cllr": cllr(mated, non_mated),
-        "dsys": dsys(mated, non_mated, method=_DSYS_METHOD),
-        "dsys_method": _DSYS_METHOD,
-    }
+    actual_cllr = cllr(mated, non_mated)  # in input order, before the sort
     if overwrite:
         mated.sort()
         non_mated.sort()
     else:
         mated, non_mated = np.sort(mated), np.sort(non_mated)
-    _, bin_mated, bin_non_mated = _pav_bins_sorted(mated, non_mated, laplace=False)
-    out["eer"] = eer_from_bins(bin_mated, bin_non_mated)
-    out["eer_threshold"] = _eer_threshold_sorted(mated, non_mated)
-    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
-    out["min_cllr"] = _cllr_from_bins(llr, bin_mated, bin_non_mated)
-    out["dece_bits"] = dece_from_bins(bin_mated, bin_non_mated)
-    _, lap_mated, lap_non_mated = _pav_bins_sorted(mated, non_mated, laplace=True)
-    max_abs = max_abs_from_bins(lap_mated, lap_non_mated, mated.size, non_mated.size)
-    out["max_abs_llr_log10"] = max_abs
-    out["zebra_tag"] = zebra_tag(max_abs)
+    out = _pav_summary(*_runs(mated, non_mated))
+    out.update(
+        cllr=actual_cllr,
+        eer_threshold=_eer_threshold_sorted(mated, non_mated),
+        dsys=_dsys_of_sorted(mated, non_mated, method=_DSYS_METHOD),
+        dsys_method=_DSYS_METHOD,
+    )
     return {k: out[k] for k in BINARY_KEYS}
+
+
+def _pav_summary(values: np.ndarray, n_mated: np.ndarray, n_non_mated: np.ndarray) -> dict[str, float | str]:
+    """The PAV-based keys (eer, min_cllr, dece_bits, max_abs_llr_log10, zebra_tag) of ordered runs.
+
+    Parameters
+    ----------
+    values : ndarray, shape (K,)
+        Largest score of each run (ascending); only its order matters.
+    n_mated, n_non_mated : ndarray, shape (K,)
+        Mated and non-mated counts of each run of tied (or binned) scores, every run non-empty.
+    """
+    _, bin_mated, bin_non_mated = _pav_bins_of_runs(values, n_mated, n_non_mated, laplace=False)
+    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
+    _, lap_mated, lap_non_mated = _pav_bins_of_runs(values, n_mated, n_non_mated, laplace=True)
+    max_abs = max_abs_from_bins(lap_mated, lap_non_mated, n_mated.sum(), n_non_mated.sum())
+    return {
+        "eer": eer_from_bins(bin_mated, bin_non_mated),
+        "min_cllr": _cllr_from_bins(llr, bin_mated, bin_non_mated),
+        "dece_bits": dece_from_bins(bin_mated, bin_non_mated),
+        "max_abs_llr_log10": max_abs,
+        "zebra_tag": zebra_tag(max_abs),
+    }

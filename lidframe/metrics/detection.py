@@ -55,7 +55,8 @@ def _check_pair(mated: ArrayLike, non_mated: ArrayLike) -> tuple[np.ndarray, np.
     non_mated = np.asarray(non_mated, dtype=np.float64).ravel()
     if mated.size == 0 or non_mated.size == 0:
         raise InputError(f"binary metrics need mated and non-mated scores, got {mated.size} and {non_mated.size}")
-    if np.isnan(mated).any() or np.isnan(non_mated).any():
+    # min() propagates NaN: a NaN check without an input-sized boolean temporary
+    if np.isnan(mated.min()) or np.isnan(non_mated.min()):
         raise InputError("binary metrics need scores without NaN")
     return mated, non_mated
 
@@ -97,6 +98,11 @@ def _runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
 
 def _pav_bins_sorted(mated_sorted, non_mated_sorted, laplace: bool):
     values, n_mated, n_non_mated = _runs(mated_sorted, non_mated_sorted)
+    return _pav_bins_of_runs(values, n_mated, n_non_mated, laplace)
+
+
+def _pav_bins_of_runs(values, n_mated, n_non_mated, laplace: bool):
+    """PAV bins (upper value, mated, non-mated counts) of ordered runs, optionally Laplace-smoothed."""
     if laplace:
         values = np.r_[-np.inf, values, np.inf]
         n_mated = np.r_[1.0, n_mated, 1.0]
@@ -267,10 +273,65 @@ def eer_threshold(mated: ArrayLike, non_mated: ArrayLike) -> float:
     return _eer_threshold_sorted(np.sort(mated), np.sort(non_mated))
 
 
-def _eer_threshold_sorted(mated, non_mated) -> float:
-    thresholds = np.union1d(mated, non_mated)
-    p_miss = np.searchsorted(mated, thresholds, side="right") / mated.size
-    p_fa = 1.0 - np.searchsorted(non_mated, thresholds, side="right") / non_mated.size
+def _eer_threshold_sorted(mated: np.ndarray, non_mated: np.ndarray) -> float:
+    """:func:`eer_threshold` of sorted arrays, without visiting every threshold.
+
+    The definition visits every distinct score t (the union of both arrays) and takes
+    the lowest t minimising |gap(t)|, gap = P_fa - P_miss.  gap is non-increasing in t
+    (also in floating point: each operation is monotone), so the minimisers sit at the
+    sign change of gap: the last t with gap > 0 (or the first t of its plateau of equal
+    gap, which the lowest-t rule picks) and the first t with gap <= 0.  Both are found by
+    bisection over each sorted array (O(log^2 n), no temporaries); the rates are the same
+    floating-point expressions as the definition's, so the result is identical to it.
+    """
+    n_mated, n_non_mated = mated.size, non_mated.size
+
+    def rates(t: float) -> tuple[float, float]:
+        p_miss = int(np.searchsorted(mated, t, side="right")) / n_mated
+        p_fa = 1.0 - int(np.searchsorted(non_mated, t, side="right")) / n_non_mated
+        return p_fa, p_miss
+
+    def gap(t: float) -> float:
+        p_fa, p_miss = rates(t)
+        return p_fa - p_miss
+
+    def first_at_most(level: float) -> float:
+        """Smallest score t (of either array) with gap(t) <= level; gap(max score) = -1."""
+        best = math.inf
+        for values in (mated, non_mated):
+            low, high = 0, values.size  # invariant: gap > level below low, <= level from high
+            while low < high:
+                mid = (low + high) // 2
+                if gap(float(values[mid])) <= level:
+                    high = mid
+                else:
+                    low = mid + 1
+            if low < values.size:
+                best = min(best, float(values[low]))
+        return best
+
+    t_low = first_at_most(0.0)
+    below = [float(v[i - 1]) for v in (mated, non_mated) if (i := int(np.searchsorted(v, t_low, side="left"))) > 0]
+    chosen = t_low
+    if below:  # the largest score below t_low has gap > 0
+        positive_gap = gap(max(below))
+        if positive_gap <= abs(gap(t_low)):  # a tie goes to the lower threshold, as argmin does
+            chosen = first_at_most(positive_gap)
+    p_fa, p_miss = rates(chosen)
+    return float((p_fa + p_miss) / 2)
+
+
+def _eer_threshold_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
+    """:func:`eer_threshold` from ordered runs of mated / non-mated counts (a run = one threshold).
+
+    Parameters
+    ----------
+    n_mated, n_non_mated : ndarray, shape (K,)
+        Counts of each run of tied (or binned) scores, in ascending score order; every run
+        non-empty.  With the runs of tied scores this is :func:`eer_threshold` itself.
+    """
+    p_miss = np.cumsum(n_mated) / n_mated.sum()
+    p_fa = 1.0 - np.cumsum(n_non_mated) / n_non_mated.sum()
     k = int(np.argmin(np.abs(p_fa - p_miss)))
     return float((p_fa[k] + p_miss[k]) / 2)
 

@@ -80,9 +80,7 @@ def local_linkability(
         Local linkability D in [0, 1] of each bin.
     """
     mated, non_mated = _check_pair(mated, non_mated)
-    omega = float(omega)
-    if not (math.isfinite(omega) and omega > 0):
-        raise InputError(f"linkability needs a positive, finite prior ratio omega, got {omega}")
+    omega = _check_options(omega, DSYS_METHODS[0])
     n_bins = linkability_bins(mated.size) if n_bins is None else int(n_bins)
     if n_bins < 1:
         raise InputError(f"linkability needs at least one histogram bin, got n_bins={n_bins}")
@@ -93,13 +91,77 @@ def local_linkability(
     if high == low:
         raise InputError("linkability needs scores with a spread, got all scores equal")
     edges = np.linspace(low, high, n_bins + 1)
-    density_mated = np.histogram(mated, bins=edges, density=True)[0]
-    density_non_mated = np.histogram(non_mated, bins=edges, density=True)[0]
+    counts_mated = np.histogram(mated, bins=edges)[0]
+    counts_non_mated = np.histogram(non_mated, bins=edges)[0]
+    density_mated, d = _local_linkability_from_counts(edges, counts_mated, counts_non_mated, omega)
+    return edges, density_mated, d
+
+
+def _histogram_density(counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(..., density=True)`` from the counts, with numpy's own expression."""
+    widths = np.array(np.diff(edges), float)
+    return counts / widths / counts.sum()
+
+
+def _local_linkability_from_counts(
+    edges: np.ndarray, counts_mated: np.ndarray, counts_non_mated: np.ndarray, omega: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """(mated density, local D) per bin from per-bin counts (as ``np.histogram(..., density=True)``)."""
+    density_mated = _histogram_density(counts_mated, edges)
+    return density_mated, _local_d(density_mated, _histogram_density(counts_non_mated, edges), omega)
+
+
+def _local_d(density_mated: np.ndarray, density_non_mated: np.ndarray, omega: float) -> np.ndarray:
+    """Local linkability D per bin from the two class densities (any common scale): its one definition."""
     ratio = np.divide(density_mated, density_non_mated, out=np.ones_like(density_mated), where=density_non_mated > 0)
     d = 2.0 * omega * ratio / (1.0 + omega * ratio) - 1.0
     d[omega * ratio <= 1.0] = 0.0
     d[(density_non_mated == 0) & (density_mated > 0)] = 1.0
-    return edges, density_mated, d
+    return d
+
+
+def _sorted_histogram(sorted_values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """``np.histogram(values, bins=edges)[0]`` of sorted values by binary search (numpy's own rule)."""
+    cumulative = np.r_[
+        np.searchsorted(sorted_values, edges[:-1], side="left"),
+        np.searchsorted(sorted_values, edges[-1:], side="right"),
+    ]
+    return np.diff(cumulative)
+
+
+def _integrate_dsys(edges: np.ndarray, density_mated: np.ndarray, d: np.ndarray, method: str) -> float:
+    """D_sys from the per-bin mated density and local D by *method* (see the module docstring)."""
+    if method == "bin-sum":
+        return float(np.sum(density_mated * d * np.diff(edges)))
+    if edges.size < 3:  # one bin: one centre, no interval to integrate over
+        return 0.0
+    centres = (edges[1:] + edges[:-1]) / 2.0
+    return float(np.trapezoid(density_mated * d, centres))
+
+
+def _check_options(omega: float, method: str) -> float:
+    if method not in DSYS_METHODS:
+        raise InputError(f"linkability method must be one of {DSYS_METHODS}, got {method!r}")
+    omega = float(omega)
+    if not (math.isfinite(omega) and omega > 0):
+        raise InputError(f"linkability needs a positive, finite prior ratio omega, got {omega}")
+    return omega
+
+
+def _dsys_of_sorted(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray, *, method: str = "reference") -> float:
+    """:func:`dsys` (omega = 1, default bins) of sorted arrays: the same counts, by binary search."""
+    _check_options(1.0, method)
+    low = min(mated_sorted[0], non_mated_sorted[0])
+    high = max(mated_sorted[-1], non_mated_sorted[-1])
+    if low == high:  # all scores equal: nothing links
+        return 0.0
+    if not (math.isfinite(low) and math.isfinite(high)):
+        raise InputError("linkability needs finite scores (got an infinite one)")
+    edges = np.linspace(low, high, linkability_bins(mated_sorted.size) + 1)
+    density_mated, d = _local_linkability_from_counts(
+        edges, _sorted_histogram(mated_sorted, edges), _sorted_histogram(non_mated_sorted, edges), 1.0
+    )
+    return _integrate_dsys(edges, density_mated, d, method)
 
 
 def dsys(
@@ -129,15 +191,9 @@ def dsys(
     -------
     float in [0, 1]
     """
-    if method not in DSYS_METHODS:
-        raise InputError(f"linkability method must be one of {DSYS_METHODS}, got {method!r}")
+    _check_options(omega, method)
     mated, non_mated = _check_pair(mated, non_mated)
     if mated.min() == mated.max() == non_mated.min() == non_mated.max():  # all scores equal: nothing links
         return 0.0
     edges, density_mated, d = local_linkability(mated, non_mated, omega=omega, n_bins=n_bins)
-    if method == "bin-sum":
-        return float(np.sum(density_mated * d * np.diff(edges)))
-    if edges.size < 3:  # one bin: one centre, no interval to integrate over
-        return 0.0
-    centres = (edges[1:] + edges[:-1]) / 2.0
-    return float(np.trapezoid(density_mated * d, centres))
+    return _integrate_dsys(edges, density_mated, d, method)

@@ -80,3 +80,25 @@ def test_cli_writes_json_and_plot(tmp_path, capsys):
     assert (tmp_path / "s.png").read_bytes()[:4] == b"\x89PNG"
     code = main(["nsweep", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz"), "--sizes", "2,x"])
     assert code == 2 and "expected comma-separated integers" in capsys.readouterr().err
+
+
+class _NoEvidence:
+    """A calibrator that learned nothing: the same LLR for every score."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def fit(self, scores, labels):
+        return self
+
+    def llr(self, scores):
+        return np.full(np.shape(scores), self.value)
+
+
+@pytest.mark.parametrize("value", [0.0, 0.3, -7.25, 1e3])
+def test_no_evidence_gives_exactly_zero_disclosure_at_every_size(value):
+    # a constant LLR row discloses 0 bit exactly; float noise (1e-16) would count in PDR
+    dev, ev = simulate_system(leakage=0.0, seed=5, n_enrolled=13, trials_per_speaker=3)
+    rows = n_sweep(dev, ev, _NoEvidence(value), sizes=[2, 3, 7, 13], repeats=4, seed=1).rows
+    for row in rows:
+        assert row["alid"] == 0.0 and row["pdr"] == 0.0 and row["lid_max"] == 0.0, row

@@ -62,7 +62,13 @@ def test_llr_recovers_gaussian_closed_form():
 
 def test_sklearn_conventions_and_json_round_trip():
     cal = Logistic(weighting="prior", C=0.5)
-    assert cal.get_params() == {"C": 0.5, "standard_errors": True, "weighting": "prior"}
+    assert cal.get_params() == {
+        "C": 0.5,
+        "standard_errors": "auto",
+        "weighting": "prior",
+        "max_pairs": 1_000_000,
+        "bins": 65536,
+    }
     with pytest.raises(NotFittedError):
         cal.llr(np.zeros(3))
     with pytest.raises(TypeError):

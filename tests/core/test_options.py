@@ -124,30 +124,37 @@ def embedding_system(seed=0, n_speakers=12, dim=8):
     return split("d"), split("e")
 
 
-def test_binary_metrics_auto_skips_large_embedding_sets(monkeypatch):
+def test_binary_metrics_auto_bins_large_embedding_sets(monkeypatch):
+    from lidframe.metrics.binned import DEFAULT_BINS
+
     dev, ev = embedding_system()
     n_pairs = ev.n_trials * ev.n_enrolled
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # below the limit: no warning
+        warnings.simplefilter("error")  # neither path warns
         small = evaluate(dev, ev, engine=Engine(device="cpu")).summary
-    assert small["binary_metrics"] == "computed" and np.isfinite(small["eer"])
-    assert small["engine"]["kernel"] == "dense"
-    monkeypatch.setattr(evaluation, "BINARY_PAIR_LIMIT", n_pairs - 1)
-    with pytest.warns(evaluation.BinaryMetricsSkipped, match=f"{n_pairs:,} pairs"):
+        monkeypatch.setattr(evaluation, "BINARY_PAIR_LIMIT", n_pairs - 1)
         big = evaluate(dev, ev, engine=Engine(device="cpu")).summary
-    assert big["binary_metrics"].startswith("skipped: ") and np.isnan(big["eer"])
+    assert small["binary_metrics"] == "computed" and np.isfinite(small["eer"])
+    assert small["binary_method"] == "exact" and small["binary_bins"] is None
+    assert small["engine"]["kernel"] == "dense"
+    # above the limit: binned in the streaming pass instead of skipped
+    assert big["binary_metrics"] == "computed" and big["binary_method"] == "binned"
+    assert big["binary_bins"] == DEFAULT_BINS
     assert big["engine"]["kernel"] == "numpy"  # streamed
     # the LID does not depend on the path: dense float64 reference vs streamed float64
     assert big["alid"] == pytest.approx(small["alid"], abs=1e-9)
-    # True forces them (and materialises), False skips them without a warning; a score set is never skipped
+    assert big["cllr"] == pytest.approx(small["cllr"], rel=1e-12)  # a sum: exact
+    for key in ("eer", "min_cllr", "dece_bits", "eer_threshold", "dsys"):
+        assert abs(big[key] - small[key]) <= big["binary_error_bounds"][key] + 1e-12, key
+    # True bins an embedding set at any size, False skips without a warning; a score set is exact
     forced = evaluate(dev, ev, binary_metrics=True, engine=Engine(device="cpu")).summary
-    assert forced["binary_metrics"] == "computed" and forced["eer"] == small["eer"]
+    assert forced["binary_method"] == "binned" and forced["eer"] == big["eer"]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         off = evaluate(dev, ev, binary_metrics=False, engine=Engine(device="cpu")).summary
-        assert off["binary_metrics"] == "skipped: binary_metrics=False"
+        assert off["binary_metrics"] == "skipped: binary_metrics=False" and off["binary_method"] is None
         scored = evaluate(dev.to_scoreset(), ev.to_scoreset()).summary
-    assert scored["binary_metrics"] == "computed"
+    assert scored["binary_metrics"] == "computed" and scored["binary_method"] == "exact"
     with pytest.raises(InputError, match="binary_metrics must be"):
         evaluate(dev, ev, binary_metrics="yes")
 
