@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/lidframe demo --out demo-out
+	$(BIN)/lidframe demo --out demo-out --progress
 
 test: lint
 	$(BIN)/python -m pytest

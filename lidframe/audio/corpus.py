@@ -203,7 +203,9 @@ def build_corpus(
     Returns
     -------
     dict
-        ``{"speakers": {split: [ids]}, "engines": {engine: count}, "utterances": n}``.
+        ``{"speakers": {split: [ids]}, "engines": {engine: count}, "utterances": n,
+        "synthesized": m}``: m of the n wav files were synthesized by this call, the others
+        were already there (a rerun reuses them).
 
     Raises
     ------
@@ -261,14 +263,17 @@ def build_corpus(
         from tqdm import tqdm
 
         iterator = tqdm(jobs, desc="synthesizing", unit="utt")
+    synthesized = 0
     for voice, text, wav in iterator:
         if not wav.is_file():
             wav.parent.mkdir(parents=True, exist_ok=True)
             _synthesize(voice, text, wav)
+            synthesized += 1
     for name, utterances in dirs.items():
         _write_data_dir(out / name, utterances)
     return {
         "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
         "engines": engines,
         "utterances": len(jobs),
+        "synthesized": synthesized,
     }

@@ -19,13 +19,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "demo", help="the main job: real synthesized voices where engines exist, else simulated"
     )
-    parser.add_argument("--out", metavar="DIR", help="also write score sets, summary.json and table.txt here")
+    parser.add_argument(
+        "--out",
+        metavar="DIR",
+        help="write score sets, summary.json, table.txt, per_trial.csv and report.html here (the real-voice demo: "
+        "also lid_ccdf.png and its caches; default demo-out); the report's path is printed last",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     parser.add_argument(
         "--simulated", action="store_true", help="the simulated demo (seconds) even where speech engines are installed"
     )
     parser.add_argument("--epochs", type=int, default=15, help="attacker training epochs of the real-voice demo")
-    parser.add_argument("--progress", action="store_true")
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="tqdm bars for the real-voice demo's synthesis, training, embedding and scoring (stage names are always shown)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -56,26 +65,41 @@ def voice_demo_unavailable() -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lidframe.cli.simulated_demo import PER_TRIAL_FILE, report_unavailable
+    from lidframe.data.fileio import check_output_dir
+
     unavailable = None if args.simulated else voice_demo_unavailable()
     if not args.simulated and unavailable is None:  # speech engines, soundfile and torch are here
         from lidframe.cli.voice_demo import run_voice_demo
 
-        out = args.out or "demo-out"
+        out = check_output_dir(args.out or "demo-out", "--out")
         print(
             f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
             "(lidframe demo --simulated for the seconds-fast simulated version)"
         )
         table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, progress=args.progress)
         print(table)
-        print(f"\nwrote the LID CCDF plot to {Path(out) / 'lid_ccdf.png'}")
+        print(f"\nwrote summary.json, table.txt, {PER_TRIAL_FILE} and the LID CCDF plot lid_ccdf.png to {out}")
+        _print_report_path(out, report_unavailable())
         return 0
     from lidframe.cli.simulated_demo import run_demo
 
+    if args.out:
+        check_output_dir(args.out, "--out")
     if unavailable is not None:
         print(f"lidframe demo: {unavailable}; showing the simulated demo", file=sys.stderr)
-    table, _ = run_demo(args.out, seed=args.seed)
+    table, _ = run_demo(args.out, seed=args.seed, log=lambda m: print(f"lidframe demo: {m}", file=sys.stderr))
     print("lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior")
     print(table)
     if args.out:
-        print(f"\nwrote score sets, summary.json and table.txt to {args.out}")
+        print(f"\nwrote score sets, summary.json, table.txt and {PER_TRIAL_FILE} to {args.out}")
+        _print_report_path(Path(args.out), report_unavailable())
     return 0
+
+
+def _print_report_path(out: Path, unavailable: str | None) -> None:
+    """The last line of a demo: where its report.html is (or, where it cannot be rendered, why not: stderr too)."""
+    from lidframe.report import REPORT_FILE
+
+    if unavailable is None:
+        print(f"wrote the audit report to {out / REPORT_FILE}")

@@ -13,14 +13,16 @@ The systems are drawn from the generative model of :mod:`lidframe.data.simulate`
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 from lidframe.cli.table import format_table
-from lidframe.core.evaluation import evaluate
-from lidframe.data.fileio import StrPath, atomic_write, write_json
+from lidframe.core.evaluation import Result, evaluate
+from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
 from lidframe.data.simulate import simulate_system
 
-__all__ = ["DEMO_SYSTEMS", "run_demo"]
+__all__ = ["DEMO_SYSTEMS", "PER_TRIAL_FILE", "run_demo", "write_demo_outputs", "report_unavailable"]
 
 #: name -> keyword arguments of :func:`lidframe.data.simulate.simulate_system`.
 DEMO_SYSTEMS = {
@@ -30,18 +32,127 @@ DEMO_SYSTEMS = {
     "uneven": {"leakage": 0.1, "leaky_share": 0.1, "leaky_leakage": 0.6},
     "random": {"leakage": 0.0},
 }
+#: The per-trial table of both demos: one row per eval trial and system, the system's label first.
+PER_TRIAL_FILE = "per_trial.csv"
 
 
-def run_demo(out_dir: StrPath | None = None, *, seed: int = 0) -> tuple[str, dict]:
+def report_unavailable() -> str | None:
+    """Why ``report.html`` cannot be rendered here (jinja2 or matplotlib missing), in one line; None where it can."""
+    from lidframe.errors import InputError
+    from lidframe.report import require_renderer
+
+    try:
+        require_renderer()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def write_demo_outputs(
+    out_dir: StrPath,
+    results: Mapping[str, Result],
+    *,
+    table: str,
+    record: Mapping[str, Any],
+    inputs: Mapping[str, StrPath],
+    title: str,
+    notes: list[str],
+    settings: Mapping[str, Any],
+    systems: Mapping[str, str] | None = None,
+    log: Callable[[str], object] = print,
+) -> Path | None:
+    """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
+
+    The four files are staged (:func:`lidframe.data.fileio.staged_outputs`): all are
+    written or, on an error, none.  Both demos write the same layout.
+
+    Parameters
+    ----------
+    out_dir : path
+        An existing folder.
+    results : mapping of str to Result
+        label -> Result, in table order.
+    table : str
+        The comparison table as printed (``table.txt`` holds it and a newline).
+    record : mapping
+        The rest of ``summary.json`` (``seed`` and what the demo ran); its ``systems`` key
+        is label -> ``Result.to_dict()``.
+    inputs : mapping of str to path
+        role -> score file behind the numbers (digested into the report's provenance).
+    title, notes, settings :
+        Of the report (:func:`lidframe.report.report_from_results`).
+    systems : mapping of str to str, optional
+        label -> system, for calibrator variants of one system (one colour, line styles).
+    log : callable
+        Told when the report cannot be rendered here (jinja2 or matplotlib missing).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The path of ``report.html``; None where it could not be rendered.
+
+    Notes
+    -----
+    ``per_trial.csv`` has the column ``system`` (the label) and then the columns of
+    :meth:`lidframe.core.evaluation.Result.to_frame` (``trial_id, trial_spk, impostor,
+    lid_bits, posterior_true``); floats with 12 significant digits, impostor trials'
+    LID as ``nan``.
+    """
+    import pandas as pd
+
+    from lidframe.analyses.per_speaker import per_speaker
+
+    out = Path(out_dir)
+    frames = [result.to_frame() for result in results.values()]
+    for label, frame in zip(results, frames):
+        frame.insert(0, "system", label)
+    unavailable = report_unavailable()
+    report = None
+    if unavailable is None:
+        from lidframe.report import report_from_results
+
+        report = report_from_results(
+            results,
+            title=title,
+            systems=systems,
+            per_speaker={label: per_speaker(result) for label, result in results.items()},
+            inputs=inputs,
+            settings=settings,
+            notes=notes,
+        )
+    summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    with staged_outputs():  # every file or, on an error, none
+        write_json(out / "summary.json", summary)
+        with atomic_write(out / "table.txt") as handle:
+            handle.write(table + "\n")
+        with atomic_path(out / PER_TRIAL_FILE) as tmp:
+            pd.concat(frames, ignore_index=True).to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
+        if report is not None:
+            from lidframe.report import REPORT_FILE, write_report
+
+            write_report(out / REPORT_FILE, report)
+    if report is None:
+        log(f"report.html not written: {unavailable}")
+        return None
+    return out / "report.html"
+
+
+def run_demo(
+    out_dir: StrPath | None = None, *, seed: int = 0, log: Callable[[str], object] = print
+) -> tuple[str, dict]:
     """Simulate, evaluate and tabulate the demo systems.
 
     Parameters
     ----------
     out_dir : path, optional
-        If given, writes ``<system>_dev.npz``, ``<system>_eval.npz``, ``summary.json``
-        and ``table.txt`` there (each atomically).
+        If given (checked before any work, made when missing), writes
+        ``<system>_dev.npz`` and ``<system>_eval.npz`` there, then
+        :func:`write_demo_outputs`: ``summary.json``, ``table.txt``, ``per_trial.csv``
+        and ``report.html``.
     seed : int
         Seed of the simulation (the table is a deterministic function of it).
+    log : callable
+        Told when ``report.html`` cannot be rendered here.
 
     Returns
     -------
@@ -50,21 +161,40 @@ def run_demo(out_dir: StrPath | None = None, *, seed: int = 0) -> tuple[str, dic
     summaries : dict
         System name -> summary dict.
     """
-    rows, summaries, sets = [], {}, {}
+    out = None if out_dir is None else check_output_dir(out_dir, "--out")
+    results: dict[str, Result] = {}
+    sets = {}
     for offset, (name, params) in enumerate(DEMO_SYSTEMS.items()):
         dev, ev = simulate_system(seed=seed * 1000 + offset, **params)
-        result = evaluate(dev, ev)
-        rows.append((name, result.summary))
-        summaries[name] = result.to_dict()
+        results[name] = evaluate(dev, ev)
         sets[name] = (dev, ev)
-    table = format_table(rows)
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+    table = format_table([(name, result.summary) for name, result in results.items()])
+    summaries = {name: result.to_dict() for name, result in results.items()}
+    if out is not None:
+        out.mkdir(exist_ok=True)
+        inputs: dict[str, StrPath] = {}
         for name, (dev, ev) in sets.items():
-            dev.save(out / f"{name}_dev.npz")
-            ev.save(out / f"{name}_eval.npz")
-        write_json(out / "summary.json", {"seed": seed, "systems": summaries})
-        with atomic_write(out / "table.txt") as handle:
-            handle.write(table + "\n")
+            for split, data in (("dev", dev), ("eval", ev)):
+                path = out / f"{name}_{split}.npz"
+                data.save(path)
+                inputs[f"{name} {split}"] = path
+        write_demo_outputs(
+            out,
+            results,
+            table=table,
+            record={"seed": seed},
+            inputs=inputs,
+            title="lidframe demo: simulated systems",
+            notes=[
+                "Five simulated systems (lidframe.data.simulate, N = 29 enrolled speakers, 20 trials each), "
+                "logistic calibrator fitted on each system's dev set, uniform prior; see docs/quickstart.md."
+            ],
+            settings={
+                "command": "lidframe demo --simulated",
+                "seed": seed,
+                "calibrator": "logistic",
+                "prior": "uniform",
+            },
+            log=log,
+        )
     return table, summaries

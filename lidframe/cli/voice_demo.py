@@ -12,9 +12,16 @@
 4. score dev and eval (every trial against every enrolled speaker), calibrate on dev with
    ``logistic`` and ``isotonic``, and evaluate on eval; a ``random`` attacker (seeded
    random embeddings on the plain speech) gives the zero-leakage floor;
-5. print the comparison table and write ``lid_ccdf.png``.
+5. print the comparison table and write, like the simulated demo, ``summary.json``,
+   ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png``.
 
-Everything is cached under the output folder, so a rerun only redoes what is missing.
+Everything is cached under the output folder, so a rerun only redoes what is missing, and
+says which stages it reused: the corpus's wav files, the anonymised data dirs, each
+attacker's checkpoint (training resumes where it stopped; a checkpoint with the epochs
+asked for is reused) and the embeddings (keyed by the audio and the checkpoint's weights,
+:mod:`lidframe.attackers.cache`).  The scores are recomputed from the embeddings on every
+run, so they never outlive a changed checkpoint or corpus.  Each stage is named as it starts; with
+``progress`` tqdm bars show synthesis, training, embedding and scoring.
 """
 
 from __future__ import annotations
@@ -23,12 +30,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from lidframe.cli.table import format_table
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, check_output_dir
 
-__all__ = ["run_voice_demo", "VOICE_DEMO_SYSTEMS", "SMALL_ECAPA"]
+__all__ = ["run_voice_demo", "VOICE_DEMO_SYSTEMS", "SMALL_ECAPA", "CALIBRATORS"]
 
 #: name -> anonymise_data_dir keyword arguments (None: the plain speech).
 VOICE_DEMO_SYSTEMS: dict[str, dict[str, Any] | None] = {
@@ -38,7 +43,13 @@ VOICE_DEMO_SYSTEMS: dict[str, dict[str, Any] | None] = {
 }
 #: The demo attackers' encoder: a small ECAPA-TDNN that trains in seconds per epoch on a CPU.
 SMALL_ECAPA = {"channels": (64, 64, 64, 64, 192), "attention_channels": 32, "se_channels": 32, "lin_neurons": 64}
+#: The calibrators each trained attacker's scores are evaluated with (the random floor: the first).
+CALIBRATORS = ("logistic", "isotonic")
 _SPLITS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
+
+
+def _epochs(n: int) -> str:
+    return f"{n} epoch" if n == 1 else f"{n} epochs"
 
 
 def _scores(attacker, root: Path, split: str):
@@ -60,30 +71,70 @@ def run_voice_demo(
     progress: bool = False,
     log: Callable[[str], object] = print,
 ) -> tuple[str, dict]:
-    """Run the real-voice demo into *out_dir* (module docstring); return the table and per-row summaries."""
+    """Run the real-voice demo into *out_dir* (module docstring); return the table and per-row summaries.
+
+    Parameters
+    ----------
+    out_dir : path
+        Output and cache folder (checked before any work; made when missing).
+    seed : int
+        Seed of the corpus split, the anonymisers, the training and the random attacker.
+    epochs : int
+        Training epochs per attacker (a rerun with more continues the checkpoint).
+    sentences : int
+        Sentences per voice.
+    voices : sequence of str, optional
+        Speaker ids of :func:`lidframe.audio.corpus.available_voices` (default: all).
+    progress : bool
+        tqdm bars for synthesis, training (one per epoch), embedding and scoring.
+    log : callable
+        Receives each stage's lines (its name as it starts, what it did or reused).
+
+    Returns
+    -------
+    table : str
+        The comparison table (also in ``table.txt``).
+    summaries : dict
+        ``"<system>/<calibrator>"`` -> ``Result.to_dict()`` (also in ``summary.json``).
+    """
     from lidframe.attackers import EcapaTdnn, RandomAttacker
     from lidframe.attackers.training import train_attacker
     from lidframe.audio.anonymise import anonymise_data_dir
     from lidframe.audio.corpus import build_corpus
-    from lidframe.core.evaluation import evaluate
-    from lidframe.data.scoreset import ScoreSet
+    from lidframe.cli.simulated_demo import write_demo_outputs
+    from lidframe.core.evaluation import Result, evaluate
 
-    out = Path(out_dir)
+    out = check_output_dir(out_dir, "--out")
+    out.mkdir(exist_ok=True)
+    log(f"[corpus] synthesizing speech into {out / 'corpus'}")
     corpus = build_corpus(out / "corpus", voices=voices, sentences=sentences, enrol=3, seed=seed, progress=progress)
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
+    n_utt, made = corpus["utterances"], corpus["synthesized"]
+    if made == 0:
+        what = f"reused {n_utt} utterances from {out / 'corpus'}"
+    elif made == n_utt:
+        what = f"synthesized {n_utt} utterances"
+    else:
+        what = f"synthesized {made} utterances, reused {n_utt - made} from {out / 'corpus'}"
     log(
-        f"corpus: {corpus['utterances']} utterances, {sum(sizes.values())} voices "
+        f"corpus: {what}, {sum(sizes.values())} voices "
         f"({', '.join(f'{n} {e}' for e, n in sorted(corpus['engines'].items()))}); speakers train {sizes['train']}, "
         f"dev {sizes['dev']}, eval {sizes['eval']}"
     )
-    rows, summaries, lids = [], {}, {}
+    results: dict[str, Result] = {}
+    inputs: dict[str, StrPath] = {}
     for name, params in VOICE_DEMO_SYSTEMS.items():
         root = out / "corpus" if params is None else out / "systems" / name
         if params is not None:
-            for split in _SPLITS:
-                if not (root / split / "wav.scp").is_file():
-                    anonymise_data_dir(out / "corpus" / split, root / split, seed=seed, **params)
+            missing = [split for split in _SPLITS if not (root / split / "wav.scp").is_file()]
+            log(f"[system {name}] anonymising {len(missing)} data dirs" if missing else f"[system {name}]")
+            for split in missing:
+                anonymise_data_dir(out / "corpus" / split, root / split, seed=seed, **params)
+            if not missing:
+                log(f"system {name}: reused its {len(_SPLITS)} anonymised data dirs from {root}")
         checkpoint = out / "attackers" / f"{name}.ckpt"
+        log(f"[attacker {name}] training a small ECAPA-TDNN on the system's {sizes['train']} train speakers")
+        trained_now: list[str] = []  # train_attacker logs one "epoch k/n: ..." line per epoch it trains
         history = train_attacker(
             EcapaTdnn(**SMALL_ECAPA, device="cpu"),
             root / "train",
@@ -92,37 +143,84 @@ def run_voice_demo(
             batch_size=16,
             seed=seed,
             progress=progress,
-            log=lambda m: None,
+            log=lambda m: trained_now.append(m) if m.startswith("epoch ") else None,
         )
-        seconds = [h["seconds"] for h in history]
-        log(
-            f"{name}: attacker trained {len(history)} epochs on the system's {sizes['train']} train speakers "
-            f"(last loss {history[-1]['loss']:.3f}, {np.median(seconds):.1f} s per epoch)"
+        earlier = len(history) - len(trained_now)
+        last = f"last loss {history[-1]['loss']:.3f}"
+        if not trained_now:
+            log(f"attacker {name}: reused checkpoint {checkpoint} (trained {_epochs(len(history))} earlier; {last})")
+        else:
+            seconds = sorted(h["seconds"] for h in history[earlier:])
+            resumed = f" after the {earlier} of an earlier run" if earlier else ""
+            log(
+                f"attacker {name}: trained {_epochs(len(trained_now))}{resumed} ({last}, "
+                f"{seconds[len(seconds) // 2]:.1f} s per epoch)"
+            )
+        attacker = EcapaTdnn(
+            **SMALL_ECAPA, device="cpu", checkpoint=checkpoint, cache_dir=out / "embedding-cache", progress=progress
         )
-        attacker = EcapaTdnn(**SMALL_ECAPA, device="cpu", checkpoint=checkpoint, cache_dir=out / "embedding-cache")
+        log(f"[scores {name}] scoring dev and eval trials against every enrolled speaker")
         scored = {}
         for split in ("dev", "eval"):
             path = out / "scores" / f"{name}_{split}.npz"
-            if not path.is_file():
-                path.parent.mkdir(parents=True, exist_ok=True)
-                _scores(attacker, root, split).save(path)
-            scored[split] = ScoreSet.load(path)
-        for calibrator in ("logistic", "isotonic"):
-            result = evaluate(scored["dev"], scored["eval"], calibrator=calibrator)
-            key = f"{name}/{calibrator}"
-            rows.append((key, result.summary))
-            summaries[key] = result.to_dict()
-            lids[key] = result.lid[~result.is_impostor]
+            path.parent.mkdir(exist_ok=True)
+            _scores(attacker, root, split).save(path)  # always rescored: the embedding cache is the reuse
+            scored[split] = path
+            inputs[f"{name} {split}"] = path
+        if attacker.model_calls == 0:
+            log(f"scores {name}: reused every embedding from {out / 'embedding-cache'} (same audio, same checkpoint)")
+        for calibrator in CALIBRATORS:
+            results[f"{name}/{calibrator}"] = evaluate(scored["dev"], scored["eval"], calibrator=calibrator)
+    log("[scores random] the random attacker (seeded random embeddings) on the plain speech")
     random = RandomAttacker(seed=seed)
-    plain = out / "corpus"
-    dev, ev = _scores(random, plain, "dev"), _scores(random, plain, "eval")
-    result = evaluate(dev, ev, calibrator="logistic")
-    rows.append(("random/logistic", result.summary))
-    summaries["random/logistic"] = result.to_dict()
-    lids["random/logistic"] = result.lid[~result.is_impostor]
+    random_sets = {}
+    for split in ("dev", "eval"):
+        path = out / "scores" / f"random_{split}.npz"
+        _scores(random, out / "corpus", split).save(path)
+        random_sets[split] = path
+        inputs[f"random {split}"] = path
+    results[f"random/{CALIBRATORS[0]}"] = evaluate(random_sets["dev"], random_sets["eval"], calibrator=CALIBRATORS[0])
+    table = format_table([(label, r.summary) for label, r in results.items()], name_header="system/calibrator")
+    systems = {label: label.split("/")[0] for label in results}
+    log(f"[report] writing summary.json, table.txt, per_trial.csv, report.html and lid_ccdf.png to {out}")
+    write_demo_outputs(
+        out,
+        results,
+        table=table,
+        record={
+            "seed": seed,
+            "epochs": epochs,
+            "sentences": sentences,
+            "corpus": {k: corpus[k] for k in ("speakers", "engines", "utterances")},
+        },
+        inputs=inputs,
+        title="lidframe demo: real synthesized voices",
+        notes=[
+            f"{n_utt} synthesized utterances of {sum(sizes.values())} voices; systems plain, mcadams and pitch "
+            f"(the a-a scenario); a small ECAPA-TDNN trained {epochs} epochs per system on its anonymised train "
+            "speakers; calibrated on dev, evaluated on eval; a random attacker is the floor. See docs/demo.md."
+        ],
+        settings={
+            "command": "lidframe demo",
+            "seed": seed,
+            "epochs": epochs,
+            "sentences per voice": sentences,
+            "attacker": f"EcapaTdnn({', '.join(f'{k}={v}' for k, v in SMALL_ECAPA.items())})",
+            "calibrators": ", ".join(CALIBRATORS),
+            "prior": "uniform",
+        },
+        systems=systems,
+        log=log,
+    )
     from lidframe.plotting import save_lid_ccdf
 
+    first = next(iter(results.values()))
     save_lid_ccdf(
-        lids, out / "lid_ccdf.png", log2_n=rows[0][1]["log2_n"], title="Real-voice demo: LID per system and calibrator"
+        {label: r.lid[~r.is_impostor] for label, r in results.items()},
+        out / "lid_ccdf.png",
+        log2_n=first.summary["log2_n"],
+        title="Real-voice demo: LID per system and calibrator",
+        groups=systems,
+        variants={label: label.split("/")[1] for label in results},
     )
-    return format_table(rows, name_header="system/calibrator"), summaries
+    return table, {label: r.to_dict() for label, r in results.items()}

@@ -1,10 +1,31 @@
-"""The demo's systems behave as their generative model says."""
+"""The demos: their systems behave as their generative model says, and ``--out`` holds what docs/demo.md lists.
 
+Both demos write ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html``
+into ``--out`` and print the report's path last.  The per-trial LIDs are checked against
+a dense float64 recomputation from the score files written beside them (row z-norm with
+ddof 1, the logistic map fitted on dev as summary.json records it, softmax under the
+uniform prior, log2(p_true * N)), and the page's numbers against summary.json.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import json
 import math
+import shutil
+from pathlib import Path
 
+import numpy as np
+import pandas as pd
 import pytest
 
-from lidframe.cli.simulated_demo import run_demo
+from lidframe.cli.simulated_demo import DEMO_SYSTEMS, run_demo
+from lidframe.data.fileio import json_clean
+from tests.report.htmltree import parse
+from tests.report.test_browser import browser, check_page  # noqa: F401 - browser is a fixture
+from tests.report.test_cli_reports import COLUMN_KEYS, sort_value, table_rows
 
 
 def test_demo_is_deterministic_and_ordered():
@@ -30,3 +51,182 @@ def test_the_real_voice_demo_runs_where_engines_and_torch_are(monkeypatch):
     assert voice_demo_unavailable() is None
     monkeypatch.setattr(corpus, "available_voices", lambda: [])
     assert voice_demo_unavailable() == f"no speech engine here ({corpus.INSTALL_HINT})"
+
+
+# ---------------------------------------------------------------- what --out holds (both demos)
+def dense_lid(scores_path: Path, fit: dict) -> tuple[list[str], np.ndarray]:
+    """Trial ids and LID (bits) of an eval score file, recomputed here in float64 from a logistic fit's slope/intercept."""
+    from lidframe import ScoreSet
+
+    ev = ScoreSet.load(scores_path)
+    scores = np.asarray(ev.scores, dtype=np.float64)
+    z = (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, ddof=1, keepdims=True)
+    llr = fit["slope_"] * z + fit["intercept_"]
+    llr -= llr.max(axis=1, keepdims=True)
+    posterior = np.exp(llr) / np.exp(llr).sum(axis=1, keepdims=True)
+    column = {str(s): j for j, s in enumerate(ev.enrolled)}
+    true = np.array([column[str(s)] for s in ev.trial_speakers])
+    return [str(t) for t in ev.trial_ids], np.log2(posterior[np.arange(len(true)), true] * scores.shape[1])
+
+
+def check_demo_folder(out: Path, stdout: str, labels: list[str], eval_file) -> dict:
+    """The checks every demo's --out passes; returns summary.json."""
+    from lidframe import evaluate
+
+    assert [line for line in stdout.splitlines() if line.strip()][
+        -1
+    ] == f"wrote the audit report to {out / 'report.html'}"
+    table = (out / "table.txt").read_text(encoding="utf-8")
+    assert table.endswith("\n") and table.rstrip("\n") in stdout  # the file holds the printed table
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert list(summary["systems"]) == labels and "seed" in summary
+    trials = pd.read_csv(out / "per_trial.csv")
+    assert list(trials.columns) == ["system", "trial_id", "trial_spk", "impostor", "lid_bits", "posterior_true"]
+    assert list(dict.fromkeys(trials["system"])) == labels
+    for label in labels:
+        rows = trials[trials["system"] == label]
+        record = summary["systems"][label]
+        assert len(rows) == record["n_trials"] + record["n_impostor_trials"]
+        assert rows["lid_bits"].mean() == pytest.approx(record["alid"], abs=1e-10)
+        dev, ev = eval_file(label, "dev"), eval_file(label, "eval")
+        again = evaluate(dev, ev, calibrator=record["calibrator"])  # from the score files written beside them
+        np.testing.assert_allclose(rows["lid_bits"], again.lid, rtol=0, atol=1e-10)
+        if record["calibrator"] == "logistic":
+            ids, lid = dense_lid(ev, record["calibrator_fit"]["fitted"])
+            assert list(rows["trial_id"].astype(str)) == ids
+            np.testing.assert_allclose(rows["lid_bits"], lid, rtol=0, atol=1e-9)
+    # the page: a row per label with summary.json's numbers, a per-speaker section per label, the score files' digests
+    root = parse((out / "report.html").read_text(encoding="utf-8"))
+    headers, rows = table_rows(root, "comparison-table")
+    assert len(rows) == len(labels)
+    for row, label in zip(rows, labels):
+        for title, key in COLUMN_KEYS.items():
+            want = summary["systems"][label][key]
+            assert sort_value(row[headers.index(title)].attrs["data-sort"]) == want, (label, title)
+    per_speaker = [t for t in root.find_all("table") if t.attrs.get("id", "").startswith("per-speaker-")]
+    assert len(per_speaker) == len(labels)
+    for table in per_speaker:
+        assert len(table.find("tbody").find_all("tr")) == summary["systems"][labels[0]]["n_enrolled"]
+    _, inputs = table_rows(root, "inputs-table")
+    digests = {r[1].text(): r[3].text() for r in inputs}
+    for label in labels:
+        for split in ("dev", "eval"):
+            path = eval_file(label, split)
+            assert digests[str(path)] == hashlib.sha256(path.read_bytes()).hexdigest()
+    return summary
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    from lidframe.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory):
+    out = tmp_path_factory.mktemp("simulated") / "demo-out"
+    code, stdout, stderr = run_cli(["demo", "--simulated", "--out", out])
+    assert code == 0, stderr
+    return out, stdout
+
+
+def test_simulated_demo_writes_summary_table_per_trial_csv_and_report(simulated):
+    out, stdout = simulated
+    summary = check_demo_folder(out, stdout, list(DEMO_SYSTEMS), lambda label, split: out / f"{label}_{split}.npz")
+    table, summaries = run_demo(seed=0)
+    assert (out / "table.txt").read_text(encoding="utf-8") == table + "\n"  # the table the docs embed, unchanged
+    assert f"\n{table}\n" in stdout
+    assert summary["systems"] == json_clean(summaries)  # NaN written as null
+
+
+@pytest.mark.browser
+def test_simulated_demo_report_in_headless_chromium(browser, simulated, tmp_path):  # noqa: F811
+    check_page(browser, simulated[0] / "report.html", "evaluate", tmp_path)
+
+
+def test_demo_refuses_an_out_that_is_a_file_before_any_work(tmp_path):
+    target = tmp_path / "taken"
+    target.write_text("mine")
+    code, stdout, stderr = run_cli(["demo", "--simulated", "--out", target])
+    assert code == 2 and stdout == ""
+    assert stderr.strip() == f"lidframe: error: --out {target}: exists and is not a folder"
+    assert target.read_text() == "mine" and sorted(tmp_path.iterdir()) == [target]
+
+
+def test_a_failing_report_leaves_none_of_the_four_outputs(tmp_path, monkeypatch):
+    """summary.json, table.txt, per_trial.csv and report.html are staged: all or none."""
+    import lidframe.report
+
+    def fail(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(lidframe.report, "write_report", fail)
+    with pytest.raises(OSError, match="No space left"):
+        run_demo(tmp_path / "d", seed=0, log=lambda m: None)
+    written = {p.name for p in (tmp_path / "d").iterdir()}
+    assert not written & {"summary.json", "table.txt", "per_trial.csv", "report.html"}
+    assert not [name for name in written if name.startswith(".")]  # no temporary file left behind
+
+
+# ---------------------------------------------------------------- the real-voice demo (slow)
+VOICES = [f"espeak-{a}-{v}" for a in ("en-us", "en-gb", "en-029") for v in ("m1", "f2", "m3", "f4")]
+needs_voices = pytest.mark.skipif(
+    shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)"
+)
+
+
+@pytest.fixture(scope="module")
+def voice_runs(tmp_path_factory):
+    """``lidframe demo --out D --epochs 1`` (real voices: 12 espeak-ng ones), cold, then rerun in the same folder."""
+    pytest.importorskip("torch")
+    import lidframe.audio.corpus as corpus
+
+    out = tmp_path_factory.mktemp("voice") / "demo-out"
+    runs = []
+    with pytest.MonkeyPatch.context() as patch:
+        chosen = [v for v in corpus.available_voices() if v.speaker in VOICES]
+        patch.setattr(corpus, "available_voices", lambda: chosen)
+        for _ in range(2):
+            code, stdout, stderr = run_cli(["demo", "--out", out, "--epochs", "1"])
+            assert code == 0, stderr
+            runs.append(stdout)
+    return out, runs
+
+
+@pytest.mark.slow
+@needs_voices
+def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_reused(voice_runs):
+    out, runs = voice_runs
+    cold, rerun = (run.splitlines() for run in runs)
+    labels = [f"{s}/{c}" for s in ("plain", "mcadams", "pitch") for c in ("logistic", "isotonic")] + ["random/logistic"]
+    summary = check_demo_folder(
+        out, runs[1], labels, lambda label, split: out / "scores" / f"{label.split('/')[0]}_{split}.npz"
+    )
+    assert summary["epochs"] == 1 and summary["corpus"]["utterances"] == 12 * 8
+    assert (out / "lid_ccdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    stages = [line for line in cold if line.startswith("[")]
+    assert [s.split("]")[0] + "]" for s in stages][:3] == ["[corpus]", "[attacker plain]", "[scores plain]"]
+    assert any(line.startswith("corpus: synthesized 96 utterances") for line in cold)
+    assert any(line.startswith("attacker plain: trained 1 epoch (") for line in cold)
+    # the rerun trains nothing, synthesizes nothing, and says so
+    assert not [line for line in rerun if line.startswith("corpus: synthesized") or ": trained 1 epoch" in line]
+    assert not [line for line in rerun if line.startswith("attacker ") and ": reused" not in line]
+    assert any(line.startswith(f"corpus: reused 96 utterances from {out / 'corpus'}") for line in rerun)
+    for name in ("plain", "mcadams", "pitch"):
+        assert any(
+            line.startswith(f"attacker {name}: reused checkpoint") and "(trained 1 epoch earlier;" in line
+            for line in rerun
+        )
+        assert any(line.startswith(f"scores {name}: reused every embedding") for line in rerun)
+    for name in ("mcadams", "pitch"):
+        assert f"system {name}: reused its 5 anonymised data dirs from {out / 'systems' / name}" in rerun
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+@needs_voices
+def test_voice_demo_report_in_headless_chromium(browser, voice_runs, tmp_path):  # noqa: F811
+    check_page(browser, voice_runs[0] / "report.html", "evaluate", tmp_path)
