@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import numpy as np
 
@@ -10,7 +11,7 @@ from lidframe.cli.options import (
     add_bootstrap_arguments,
     add_output_arguments,
     bootstrap_from_args,
-    check_output_path,
+    check_output_paths,
     float_list,
 )
 from lidframe.cli.table import text_table
@@ -39,6 +40,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--trials", metavar="DIR")
     add_bootstrap_arguments(parser, _defaults(), switch=False, unit=False, method=False)
     add_output_arguments(parser, json="write the audit rows as JSON", plot="write the audit plot")
+    parser.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write DIR/report.html, the audit report: measured values against the bounds per mu, figures, "
+        "settings and input digests (DIR is made if missing; needs jinja2 and matplotlib)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -71,28 +78,59 @@ def _check_cell(row: dict) -> str:
     return "ok"
 
 
+def _data_dir_files(flags: dict[str, str | None]) -> dict[str, Path]:
+    """role -> file of each data dir given: its ``wav.scp``, ``utt2spk`` and, where present, ``spk2utt``."""
+    files = {}
+    for flag, folder in flags.items():
+        if folder is None:
+            continue
+        for name in ("wav.scp", "utt2spk", "spk2utt"):
+            path = Path(folder) / name
+            if path.is_file():
+                files[f"{flag} {name}"] = path
+    return files
+
+
 def run(args: argparse.Namespace) -> int:
-    from lidframe.data.fileio import write_json
+    from lidframe.data.fileio import staged_outputs, write_json
     from lidframe.privacy.audit import dp_audit, plot_dp_audit, simulated_splits
 
-    json_out = check_output_path(args.json, "--json")
-    plot_out = check_output_path(args.plot, "--plot")
+    split_flags = {
+        "--dev-enrol": args.dev_enrol,
+        "--dev-trials": args.dev_trials,
+        "--enrol": args.enrol,
+        "--trials": args.trials,
+    }
+    inputs = [args.embeddings] if args.embeddings else []
+    outputs = {"--json": args.json, "--plot": args.plot}
+    json_out, plot_out = check_output_paths(outputs, inputs=inputs)
+    report_out = None
+    if args.report is not None:
+        from lidframe.report import check_report_dir
+
+        report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=inputs)
     mus = float_list(args.mu, "--mu")
-    split_flags = (args.dev_enrol, args.dev_trials, args.enrol, args.trials)
+    input_files: dict[str, str | Path] = {}
     if args.embeddings:
-        if not all(split_flags):
+        if not all(split_flags.values()):
             raise InputError("--embeddings needs --dev-enrol, --dev-trials, --enrol and --trials data dirs")
-        from lidframe.attackers.precomputed import read_embeddings
+        from lidframe.attackers.precomputed import PrecomputedEmbeddings, read_embeddings
 
         table = read_embeddings(args.embeddings)
         dev = _embedding_split(table, args.dev_enrol, args.dev_trials)
         ev = _embedding_split(table, args.enrol, args.trials)
         source = str(args.embeddings)
+        # the embeddings file and what it brings along (the .ids beside a .npy, the archives of a .scp)
+        input_files["embeddings"] = args.embeddings
+        for k, path in enumerate(PrecomputedEmbeddings.input_files({"path": args.embeddings}), start=2):
+            input_files[f"embeddings ({k})"] = path
+        input_files.update(_data_dir_files(split_flags))
     else:
-        if any(split_flags):
+        if any(split_flags.values()):
             raise InputError("data dirs need --embeddings; without it the audit runs on simulated embeddings")
         dev, ev = simulated_splits(seed=args.seed)
         source = "simulated embeddings (lidframe.privacy.audit.simulated_splits: N = 40, d = 64, 10 trials per speaker)"
+    bootstrap = bootstrap_from_args(args, _defaults())
     result = dp_audit(
         dev,
         ev,
@@ -101,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         sensitivity=args.sensitivity,
         anonymise_enrolment=args.anonymise_enrolment,
         calibrator=args.calibrator,
-        bootstrap=bootstrap_from_args(args, _defaults()),
+        bootstrap=bootstrap,
         seed=args.seed,
     )
     rows = result.rows
@@ -121,9 +159,40 @@ def run(args: argparse.Namespace) -> int:
     ]  # fmt: skip
     print(text_table(header, body))
     print(f"bounds {'checked' if rows[0]['alid_bound_applies'] else 'NOT checked'}: {rows[0]['bounds_reason']}")
-    if json_out is not None:
-        write_json(json_out, result.to_dict())
+    report = None
+    if report_out is not None:
+        from lidframe.report import report_from_dp_audit
+
+        report = report_from_dp_audit(
+            result,
+            calibrator=args.calibrator,
+            ci_level=bootstrap.level,
+            inputs=input_files,
+            settings={
+                "command": "lidframe dp-audit",
+                "embeddings": source,
+                "--mu": ", ".join(f"{m:g}" for m in mus),
+                "--clip": f"{args.clip:g}",
+                "--sensitivity": args.sensitivity,
+                "enrolment": "released through the mechanism (--anonymise-enrolment)"
+                if args.anonymise_enrolment
+                else "clean (clipped)",
+                "--calibrator (cosine attacker)": args.calibrator,
+                "intervals": f"level {bootstrap.level:g}, {bootstrap.method}, {bootstrap.n_boot} resamples of "
+                f"{bootstrap.unit}s, seed {bootstrap.seed}",
+            },
+        )
+    with staged_outputs():  # every file or, on an error, none
+        if json_out is not None:
+            write_json(json_out, result.to_dict())
+        if plot_out is not None:
+            plot_dp_audit(result, plot_out)
+        if report_out is not None and report is not None:
+            from lidframe.report import write_report
+
+            write_report(report_out, report, make_folder=True)
     if plot_out is not None:
-        plot_dp_audit(result, plot_out)
         print(f"\nwrote the audit plot to {plot_out}")
+    if report_out is not None:
+        print(f"\nwrote the audit report to {report_out}")
     return 1 if result.violated else 0

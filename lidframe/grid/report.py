@@ -10,32 +10,43 @@
     same spec gives a byte-identical table.
 ``summary.md`` / ``summary.html``
     a comparison table like the LID paper's Table 4 per (attacker, calibrator, prior):
-    systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax.
+    systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax, each followed
+    by its bootstrap interval ``[low, high]`` when the spec asked for intervals
+    (``[grid.ci]``), and a line naming their level, method, resamples and seed.
 ``table.tex``
     the same comparison as a LaTeX tabular (system names with every LaTeX special
     character escaped, :func:`latex_escape`).
 ``lid_ccdf.png``
-    share of trials with LID > x per system (the paper's Fig. 4).
+    share of trials with LID > x per system (the paper's Fig. 4): one panel per
+    calibrator x prior, every combination of the grid.
 ``eer_vs_lid.png``
-    EER against ALID, with LIDmax, LID+ and LID- markers per system (Fig. 5).
+    EER against ALID (filled) and LIDmax (hollow) per system (Fig. 5), the systems named
+    in a legend; one panel per calibrator x prior, titled with it.
 ``calibrator_sensitivity.png``
     ALID and LIDmax per calibrator and system.
+``report.html``
+    the audit report of the grid (:func:`lidframe.report.report_from_grid`): headlines,
+    the sortable comparison, the figures above as inline SVG, provenance with the
+    digests of the store and of every per-trial file read.
+
+The two overview figures are drawn by :mod:`lidframe.report.figures`, the same code that
+draws them in ``report.html``.
 
 Every file is first written into a temporary folder beside ``report/``; only when all
 of them are complete are they moved into ``report/`` (each by an atomic rename), and the
-report files of an earlier run that this one does not write (the figures, after
-``--no-figures``) are removed, so ``report/`` never mixes two reports.  Nothing there is
-touched when the store or a per-trial file cannot be read.
+report files of an earlier run that this one does not write (the figures and
+``report.html``, after ``--no-figures``) are removed, so ``report/`` never mixes two
+reports.  Nothing there is touched when the store or a per-trial file cannot be read.
 """
 
 from __future__ import annotations
 
 import contextlib
 import html
+import math
 import os
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -48,6 +59,8 @@ from lidframe.grid import store
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from lidframe.report.model import Report
 
 __all__ = ["load_results", "tidy_table", "write_report", "latex_escape"]
 
@@ -63,6 +76,7 @@ REPORT_FILES = (
     "eer_vs_lid.png",
     "calibrator_sensitivity.png",
     "dp_vs_mu.png",
+    "report.html",
 )
 #: LaTeX's special characters and what stands for each in text.
 _LATEX = {
@@ -175,31 +189,97 @@ def _paper_tables(frame: pd.DataFrame) -> list[tuple[tuple[str, str, str], pd.Da
     return groups
 
 
+def _missing(value: Any) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
 def _cell(fmt: str, value: Any) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
+    if _missing(value):
         return "-"
     return fmt.format(int(value) if fmt == "{:d}" else value)
 
 
-def _markdown(frame: pd.DataFrame) -> str:
+def _shown(row: Mapping[str, Any], key: str, fmt: str) -> str:
+    """A value of the comparison, followed by its interval ``[low, high]`` where the cell has one."""
+    text = _cell(fmt, row[key])
+    low, high = row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high")
+    if text == "-" or _missing(low) or _missing(high):
+        return text
+    return f"{text} [{_cell(fmt, low)}, {_cell(fmt, high)}]"
+
+
+def _shown_rows(part: pd.DataFrame) -> list[list[str]]:
+    """The comparison rows of one group as text: the system, then each metric of :data:`_PAPER`."""
+    return [[str(row["system"]), *(_shown(row, key, fmt) for key, _, fmt in _PAPER)] for row in part.to_dict("records")]
+
+
+def _interval_note(results: Sequence[Mapping[str, Any]], group: tuple[str, str, str], seed: int) -> str | None:
+    """The line that says what the brackets of a group's table are, or None without intervals."""
+    attacker, calibrator, prior = group
+    settings = [
+        r["summary"].get("ci_settings") or {}
+        for r in results
+        if (r["attacker"], r["calibrator"], r["prior"], r["seed"]) == (attacker, calibrator, prior, seed)
+        and r["summary"].get("ci")
+    ]
+    if not settings:
+        return None
+    described = sorted(
+        {
+            f"{float(s['level']):.0%} bootstrap intervals in brackets ({s.get('method', '?')}, "
+            f"{s.get('n_boot', '?')} resamples of {s.get('unit', '?')}s, seed {s.get('seed', seed)})"
+            for s in settings
+            if "level" in s
+        }
+    )
+    return "; ".join(described) if described else "bootstrap intervals in brackets"
+
+
+def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
     lines = ["# Grid report", ""]
-    for (attacker, calibrator, prior), part in _paper_tables(frame):
+    seed = int(frame["seed"].min())
+    for group, part in _paper_tables(frame):
+        attacker, calibrator, prior = group
         lines += [f"## attacker `{attacker}`, calibrator `{calibrator}`, prior `{prior}`", ""]
         lines.append("| system | " + " | ".join(t for _, t, _ in _PAPER) + " |")
         lines.append("|---|" + "---|" * len(_PAPER))
-        for _, row in part.iterrows():
-            lines.append(f"| {row['system']} | " + " | ".join(_cell(f, row[k]) for k, _, f in _PAPER) + " |")
+        for shown in _shown_rows(part):
+            lines.append("| " + " | ".join(shown) + " |")
         lines.append("")
+        note = _interval_note(results, group, seed)
+        if note:
+            lines += [note + ".", ""]
     lines.append(
         "LID in bits (LID <= log2 N under a uniform prior); EER on the ROC convex hull; systems sorted by ALID."
     )
     return "\n".join(lines) + "\n"
 
 
-def _latex(frame: pd.DataFrame) -> str:
+def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
+    import pandas as pd
+
+    parts = ["<!doctype html><meta charset='utf-8'><title>lidframe grid report</title>\n"]
+    seed = int(frame["seed"].min())
+    for group, part in _paper_tables(frame):
+        attacker, calibrator, prior = (html.escape(str(g)) for g in group)
+        parts.append(f"<h2>attacker {attacker}, calibrator {calibrator}, prior {prior}</h2>\n")
+        shown = pd.DataFrame(_shown_rows(part), columns=["system"] + [k for k, _, _ in _PAPER])
+        parts.append(shown.to_html(index=False))
+        note = _interval_note(results, group, seed)
+        if note:
+            parts.append(f"\n<p>{html.escape(note)}.</p>\n")
+    return "".join(parts)
+
+
+def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
     out = []
-    for (attacker, calibrator, prior), part in _paper_tables(frame):
+    seed = int(frame["seed"].min())
+    for group, part in _paper_tables(frame):
+        attacker, calibrator, prior = group
         out.append(_comment(f"% attacker {attacker}, calibrator {calibrator}, prior {prior}"))
+        note = _interval_note(results, group, seed)
+        if note:
+            out.append(_comment(f"% {note}"))
         out.append("\\begin{tabular}{l" + "r" * len(_PAPER) + "}")
         out.append("\\hline")
         out.append(
@@ -211,72 +291,24 @@ def _latex(frame: pd.DataFrame) -> str:
             + " \\\\"
         )
         out.append("\\hline")
-        for _, row in part.iterrows():
-            name = latex_escape(row["system"])
-            out.append(f"{name} & " + " & ".join(_cell(f, row[k]) for k, _, f in _PAPER) + " \\\\")
+        for name, *values in _shown_rows(part):
+            out.append(f"{latex_escape(name)} & " + " & ".join(values) + " \\\\")
         out.append("\\hline")
         out.append("\\end{tabular}")
         out.append("")
     return "\n".join(out)
 
 
-def _per_trial_lid(out: Path, record: Mapping[str, Any]) -> np.ndarray:
-    """The per-trial LID of a stored cell; InputError naming the file when it is gone or damaged."""
-    path = out / str(record["per_trial"])
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            return np.asarray(data["lid"], dtype=np.float64)
-    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(
-            f"{path}: per-trial file of cell ({record['system']}, {record['attacker']}, {record['calibrator']}, "
-            f"{record['prior']}) is missing or unreadable ({type(exc).__name__}); delete it and rerun lidframe "
-            "grid, which recomputes the cell"
-        ) from None
-
-
-def _figures(results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path, out: Path) -> list[str]:
-    from lidframe.plotting import pyplot, save_figure, save_lid_ccdf
+def _figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str]:
+    from lidframe.plotting import plain_text, pyplot, save_figure
+    from lidframe.report.figures import FigureMaker
 
     plt = pyplot()
     written = []
-    first = frame[
-        (frame["attacker"] == frame["attacker"].iloc[0])
-        & (frame["calibrator"] == frame["calibrator"].iloc[0])
-        & (frame["prior"] == frame["prior"].iloc[0])
-        & (frame["seed"] == frame["seed"].min())
-        & (frame["mechanism"] == frame["mechanism"].iloc[0])
-    ]
-    by_key = {tuple(r[k] for k in _KEYS): r for r in results}
-    lids = {}
-    for _, row in first.sort_values("alid", ascending=False).iterrows():
-        record = by_key[tuple(row[k] for k in _KEYS)]
-        lid = _per_trial_lid(out, record)
-        lids[row["system"]] = lid[~np.isnan(lid)]
-    save_lid_ccdf(
-        lids,
-        folder / "lid_ccdf.png",
-        title=f"LID per system ({first['attacker'].iloc[0]}, {first['calibrator'].iloc[0]}, {first['prior'].iloc[0]})",
-    )
-    written.append("lid_ccdf.png")
-
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    ax.scatter(first["eer"], first["alid"], marker="o", s=40, label="ALID", zorder=3)
-    ax.scatter(first["eer"], first["lid_max"], marker="^", label="LIDmax")
-    ax.scatter(first["eer"], first["lid_pos"], marker="+", label="LID+")
-    ax.scatter(first["eer"], first["lid_neg"], marker="_", label="LID-")
-    for _, row in first.iterrows():
-        ax.annotate(
-            str(row["system"]), (row["eer"], row["alid"]), fontsize=7, xytext=(3, 3), textcoords="offset points"
-        )
-    ax.axhline(0, color="0.6", lw=0.8)
-    ax.set_xlabel("EER (ROC convex hull)")
-    ax.set_ylabel("bits")
-    ax.set_title("EER vs local information disclosure")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, folder / "eer_vs_lid.png")
-    written.append("eer_vs_lid.png")
+    # the overview figures of report.html (lid_ccdf, eer_vs_lid), drawn by the same code
+    for name, fig, _ in FigureMaker(report).overview_figures():
+        save_figure(fig, folder / f"{name}.png")
+        written.append(f"{name}.png")
 
     base = frame[
         (frame["attacker"] == frame["attacker"].iloc[0])
@@ -298,7 +330,12 @@ def _figures(results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: 
         ax.set_title(title)
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=8)
-    fig.suptitle("Calibrator sensitivity")
+    shown = f"prior {base['prior'].iloc[0]}"
+    if frame["attacker"].nunique() > 1:
+        shown += f", attacker {base['attacker'].iloc[0]}"
+    if frame["mechanism"].nunique() > 1:
+        shown += f", mechanism {base['mechanism'].iloc[0]}"
+    fig.suptitle(plain_text(f"Calibrator sensitivity ({shown})"), fontsize=10)
     fig.tight_layout()
     save_figure(fig, folder / "calibrator_sensitivity.png")
     written.append("calibrator_sensitivity.png")
@@ -352,32 +389,43 @@ def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
     out_dir : str or os.PathLike
         The grid's output folder; the files go to ``out_dir/report/`` (module docstring).
     figures : bool
-        Also draw the PNG figures (needs matplotlib).
+        Also draw the PNG figures and write ``report.html`` (both need matplotlib; the
+        page also jinja2).
 
     Returns
     -------
     list of str
-        Paths of the files written.
+        Paths of the files written, ``report.html`` last when written.
 
     Raises
     ------
     InputError
-        An unreadable store or per-trial file, no finished cell, or ``report`` not being
-        a folder -- with nothing in ``report/`` changed.
+        An unreadable store or per-trial file, no finished cell, ``report`` not being
+        a folder, or jinja2 / matplotlib missing with *figures* -- with nothing in
+        ``report/`` changed.
     """
     out = Path(out_dir)
     folder = out / "report"
     if folder.exists() and not folder.is_dir():
         raise InputError(f"{folder}: is a file, not a folder; move it away (lidframe report writes its tables there)")
+    if figures:
+        from lidframe.report import require_renderer
+
+        require_renderer()
     results = load_results(out)
     if not results:
         raise InputError(
             f"{out / 'results.sqlite'}: no finished cells to report (every stored cell failed; see its error column)"
         )
     frame = tidy_table(results)
+    report = None
+    if figures:  # reads (and digests) every per-trial file: a damaged one stops here, before any file is written
+        from lidframe.report import report_from_grid
+
+        report = report_from_grid(results, out_dir=out, settings={"grid folder": out})
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
-        written = _write_all(results, frame, staging, out, figures=figures)
+        written = _write_all(results, frame, staging, report)
         folder.mkdir(exist_ok=True)
         for name in written:
             os.replace(staging / name, folder / name)
@@ -390,9 +438,9 @@ def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
 
 
 def _write_all(
-    results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path, out: Path, *, figures: bool
+    results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path, report: Report | None
 ) -> list[str]:
-    """Write every report file into *folder*; return their names."""
+    """Write every report file into *folder* (figures and the page when *report* is given); return their names."""
     written = []
     frame.to_csv(folder / "table.csv", index=False, float_format="%.10g", na_rep="nan")
     written.append("table.csv")
@@ -401,15 +449,14 @@ def _write_all(
         written.append("table.parquet")
     except ImportError:
         pass  # pyarrow not installed: the CSV carries the same table
-    (folder / "summary.md").write_text(_markdown(frame), encoding="utf-8")
-    with open(folder / "summary.html", "w", encoding="utf-8") as handle:
-        handle.write("<!doctype html><meta charset='utf-8'><title>lidframe grid report</title>\n")
-        for group, part in _paper_tables(frame):
-            attacker, calibrator, prior = (html.escape(str(g)) for g in group)
-            handle.write(f"<h2>attacker {attacker}, calibrator {calibrator}, prior {prior}</h2>\n")
-            handle.write(part[["system"] + [k for k, _, _ in _PAPER]].to_html(index=False, float_format="%.2f"))
-    (folder / "table.tex").write_text(_latex(frame), encoding="utf-8")
+    (folder / "summary.md").write_text(_markdown(frame, results), encoding="utf-8")
+    (folder / "summary.html").write_text(_summary_html(frame, results), encoding="utf-8")
+    (folder / "table.tex").write_text(_latex(frame, results), encoding="utf-8")
     written += ["summary.md", "summary.html", "table.tex"]
-    if figures:
-        written += _figures(results, frame, folder, out)
+    if report is not None:
+        from lidframe.report import render_html
+
+        written += _figures(frame, folder, report)
+        (folder / "report.html").write_text(render_html(report), encoding="utf-8")
+        written.append("report.html")
     return written

@@ -23,7 +23,7 @@ True
 
 from lidframe.report.build import lid_ceiling_bits, report_from_dp_audit, report_from_grid, report_from_results
 from lidframe.report.model import Headline, InputFile, Interval, Provenance, Report, ReportSystem, SystemSettings
-from lidframe.report.render import render_html, write_report
+from lidframe.report.render import REPORT_FILE, check_report_dir, render_html, require_renderer, write_report
 
 __all__ = [
     "Report",
@@ -39,4 +39,7 @@ __all__ = [
     "lid_ceiling_bits",
     "render_html",
     "write_report",
+    "check_report_dir",
+    "require_renderer",
+    "REPORT_FILE",
 ]

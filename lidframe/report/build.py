@@ -28,6 +28,7 @@ from lidframe.analyses.sensitivity import SensitivityResult
 from lidframe.core.evaluation import Result
 from lidframe.core.lid import LN2
 from lidframe.data.fileio import StrPath
+from lidframe.data.npzfile import read_npz
 from lidframe.errors import InputError
 from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
 from lidframe.report.model import (
@@ -208,6 +209,56 @@ def _grid_ceiling(lid: np.ndarray, posterior: np.ndarray | None, log2_n: float) 
     return log2_n if math.isclose(ceiling, log2_n, rel_tol=0.0, abs_tol=1e-9) else ceiling
 
 
+#: The arrays of a grid cell's per-trial file (``lidframe.grid.runner`` writes them);
+#: ``posterior_true`` is missing from the files of early lidframe versions.
+_PER_TRIAL_KEYS = ("trial_ids", "trial_speakers", "lid")
+_PER_TRIAL_OPTIONAL = ("posterior_true",)
+
+
+def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.ndarray, np.ndarray | None]:
+    """LID (bits) and posterior of the true speaker per trial, from a cell's per-trial file.
+
+    Read through :func:`lidframe.data.npzfile.read_npz`, so a damaged, truncated or forged
+    file is one line naming it (and the cell, and what to do), before anything is allocated.
+
+    Returns
+    -------
+    lid : ndarray, shape (T,)
+        NaN for impostor trials.
+    posterior : ndarray, shape (T,), or None
+        None in a file written before lidframe stored it.
+    """
+    try:
+        arrays = read_npz(
+            path,
+            _PER_TRIAL_KEYS,
+            _PER_TRIAL_OPTIONAL,
+            kinds={"lid": "numbers", "posterior_true": "numbers"},
+            what="per-trial LID file",
+        )
+    except InputError as exc:
+        problem = str(exc).removeprefix(f"{path}: ")
+        raise InputError(
+            f"{path}: the per-trial file of grid cell {_cell_name(cell)} is unreadable ({problem}); delete it and "
+            f"rerun lidframe grid on {out}, which recomputes the cell"
+        ) from None
+    lid = np.asarray(arrays["lid"], dtype=np.float64).ravel()
+    posterior = arrays.get("posterior_true")
+    if posterior is not None:
+        posterior = np.asarray(posterior, dtype=np.float64).ravel()
+        if posterior.shape != lid.shape:
+            raise InputError(
+                f"{path}: posterior_true has {posterior.size} values but lid {lid.size} (grid cell "
+                f"{_cell_name(cell)}); delete the file and rerun lidframe grid on {out}"
+            )
+    if lid.size == 0 or np.isnan(lid).all():
+        raise InputError(
+            f"{path}: no closed-set trial with a LID (grid cell {_cell_name(cell)}); delete the file and rerun "
+            f"lidframe grid on {out}"
+        )
+    return lid, posterior
+
+
 def report_from_grid(
     cells: Sequence[Mapping[str, Any]],
     *,
@@ -275,10 +326,15 @@ def report_from_grid(
             raise InputError(
                 f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
             )
-        with np.load(path, allow_pickle=False) as data:
-            lid = np.asarray(data["lid"], dtype=np.float64)
-            posterior = np.asarray(data["posterior_true"], dtype=np.float64) if "posterior_true" in data else None
+        lid, posterior = _per_trial_lid(path, cell, out)
         closed = ~np.isnan(lid)
+        stored_trials = summary.get("n_trials")
+        if stored_trials is not None and int(stored_trials) != int(closed.sum()):
+            # the file and the stored summary come from different runs: no page mixes the two
+            raise InputError(
+                f"{path}: holds {int(closed.sum())} closed-set trials but grid cell {_cell_name(cell)} was summarised "
+                f"over {int(stored_trials)}; the file is stale: delete it and rerun lidframe grid on {out}"
+            )
         headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
         files.append(InputFile.of(f"per-trial LID of {label}", path))
         report_systems.append(

@@ -99,17 +99,26 @@ class FigureMaker:
         return values.pop() if len(values) == 1 else None
 
     # -------------------------------------------------------------- overview
-    def overview(self) -> list[InlineFigure]:
-        """The comparison figures: LID CCDFs and EER versus ALID of every system."""
+    def overview_figures(self) -> list[tuple[str, Figure, str]]:
+        """The comparison figures as matplotlib Figures: ``(name, figure, caption)`` each.
+
+        ``"lid_ccdf"``: LID CCDFs of every system; ``"eer_vs_lid"``: EER against ALID and
+        LIDmax, the systems named in a legend.  In a grid with several calibrator x prior
+        combinations both are small multiples, one panel per combination (titled with
+        it); otherwise one panel whose title names the calibrator and the prior.  The
+        grid's report writes them as ``lid_ccdf.png`` and ``eer_vs_lid.png``, the page
+        inlines them (:meth:`overview`).
+        """
         systems = [s for s in self.report.systems if s.lid_bits is not None]
-        figures = []
+        figures: list[tuple[str, Figure, str]] = []
         combos = _combos(self.report.systems)
         grid = self.report.kind == "grid" and len(combos) > 1
         if systems:
             if grid:
                 panels: dict[tuple[str, str], dict[str, Any]] = {c: {} for c in _combos(systems)}
                 for s in systems:
-                    panels[(s.calibrator, s.prior)][s.name] = s.lid_bits
+                    # several seeds of a cell differ in their intervals only: the first one's curve
+                    panels[(s.calibrator, s.prior)].setdefault(s.name, s.lid_bits)
                 fig = lid_ccdf_panels_figure(
                     panels,
                     title="Share of trials with LID > x, per calibrator (rows) and prior (columns)",
@@ -121,20 +130,23 @@ class FigureMaker:
                     f"({len(combos)} combinations: {'; '.join(f'calibrator {c}, prior {p}' for c, p in combos)})."
                 )
             else:
+                curves, styles = self._one_panel(systems, lambda s: s.lid_bits)
                 fig = lid_ccdf_figure(
-                    {s.label: s.lid_bits for s in systems if s.lid_bits is not None},
+                    curves,
                     title=f"Share of trials with LID > x ({_caption_setting(systems)})",
                     log2_n=self._log2_n(systems),
-                    styles={s.label: self.styles[s.label] for s in systems},
+                    styles=styles,
                 )
                 caption = f"LID CCDF per system ({_caption_setting(systems)}); log-scale share of trials."
-            figures.append(self._inline(fig, caption))
+            figures.append(("lid_ccdf", fig, caption))
         scatter = [s for s in self.report.systems if s.headline.eer == s.headline.eer]
         if scatter and self.report.kind != "dp-audit":
             if grid:
                 points: dict[tuple[str, str], dict[str, tuple[float, float, float]]] = {c: {} for c in combos}
                 for s in scatter:
-                    points[(s.calibrator, s.prior)][s.name] = (s.headline.eer, s.headline.alid, s.headline.lid_max)
+                    points[(s.calibrator, s.prior)].setdefault(
+                        s.name, (s.headline.eer, s.headline.alid, s.headline.lid_max)
+                    )
                 fig = eer_alid_panels_figure(
                     points,
                     title="EER against ALID (filled) and LIDmax (hollow), per calibrator and prior",
@@ -143,15 +155,38 @@ class FigureMaker:
                 )
                 caption = "EER against ALID and LIDmax per system, one panel per calibrator × prior."
             else:
+                points_of, styles = self._one_panel(
+                    scatter, lambda s: (s.headline.eer, s.headline.alid, s.headline.lid_max)
+                )
                 fig = eer_alid_figure(
-                    {s.label: (s.headline.eer, s.headline.alid, s.headline.lid_max) for s in scatter},
+                    points_of,
                     title=f"EER against LID ({_caption_setting(scatter)})",
                     log2_n=self._log2_n(scatter),
-                    styles={s.label: self.styles[s.label] for s in scatter},
+                    styles=styles,
                 )
                 caption = f"EER against ALID (filled) and LIDmax (hollow) per system ({_caption_setting(scatter)})."
-            figures.append(self._inline(fig, caption))
+            figures.append(("eer_vs_lid", fig, caption))
         return figures
+
+    def _one_panel(self, systems, value) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+        """label -> value and label -> style of a single-panel overview figure.
+
+        A grid's cells are named by their system (the title names their one calibrator and
+        prior; several seeds of a cell differ in their intervals only: the first one is
+        drawn); other reports' systems by their labels.
+        """
+        by_name = self.report.kind == "grid"
+        values: dict[str, Any] = {}
+        styles: dict[str, dict[str, Any]] = {}
+        for s in systems:
+            key = s.name if by_name else s.label
+            values.setdefault(key, value(s))
+            styles.setdefault(key, self.system_styles[s.name] if by_name else self.styles[s.label])
+        return values, styles
+
+    def overview(self) -> list[InlineFigure]:
+        """The comparison figures (:meth:`overview_figures`) as inline SVG."""
+        return [self._inline(fig, caption) for _, fig, caption in self.overview_figures()]
 
     # -------------------------------------------------------------- per system
     def system(self, name: str) -> list[InlineFigure]:
@@ -227,13 +262,16 @@ class FigureMaker:
 
         import matplotlib
 
+        from lidframe.data.fileio import staged_outputs
         from lidframe.privacy.audit import plot_dp_audit
 
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "dp.svg"
             self.count += 1
             figure_id = f"fig{self.count}"
-            with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": figure_id}):
+            # a block of its own: inside a command's staged_outputs the file would otherwise only
+            # appear when the command's outputs are renamed, after the page is rendered
+            with matplotlib.rc_context({"svg.fonttype": "path", "svg.hashsalt": figure_id}), staged_outputs():
                 plot_dp_audit(record, path)
             svg = _clean_svg_file(path.read_text(encoding="utf-8"), figure_id)
         caption = "Measured EER (left) and ALID / LIDmax (right) against mu, with the GDP bounds of one release."

@@ -5,7 +5,9 @@ on: every label and setting is escaped) with the report's tables and inline SVG
 figures; the stylesheet and the table-sorting script are inlined from
 ``templates/report.css`` and ``templates/report.js``.  The page makes no network request:
 its Content-Security-Policy allows nothing but inline styles, ``data:`` images and
-the one script, by hash.  :func:`write_report` writes it atomically.
+the one script, by hash.  :func:`write_report` writes it atomically; a command with a
+``--report DIR`` flag checks ``DIR/report.html`` with :func:`check_report_dir` before any
+work and writes it with ``write_report(..., make_folder=True)``.
 
 Numbers are printed with :func:`bits` (2 decimals), :func:`percent` (1 decimal) and
 :func:`count`; a value that was not computed shows as an em dash.  Every table cell
@@ -15,21 +17,39 @@ also carries the full-precision value in ``data-sort``, which the sorting script
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
+import importlib.util
 import json
 import math
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from lidframe.data.fileio import StrPath, atomic_write
+from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path
 from lidframe.errors import InputError
 from lidframe.report.model import Headline, Interval, Report, ReportSystem
 
-__all__ = ["render_html", "write_report", "bits", "percent", "count", "NOT_COMPUTED"]
+__all__ = [
+    "render_html",
+    "write_report",
+    "check_report_dir",
+    "require_renderer",
+    "REPORT_FILE",
+    "bits",
+    "percent",
+    "count",
+    "NOT_COMPUTED",
+]
+
+#: The page's file name inside a ``--report DIR`` folder.
+REPORT_FILE = "report.html"
+#: What rendering needs, and how to get it.
+_RENDER_HINT = "the HTML report needs jinja2 and matplotlib: pip install 'lidframe[report]'"
 
 #: What a cell shows for a value that was not computed (NaN or None).
 NOT_COMPUTED = "—"
@@ -433,11 +453,24 @@ def _asset(name: str) -> str:
     return resources.files("lidframe.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
+def require_renderer() -> None:
+    """Check, without importing them, that jinja2 and matplotlib are installed (rendering needs both).
+
+    Raises
+    ------
+    InputError
+        One of them is missing (with the ``pip install`` that brings both).
+    """
+    missing = [name for name in ("jinja2", "matplotlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise InputError(f"{_RENDER_HINT} ({' and '.join(missing)} not installed)")
+
+
 def _environment():
     try:
         import jinja2
     except ImportError:
-        raise InputError("the HTML report needs jinja2 and matplotlib: pip install 'lidframe[report]'") from None
+        raise InputError(_RENDER_HINT) from None
     return jinja2.Environment(
         loader=jinja2.PackageLoader("lidframe.report", "templates"),
         autoescape=True,
@@ -521,24 +554,101 @@ def render_html(report: Report) -> str:
     )
 
 
-def write_report(path: StrPath, report: Report) -> Path:
+def check_report_dir(
+    folder: StrPath,
+    label: str = "--report",
+    *,
+    outputs: Mapping[str, StrPath | None] | None = None,
+    inputs: Iterable[StrPath] = (),
+) -> Path:
+    """``folder/report.html`` after checking, before any work, that the page can be written there.
+
+    Parameters
+    ----------
+    folder : str or os.PathLike
+        The report folder: an existing writable folder, or a new one whose parent is
+        (:func:`lidframe.data.fileio.check_output_dir`); it is made when the page is written.
+    label : str
+        What names it in the message (the flag, ``"--report"``).
+    outputs : mapping of str to path, optional
+        The run's other outputs (flag -> path): none may be the page or its folder.
+    inputs : iterable of path
+        The run's inputs: none may be the page itself.
+
+    Returns
+    -------
+    pathlib.Path
+        The page's path, ``folder / "report.html"``.
+
+    Raises
+    ------
+    InputError
+        The folder cannot be made or written, ``report.html`` there is a folder or a
+        read-only file, the page or its folder is another output, the page is an input
+        of the run, or jinja2 or
+        matplotlib is missing (:func:`require_renderer`).
+    """
+    checked = check_output_dir(folder, label)
+    target = checked / REPORT_FILE
+    if checked.is_dir():
+        check_output_path(target, label)
+    key, folder_key = target.resolve(), checked.resolve()
+    for flag, path in (outputs or {}).items():
+        if path is not None and Path(path).resolve() == key:
+            raise InputError(
+                f"{flag} {os.fspath(path)}: the same file as the page of {label}; give each output its own file"
+            )
+        if path is not None and Path(path).resolve() == folder_key:
+            raise InputError(
+                f"{flag} {os.fspath(path)}: the folder of {label} {os.fspath(folder)}; give each output its own path"
+            )
+    for source in inputs:
+        if Path(source).resolve() == key:
+            raise InputError(
+                f"{label} {os.fspath(folder)}: its {REPORT_FILE} is an input of this run ({os.fspath(source)})"
+            )
+    require_renderer()
+    return target
+
+
+def write_report(path: StrPath, report: Report, *, make_folder: bool = False) -> Path:
     """Render *report* and write it to *path* atomically (a failed render writes nothing).
 
     Parameters
     ----------
     path : str or os.PathLike
-        The ``.html`` file; its folder must exist.
+        The ``.html`` file; its folder must exist, unless *make_folder*.
     report : Report
+    make_folder : bool
+        Make *path*'s folder when it is missing (its parent must exist); it is removed
+        again when the page cannot be written.
 
     Returns
     -------
     pathlib.Path
         *path*.
-    """
-    from lidframe.data.fileio import check_output_path
 
-    target = check_output_path(path, "report")
+    Notes
+    -----
+    The page is rendered before anything is written; inside
+    :func:`lidframe.data.fileio.staged_outputs` its rename waits with the command's
+    other outputs.
+    """
+    target = Path(path)
+    made = make_folder and not target.parent.exists()
+    if made:
+        check_output_dir(target.parent, "report folder")
+    else:
+        check_output_path(target, "report")
     page = render_html(report)
-    with atomic_write(target, encoding="utf-8") as handle:
-        handle.write(page)
+    if made:
+        target.parent.mkdir()
+    try:
+        with atomic_write(target, encoding="utf-8") as handle:
+            handle.write(page)
+    except BaseException:
+        if made:
+            with contextlib.suppress(OSError):
+                target.parent.rmdir()  # only when empty: nothing else was written there
+        raise
     return target

@@ -1,8 +1,14 @@
-"""The report's LaTeX table escapes every special character; the report folder never mixes two reports."""
+"""The grid report: LaTeX escaping, a folder that never mixes two reports, intervals in the summary, the figures.
+
+The summary's intervals are compared with the store's cell summaries, formatted here;
+the figures are inspected as the matplotlib Figures lidframe saves (panel titles, legend,
+the boxes of every drawn text).
+"""
 
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -112,3 +118,255 @@ def test_a_report_without_figures_removes_the_figures_of_an_earlier_one(tmp_path
     assert not (report / "lid_ccdf.png").exists() and (report / "notes.txt").read_text() == "mine"
     assert sorted(p.name for p in report.iterdir()) == sorted([*(p.rsplit("/", 1)[1] for p in written), "notes.txt"])
     assert not [p for p in (tmp_path / "out").iterdir() if p.name.startswith(".report")]  # no staging left
+
+
+# ------------------------------------------------------------------ intervals in the summary
+CI_SPEC = """[grid]
+calibrators = ["logistic", "isotonic"]
+priors = ["uniform", "watchlist?ids=eval-spk000,eval-spk001&weight=4"]
+seeds = [2, 7]
+{ci}
+[systems.weak]
+dev = "weak_dev.npz"
+eval = "weak_eval.npz"
+
+[systems.strong]
+dev = "strong_dev.npz"
+eval = "strong_eval.npz"
+"""
+#: summary.md's columns after the system, and the summary keys they show (N has no interval).
+MD_COLUMNS = {"N": "n_enrolled", "EER": "eer", "ALID": "alid", "PDR": "pdr", "LID+": "lid_pos", "LID-": "lid_neg"}
+MD_COLUMNS |= {"LIDmax": "lid_max"}
+
+
+@pytest.fixture(scope="module")
+def ci_grids(tmp_path_factory):
+    """Two runs of one 2 systems x 2 calibrators x 2 priors x 2 seeds grid: with [grid.ci] and without."""
+    root = tmp_path_factory.mktemp("ci-grid")
+    for name, leakage in {"weak": 0.5, "strong": 0.2}.items():
+        dev, ev = simulate_system(leakage=leakage, seed=len(name), n_enrolled=8, trials_per_speaker=5)
+        dev.save(root / f"{name}_dev.npz")
+        ev.save(root / f"{name}_eval.npz")
+    out = {}
+    for label, ci in {"ci": '\n[grid.ci]\nn_boot = 100\nlevel = 0.9\nmethod = "percentile"\n', "plain": ""}.items():
+        (root / f"{label}.toml").write_text(CI_SPEC.format(ci=ci))
+        run_grid(root / f"{label}.toml", root / label)
+        write_report(root / label, figures=False)
+        out[label] = root / label
+    return out
+
+
+def markdown_tables(text: str) -> dict[tuple[str, str, str], list[dict[str, str]]]:
+    """(attacker, calibrator, prior) -> rows of summary.md's tables (column -> text), read line by line."""
+    tables, group, header = {}, None, None
+    for line in text.splitlines():
+        found = re.fullmatch(r"## attacker `(.*)`, calibrator `(.*)`, prior `(.*)`", line)
+        if found:
+            group, header = found.groups(), None
+            tables[group] = []
+        elif line.startswith("| system |"):
+            header = [c.strip() for c in line.strip("|").split("|")]
+        elif line.startswith("| ") and header and not line.startswith("|---"):
+            tables[group].append(dict(zip(header, (c.strip() for c in line.strip("|").split("|")))))
+    return tables
+
+
+def test_summary_shows_the_intervals_the_spec_asked_for(ci_grids):
+    from lidframe.grid.report import load_results
+
+    cells = {(c["calibrator"], c["prior"], c["system"]): c for c in load_results(ci_grids["ci"]) if c["seed"] == 2}
+    text = (ci_grids["ci"] / "report" / "summary.md").read_text()
+    tables = markdown_tables(text)
+    assert len(tables) == 4 and all(len(rows) == 2 for rows in tables.values())
+    for (_attacker, calibrator, prior), rows in tables.items():
+        for row in rows:
+            summary = cells[(calibrator, prior, row["system"])]["summary"]
+            for title, key in MD_COLUMNS.items():
+                value = summary[key]
+                if key == "n_enrolled":
+                    assert row[title] == str(value)
+                    continue
+                low, high = summary["ci"][key]
+                if value is None:
+                    want = "-"
+                elif low is None or high is None:
+                    want = f"{value:.2f}"
+                else:
+                    want = f"{value:.2f} [{low:.2f}, {high:.2f}]"  # the seed-2 cell's own interval
+                assert row[title] == want, (calibrator, prior, row["system"], title)
+    # the brackets are said to be what they are: level, method, resamples, unit and the seed of the cells shown
+    assert text.count("90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2).") == 4
+    html = (ci_grids["ci"] / "report" / "summary.html").read_text()
+    tex = (ci_grids["ci"] / "report" / "table.tex").read_text()
+    for rows in tables.values():
+        for row in rows:
+            assert f"<td>{row['ALID']}</td>" in html
+            assert f" & {row['ALID']} & " in tex
+
+
+def test_summary_without_intervals_has_no_brackets(ci_grids):
+    text = (ci_grids["plain"] / "report" / "summary.md").read_text()
+    tables = markdown_tables(text)
+    assert len(tables) == 4
+    assert not any("[" in value for rows in tables.values() for row in rows for value in row.values())
+    assert "bootstrap intervals" not in text
+
+
+# ------------------------------------------------------------------ the grid figures
+def captured_figures(monkeypatch) -> dict[str, object]:
+    """file name -> the matplotlib Figure that lidframe saved there (the figure is drawn first, to measure text)."""
+    import lidframe.plotting as plotting
+
+    saved: dict[str, object] = {}
+    real = plotting.save_figure
+
+    def keep(fig, path):
+        fig.canvas.draw()
+        saved[Path(path).name] = {
+            "titles": [ax.get_title() for ax in fig.axes],
+            "legend": [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+            + [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()],
+            "texts": drawn_texts(fig),
+            "annotations": [t.get_text() for ax in fig.axes for t in ax.texts],
+        }
+        real(fig, path)
+
+    monkeypatch.setattr(plotting, "save_figure", keep)
+    return saved
+
+
+def drawn_texts(fig) -> list[tuple[str, object]]:
+    """(text, window box) of every text the figure shows: titles, axis labels, the tick labels inside the
+    view, annotations and reference labels, figure texts and legend entries."""
+    found = list(fig.texts)
+    if fig._suptitle is not None:
+        found.append(fig._suptitle)
+    for legend in fig.legends:
+        found += legend.get_texts()
+    for ax in fig.axes:
+        found += [ax.title, ax._left_title, ax._right_title, ax.xaxis.label, ax.yaxis.label, *ax.texts]
+        if ax.get_legend():
+            found += ax.get_legend().get_texts()
+        for axis in (ax.xaxis, ax.yaxis):
+            low, high = sorted(axis.get_view_interval())
+            for tick in axis.get_major_ticks():
+                if low - 1e-9 <= tick.get_loc() <= high + 1e-9:
+                    found.append(tick.label1)
+    unique = list({id(t): t for t in found}.values())  # the suptitle is among fig.texts too
+    return [(t.get_text(), t.get_window_extent()) for t in unique if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.fixture(scope="module")
+def figure_grid(tmp_path_factory):
+    root = tmp_path_factory.mktemp("figure-grid")
+    for name, leakage in {"weak": 0.5, "strong": 0.2}.items():
+        dev, ev = simulate_system(leakage=leakage, seed=len(name), n_enrolled=8, trials_per_speaker=5)
+        dev.save(root / f"{name}_dev.npz")
+        ev.save(root / f"{name}_eval.npz")
+    (root / "grid.toml").write_text(CI_SPEC.format(ci="").replace("seeds = [2, 7]", "seeds = [2]"))
+    run_grid(root / "grid.toml", root / "out")
+    return root / "out"
+
+
+COMBOS = [
+    ("logistic", "uniform"),
+    ("logistic", "watchlist?ids=eval-spk000,eval-spk001&weight=4"),
+    ("isotonic", "uniform"),
+    ("isotonic", "watchlist?ids=eval-spk000,eval-spk001&weight=4"),
+]
+
+
+def panel_title(calibrator: str, prior: str) -> str:
+    """A panel's title with every space and line break left out (long specs are wrapped anywhere)."""
+    return "".join(f"calibrator {calibrator} prior {prior}".split())
+
+
+def overlapping(texts) -> list[tuple[str, str]]:
+    """Pairs of drawn texts whose boxes overlap by more than a pixel each way."""
+    pairs = []
+    for i, (a, box_a) in enumerate(texts):
+        for b, box_b in texts[i + 1 :]:
+            dx = min(box_a.x1, box_b.x1) - max(box_a.x0, box_b.x0)
+            dy = min(box_a.y1, box_b.y1) - max(box_a.y0, box_b.y0)
+            if dx > 1 and dy > 1:
+                pairs.append((a, b))
+    return pairs
+
+
+def test_lid_ccdf_png_has_a_panel_for_every_calibrator_and_prior(figure_grid, monkeypatch):
+    saved = captured_figures(monkeypatch)
+    write_report(figure_grid)
+    ccdf = saved["lid_ccdf.png"]
+    titles = ["".join(t.split()) for t in ccdf["titles"]]
+    for calibrator, prior in COMBOS:  # every combination in its own panel, named in its title
+        assert titles.count(panel_title(calibrator, prior)) == 1, (calibrator, prior, titles)
+    assert sorted(ccdf["legend"]) == ["strong", "weak"]  # one legend for all panels, naming the systems
+
+
+def test_eer_vs_lid_png_names_systems_in_a_legend_and_panels_by_calibrator_and_prior(figure_grid, monkeypatch):
+    saved = captured_figures(monkeypatch)
+    write_report(figure_grid)
+    eer = saved["eer_vs_lid.png"]
+    titles = ["".join(t.split()) for t in eer["titles"]]
+    for calibrator, prior in COMBOS:
+        assert titles.count(panel_title(calibrator, prior)) == 1, (calibrator, prior, titles)
+    assert sorted(eer["legend"]) == ["strong", "weak"]
+    assert not {"strong", "weak"} & set(eer["annotations"])  # no system name written at its point
+    assert overlapping(eer["texts"]) == []
+
+
+def test_a_single_combination_is_one_panel_that_names_its_calibrator_and_prior(tmp_path, monkeypatch):
+    spec = make_grid(tmp_path / "spec", "anon")
+    run_grid(spec, tmp_path / "out")
+    saved = captured_figures(monkeypatch)
+    write_report(tmp_path / "out")
+    for name in ("lid_ccdf.png", "eer_vs_lid.png"):
+        (title,) = saved[name]["titles"]
+        assert "calibrator logistic, prior uniform" in title, (name, title)
+        assert overlapping(saved[name]["texts"]) == [], name
+    assert sorted(saved["eer_vs_lid.png"]["legend"]) == ["anon", "plain"]
+
+
+def test_a_forged_per_trial_file_is_one_line_and_changes_nothing(figure_grid, tmp_path, capsys):
+    """A per-trial file whose lid header claims 10^9 floats: refused from its header, before any allocation."""
+    import io
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    from lidframe.grid.report import load_results
+    from tests.bad_input.conftest import assert_refused
+
+    out = tmp_path / "out"
+    shutil.copytree(figure_grid, out)
+    write_report(out)
+    path = out / load_results(out)[0]["per_trial"]
+    with zipfile.ZipFile(path) as archive:
+        members = {name: archive.read(name) for name in archive.namelist()}
+    forged = io.BytesIO()
+    npy_format.write_array_header_1_0(forged, {"descr": "<f8", "fortran_order": False, "shape": (10**9,)})
+    members["lid.npy"] = forged.getvalue() + b"\0" * 80
+    with zipfile.ZipFile(path, "w") as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    line = assert_refused(["report", out], capsys, expect=[path.name, "lid", "rerun lidframe grid"], watch=[out])
+    assert "per-trial file of grid cell" in line
+
+
+def test_a_per_trial_file_of_another_run_is_refused_not_mixed_into_the_page(figure_grid, tmp_path, capsys):
+    """A per-trial file whose trials are not those its cell's stored summary counted (3 trials short) is stale."""
+    import numpy as np
+
+    from lidframe.grid.report import load_results
+    from tests.bad_input.conftest import assert_refused
+
+    out = tmp_path / "out"
+    shutil.copytree(figure_grid, out)
+    cell = load_results(out)[0]
+    path = out / cell["per_trial"]
+    with np.load(path) as data:  # the test's own reading of a file it wrote itself
+        arrays = {key: data[key][:-3] for key in data.files}
+    with open(path, "wb") as handle:
+        np.savez(handle, **arrays)
+    expect = [path.name, f"holds {cell['summary']['n_trials'] - 3} closed-set trials", "stale", "rerun lidframe grid"]
+    assert_refused(["report", out], capsys, expect=expect, watch=[out])

@@ -131,3 +131,93 @@ def rendered(evaluate_built, systems_built, dp_built, grid_built) -> dict[str, t
 
 def page_path(folder: Path, kind: str) -> Path:
     return folder / f"{kind}-report.html"
+
+
+# ------------------------------------------------------------------ pages written by the command line
+CLI_GRID_SPEC = GRID_SPEC.replace(
+    "seeds = [3]", 'seeds = [3]\n\n[grid.ci]\nn_boot = 100\nlevel = 0.9\nunit = "speaker"'
+)
+
+
+@attrs.frozen(eq=False)
+class CliRun:
+    """A report.html that a ``lidframe`` command wrote, with what else the same run wrote.
+
+    Attributes
+    ----------
+    kind : str
+        ``"evaluate"`` (``evaluate --report``), ``"grid"`` (``lidframe report``) or ``"dp-audit"``.
+    page : Path
+        The report.html.
+    stdout : str
+        What the command printed.
+    record : Any
+        The JSON the same run wrote (evaluate and dp-audit ``--json``), or the grid's
+        finished cells (:func:`lidframe.grid.report.load_results`).
+    files : dict
+        Further files of the run (inputs, the per-speaker CSV, the grid folder).
+    """
+
+    kind: str
+    page: Path
+    stdout: str
+    record: Any
+    files: dict
+
+
+def run_cli(argv) -> tuple[int, str]:
+    """``lidframe *argv*`` in this process: (exit status, stdout)."""
+    import contextlib
+    import io
+
+    from lidframe.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue()
+
+
+@pytest.fixture(scope="session")
+def cli_runs(tmp_path_factory) -> dict[str, CliRun]:
+    """kind -> the page one ``lidframe`` command line wrote (each run once per session)."""
+    import json
+
+    from lidframe.grid.report import load_results
+
+    runs = {}
+    folder = tmp_path_factory.mktemp("cli-evaluate")
+    dev, ev = simulate_system(leakage=0.5, seed=5, n_enrolled=10, trials_per_speaker=6)
+    dev.save(folder / "dev.npz")
+    ev.save(folder / "eval.npz")
+    files = {"dev": folder / "dev.npz", "eval": folder / "eval.npz", "per_speaker": folder / "speakers.csv"}
+    code, out = run_cli(
+        ["evaluate", "--dev", files["dev"], "--eval", files["eval"], "--ci", "--n-boot", "120", "--seed", "4",
+         "--json", folder / "summary.json", "--per-speaker", files["per_speaker"], "--report", folder / "audit"]
+    )  # fmt: skip
+    assert code == 0, out
+    record = json.loads((folder / "summary.json").read_text())
+    runs["evaluate"] = CliRun("evaluate", folder / "audit" / "report.html", out, record, files)
+
+    folder = tmp_path_factory.mktemp("cli-grid")
+    for name, leakage in {"weak": 0.5, "strong": 0.2}.items():
+        dev, ev = simulate_system(seed=len(name), n_enrolled=8, trials_per_speaker=5, leakage=leakage)
+        dev.save(folder / f"{name}_dev.npz")
+        ev.save(folder / f"{name}_eval.npz")
+    (folder / "grid.toml").write_text(CLI_GRID_SPEC)
+    code, _ = run_cli(["grid", folder / "grid.toml", "--out", folder / "out"])
+    assert code == 0
+    code, out = run_cli(["report", folder / "out"])
+    assert code == 0, out
+    runs["grid"] = CliRun(
+        "grid", folder / "out" / "report" / "report.html", out, load_results(folder / "out"), {"out": folder / "out"}
+    )
+
+    folder = tmp_path_factory.mktemp("cli-dp")
+    code, out = run_cli(
+        ["dp-audit", "--mu", "0.5,4", "--n-boot", "100", "--json", folder / "dp.json", "--report", folder / "dp"]
+    )
+    assert code == 0, out
+    record = json.loads((folder / "dp.json").read_text())
+    runs["dp-audit"] = CliRun("dp-audit", folder / "dp" / "report.html", out, record, {})
+    return runs

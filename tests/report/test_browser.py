@@ -1,7 +1,9 @@
 """Each kind of report.html in a real browser: headless Chromium driven by selenium.
 
 For a report of one evaluate Result, of several systems with sensitivity and
-per-speaker tables, of a DP audit and of a grid: the page loads with no console error
+per-speaker tables, of a DP audit and of a grid -- and for the pages the command line
+writes (``lidframe evaluate --report``, ``lidframe report`` on a small grid,
+``lidframe dp-audit --report``, opened where they were written): the page loads with no console error
 and no request other than ``file:`` and ``data:``; every figure is drawn with a size;
 clicking a column header sorts the rows (checked against a sort done here, and back the
 other way); the page prints to PDF; and a screenshot is saved in the test's folder.
@@ -94,8 +96,11 @@ def _requests(driver) -> list[tuple[str, str]]:
 def _open(driver, path):
     driver.get_log("browser")  # drop what earlier pages logged
     driver.get_log("performance")
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(path.as_uri())
-    assert driver.execute_script("return document.readyState") == "complete"
+    # get() normally returns once the page has loaded, but a large page can still be parsing
+    WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def _column_values(driver, table_id: str, column: int) -> list[str]:
@@ -135,11 +140,24 @@ def _click_header(driver, table_id: str, title: str) -> str:
 
 @pytest.mark.parametrize("kind", ["evaluate", "systems", "dp-audit", "grid"])
 def test_report_in_headless_chromium(browser, rendered, kind, tmp_path):
-    from selenium.webdriver.common.by import By
-
     built, page = rendered[kind]
     path = tmp_path / "report.html"
     path.write_text(page, encoding="utf-8")
+    check_page(browser, path, kind, tmp_path)
+    assert built.report.kind == ("evaluate" if kind == "systems" else kind)
+
+
+@pytest.mark.parametrize("kind", ["evaluate", "grid", "dp-audit"])
+def test_page_written_by_the_command_line_in_headless_chromium(browser, cli_runs, kind, tmp_path):
+    """The report.html of ``evaluate --report``, ``lidframe report`` and ``dp-audit --report``, opened where it was written."""
+    check_page(browser, cli_runs[kind].page, kind, tmp_path)
+
+
+def check_page(browser, path, kind: str, tmp_path) -> None:
+    """Open *path* and run every check of this module's docstring on it; keep a PDF and a screenshot in *tmp_path*."""
+    from selenium.webdriver.common.by import By
+
+    page = path.read_text(encoding="utf-8")
     _open(browser, path)
 
     # no console error (a blocked request, a CSP refusal or a script error would be one)
@@ -197,7 +215,6 @@ def test_report_in_headless_chromium(browser, rendered, kind, tmp_path):
     shot = tmp_path / f"{kind}-report.png"
     assert browser.save_screenshot(str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert built.report.kind == ("evaluate" if kind == "systems" else kind)
 
 
 def test_the_checks_see_a_request_and_a_console_error(browser, tmp_path):
