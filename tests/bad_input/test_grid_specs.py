@@ -351,6 +351,8 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_broken_spec_is_refused(case, scores, tmp_path, capsys):
     build, expect = CASES[case]
+    if case == "attacker parameter its base class does not take":
+        pytest.importorskip("torch", reason="ecapa's parameters are read from its class, which needs torch")
     folder = tmp_path / "case"
     shutil.copytree(scores, folder)
     spec = build(folder)
