@@ -1,4 +1,4 @@
-"""``lidframe evaluate``: LID of an eval set, calibrated on a dev set, as a table, JSON and per-trial CSV."""
+"""``lidframe evaluate``: LID of an eval set, calibrated on a dev set, as a table, JSON, per-trial CSV and report.html."""
 
 from __future__ import annotations
 
@@ -39,10 +39,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--no-binary-metrics",
         action="store_true",
-        help="skip EER/Cllr/minCllr over all T x N pairs (they hold every pair's LLR in memory; "
-        "skipped by default for embedding sets over 2^27 pairs)",
+        help="skip the binary view (EER/Cllr/minCllr/ZEBRA/linkability over all T x N pairs; exact up to "
+        "2^27 pairs, binned in the streaming pass above, with its error bounds in the JSON)",
     )
     add_engine_arguments(parser)
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="embedding-set eval: share the trials out in blocks over a dask.distributed cluster at ADDRESS "
+        "(e.g. tcp://10.0.0.5:8786; same numbers as one process; binary metrics binned)",
+    )
     add_output_arguments(parser, json="write the summary as JSON")
     parser.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
     parser.add_argument(
@@ -50,6 +56,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="OUT.csv",
         help="write per-speaker disclosure as CSV, most disclosed first (n_trials, ALID, LIDmax, PDR, "
         "rank-1 rate; with --ci, intervals from resampling each speaker's trials)",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="DIR",
+        help="write DIR/report.html, the audit report: headline, per-speaker table, figures, settings and "
+        "input digests (DIR is made if missing; needs jinja2 and matplotlib)",
     )
     add_bootstrap_arguments(parser)
     parser.set_defaults(run=run)
@@ -76,10 +88,13 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.data.embedset import EmbeddingSet, load_set
     from lidframe.data.fileio import atomic_path, staged_outputs, write_json
 
-    json_out, per_trial_out, per_speaker_out = check_output_paths(
-        {"--json": args.json, "--per-trial": args.per_trial, "--per-speaker": args.per_speaker},
-        inputs=(args.dev, args.eval),
-    )
+    outputs = {"--json": args.json, "--per-trial": args.per_trial, "--per-speaker": args.per_speaker}
+    json_out, per_trial_out, per_speaker_out = check_output_paths(outputs, inputs=(args.dev, args.eval))
+    report_out = None
+    if args.report is not None:
+        from lidframe.report import check_report_dir
+
+        report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=(args.dev, args.eval))
     eval_set = load_set(args.eval)
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
     bootstrap = bootstrap_from_args(args) if args.ci else None
@@ -98,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
         binary_metrics=False if args.no_binary_metrics else "auto",
         bootstrap=bootstrap,
         engine=engine,
+        scheduler=args.scheduler,
     )
     s = result.summary
     print(f"dev:  {args.dev}  ({s['n_dev_trials']} trials x {s['n_dev_enrolled']} enrolled)")
@@ -111,12 +127,19 @@ def run(args: argparse.Namespace) -> int:
         e = s["engine"]
         if e["kernel"] == "dense":
             print(
-                "engine: cosine matrix materialised, float64 (binary metrics need every pair; --no-binary-metrics streams)"
+                "engine: cosine matrix materialised, float64 (exact binary metrics hold every pair; "
+                "--no-binary-metrics streams)"
             )
         else:
             print(
                 f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)"
             )
+            if s.get("binary_method") == "binned":
+                print(
+                    f"binary metrics: binned in the streaming pass ({s['binary_bins']} bins per class; bounds in the JSON)"
+                )
+        if "scheduler" in s:
+            print(f"cluster: {s['n_blocks']} blocks of trials on the dask scheduler {s['scheduler']}")
     print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
@@ -129,7 +152,10 @@ def run(args: argparse.Namespace) -> int:
     if args.ci:
         print()
         print(format_ci_table(s))
-    speakers = None if per_speaker_out is None else per_speaker(result, bootstrap=bootstrap)
+    speakers = None
+    if per_speaker_out is not None or report_out is not None:
+        speakers = per_speaker(result, bootstrap=bootstrap)
+    report = None if report_out is None else _report(args, result, speakers, bootstrap)
     with staged_outputs():  # every file or, on an error, none
         if json_out is not None:
             write_json(json_out, result.to_dict())
@@ -139,4 +165,51 @@ def run(args: argparse.Namespace) -> int:
         if per_speaker_out is not None and speakers is not None:
             with atomic_path(per_speaker_out) as tmp:
                 speakers.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
+        if report_out is not None and report is not None:
+            from lidframe.report import write_report
+
+            write_report(report_out, report, make_folder=True)
+    if report_out is not None:
+        print(f"\nwrote the audit report to {report_out}")
     return 0
+
+
+def _report(args: argparse.Namespace, result, speakers, bootstrap):
+    """The report of this run: the Result and its per-speaker table, the input files and the flags behind them."""
+    from lidframe.registry import spec_inputs
+    from lidframe.report import report_from_results
+
+    label = Path(args.eval).stem
+    inputs: dict[str, str | Path] = {"dev": args.dev, "eval": args.eval}
+    for kind, spec in (("calibrator", args.calibrator), ("prior", args.prior)):
+        files = spec_inputs(kind, spec).files
+        for k, path in enumerate(files, start=1):
+            inputs[f"{kind} file" + (f" {k}" if len(files) > 1 else "")] = path
+    s = result.summary
+    settings = {
+        "command": "lidframe evaluate",
+        "--calibrator": args.calibrator,
+        "--prior": args.prior,
+        "--znorm-ddof": args.znorm_ddof,
+        "binary metrics": s.get("binary_metrics", "computed"),
+        "intervals": "none (no --ci)" if bootstrap is None else f"--ci: {_bootstrap_text(bootstrap)}",
+    }
+    if bootstrap is not None:
+        settings["per-speaker intervals"] = "resampling each speaker's own trials (unit trial), same n_boot and seed"
+    if "engine" in s:
+        settings["engine"] = ", ".join(f"{k} {v}" for k, v in s["engine"].items())
+    return report_from_results(
+        {label: result},
+        per_speaker={label: speakers},
+        inputs=inputs,
+        settings=settings,
+        notes=[f"lidframe evaluate of {args.eval}, calibrated on {args.dev}."],
+    )
+
+
+def _bootstrap_text(bootstrap) -> str:
+    """``'level 0.95, bca, 1000 resamples of speakers, seed 0'``."""
+    return (
+        f"level {bootstrap.level:g}, {bootstrap.method}, {bootstrap.n_boot} resamples of {bootstrap.unit}s, "
+        f"seed {bootstrap.seed}"
+    )

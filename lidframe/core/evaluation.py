@@ -36,6 +36,7 @@ import attrs
 import numpy as np
 
 from lidframe._version import __version__
+from lidframe.core.cluster import ClusterLID, lid_on_cluster
 from lidframe.core.engine import Engine
 from lidframe.core.lid import LN2, lid_from_scores
 from lidframe.core.streaming import lid_from_embeddings
@@ -64,7 +65,6 @@ __all__ = [
     "naming_set",
     "set_label",
     "BINARY_PAIR_LIMIT",
-    "BinaryMetricsSkipped",
 ]
 
 #: ``binary_metrics="auto"`` computes the exact binary view of an eval *embedding* set (by
@@ -76,14 +76,6 @@ BINARY_PAIR_LIMIT = 1 << 27
 
 #: What :func:`evaluate` and the analyses accept as a set: a score set, an embedding set, or the path of either.
 SetLike: TypeAlias = ScoreSet | EmbeddingSet | StrPath
-
-
-class BinaryMetricsSkipped(UserWarning):
-    """Was issued when ``binary_metrics="auto"`` skipped the binary view of a large eval embedding set.
-
-    Kept so that code filtering it keeps working: ``"auto"`` now bins such a set's binary
-    view in the streaming pass instead of skipping it, and nothing issues this warning.
-    """
 
 
 def as_set(obj: SetLike, role: str) -> ScoreSet | EmbeddingSet:
@@ -254,6 +246,7 @@ def evaluate(
     binary_metrics: bool | Literal["auto"] = "auto",
     bootstrap: Bootstrap | None = None,
     engine: Engine | None = None,
+    scheduler: str | Any | None = None,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
@@ -300,6 +293,19 @@ def evaluate(
         (:func:`lidframe.core.streaming.lid_from_embeddings`; device ``"auto"`` is CUDA
         when available, precision ``"auto"`` float64 on the CPU and bfloat16 on CUDA).
         What ran is recorded in ``summary["engine"]`` for an eval embedding set.
+    scheduler : str or distributed.Client, optional
+        Run the streaming engine of an eval embedding set on a dask.distributed cluster:
+        a scheduler address (``"tcp://10.0.0.5:8786"``, connected with a 10 s timeout) or
+        a client.  The eval trials are cut into blocks of rows, one task each, and the
+        enrolled profiles and the calibrator's map are sent once per worker
+        (:func:`lidframe.core.cluster.lid_on_cluster`); the numbers equal the
+        single-process run (LID to float64 rounding, ranks and binned counts exactly).
+        With a scheduler the binary view of an embedding set is binned at every size
+        (``"auto"`` and True; the exact one needs every pair on the client).
+        ``summary["scheduler"]`` records the address and ``summary["n_blocks"]`` the
+        blocks.  Not an :class:`~lidframe.core.engine.Engine` field: a client is a live
+        connection, not a setting, and where the blocks ran does not change a number.
+        A score set cannot be sharded (an InputError).
 
     Returns
     -------
@@ -325,13 +331,15 @@ def evaluate(
         binary_metrics=binary_metrics,
         bootstrap=bootstrap,
         engine=engine,
+        scheduler=scheduler,
     )
 
 
-def _binary_metrics_decision(eval_set, binary_metrics) -> tuple[str, str | None]:
+def _binary_metrics_decision(eval_set, binary_metrics, *, on_cluster: bool = False) -> tuple[str, str | None]:
     """(status, method) for *binary_metrics* ("auto", True or False) on *eval_set*.
 
     status is ``"computed"`` or ``"skipped: <why>"``; method ``"exact"``, ``"binned"`` or None.
+    *on_cluster*: the streaming engine runs on a cluster, so an embedding set is binned at any size.
     """
     if isinstance(binary_metrics, (bool, np.bool_)):
         if not binary_metrics:
@@ -341,7 +349,7 @@ def _binary_metrics_decision(eval_set, binary_metrics) -> tuple[str, str | None]
     if not isinstance(eval_set, EmbeddingSet):
         return "computed", "exact"
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
-    if binary_metrics == "auto" and n_pairs <= BINARY_PAIR_LIMIT:
+    if binary_metrics == "auto" and n_pairs <= BINARY_PAIR_LIMIT and not on_cluster:
         return "computed", "exact"
     return "computed", "binned"
 
@@ -362,6 +370,7 @@ def evaluate_fitted(
     binary_metrics: bool | Literal["auto"] = "auto",
     bootstrap: Bootstrap | None = None,
     engine: Engine | None = None,
+    scheduler: str | Any | None = None,
 ) -> Result:
     """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
 
@@ -374,7 +383,7 @@ def evaluate_fitted(
     prior : str or prior, default "uniform"
     dev : ScoreSet, optional
         Only fills the dev sizes of the summary.
-    znorm_ddof, binary_metrics, bootstrap, engine
+    znorm_ddof, binary_metrics, bootstrap, engine, scheduler
         As for :func:`evaluate`.
 
     Returns
@@ -384,7 +393,12 @@ def evaluate_fitted(
     eval_set = as_set(eval, "eval")
     bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
     settings: Engine = _check_option(engine, Engine, "engine") or Engine()
-    binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics)
+    if scheduler is not None and not isinstance(eval_set, EmbeddingSet):
+        raise InputError(
+            f"{set_label(eval_set, 'eval')}: scheduler= shards an eval embedding set over a cluster; "
+            "this is a score set (evaluate it without a scheduler)"
+        )
+    binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics, on_cluster=scheduler is not None)
     binary = binary_method == "exact"  # every pair's LLR, held and sorted
     engine_used = None
     if isinstance(eval_set, EmbeddingSet) and binary:
@@ -406,7 +420,25 @@ def evaluate_fitted(
     n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
     pair_llr: tuple[np.ndarray, np.ndarray] | None = None
     binned_pairs: BinnedPairs | None = None
-    if isinstance(closed, EmbeddingSet):
+    cluster_run: ClusterLID | None = None
+    if isinstance(closed, EmbeddingSet) and scheduler is not None:
+        with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
+            cluster_run = lid_on_cluster(
+                closed.trial_vectors,
+                closed.enrol_vectors,
+                closed.true_index,
+                fitted,
+                log_prior,
+                scheduler=scheduler,
+                znorm_ddof=znorm_ddof,
+                engine=settings,
+                row_names=closed.trial_ids,
+                binary_bins=DEFAULT_BINS if binary_method == "binned" else None,
+            )
+        streamed = cluster_run.lid
+        lid_closed, ranks, binned_pairs = streamed.lid_bits, streamed.true_rank, streamed.binned_pairs
+        engine_used = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
+    elif isinstance(closed, EmbeddingSet):
         with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
             streamed = lid_from_embeddings(
                 closed.trial_vectors,
@@ -481,6 +513,9 @@ def evaluate_fitted(
     )
     if engine_used is not None:
         summary["engine"] = engine_used
+    if cluster_run is not None:
+        summary["scheduler"] = cluster_run.scheduler
+        summary["n_blocks"] = cluster_run.n_blocks
     return Result(
         lid=lid,
         posterior_true=posterior_true,

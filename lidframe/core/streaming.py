@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from collections.abc import Callable
 
 import attrs
 import numpy as np
@@ -48,7 +49,14 @@ from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
 from lidframe.metrics.binned import BinGrid, BinnedPairs
 
-__all__ = ["StreamingLID", "cosine_row_stats", "lid_from_embeddings", "llr_grid", "dev_pair_groups"]
+__all__ = [
+    "StreamingLID",
+    "cosine_row_stats",
+    "lid_from_embeddings",
+    "llr_grid",
+    "pair_llr_grid",
+    "dev_pair_groups",
+]
 
 _LOG2E = 1.0 / LN2
 # a row whose cosine scores have a standard deviation below this is constant to
@@ -146,7 +154,7 @@ def _z_bound(keys, row_scale, n_enrolled: int, ddof: int, znorm: bool) -> float:
     return bound
 
 
-def llr_grid(llr_map, z_bound: float, n_bins: int) -> BinGrid:
+def llr_grid(llr_map: Callable[[np.ndarray], ArrayLike], z_bound: float, n_bins: int) -> BinGrid:
     """Equal LLR bins covering map([-z_bound, z_bound]), fixed before the pass.
 
     Parameters
@@ -234,11 +242,58 @@ def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
 
 
 def _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm):
-    """An empty BinnedPairs on a grid that holds every pair's LLR, or None without *binary_bins*."""
+    """An empty BinnedPairs on a grid that holds every pair's LLR, or None without *binary_bins*.
+
+    *binary_bins* is a number of bins (the grid is fixed here from these rows) or a
+    :class:`BinGrid` fixed by the caller (the blocks of :mod:`lidframe.core.cluster`).
+    """
     if binary_bins is None:
         return None
+    if isinstance(binary_bins, BinGrid):
+        return BinnedPairs(binary_bins)
     z_bound = _z_bound(keys, row_scale, keys.shape[0], ddof, znorm)
     return BinnedPairs(llr_grid(llr_map, z_bound, binary_bins))
+
+
+def pair_llr_grid(
+    trial_emb: ArrayLike,
+    enrol_emb: ArrayLike,
+    calibrator: FittedCalibrator,
+    n_bins: int,
+    *,
+    znorm_ddof: int = 1,
+    row_names: ArrayLike | None = None,
+) -> BinGrid:
+    """The LLR bin grid :func:`lid_from_embeddings` counts pairs on with ``binary_bins=n_bins``.
+
+    Computed from the closed-form row statistics of *all* trials (float64, numpy), exactly
+    as the single-process pass fixes it, so that blocks of trial rows counted on it
+    (``binary_bins=grid``) merge into the single-process counts.
+
+    Parameters
+    ----------
+    trial_emb : array_like, shape (T, d)
+    enrol_emb : array_like, shape (N, d)
+    calibrator : fitted calibrator or llr map
+    n_bins : int
+    znorm_ddof : {0, 1}
+    row_names : array_like of str, shape (T,), optional
+
+    Returns
+    -------
+    BinGrid
+    """
+    znorm_ddof = check_ddof(znorm_ddof)
+    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
+    znorm = uses_znorm(calibrator)
+    keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, znorm, row_names)
+    z_bound = _z_bound(keys, row_scale, keys.shape[0], znorm_ddof, znorm)
+    return llr_grid(_llr_map(calibrator), z_bound, n_bins)
+
+
+def _llr_map(calibrator):
+    """The closed-form map of a fitted calibrator (or the map itself)."""
+    return calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
 
 
 def _pair_llr(llr, llr_map, folded: bool):
@@ -420,7 +475,7 @@ def lid_from_embeddings(
     engine: Engine | None = None,
     row_names: ArrayLike | None = None,
     triton_blocks: dict | None = None,
-    binary_bins: int | None = None,
+    binary_bins: int | BinGrid | None = None,
 ) -> StreamingLID:
     """Per-trial LID of a cosine attacker straight from embeddings.
 
@@ -462,7 +517,9 @@ def lid_from_embeddings(
         the closed-form row statistics, and Samuelson's inequality), so no pair falls
         outside it.  Memory O(bins + tile).  The fused Triton kernel does not count
         pairs: with ``binary_bins`` the torch path runs instead (also when ``kernel`` is
-        ``"triton"``; ``StreamingLID.kernel`` says which ran).
+        ``"triton"``; ``StreamingLID.kernel`` says which ran).  A :class:`BinGrid` instead
+        of a number counts on that grid as given (:func:`pair_llr_grid` of the whole set,
+        for blocks of its rows whose counts are merged: :mod:`lidframe.core.cluster`).
 
     Returns
     -------
@@ -478,11 +535,13 @@ def lid_from_embeddings(
     true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
     log_prior = _check_log_prior(log_prior, n_enrolled)
     znorm = uses_znorm(calibrator)
-    llr_map = calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
+    llr_map = _llr_map(calibrator)
     if isinstance(llr_map, AffineMap) and not llr_map.slope >= 0:
         raise InputError(f"an LLR map must be non-decreasing: affine map with slope {llr_map.slope} (need >= 0)")
-    if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
-        raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
+    if binary_bins is not None and not (
+        isinstance(binary_bins, BinGrid) or (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1)
+    ):
+        raise InputError(f"binary_bins must be a positive number of bins or a BinGrid, got {binary_bins!r}")
     kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
     if kernel == "triton" and binary_bins is not None:  # the fused kernel never holds a tile of LLRs
         kernel = "torch"
