@@ -212,9 +212,17 @@ class Logistic(Calibrator):
             groups = group_pairs(scores, labels, sample_weight, self.bins)
             fit_scores, fit_labels, fit_weight = groups.scores, groups.labels, groups.weights
             self.fit_bins_ = int(self.bins)
+        class_weight: str | None = "balanced" if self.weighting == "balanced" else None
+        if class_weight == "balanced" and fit_weight is not None:
+            # balance the classes by their *weighted* totals (pairs, for pooled groups)
+            # explicitly: scikit-learn before 1.6 balanced class_weight="balanced" by the
+            # number of rows, ignoring sample_weight, which would weigh pooled groups, not pairs
+            totals = np.array([fit_weight[fit_labels == 0].sum(), fit_weight[fit_labels == 1].sum()])
+            fit_weight = fit_weight * (totals.sum() / (2.0 * totals))[fit_labels.astype(np.intp)]
+            class_weight = None
         model = LogisticRegression(
             C=np.inf if self.C is None else float(self.C),
-            class_weight="balanced" if self.weighting == "balanced" else None,
+            class_weight=class_weight,
             tol=_TOL,
             max_iter=1000,
         )
