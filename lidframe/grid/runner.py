@@ -93,9 +93,10 @@ Inputs = dict[str, list[str]]
 
 
 def _version() -> str:
-    from lidframe._version import __version__
+    """lidframe's version and a digest of its loaded source (:func:`lidframe._version.code_version`)."""
+    from lidframe._version import code_version
 
-    return __version__
+    return code_version()
 
 
 def _ci_key(bootstrap) -> dict:

@@ -150,11 +150,43 @@ def test_settings_and_code_versions_are_inputs(tmp_path, capsys, monkeypatch):
     assert next(iter(summaries(out).values()))["alid"] == pytest.approx(want, abs=1e-12)
     import lidframe._version
 
-    real = lidframe._version.__version__
+    real = lidframe._version.code_version()
     monkeypatch.setattr(lidframe._version, "__version__", "99.0")
     said = grid(spec, out, capsys)
-    assert f"recomputing 1 cell: lidframe code changed (lidframe {real} -> lidframe 99.0)" in said
+    bumped = lidframe._version.code_version()
+    assert bumped.startswith("99.0+src.")
+    assert f"recomputing 1 cell: lidframe code changed (lidframe {real} -> lidframe {bumped})" in said
     assert len(rows(out)) == 1
+    # the same version string with other source (an editable install after a pull, or a
+    # source tree that is not installed): the cells follow the code, not the label
+    monkeypatch.setattr(lidframe._version, "_source_digest", lambda: "e" * 64)
+    said = grid(spec, out, capsys)
+    assert f"lidframe code changed (lidframe {bumped} -> lidframe 99.0+src.{'e' * 16})" in said
+    assert len(rows(out)) == 1
+
+
+def test_the_code_digest_covers_every_code_file_by_path_and_content(tmp_path):
+    import hashlib
+
+    from lidframe._version import tree_digest
+
+    root = tmp_path / "pkg"
+    (root / "sub").mkdir(parents=True)
+    (root / "a.py").write_text("x = 1\n")
+    (root / "sub" / "b.py").write_text("y = 2\n")
+    (root / "notes.txt").write_text("not code")
+    want = hashlib.sha256()
+    for rel in ("a.py", "sub/b.py"):  # sorted paths, "root index:path\0", bytes, "\0"
+        want.update(f"0:{rel}\0".encode() + (root / rel).read_bytes() + b"\0")
+    assert tree_digest([root]) == want.hexdigest()
+    before = tree_digest([root])
+    (root / "notes.txt").write_text("still not code")
+    assert tree_digest([root]) == before
+    (root / "sub" / "b.py").write_text("y = 3\n")
+    assert tree_digest([root]) != before
+    edited = tree_digest([root])
+    (root / "sub" / "b.py").rename(root / "sub" / "c.py")
+    assert tree_digest([root]) != edited
 
 
 def test_a_plugin_version_bump_recomputes_its_cells(tmp_path, capsys, monkeypatch):
