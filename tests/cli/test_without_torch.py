@@ -153,3 +153,14 @@ def test_the_python_api_names_what_to_install(tmp_path):
     assert proc.returncode == 0, proc.stderr
     name, message = proc.stdout.strip().split(" | ")
     assert name == "torch" and all(hint in message for hint in INSTALL)
+
+
+def test_plugins_check_lists_the_neural_attackers_as_needing_torch_and_passes(tmp_path):
+    # a built-in that needs an optional dependency is not a broken plugin: exit 0
+    done = run_without_torch(tmp_path, ["plugins", "--check"])
+    assert done.returncode == 0, done.stderr
+    rows = {line.split()[1]: line for line in done.stdout.splitlines()[1:] if line.strip()}
+    assert rows["ecapa"].endswith("needs torch (not installed)")
+    assert rows["xvector"].endswith("needs torch (not installed)")
+    assert rows["random"].endswith("ok") and rows["logistic"].endswith("ok")
+    assert "BROKEN" not in done.stdout
