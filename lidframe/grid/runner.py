@@ -153,6 +153,8 @@ class _InputDigests:
         inputs: Inputs = {}
         for name in ("wav.scp", "utt2spk"):
             inputs[f"{folder} {name}"] = [f"{_shown(base / name)}", self.digests.digest(base / name)]
+        if (base / "spk2utt").is_file():  # optional, but read_data_dir checks it against utt2spk
+            inputs[f"{folder} spk2utt"] = [f"{_shown(base / 'spk2utt')}", self.digests.digest(base / "spk2utt")]
         if reads_audio:  # a listed file that is missing counts as "missing": its arrival changes the digest
             listing = [
                 (u.utt_id, self.digests.digest(u.path) if u.path and os.path.isfile(u.path) else "missing")

@@ -89,3 +89,36 @@ def test_bad_parameters_are_refused_without_building(tmp_path):
     pytest.importorskip("torch", reason="ecapa's parameters are read from its class, which needs torch")
     with pytest.raises(InputError, match="no parameter 'colour'"):
         registry.spec_inputs("attacker", "ecapa?colour=red")
+
+
+def test_a_data_dirs_spk2utt_is_an_input_when_present(tmp_path):
+    # read_data_dir checks spk2utt against utt2spk, so it is something the cell read
+    from lidframe.grid.runner import plan_grid
+    from lidframe.grid.spec import load_grid_spec
+
+    folder = tmp_path / "spec"
+    for split in ("dev", "eval"):
+        for kind in ("enrolls", "trials"):
+            d = folder / f"{split}_{kind}"
+            d.mkdir(parents=True)
+            utts = [(f"{split}-{kind}-{s}-{k}", f"{split}spk{s}") for s in range(3) for k in range(2)]
+            (d / "wav.scp").write_text("".join(f"{u} none.wav\n" for u, _ in utts))
+            (d / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s in utts))
+    spk2utt = folder / "eval_trials" / "spk2utt"
+    spk2utt.write_text("".join(f"evalspk{s} eval-trials-{s}-0 eval-trials-{s}-1\n" for s in range(3)))
+    np.savez(folder / "emb.npz", utt_ids=np.array(["x"]), vectors=np.zeros((1, 4)))
+    (folder / "grid.toml").write_text(
+        f'[grid]\ncalibrators = ["logistic"]\nattackers = ["precomputed?path={folder / "emb.npz"}"]\n'
+        '[systems.sim]\ndev = { enrol = "dev_enrolls", trials = ["dev_trials"] }\n'
+        'eval = { enrol = "eval_enrolls", trials = ["eval_trials"] }\n'
+    )
+
+    def cell_inputs():
+        plan = plan_grid(load_grid_spec(folder / "grid.toml"), tmp_path / "out")
+        (cell,) = [c for task in plan["tasks"] for c in task["cells"]]
+        return cell["inputs"], cell["inputs_digest"]
+
+    inputs, before = cell_inputs()
+    assert any(key.endswith("spk2utt") for key in inputs)
+    spk2utt.write_text("".join(f"evalspk{s} eval-trials-{s}-1 eval-trials-{s}-0\n" for s in range(3)))
+    assert cell_inputs()[1] != before
