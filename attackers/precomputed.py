@@ -90,7 +90,7 @@ def _read_kaldi(path: Path) -> dict[str, np.ndarray]:
     except ImportError:
         raise InputError(f"{path}: reading Kaldi archives needs kaldiio (pip install kaldiio)") from None
     try:
-        reader = kaldiio.load_scp(str(path)) if path.suffix == ".scp" else kaldiio.load_ark(str(path))
+        reader = kaldiio.load_scp(str(path)) if path.suffix.lower() == ".scp" else kaldiio.load_ark(str(path))
         items = reader.items() if hasattr(reader, "items") else reader
         return {str(k): np.asarray(v, dtype=np.float64).ravel() for k, v in items}
     except Exception as exc:  # kaldiio raises assorted errors on bad files
