@@ -34,9 +34,18 @@ def test_every_format_gives_the_same_embeddings(tmp_path, vectors):
     pd.DataFrame({"utterance_id": ids, "speaker_id": ["s"] * 6, "embedding": list(vec)}).to_parquet(
         tmp_path / "e.parquet"
     )
+    (tmp_path / "f.SCP").write_text((tmp_path / "d.scp").read_text())  # suffixes are case-insensitive
     utts = [Utterance(u, "s") for u in reversed(ids)]
     want = vec[::-1]
-    for name, tol in (("a.npz", 0), ("b.npz", 0), ("c.npy", 0), ("d.ark", 1e-6), ("d.scp", 1e-6), ("e.parquet", 0)):
+    for name, tol in (
+        ("a.npz", 0),
+        ("b.npz", 0),
+        ("c.npy", 0),
+        ("d.ark", 1e-6),
+        ("d.scp", 1e-6),
+        ("f.SCP", 1e-6),
+        ("e.parquet", 0),
+    ):
         got = PrecomputedEmbeddings(path=tmp_path / name).embed(utts)
         np.testing.assert_allclose(got, want, atol=tol, err_msg=name)
 
