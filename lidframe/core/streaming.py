@@ -407,7 +407,8 @@ def _torch_path(
     keys_t = keys.T.contiguous().to(_torch_dtype(precision)).to(work)
     log_n = _uniform_log_n(log_prior)
     bias = None if log_n is not None else torch.as_tensor(log_prior, dtype=work, device=device)
-    cols_all = torch.as_tensor(true_index, device=device)
+    # a writable copy: torch warns about read-only arrays (the caller's may be)
+    cols_all = torch.as_tensor(np.array(true_index, copy=True), device=device)
     lid = torch.empty(n_trials, dtype=torch.float64, device=device)
     rank = torch.empty(n_trials, dtype=torch.int64, device=device)
     budget = _TILE_VALUES_CUDA if str(device).startswith("cuda") else _TILE_VALUES_TORCH_CPU
