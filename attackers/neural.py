@@ -180,6 +180,12 @@ class NeuralAttacker(EmbeddingAttacker):
         batches pay the compilation (tens of seconds), large runs gain.  Ignored on CPU.
     """
 
+    @classmethod
+    def input_files(cls, params: dict) -> list[Path]:
+        """The checkpoint, when one is given: a file the attacker reads, which must exist (grid validation, cache keys)."""
+        checkpoint = params.get("checkpoint")
+        return [Path(checkpoint)] if checkpoint else []
+
     def __init__(
         self,
         *,

@@ -333,6 +333,12 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
         edit('attackers = ["precomputed?path={folder}/emb.npz"]', 'attackers = ["ecapa?colour=red"]', DATA_DIRS),
         ["[grid.attackers[0]]", "attacker 'ecapa' has no parameter 'colour'", "checkpoint"],
     ),
+    "attacker checkpoint missing": (
+        edit(
+            'attackers = ["precomputed?path={folder}/emb.npz"]', 'attackers = ["ecapa?checkpoint=gone.ckpt"]', DATA_DIRS
+        ),
+        ["[grid.attackers[0]]", "'gone.ckpt' does not exist"],
+    ),
     "attacker parameter not a number": (
         edit('attackers = ["precomputed?path={folder}/emb.npz"]', 'attackers = ["random?dim=wide"]', DATA_DIRS),
         ["[grid.attackers[0]]", "'dim'", "'wide'"],
@@ -351,7 +357,7 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
 @pytest.mark.parametrize("case", list(CASES))
 def test_broken_spec_is_refused(case, scores, tmp_path, capsys):
     build, expect = CASES[case]
-    if case == "attacker parameter its base class does not take":
+    if case in ("attacker parameter its base class does not take", "attacker checkpoint missing"):
         pytest.importorskip("torch", reason="ecapa's parameters are read from its class, which needs torch")
     folder = tmp_path / "case"
     shutil.copytree(scores, folder)
