@@ -13,6 +13,25 @@ from pathlib import Path
 import pytest
 
 from lidframe.cli import main
+from lidframe.data.simulate import simulate_system
+
+
+@pytest.fixture(scope="module")
+def good_sets():
+    """A good (dev, eval) pair of small score sets: 6 enrolled speakers, 4 trials each."""
+    return simulate_system(leakage=0.5, seed=13, n_enrolled=6, trials_per_speaker=4)
+
+
+@pytest.fixture()
+def folders(tmp_path, good_sets):
+    """``(data, out)``: *data* holds ``dev.npz`` and ``eval.npz`` of :func:`good_sets`, *out* is empty."""
+    dev, ev = good_sets
+    data, out = tmp_path / "data", tmp_path / "out"
+    data.mkdir()
+    out.mkdir()
+    dev.save(data / "dev.npz")
+    ev.save(data / "eval.npz")
+    return data, out
 
 
 def _snapshot(folders: Iterable[Path]) -> dict[str, tuple[int, int]]:

@@ -4,25 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lidframe.data.simulate import simulate_system
 from tests.bad_input.conftest import assert_refused
-
-
-@pytest.fixture(scope="module")
-def good_sets():
-    return simulate_system(leakage=0.5, seed=13, n_enrolled=6, trials_per_speaker=4)
-
-
-@pytest.fixture()
-def folders(tmp_path, good_sets):
-    dev, ev = good_sets
-    data, out = tmp_path / "data", tmp_path / "out"
-    data.mkdir()
-    out.mkdir()
-    dev.save(data / "dev.npz")
-    ev.save(data / "eval.npz")
-    return data, out
-
 
 # (spec, fragments the message must hold)
 SPECS = {

@@ -21,26 +21,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lidframe.data.simulate import simulate_system
 from tests.bad_input.conftest import _snapshot, assert_refused
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(scope="module")
-def good_sets():
-    return simulate_system(leakage=0.5, seed=14, n_enrolled=6, trials_per_speaker=4)
-
-
-@pytest.fixture()
-def folders(tmp_path, good_sets):
-    dev, ev = good_sets
-    data, out = tmp_path / "data", tmp_path / "out"
-    data.mkdir()
-    out.mkdir()
-    dev.save(data / "dev.npz")
-    ev.save(data / "eval.npz")
-    return data, out
 
 
 def evaluate_argv(data: Path, *outputs: object) -> list[object]:
