@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from lidframe.data.fileio import StrPath, atomic_path
+from lidframe.data.npzfile import read_npz
 from lidframe.errors import InputError
 
 __all__ = ["CacheWarning", "EmbeddingCache", "read_entry"]
@@ -63,18 +64,9 @@ def read_entry(path: StrPath, dim: int) -> np.ndarray | None:
         failure of reading it (corrupt zip, bad ``.npy`` header, pickled data, CRC or
         decompression errors, permission denied) makes it a miss.
     """
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except Exception:  # anything numpy or zipfile raise on bad bytes: a miss, not a crash
-        return None
-    if not isinstance(loaded, np.lib.npyio.NpzFile):  # a bare .npy array, not what is written
-        return None
-    try:
-        with loaded as members:
-            if list(members.files) != [MEMBER]:
-                return None
-            embedding = members[MEMBER]
-    except Exception:  # a damaged member (CRC, zlib, truncated .npy inside the zip)
+    try:  # the data wing's checked reader: headers before data, no pickles, exactly this member
+        embedding = read_npz(path, (MEMBER,), what="embedding-cache entry")[MEMBER]
+    except (InputError, OSError):  # damaged, foreign or unreadable: a miss, not a crash
         return None
     if embedding.dtype != np.float32 or embedding.shape != (dim,) or not np.isfinite(embedding).all():
         return None
