@@ -50,7 +50,7 @@ them in this process) and ``backend="dask"`` on a dask.distributed cluster
 (``scheduler`` address, or a ``distributed.Client``); only the main process writes the
 store, under the output folder's lock (:func:`lidframe.grid.store.folder_lock`).  Pool
 workers end when the process that started them dies, even by SIGKILL
-(:func:`_exit_with_parent`).  A failing cell is recorded with its error and the others
+(:func:`lidframe.data.workers.process_pool`).  A failing cell is recorded with its error and the others
 go on.
 """
 
@@ -60,9 +60,6 @@ import hashlib
 import json
 import os
 import re
-import signal
-import sys
-import threading
 import time
 import traceback
 from collections import Counter
@@ -75,6 +72,7 @@ import numpy as np
 
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath, atomic_path, json_clean
+from lidframe.data.workers import process_pool
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.spec import GridSpec, load_grid_spec
@@ -449,46 +447,6 @@ def _store(connection: sqlite3.Connection, out: Path, record: dict, spec_digest:
 
 
 # ----------------------------------------------------------------- execution
-def _exit_with_parent(parent_pid: int) -> None:
-    """Pool-worker initializer: end this worker as soon as the process that started it dies.
-
-    On Linux the kernel sends SIGKILL when the parent goes (``PR_SET_PDEATHSIG``); on
-    every platform a daemon thread also polls the parent twice a second and exits the
-    worker once it is gone (re-parented, or no such pid).  A worker holds nothing worth
-    keeping: only the main process writes the store.
-    """
-    if sys.platform.startswith("linux"):
-        try:
-            import ctypes
-
-            libc = ctypes.CDLL(None, use_errno=True)
-            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
-        except (OSError, AttributeError):
-            pass
-    started_by = os.getppid()
-
-    def parent_gone() -> bool:
-        if os.getppid() != started_by:
-            return True
-        try:
-            os.kill(parent_pid, 0)
-        except ProcessLookupError:
-            return True
-        except PermissionError:
-            return False
-        return False
-
-    if parent_gone():  # it died before this worker got here
-        os._exit(1)
-
-    def watch() -> None:
-        while not parent_gone():
-            time.sleep(0.5)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="lidframe-parent-watch", daemon=True).start()
-
-
 def _check_backend(backend: str, jobs: int, scheduler: object) -> None:
     """Refuse a bad backend choice before anything is written."""
     if backend not in ("local", "dask"):
@@ -511,9 +469,9 @@ def _executor(
     if backend == "local":
         if jobs <= 1:
             return None, lambda fn, items: (fn(item) for item in items)
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+        from concurrent.futures import as_completed
 
-        pool = ProcessPoolExecutor(max_workers=jobs, initializer=_exit_with_parent, initargs=(os.getpid(),))
+        pool = process_pool(jobs)
 
         def run(fn, items):
             futures = [pool.submit(fn, item) for item in items]

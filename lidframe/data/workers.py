@@ -1,0 +1,68 @@
+"""Worker processes that end with the process that started them.
+
+:func:`process_pool` is the one way lidframe starts a local process pool (the grid's
+``jobs``, the real-voice demo's anonymisers).  Its workers run :func:`exit_with_parent`
+first, so a parent killed even by SIGKILL leaves no orphan computing on: on Linux the
+kernel signals the worker (``PR_SET_PDEATHSIG``), and on every platform a daemon thread
+polls the parent twice a second and ends the worker once it is gone.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+__all__ = ["exit_with_parent", "process_pool"]
+
+
+def exit_with_parent(parent_pid: int) -> None:
+    """Pool-worker initializer: end this worker as soon as process *parent_pid* dies.
+
+    A worker holds nothing worth keeping: whatever it computes goes back to the parent,
+    which alone writes results.
+    """
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
+        except (OSError, AttributeError):
+            pass
+    started_by = os.getppid()
+
+    def parent_gone() -> bool:
+        if os.getppid() != started_by:
+            return True
+        try:
+            os.kill(parent_pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        return False
+
+    if parent_gone():  # it died before this worker got here
+        os._exit(1)
+
+    def watch() -> None:
+        while not parent_gone():
+            time.sleep(0.5)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lidframe-parent-watch", daemon=True).start()
+
+
+def process_pool(jobs: int) -> ProcessPoolExecutor:
+    """A pool of *jobs* worker processes that each run :func:`exit_with_parent` first.
+
+    Parameters
+    ----------
+    jobs : int
+        Number of worker processes (>= 1).
+    """
+    return ProcessPoolExecutor(max_workers=jobs, initializer=exit_with_parent, initargs=(os.getpid(),))
