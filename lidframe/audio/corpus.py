@@ -13,8 +13,11 @@ speech with the engines installed on the machine.  Each *voice* is one speaker:
 :func:`build_corpus` synthesizes K sentences per voice, converts them to 16 kHz mono
 16-bit WAV, splits the speakers into train / dev / eval (and dev/eval utterances into
 enrolment and trials), and writes data directories with ``wav.scp``, ``utt2spk``,
-``spk2utt`` and ``text``.  Files already present are kept (a rerun resumes).  The
-engines run as subprocesses with argument lists (no shell).
+``spk2utt`` and ``text``.  A wav file's name carries a digest of what made it (engine,
+voice arguments, sentence, sample rate), so a rerun reuses exactly the files it would
+synthesize again -- another seed or sentence count picks other sentences, hence other
+files, never a stale one.  The engines run as subprocesses with argument lists (no
+shell), ``jobs`` of them at a time.
 
 Install the engines with ``apt-get install espeak-ng flite`` and, for MBROLA (Debian
 contrib/non-free), ``apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbrola-en1``.
@@ -22,10 +25,12 @@ contrib/non-free), ``apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbr
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -155,6 +160,12 @@ def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = 16000) -
         soundfile.write(str(tmp_path), audio, sample_rate, subtype="PCM_16", format="WAV")
 
 
+def _recipe_digest(voice: Voice, text: str, sample_rate: int = 16000) -> str:
+    """12 hex digits of SHA-256 over what makes an utterance's audio: engine, arguments, sentence, rate."""
+    recipe = json.dumps([voice.engine, list(voice.args), text, sample_rate])
+    return hashlib.sha256(recipe.encode()).hexdigest()[:12]
+
+
 def _write_data_dir(folder: Path, utterances: list[tuple[str, str, str, str]]) -> None:
     """wav.scp, utt2spk, spk2utt and text of (utt, speaker, wav path relative to folder, text) tuples."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -176,6 +187,7 @@ def build_corpus(
     enrol: int = 3,
     split: tuple[float, float, float] = (0.5, 0.25, 0.25),
     seed: int = 0,
+    jobs: int = 1,
     progress: bool = False,
 ) -> dict[str, Any]:
     """Synthesize the corpus and write its data directories.
@@ -183,7 +195,7 @@ def build_corpus(
     Parameters
     ----------
     out_dir : str or os.PathLike
-        Output folder: ``wav/<speaker>/<utt>.wav`` and the data dirs ``train``,
+        Output folder: ``wav/<speaker>/<utt>-<recipe digest>.wav`` and the data dirs ``train``,
         ``dev_enrolls``, ``dev_trials``, ``eval_enrolls``, ``eval_trials``.
     voices : list of str, optional
         Speaker ids of :func:`available_voices` to use (default: all available).
@@ -197,6 +209,8 @@ def build_corpus(
         speakers when there are 6 or more).
     seed : int
         Seed of the speaker split and of the sentence choice per speaker.
+    jobs : int
+        Engine processes run at once.
     progress : bool
         Show a tqdm progress bar over the utterances to synthesize.
 
@@ -211,8 +225,10 @@ def build_corpus(
     ------
     InputError
         No engine installed (the message gives the apt line), an unknown voice, too few
-        speakers or sentences.
+        speakers or sentences, *jobs* not a positive integer.
     """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"jobs must be a positive number of engine processes, got {jobs!r}")
     available = {v.speaker: v for v in available_voices()}
     if not available:
         raise InputError(f"no speech engine found (espeak-ng, mbrola, flite); install them: {INSTALL_HINT}")
@@ -243,7 +259,7 @@ def build_corpus(
         "eval_trials": [],
     }
     engines: dict[str, int] = {}
-    jobs: list[tuple[Voice, str, Path]] = []
+    work: list[tuple[Voice, str, Path]] = []
     for split_name, members in groups.items():
         for index in members:
             voice = chosen[index]
@@ -251,29 +267,39 @@ def build_corpus(
             picks = rng.choice(len(SENTENCES), size=sentences, replace=False)
             for k, s in enumerate(picks):
                 utt = f"{voice.speaker}-{k:03d}"
-                wav = out / "wav" / voice.speaker / f"{utt}.wav"
-                jobs.append((voice, SENTENCES[s], wav))
+                name = f"{utt}-{_recipe_digest(voice, SENTENCES[s])}.wav"
+                wav = out / "wav" / voice.speaker / name
+                work.append((voice, SENTENCES[s], wav))
                 if split_name == "train":
                     target = "train"
                 else:
                     target = f"{split_name}_enrolls" if k < enrol else f"{split_name}_trials"
-                dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{utt}.wav", SENTENCES[s]))
-    iterator: Iterable[tuple[Voice, str, Path]] = jobs
+                dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{name}", SENTENCES[s]))
+    missing = [(voice, text, wav) for voice, text, wav in work if not wav.is_file()]
+    for _, _, wav in missing:
+        wav.parent.mkdir(parents=True, exist_ok=True)
+    bar = None
     if progress:
         from tqdm import tqdm
 
-        iterator = tqdm(jobs, desc="synthesizing", unit="utt")
-    synthesized = 0
-    for voice, text, wav in iterator:
-        if not wav.is_file():
-            wav.parent.mkdir(parents=True, exist_ok=True)
-            _synthesize(voice, text, wav)
-            synthesized += 1
+        bar = tqdm(total=len(work), initial=len(work) - len(missing), desc="synthesizing", unit="utt")
+    try:
+        # each engine call is a subprocess: threads keep `jobs` of them running at once
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for _ in pool.map(lambda item: _synthesize(*item), missing):
+                if bar is not None:
+                    bar.update()
+    finally:
+        if bar is not None:
+            bar.close()
+    synthesized = len(missing)
     for name, utterances in dirs.items():
         _write_data_dir(out / name, utterances)
     return {
         "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
         "engines": engines,
-        "utterances": len(jobs),
+        "utterances": len(work),
         "synthesized": synthesized,
     }

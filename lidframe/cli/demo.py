@@ -9,8 +9,11 @@ demo`` says why in one line on stderr and shows the simulated demo.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
+
+from lidframe.errors import InputError
 
 __all__ = ["register", "run", "voice_demo_unavailable"]
 
@@ -30,6 +33,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--simulated", action="store_true", help="the simulated demo (seconds) even where speech engines are installed"
     )
     parser.add_argument("--epochs", type=int, default=15, help="attacker training epochs of the real-voice demo")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="speech engines and anonymiser processes run at once by the real-voice demo (default: the CPU count)",
+    )
     parser.add_argument(
         "--progress",
         action="store_true",
@@ -73,11 +83,14 @@ def run(args: argparse.Namespace) -> int:
         from lidframe.cli.voice_demo import run_voice_demo
 
         out = check_output_dir(args.out or "demo-out", "--out")
+        jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+        if jobs < 1:
+            raise InputError(f"--jobs must be a positive number of processes, got {jobs}")
         print(
             f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
             "(lidframe demo --simulated for the seconds-fast simulated version)"
         )
-        table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, progress=args.progress)
+        table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)
         print(table)
         print(f"\nwrote summary.json, table.txt, {PER_TRIAL_FILE} and the LID CCDF plot lid_ccdf.png to {out}")
         _print_report_path(out, report_unavailable())

@@ -16,16 +16,23 @@
    ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png``.
 
 Everything is cached under the output folder, so a rerun only redoes what is missing, and
-says which stages it reused: the corpus's wav files, the anonymised data dirs, each
-attacker's checkpoint (training resumes where it stopped; a checkpoint with the epochs
-asked for is reused) and the embeddings (keyed by the audio and the checkpoint's weights,
-:mod:`lidframe.attackers.cache`).  The scores are recomputed from the embeddings on every
+says which stages it reused -- each cache keyed by what made it, so that another seed,
+sentence count or voice set never reuses a stale one: the corpus's wav files (named by
+engine, voice, sentence and rate), the anonymised data dirs (a stamp with the digest of
+their corpus data dir, the anonymiser's parameters and the seed), each attacker's
+checkpoint ``attackers/<system>-<key>.ckpt`` (keyed by its train data dir, the seed and
+the encoder; training resumes where it stopped; a checkpoint with the epochs asked for is
+reused) and the embeddings (keyed by the audio and the checkpoint's weights,
+:mod:`lidframe.attackers.cache`).  The anonymisers of both systems share one pool of
+``jobs`` worker processes, and ``jobs`` speech engines run at once.  The scores are recomputed from the embeddings on every
 run, so they never outlive a changed checkpoint or corpus.  Each stage is named as it starts; with
 ``progress`` tqdm bars show synthesis, training, embedding and scoring.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -61,6 +68,76 @@ def _scores(attacker, root: Path, split: str):
     return attacker.score(trials, group_by_speaker(enrol))
 
 
+def _digest(*parts: str | bytes) -> str:
+    """SHA-256 (hex) of *parts*, each length-prefixed so that no two sequences collide."""
+    h = hashlib.sha256()
+    for part in parts:
+        data = part.encode() if isinstance(part, str) else part
+        h.update(len(data).to_bytes(8, "little") + data)
+    return h.hexdigest()
+
+
+#: The file in each data dir of the demo naming its inputs' digest (see :func:`_anonymise_systems`).
+STAMP_FILE = "lidframe-demo-inputs.sha256"
+
+
+def _source_digest(folder: Path) -> str:
+    """What a data dir of the demo holds: its wav.scp and utt2spk (the corpus's wav names carry their recipe)."""
+    return _digest(*((folder / name).read_bytes() for name in ("wav.scp", "utt2spk")))
+
+
+def _read_stamp(folder: Path) -> str:
+    """The inputs digest of a demo data dir: its stamp for an anonymised one, its contents for the corpus's."""
+    stamp = folder / STAMP_FILE
+    return stamp.read_text().strip() if stamp.is_file() else _source_digest(folder)
+
+
+def _anonymise_systems(
+    out: Path, roots: dict[str, Path], *, seed: int, jobs: int, progress: bool, log: Callable[[str], object]
+) -> None:
+    """Make (or reuse) every anonymised data dir of the systems, all systems over one pool of *jobs* processes.
+
+    A data dir is reused only when its stamp names the same inputs: the corpus data dir it
+    was made from (its wav.scp and utt2spk, whose wav names carry their recipe), the
+    anonymiser's parameters and the seed.  The stamp is removed before a data dir is
+    (re)made and written after, so an interrupted run leaves none to trust.
+    """
+    from lidframe.audio.anonymise import anonymise_data_dirs
+
+    tasks = []
+    for name, params in VOICE_DEMO_SYSTEMS.items():
+        if params is None:
+            continue
+        redo = []
+        for split in _SPLITS:
+            source, target = out / "corpus" / split, roots[name] / split
+            expected = _digest(json.dumps([params, seed], sort_keys=True), _source_digest(source))
+            stamp = target / STAMP_FILE
+            if (target / "wav.scp").is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
+                continue
+            stamp.unlink(missing_ok=True)
+            redo.append(split)
+            tasks.append((source, target, {"seed": seed, **params}, expected))
+        if not redo:
+            log(f"system {name}: reused its {len(_SPLITS)} anonymised data dirs from {roots[name]}")
+    if not tasks:
+        return
+    systems = sorted({str(target.parent.name) for _, target, _, _ in tasks})
+    workers = min(jobs, len(tasks))
+    log(
+        f"[systems] anonymising {len(tasks)} data dirs of {', '.join(systems)} "
+        f"({_plural(workers, 'process', 'processes')})"
+    )
+    anonymise_data_dirs([task[:3] for task in tasks], jobs=workers, progress=progress)
+    for _, target, _, expected in tasks:
+        (target / STAMP_FILE).write_text(expected + "\n")
+    log(f"systems: anonymised {len(tasks)} data dirs")
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def run_voice_demo(
     out_dir: StrPath,
     *,
@@ -68,6 +145,7 @@ def run_voice_demo(
     epochs: int = 15,
     sentences: int = 8,
     voices: Sequence[str] | None = None,
+    jobs: int = 1,
     progress: bool = False,
     log: Callable[[str], object] = print,
 ) -> tuple[str, dict]:
@@ -85,6 +163,9 @@ def run_voice_demo(
         Sentences per voice.
     voices : sequence of str, optional
         Speaker ids of :func:`lidframe.audio.corpus.available_voices` (default: all).
+    jobs : int
+        Speech engines run at once, and worker processes of the anonymisers (the
+        training uses torch's threads).
     progress : bool
         tqdm bars for synthesis, training (one per epoch), embedding and scoring.
     log : callable
@@ -99,7 +180,6 @@ def run_voice_demo(
     """
     from lidframe.attackers import EcapaTdnn, RandomAttacker
     from lidframe.attackers.training import train_attacker
-    from lidframe.audio.anonymise import anonymise_data_dir
     from lidframe.audio.corpus import build_corpus
     from lidframe.cli.simulated_demo import write_demo_outputs
     from lidframe.core.evaluation import Result, evaluate
@@ -107,7 +187,9 @@ def run_voice_demo(
     out = check_output_dir(out_dir, "--out")
     out.mkdir(exist_ok=True)
     log(f"[corpus] synthesizing speech into {out / 'corpus'}")
-    corpus = build_corpus(out / "corpus", voices=voices, sentences=sentences, enrol=3, seed=seed, progress=progress)
+    corpus = build_corpus(
+        out / "corpus", voices=voices, sentences=sentences, enrol=3, seed=seed, jobs=jobs, progress=progress
+    )
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
     n_utt, made = corpus["utterances"], corpus["synthesized"]
     if made == 0:
@@ -123,16 +205,17 @@ def run_voice_demo(
     )
     results: dict[str, Result] = {}
     inputs: dict[str, StrPath] = {}
-    for name, params in VOICE_DEMO_SYSTEMS.items():
-        root = out / "corpus" if params is None else out / "systems" / name
-        if params is not None:
-            missing = [split for split in _SPLITS if not (root / split / "wav.scp").is_file()]
-            log(f"[system {name}] anonymising {len(missing)} data dirs" if missing else f"[system {name}]")
-            for split in missing:
-                anonymise_data_dir(out / "corpus" / split, root / split, seed=seed, **params)
-            if not missing:
-                log(f"system {name}: reused its {len(_SPLITS)} anonymised data dirs from {root}")
-        checkpoint = out / "attackers" / f"{name}.ckpt"
+    roots = {
+        name: out / "corpus" if params is None else out / "systems" / name
+        for name, params in VOICE_DEMO_SYSTEMS.items()
+    }
+    _anonymise_systems(out, roots, seed=seed, jobs=jobs, progress=progress, log=log)
+    for name in VOICE_DEMO_SYSTEMS:
+        root = roots[name]
+        # the checkpoint is keyed by what it is trained on and how: another corpus, seed or
+        # encoder trains another checkpoint instead of resuming (or reusing) a stale one
+        key = _digest(json.dumps([seed, SMALL_ECAPA]), _read_stamp(root / "train"))
+        checkpoint = out / "attackers" / f"{name}-{key[:12]}.ckpt"
         log(f"[attacker {name}] training a small ECAPA-TDNN on the system's {sizes['train']} train speakers")
         trained_now: list[str] = []  # train_attacker logs one "epoch k/n: ..." line per epoch it trains
         history = train_attacker(

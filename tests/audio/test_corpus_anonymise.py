@@ -6,6 +6,8 @@ import shutil
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lidframe import InputError
 from lidframe.audio.anonymise import anonymise_data_dir, mcadams, pitch_shift, resample_shift
@@ -37,6 +39,24 @@ def test_corpus_builder_on_three_voices(tmp_path):
     again = build_corpus(tmp_path / "c", voices=ESPEAK_VOICES, sentences=2, enrol=1)  # resumes: files kept
     assert report["synthesized"] == 6 and again["synthesized"] == 0  # the rerun reused every wav file
     assert {**again, "synthesized": 6} == report
+
+
+@pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)")
+def test_corpus_rebuilt_with_another_seed_in_the_same_folder_holds_that_seeds_audio(tmp_path):
+    from lidframe.audio.corpus import build_corpus
+
+    def audio(folder):
+        return {
+            u.utt_id: (soundfile.read(u.path)[0].tobytes(), u.speaker)
+            for split in ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
+            for u in read_data_dir(folder / split)
+        }
+
+    build_corpus(tmp_path / "shared", voices=ESPEAK_VOICES, sentences=2, enrol=1, seed=0)
+    report = build_corpus(tmp_path / "shared", voices=ESPEAK_VOICES, sentences=2, enrol=1, seed=1, jobs=2)
+    build_corpus(tmp_path / "fresh", voices=ESPEAK_VOICES, sentences=2, enrol=1, seed=1)
+    assert report["synthesized"] > 0  # seed 1 picks sentences seed 0 did not synthesize
+    assert audio(tmp_path / "shared") == audio(tmp_path / "fresh")  # not the seed-0 audio under the same ids
 
 
 def test_corpus_without_engines_names_the_packages(monkeypatch, tmp_path):
@@ -73,6 +93,62 @@ def test_mcadams_alpha_one_returns_the_input_and_other_alphas_do_not():
     assert y.shape == x.shape and np.max(np.abs(y - x)) > 0.05
     with pytest.raises(InputError, match="alpha must be positive"):
         mcadams(x, 0.0)
+
+
+def mcadams_frame_by_frame(x, alpha, rate=16000, order=20, win_ms=20.0):
+    """The textbook McAdams loop, one frame at a time with SciPy's Levinson solver, np.roots, np.poly, lfilter."""
+    from scipy.linalg import solve_toeplitz
+    from scipy.signal import lfilter
+
+    win_len = round(rate * win_ms / 1000.0)
+    win_len += win_len % 2
+    hop = win_len // 2
+    window = np.hanning(win_len + 1)[:-1]
+    padded = np.r_[np.zeros(hop), x, np.zeros(win_len)]
+    out = np.zeros_like(padded)
+    for start in range(0, padded.size - win_len + 1, hop):
+        frame = padded[start : start + win_len] * window
+        if not np.any(frame):
+            continue
+        r = np.correlate(frame, frame, mode="full")[frame.size - 1 : frame.size + order].copy()
+        r[0] *= 1.0 + 1e-9
+        a = np.r_[1.0, -solve_toeplitz(r[:order], r[1 : order + 1])]
+        poles = np.roots(a)
+        angles = np.angle(poles)
+        moved = np.where(
+            np.abs(poles.imag) > 1e-12, np.abs(poles) * np.exp(1j * np.sign(angles) * np.abs(angles) ** alpha), poles
+        )
+        out[start : start + win_len] += lfilter([1.0], np.real(np.poly(moved)), lfilter(a, [1.0], frame))
+    return out[hop : hop + x.size]
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    samples=st.integers(1, 2500),
+    alpha=st.floats(0.5, 1.5),
+    silent=st.integers(0, 1200),
+)
+def test_batched_mcadams_equals_the_frame_by_frame_loop(seed, samples, alpha, silent):
+    # a drawn signal of any length (shorter than one frame included) with a stretch of exact
+    # silence (frames that are all zero are skipped by both)
+    rng = np.random.default_rng(seed)
+    x = np.r_[np.zeros(silent), np.convolve(rng.standard_normal(samples), [1.0, 0.9, 0.5], "same") * 0.1]
+    expected = mcadams_frame_by_frame(x, alpha)
+    got = mcadams(x, alpha)
+    assert got.shape == x.shape
+    np.testing.assert_allclose(got, expected, rtol=0, atol=1e-8 * max(1.0, np.max(np.abs(expected))))
+
+
+def test_batched_mcadams_blocks_join_seamlessly(monkeypatch):
+    import lidframe.audio.anonymise as anonymise
+    from tests.voices import voice
+
+    x = voice(1, 0, 1.0).astype(np.float64)  # 100 frames of 20 ms
+    whole = mcadams(x, 0.8)
+    monkeypatch.setattr(anonymise, "_MCADAMS_BLOCK", 7)  # blocks that end mid-signal, in odd places
+    np.testing.assert_allclose(mcadams(x, 0.8), whole, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(whole, mcadams_frame_by_frame(x, 0.8), rtol=0, atol=1e-8)
 
 
 @pytest.mark.parametrize("ratio", [0.8, 1.25])
@@ -113,17 +189,77 @@ def test_anonymise_data_dir_keeps_ids_and_draws_one_alpha_per_speaker(tmp_path, 
     assert "pitch ratio must be within" in capsys.readouterr().err
 
 
+def test_anonymise_data_dirs_in_two_processes_writes_what_each_call_alone_writes(tmp_path):
+    from lidframe.audio.anonymise import anonymise_data_dirs
+    from tests.voices import write_voice
+
+    src = tmp_path / "src"
+    (src / "wav").mkdir(parents=True)
+    utts = [("a1", "A"), ("b1", "B")]
+    for i, (u, _) in enumerate(utts):
+        write_voice(src / "wav" / f"{u}.wav", i, i, 0.3)
+    (src / "wav.scp").write_text("".join(f"{u} wav/{u}.wav\n" for u, _ in utts))
+    (src / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s in utts))
+    params = [
+        {"method": "mcadams", "alpha_range": (0.6, 0.9), "per_utterance": True, "seed": 1},
+        {"method": "pitch", "ratio": 1.2},
+        {"method": "resample", "ratio_range": (0.8, 1.2), "seed": 2},
+    ]
+    pooled = anonymise_data_dirs([(src, tmp_path / f"pool{i}", p) for i, p in enumerate(params)], jobs=2)
+    for i, p in enumerate(params):
+        alone = anonymise_data_dir(src, tmp_path / f"alone{i}", **p)
+        assert pooled[i] == alone
+        for u, _ in utts:
+            assert (tmp_path / f"pool{i}" / "wav" / f"{u}.wav").read_bytes() == (
+                tmp_path / f"alone{i}" / "wav" / f"{u}.wav"
+            ).read_bytes()
+    with pytest.raises(InputError, match="method must be one of"):
+        anonymise_data_dirs(
+            [(src, tmp_path / "x", {"method": "pitch"}), (src, tmp_path / "y", {"method": "nope"})], jobs=2
+        )
+    with pytest.raises(InputError, match="jobs must be a positive number"):
+        anonymise_data_dirs([], jobs=0)
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)")
-def test_voice_demo_end_to_end_on_a_small_corpus(tmp_path):
+def test_voice_demo_end_to_end_and_another_seed_in_the_same_folder_reuses_nothing_stale(tmp_path):
     pytest.importorskip("torch")
-    from lidframe.cli.voice_demo import run_voice_demo
+    from lidframe.cli.voice_demo import VOICE_DEMO_SYSTEMS, run_voice_demo
 
     voices = [f"espeak-{a}-{v}" for a in ("en-us", "en-gb", "en-029") for v in ("m1", "f2", "m3", "f4")]
-    table, summaries = run_voice_demo(tmp_path / "demo", voices=voices, sentences=5, epochs=2, log=lambda m: None)
+
+    def demo(folder, seed, jobs):
+        lines: list[str] = []
+        table, summaries = run_voice_demo(
+            tmp_path / folder, voices=voices, sentences=5, epochs=2, seed=seed, jobs=jobs, log=lines.append
+        )
+        return table, summaries, lines
+
+    table, summaries, _ = demo("shared", 0, 2)
     assert set(summaries) == {f"{s}/{c}" for s in ("plain", "mcadams", "pitch") for c in ("logistic", "isotonic")} | {
         "random/logistic"
     }
-    assert "plain/logistic" in table and (tmp_path / "demo" / "lid_ccdf.png").is_file()
+    assert "plain/logistic" in table and (tmp_path / "shared" / "lid_ccdf.png").is_file()
     for summary in summaries.values():
         assert summary["lid_max"] <= summary["log2_n"] + 1e-9 and summary["n_enrolled"] == 3
+    # seed 1 in the folder seed 0 filled picks other sentences and speakers: no cache it would
+    # find by name (anonymised data dirs, checkpoints) may be reused; its anonymised audio is
+    # what anonymise_data_dir makes of seed 1's corpus, and each system trains a new checkpoint
+    _, _, lines = demo("shared", 1, 1)
+    assert not [line for line in lines if "reused" in line and not line.startswith("corpus:")]
+    assert not any(line.startswith("corpus: reused") for line in lines)  # some sentences are new: synthesized
+    shared = tmp_path / "shared"
+    for name, params in VOICE_DEMO_SYSTEMS.items():
+        if params is None:
+            continue
+        for split in ("train", "eval_trials"):
+            expected = anonymise_data_dir(
+                shared / "corpus" / split, tmp_path / "check" / name / split, seed=1, **params
+            )
+            made = {u.utt_id: soundfile.read(u.path)[0] for u in read_data_dir(shared / "systems" / name / split)}
+            again = {u.utt_id: soundfile.read(u.path)[0] for u in read_data_dir(tmp_path / "check" / name / split)}
+            assert len(made) == expected["utterances"] and made.keys() == again.keys()
+            assert all(np.array_equal(made[u], again[u]) for u in made)
+    for name in VOICE_DEMO_SYSTEMS:
+        assert len(list((shared / "attackers").glob(f"{name}-*.ckpt"))) == 2  # one per seed

@@ -208,7 +208,12 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
     assert summary["epochs"] == 1 and summary["corpus"]["utterances"] == 12 * 8
     assert (out / "lid_ccdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     stages = [line for line in cold if line.startswith("[")]
-    assert [s.split("]")[0] + "]" for s in stages][:3] == ["[corpus]", "[attacker plain]", "[scores plain]"]
+    assert [s.split("]")[0] + "]" for s in stages][:4] == [
+        "[corpus]",
+        "[systems]",
+        "[attacker plain]",
+        "[scores plain]",
+    ]
     assert any(line.startswith("corpus: synthesized 96 utterances") for line in cold)
     assert any(line.startswith("attacker plain: trained 1 epoch (") for line in cold)
     # the rerun trains nothing, synthesizes nothing, and says so
