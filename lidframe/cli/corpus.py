@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 
 from lidframe.cli.options import check_output_dir
 from lidframe.cli.table import text_table
@@ -19,6 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sentences", type=int, default=8, help="sentences per voice (default 8)")
     parser.add_argument("--enrol", type=int, default=3, help="enrolment sentences per dev/eval speaker (default 3)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--jobs", type=int, default=None, metavar="N", help="speech engines run at once (default: the CPU count)"
+    )
     parser.add_argument("--list-voices", action="store_true", help="list the voices installed here and exit")
     parser.add_argument("--progress", action="store_true")
     parser.set_defaults(run=run)
@@ -36,8 +40,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("corpus synth needs --out DIR (or --list-voices)")
     check_output_dir(args.out, "--out")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()] if args.voices else None
+    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
     report = build_corpus(
-        args.out, voices=voices, sentences=args.sentences, enrol=args.enrol, seed=args.seed, progress=args.progress
+        args.out,
+        voices=voices,
+        sentences=args.sentences,
+        enrol=args.enrol,
+        seed=args.seed,
+        jobs=jobs,
+        progress=args.progress,
     )
     engines = ", ".join(f"{n} {e}" for e, n in sorted(report["engines"].items()))
     sizes = ", ".join(f"{k} {len(v)}" for k, v in report["speakers"].items())

@@ -213,3 +213,11 @@ def test_real_voice_demo_refuses_a_non_positive_jobs_before_any_work(tmp_path, c
     out = tmp_path / "d"
     assert_refused(["demo", "--out", out, "--jobs", jobs], capsys, expect=["--jobs", jobs], watch=[tmp_path])
     assert not out.exists()
+
+
+def test_corpus_synth_refuses_a_non_positive_jobs_before_any_work(tmp_path, capsys):
+    out = tmp_path / "c"
+    assert_refused(
+        ["corpus", "synth", "--out", out, "--jobs", "0"], capsys, expect=["jobs", "positive", "got 0"], watch=[tmp_path]
+    )
+    assert not out.exists()
