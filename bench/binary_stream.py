@@ -14,7 +14,10 @@ Then the binned path alone at a size whose pair LLRs the exact path cannot hold
 (default T = 2^15, N = 2^17: 2^32 pairs, 32 GiB of float64 LLRs).
 
     python bench/binary_stream.py [--size 8192] [--large-trials 32768] [--large-enrolled 131072]
-                                  [--repeats 3] [--quick]
+                                  [--repeats 3] [--no-large] [--quick]
+
+At ``--size 32768`` (2^30 pairs) the anchor needs ~18 GiB: the score set (8 GiB) and the
+exact view's LLRs and sort; run it with ``--repeats 1 --no-large`` on a 24-GiB machine.
 
 ``--quick`` (T = N = 1024 against the anchor, then 2048 x 8192 binned, one run each)
 checks the script in well under a minute; its times mean nothing.
@@ -84,7 +87,7 @@ def compare_with_exact(rng, fitted, cpu, args):
     """The binned and the exact view of one T = N embedding set, timed and compared."""
     n = args.size
     ev = embedding_set(rng, n, n, args.dim, "e")
-    ev_scores = ev.to_scoreset()  # the anchor's input, materialised outside the timing
+    ev_scores = ev.to_scoreset(max_values=n * n)  # the anchor's input (8 n^2 bytes), made outside the timing
     print(f"\nT = N = {n} ({n * n:,} pairs; their LLRs in float64: {n * n * 8 / 2**20:,.0f} MiB)")
     exact, exact_times, exact_peak = measure(
         lambda: evaluate_fitted(ev_scores, fitted, binary_metrics=True).summary, args.repeats
@@ -115,6 +118,9 @@ def main():
     parser.add_argument("--large-trials", type=int, default=1 << 15)
     parser.add_argument("--large-enrolled", type=int, default=1 << 17)
     parser.add_argument("--dim", type=int, default=192)
+    parser.add_argument(
+        "--no-large", action="store_true", help="only the comparison with the exact path (e.g. with --size 32768)"
+    )
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="small sizes, one run: a check, not a measurement")
     args = parser.parse_args()
@@ -129,6 +135,9 @@ def main():
 
     compare_with_exact(rng, fitted, cpu, args)
     gc.collect()
+    if args.no_large:
+        print(f"process max RSS at the end: {max_rss_mib():,.0f} MiB (inputs included)")
+        return
 
     t, m = args.large_trials, args.large_enrolled
     big = embedding_set(rng, t, m, args.dim, "b")
