@@ -75,8 +75,16 @@ def _prepare(
     return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), _uniform_log_n(log_prior)
 
 
-def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int):
+def _row_label(row: int, row_names) -> str:
+    """How an error names row *row*: its trial id where the caller gave the ids (``row_names``), else its index."""
+    return f"row {row}" if row_names is None else f"trial {row_names[row]}"
+
+
+def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int, row_names=None):
     """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN.
+
+    An error names a bad row by its trial id when *row_names* (the ids of every row of the
+    array the tile starts at *row_offset* in) is given, else by ``row_offset`` + its index.
 
     A row whose LLRs are all equal (max == min, compared exactly) carries no evidence:
     its posterior is the prior and its LID is exactly 0.0 under any prior.  It gets that
@@ -94,7 +102,9 @@ def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_lo
         peak = llr_tile.max(axis=1)
     if not np.isfinite(peak).all():
         bad = int(np.flatnonzero(~np.isfinite(peak))[0])
-        raise InputError(f"LLRs of row {row_offset + bad} are not finite (max {peak[bad]}); check the calibrator")
+        raise InputError(
+            f"LLRs of {_row_label(row_offset + bad, row_names)} are not finite (max {peak[bad]}); check the calibrator"
+        )
     llr_tile -= peak[:, None]
     np.exp(llr_tile, out=llr_tile)
     # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak
@@ -104,7 +114,9 @@ def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_lo
     lid_bits = ((llr_true - peak) - log_norm) / LN2
     if np.isnan(lid_bits[closed]).any():
         bad = int(np.flatnonzero(np.isnan(lid_bits) & closed)[0])
-        raise InputError(f"LLR of the true speaker in row {row_offset + bad} is NaN; check the calibrator")
+        raise InputError(
+            f"LLR of the true speaker in {_row_label(row_offset + bad, row_names)} is NaN; check the calibrator"
+        )
     lid_bits[constant & closed] = 0.0
     return lid_bits
 
@@ -233,5 +245,5 @@ def lid_from_scores(
         cols = true_index[start:stop]
         if pair_llr_out is not None:
             mated_pos, non_mated_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_mated_pos)
-        out[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start)
+        out[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start, row_names)
     return out

@@ -42,7 +42,7 @@ from numpy.typing import ArrayLike
 from lidframe.calibrators.base import DEFAULT_FIT_BINS
 from lidframe.calibrators.maps import AffineMap, llr_map_of
 from lidframe.core.engine import Engine, _torch_available, resolve_device, resolve_precision
-from lidframe.core.lid import LN2, _check_log_prior, _tile_lid, _uniform_log_n, default_tile_rows
+from lidframe.core.lid import LN2, _check_log_prior, _row_label, _tile_lid, _uniform_log_n, default_tile_rows
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.data.vectors import unit_rows
@@ -339,7 +339,7 @@ def _numpy_path(
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")
         if binned is not None:  # before _tile_lid, which overwrites the tile
             binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
-        lid[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start)
+        lid[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start, row_names)
     return lid, rank, binned
 
 
@@ -433,7 +433,7 @@ def _torch_path(
                 lse = lse - log_n
             if not bool(torch.isfinite(lse).all()):
                 bad = start + int(torch.nonzero(~torch.isfinite(lse))[0, 0])
-                raise InputError(f"LLRs of row {bad} are not finite; check the calibrator")
+                raise InputError(f"LLRs of {_row_label(bad, row_names)} are not finite; check the calibrator")
             tile_lid = ((mated_llr - lse) / LN2).to(torch.float64)
             lid[start:stop] = tile_lid.masked_fill_(constant, 0.0)
     return lid.cpu().numpy(), rank.cpu().numpy(), binned

@@ -324,3 +324,37 @@ def test_a_worker_killed_mid_run_gives_the_identical_result(client):
     assert pids_before[victim] not in client.run(os.getpid).values()  # a worker was lost and replaced
     assert outcome["run"].n_blocks == 600
     assert_same_lid(single, outcome["run"].lid)
+
+
+class NanAbove:
+    """A fitted 'calibrator' whose LLR is the z-score, except NaN at z >= *threshold*."""
+
+    def __init__(self, threshold):
+        self.threshold = threshold
+
+    def llr(self, z):
+        z = np.asarray(z, dtype=np.float64)
+        return np.where(z >= self.threshold, np.nan, z)
+
+
+@pytest.mark.parametrize("path", ["dense", "streaming", "cluster"])
+def test_non_finite_llrs_of_a_trial_in_a_later_block_name_that_trial(client, path):
+    trial, enrol, true_index = embeddings(5, 30, 10, 4)
+    z = dense_znorm(cosine(trial, enrol), 1)  # the reference z-scores, in float64 here
+    bad = int(np.argmax(z.max(axis=1)))  # the one row that holds the largest z of all
+    calibrator = NanAbove(z.max() - 1e-9 * abs(z.max()))
+    assert (z >= calibrator.threshold).sum() == 1
+    ids = np.array([f"t{i}" for i in range(30)])
+    message = rf"LLRs of trial {ids[bad]} are not finite"
+    with pytest.raises(InputError, match=message):
+        if path == "dense":
+            from lidframe.core.lid import lid_from_scores
+
+            lid_from_scores(cosine(trial, enrol), true_index, calibrator, log_priors(10)["uniform"],
+                            row_names=ids, tile_rows=4)  # fmt: skip
+        elif path == "streaming":
+            lid_from_embeddings(trial, enrol, true_index, calibrator, log_priors(10)["uniform"], row_names=ids,
+                                engine=Engine(device="cpu", kernel="numpy", precision="float64", tile_rows=4))  # fmt: skip
+        else:
+            lid_on_cluster(trial, enrol, true_index, calibrator, log_priors(10)["uniform"], scheduler=client,
+                           engine=CPU64, row_names=ids, block_rows=4)  # fmt: skip
