@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 __all__ = ["register", "run"]
@@ -20,13 +21,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="only the tables: no PNG figures and no report.html (which need matplotlib and jinja2)",
     )
+    parser.add_argument(
+        "--spec",
+        metavar="SPEC",
+        help="the grid spec to check the cells' inputs against (default: the one OUT_DIR/grid.json names); "
+        "cells whose inputs changed since are reported as stale",
+    )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.grid.report import write_report
+    from lidframe.grid.report import freshness_warnings, load_results, write_report
+    from lidframe.grid.runner import check_freshness
 
-    written = write_report(args.out_dir, figures=not args.no_figures)
+    freshness = check_freshness(args.out_dir, spec_path=args.spec)
+    written = write_report(args.out_dir, figures=not args.no_figures, freshness=freshness)
+    for warning in freshness_warnings(freshness, load_results(args.out_dir), args.out_dir):
+        warnings.warn(warning, stacklevel=1)  # printed as one line, "lidframe: warning: ..."
     pages = [path for path in written if Path(path).name == "report.html"]
     print("\n".join(f"wrote {path}" for path in written if path not in pages))
     summary = Path(args.out_dir) / "report" / "summary.md"

@@ -60,9 +60,10 @@ from lidframe.grid import store
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.grid.runner import Freshness
     from lidframe.report.model import Report
 
-__all__ = ["load_results", "tidy_table", "write_report", "latex_escape"]
+__all__ = ["load_results", "tidy_table", "write_report", "freshness_warnings", "latex_escape"]
 
 _KEYS = list(store.KEYS)
 #: Every file a report may write (those of an earlier report that this one does not write are removed).
@@ -235,8 +236,10 @@ def _interval_note(results: Sequence[Mapping[str, Any]], group: tuple[str, str, 
     return "; ".join(described) if described else "bootstrap intervals in brackets"
 
 
-def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
+def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
     lines = ["# Grid report", ""]
+    for warning in warnings:
+        lines += [f"> **Warning.** {warning}", ""]
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
         attacker, calibrator, prior = group
@@ -255,10 +258,11 @@ def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
+def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
     import pandas as pd
 
     parts = ["<!doctype html><meta charset='utf-8'><title>lidframe grid report</title>\n"]
+    parts += [f"<p><strong>Warning.</strong> {html.escape(warning)}</p>\n" for warning in warnings]
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
         attacker, calibrator, prior = (html.escape(str(g)) for g in group)
@@ -271,8 +275,8 @@ def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> 
     return "".join(parts)
 
 
-def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]]) -> str:
-    out = []
+def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
+    out = [_comment(f"% Warning. {warning}") for warning in warnings]
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
         attacker, calibrator, prior = group
@@ -381,7 +385,45 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
-def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
+def freshness_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]], out_dir: StrPath) -> list[str]:
+    """What a report of *results* must say about their freshness: one line per problem, none when current.
+
+    Parameters
+    ----------
+    freshness : Freshness
+        From :func:`lidframe.grid.runner.check_freshness`.
+    results : sequence of mapping
+        The reported cells (:func:`load_results`).
+    out_dir : str or os.PathLike
+        The grid folder (named in the rerun command).
+    """
+    from collections import Counter
+
+    if freshness.unchecked is not None:
+        return [
+            "These numbers were not checked against the current inputs: "
+            f"{freshness.unchecked}. A cell is current only if lidframe grid would not recompute it."
+        ]
+    stale = [r for r in results if r["cell_id"] in freshness.stale]
+    if not stale:
+        return []
+    reasons = Counter(freshness.stale[r["cell_id"]] for r in stale).most_common()
+    why = "; ".join(f"{reason} ({count})" for reason, count in reasons[:3])
+    more = f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+    cells = ", ".join(
+        " / ".join(str(r[k]) for k in ("system", "attacker", "mechanism", "calibrator", "prior"))
+        + f" / seed {r['seed']}"
+        for r in stale[:8]
+    )
+    cells += f" and {len(stale) - 8} more" if len(stale) > 8 else ""
+    return [
+        f"STALE: {len(stale)} of {len(results)} cells were computed from inputs that have changed since ({why}{more}), "
+        f"so their numbers are not those of the current inputs: {cells}. "
+        f"Rerun lidframe grid {freshness.spec} --out {out_dir} to recompute them."
+    ]
+
+
+def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness | None = None) -> list[str]:
     """Write the report files of a grid output folder; return their paths.
 
     Parameters
@@ -391,6 +433,12 @@ def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
     figures : bool
         Also draw the PNG figures and write ``report.html`` (both need matplotlib; the
         page also jinja2).
+    freshness : Freshness, optional
+        Whether the finished cells are current (default: :func:`check_freshness` of the
+        spec ``grid.json`` names).  Stale cells -- whose inputs changed since they were
+        computed -- are still reported, but ``summary.md``, ``summary.html``,
+        ``table.tex`` and ``report.html`` open with a warning naming them and why
+        (:func:`freshness_warnings`); so does a report whose cells could not be checked.
 
     Returns
     -------
@@ -418,14 +466,19 @@ def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
             f"{out / 'results.sqlite'}: no finished cells to report (every stored cell failed; see its error column)"
         )
     frame = tidy_table(results)
+    if freshness is None:
+        from lidframe.grid.runner import check_freshness
+
+        freshness = check_freshness(out)
+    warnings = freshness_warnings(freshness, results, out)
     report = None
     if figures:  # reads (and digests) every per-trial file: a damaged one stops here, before any file is written
         from lidframe.report import report_from_grid
 
-        report = report_from_grid(results, out_dir=out, settings={"grid folder": out})
+        report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=warnings)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
-        written = _write_all(results, frame, staging, report)
+        written = _write_all(results, frame, staging, report, warnings)
         folder.mkdir(exist_ok=True)
         for name in written:
             os.replace(staging / name, folder / name)
@@ -438,7 +491,11 @@ def write_report(out_dir: StrPath, *, figures: bool = True) -> list[str]:
 
 
 def _write_all(
-    results: Sequence[Mapping[str, Any]], frame: pd.DataFrame, folder: Path, report: Report | None
+    results: Sequence[Mapping[str, Any]],
+    frame: pd.DataFrame,
+    folder: Path,
+    report: Report | None,
+    warnings: Sequence[str] = (),
 ) -> list[str]:
     """Write every report file into *folder* (figures and the page when *report* is given); return their names."""
     written = []
@@ -449,9 +506,9 @@ def _write_all(
         written.append("table.parquet")
     except ImportError:
         pass  # pyarrow not installed: the CSV carries the same table
-    (folder / "summary.md").write_text(_markdown(frame, results), encoding="utf-8")
-    (folder / "summary.html").write_text(_summary_html(frame, results), encoding="utf-8")
-    (folder / "table.tex").write_text(_latex(frame, results), encoding="utf-8")
+    (folder / "summary.md").write_text(_markdown(frame, results, warnings), encoding="utf-8")
+    (folder / "summary.html").write_text(_summary_html(frame, results, warnings), encoding="utf-8")
+    (folder / "table.tex").write_text(_latex(frame, results, warnings), encoding="utf-8")
     written += ["summary.md", "summary.html", "table.tex"]
     if report is not None:
         from lidframe.report import render_html

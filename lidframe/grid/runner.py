@@ -56,10 +56,12 @@ go on.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import re
+import sqlite3
 import time
 import traceback
 from collections import Counter
@@ -78,13 +80,11 @@ from lidframe.grid import store
 from lidframe.grid.spec import GridSpec, load_grid_spec
 
 if TYPE_CHECKING:
-    import sqlite3
-
     from distributed import Client
 
     from lidframe.attackers.base import EmbeddingAttacker
 
-__all__ = ["run_grid", "plan_grid", "open_store", "stored_cells"]
+__all__ = ["run_grid", "plan_grid", "open_store", "stored_cells", "check_freshness", "Freshness"]
 
 #: ``{key: [label, digest]}``: what a cell or a score set was computed from.
 Inputs = dict[str, list[str]]
@@ -303,6 +303,82 @@ def why_recomputed(stored: Inputs | None, current: Inputs) -> str:
             parts.append(f"{label} changed{shown}")
     parts += [f"{stored[key][0]} is no longer an input" for key in stored if key not in current]
     return "; ".join(parts) or "its inputs changed"
+
+
+@attrs.frozen
+class Freshness:
+    """Whether the finished cells of a grid folder are still current (:func:`check_freshness`).
+
+    Attributes
+    ----------
+    spec : str or None
+        The spec the cells were compared with.
+    stale : dict
+        ``cell_id -> why``: finished cells whose inputs differ from what the spec plans now
+        (``"eval file scores/eval.npz changed"``), or that the spec no longer plans
+        (``"not in the spec any more"``).
+    unchecked : str or None
+        Why the cells could not be checked (no ``grid.json``, the spec moved, ...); None
+        when they were.
+    """
+
+    spec: str | None
+    stale: dict[str, str] = attrs.field(factory=dict)
+    unchecked: str | None = None
+
+
+def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Freshness:
+    """Plan the grid's spec again and compare every finished cell's inputs digest with the plan.
+
+    What ``lidframe grid`` would recompute because its inputs changed (a score file, an
+    audio file, a checkpoint, a setting, lidframe's code) is *stale*: a report of the folder
+    shows it, but must say that its numbers are not those of the current inputs.
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The grid's output folder.
+    spec_path : str or os.PathLike, optional
+        The spec to compare with (default: the one ``OUT/grid.json`` names, as it was given
+        to ``lidframe grid``).
+
+    Returns
+    -------
+    Freshness
+        The stale cells, or why they could not be checked; nothing is written but the
+        digest cache ``OUT/cache/digests.sqlite``.
+    """
+    out = Path(out_dir)
+    if spec_path is None:
+        try:
+            spec_path = str(json.loads((out / "grid.json").read_text(encoding="utf-8"))["spec"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return Freshness(
+                None, unchecked=f"{out / 'grid.json'} is missing or unreadable, so no spec to compare with"
+            )
+    if not Path(spec_path).is_file():
+        return Freshness(str(spec_path), unchecked=f"the grid spec {spec_path} is not there (moved? give --spec)")
+    try:
+        spec = load_grid_spec(spec_path)
+        digests = DigestCache(out / "cache" / "digests.sqlite")
+        plan = plan_grid(spec, out, digests=digests)
+        with contextlib.suppress(OSError, sqlite3.Error):  # a read-only folder: the digests are not remembered
+            digests.save()
+        stored = store.read_stored_cells(out)
+    except InputError as exc:
+        return Freshness(str(spec_path), unchecked=str(exc))
+    stale: dict[str, str] = {}
+    planned = set()
+    for task in plan["tasks"]:
+        for cell in task["cells"]:
+            planned.add(cell["cell_id"])
+            row = stored.get(cell["cell_id"])
+            if row is not None and row.status == "ok" and row.inputs_digest != cell["inputs_digest"]:
+                stale[cell["cell_id"]] = why_recomputed(row.inputs, cell["inputs"])
+    for key, row in stored.items():
+        if row.status == "ok" and key not in planned:
+            stale[key] = "not in the spec any more"
+    return Freshness(str(spec_path), stale)
 
 
 # ---------------------------------------------------------------------- work

@@ -315,6 +315,29 @@ def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
     return out
 
 
+def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
+    """:func:`stored_cells` of a folder's store, opened read-only (nothing is created or migrated).
+
+    Raises
+    ------
+    InputError
+        No store, or one :func:`check_store` refuses, or that cannot be read.
+    """
+    out = Path(out_dir)
+    check_store(out, write=False)
+    path = _store_file(out)
+    if not path.exists():
+        raise InputError(f"{out}: no results.sqlite here; run lidframe grid SPEC --out {out} first")
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            return stored_cells(connection)
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise _refusal(path, exc) from None
+
+
 def write_cell(
     connection: sqlite3.Connection, out_dir: str | os.PathLike[str], row: Mapping[str, Any], replaced: str | None
 ) -> None:
