@@ -56,12 +56,10 @@ go on.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import re
-import sqlite3
 import time
 import traceback
 from collections import Counter
@@ -80,6 +78,8 @@ from lidframe.grid import store
 from lidframe.grid.spec import GridSpec, load_grid_spec
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from distributed import Client
 
     from lidframe.attackers.base import EmbeddingAttacker
@@ -345,8 +345,8 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
     Returns
     -------
     Freshness
-        The stale cells, or why they could not be checked; nothing is written but the
-        digest cache ``OUT/cache/digests.sqlite``.
+        The stale cells, or why they could not be checked; nothing is written (the
+        digest cache ``OUT/cache/digests.sqlite`` is only read).
     """
     out = Path(out_dir)
     if spec_path is None:
@@ -360,10 +360,9 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         return Freshness(str(spec_path), unchecked=f"the grid spec {spec_path} is not there (moved? give --spec)")
     try:
         spec = load_grid_spec(spec_path)
-        digests = DigestCache(out / "cache" / "digests.sqlite")
-        plan = plan_grid(spec, out, digests=digests)
-        with contextlib.suppress(OSError, sqlite3.Error):  # a read-only folder: the digests are not remembered
-            digests.save()
+        # the grid's digest cache is read, never written: a report changes nothing in the folder
+        # but report/ (a file changed since the grid ran is hashed again, in memory)
+        plan = plan_grid(spec, out, digests=DigestCache(out / "cache" / "digests.sqlite"))
         stored = store.read_stored_cells(out)
     except InputError as exc:
         return Freshness(str(spec_path), unchecked=str(exc))
