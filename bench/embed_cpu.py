@@ -24,7 +24,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lidframe.attackers import EcapaTdnn, Utterance
 from lidframe.attackers.frontend import read_audio
-from tests.audio import write_voice
+from tests.voices import write_voice
 
 
 def main():

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lidframe.grid.runner import run_grid
-from tests.audio import write_voice
+from tests.voices import write_voice
 
 ATTACKER = "ecapa?device=cpu"
 SPEC = """
