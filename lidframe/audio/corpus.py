@@ -13,9 +13,9 @@ speech with the engines installed on the machine.  Each *voice* is one speaker:
 :func:`build_corpus` synthesizes K sentences per voice, converts them to 16 kHz mono
 16-bit WAV, splits the speakers into train / dev / eval (and dev/eval utterances into
 enrolment and trials), and writes data directories with ``wav.scp``, ``utt2spk``,
-``spk2utt`` and ``text``.  A wav file's name carries a digest of what made it (engine,
-voice arguments, sentence, sample rate), so a rerun reuses exactly the files it would
-synthesize again -- another seed or sentence count picks other sentences, hence other
+``spk2utt`` and ``text``.  A wav file's name carries a digest of what made it (engine and
+its version, voice arguments, sentence, sample rate, this module's code), so a rerun
+reuses only files made the way it would make them -- another seed or sentence count picks other sentences, hence other
 files, never a stale one.  The engines run as subprocesses with argument lists (no
 shell), ``jobs`` of them at a time.
 
@@ -75,6 +75,8 @@ SENTENCES = (
     "The old clock in the hallway chimes twice every quarter of an hour.",
 )
 
+#: Sample rate of the corpus's wav files (Hz).
+SAMPLE_RATE = 16000
 _ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-029")
 _ESPEAK_VARIANTS = (("m1", 45, 165), ("f2", 60, 175), ("m3", 35, 150), ("f4", 70, 160), ("m7", 50, 180))
 _MBROLA_ENGLISH = ("us1", "us2", "us3", "en1")
@@ -131,7 +133,7 @@ def available_voices() -> list[Voice]:
     return voices
 
 
-def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = 16000) -> None:
+def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = SAMPLE_RATE) -> None:
     """Synthesize *text* with *voice* into a 16 kHz mono 16-bit WAV at *path* (atomically)."""
     import soundfile
     from scipy.signal import resample_poly
@@ -160,9 +162,29 @@ def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = 16000) -
         soundfile.write(str(tmp_path), audio, sample_rate, subtype="PCM_16", format="WAV")
 
 
-def _recipe_digest(voice: Voice, text: str, sample_rate: int = 16000) -> str:
-    """12 hex digits of SHA-256 over what makes an utterance's audio: engine, arguments, sentence, rate."""
-    recipe = json.dumps([voice.engine, list(voice.args), text, sample_rate])
+def _engine_versions() -> dict[str, str]:
+    """``engine -> version text`` of the installed engines (what ``--version`` prints; MBROLA runs through espeak-ng)."""
+    commands = {"espeak": ["espeak-ng", "--version"], "flite": ["flite", "--version"]}
+    versions = {}
+    for engine, command in commands.items():
+        if shutil.which(command[0]):
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+            versions[engine] = " ".join((done.stdout + done.stderr).split())
+    versions["mbrola"] = versions.get("espeak", "")
+    return versions
+
+
+def _recipe_digest(voice: Voice, text: str, versions: dict[str, str], sample_rate: int = SAMPLE_RATE) -> str:
+    """12 hex digits of SHA-256 over what makes an utterance's audio.
+
+    The engine, its version, the voice's arguments, the sentence, the sample rate, and this
+    module's source (which converts, resamples and peak-normalises the engine's output).
+    """
+    from lidframe.data.fileio import file_sha256
+
+    recipe = json.dumps(
+        [voice.engine, versions.get(voice.engine, ""), list(voice.args), text, sample_rate, file_sha256(__file__)]
+    )
     return hashlib.sha256(recipe.encode()).hexdigest()[:12]
 
 
@@ -243,6 +265,7 @@ def build_corpus(
         raise InputError(f"need 1 <= enrol < sentences <= {len(SENTENCES)}, got enrol={enrol}, sentences={sentences}")
     if len(chosen) < 3:
         raise InputError(f"a corpus needs at least 3 voices (train, dev, eval), got {len(chosen)}")
+    versions = _engine_versions()
     rng = np.random.default_rng(seed)
     order = rng.permutation(len(chosen))
     n = len(chosen)
@@ -267,7 +290,7 @@ def build_corpus(
             picks = rng.choice(len(SENTENCES), size=sentences, replace=False)
             for k, s in enumerate(picks):
                 utt = f"{voice.speaker}-{k:03d}"
-                name = f"{utt}-{_recipe_digest(voice, SENTENCES[s])}.wav"
+                name = f"{utt}-{_recipe_digest(voice, SENTENCES[s], versions)}.wav"
                 wav = out / "wav" / voice.speaker / name
                 work.append((voice, SENTENCES[s], wav))
                 if split_name == "train":

@@ -20,8 +20,8 @@ says which stages it reused -- each cache keyed by what made it, so that another
 sentence count or voice set never reuses a stale one: the corpus's wav files (named by
 engine, voice, sentence and rate), the anonymised data dirs (a stamp with the digest of
 their corpus data dir, the anonymiser's parameters and the seed), each attacker's
-checkpoint ``attackers/<system>-<key>.ckpt`` (keyed by its train data dir, the seed and
-the encoder; training resumes where it stopped; a checkpoint with the epochs asked for is
+checkpoint ``attackers/<system>-<key>.ckpt`` (keyed by its train data dir, the seed, the
+encoder and training settings, and the attackers' code and torch's version; training resumes where it stopped; a checkpoint with the epochs asked for is
 reused) and the embeddings (keyed by the audio and the checkpoint's weights,
 :mod:`lidframe.attackers.cache`).  The anonymisers of both systems share one pool of
 ``jobs`` worker processes, and ``jobs`` speech engines run at once.  The scores are recomputed from the embeddings on every
@@ -37,6 +37,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from lidframe.cli.table import format_table
 from lidframe.data.fileio import StrPath, check_output_dir
 
@@ -50,6 +52,8 @@ VOICE_DEMO_SYSTEMS: dict[str, dict[str, Any] | None] = {
 }
 #: The demo attackers' encoder: a small ECAPA-TDNN that trains in seconds per epoch on a CPU.
 SMALL_ECAPA = {"channels": (64, 64, 64, 64, 192), "attention_channels": 32, "se_channels": 32, "lin_neurons": 64}
+#: train_attacker's settings for the demo's attackers (beside epochs and seed).
+TRAINING: dict[str, Any] = {"batch_size": 16}
 #: The calibrators each trained attacker's scores are evaluated with (the random floor: the first).
 CALIBRATORS = ("logistic", "isotonic")
 _SPLITS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
@@ -92,6 +96,19 @@ def _read_stamp(folder: Path) -> str:
     return stamp.read_text().strip() if stamp.is_file() else _source_digest(folder)
 
 
+def _training_code() -> str:
+    """Digest of what trains and runs an attacker: the attackers' source files and torch's version."""
+    import importlib.util
+
+    import torch
+
+    from lidframe._version import tree_digest
+
+    spec = importlib.util.find_spec("lidframe.attackers")
+    assert spec is not None and spec.submodule_search_locations is not None
+    return _digest(tree_digest(Path(p) for p in spec.submodule_search_locations), torch.__version__)
+
+
 def _anonymise_systems(
     out: Path, roots: dict[str, Path], *, seed: int, jobs: int, progress: bool, log: Callable[[str], object]
 ) -> None:
@@ -99,11 +116,18 @@ def _anonymise_systems(
 
     A data dir is reused only when its stamp names the same inputs: the corpus data dir it
     was made from (its wav.scp and utt2spk, whose wav names carry their recipe), the
-    anonymiser's parameters and the seed.  The stamp is removed before a data dir is
+    anonymiser's parameters and the seed, and the anonymiser's code (the digest of
+    :mod:`lidframe.audio.anonymise`'s source, NumPy's and SciPy's versions).  The stamp is removed before a data dir is
     (re)made and written after, so an interrupted run leaves none to trust.
     """
-    from lidframe.audio.anonymise import anonymise_data_dirs
+    import scipy
 
+    import lidframe.audio.anonymise as anonymiser
+    from lidframe.audio.anonymise import anonymise_data_dirs
+    from lidframe.data.fileio import file_sha256
+
+    # the anonymiser's own code and the SciPy it filters with: a changed anonymiser redoes the dirs
+    code = json.dumps([file_sha256(anonymiser.__file__), np.__version__, scipy.__version__])
     tasks = []
     for name, params in VOICE_DEMO_SYSTEMS.items():
         if params is None:
@@ -111,7 +135,7 @@ def _anonymise_systems(
         redo = []
         for split in _SPLITS:
             source, target = out / "corpus" / split, roots[name] / split
-            expected = _digest(json.dumps([params, seed], sort_keys=True), _source_digest(source))
+            expected = _digest(json.dumps([params, seed], sort_keys=True), code, _source_digest(source))
             stamp = target / STAMP_FILE
             if (target / "wav.scp").is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
                 continue
@@ -205,6 +229,7 @@ def run_voice_demo(
     )
     results: dict[str, Result] = {}
     inputs: dict[str, StrPath] = {}
+    training_code = _training_code()
     roots = {
         name: out / "corpus" if params is None else out / "systems" / name
         for name, params in VOICE_DEMO_SYSTEMS.items()
@@ -214,7 +239,7 @@ def run_voice_demo(
         root = roots[name]
         # the checkpoint is keyed by what it is trained on and how: another corpus, seed or
         # encoder trains another checkpoint instead of resuming (or reusing) a stale one
-        key = _digest(json.dumps([seed, SMALL_ECAPA]), _read_stamp(root / "train"))
+        key = _digest(json.dumps([seed, SMALL_ECAPA, TRAINING]), training_code, _read_stamp(root / "train"))
         checkpoint = out / "attackers" / f"{name}-{key[:12]}.ckpt"
         log(f"[attacker {name}] training a small ECAPA-TDNN on the system's {sizes['train']} train speakers")
         trained_now: list[str] = []  # train_attacker logs one "epoch k/n: ..." line per epoch it trains
@@ -223,7 +248,7 @@ def run_voice_demo(
             root / "train",
             checkpoint,
             epochs=epochs,
-            batch_size=16,
+            **TRAINING,
             seed=seed,
             progress=progress,
             log=lambda m: trained_now.append(m) if m.startswith("epoch ") else None,

@@ -349,13 +349,22 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         digest cache ``OUT/cache/digests.sqlite`` is only read).
     """
     out = Path(out_dir)
-    if spec_path is None:
-        try:
-            spec_path = str(json.loads((out / "grid.json").read_text(encoding="utf-8"))["spec"])
-        except (OSError, ValueError, KeyError, TypeError):
+    try:
+        record = json.loads((out / "grid.json").read_text(encoding="utf-8"))
+        ran_in = str(record.get("cwd") or "")
+        if spec_path is None:
+            spec_path = str(record["spec"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        if spec_path is None:
             return Freshness(
                 None, unchecked=f"{out / 'grid.json'} is missing or unreadable, so no spec to compare with"
             )
+        ran_in = ""
+    if ran_in and Path(ran_in).resolve() != Path.cwd().resolve():
+        # a component option's file (ecapa?checkpoint=model.ckpt) is relative to where the grid ran
+        return Freshness(
+            str(spec_path), unchecked=f"the grid ran in {ran_in}; run lidframe report from there to check its cells"
+        )
     if not Path(spec_path).is_file():
         return Freshness(str(spec_path), unchecked=f"the grid spec {spec_path} is not there (moved? give --spec)")
     try:
@@ -364,8 +373,9 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         # but report/ (a file changed since the grid ran is hashed again, in memory)
         plan = plan_grid(spec, out, digests=DigestCache(out / "cache" / "digests.sqlite"))
         stored = store.read_stored_cells(out)
-    except InputError as exc:
-        return Freshness(str(spec_path), unchecked=str(exc))
+    except Exception as exc:  # advisory: whatever stops the check (a plugin, a stat) must not stop the report
+        text = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
+        return Freshness(str(spec_path), unchecked=" ".join(text.split()))
     stale: dict[str, str] = {}
     planned = set()
     for task in plan["tasks"]:
@@ -663,6 +673,7 @@ def run_grid(
                 say(note)
             with DigestCache(out / "cache" / "digests.sqlite") as digests:
                 plan = plan_grid(spec, out, digests=digests)
+            write_json_summary(out, spec, None)  # the spec these cells come from, even if the run stops
             stored = store.stored_cells(connection)
             tasks, reasons, stale = _todo(plan, stored, out, force)
             _say_why(reasons, say)
@@ -738,11 +749,21 @@ def _execute(spec, plan, tasks, stored, out, connection, backend, jobs, schedule
     return counts
 
 
-def write_json_summary(out: Path, spec: GridSpec, counts: dict) -> None:
-    """``OUT/grid.json``: the spec path and digest, and the counts of the last run."""
+def write_json_summary(out: Path, spec: GridSpec, counts: dict | None) -> None:
+    """``OUT/grid.json``: the spec (absolute path) and digest, the folder the grid ran in, and the last run's counts.
+
+    Written when a run starts (``counts`` None) and again when it ends, so a report of an
+    interrupted run compares its cells with the spec that made them.
+    """
     from lidframe.data.fileio import write_json
 
     write_json(
         out / "grid.json",
-        {"spec": str(spec.path), "spec_digest": spec.digest, "last_run": counts, "lidframe_version": _version()},
+        {
+            "spec": str(Path(spec.path).resolve()),
+            "spec_digest": spec.digest,
+            "cwd": os.getcwd(),
+            "last_run": counts,
+            "lidframe_version": _version(),
+        },
     )

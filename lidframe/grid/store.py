@@ -318,6 +318,16 @@ def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
 def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
     """:func:`stored_cells` of a folder's store, opened read-only (nothing is created or migrated).
 
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The grid's output folder.
+
+    Returns
+    -------
+    dict
+        ``cell_id -> StoredCell``; a first-layout store's cells have no input digests.
+
     Raises
     ------
     InputError
@@ -331,7 +341,15 @@ def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
         try:
-            return stored_cells(connection)
+            columns = {row[1] for row in connection.execute("PRAGMA table_info(cells)")}
+            if "inputs_digest" in columns:
+                return stored_cells(connection)
+            # the first layout kept no input digests: its cells read as stored without them,
+            # which lidframe grid recomputes (and migrates the store)
+            return {
+                key: StoredCell(status, None, None, per_trial)
+                for key, status, per_trial in connection.execute("SELECT cell_id, status, per_trial FROM cells")
+            }
         finally:
             connection.close()
     except sqlite3.Error as exc:
