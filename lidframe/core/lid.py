@@ -77,7 +77,7 @@ def _prepare(
 
 def _row_label(row: int, row_names) -> str:
     """How an error names row *row*: its trial id where the caller gave the ids (``row_names``), else its index."""
-    return f"row {row}" if row_names is None else f"trial {row_names[row]}"
+    return f"row {row}" if row_names is None else f"trial {str(row_names[row])!r}"
 
 
 def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int, row_names=None):

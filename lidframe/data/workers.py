@@ -22,8 +22,18 @@ __all__ = ["exit_with_parent", "process_pool"]
 def exit_with_parent(parent_pid: int) -> None:
     """Pool-worker initializer: end this worker as soon as process *parent_pid* dies.
 
-    A worker holds nothing worth keeping: whatever it computes goes back to the parent,
-    which alone writes results.
+    Parameters
+    ----------
+    parent_pid : int
+        The process that started the pool.
+
+    Notes
+    -----
+    A worker killed this way may stop in the middle of a file it writes (the demo's
+    anonymisers write their wav files themselves, each through a temporary name): the
+    caller must not trust an output it did not see finish (the demo removes a data dir's
+    stamp before remaking it and writes it only after).  The grid's workers write nothing;
+    only its main process writes the store.
     """
     if sys.platform.startswith("linux"):
         try:
@@ -64,5 +74,10 @@ def process_pool(jobs: int) -> ProcessPoolExecutor:
     ----------
     jobs : int
         Number of worker processes (>= 1).
+
+    Returns
+    -------
+    concurrent.futures.ProcessPoolExecutor
+        The pool (use it as a context manager to shut it down).
     """
     return ProcessPoolExecutor(max_workers=jobs, initializer=exit_with_parent, initargs=(os.getpid(),))

@@ -342,10 +342,11 @@ def test_non_finite_llrs_of_a_trial_in_a_later_block_name_that_trial(client, pat
     trial, enrol, true_index = embeddings(5, 30, 10, 4)
     z = dense_znorm(cosine(trial, enrol), 1)  # the reference z-scores, in float64 here
     bad = int(np.argmax(z.max(axis=1)))  # the one row that holds the largest z of all
+    assert bad >= 4  # past the first block and tile of 4 rows: a block-local index would name another row
     calibrator = NanAbove(z.max() - 1e-9 * abs(z.max()))
     assert (z >= calibrator.threshold).sum() == 1
     ids = np.array([f"t{i}" for i in range(30)])
-    message = rf"LLRs of trial {ids[bad]} are not finite"
+    message = rf"LLRs of trial '{ids[bad]}' are not finite"
     with pytest.raises(InputError, match=message):
         if path == "dense":
             from lidframe.core.lid import lid_from_scores

@@ -7,6 +7,7 @@ score file was rewritten), not from the store's digests.
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,33 @@ def test_cells_the_spec_no_longer_plans_are_flagged(grid, capsys):
     assert len(freshness.stale) == 4 and set(freshness.stale.values()) == {"not in the spec any more"}
     err, _, _ = reported(capsys, out)
     assert "STALE: 4 of 8 cells" in err and "isotonic" in err and "not in the spec any more (4)" in err
+
+
+def snapshot(folder):
+    """Every file below *folder* but report/, with its bytes and mtime: what a report must leave alone."""
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and "report" not in p.relative_to(folder).parts[:1]
+    }
+
+
+def test_a_report_of_stale_cells_writes_nothing_outside_report(grid, capsys):
+    spec, out = grid
+    save_system(spec.parent, "weak", 98)
+    before = snapshot(out)
+    assert (out / "cache" / "digests.sqlite").is_file()  # the digest cache the check reads
+    err, _, _ = reported(capsys, out)
+    assert "STALE" in err and snapshot(out) == before
+
+
+def test_a_report_from_another_folder_than_the_grid_ran_in_is_not_checked(grid, tmp_path, capsys, monkeypatch):
+    _, out = grid
+    ran_in = Path.cwd()  # where the fixture ran the grid
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    err, summary, _ = reported(capsys, out)
+    assert f"the grid ran in {ran_in};" in err
+    assert "were not checked against the current inputs" in err and "run lidframe report from there" in err
+    assert "> **Warning.** These numbers were not checked" in summary
