@@ -295,8 +295,9 @@ def anonymise_data_dirs(
         From the first task that fails (the tasks not started by then are cancelled); *jobs* is
         not a positive integer.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs must be a positive number of worker processes, got {jobs!r}")
+    from lidframe.data.workers import check_jobs, process_pool
+
+    check_jobs(jobs)
     tasks = list(tasks)
     bar = None
     if progress:
@@ -313,8 +314,6 @@ def anonymise_data_dirs(
             return reports
         from concurrent.futures import as_completed
         from concurrent.futures.process import BrokenProcessPool
-
-        from lidframe.data.workers import process_pool
 
         pool = process_pool(min(jobs, len(tasks)))
         try:

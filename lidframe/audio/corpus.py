@@ -249,8 +249,9 @@ def build_corpus(
         No engine installed (the message gives the apt line), an unknown voice, too few
         speakers or sentences, *jobs* not a positive integer.
     """
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs must be a positive number of engine processes, got {jobs!r}")
+    from lidframe.data.workers import check_jobs
+
+    check_jobs(jobs, what="engine processes")
     available = {v.speaker: v for v in available_voices()}
     if not available:
         raise InputError(f"no speech engine found (espeak-ng, mbrola, flite); install them: {INSTALL_HINT}")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from lidframe.cli.options import check_output_dir
 from lidframe.cli.table import text_table
@@ -40,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("corpus synth needs --out DIR (or --list-voices)")
     check_output_dir(args.out, "--out")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()] if args.voices else None
-    jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
+    from lidframe.data.workers import default_jobs
+
+    jobs = default_jobs() if args.jobs is None else args.jobs
     report = build_corpus(
         args.out,
         voices=voices,

@@ -9,11 +9,8 @@ demo`` says why in one line on stderr and shows the simulated demo.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
-
-from lidframe.errors import InputError
 
 __all__ = ["register", "run", "voice_demo_unavailable"]
 
@@ -83,9 +80,9 @@ def run(args: argparse.Namespace) -> int:
         from lidframe.cli.voice_demo import run_voice_demo
 
         out = check_output_dir(args.out or "demo-out", "--out")
-        jobs = args.jobs if args.jobs is not None else os.cpu_count() or 1
-        if jobs < 1:
-            raise InputError(f"--jobs must be a positive number of processes, got {jobs}")
+        from lidframe.data.workers import check_jobs, default_jobs
+
+        jobs = check_jobs(default_jobs() if args.jobs is None else args.jobs, what="processes", name="--jobs")
         print(
             f"lidframe demo: real voices (synthesized here), trained attackers, caches in {out}/ "
             "(lidframe demo --simulated for the seconds-fast simulated version)"

@@ -16,7 +16,36 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-__all__ = ["exit_with_parent", "process_pool"]
+from lidframe.errors import InputError
+
+__all__ = ["check_jobs", "default_jobs", "exit_with_parent", "process_pool"]
+
+
+def check_jobs(jobs: object, *, what: str = "worker processes", name: str = "jobs") -> int:
+    """*jobs* if it is a positive integer (bools are not), else an :class:`InputError` naming *name* and *what*.
+
+    Parameters
+    ----------
+    jobs : object
+        The number asked for.
+    what : str
+        What is counted, for the message ("worker processes", "engine processes").
+    name : str
+        The argument's name as the caller knows it (``jobs``, ``--jobs``).
+
+    Returns
+    -------
+    int
+        *jobs*.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"{name} must be a positive number of {what}, got {jobs!r}")
+    return jobs
+
+
+def default_jobs() -> int:
+    """The default of a CLI ``--jobs``: the CPU count (1 where it is unknown)."""
+    return os.cpu_count() or 1
 
 
 def exit_with_parent(parent_pid: int) -> None:

@@ -72,7 +72,7 @@ import numpy as np
 
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath, atomic_path, json_clean
-from lidframe.data.workers import process_pool
+from lidframe.data.workers import check_jobs, process_pool
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.spec import GridSpec, load_grid_spec
@@ -276,6 +276,17 @@ def plan_grid(spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None =
 _SHA = re.compile(r"^[0-9a-f]{32,64}$")
 
 
+def inputs_changed(row: store.StoredCell, cell: dict) -> str | None:
+    """Why a stored cell's inputs differ from the planned *cell*'s (:func:`why_recomputed`); None if they match.
+
+    The one freshness rule of the grid: ``lidframe grid`` recomputes such a cell and
+    ``lidframe report`` (:func:`check_freshness`) flags it as stale.
+    """
+    if row.inputs_digest == cell["inputs_digest"]:
+        return None
+    return why_recomputed(row.inputs, cell["inputs"])
+
+
 def why_recomputed(stored: Inputs | None, current: Inputs) -> str:
     """What changed between a stored cell's inputs and the current ones, in words.
 
@@ -382,8 +393,9 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         for cell in task["cells"]:
             planned.add(cell["cell_id"])
             row = stored.get(cell["cell_id"])
-            if row is not None and row.status == "ok" and row.inputs_digest != cell["inputs_digest"]:
-                stale[cell["cell_id"]] = why_recomputed(row.inputs, cell["inputs"])
+            changed = None if row is None or row.status != "ok" else inputs_changed(row, cell)
+            if changed is not None:
+                stale[cell["cell_id"]] = changed
     for key, row in stored.items():
         if row.status == "ok" and key not in planned:
             stale[key] = "not in the spec any more"
@@ -536,8 +548,7 @@ def _check_backend(backend: str, jobs: int, scheduler: object) -> None:
     """Refuse a bad backend choice before anything is written."""
     if backend not in ("local", "dask"):
         raise InputError(f"backend must be 'local' or 'dask', got {backend!r}")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs must be a positive number of worker processes, got {jobs!r}")
+    check_jobs(jobs)
     if backend == "dask":
         try:
             import distributed  # noqa: F401
@@ -591,8 +602,8 @@ def _todo(plan: dict, stored: dict[str, store.StoredCell], out: Path, force: boo
                 pass
             elif row.status != "ok":
                 reasons["it failed before (retried)"] += 1
-            elif row.inputs_digest != cell["inputs_digest"]:
-                reasons[why_recomputed(row.inputs, cell["inputs"])] += 1
+            elif (changed := inputs_changed(row, cell)) is not None:
+                reasons[changed] += 1
                 stale += 1
             elif not row.per_trial or not (out / row.per_trial).is_file():
                 reasons[f"its per-trial file {row.per_trial} is missing"] += 1
