@@ -9,7 +9,9 @@ Embeddings are looked up by utterance id in one or more files:
     a (n, d) array, with the ids in a text file of the same name and suffix ``.ids``
     (one id per line, in row order).
 ``.ark`` / ``.scp``
-    Kaldi archives or scp indexes of vectors, read with kaldiio (``pip install kaldiio``).
+    Kaldi archives or scp indexes of vectors (:mod:`lidframe.data.kaldi_ark`: an scp entry
+    must be ``PATH`` or ``PATH:OFFSET``; pipes, ``-`` and slices are refused, so no shell
+    command ever runs).
 ``.parquet``
     the published LID code's layout: one row per utterance with an utterance-id column,
     a speaker-id column and the vector as a list column (column names chosen with
@@ -29,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from lidframe.data.fileio import StrPath
+from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
@@ -85,16 +88,9 @@ def _read_npy(path: Path) -> dict[str, np.ndarray]:
 
 
 def _read_kaldi(path: Path) -> dict[str, np.ndarray]:
-    try:
-        import kaldiio
-    except ImportError:
-        raise InputError(f"{path}: reading Kaldi archives needs kaldiio (pip install kaldiio)") from None
-    try:
-        reader = kaldiio.load_scp(str(path)) if path.suffix.lower() == ".scp" else kaldiio.load_ark(str(path))
-        items = reader.items() if hasattr(reader, "items") else reader
-        return {str(k): np.asarray(v, dtype=np.float64).ravel() for k, v in items}
-    except Exception as exc:  # kaldiio raises assorted errors on bad files
-        raise InputError(f"{path}: not a readable Kaldi {path.suffix[1:]} ({exc})") from None
+    """An archive or scp index, read by :mod:`lidframe.data.kaldi_ark` (no pipes, no pickles)."""
+    table = read_scp_vectors(path) if path.suffix.lower() == ".scp" else read_ark(path)
+    return {utt_id: array.ravel() for utt_id, array in table.items()}
 
 
 def _read_parquet(path: Path, id_column: str | None, vector_column: str | None) -> dict[str, np.ndarray]:
@@ -175,20 +171,22 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
-        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``."""
+        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``.
+
+        Raises
+        ------
+        InputError
+            An scp entry is a pipe, standard input or a slice (:func:`~lidframe.data.kaldi_ark.read_scp`):
+            a grid spec naming such a file is refused when it is validated, before any cell runs.
+        """
         value = params.get("path", ())
         paths = [Path(p) for p in (value if isinstance(value, (list, tuple)) else [value])]
-        extra = []
+        extra: list[Path] = []
         for path in paths:
             if path.suffix.lower() == ".npy" and path.with_suffix(".ids").is_file():
                 extra.append(path.with_suffix(".ids"))
             elif path.suffix.lower() == ".scp" and path.is_file():
-                for line in path.read_text(errors="replace").splitlines():
-                    fields = line.split(None, 1)
-                    if len(fields) == 2:
-                        archive = Path(fields[1].strip().rsplit(":", 1)[0])
-                        if archive.is_file() and archive not in extra:
-                            extra.append(archive)
+                extra.extend(archive for archive in scp_archives(path) if archive not in extra)
         return extra
 
     def __init__(

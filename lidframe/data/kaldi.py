@@ -25,14 +25,18 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, mismatch, preview
 
-__all__ = ["read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
+__all__ = ["numbered_rows", "read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
 
 
-def read_table(path: StrPath, *, columns: int = 2, what: str = "table", exact: bool = False) -> list[list[str]]:
-    """Whitespace-separated lines of at least *columns* fields (blank lines skipped).
+def numbered_rows(
+    path: StrPath, *, columns: int = 2, what: str = "table", exact: bool = False
+) -> list[tuple[int, list[str]]]:
+    """``(line number, fields)`` of each non-blank line of a whitespace-separated table.
 
-    With ``columns=2`` and not *exact* the second field is the rest of the line (a
-    ``wav.scp`` path may hold spaces); with *exact* every line has exactly *columns* fields.
+    Line numbers count every line of the file from 1, blank ones included, so a message
+    names the line an editor shows.  With ``columns=2`` and not *exact* the second field is
+    the rest of the line (a ``wav.scp`` path may hold spaces); with *exact* every line has
+    exactly *columns* fields.
 
     Raises
     ------
@@ -61,10 +65,15 @@ def read_table(path: StrPath, *, columns: int = 2, what: str = "table", exact: b
             raise InputError(
                 f"{path}: line {number} has {len(fields)} field(s); expected {'exactly ' if exact else ''}{columns} ({what})"
             )
-        rows.append(fields)
+        rows.append((number, fields))
     if not rows:
         raise InputError(f"{path}: empty {what} file; expected lines of {columns} fields")
     return rows
+
+
+def read_table(path: StrPath, *, columns: int = 2, what: str = "table", exact: bool = False) -> list[list[str]]:
+    """The fields of each non-blank line of a whitespace-separated table (:func:`numbered_rows` without the numbers)."""
+    return [fields for _, fields in numbered_rows(path, columns=columns, what=what, exact=exact)]
 
 
 def _line_of_byte(path: Path, offset: int) -> int:
@@ -73,7 +82,7 @@ def _line_of_byte(path: Path, offset: int) -> int:
         return handle.read(offset).count(b"\n") + 1
 
 
-_ARCHIVE_OFFSET = re.compile(r"\.ark:\d+$")
+_ARCHIVE_OFFSET = re.compile(r":\d+(\[[^]]*\])?$")
 
 
 def read_data_dir(path: StrPath) -> list[Utterance]:
@@ -95,23 +104,23 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
         raise InputError(f"{folder}: is a file; expected a data directory (wav.scp, utt2spk)")
     if not folder.is_dir():
         raise InputError(f"{folder}: no such data directory")
-    wav = read_table(folder / "wav.scp", what="wav.scp")
+    wav = numbered_rows(folder / "wav.scp", what="wav.scp")
     spk = read_table(folder / "utt2spk", what="utt2spk", exact=True)
     audio = {}
-    for utt, location in wav:
+    for number, (utt, location) in wav:
         location = location.strip()
-        if location.endswith("|") or location.startswith("|") or location == "-":
+        where = f"{folder / 'wav.scp'}: line {number}: utterance {utt[:60]!r}"
+        if "|" in location or location == "-":
             raise InputError(
-                f"{folder / 'wav.scp'}: utterance {utt!r} is a piped command ({location[:40]}...); "
+                f"{where} is a piped command or standard input ({location[:40]}...); "
                 "convert the audio to files first (lidframe does not run shell commands)"
             )
         if _ARCHIVE_OFFSET.search(location):
             raise InputError(
-                f"{folder / 'wav.scp'}: utterance {utt!r} is an offset into a Kaldi archive ({location[:60]}); "
-                "extract the audio to files first"
+                f"{where} is an offset into a Kaldi archive ({location[:60]}); extract the audio to files first"
             )
         if utt in audio:
-            raise InputError(f"{folder / 'wav.scp'}: utterance {utt!r} appears twice")
+            raise InputError(f"{where} appears twice")
         target = Path(location)
         audio[utt] = str(target if target.is_absolute() else folder / target)
     speakers = {}

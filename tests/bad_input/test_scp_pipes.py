@@ -1,0 +1,255 @@
+"""Bad input, family "Kaldi scp and ark": no shell command, no unpickling, from any file a stranger hands us.
+
+kaldiio runs an scp entry ``cmd |`` (or ``| cmd``) through ``/bin/sh`` and unpickles an
+archive object stored with its ``PKL`` marker.  Every case here writes such a file whose
+command or pickle would create a marker file, hands it to every entry point that reads
+embeddings (``lidframe score``, ``lidframe dp-audit``, a grid spec, the Python API) and
+checks that the run is refused in one line and the marker never appears.  The good files
+are written by kaldiio itself (an independent writer), and read back exactly.
+"""
+
+from __future__ import annotations
+
+import pickle
+import struct
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from lidframe.errors import InputError
+from tests.bad_input.conftest import assert_refused
+
+kaldiio = pytest.importorskip("kaldiio", reason="the good archives of these tests are written by kaldiio")
+
+N, D = 3, 4
+MARKER = "PWNED"
+
+
+def utterances() -> list[tuple[str, str]]:
+    """``(utt_id, speaker)`` of the enrolment and trial utterances (two per speaker each)."""
+    return [(f"{kind}{s}{k}", f"spk{s}") for kind in ("e", "t") for s in range(N) for k in range(2)]
+
+
+def write_dirs(root: Path, prefix: str = "") -> tuple[Path, Path]:
+    """Enrolment and trial data dirs (``wav.scp`` never read: the attacker looks embeddings up by id)."""
+    dirs = []
+    for kind in ("e", "t"):
+        folder = root / f"{prefix}{kind}"
+        folder.mkdir(parents=True)
+        utts = [(u, s) for u, s in utterances() if u.startswith(kind)]
+        (folder / "wav.scp").write_text("".join(f"{prefix}{u} none.wav\n" for u, _ in utts))
+        (folder / "utt2spk").write_text("".join(f"{prefix}{u} {s}\n" for u, s in utts))
+        dirs.append(folder)
+    return dirs[0], dirs[1]
+
+
+def good_vectors(prefixes: tuple[str, ...] = ("",)) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    return {f"{p}{u}": rng.normal(size=D) for p in prefixes for u, _ in utterances()}
+
+
+def write_good(folder: Path, prefixes: tuple[str, ...] = ("",)) -> tuple[Path, Path]:
+    """``emb.ark`` and ``emb.scp`` written by kaldiio (offsets included)."""
+    ark, scp = folder / "emb.ark", folder / "emb.scp"
+    kaldiio.save_ark(str(ark), good_vectors(prefixes), scp=str(scp))
+    return ark, scp
+
+
+def poisoned_scp(form: str) -> Callable[[Path, Path, Path], Path]:
+    """A case: the good scp with its first entry's location replaced by *form* (``{marker}``, ``{ark}`` filled in)."""
+
+    def build(folder: Path, scp: Path, ark: Path) -> Path:
+        lines = scp.read_text().splitlines()
+        utt_id = lines[0].split()[0]
+        location = form.format(marker=folder / MARKER, ark=ark)
+        bad = folder / "bad.scp"
+        bad.write_text("\n".join([f"{utt_id} {location}", *lines[1:]]) + "\n")
+        return bad
+
+    return build
+
+
+#: Every extended-filename form, each as a ready shell command where kaldiio would run one.
+SCP_FORMS = {
+    "command then pipe": ("touch {marker}; cat {ark} |", "piped command"),
+    "pipe without a space": ("touch {marker}|", "piped command"),
+    "leading pipe": ("| touch {marker}", "piped command"),
+    "pipe in the middle": ("{ark}:5 | touch {marker}", "piped command"),
+    "standard input": ("-", "standard input"),
+    "slice": ("{ark}:5[0:2]", "slice"),
+}
+
+
+def pickled_ark(folder: Path, ark: Path) -> Path:
+    """An archive whose first object is kaldiio's ``PKL`` form of an object that would create the marker."""
+
+    class Payload:
+        def __reduce__(self):
+            return (Path.touch, (folder / MARKER,))
+
+    bad = folder / "bad.ark"
+    bad.write_bytes(b"e00 PKL" + pickle.dumps(Payload()) + ark.read_bytes()[len(b"e00 ") :])
+    return bad
+
+
+def huge_header_ark(folder: Path, ark: Path) -> Path:
+    """An archive whose first vector claims 2e9 doubles (16 GB) but holds 16 bytes."""
+    bad = folder / "bad.ark"
+    bad.write_bytes(b"e00 \0BDV \4" + struct.pack("<i", 2_000_000_000) + b"\0" * 16)
+    return bad
+
+
+def entry_points(root: Path) -> dict[str, Callable[[Path], list[object]]]:
+    """Each command line that reads an embeddings file, as a function of that file."""
+    enrol, trials = write_dirs(root / "dirs")
+    dev_enrol, dev_trials = write_dirs(root / "dirs", prefix="d")
+    out = root / "out"
+    spec = root / "spec.toml"
+
+    def grid(path: Path) -> list[object]:
+        spec.write_text(
+            f'[grid]\nattackers = ["precomputed?path={path}"]\ncalibrators = ["logistic"]\n\n[systems.a]\n'
+            f'dev = {{ enrol = "{dev_enrol}", trials = ["{dev_trials}"] }}\n'
+            f'eval = {{ enrol = "{enrol}", trials = ["{trials}"] }}\n'
+        )
+        return ["grid", spec, "--out", out / "grid"]
+
+    return {
+        "score": lambda p: [
+            *("score", "--attacker", "precomputed", "--embeddings", p),
+            *("--enrol", enrol, "--trials", trials, "--out", out / "s.npz"),
+        ],
+        "dp-audit": lambda p: [
+            *("dp-audit", "--mu", "1", "--n-boot", "100", "--embeddings", p),
+            *("--dev-enrol", dev_enrol, "--dev-trials", dev_trials, "--enrol", enrol, "--trials", trials),
+            *("--json", out / "a.json"),
+        ],
+        "grid": grid,
+    }
+
+
+@pytest.mark.parametrize("entry", ["score", "dp-audit", "grid"])
+@pytest.mark.parametrize("form", list(SCP_FORMS))
+def test_an_extended_scp_entry_runs_nothing_and_is_refused(entry, form, tmp_path, capsys):
+    root = tmp_path / "case"
+    (root / "out").mkdir(parents=True)
+    argv_of = entry_points(root)
+    ark, scp = write_good(root, prefixes=("", "d"))
+    bad = poisoned_scp(SCP_FORMS[form][0])(root, scp, ark)
+    assert_refused(argv_of[entry](bad), capsys, expect=["bad.scp", "line 1", "'e00'", SCP_FORMS[form][1]], watch=[root])
+    assert not (root / MARKER).exists(), "a shell command from the scp ran"
+
+
+HOSTILE_ARKS = pytest.mark.parametrize(
+    "case, expect",
+    [(pickled_ark, ["bad.ark", "'PKL", "pickled"]), (huge_header_ark, ["bad.ark", "DV header", "2000000000"])],
+    ids=["pickle", "huge header"],
+)
+
+
+@pytest.mark.parametrize("entry", ["score", "dp-audit"])
+@HOSTILE_ARKS
+def test_a_hostile_ark_runs_nothing_and_is_refused(entry, case, expect, tmp_path, capsys):
+    root = tmp_path / "case"
+    (root / "out").mkdir(parents=True)
+    argv_of = entry_points(root)
+    ark, _ = write_good(root, prefixes=("", "d"))
+    bad = case(root, ark)
+    assert_refused(argv_of[entry](bad), capsys, expect=expect, watch=[root])
+    assert not (root / MARKER).exists(), "a pickle from the archive ran"
+
+
+@HOSTILE_ARKS
+def test_a_grid_cell_reading_a_hostile_ark_fails_with_its_reason_and_runs_nothing(case, expect, tmp_path, capsys):
+    """The spec is sound (the archive exists), so the grid runs; its one cell fails, storing the one-line reason."""
+    import sqlite3
+
+    from lidframe.cli import main
+
+    root = tmp_path / "case"
+    (root / "out").mkdir(parents=True)
+    ark, _ = write_good(root, prefixes=("", "d"))
+    argv = entry_points(root)["grid"](case(root, ark))
+    assert main([str(a) for a in argv]) == 1
+    assert "1 failed" in capsys.readouterr().out
+    with sqlite3.connect(root / "out" / "grid" / "results.sqlite") as db:
+        (error,) = [row[0] for row in db.execute("SELECT error FROM cells") if row[0]]
+    assert all(word in error for word in expect) and "\n" not in error, error
+    assert not (root / MARKER).exists(), "a pickle from the archive ran"
+
+
+@pytest.mark.parametrize("form", list(SCP_FORMS))
+def test_the_python_api_refuses_them_too(form, tmp_path):
+    from lidframe.attackers.precomputed import PrecomputedEmbeddings, read_embeddings
+
+    ark, scp = write_good(tmp_path)
+    bad = poisoned_scp(SCP_FORMS[form][0])(tmp_path, scp, ark)
+    with pytest.raises(InputError, match=SCP_FORMS[form][1]):
+        read_embeddings(bad)
+    with pytest.raises(InputError, match=SCP_FORMS[form][1]):
+        PrecomputedEmbeddings.input_files({"path": str(bad)})
+    assert not (tmp_path / MARKER).exists()
+
+
+def test_a_wav_scp_pipe_in_the_middle_is_refused(tmp_path, capsys):
+    """wav.scp follows the same rule: ``|`` anywhere in a location is refused (kaldiio runs only the ends)."""
+    enrol, trials = write_dirs(tmp_path / "dirs")
+    wav = trials / "wav.scp"
+    wav.write_text(wav.read_text().replace("none.wav", f"none.wav | touch {tmp_path / MARKER}", 1))
+    ark, _ = write_good(tmp_path)
+    argv = ["score", "--attacker", "precomputed", "--embeddings", ark, "--enrol", enrol, "--trials", trials]
+    assert_refused(
+        [*argv, "--out", tmp_path / "s.npz"], capsys, expect=["wav.scp", "line 1", "'t00'", "piped"], watch=[tmp_path]
+    )
+    assert not (tmp_path / MARKER).exists()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    vectors=st.dictionaries(
+        st.text("abcdefghij0123456789_-", min_size=1, max_size=12),
+        st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=3, max_size=3),
+        min_size=1,
+        max_size=6,
+    ),
+    double=st.booleans(),
+)
+def test_kaldiio_written_archives_read_back_exactly(vectors, double, tmp_path_factory):
+    """What kaldiio writes (ark and scp, float32 and float64), lidframe reads: the same ids in order and values."""
+    from lidframe.attackers.precomputed import read_embeddings
+
+    folder = tmp_path_factory.mktemp("ark")
+    dtype = np.float64 if double else np.float32
+    arrays = {u: np.asarray(v, dtype=dtype) for u, v in vectors.items()}
+    kaldiio.save_ark(str(folder / "v.ark"), arrays, scp=str(folder / "v.scp"))
+    for path in (folder / "v.ark", folder / "v.scp"):
+        table = read_embeddings(path)
+        assert list(table) == list(arrays)
+        for utt_id, want in arrays.items():
+            np.testing.assert_array_equal(table[utt_id], want.astype(np.float64))
+
+
+def test_a_text_ark_and_a_single_object_file_read_back(tmp_path):
+    """Kaldi's text form (``copy-vector ark:- ark,t:-``) and an scp entry naming a one-object file without offset."""
+    from lidframe.attackers.precomputed import read_embeddings
+
+    (tmp_path / "t.ark").write_text("a  [ 1 2.5 -3 ]\nb [ 4 5 6 ]\n")
+    assert {k: v.tolist() for k, v in read_embeddings(tmp_path / "t.ark").items()} == {
+        "a": [1.0, 2.5, -3.0],
+        "b": [4.0, 5.0, 6.0],
+    }
+    kaldiio.save_mat(str(tmp_path / "one.mat"), np.array([7.0, 8.0, 9.0]))
+    (tmp_path / "one.scp").write_text(f"c {tmp_path / 'one.mat'}\n")
+    assert read_embeddings(tmp_path / "one.scp")["c"].tolist() == [7.0, 8.0, 9.0]
+
+
+def test_the_archives_of_an_scp_are_its_input_files(tmp_path):
+    """The grid's cache key holds each archive an scp points at, once, and a missing one is named."""
+    from lidframe.attackers.precomputed import PrecomputedEmbeddings
+
+    ark, scp = write_good(tmp_path)
+    assert PrecomputedEmbeddings.input_files({"path": str(scp)}) == [ark]
