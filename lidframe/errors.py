@@ -3,7 +3,9 @@
 Every user-facing check raises :class:`InputError` (a :class:`ValueError`) with a
 one-line message that names the file, row, trial or id at fault and says what was
 expected.  The command-line interface prints that line and exits with status 2.
-:func:`preview` and :func:`mismatch` spell out the ids at fault in those messages.
+:func:`preview` and :func:`mismatch` spell out the ids at fault in those messages, and
+:func:`shorten` / :func:`quote` cut a value taken from a file to :data:`SHOWN_CHARS`
+characters (a hostile 5 MB field must not become a 5 MB message line).
 
 Unfitted calibrators raise scikit-learn's :class:`~sklearn.exceptions.NotFittedError`
 (re-exported here), so code written against scikit-learn conventions catches it.
@@ -15,15 +17,55 @@ from collections.abc import Collection, Iterable
 
 from sklearn.exceptions import NotFittedError
 
-__all__ = ["InputError", "NotFittedError", "preview", "mismatch"]
+__all__ = ["SHOWN_CHARS", "InputError", "NotFittedError", "preview", "mismatch", "quote", "shorten"]
+
+#: How many characters of one value a message shows; the rest is counted, not echoed.
+SHOWN_CHARS = 80
 
 
 class InputError(ValueError):
     """Bad user input: the message is one line naming the offending item."""
 
 
+def shorten(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``str(value)``, cut to its first *limit* characters with ``... (+N more characters)`` after them.
+
+    Parameters
+    ----------
+    value : object
+        Anything with a ``str`` (an id, a field of a file).
+    limit : int
+        How many characters to keep.
+
+    Examples
+    --------
+    >>> shorten("x" * 100, 5)
+    'xxxxx... (+95 more characters)'
+    """
+    text = str(value)
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}... (+{len(text) - limit} more characters)"
+
+
+def quote(value: object, limit: int = SHOWN_CHARS) -> str:
+    """``repr(str(value))``, with a value longer than *limit* characters cut as :func:`shorten` cuts it.
+
+    Examples
+    --------
+    >>> quote("spk-1")
+    "'spk-1'"
+    >>> quote("x" * 100, 5)
+    "'xxxxx'... (+95 more characters)"
+    """
+    text = str(value)
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... (+{len(text) - limit} more characters)"
+
+
 def preview(items: Iterable[object], limit: int = 5) -> str:
-    """Return ``'a', 'b', 'c' (+N more)`` for the first *limit* items.
+    """Return ``'a', 'b', 'c' (+N more)`` for the first *limit* items, each cut by :func:`quote`.
 
     Parameters
     ----------
@@ -33,7 +75,7 @@ def preview(items: Iterable[object], limit: int = 5) -> str:
         How many to spell out.
     """
     shown = list(items)
-    head = ", ".join(repr(str(x)) for x in shown[:limit])
+    head = ", ".join(quote(x) for x in shown[:limit])
     rest = len(shown) - limit
     return head + (f" (+{rest} more)" if rest > 0 else "")
 

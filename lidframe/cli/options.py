@@ -142,7 +142,9 @@ def check_output_path(path: str | Path | None, flag: str) -> Path | None:
     """*path* as a Path after checking a file can be written there (None stays None).
 
     The check (:func:`lidframe.data.fileio.check_output_path`) runs before any work: the
-    folder exists and is writable, and *path* is not a folder.
+    folder exists and is writable, and *path* is a new name or a regular file (or a
+    symlink to one, written through): not a folder, a device, a FIFO, a socket, a symlink
+    loop or a dangling symlink.
     """
     if path is None:
         return None
@@ -154,6 +156,9 @@ def check_output_paths(
 ) -> list[Path | None]:
     """:func:`check_output_path` of each ``{flag: path}``, and no two outputs, nor an output and an input, the same file.
 
+    Files are compared by :func:`lidframe.data.fileio.real_path` (every symlink followed;
+    a symlink loop among the inputs is left for its reader to name).
+
     Returns
     -------
     list of Path or None
@@ -164,14 +169,17 @@ def check_output_paths(
     for flag, path in zip(outputs, checked):
         if path is None:
             continue
-        key = path.resolve()
+        key = fileio.real_path(path)
         if key in seen:
             raise InputError(f"{flag} {path}: the same file as {seen[key]}; give each output its own file")
         seen[key] = flag
     for source in inputs:
-        key = Path(source).resolve()
+        key = fileio.real_path(source)
         if key in seen:
-            raise InputError(f"{seen[key]} {source}: is an input of this run; writing it would overwrite the input")
+            flag = seen[key]
+            raise InputError(
+                f"{flag} {outputs[flag]}: is an input of this run ({source}); writing it would overwrite the input"
+            )
     return checked
 
 

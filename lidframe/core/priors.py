@@ -13,12 +13,20 @@ Built-ins
     each watch-listed speaker is *weight* times as likely a priori as each other speaker.
 ``Explicit(mapping)``
     any prior given as ``{speaker id: probability}``.
+
+One rule holds for every prior that names speakers: each id it names must be enrolled.
+A watch-listed id or an explicit prior's id that is not among the enrolled speakers is
+an error, never a warning (:func:`check_named_ids`): prior mass put on a speaker who
+cannot be a trial's answer would change every posterior, and so every LID, silently.
+
+Watch-list and prior-table files are UTF-8 text, read by
+:func:`lidframe.data.fileio.open_text` (a byte-order mark and CRLF line ends are read;
+compressed files and UTF-16/32 are refused by name).
 """
 
 from __future__ import annotations
 
 import math
-import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, SupportsFloat
@@ -27,10 +35,10 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import StrPath
-from lidframe.errors import InputError, preview
+from lidframe.data.fileio import StrPath, open_text, read_text
+from lidframe.errors import InputError, preview, quote, shorten
 
-__all__ = ["Prior", "Uniform", "WatchList", "Explicit", "read_id_list", "read_prior_table"]
+__all__ = ["Prior", "Uniform", "WatchList", "Explicit", "check_named_ids", "read_id_list", "read_prior_table"]
 
 
 def _enrolled_ids(enrolled: ArrayLike) -> np.ndarray:
@@ -38,6 +46,32 @@ def _enrolled_ids(enrolled: ArrayLike) -> np.ndarray:
     if ids.ndim != 1 or ids.size < 1:
         raise InputError(f"enrolled must be a non-empty 1-D array of ids, got shape {ids.shape}")
     return ids
+
+
+def check_named_ids(kind: str, named: Iterable[str], enrolled: np.ndarray) -> None:
+    """The one rule of priors that name speakers: every id *named* is among the *enrolled* ids.
+
+    Parameters
+    ----------
+    kind : str
+        What names them (``"watch-list"``, ``"explicit prior"``), for the message.
+    named : iterable of str
+        The ids the prior names.
+    enrolled : ndarray of str
+        The enrolled ids.
+
+    Raises
+    ------
+    InputError
+        Naming the ids that are not enrolled (the first few, and how many).
+    """
+    known = set(enrolled.tolist())
+    unknown = [x for x in named if x not in known]
+    if unknown:
+        raise InputError(
+            f"{kind} ids not among the {enrolled.size} enrolled speakers: {preview(unknown)}; a prior names "
+            "enrolled speakers only (mass on any other would change every posterior)"
+        )
 
 
 class Prior:
@@ -83,7 +117,7 @@ def _as_float(value: SupportsFloat | str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError):
-        raise InputError(f"watch-list weight must be a number, got {value!r}") from None
+        raise InputError(f"watch-list weight must be a number, got {quote(value)}") from None
 
 
 @attrs.frozen
@@ -117,7 +151,7 @@ class WatchList(Prior):
             raise InputError(f"watch-list weight must be positive and finite, got {self.weight}")
         if len(set(self.ids)) != len(self.ids):
             dup = next(x for x in self.ids if self.ids.count(x) > 1)
-            raise InputError(f"watch-list id {dup!r} appears more than once")
+            raise InputError(f"watch-list id {quote(dup)} appears more than once")
 
     @classmethod
     def from_params(
@@ -145,7 +179,9 @@ class WatchList(Prior):
             listed = [str(x) for x in ids] if isinstance(ids, (list, tuple)) else str(ids).split(",")
             listed = [x.strip() for x in listed]
             if not all(listed):
-                raise InputError(f"watch-list ids={ids!r}: an empty id; expected comma-separated speaker ids")
+                raise InputError(
+                    f"watch-list ids={shorten(repr(ids))}: an empty id; expected comma-separated speaker ids"
+                )
             return cls(listed, weight)
         listed = read_id_list(file)
         try:
@@ -155,10 +191,7 @@ class WatchList(Prior):
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
-        known = set(ids.tolist())
-        unknown = [x for x in self.ids if x not in known]
-        if unknown:
-            raise InputError(f"watch-list ids not among the {ids.size} enrolled speakers: {preview(unknown)}")
+        check_named_ids("watch-list", self.ids, ids)
         listed = np.isin(ids, np.asarray(self.ids, dtype=str))
         mass = np.where(listed, self.weight, 1.0)
         return np.log(mass) - math.log(mass.sum())
@@ -175,7 +208,7 @@ def _as_mapping(mapping: Mapping[Any, SupportsFloat]) -> dict[str, float]:
         try:
             out[str(key)] = float(value)
         except (TypeError, ValueError):
-            raise InputError(f"explicit prior of {str(key)!r} is {value!r}; expected a number") from None
+            raise InputError(f"explicit prior of {quote(key)} is {quote(value)}; expected a number") from None
     return out
 
 
@@ -186,10 +219,10 @@ class Explicit(Prior):
     Parameters
     ----------
     mapping : mapping of str to float
-        Prior probability of each enrolled id; must cover every enrolled speaker, all
-        values positive and finite.  Values are renormalised over the enrolled ids, with a
-        :class:`UserWarning` when they do not already sum to 1 (within 1e-9) or when the
-        mapping names speakers who are not enrolled (their mass is dropped, and counted).
+        Prior probability of each enrolled id; must cover every enrolled speaker and name
+        no other (the watch list's rule, :func:`check_named_ids`), all values positive
+        and finite.  Values are renormalised, with a :class:`UserWarning` when they do not
+        already sum to 1 (within 1e-9).
 
     Examples
     --------
@@ -202,7 +235,7 @@ class Explicit(Prior):
     def __attrs_post_init__(self) -> None:
         for key, value in self.mapping.items():
             if not (math.isfinite(value) and value > 0):
-                raise InputError(f"explicit prior of {key!r} is {value}; expected a positive finite probability")
+                raise InputError(f"explicit prior of {quote(key)} is {value}; expected a positive finite probability")
 
     @classmethod
     def from_params(cls, *, file: StrPath | None = None) -> Explicit:
@@ -216,17 +249,10 @@ class Explicit(Prior):
         missing = [x for x in ids.tolist() if x not in self.mapping]
         if missing:
             raise InputError(f"explicit prior has no probability for enrolled speakers {preview(missing)}")
+        check_named_ids("explicit prior", self.mapping, ids)
         mass = np.array([self.mapping[x] for x in ids.tolist()], dtype=np.float64)
         total = mass.sum()
-        extra = len(self.mapping) - ids.size
-        if extra > 0:
-            warnings.warn(
-                f"explicit prior names {extra} speakers who are not enrolled; renormalising over the "
-                f"{ids.size} enrolled (they held {1 - total / sum(self.mapping.values()):.3g} of the mass)",
-                UserWarning,
-                stacklevel=2,
-            )
-        elif abs(total - 1.0) > 1e-9:
+        if abs(total - 1.0) > 1e-9:
             warnings.warn(f"explicit prior sums to {total:.12g}, not 1; renormalising", UserWarning, stacklevel=2)
         return np.log(mass) - math.log(total)
 
@@ -234,29 +260,22 @@ class Explicit(Prior):
         return f"explicit({len(self.mapping)} ids)"
 
 
-def _check_readable(path: StrPath, what: str) -> None:
-    """An :class:`InputError` naming *path* if it is missing or a folder (before a reader words it worse)."""
-    if os.path.isdir(path):
-        raise InputError(f"{path}: is a directory; expected a {what} file")
-    if not os.path.isfile(path):
-        raise InputError(f"{path}: no such {what} file")
-
-
 def read_id_list(path: StrPath) -> list[str]:
     """Read speaker ids, one per line (blank lines and ``#`` comments ignored).
+
+    The file is UTF-8 text (:func:`~lidframe.data.fileio.open_text`: a byte-order mark
+    and CRLF line ends are read).
 
     Raises
     ------
     InputError
-        If the file cannot be read, holds no id, a line holds more than one word, or an id
-        repeats (naming the file and line).
+        If the file is not a readable UTF-8 text file, holds no id, a line holds more than
+        one word, or an id repeats (naming the file and line).
     """
-    _check_readable(path, "id list")
     try:
-        with open(path, encoding="utf-8") as handle:
-            lines = handle.read().splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read id list ({getattr(exc, 'strerror', None) or exc})") from None
+        lines = read_text(path, "an id-list file (one speaker id per line)").splitlines()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read id list ({exc.strerror or exc})") from None
     ids: list[str] = []
     first_line: dict[str, int] = {}
     for number, line in enumerate(lines, start=1):
@@ -264,9 +283,9 @@ def read_id_list(path: StrPath) -> list[str]:
         if not text:
             continue
         if len(text.split()) > 1 or "," in text:
-            raise InputError(f"{path}: line {number} holds {text!r}; expected one speaker id per line")
+            raise InputError(f"{path}: line {number} holds {quote(text)}; expected one speaker id per line")
         if text in first_line:
-            raise InputError(f"{path}: line {number} repeats id {text!r} (first on line {first_line[text]})")
+            raise InputError(f"{path}: line {number} repeats id {quote(text)} (first on line {first_line[text]})")
         first_line[text] = number
         ids.append(text)
     if not ids:
@@ -277,21 +296,25 @@ def read_id_list(path: StrPath) -> list[str]:
 def read_prior_table(path: StrPath) -> dict[str, float]:
     """Read a CSV with columns ``enroll_spk,prior`` into ``{speaker id: probability}``.
 
+    The file is UTF-8 text (:func:`~lidframe.data.fileio.open_text`: a byte-order mark
+    and CRLF line ends are read).
+
     Raises
     ------
     InputError
-        Naming the file and line of a missing or unexpected column, an empty id, a value
-        that is not a positive finite number, or a repeated id.
+        Naming the file (and line) of a file that is not readable UTF-8 text, a missing or
+        unexpected column, an empty id, a value that is not a positive finite number, or
+        a repeated id.
     """
     import pandas as pd
 
-    _check_readable(path, "prior table")
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+        with open_text(path, "a prior-table file (CSV enroll_spk,prior)") as handle:
+            frame = pd.read_csv(handle, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: empty file; expected a header enroll_spk,prior and one row per speaker") from None
-    except (OSError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: cannot read prior table ({str(exc).splitlines()[0]})") from None
+    except (OSError, pd.errors.ParserError) as exc:
+        raise InputError(f"{path}: cannot read prior table ({shorten(str(exc).splitlines()[0])})") from None
     missing = [c for c in ("enroll_spk", "prior") if c not in frame.columns]
     if missing:
         raise InputError(f"{path}: missing column(s) {', '.join(missing)}; expected enroll_spk,prior")
@@ -309,11 +332,11 @@ def read_prior_table(path: StrPath) -> dict[str, float]:
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise InputError(
-            f"{path}: line {r + 2} gives speaker {speakers.iat[r]!r} prior {frame['prior'].iat[r]!r}; "
+            f"{path}: line {r + 2} gives speaker {quote(speakers.iat[r])} prior {quote(frame['prior'].iat[r])}; "
             "expected a positive finite number"
         )
     dup = speakers.duplicated()
     if dup.any():
         r = int(dup.to_numpy().argmax())
-        raise InputError(f"{path}: line {r + 2} repeats speaker {speakers.iat[r]!r}")
+        raise InputError(f"{path}: line {r + 2} repeats speaker {quote(speakers.iat[r])}")
     return dict(zip(speakers, values.tolist()))

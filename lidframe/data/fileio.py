@@ -1,4 +1,4 @@
-"""Atomic file output, output-path checks, JSON writing and file digests.
+"""Atomic file output, output-path and input-file checks, text reading, JSON writing and file digests.
 
 Atomic output writes to a temporary file beside the target, then renames it: a reader
 never sees a half-written file, and a failed run leaves no output behind.  The file gets
@@ -10,6 +10,24 @@ has succeeded, so a run that writes several files writes all of them or none.
 
 :func:`check_output_path` checks a target before any work starts (its folder exists and
 is writable, and it is not itself a folder), :func:`check_output_dir` an output folder.
+
+Outputs are regular files.  A target that is a device node (``/dev/null``), a FIFO or
+a socket is refused, and so are a symlink loop and a dangling symlink.  A symlink to a
+regular file is *written through*: the temporary file goes beside the file the link
+points to (all links followed) and is renamed onto it, so the link stays a link and its
+target gets the new content atomically, with its own mode -- what ``open(link, "w")``
+does, without the half-written file.  A dangling symlink is refused rather than
+followed: writing through it would make a file wherever the link happens to point,
+most often a sign of a moved or deleted folder.
+
+Inputs are checked in one place, :func:`check_input_file`: a missing file, a dangling
+symlink, a symlink loop, a folder, a FIFO, a device or a socket is named as what it is
+(a FIFO is never opened: that would block until something writes to it).  Text inputs
+are read through :func:`open_text` / :func:`read_text`: UTF-8, with a byte-order mark
+stripped and CRLF line ends read as LF; gzip, bzip2, xz, zstd and zip files and UTF-16 /
+UTF-32 text are refused by name, and a byte that is not UTF-8 is named with its line.
+
+:func:`real_path` is the one key that tells whether two names are one file.
 :func:`file_sha256` is the one content digest of a file (checkpoint hashes of the neural
 attackers, input digests of the grid's cache keys).
 """
@@ -20,6 +38,7 @@ import contextlib
 import contextvars
 import errno
 import hashlib
+import io
 import json
 import math
 import os
@@ -36,9 +55,14 @@ __all__ = [
     "atomic_path",
     "atomic_write",
     "check_output_dir",
+    "check_input_file",
     "check_output_path",
+    "file_kind",
     "file_sha256",
     "json_clean",
+    "open_text",
+    "read_text",
+    "real_path",
     "staged_outputs",
     "write_json",
 ]
@@ -46,8 +70,16 @@ __all__ = [
 #: What a path parameter accepts: a ``str`` or any ``os.PathLike[str]`` (e.g. :class:`pathlib.Path`).
 StrPath: TypeAlias = str | os.PathLike[str]
 
-# the (temporary, target) renames waiting for the end of the innermost staged_outputs block
-_staged: contextvars.ContextVar[list[tuple[Path, Path]] | None] = contextvars.ContextVar("_staged", default=None)
+# the (temporary, target, name given) renames waiting for the end of the innermost staged_outputs block
+_staged: contextvars.ContextVar[list[tuple[Path, Path, Path]] | None] = contextvars.ContextVar("_staged", default=None)
+
+# what each kind of file that is neither regular nor a folder is called in messages
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
 def _umask() -> int:
@@ -74,15 +106,45 @@ def _cannot_write(exc: OSError, target: Path) -> OSError:
     return OSError(exc.errno or errno.EIO, f"cannot write ({exc.strerror or exc})", str(target))
 
 
-def check_output_path(path: StrPath, label: str = "output") -> Path:
-    """*path* as a Path after checking, before any work, that a file can be written there.
+def file_kind(mode: int) -> str:
+    """What a file of this ``st_mode`` is, for messages: ``"a regular file"``, ``"a folder"``, ``"a FIFO (named pipe)"``, ..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    for test, kind in _SPECIAL_KINDS:
+        if test(mode):
+            return kind
+    return "a special file"  # pragma: no cover - door and whiteout files of other systems
+
+
+def real_path(path: StrPath) -> Path:
+    """The absolute path of *path* with every symlink followed: the key that tells two names of one file apart.
+
+    Unlike :meth:`pathlib.Path.resolve` (Python < 3.13) it never raises on a symlink loop:
+    the loop stays in the path, for the reader or writer of the file to refuse.
+    """
+    return Path(os.path.realpath(path))
+
+
+def _loop_words(text: str) -> str:
+    """``is a symlink loop`` where *text* itself is the link, else where its path runs through one."""
+    return "is a symlink loop" if os.path.islink(text) else "runs through a symlink loop"
+
+
+def check_input_file(path: StrPath, what: str = "a file") -> Path:
+    """*path* as a Path after checking that it is a regular file this process may read.
+
+    The one check of an input file, made before any reader opens it: a FIFO is never
+    opened (the open would block until something writes to it) and a device is never read.
 
     Parameters
     ----------
     path : str or os.PathLike
-        The output file.
-    label : str
-        What names it in the message (a flag such as ``"--json"``).
+        The input file (symlinks are followed).
+    what : str
+        What was expected there, with its article (``"a score-set file (.npz or .csv)"``),
+        for the message.
 
     Returns
     -------
@@ -91,23 +153,200 @@ def check_output_path(path: StrPath, label: str = "output") -> Path:
     Raises
     ------
     InputError
-        The path names a folder (or ends with a separator), its folder does not exist
-        or is not a folder, or its folder is not writable.
+        One line naming *path* and what it is: missing (or a dangling symlink, naming
+        where it points), a symlink loop, a folder, a FIFO, a character or block device,
+        a socket, or not readable.
     """
     text = os.fspath(path)
-    target = Path(text)
-    if text.endswith((os.sep, "/")) or target.is_dir():
+    try:
+        info = os.stat(text)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{text}: {_loop_words(text)}; expected {what}") from None
+        if exc.errno == errno.ENOENT and os.path.islink(text):
+            raise InputError(f"{text}: no such file (a dangling symlink to {os.readlink(text)})") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            parent = " (a parent is not a folder)" if exc.errno == errno.ENOTDIR else ""
+            raise InputError(f"{text}: no such file{parent}") from None
+        raise InputError(f"{text}: cannot be read ({exc.strerror or exc}); expected {what}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InputError(f"{text}: is a folder; expected {what}")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(f"{text}: is {file_kind(info.st_mode)}, not a regular file; expected {what}")
+    if not os.access(text, os.R_OK):
+        raise InputError(f"{text}: cannot be read (permission denied); expected {what}")
+    return Path(text)
+
+
+# leading bytes of formats that are not text, and what to say about them
+_NOT_TEXT = (
+    (b"\x1f\x8b", "is gzip-compressed; decompress it first (gunzip)"),
+    (b"\xfd7zXZ\x00", "is xz-compressed; decompress it first (unxz)"),
+    (b"\x28\xb5\x2f\xfd", "is zstd-compressed; decompress it first (unzstd)"),
+    (b"PK\x03\x04", "is a zip archive; unzip it first"),
+)
+_BYTE_ORDER_MARKS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_HEAD_BYTES = 4096
+
+
+def _encoding_problem(head: bytes) -> str | None:
+    """What is wrong with text starting with *head* for a UTF-8 reader (None: nothing seen)."""
+    for magic, problem in _NOT_TEXT:
+        if head.startswith(magic):
+            return problem
+    if head.startswith(b"BZh") and head[3:4].isdigit() and head[4:10] == b"1AY&SY":
+        return "is bzip2-compressed; decompress it first (bunzip2)"
+    for mark, encoding in _BYTE_ORDER_MARKS:
+        if head.startswith(mark):
+            return f"is {encoding}; expected UTF-8 text (convert it: iconv -f {encoding} -t UTF-8)"
+    if b"\x00" in head:
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        if max(even, odd) >= len(head) // 4 and min(even, odd) <= max(even, odd) // 8:
+            return "is UTF-16 (no byte-order mark); expected UTF-8 text (convert it: iconv -f UTF-16LE -t UTF-8)"
+        return "holds NUL bytes; expected UTF-8 text"
+    return None
+
+
+def _not_utf8(path: Path) -> str:
+    """``line N is not UTF-8 text (byte 0xNN)``: the first line of *path* that does not decode."""
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                return f"line {number} is not UTF-8 text (byte {line[exc.start]:#04x}); save it as UTF-8"
+    return "is not UTF-8 text; save it as UTF-8"  # pragma: no cover - the decoder failed on the whole, not a line
+
+
+@contextlib.contextmanager
+def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
+    """Open a UTF-8 text input for reading, after :func:`check_input_file` and a look at its first bytes.
+
+    A UTF-8 byte-order mark is dropped and CRLF (or CR) line ends read as LF.  Compressed
+    files and archives (gzip, bzip2, xz, zstd, zip) and UTF-16 / UTF-32 text are refused
+    by name; a byte that is not UTF-8, met while the block reads, is refused naming its line.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str
+        What was expected there, with its article, for messages.
+
+    Yields
+    ------
+    text file object
+
+    Raises
+    ------
+    InputError
+        One line naming *path*: what :func:`check_input_file` refuses, or an encoding
+        that is not UTF-8 text.
+    """
+    target = check_input_file(path, what)
+    with contextlib.ExitStack() as stack:
+        try:
+            raw = stack.enter_context(open(target, "rb"))
+        except OSError as exc:
+            raise InputError(f"{target}: cannot be read ({exc.strerror or exc}); expected {what}") from None
+        problem = _encoding_problem(raw.read(_HEAD_BYTES))
+        if problem is not None:
+            raise InputError(f"{target}: {problem}")
+        raw.seek(0)
+        handle = stack.enter_context(io.TextIOWrapper(raw, encoding="utf-8-sig", newline=None))
+        try:
+            yield handle
+        except UnicodeDecodeError:
+            raise InputError(f"{target}: {_not_utf8(target)}") from None
+
+
+def read_text(path: StrPath, what: str = "a text file") -> str:
+    """The whole text of a UTF-8 input, read as :func:`open_text` reads it (no BOM, LF line ends)."""
+    with open_text(path, what) as handle:
+        return handle.read()
+
+
+def _write_target(text: str, label: str) -> Path:
+    """The file that writing to *text* replaces or makes: *text* itself, or the regular file its symlinks lead to.
+
+    Raises
+    ------
+    InputError
+        *text* is a folder, a device, a FIFO or a socket (or a link to one), a symlink
+        loop, or a dangling symlink.
+    """
+    try:
+        info = os.stat(text)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{label} {text}: {_loop_words(text)}; expected a file name") from None
+        if exc.errno == errno.ENOENT and os.path.islink(text):
+            raise InputError(
+                f"{label} {text}: is a dangling symlink (to {os.readlink(text)}); lidframe writes through a "
+                "symlink only to an existing file: make that file, or remove the link"
+            ) from None
+        return Path(text)  # a new file (a missing or unwritable folder is the caller's to word)
+    if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{label} {text}: is a folder; expected a file name")
+    if not stat.S_ISREG(info.st_mode):
+        raise InputError(
+            f"{label} {text}: is {file_kind(info.st_mode)}, not a regular file; lidframe writes its outputs as "
+            "regular files"
+        )
+    return real_path(text) if os.path.islink(text) else Path(text)
+
+
+def check_output_path(path: StrPath, label: str = "output") -> Path:
+    """*path* as a Path after checking, before any work, that a file can be written there.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The output file: a new name, a regular file, or a symlink to one (written
+        through, module docstring).
+    label : str
+        What names it in the message (a flag such as ``"--json"``).
+
+    Returns
+    -------
+    pathlib.Path
+        *path* as given (not resolved).
+
+    Raises
+    ------
+    InputError
+        The path names a folder (or ends with a separator), a device, a FIFO or a socket,
+        a symlink loop or a dangling symlink; its folder does not exist or is not a
+        folder; or that folder (for a symlink: the folder of the file it points to) or
+        the existing file is not writable.
+    """
+    text = os.fspath(path)
+    if text.endswith((os.sep, "/")):
+        raise InputError(f"{label} {text}: is a folder; expected a file name")
+    target = _write_target(text, label)
+    through = " (where the symlink points)" if target != Path(text) else ""
     folder = target.parent
+    try:
+        os.stat(folder)
+    except OSError as exc:  # a loop is named here; a missing folder or a file in its path below
+        if exc.errno == errno.ELOOP:
+            raise InputError(f"{label} {text}: folder {folder} {_loop_words(str(folder))}") from None
     if not folder.exists():
         raise InputError(f"{label} {text}: folder {folder} does not exist")
     if not folder.is_dir():
         raise InputError(f"{label} {text}: {folder} is not a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise InputError(f"{label} {text}: folder {folder} is not writable")
+        raise InputError(f"{label} {text}: folder {folder}{through} is not writable")
     if target.exists() and not os.access(target, os.W_OK):
-        raise InputError(f"{label} {text}: the file exists and is read-only")
-    return target
+        raise InputError(f"{label} {text}: the file{through} exists and is read-only")
+    return Path(text)
 
 
 def check_output_dir(path: StrPath, label: str = "output folder") -> Path:
@@ -149,25 +388,25 @@ def staged_outputs() -> Iterator[None]:
     exception every temporary file is removed and no target is touched, so a command that
     writes several outputs writes all of them or none.
     """
-    pending: list[tuple[Path, Path]] = []
+    pending: list[tuple[Path, Path, Path]] = []
     token = _staged.set(pending)
     try:
         yield
     except BaseException:
-        for tmp, _ in pending:
+        for tmp, _, _ in pending:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
         raise
     finally:
         _staged.reset(token)
-    for done, (tmp, target) in enumerate(pending):
+    for done, (tmp, target, given) in enumerate(pending):
         try:
             os.replace(tmp, target)
         except OSError as exc:
-            for left, _ in pending[done:]:
+            for left, _, _ in pending[done:]:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(left)
-            raise _cannot_write(exc, target) from exc
+            raise _cannot_write(exc, given) from exc
 
 
 @contextlib.contextmanager
@@ -177,10 +416,18 @@ def atomic_path(path: StrPath, suffix: str = "") -> Iterator[Path]:
     Parameters
     ----------
     path : str or os.PathLike
-        Final destination.  Its parent folder must exist.
+        Final destination: a new name, a regular file, or a symlink to one (written
+        through: the temporary file goes beside the file it points to).  Its parent
+        folder must exist.
     suffix : str
         Suffix for the temporary name (some writers, e.g. ``numpy.savez``, append
         an extension unless the name already carries it).
+
+    Raises
+    ------
+    InputError
+        *path* is a folder, a device, a FIFO, a socket, a symlink loop or a dangling
+        symlink (nothing is written).
 
     Notes
     -----
@@ -188,11 +435,12 @@ def atomic_path(path: StrPath, suffix: str = "") -> Iterator[Path]:
     :class:`OSError` about the temporary file (ENOSPC, EIO, ...) is re-raised naming
     *path*.  Inside :func:`staged_outputs` the rename waits for the end of that block.
     """
-    path = Path(path)
+    given = Path(path)
+    path = _write_target(os.fspath(given), "output")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=suffix + ".tmp", dir=path.parent or ".")
     except OSError as exc:
-        raise _cannot_write(exc, path) from exc
+        raise _cannot_write(exc, given) from exc
     os.close(fd)
     tmp = Path(tmp_name)
     try:
@@ -202,15 +450,15 @@ def atomic_path(path: StrPath, suffix: str = "") -> Iterator[Path]:
         except OSError as exc:
             if exc.filename not in (None, tmp_name, tmp):  # about another file (an input read inside the block)
                 raise
-            raise _cannot_write(exc, path) from exc
+            raise _cannot_write(exc, given) from exc
         pending = _staged.get()
         if pending is None:
             try:
                 os.replace(tmp, path)
             except OSError as exc:
-                raise _cannot_write(exc, path) from exc
+                raise _cannot_write(exc, given) from exc
         else:
-            pending.append((tmp, path))
+            pending.append((tmp, path, given))
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)

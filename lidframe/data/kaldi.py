@@ -17,10 +17,11 @@ scored against every enrolled speaker (:func:`scoreset_from_kaldi`).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, read_text
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, mismatch, preview
@@ -41,21 +42,14 @@ def numbered_rows(
     Raises
     ------
     InputError
-        The file is missing, a folder, not UTF-8 text or empty, or a line has the wrong
-        number of fields (naming the file and the line).
+        The file is missing or not a regular file, not UTF-8 text (a byte-order mark and
+        CRLF line ends are read: :func:`~lidframe.data.fileio.open_text`) or empty, or a
+        line has the wrong number of fields (naming the file and the line).
     """
     path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory; expected a {what} file")
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise InputError(f"{path}: no such {what} file")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        bad_line = _line_of_byte(path, exc.start)
-        raise InputError(
-            f"{path}: line {bad_line} is not UTF-8 text ({what}); byte {exc.object[exc.start]:#04x}"
-        ) from None
+    text = read_text(path, f"a {what} file")
     rows = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
@@ -74,12 +68,6 @@ def numbered_rows(
 def read_table(path: StrPath, *, columns: int = 2, what: str = "table", exact: bool = False) -> list[list[str]]:
     """The fields of each non-blank line of a whitespace-separated table (:func:`numbered_rows` without the numbers)."""
     return [fields for _, fields in numbered_rows(path, columns=columns, what=what, exact=exact)]
-
-
-def _line_of_byte(path: Path, offset: int) -> int:
-    """The 1-based line of byte *offset* in the file *path*."""
-    with open(path, "rb") as handle:
-        return handle.read(offset).count(b"\n") + 1
 
 
 _ARCHIVE_OFFSET = re.compile(r":\d+(\[[^]]*\])?$")
@@ -226,10 +214,10 @@ def scoreset_from_kaldi(
     InputError
         A non-numeric score, a duplicate pair, or an incomplete grid (listing missing pairs).
     """
-    rows = read_table(scores_path, columns=3, what="scores", exact=True)
+    numbered = numbered_rows(scores_path, columns=3, what="scores", exact=True)
     import pandas as pd
 
-    frame = pd.DataFrame(rows, columns=["enroll_spk", "trial_id", "score"])
+    frame = pd.DataFrame([fields for _, fields in numbered], columns=["enroll_spk", "trial_id", "score"])
     mated_enrolment_of: dict = {}
     if utt2spk_path is not None:
         speaker_of = dict(read_table(utt2spk_path, what="utt2spk", exact=True))
@@ -248,4 +236,5 @@ def scoreset_from_kaldi(
     if missing:
         raise InputError(f"{utt2spk_path}: no speaker for trials {preview(missing)}")
     frame["trial_spk"] = [speaker_of.get(t, f"?{t}") for t in frame["trial_id"]]
-    return ScoreSet.from_frame(frame, source=str(scores_path))
+    # no header: each row is named by its own line of the file (blank lines counted)
+    return ScoreSet.from_frame(frame, source=str(scores_path), lines=[number for number, _ in numbered])

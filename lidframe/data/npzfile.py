@@ -9,7 +9,9 @@ embeddings) goes through this module instead, which reads each member's ``.npy``
 header first (:func:`numpy.lib.format.read_magic`, ``read_array_header_*``) and
 refuses, with one line naming the file, the member and the problem:
 
-* a file that is not a zip archive, is empty, or is a directory; a zip directory that
+* a path that is not a regular file (missing, a folder, a FIFO, a device, a symlink
+  loop: :func:`~lidframe.data.fileio.check_input_file`);
+* a file that is not a zip archive or is empty; a zip directory that
   lists fewer or more members than its end record declares (a member would be lost);
 * a member whose name is not ``KEY.npy``, that appears twice, or that is not a ``.npy``
   array (no magic string, unreadable header);
@@ -44,8 +46,8 @@ import attrs
 import numpy as np
 from numpy.lib import format as npy_format
 
-from lidframe.data.fileio import StrPath
-from lidframe.errors import InputError, preview
+from lidframe.data.fileio import StrPath, check_input_file
+from lidframe.errors import InputError, preview, quote
 
 __all__ = [
     "BOMB_MIN_BYTES",
@@ -163,10 +165,7 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _open_archive(path: Path) -> zipfile.ZipFile:
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory; expected a .npz file")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
+    check_input_file(path, "a .npz file")
     if path.stat().st_size == 0:
         raise InputError(f"{path}: empty file; expected a .npz archive")
     try:
@@ -176,7 +175,7 @@ def _open_archive(path: Path) -> zipfile.ZipFile:
 
 
 def _check_member_sizes(path: Path, info: zipfile.ZipInfo) -> None:
-    where = f"{path}: member {info.filename!r}"
+    where = f"{path}: member {quote(info.filename)}"
     if info.compress_type == zipfile.ZIP_STORED and info.file_size != info.compress_size:
         raise InputError(
             f"{where} is stored uncompressed but its sizes differ ({info.file_size} vs {info.compress_size} bytes); "
@@ -219,18 +218,18 @@ def _members(path: Path, archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]
             continue
         if not info.filename.endswith(".npy"):
             raise InputError(
-                f"{path}: member {info.filename!r} is not a .npy array; a .npz archive holds KEY.npy members only"
+                f"{path}: member {quote(info.filename)} is not a .npy array; a .npz archive holds KEY.npy members only"
             )
         key = info.filename[: -len(".npy")]
         if key in members:
-            raise InputError(f"{path}: member {info.filename!r} appears twice; the archive is ambiguous")
+            raise InputError(f"{path}: member {quote(info.filename)} appears twice; the archive is ambiguous")
         _check_member_sizes(path, info)
         members[key] = info
     return members
 
 
 def _header_of(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> ArrayHeader:
-    where = f"{path}: member {info.filename!r}"
+    where = f"{path}: member {quote(info.filename)}"
     try:
         with archive.open(info) as handle:
             header = _read_header(handle, info.filename[: -len(".npy")], where)
@@ -255,7 +254,7 @@ def _check_total(path: Path, headers: Iterable[ArrayHeader], on_disk: int) -> No
     if limit is not None and total > limit:
         biggest = max(headers, key=lambda h: h.data_bytes)
         raise InputError(
-            f"{path}: its arrays take {format_bytes(total)} (largest: {biggest.key!r}, {biggest.describe()}), "
+            f"{path}: its arrays take {format_bytes(total)} (largest: {quote(biggest.key)}, {biggest.describe()}), "
             f"more than this machine's {format_bytes(limit)} of memory"
         )
     if total > BOMB_MIN_BYTES and total > MAX_EXPANSION * max(on_disk, 1):
@@ -304,7 +303,7 @@ def _check_kind(where: str, array_header: ArrayHeader, kind: Kind) -> None:
 
 
 def _read_member(path: Path, archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> np.ndarray:
-    where = f"{path}: member {info.filename!r}"
+    where = f"{path}: member {quote(info.filename)}"
     try:
         with archive.open(info) as handle:
             array = npy_format.read_array(handle, allow_pickle=False)
@@ -399,11 +398,7 @@ def read_npy(path: StrPath, *, kind: Kind | None = None, what: str = "array") ->
         Not a file, not a ``.npy`` array, an object array, a header that does not match
         the file size, more than this machine's memory, or a read error.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a directory; expected a .npy file")
-    if not path.is_file():
-        raise InputError(f"{path}: no such file")
+    path = check_input_file(path, "a .npy file")
     size = path.stat().st_size
     try:
         with open(path, "rb") as handle:

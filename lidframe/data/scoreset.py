@@ -24,6 +24,7 @@ Two file layouts are read and written:
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -31,9 +32,9 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import StrPath, atomic_path
+from lidframe.data.fileio import StrPath, atomic_path, check_input_file, open_text
 from lidframe.data.npzfile import Kind, read_npz
-from lidframe.errors import InputError, preview
+from lidframe.errors import InputError, preview, quote, shorten
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -49,6 +50,9 @@ _NPZ_KINDS: dict[str, Kind] = {"scores": "numbers", "enrolled": "ids", "trial_sp
 
 #: ``true_index`` value of an impostor trial (its speaker is not enrolled).
 IMPOSTOR = -1
+
+# what a score-set file is, in messages about a path that is not one
+_SCORE_SET_FILE = "a score-set file (.npz or .csv)"
 
 
 def _readonly(array: np.ndarray) -> np.ndarray:
@@ -132,10 +136,10 @@ def check_ids(
         raise InputError(f"1-to-N linkage needs at least two enrolled speakers (N >= 2), got N = {n_enrolled}")
     dup = _first_duplicate(enrolled)
     if dup is not None:
-        raise InputError(f"enrolled speaker id {str(dup)!r} appears more than once; enrolled ids must be unique")
+        raise InputError(f"enrolled speaker id {quote(dup)} appears more than once; enrolled ids must be unique")
     dup = _first_duplicate(trial_ids)
     if dup is not None:
-        raise InputError(f"trial id {str(dup)!r} appears more than once; trial ids must be unique")
+        raise InputError(f"trial id {quote(dup)} appears more than once; trial ids must be unique")
     column = {spk: j for j, spk in enumerate(enrolled)}
     true_index = np.fromiter((column.get(spk, -1) for spk in trial_speakers), dtype=np.intp, count=n_trials)
     return enrolled, trial_speakers, trial_ids, _readonly(true_index)
@@ -261,8 +265,8 @@ class ScoreSet(TrialBookkeeping):
             i, j = np.argwhere(~finite)[0]
             count = int((~finite).sum())
             raise InputError(
-                f"score of trial {str(self.trial_ids[i])!r} (row {i}) against enrolled "
-                f"{str(self.enrolled[j])!r} (column {j}) is {s[i, j]}; scores must be finite"
+                f"score of trial {quote(self.trial_ids[i])} (row {i}) against enrolled "
+                f"{quote(self.enrolled[j])} (column {j}) is {s[i, j]}; scores must be finite"
                 + (f" ({count} non-finite scores in all)" if count > 1 else "")
             )
         object.__setattr__(self, "_true_index", ids[3])
@@ -311,20 +315,23 @@ class ScoreSet(TrialBookkeeping):
     def load(cls, path: StrPath) -> ScoreSet:
         """Read a score set from ``.npz`` or long ``.csv`` (chosen by suffix).
 
+        A ``.csv`` is UTF-8 text (a byte-order mark and CRLF line ends are read; other
+        encodings and compressed files are refused by name,
+        :func:`~lidframe.data.fileio.open_text`).
+
         Raises
         ------
         InputError
-            Naming the file and what is wrong with it (missing key or column, bad row,
-            duplicate or missing (enroll, trial) pair, ...).
+            Naming the file and what is wrong with it (not a regular file, missing key or
+            column, bad row, duplicate or missing (enroll, trial) pair, ...).
         """
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix not in (".npz", ".csv"):
-            raise InputError(f"{path}: unknown score-set format {path.suffix!r}; expected .npz or .csv")
-        if path.is_dir():
-            raise InputError(f"{path}: is a directory; expected a score-set file")
-        if not path.is_file():
-            raise InputError(f"{path}: no such file")
+            if os.path.lexists(path):  # a folder, a FIFO or a device (/dev/zero) is named as what it is
+                check_input_file(path, _SCORE_SET_FILE)
+            raise InputError(f"{path}: unknown score-set format {quote(path.suffix)}; expected .npz or .csv")
+        check_input_file(path, _SCORE_SET_FILE)
         try:
             if suffix == ".npz":
                 return _load_npz(path)
@@ -361,17 +368,31 @@ class ScoreSet(TrialBookkeeping):
         )
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, *, source: str | None = None) -> ScoreSet:
+    def from_frame(cls, frame: pd.DataFrame, *, source: str | None = None, lines: ArrayLike | None = None) -> ScoreSet:
         """Build a score set from the long layout (``enroll_spk, trial_spk, trial_id, score``).
 
-        Trials and enrolled speakers keep their order of first appearance.  Messages give
-        file line numbers: the header is line 1, the first data row line 2, and begin with
-        *source* (the file the frame was read from, kept as the set's ``source``; ``table``
-        when None).
+        Trials and enrolled speakers keep their order of first appearance.  Messages begin
+        with *source* (the file the frame was read from, kept as the set's ``source``;
+        ``table`` when None), name rows by their line in that file and cut long values
+        (:func:`~lidframe.errors.quote`).
+
+        Parameters
+        ----------
+        frame : pandas.DataFrame
+            One row per (trial, enrolled speaker) pair.
+        source : str, optional
+            The file the frame was read from.
+        lines : array_like of int, shape (len(frame),), optional
+            The file line of each row, for messages.  Default: a CSV with a header, so
+            row *r* is on line *r* + 2 (the header is line 1).  A reader of a file without
+            a header, or one that skips blank lines, passes its own.
         """
         import pandas as pd
 
         where = source or "table"
+        line_of = np.arange(2, len(frame) + 2) if lines is None else np.asarray(lines, dtype=np.int64)
+        if line_of.shape != (len(frame),):
+            raise ValueError(f"lines has shape {line_of.shape}; expected one line number per row ({len(frame)},)")
 
         missing = [c for c in CSV_COLUMNS if c not in frame.columns]
         if missing:
@@ -390,15 +411,15 @@ class ScoreSet(TrialBookkeeping):
             empty = frame[column].astype(str).str.strip().eq("").to_numpy()
             if empty.any():
                 r = int(np.flatnonzero(empty)[0])
-                raise InputError(f"{where}: line {r + 2} has an empty {column}; every row needs all four fields")
+                raise InputError(f"{where}: line {line_of[r]} has an empty {column}; every row needs all four fields")
         raw = frame["score"]
         scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
         bad = ~np.isfinite(scores)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
             raise InputError(
-                f"{where}: line {r + 2} (trial {frame['trial_id'].iat[r]!r}, enrolled "
-                f"{frame['enroll_spk'].iat[r]!r}) has score {raw.iat[r]!r}; expected a finite number"
+                f"{where}: line {line_of[r]} (trial {quote(frame['trial_id'].iat[r])}, enrolled "
+                f"{quote(frame['enroll_spk'].iat[r])}) has score {quote(raw.iat[r])}; expected a finite number"
             )
         trial_codes, trial_ids = pd.factorize(frame["trial_id"], sort=False)
         enroll_codes, enrolled = pd.factorize(frame["enroll_spk"], sort=False)
@@ -412,24 +433,24 @@ class ScoreSet(TrialBookkeeping):
             r = int(np.flatnonzero(clash)[0])
             t = trial_codes[r]
             raise InputError(
-                f"{where}: line {r + 2} gives trial {trial_ids[t]!r} speaker {trial_spk_col[r]!r}, "
-                f"but line {first_row[t] + 2} gave {trial_speakers[t]!r}; a trial has one speaker"
+                f"{where}: line {line_of[r]} gives trial {quote(trial_ids[t])} speaker {quote(trial_spk_col[r])}, "
+                f"but line {line_of[first_row[t]]} gave {quote(trial_speakers[t])}; a trial has one speaker"
             )
         pair = trial_codes.astype(np.int64) * n_enrolled + enroll_codes
         counts = np.bincount(pair, minlength=n_trials * n_enrolled)
         if (counts > 1).any():
             p = int(np.flatnonzero(counts > 1)[0])
-            rows = np.flatnonzero(pair == p)[:2] + 2
+            rows = line_of[np.flatnonzero(pair == p)[:2]]
             raise InputError(
-                f"{where}: duplicate pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
-                f"{trial_ids[p // n_enrolled]!r}) at lines {rows[0]} and {rows[1]}; each pair must appear once"
+                f"{where}: duplicate pair (enroll_spk {quote(enrolled[p % n_enrolled])}, trial_id "
+                f"{quote(trial_ids[p // n_enrolled])}) at lines {rows[0]} and {rows[1]}; each pair must appear once"
             )
         if (counts == 0).any():
             holes = np.flatnonzero(counts == 0)
             p = int(holes[0])
             raise InputError(
-                f"{where}: missing pair (enroll_spk {enrolled[p % n_enrolled]!r}, trial_id "
-                f"{trial_ids[p // n_enrolled]!r}); every trial needs a score against all {n_enrolled} enrolled "
+                f"{where}: missing pair (enroll_spk {quote(enrolled[p % n_enrolled])}, trial_id "
+                f"{quote(trial_ids[p // n_enrolled])}); every trial needs a score against all {n_enrolled} enrolled "
                 f"speakers ({holes.size} pairs missing)"
             )
         matrix = np.empty(n_trials * n_enrolled, dtype=np.float64)
@@ -452,9 +473,10 @@ def _load_csv(path: Path) -> ScoreSet:
     import pandas as pd
 
     try:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
+        with open_text(path, _SCORE_SET_FILE) as handle:
+            frame = pd.read_csv(handle, dtype=str, keep_default_na=False, na_filter=False)
     except pd.errors.EmptyDataError:
         raise InputError(f"{path}: empty file; expected a header {','.join(CSV_COLUMNS)} and data rows") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not a readable CSV ({str(exc).splitlines()[0]})") from None
+    except pd.errors.ParserError as exc:
+        raise InputError(f"{path}: not a readable CSV ({shorten(str(exc).splitlines()[0])})") from None
     return ScoreSet.from_frame(frame, source=str(path))

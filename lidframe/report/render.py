@@ -30,7 +30,7 @@ from typing import Any
 
 import attrs
 
-from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path
+from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path, real_path
 from lidframe.errors import InputError
 from lidframe.report.model import Headline, Interval, Report, ReportSystem
 
@@ -592,18 +592,18 @@ def check_report_dir(
     target = checked / REPORT_FILE
     if checked.is_dir():
         check_output_path(target, label)
-    key, folder_key = target.resolve(), checked.resolve()
+    key, folder_key = real_path(target), real_path(checked)
     for flag, path in (outputs or {}).items():
-        if path is not None and Path(path).resolve() == key:
+        if path is not None and real_path(path) == key:
             raise InputError(
                 f"{flag} {os.fspath(path)}: the same file as the page of {label}; give each output its own file"
             )
-        if path is not None and Path(path).resolve() == folder_key:
+        if path is not None and real_path(path) == folder_key:
             raise InputError(
                 f"{flag} {os.fspath(path)}: the folder of {label} {os.fspath(folder)}; give each output its own path"
             )
     for source in inputs:
-        if Path(source).resolve() == key:
+        if real_path(source) == key:
             raise InputError(
                 f"{label} {os.fspath(folder)}: its {REPORT_FILE} is an input of this run ({os.fspath(source)})"
             )

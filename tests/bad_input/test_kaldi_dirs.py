@@ -55,7 +55,7 @@ def utt2spk_missing(e, t):
 def wav_scp_is_a_directory(e, t):
     (e / "wav.scp").unlink()
     (e / "wav.scp").mkdir()
-    return ["wav.scp", "is a directory"]
+    return ["wav.scp", "is a folder"]
 
 
 def wav_scp_empty(e, t):

@@ -78,12 +78,12 @@ def file_id_not_enrolled(d, ev):
 
 
 def file_missing(d, ev):
-    return f"watchlist?file={d / 'absent.txt'}", ["absent.txt", "no such id list file"]
+    return f"watchlist?file={d / 'absent.txt'}", ["absent.txt", "no such file"]
 
 
 def file_is_a_directory(d, ev):
     (d / "lists").mkdir()
-    return f"watchlist?file={d / 'lists'}", ["lists", "is a directory"]
+    return f"watchlist?file={d / 'lists'}", ["lists", "is a folder", "expected an id-list file"]
 
 
 def file_empty(d, ev):
@@ -112,8 +112,24 @@ def file_comma_separated(d, ev):
 
 def file_not_text(d, ev):
     path = d / "watch.txt"
+    path.write_bytes(f"{ev.enrolled[0]}\n".encode() + b"\x81spk\n")
+    return f"watchlist?file={path}", ["watch.txt", "line 2 is not UTF-8 text", "0x81"]
+
+
+def file_starts_like_utf16(d, ev):
+    path = d / "watch.txt"
     path.write_bytes(b"\xff\xfe\x00\x81spk\n")
-    return f"watchlist?file={path}", ["watch.txt", "cannot read id list"]
+    return f"watchlist?file={path}", ["watch.txt", "is UTF-16", "expected UTF-8"]
+
+
+def file_id_of_5_mb(d, ev):
+    path = table(d / "watch.txt", f"{ev.enrolled[0]}\n{'m' * 5_000_000}\n")
+    return f"watchlist?file={path}", ["eval.npz (eval)", "not among the 6 enrolled", "'mmm", "more characters"]
+
+
+def file_line_of_two_5_mb_words(d, ev):
+    path = table(d / "watch.txt", f"{ev.enrolled[0]}\n{'a' * 5_000_000} {'b' * 5_000_000}\n")
+    return f"watchlist?file={path}", ["watch.txt", "line 2", "one speaker id per line", "more characters"]
 
 
 def ids_and_file(d, ev):
@@ -162,12 +178,12 @@ def explicit_without_file(d, ev):
 
 
 def explicit_missing_file(d, ev):
-    return f"explicit?file={d / 'absent.csv'}", ["absent.csv", "no such prior table file"]
+    return f"explicit?file={d / 'absent.csv'}", ["absent.csv", "no such file"]
 
 
 def explicit_directory(d, ev):
     (d / "priors").mkdir()
-    return f"explicit?file={d / 'priors'}", ["priors", "is a directory"]
+    return f"explicit?file={d / 'priors'}", ["priors", "is a folder", "expected a prior-table file"]
 
 
 def explicit_empty_file(d, ev):
@@ -229,6 +245,26 @@ def explicit_misses_an_enrolled_speaker(d, ev):
     return f"explicit?file={path}", ["eval.npz (eval)", "no probability for enrolled speakers", f"'{ev.enrolled[0]}'"]
 
 
+def explicit_names_a_speaker_not_enrolled(d, ev):
+    rows = "enroll_spk,prior\n" + "".join(f"{s},0.1\n" for s in [*ev.enrolled, "not-enrolled", "nor-this-one"])
+    path = table(d / "p.csv", rows)
+    return f"explicit?file={path}", [
+        "eval.npz (eval)",
+        "explicit prior ids not among the 6 enrolled speakers",
+        "'not-enrolled', 'nor-this-one'",
+    ]
+
+
+def explicit_5_mb_speaker_id(d, ev):
+    path = table(d / "p.csv", prior_rows(ev) + f"{'s' * 5_000_000},high\n")
+    return f"explicit?file={path}", ["p.csv", "line 8", "'sss", "more characters", "'high'"]
+
+
+def explicit_5_mb_value(d, ev):
+    path = table(d / "p.csv", prior_rows(ev, [0.2, 0.2, "9" * 5_000_000 + "x", 0.2, 0.1, 0.1]))
+    return f"explicit?file={path}", ["p.csv", "line 4", f"'{ev.enrolled[2]}'", "more characters"]
+
+
 def explicit_unreadable_csv(d, ev):
     path = table(d / "p.csv", 'enroll_spk,prior\n"unterminated,0.5\n')
     return f"explicit?file={path}", ["p.csv", "cannot read prior table"]
@@ -254,6 +290,7 @@ CASES: list[Callable] = [
     file_two_ids_on_a_line,
     file_comma_separated,
     file_not_text,
+    file_starts_like_utf16,
     ids_and_file,
     neither_ids_nor_file,
     misspelt_parameter,
@@ -279,8 +316,12 @@ CASES: list[Callable] = [
     explicit_repeated_speaker,
     explicit_empty_id,
     explicit_misses_an_enrolled_speaker,
+    explicit_names_a_speaker_not_enrolled,
     explicit_unreadable_csv,
 ]
+
+# a hostile field is cut in the message: the line stays short whatever the file holds
+LONG_FIELDS = [file_id_of_5_mb, file_line_of_two_5_mb_words, explicit_5_mb_speaker_id, explicit_5_mb_value]
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.__name__ for c in CASES])
@@ -298,7 +339,22 @@ def test_bad_prior_is_refused(case, tmp_path, good_sets, capsys):
     )
 
 
-@pytest.mark.parametrize("case", [weight_not_a_number, ids_not_enrolled, explicit_nan], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("case", LONG_FIELDS, ids=lambda c: c.__name__)
+def test_a_5_mb_field_gives_a_short_line(case, tmp_path, good_sets, capsys):
+    dev, ev = good_sets
+    dev.save(tmp_path / "dev.npz")
+    ev.save(tmp_path / "eval.npz")
+    spec, expect = case(tmp_path, ev)
+    argv = ["evaluate", "--dev", tmp_path / "dev.npz", "--eval", tmp_path / "eval.npz", "--prior", spec]
+    line = assert_refused(argv, capsys, expect=expect, watch=[tmp_path])
+    assert len(line.replace(str(tmp_path), "<dir>")) < 500, line[:1000]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [weight_not_a_number, ids_not_enrolled, explicit_nan, explicit_names_a_speaker_not_enrolled],
+    ids=lambda c: c.__name__,
+)
 def test_sensitivity_refuses_the_same_priors(case, tmp_path, good_sets, capsys):
     dev, ev = good_sets
     dev.save(tmp_path / "dev.npz")

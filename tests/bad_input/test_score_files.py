@@ -15,7 +15,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from lidframe.data.scoreset import ScoreSet
 from lidframe.data.simulate import simulate_system
+from lidframe.errors import InputError
 from tests.bad_input.conftest import assert_refused
 from tests.data.npz_craft import DEFLATED, npy_header, stored, write_zip, zip_bomb_member
 
@@ -307,7 +309,7 @@ def npz_not_a_zip(d, ev):
 
 def npz_directory(d, ev):
     (d / "e.npz").mkdir()
-    return d / "e.npz", ["e.npz", "is a directory"]
+    return d / "e.npz", ["e.npz", "is a folder", "expected a score-set file (.npz or .csv)"]
 
 
 def npz_absent(d, ev):
@@ -448,7 +450,7 @@ def csv_binary_content(d, ev):
     np.savez_compressed(d / "x.npz", **fields(ev))
     (d / "e.csv").write_bytes((d / "x.npz").read_bytes())
     (d / "x.npz").unlink()
-    return d / "e.csv", ["e.csv", "not a readable csv"]
+    return d / "e.csv", ["e.csv", "is a zip archive", "unzip it first"]
 
 
 def csv_empty_trial_id(d, ev):
@@ -460,7 +462,26 @@ def csv_empty_trial_id(d, ev):
 
 def csv_directory(d, ev):
     (d / "e.csv").mkdir()
-    return d / "e.csv", ["e.csv", "is a directory"]
+    return d / "e.csv", ["e.csv", "is a folder", "expected a score-set file"]
+
+
+def csv_5_mb_trial_id_with_a_bad_score(d, ev):
+    rows = long_rows(ev)
+    a, b, _, _ = rows[6].split(",")
+    rows[6] = f"{a},{b},{'t' * 5_000_000},high\n"
+    return write(d / "e.csv", HEADER + "".join(rows)), ["e.csv", "line 8", "'ttt", "more characters", "'high'"]
+
+
+def csv_5_mb_score(d, ev):
+    rows = long_rows(ev)
+    a, b, c, _ = rows[2].split(",")
+    rows[2] = f"{a},{b},{c},{'9' * 5_000_000}x\n"
+    return write(d / "e.csv", HEADER + "".join(rows)), ["e.csv", "line 4", "more characters", "finite number"]
+
+
+def csv_5_mb_column_name(d, ev):
+    text = HEADER.rstrip("\n") + f",{'c' * 5_000_000}\n" + "".join(r.rstrip("\n") + ",x\n" for r in long_rows(ev))
+    return write(d / "e.csv", text), ["e.csv", "unexpected column", "more characters"]
 
 
 def csv_constant_row(d, ev):
@@ -536,6 +557,9 @@ CASES: list[Callable] = [
     csv_constant_row,
 ]
 
+# a hostile field is cut in the message: the line stays short whatever the file holds
+LONG_FIELDS = [csv_5_mb_trial_id_with_a_bad_score, csv_5_mb_score, csv_5_mb_column_name]
+
 
 @pytest.fixture()
 def folders(tmp_path, good_sets):
@@ -607,3 +631,45 @@ def test_the_zip_bomb_is_refused_before_it_is_decompressed(folders, good_sets, c
     finally:
         tracemalloc.stop()
     assert peak < 50_000_000, f"peak allocation {peak:,} bytes"
+
+
+@pytest.mark.parametrize("case", LONG_FIELDS, ids=[c.__name__ for c in LONG_FIELDS])
+def test_a_5_mb_field_gives_a_short_line_naming_file_and_row(case, folders, good_sets, capsys):
+    data, out = folders
+    bad, expect = case(data, good_sets[1])
+    argv = ["evaluate", "--dev", data / "dev.npz", "--eval", bad, "--json", out / "s.json"]
+    line = assert_refused(argv, capsys, expect=expect, watch=[data, out])
+    assert len(line.replace(str(data), "<dir>")) < 500, line[:1000]
+
+
+# ------------------------------------------------------------------------- Kaldi score files
+KALDI_KEY = "A t1 target\nB t1 nontarget\nA t2 nontarget\nB t2 target\n"
+
+
+@pytest.mark.parametrize(
+    "scores, expect",
+    [
+        ("A t1 0.9\nB t1 0.1\nA t2 high\nB t2 0.7\n", r"scores: line 3 \(trial 't2', enrolled 'A'\) has score 'high'"),
+        ("A t1 0.9\nB t1 nan\nA t2 0.2\nB t2 0.7\n", r"scores: line 2 \(trial 't1', enrolled 'B'\)"),
+        ("A t1 0.9\nB t1 0.1\nA t2 0.2\nB t2 0.7\nA t1 0.5\n", r"at lines 1 and 5; each pair"),
+        ("\nA t1 0.9\n\nB t1 0.1\nA t2 0.2\n\nB t2 x\n", r"scores: line 7 \(trial 't2', enrolled 'B'\)"),
+    ],
+    ids=["bad-score-line-3", "nan-line-2", "duplicate-lines-1-and-5", "blank-lines-skipped"],
+)
+def test_kaldi_score_file_errors_name_the_line_of_the_file(tmp_path, scores, expect):
+    """Kaldi score files have no header: the first line is line 1, and blank lines still count."""
+    from lidframe.data.kaldi import scoreset_from_kaldi
+
+    (tmp_path / "scores").write_text(scores)
+    (tmp_path / "key").write_text(KALDI_KEY)
+    with pytest.raises(InputError, match=expect):
+        scoreset_from_kaldi(tmp_path / "scores", key_path=tmp_path / "key")
+
+
+def test_from_frame_names_the_lines_it_is_given(good_sets):
+    frame = good_sets[1].to_frame().astype({"score": object})
+    frame.loc[5, "score"] = "oops"
+    with pytest.raises(InputError, match=r"table: line 7 \(trial .*\) has score 'oops'"):
+        ScoreSet.from_frame(frame)  # a CSV: header on line 1, row 5 on line 7 ... row r on line r + 2
+    with pytest.raises(InputError, match=r"x.txt: line 106 \(trial"):
+        ScoreSet.from_frame(frame, source="x.txt", lines=np.arange(len(frame)) + 101)

@@ -208,14 +208,14 @@ def test_warnings_print_one_prefix(pair, capsys, monkeypatch):
     lines = err.splitlines()
     assert code == 0 and len(lines) == 1, err
     assert lines[0].startswith("lidframe: warning: ignoring entry point 'broken'") and lines[0].count("lidframe:") == 1
-    # an explicit prior over more speakers than are enrolled warns (and goes on), prefixed once
-    rows = ["enroll_spk,prior"] + [f"{x},{1 / 9}" for x in [*ev.enrolled, "not-enrolled"]]
+    # an explicit prior that does not sum to 1 warns (and goes on), prefixed once
+    rows = ["enroll_spk,prior"] + [f"{x},{1 / 9}" for x in ev.enrolled]
     (folder / "prior.csv").write_text("\n".join(rows) + "\n")
     prior = f"explicit?file={folder / 'prior.csv'}"
     code, _, err = run(
         ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--prior", prior], capsys
     )
-    assert code == 0 and err.startswith("lidframe: warning: explicit prior names 1 speakers who are not enrolled")
+    assert code == 0 and err.startswith("lidframe: warning: explicit prior sums to")
     assert err.count("lidframe:") == 1
 
 

@@ -45,12 +45,26 @@ def test_explicit_prior_order_normalisation_and_warnings():
     with pytest.warns(UserWarning, match="sums to 2, not 1"):
         lp = Explicit({"a": 1, "b": 1}).log_prior(["a", "b"])
     np.testing.assert_allclose(np.exp(lp), [0.5, 0.5])
-    with pytest.warns(UserWarning, match="names 1 speakers who are not enrolled"):
-        lp = Explicit({"a": 0.25, "b": 0.25, "z": 0.5}).log_prior(["a", "b"])
-    np.testing.assert_allclose(np.exp(lp), [0.5, 0.5])
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Explicit({"a": 0.25, "b": 0.75}).log_prior(["a", "b"])
+
+
+@pytest.mark.parametrize(
+    "prior",
+    [
+        Explicit({"a": 0.25, "b": 0.25, "z": 0.5}),
+        WatchList(["a", "z"], 2.0),
+    ],
+    ids=["explicit", "watchlist"],
+)
+def test_a_prior_naming_a_speaker_who_is_not_enrolled_is_refused_by_one_rule(prior):
+    """Explicit priors and watch lists share the rule: every id named must be enrolled (no warning, no drop)."""
+    kind = "explicit prior" if isinstance(prior, Explicit) else "watch-list"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(InputError, match=rf"^{kind} ids not among the 2 enrolled speakers: 'z'; a prior names"):
+            prior.log_prior(["a", "b"])
 
 
 def test_explicit_prior_errors():

@@ -1,16 +1,27 @@
-"""Atomic output: the mode a plain open() gives, errors named after the target, all-or-nothing staging."""
+"""Atomic output: the mode a plain open() gives, errors named after the target, all-or-nothing staging;
+the kinds of file an input or an output may be; UTF-8 text reading."""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lidframe.data.fileio import atomic_path, atomic_write, check_output_path, staged_outputs, write_json
+from lidframe.data.fileio import (
+    atomic_path,
+    atomic_write,
+    check_input_file,
+    check_output_path,
+    read_text,
+    real_path,
+    staged_outputs,
+    write_json,
+)
 from lidframe.errors import InputError
 
 
@@ -117,3 +128,104 @@ def test_check_output_path(tmp_path, make, message):
     with pytest.raises(InputError, match=message):
         check_output_path(make(tmp_path), "--json")
     assert check_output_path(tmp_path / "ok.json", "--json") == tmp_path / "ok.json"
+
+
+# ----------------------------------------------------------------------- kinds of file
+def _loop(folder):
+    (folder / "a").symlink_to("b")
+    (folder / "b").symlink_to("a")
+    return folder / "a"
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: d / "none.txt", r"none.txt: no such file$"),
+        (lambda d: (d / "f").write_text("") or d / "f" / "x.txt", r"no such file \(a parent is not a folder\)"),
+        (lambda d: d, r": is a folder; expected a list$"),
+        (lambda d: os.mkfifo(d / "p") or d / "p", r"p: is a FIFO \(named pipe\), not a regular file; expected a list$"),
+        (lambda d: _loop(d), r"a: is a symlink loop; expected a list$"),
+        (lambda d: _loop(d) / "x.txt", r"x.txt: runs through a symlink loop"),
+        (lambda d: (d / "l").symlink_to(d / "gone") or d / "l", r"l: no such file \(a dangling symlink to .*gone\)"),
+        (lambda d: Path("/dev/zero"), r"^/dev/zero: is a character device, not a regular file"),
+    ],
+    ids=["missing", "parent-is-a-file", "folder", "fifo", "loop", "through-a-loop", "dangling", "dev-zero"],
+)
+def test_check_input_file_says_what_the_path_is(tmp_path, make, message):
+    with pytest.raises(InputError, match=message):
+        check_input_file(make(tmp_path), "a list")
+
+
+def test_check_input_file_passes_regular_files_and_links_to_them(tmp_path):
+    (tmp_path / "f.txt").write_text("x")
+    (tmp_path / "l.txt").symlink_to("f.txt")
+    assert check_input_file(tmp_path / "f.txt") == tmp_path / "f.txt"
+    assert check_input_file(str(tmp_path / "l.txt")) == tmp_path / "l.txt"
+
+
+def test_real_path_follows_links_and_leaves_a_loop_in_place(tmp_path):
+    (tmp_path / "f.txt").write_text("x")
+    (tmp_path / "l.txt").symlink_to("f.txt")
+    assert real_path(tmp_path / "l.txt") == (tmp_path / "f.txt").resolve()
+    looping = _loop(tmp_path)
+    assert real_path(looping).name in ("a", "b")  # no RuntimeError, no OSError
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda d: _loop(d), "is a symlink loop"),
+        (lambda d: _loop(d) / "x.json", "runs through a symlink loop"),
+        (lambda d: os.mkfifo(d / "p") or d / "p", r"is a FIFO \(named pipe\), not a regular file"),
+        (lambda d: (d / "n").symlink_to("/dev/null") or d / "n", "is a character device, not a regular file"),
+        (lambda d: (d / "l").symlink_to(d / "gone.json") or d / "l", r"is a dangling symlink \(to .*gone.json\)"),
+    ],
+    ids=["loop", "folder-loop", "fifo", "link-to-dev-null", "dangling"],
+)
+def test_check_output_path_refuses_what_is_not_a_regular_file(tmp_path, make, message):
+    target = make(tmp_path)
+    with pytest.raises(InputError, match=message):
+        check_output_path(target, "--json")
+    with pytest.raises(InputError, match=message):
+        write_json(target, {"a": 1})
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert not (tmp_path / "gone.json").exists()
+
+
+def test_atomic_write_through_a_relative_link_in_another_folder(tmp_path):
+    (tmp_path / "real").mkdir()
+    (tmp_path / "links").mkdir()
+    (tmp_path / "real" / "t.txt").write_text("old")
+    (tmp_path / "links" / "t.txt").symlink_to(Path("..") / "real" / "t.txt")
+    assert check_output_path(tmp_path / "links" / "t.txt", "--out") == tmp_path / "links" / "t.txt"
+    with atomic_write(tmp_path / "links" / "t.txt") as handle:
+        handle.write("new")
+    assert (tmp_path / "links" / "t.txt").is_symlink() and (tmp_path / "real" / "t.txt").read_text() == "new"
+    assert sorted(p.name for p in (tmp_path / "real").iterdir()) == ["t.txt"]
+
+
+# ---------------------------------------------------------------------------- text reading
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00\ufeff"), max_size=200)
+
+
+@given(text=_TEXT, bom=st.booleans(), crlf=st.booleans())
+def test_read_text_gives_the_text_without_bom_and_with_lf(tmp_path_factory, text, bom, crlf):
+    path = tmp_path_factory.mktemp("text") / "t.txt"
+    raw = text.replace("\n", "\r\n") if crlf else text
+    path.write_bytes((b"\xef\xbb\xbf" if bom else b"") + raw.encode("utf-8"))
+    assert read_text(path) == text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@given(text=st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=200))
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_ascii_text_in_utf16_is_refused_by_name(tmp_path_factory, encoding, text):
+    path = tmp_path_factory.mktemp("text") / "t.txt"
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(InputError, match=r"t.txt: is UTF-16.*; expected UTF-8 text"):
+        read_text(path)
+
+
+def test_a_byte_that_is_not_utf8_is_named_with_its_line(tmp_path):
+    (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nth\xe9ree\r\n")
+    with pytest.raises(InputError, match=r"t.txt: line 3 is not UTF-8 text \(byte 0xe9\)"):
+        read_text(tmp_path / "t.txt")

@@ -212,7 +212,7 @@ def test_damaged_zips(tmp_path):
     with pytest.raises(InputError, match="empty file"):
         (tmp_path / "e.npz").write_bytes(b"")
         read_npz(tmp_path / "e.npz")
-    with pytest.raises(InputError, match="is a directory"):
+    with pytest.raises(InputError, match="is a folder"):
         read_npz(tmp_path)
     with pytest.raises(InputError, match="no such file"):
         read_npz(tmp_path / "none.npz")

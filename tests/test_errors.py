@@ -1,0 +1,33 @@
+"""Message helpers: a long value is cut to a few dozen characters and the rest counted, never echoed."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lidframe.errors import SHOWN_CHARS, preview, quote, shorten
+
+
+@given(text=st.text(max_size=300), limit=st.integers(1, 120))
+def test_shorten_keeps_a_prefix_and_counts_the_rest(text, limit):
+    cut = shorten(text, limit)
+    if len(text) <= limit:
+        assert cut == text
+    else:
+        assert cut == text[:limit] + f"... (+{len(text) - limit} more characters)"
+
+
+@given(text=st.text(max_size=300), limit=st.integers(1, 120))
+def test_quote_is_the_repr_of_what_shorten_keeps(text, limit):
+    cut = quote(text, limit)
+    if len(text) <= limit:
+        assert cut == repr(text)
+    else:
+        assert cut == repr(text[:limit]) + f"... (+{len(text) - limit} more characters)"
+
+
+def test_a_5_mb_value_becomes_a_short_message():
+    value = "x" * 5_000_000
+    assert len(quote(value)) < SHOWN_CHARS + 50 and "(+4999920 more characters)" in quote(value)
+    assert len(preview([value] * 10)) < 5 * (SHOWN_CHARS + 50) + 20
+    assert preview(["a", "b", "c"], 2) == "'a', 'b' (+1 more)"
