@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, read_text
 from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
@@ -81,7 +81,11 @@ def _read_npy(path: Path) -> dict[str, np.ndarray]:
     if not ids_path.is_file():
         raise InputError(f"{path}: a .npy of embeddings needs its ids in {ids_path.name} (one per line)")
     vectors = read_npy(path, kind="numbers", what="embeddings")
-    ids = [line.strip() for line in ids_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    ids = [
+        line.strip()
+        for line in read_text(ids_path, "an id file (one utterance id per line)").splitlines()
+        if line.strip()
+    ]
     if vectors.ndim != 2 or len(ids) != vectors.shape[0]:
         raise InputError(f"{path}: {vectors.shape} array but {len(ids)} ids in {ids_path.name}")
     return _rows_by_id(path, ids, vectors)

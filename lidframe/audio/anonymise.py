@@ -38,7 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.signal import istft, resample_poly, stft
 
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, real_path
 from lidframe.errors import InputError
 
 __all__ = ["mcadams", "pitch_shift", "resample_shift", "anonymise_data_dir", "anonymise_data_dirs", "METHODS"]
@@ -226,7 +226,7 @@ def anonymise_data_dir(
             raise InputError(f"{label} range must be two increasing positive numbers, got {bounds}")
     source, out = Path(in_dir), Path(out_dir)
     utterances = read_data_dir(source)
-    if out.resolve() == source.resolve():
+    if real_path(out) == real_path(source):
         raise InputError(f"{out}: the output data dir must differ from the input")
     (out / "wav").mkdir(parents=True, exist_ok=True)
     alphas: dict[str, float] = {}

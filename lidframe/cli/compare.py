@@ -9,8 +9,8 @@ import numpy as np
 
 from lidframe.cli.options import add_bootstrap_arguments, add_output_arguments, bootstrap_from_args, check_output_paths
 from lidframe.cli.table import text_table
-from lidframe.data.fileio import StrPath
-from lidframe.errors import InputError
+from lidframe.data.fileio import StrPath, open_text
+from lidframe.errors import InputError, shorten
 
 __all__ = ["register", "run", "read_per_trial"]
 
@@ -38,9 +38,10 @@ def read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     import pandas as pd
 
     try:
-        frame = pd.read_csv(path, dtype={"trial_id": str, "trial_spk": str}, keep_default_na=False)
+        with open_text(path, "a per-trial LID table (CSV from lidframe evaluate --per-trial)") as handle:
+            frame = pd.read_csv(handle, dtype={"trial_id": str, "trial_spk": str}, keep_default_na=False)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise InputError(f"{path}: cannot read per-trial LID table ({str(exc).splitlines()[0]})") from None
+        raise InputError(f"{path}: cannot read per-trial LID table ({shorten(str(exc).splitlines()[0])})") from None
     missing = [c for c in ("trial_id", "trial_spk", "lid_bits") if c not in frame.columns]
     if missing:
         raise InputError(

@@ -43,7 +43,7 @@ def _snapshot(folders: Iterable[Path]) -> dict[str, tuple[int, int]]:
                 path = Path(root) / name
                 try:
                     info = path.stat()
-                except FileNotFoundError:
+                except OSError:  # gone meanwhile, or a symlink loop: not a file a run could have changed
                     continue
                 state[str(path)] = (info.st_size, info.st_mtime_ns)
     return state

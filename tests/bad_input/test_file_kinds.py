@@ -417,3 +417,32 @@ def test_a_symlink_loop_input_with_a_report_folder_is_one_line(folders, links, c
     bad = loop(links, "loop.npz")
     argv = evaluate_with(data, "--dev", bad, ("--report", out / "report"))
     assert_refused(argv, capsys, expect=["loop.npz", "is a symlink loop"], watch=[data, out])
+
+
+@pytest.mark.parametrize("name", ["gzip", "utf16_bom"])
+def test_the_other_text_readers_follow_the_same_rule(name, folders, fifo, capsys):
+    """A per-trial table for ``compare``, the ids beside a ``.npy`` and a ``wav.scp`` go through the same text reader."""
+    from tests.bad_input.test_scp_pipes import good_vectors, write_dirs
+
+    data, out = folders
+    encode, expect = ENCODED[name]
+    (data / "a.csv").write_bytes(encode("trial_id,trial_spk,lid_bits\nt1,s1,0.5\n"))
+    (data / "b.csv").write_text("trial_id,trial_spk,lid_bits\nt1,s1,0.5\n")
+    argv = ["compare", data / "a.csv", data / "b.csv", "--json", out / "c.json"]
+    assert_refused(argv, capsys, expect=["a.csv", *expect], watch=[data, out])
+
+    enrol, trials = write_dirs(data / "dirs")
+    table = good_vectors()
+    np.save(data / "emb.npy", np.stack(list(table.values())))
+    (data / "emb.ids").write_bytes(encode("\n".join(table) + "\n"))
+    argv = ["score", "--attacker", "precomputed", "--embeddings", data / "emb.npy", "--enrol", enrol]
+    assert_refused(
+        [*argv, "--trials", trials, "--out", out / "s.npz"], capsys, expect=["emb.ids", *expect], watch=[data, out]
+    )
+
+    (data / "emb.ids").write_text("\n".join(table) + "\n")
+    (trials / "wav.scp").write_bytes(encode((trials / "wav.scp").read_text()))
+    argv = ["score", "--attacker", "precomputed", "--embeddings", data / "emb.npy", "--enrol", enrol]
+    assert_refused(
+        [*argv, "--trials", trials, "--out", out / "s.npz"], capsys, expect=["wav.scp", *expect], watch=[data, out]
+    )
