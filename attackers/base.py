@@ -13,6 +13,9 @@ scored by the cosine of its embedding with every profile.  Two aggregations:
     average the raw embeddings.
 
 Subclasses only implement ``embed``.
+
+Run options (:data:`RUN_OPTIONS`: device, precision, batch size, cache folder) are taken
+by the attackers they apply to and by no others; callers pass each only where it is taken.
 """
 
 from __future__ import annotations
@@ -26,9 +29,19 @@ from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
 
-__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS"]
+__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS", "RUN_OPTIONS"]
 
 ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
+
+#: Options of how an attacker runs, not of what it computes: the device, the precision of
+#: its model's arithmetic, its batch size and its embedding cache folder.  An attacker
+#: takes, as keyword parameters of its constructor (or ``from_params``), those that apply
+#: to it and need not take the others: one without a model (``random``, ``precomputed``)
+#: has nothing to place on a device, batch or cache.  ``lidframe score`` passes each
+#: option only to an attacker that takes it (:func:`lidframe.registry.accepted_params`)
+#: and says on one line that it does not apply to the others;
+#: :func:`lidframe.testing.check_attacker` checks that a constructor names what it takes.
+RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
 
 
 class Attacker:

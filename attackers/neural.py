@@ -37,6 +37,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from lidframe.core.engine import resolve_device as resolve_engine_device
 from lidframe.data.fileio import StrPath, file_sha256
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
@@ -51,14 +52,14 @@ from .layers import PADDING_MODES, Lengths
 __all__ = ["CacheWarning", "NeuralAttacker", "load_checkpoint", "load_weights_file", "resolve_device"]
 
 
-def resolve_device(device: str) -> torch.device:
-    """``"auto"`` -> CUDA if available else CPU; anything else as ``torch.device``."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        return torch.device(device)
-    except RuntimeError as exc:
-        raise InputError(f"unknown device {device!r}: {exc}") from None
+def resolve_device(device: str | torch.device) -> torch.device:
+    """The ``torch.device`` of *device*, resolved by :func:`lidframe.core.engine.resolve_device`.
+
+    ``"auto"`` is CUDA if available, else the CPU; an explicit CUDA (or MPS) device that
+    this machine does not have is an :class:`~lidframe.errors.InputError`, not a run on
+    the CPU.  A ``torch.device`` is taken by its name.
+    """
+    return torch.device(resolve_engine_device(str(device) if isinstance(device, torch.device) else device))
 
 
 def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: Any = "cpu") -> Any:
@@ -241,6 +242,7 @@ class NeuralAttacker(EmbeddingAttacker):
         """The encoder (built, loaded and moved to the device on first use)."""
         if self._model is None:
             self._check_options()
+            device = resolve_device(self.device)  # before the model is built or its checkpoint read
             torch.manual_seed(self.seed)
             model = self.build_model()
             if self.checkpoint is not None:
@@ -251,7 +253,6 @@ class NeuralAttacker(EmbeddingAttacker):
                     digest.update(name.encode())
                     digest.update(tensor.detach().cpu().numpy().tobytes())
                 self._weights_hash = digest.hexdigest()
-            device = resolve_device(self.device)
             self._model = model.to(device).eval()
             self._fbank = Fbank().to(device)
             self._forward = self._model

@@ -144,6 +144,7 @@ def train_attacker(
     """
     from lidframe.data.kaldi import read_data_dir
 
+    dev = resolve_device(device)  # a CUDA device this machine lacks is refused before the data is read
     utterances = read_data_dir(data_dir)
     speakers = sorted({u.speaker for u in utterances})
     if len(speakers) < 2:
@@ -153,7 +154,6 @@ def train_attacker(
     labels = np.array([speakers.index(u.speaker) for u in utterances])
     out = Path(out)
     state_path = out.with_name(out.name + ".state")
-    dev = resolve_device(device)
     torch.manual_seed(seed)
     model = attacker.build_model()
     if init is not None:  # checked before the audio is read and before anything is written

@@ -73,6 +73,7 @@ __all__ = [
     "refresh",
     "load",
     "create",
+    "accepted_params",
     "parse_spec",
     "check_contract",
     "check_all",
@@ -754,6 +755,43 @@ def _accepted_params(factory) -> list[str] | None:
             inherited = _accepted_params(base)
             return None if inherited is None else own + [n for n in inherited if n not in own]
     return None
+
+
+def accepted_params(kind: str, spec: object) -> tuple[str, ...] | None:
+    """The keyword parameters the component of *spec* takes, without building it.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior"}
+    spec : str, class or object
+        A spec string (``NAME?k=v``; its own parameters are checked as :func:`create`
+        checks them), a class, or an instance (its class).
+
+    Returns
+    -------
+    tuple of str or None
+        The parameter names of its builder (``from_params`` or the constructor, with those
+        of a base class that ``**options`` are forwarded to); None when it takes any
+        keyword (``**options`` that go nowhere lidframe can see).
+
+    Raises
+    ------
+    InputError
+        An unknown component, or a spec parameter it does not take.
+
+    Examples
+    --------
+    >>> "device" in accepted_params("attacker", "random")
+    False
+    """
+    kind = _check_kind(kind)
+    if isinstance(spec, str):
+        _, factory, _ = _factory_and_params(kind, spec)
+    else:
+        factory = spec if inspect.isclass(spec) else type(spec)
+        check_contract(kind, factory)
+    accepted = _accepted_params(factory)
+    return None if accepted is None else tuple(accepted)
 
 
 @overload

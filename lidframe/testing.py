@@ -317,7 +317,10 @@ def check_attacker(
     (n, d) with d the same for every call, is deterministic and independent of batch
     composition; ``score`` returns a ScoreSet of shape (T, N) whose enrolled ids are
     the enrolment keys in order and whose trial ids/speakers are the trials'; an empty
-    trial list and an enrolled speaker without utterances raise ``ValueError``.
+    trial list and an enrolled speaker without utterances raise ``ValueError``; the
+    constructor names its parameters, so that lidframe passes it only the run options
+    (:data:`~lidframe.attackers.base.RUN_OPTIONS`: device, precision, batch size, cache
+    folder) it takes and leaves out, with a warning, those that do not apply to it.
     """
     from lidframe.data.scoreset import ScoreSet
     from lidframe.data.utterance import Utterance
@@ -363,4 +366,17 @@ def check_attacker(
         _expect_raises(ValueError, lambda: attacker.score(trials, empty), "score with a speaker without utterances")
 
     checks.run("bad input raises ValueError", bad_input)
+
+    def run_options():
+        from lidframe.attackers.base import RUN_OPTIONS
+        from lidframe.registry import accepted_params
+
+        if accepted_params("attacker", type(attacker)) is None:
+            raise ConformanceError(
+                f"its constructor takes **keywords that lidframe cannot see through, so it cannot tell which run "
+                f"options ({', '.join(RUN_OPTIONS)}) apply and passes every one given: name those it takes as "
+                "keyword parameters (and forward the rest to a base class, or take none)"
+            )
+
+    checks.run("run options named in the constructor", run_options)
     return checks.finish()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import warnings
 from pathlib import Path
 
 from lidframe.cli.options import check_output_paths
@@ -29,6 +30,55 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+#: Attacker parameter of each flag that sets one (the run options are in RUN_OPTIONS).
+_FLAG_PARAMS = {
+    "--checkpoint": "checkpoint",
+    "--embeddings": "path",
+    "--enrolment": "enrolment",
+    "--device": "device",
+    "--precision": "precision",
+    "--batch-size": "batch_size",
+    "--cache-dir": "cache_dir",
+}
+
+
+def _attacker_params(args: argparse.Namespace) -> dict:
+    """The attacker parameters the flags give, for the attacker of ``--attacker``.
+
+    A run option (:data:`lidframe.attackers.base.RUN_OPTIONS`) that the attacker does not
+    take does not apply to it: a one-line warning, and it is left out.  Any other flag that
+    sets a parameter it does not take (an input such as ``--embeddings``, or
+    ``--enrolment``) would change what is computed: an error naming the flag.  A device
+    it takes is resolved here, before any data is read (an explicit CUDA device this
+    machine lacks is refused).
+    """
+    from lidframe.attackers.base import RUN_OPTIONS
+    from lidframe.core.engine import resolve_device
+    from lidframe.registry import accepted_params
+
+    name = args.attacker.partition("?")[0]
+    takes = accepted_params("attacker", args.attacker)
+    params = {}
+    for flag, param in _FLAG_PARAMS.items():
+        value = getattr(args, flag[2:].replace("-", "_"))
+        if value is None or value == "":
+            continue
+        if takes is None or param in takes:
+            params[param] = value
+        elif param in RUN_OPTIONS:
+            warnings.warn(
+                f"{flag} does not apply to attacker {name!r}, which takes no {param} parameter; ignored",
+                stacklevel=2,
+            )
+        else:
+            raise InputError(
+                f"{flag}: attacker {name!r} takes no {param!r} parameter (it takes {', '.join(takes) or 'none'})"
+            )
+    if "device" in params:
+        resolve_device(params["device"])
+    return params
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
@@ -39,16 +89,7 @@ def run(args: argparse.Namespace) -> int:
     inputs = [args.enrol, *args.trials, *([args.embeddings] if args.embeddings else [])]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
-    extra = {}
-    if args.checkpoint:
-        extra["checkpoint"] = args.checkpoint
-    if args.embeddings:
-        extra["path"] = args.embeddings
-    for flag in ("device", "batch_size", "cache_dir", "enrolment", "precision"):
-        value = getattr(args, flag)
-        if value is not None:
-            extra[flag] = value
-    attacker = create("attacker", args.attacker, **extra)
+    attacker = create("attacker", args.attacker, **_attacker_params(args))
     enrol = read_data_dir(args.enrol)
     found_in = dict.fromkeys((u.utt_id for u in enrol), f"--enrol {args.enrol}")
     trials = []

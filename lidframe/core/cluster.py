@@ -25,8 +25,15 @@ this module does not import ``distributed``.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import math
+import os
+import socket
+import threading
+import time
 import warnings
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -81,6 +88,16 @@ class ClusterLID:
 def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, bool]:
     """A ``distributed.Client`` for *scheduler* and whether it was opened here (close it after).
 
+    An address is connected within *timeout_s* or refused: a closed port, an unreachable or
+    unknown host, a server that accepts the connection and never replies (distributed's own
+    handshake waits for it without a limit, whatever the Client's ``timeout``) and one that
+    answers but not as a dask scheduler are each an :class:`~lidframe.errors.InputError`
+    after at most *timeout_s* (and a fraction of a second).  The address is first tried
+    on an event loop of its own, in a thread of its own, closed after
+    (:func:`_scheduler_failure`: a TCP connection, then distributed's handshake), so a
+    refusal leaves no thread, loop or connection behind; the Client is then made with
+    the time left, under the same overall deadline.
+
     Parameters
     ----------
     scheduler : str or distributed.Client
@@ -91,7 +108,8 @@ def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, boo
     Raises
     ------
     InputError
-        distributed is not installed, or nothing answers at the address within *timeout_s*.
+        distributed is not installed, *timeout_s* is not a positive number of seconds, or
+        no dask scheduler answers at the address within *timeout_s*.
     """
     try:
         from distributed import Client
@@ -104,12 +122,124 @@ def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, boo
             f"scheduler must be a dask scheduler address such as 'tcp://127.0.0.1:8786' or a "
             f"distributed.Client, got {scheduler!r}"
         )
-    timeout_s = CONNECT_TIMEOUT_S if timeout_s is None else timeout_s
+    timeout_s = _check_timeout(CONNECT_TIMEOUT_S if timeout_s is None else timeout_s)
+    deadline = time.monotonic() + timeout_s
+
+    def refused(why: str) -> InputError:
+        return InputError(f"cannot reach the dask scheduler {scheduler!r} within {timeout_s:g} s: {why}")
+
+    finished, failure = _run_until(deadline, lambda: asyncio.run(_scheduler_failure(scheduler, timeout_s)))
+    if not finished:  # only a name lookup can outlive the deadline here (it ends by itself, in a daemon thread)
+        raise refused("no answer (the host name lookup did not finish)")
+    if failure is not None:
+        raise refused(failure)
+
+    def open_client() -> Any:
+        import dask
+
+        left = max(deadline - time.monotonic(), 0.1)
+        with dask.config.set({"distributed.comm.timeouts.connect": f"{left}s"}):
+            return Client(scheduler, timeout=left)
+
+    finished, client = _run_until(deadline, open_client)
+    if not finished:
+        raise refused("it answered the handshake but the client connection did not complete")
+    if isinstance(client, BaseException):
+        why = _reason(client)
+        del client  # its traceback holds the half-made Client; dropped, that Client closes its loop
+        raise refused(why)
+    return client, True
+
+
+#: Seconds past the deadline that :func:`connect` waits for its own thread to report.
+_DEADLINE_GRACE_S = 0.5
+
+
+def _check_timeout(timeout_s: object) -> float:
+    """*timeout_s* as a float number of seconds, or an InputError if it is not positive and finite."""
+    if (
+        isinstance(timeout_s, bool)
+        or not isinstance(timeout_s, (int, float, np.integer, np.floating))
+        or not math.isfinite(timeout_s)
+        or timeout_s <= 0
+    ):
+        raise InputError(f"timeout_s must be a positive, finite number of seconds, got {timeout_s!r}")
+    return float(timeout_s)
+
+
+def _run_until(deadline: float, work: Callable[[], Any]) -> tuple[bool, Any]:
+    """Run *work* in a daemon thread until the monotonic *deadline* (and a grace).
+
+    Returns ``(True, result)``, ``(True, exception)`` if *work* raised, or ``(False, None)``
+    if it had not finished (the thread is left to end by itself; being a daemon, it does not
+    keep the process alive).
+    """
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as exc:  # reported to the caller's thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, name="lidframe-connect", daemon=True)
+    thread.start()
+    thread.join(max(deadline - time.monotonic(), 0.0) + _DEADLINE_GRACE_S)
+    return (True, outcome[0]) if outcome else (False, None)
+
+
+def _reason(exc: BaseException) -> str:
+    """One line saying why a connection attempt failed."""
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
+    """Why no dask scheduler answers at *address* within *timeout_s* (``None``: one did, and was closed).
+
+    A ``tcp://`` or ``tls://`` address is first opened as a plain TCP connection (so that a
+    closed port or an unreachable host is told apart from a server that accepts and says
+    nothing), then distributed's handshake runs, bounded by what is left of *timeout_s*.
+    """
+    from distributed.comm import connect as open_comm
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_s
     try:
-        return Client(scheduler, timeout=timeout_s), True
-    except (OSError, TimeoutError, ValueError) as exc:
-        why = " ".join(str(exc).split()) or type(exc).__name__
-        raise InputError(f"cannot reach the dask scheduler {scheduler!r} within {timeout_s:g} s: {why}") from None
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        host, port = parse_host_port(location) if scheme in ("tcp", "tls") else (None, None)
+    except ValueError as exc:
+        return f"not a dask scheduler address ({_reason(exc)}; expected e.g. 'tcp://127.0.0.1:8786')"
+    if host is not None:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+        except TimeoutError:
+            return "no connection (is the host reachable?)"
+        except ConnectionRefusedError:
+            return f"no connection (refused: nothing listens on port {port} of {host})"
+        except socket.gaierror as exc:
+            return f"no connection (unknown host {host!r}: {exc.strerror})"
+        except OSError as exc:
+            return f"no connection ({os.strerror(exc.errno) if exc.errno else _reason(exc)})"
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+    left = max(deadline - loop.time(), 0.0)
+    try:
+        comm = await asyncio.wait_for(open_comm(address, timeout=max(left, 1e-3)), left)
+    except TimeoutError:
+        return "it accepted the connection but sent no reply (is a dask scheduler listening there?)"
+    except OSError as exc:
+        return _reason(exc)
+    except Exception as exc:  # a reply distributed cannot read: something else listens there
+        return f"what answers there is not a dask scheduler ({type(exc).__name__}: {_reason(exc)[:200]})"
+    try:  # a scheduler answered; the probe's connection is closed (within the time left)
+        await asyncio.wait_for(comm.close(), max(deadline - loop.time(), 0.1))
+    except (TimeoutError, OSError):
+        comm.abort()
+    return None
 
 
 def _block_lid(trial_rows, true_index, row_names, enrol_emb, llr_map, log_prior, znorm_ddof, engine, grid):

@@ -5,17 +5,25 @@ streaming kernel, tile size, progress bar); :func:`lidframe.evaluate`,
 :func:`lidframe.evaluate_fitted` and :func:`lidframe.core.streaming.lid_from_embeddings`
 take it, and the command line builds it from its flags, so the defaults live here once.
 Importing this module does not import torch; :func:`resolve_device` does, when asked for
-``"auto"`` or a CUDA device.
+``"auto"`` or a CUDA device.  :func:`resolve_device` is the one place where a device
+request (``--device``, ``device=``) becomes a device, for the engines and the neural
+attackers alike: ``"auto"`` falls back to the CPU silently, an explicit CUDA device that
+this machine lacks is refused.
 """
 
 from __future__ import annotations
+
+import re
 
 import attrs
 
 from lidframe.errors import InputError
 
-__all__ = ["Engine", "KERNELS", "PRECISIONS", "resolve_device", "resolve_precision"]
+__all__ = ["Engine", "DEVICE_NAMES", "KERNELS", "PRECISIONS", "resolve_device", "resolve_precision"]
 
+#: What a device is named (:func:`resolve_device`).
+DEVICE_NAMES = "'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'"
+_DEVICE = re.compile(r"(cpu|cuda|mps)(?::(\d+))?")
 #: Streaming paths: ``auto`` picks one (see :func:`lidframe.core.streaming.lid_from_embeddings`).
 KERNELS = ("auto", "numpy", "torch", "triton")
 #: Canonical precisions of the products.
@@ -44,7 +52,7 @@ def _canonical_precision(precision: str) -> str:
 
 def _check_device(_engine, _attribute, device) -> None:
     if not isinstance(device, str) or not device:
-        raise InputError(f"device must be a string such as 'auto', 'cpu', 'cuda' or 'cuda:1', got {device!r}")
+        raise InputError(f"device must be a string such as {DEVICE_NAMES}, got {device!r}")
 
 
 def _check_kernel(_engine, _attribute, kernel) -> None:
@@ -116,20 +124,74 @@ def _torch_available() -> bool:
     return True
 
 
-def resolve_device(device: str) -> str:
-    """The device an :class:`Engine` runs on: ``"auto"`` is ``"cuda"`` when PyTorch sees a GPU, else ``"cpu"``.
+def resolve_device(device: str, *, check: bool = True) -> str:
+    """The device to run on: the one place where a ``--device`` (or ``device=``) is resolved.
+
+    ``"auto"`` is ``"cuda"`` when PyTorch sees a GPU, else ``"cpu"`` (silently: a request
+    for whatever there is).  An explicit ``"cuda"``, ``"cuda:N"`` or ``"mps"`` is a request
+    for that device: refused, not run on the CPU, where this machine has none.
+
+    Parameters
+    ----------
+    device : str
+        ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
+    check : bool, default True
+        Check that this machine has the device (False: the name only, e.g. to report a
+        clash with other settings first; the caller checks it before running).
+
+    Returns
+    -------
+    str
+        ``"cpu"``, ``"cuda"``, ``"cuda:N"`` or ``"mps"``.
 
     Raises
     ------
     InputError
-        A device other than ``"cpu"`` without PyTorch installed.
+        Not a device name; a device other than the CPU without PyTorch installed; or
+        (*check*) a CUDA device that this machine does not have (PyTorch built without
+        CUDA, no GPU visible, or fewer GPUs than ``N + 1``), or MPS where there is none.
     """
+    if not isinstance(device, str) or not device:
+        raise InputError(f"device must be a string such as {DEVICE_NAMES}, got {device!r}")
     if device == "auto":
         if _torch_available():
             import torch
 
             return "cuda" if torch.cuda.is_available() else "cpu"
         return "cpu"
-    if device != "cpu" and not _torch_available():
+    match = _DEVICE.fullmatch(device)
+    if match is None or (match.group(1) != "cuda" and match.group(2) is not None):
+        raise InputError(f"device {device!r}: expected {DEVICE_NAMES}")
+    if device == "cpu":
+        return device
+    if not _torch_available():
         raise InputError(f"device {device!r} needs PyTorch (pip install torch); only 'cpu' works without it")
-    return str(device)
+    if check:
+        _check_available(device, match.group(1), None if match.group(2) is None else int(match.group(2)))
+    return device
+
+
+def _check_available(device: str, kind: str, index: int | None) -> None:
+    """An InputError saying why this machine has no *device* (a CUDA or MPS device), if it has none."""
+    import torch
+
+    if kind == "mps":
+        backend = getattr(torch.backends, "mps", None)
+        if backend is None or not backend.is_available():
+            raise InputError(f"device {device!r}: MPS (Apple GPU) is not available on this machine")
+        return
+    if not torch.cuda.is_available():
+        why = (
+            f"torch {torch.__version__} is built without CUDA"
+            if torch.version.cuda is None
+            else f"torch {torch.__version__} (CUDA {torch.version.cuda}) sees no GPU"
+        )
+        raise InputError(
+            f"device {device!r}: CUDA is not available on this machine ({why}); device 'auto' or 'cpu' runs on the CPU"
+        )
+    count = torch.cuda.device_count()
+    if index is not None and index >= count:
+        raise InputError(
+            f"device {device!r}: this machine has {count} CUDA device{'s' if count != 1 else ''} "
+            f"(cuda:0{f' to cuda:{count - 1}' if count > 1 else ''})"
+        )

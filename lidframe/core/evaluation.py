@@ -37,7 +37,7 @@ import numpy as np
 
 from lidframe._version import __version__
 from lidframe.core.cluster import ClusterLID, lid_on_cluster
-from lidframe.core.engine import Engine
+from lidframe.core.engine import Engine, resolve_device
 from lidframe.core.lid import LN2, lid_from_scores
 from lidframe.core.streaming import lid_from_embeddings
 from lidframe.core.znorm import calibrator_input, check_ddof, uses_znorm
@@ -402,6 +402,7 @@ def evaluate_fitted(
     binary = binary_method == "exact"  # every pair's LLR, held and sorted
     engine_used = None
     if isinstance(eval_set, EmbeddingSet) and binary:
+        resolve_device(settings.device)  # an explicit CUDA device this machine lacks: refused, as when streamed
         # every pair's LLR is needed anyway: score the set in full (float64 reference path)
         eval_set = as_scoreset(eval_set, "eval")
         engine_used = {"kernel": "dense", "device": "cpu", "precision": "float64"}

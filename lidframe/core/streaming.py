@@ -529,7 +529,7 @@ def lid_from_embeddings(
     znorm_ddof = check_ddof(znorm_ddof)
     engine = Engine() if engine is None else engine
     tile_rows, progress = engine.tile_rows, engine.progress
-    device = resolve_device(engine.device)
+    device = resolve_device(engine.device, check=False)  # the machine is checked after the kernel's own rules
     precision = resolve_precision(engine.precision, device)
     trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
     n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
@@ -544,6 +544,7 @@ def lid_from_embeddings(
     ):
         raise InputError(f"binary_bins must be a positive number of bins or a BinGrid, got {binary_bins!r}")
     kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
+    resolve_device(device)  # an explicit CUDA device this machine lacks: refused, not run on the CPU
     if kernel == "triton" and binary_bins is not None:  # the fused kernel never holds a tile of LLRs
         kernel = "torch"
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
