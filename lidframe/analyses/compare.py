@@ -29,6 +29,7 @@ from lidframe.stats.bootstrap import (
     Bootstrap,
     lid_metrics_weighted,
     percentile_interval,
+    resample_weight_blocks,
     resampling_units,
 )
 
@@ -145,9 +146,14 @@ def paired_comparison(
     n_boot, level = bootstrap.n_boot, bootstrap.level
     unit_of_trial, n_units = resampling_units(a.size, speakers, bootstrap.unit)
     rng = np.random.default_rng(bootstrap.seed)
-    unit_weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=n_boot).astype(np.float64)
-    boot_w = unit_weights[:, unit_of_trial]
-    boot_a, boot_b = lid_metrics_weighted(a, boot_w), lid_metrics_weighted(b, boot_w)
+    # the resamples of one multinomial draw, a block at a time: memory does not grow with n_boot x T
+    blocks_a, blocks_b = [], []
+    for _, unit_weights in resample_weight_blocks(rng, n_units, n_boot):
+        boot_w = unit_weights[:, unit_of_trial]
+        blocks_a.append(lid_metrics_weighted(a, boot_w))
+        blocks_b.append(lid_metrics_weighted(b, boot_w))
+    boot_a = {k: np.concatenate([block[k] for block in blocks_a]) for k in blocks_a[0]}
+    boot_b = {k: np.concatenate([block[k] for block in blocks_b]) for k in blocks_b[0]}
     est_a = {k: float(v[0]) for k, v in _metrics_of_values(a[None, :]).items()}
     est_b = {k: float(v[0]) for k, v in _metrics_of_values(b[None, :]).items()}
     exceed = dict.fromkeys(est_a, 0)

@@ -129,3 +129,45 @@ def test_two_zero_information_systems_do_not_differ_end_to_end(tmp_path, capsys)
     (_, speakers, lid_a), (_, _, lid_b) = (read_per_trial(t) for t in tables)
     lid_pos = paired_comparison(lid_a, lid_b, speakers=speakers, bootstrap=SMALL, n_perm=N_PERM)["lid_pos"]
     assert all(math.isnan(lid_pos[k]) for k in ("a", "b", "diff", "p_value"))
+
+
+@settings(max_examples=25, deadline=None)
+@given(paired_lids(), st.sampled_from(["speaker", "trial"]), st.integers(2, 300), st.integers(0, 2**32 - 1))
+def test_the_resamples_are_drawn_a_block_at_a_time_with_the_intervals_of_one_draw(case, unit, n_boot, seed):
+    """The paired bootstrap holds one block of resample weights at a time (memory does not grow with
+    n_boot x T); its intervals equal, bit for bit, those of one multinomial draw of every resample,
+    percentile intervals taken here with numpy."""
+    from lidframe.stats.bootstrap import lid_metrics_weighted, resampling_units
+
+    a, b, speakers = case
+    bootstrap = attrs.evolve(PAIRED_BOOTSTRAP, n_boot=max(n_boot, 100), seed=seed, unit=unit)
+    got = paired_comparison(a, b, speakers=speakers, bootstrap=bootstrap, n_perm=10)
+    unit_of_trial, n_units = resampling_units(a.size, speakers, unit)
+    rng = np.random.default_rng(seed)
+    weights = rng.multinomial(n_units, np.full(n_units, 1.0 / n_units), size=bootstrap.n_boot).astype(np.float64)
+    boot_a = lid_metrics_weighted(a, weights[:, unit_of_trial])
+    boot_b = lid_metrics_weighted(b, weights[:, unit_of_trial])
+    tail = (1 - bootstrap.level) / 2
+    for row in got.rows:
+        diff = boot_a[row["metric"]] - boot_b[row["metric"]]
+        diff = diff[np.isfinite(diff)]
+        if diff.size == 0:
+            continue
+        low, high = np.quantile(diff, [tail, 1 - tail])
+        assert (row["low"], row["high"]) == (low, high), row["metric"]
+
+
+def test_the_paired_bootstrap_memory_does_not_grow_with_resamples_times_trials():
+    """5,000 resamples of 2,000 trials: one draw of every resample held 2 x 80 MB of weights; one block holds 2 MB."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    a, b = rng.normal(size=2000), rng.normal(size=2000)
+    bootstrap = attrs.evolve(PAIRED_BOOTSTRAP, n_boot=5000, unit="trial")
+    tracemalloc.start()
+    try:
+        paired_comparison(a, b, bootstrap=bootstrap, n_perm=10)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 32 * 2**20, f"peak {peak / 2**20:.0f} MiB"
