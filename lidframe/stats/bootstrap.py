@@ -32,6 +32,7 @@ Paired comparisons of systems are in :mod:`lidframe.analyses.compare`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
 import attrs
 import numpy as np
@@ -192,7 +193,9 @@ def _factorize(values):
     return codes.ravel(), uniques.size
 
 
-def resample_weight_blocks(rng: np.random.Generator, n_units: int, n_boot: int, *, block: int = RESAMPLE_BLOCK):
+def resample_weight_blocks(
+    rng: np.random.Generator, n_units: int, n_boot: int, *, block: int = RESAMPLE_BLOCK
+) -> Iterator[tuple[int, np.ndarray]]:
     """The unit weights of *n_boot* bootstrap resamples, drawn *block* resamples at a time.
 
     Yields ``(start, weights)``: *weights* (at most *block*, n_units) float64 are the
