@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 __all__ = ["register", "run"]
@@ -19,8 +20,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--force", action="store_true", help="recompute every cell (stored cells whose inputs changed always are)"
     )
     parser.add_argument("--no-resume", action="store_true", help="same as --force")
-    parser.add_argument("--progress", action="store_true", help="show a progress bar over cells")
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress bars while the spec is checked, the cells are planned and computed",
+    )
     parser.set_defaults(run=run)
+
+
+def _note(line: str) -> None:
+    """A status line on stderr (a large grid says what it checks and plans before it goes quiet for seconds)."""
+    print(f"lidframe: {line}", file=sys.stderr, flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -36,6 +46,7 @@ def run(args: argparse.Namespace) -> int:
         force=args.force,
         progress=args.progress,
         log=print,
+        note=_note,
     )
     recomputed = f" ({counts['recomputed']} stored with inputs that changed)" if counts["recomputed"] else ""
     print(

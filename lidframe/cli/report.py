@@ -25,18 +25,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--spec",
         metavar="SPEC",
         help="the grid spec to check the cells' inputs against (default: the one OUT_DIR/grid.json names); "
-        "cells whose inputs changed since are reported as stale",
+        "cells whose inputs changed since are reported as stale; a SPEC that is not there or not a valid grid "
+        "spec is an error",
     )
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.grid.report import freshness_warnings, load_results, write_report
+    from lidframe.grid.report import load_results, report_warnings, write_report
     from lidframe.grid.runner import check_freshness
 
-    freshness = check_freshness(args.out_dir, spec_path=args.spec)
+    freshness = check_freshness(args.out_dir, spec_path=args.spec)  # a --spec that is not a grid spec: exit 2
     written = write_report(args.out_dir, figures=not args.no_figures, freshness=freshness)
-    for warning in freshness_warnings(freshness, load_results(args.out_dir), args.out_dir):
+    for warning in report_warnings(freshness, load_results(args.out_dir), args.out_dir):
         warnings.warn(warning, stacklevel=1)  # printed as one line, "lidframe: warning: ..."
     pages = [path for path in written if Path(path).name == "report.html"]
     print("\n".join(f"wrote {path}" for path in written if path not in pages))

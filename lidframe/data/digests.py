@@ -20,8 +20,12 @@ Two safeguards keep a cached digest honest:
   :class:`DigestCache` object a file is hashed at most once per signature.
 
 The persistent cache is an SQLite file (standard-library :mod:`sqlite3`); the grid keeps
-it at ``OUT/cache/digests.sqlite``.  It is only a cache: an unreadable one is
-replaced by an empty one (with a warning), never trusted.
+it at ``OUT/cache/digests.sqlite``.  It is only a cache: a damaged one (not SQLite,
+malformed) is replaced by an empty one (with one warning), never trusted.  A cache that
+cannot be used for another reason -- locked by another process, read-only, its disk
+full -- is one :class:`~lidframe.errors.InputError` naming the file and what to do
+(:func:`sqlite_problem` tells which); a failed write leaves the file as it was (SQLite
+rolls the transaction back) and removes a file it had only just created.
 """
 
 from __future__ import annotations
@@ -38,10 +42,12 @@ from lidframe.data import fileio
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 
-__all__ = ["DigestCache", "RACY_SLACK_NS", "stat_signature"]
+__all__ = ["DigestCache", "RACY_SLACK_NS", "BUSY_TIMEOUT_S", "stat_signature", "sqlite_problem"]
 
 #: An entry must be recorded at least this long (ns) after the file's mtime to be trusted (2 s: FAT's tick).
 RACY_SLACK_NS = 2_000_000_000
+#: Seconds a connection waits for another process's lock on the cache file before giving up.
+BUSY_TIMEOUT_S = 10.0
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS digests (
@@ -53,6 +59,48 @@ CREATE TABLE IF NOT EXISTS digests (
 
 #: (size, mtime_ns, ctime_ns, inode, device) of a file.
 Signature = tuple[int, int, int, int, int]
+
+
+def sqlite_problem(exc: sqlite3.Error) -> str:
+    """What an SQLite error says about its database file, in one word.
+
+    Parameters
+    ----------
+    exc : sqlite3.Error
+        Raised by :mod:`sqlite3` on a file database.
+
+    Returns
+    -------
+    str
+        ``"locked"`` (another process holds it), ``"read-only"``, ``"full"`` (its disk),
+        ``"damaged"`` (not an SQLite file, or malformed) or ``"other"``.
+    """
+    name = getattr(exc, "sqlite_errorname", "") or ""
+    text = str(exc).lower()
+    if name.startswith(("SQLITE_BUSY", "SQLITE_LOCKED")) or "locked" in text or "busy" in text:
+        return "locked"
+    if name.startswith("SQLITE_READONLY") or "readonly" in text or "read-only" in text:
+        return "read-only"
+    if name.startswith("SQLITE_FULL") or "disk is full" in text:
+        return "full"
+    if name.startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB")) or "not a database" in text or "malformed" in text:
+        return "damaged"
+    return "other"
+
+
+def _cache_error(path: Path, exc: sqlite3.Error) -> InputError:
+    """The one line for a cache file that cannot be used (not for a damaged one, which is rebuilt)."""
+    text = " ".join(str(exc).split())
+    problem = sqlite_problem(exc)
+    if problem == "locked":
+        why = "is locked by another process (a running lidframe grid or an SQLite tool); try again when it has finished"
+    elif problem == "read-only":
+        why = "is read-only; make it (and its folder) writable or use another --out folder"
+    elif problem == "full":
+        why = "cannot be written: the disk is full; free space and rerun"
+    else:
+        why = "cannot be read or written; move it away (it is only a cache) and rerun"
+    return InputError(f"{path}: the digest cache {why} ({text})")
 
 
 def stat_signature(path: StrPath) -> Signature:
@@ -113,13 +161,20 @@ class DigestCache:
         self.looked_up = 0
         self._entries: dict[str, tuple[Signature, str, int]] = {}
         self._new: dict[str, tuple[Signature, str, int]] = {}
+        self._damaged = False  # the file is not a readable cache: replaced on the next save
         if self.path is not None and self.path.exists():
             self._entries = self._read(self.path)
 
-    @staticmethod
-    def _read(path: Path) -> dict[str, tuple[Signature, str, int]]:
+    def _read(self, path: Path) -> dict[str, tuple[Signature, str, int]]:
+        """The entries of the cache file; {} (and one warning) for a damaged one.
+
+        Raises
+        ------
+        InputError
+            When the file cannot be read for another reason (locked, unreadable).
+        """
         try:
-            connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+            connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
             try:
                 rows = connection.execute(
                     "SELECT path, size, mtime_ns, ctime_ns, inode, device, sha256, recorded_ns FROM digests"
@@ -127,7 +182,10 @@ class DigestCache:
             finally:
                 connection.close()
         except sqlite3.Error as exc:
+            if sqlite_problem(exc) not in ("damaged", "other"):
+                raise _cache_error(path, exc) from None
             warnings.warn(f"{path}: unreadable digest cache ({exc}); rebuilding it", stacklevel=3)
+            self._damaged = True
             return {}
         return {row[0]: ((row[1], row[2], row[3], row[4], row[5]), row[6], row[7]) for row in rows}
 
@@ -173,30 +231,59 @@ class DigestCache:
         return recorded_ns - signature[1] >= RACY_SLACK_NS
 
     def save(self) -> None:
-        """Write the digests found since the last save into the cache file (no-op in memory)."""
+        """Write the digests found since the last save into the cache file (no-op in memory).
+
+        Raises
+        ------
+        InputError
+            When the file cannot be written: locked by another process, read-only, its
+            disk full (:func:`sqlite_problem`); the file is left as it was.
+        """
         if self.path is None or not self._new:
             return
         rows = [(p, *sig, sha, rec) for p, (sig, sha, rec) in self._new.items()]
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"{self.path.parent}: cannot create the digest cache folder ({exc.strerror or exc})"
+            ) from None
+        if self._damaged:  # warned about when it was read: start it afresh
+            self.path.unlink(missing_ok=True)
+            self._damaged = False
         try:
             self._write(rows)
-        except sqlite3.DatabaseError as exc:  # a damaged cache file: start it afresh
+        except sqlite3.Error as exc:
+            if sqlite_problem(exc) != "damaged":
+                raise _cache_error(self.path, exc) from None
+            # damaged since it was read (or not SQLite from the start): start it afresh
             warnings.warn(f"{self.path}: unreadable digest cache ({exc}); rebuilding it", stacklevel=2)
             self.path.unlink(missing_ok=True)
             self._entries = {}
-            self._write(rows)
+            try:
+                self._write(rows)
+            except sqlite3.Error as again:
+                raise _cache_error(self.path, again) from None
         self._entries.update(self._new)
         self._new = {}
 
     def _write(self, rows: Sequence[tuple[object, ...]]) -> None:
+        """Insert *rows* in one transaction; a file this call created is removed again if it fails."""
         assert self.path is not None
-        connection = sqlite3.connect(self.path, timeout=10)
+        created = not self.path.exists()
         try:
-            with connection:
-                connection.execute(_SCHEMA)
-                connection.executemany("INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
-        finally:
-            connection.close()
+            connection = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S)
+            try:
+                with connection:
+                    connection.execute(_SCHEMA)
+                    connection.executemany("INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)", rows)
+            finally:
+                connection.close()
+        except sqlite3.Error:
+            if created:  # nothing of it is worth keeping: no empty or partial cache file is left behind
+                for leftover in (self.path, self.path.with_name(self.path.name + "-journal")):
+                    leftover.unlink(missing_ok=True)
+            raise
 
     def close(self) -> None:
         """Save (see :meth:`save`)."""
@@ -208,4 +295,5 @@ class DigestCache:
     def __exit__(
         self, kind: type[BaseException] | None, value: BaseException | None, traceback: TracebackType | None
     ) -> None:
-        self.close()
+        if kind is None:  # a block that failed changes nothing on disk
+            self.close()

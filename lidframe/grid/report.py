@@ -12,7 +12,9 @@
     a comparison table like the LID paper's Table 4 per (attacker, calibrator, prior):
     systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax, each followed
     by its bootstrap interval ``[low, high]`` when the spec asked for intervals
-    (``[grid.ci]``), and a line naming their level, method, resamples and seed.
+    (``[grid.ci]``), and a line naming their level, method, resamples and seed.  In the
+    Markdown, ``|`` and ``\\`` in a name are escaped (:func:`markdown_cell`) and names in
+    headings are code spans that no backtick in them ends, so no name breaks a row.
 ``table.tex``
     the same comparison as a LaTeX tabular (system names with every LaTeX special
     character escaped, :func:`latex_escape`).
@@ -37,6 +39,12 @@ of them are complete are they moved into ``report/`` (each by an atomic rename),
 report files of an earlier run that this one does not write (the figures and
 ``report.html``, after ``--no-figures``) are removed, so ``report/`` never mixes two
 reports.  Nothing there is touched when the store or a per-trial file cannot be read.
+
+Every per-trial file is checked against the SHA-256 stored with its cell
+(:func:`lidframe.grid.store.verify_per_trial_files`), with or without figures: a file
+changed, or swapped with another cell's, after the grid wrote it is refused, naming it.
+A store of an earlier layout, which recorded no such digests, is reported with a
+warning that its per-trial files were not checked (:func:`report_warnings`).
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ import contextlib
 import html
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -63,7 +72,15 @@ if TYPE_CHECKING:
     from lidframe.grid.runner import Freshness
     from lidframe.report.model import Report
 
-__all__ = ["load_results", "tidy_table", "write_report", "freshness_warnings", "latex_escape"]
+__all__ = [
+    "load_results",
+    "tidy_table",
+    "write_report",
+    "freshness_warnings",
+    "report_warnings",
+    "latex_escape",
+    "markdown_cell",
+]
 
 _KEYS = list(store.KEYS)
 #: Every file a report may write (those of an earlier report that this one does not write are removed).
@@ -135,6 +152,25 @@ def latex_escape(text: object) -> str:
     b3\\_50\\% \\& \\{x\\}
     """
     return "".join(_LATEX.get(c, " " if c in "\r\n" else c) for c in str(text))
+
+
+def markdown_cell(text: object) -> str:
+    """*text* for a Markdown table cell: ``\\`` and ``|`` escaped, line breaks made spaces.
+
+    Examples
+    --------
+    >>> print(markdown_cell("a|b"))
+    a\\|b
+    """
+    return " ".join(str(text).replace("\\", "\\\\").replace("|", "\\|").split())
+
+
+def _code(text: object) -> str:
+    """*text* as a Markdown code span, fenced by more backticks than it holds in a row."""
+    text = " ".join(str(text).split())
+    fence = "`" * (max((len(run) for run in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def _comment(text: object) -> str:
@@ -243,11 +279,11 @@ def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warning
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
         attacker, calibrator, prior = group
-        lines += [f"## attacker `{attacker}`, calibrator `{calibrator}`, prior `{prior}`", ""]
+        lines += [f"## attacker {_code(attacker)}, calibrator {_code(calibrator)}, prior {_code(prior)}", ""]
         lines.append("| system | " + " | ".join(t for _, t, _ in _PAPER) + " |")
         lines.append("|---|" + "---|" * len(_PAPER))
         for shown in _shown_rows(part):
-            lines.append("| " + " | ".join(shown) + " |")
+            lines.append("| " + " | ".join(markdown_cell(cell) for cell in shown) + " |")
         lines.append("")
         note = _interval_note(results, group, seed)
         if note:
@@ -423,6 +459,30 @@ def freshness_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]
     ]
 
 
+def report_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]], out_dir: StrPath) -> list[str]:
+    """Everything a report of *results* must warn about: :func:`freshness_warnings`, then unchecked per-trial files.
+
+    Parameters
+    ----------
+    freshness : Freshness
+        From :func:`lidframe.grid.runner.check_freshness`.
+    results : sequence of mapping
+        The reported cells (:func:`load_results`); a cell whose ``per_trial_sha256`` is
+        None (a store of an earlier layout) could not have its per-trial file checked.
+    out_dir : str or os.PathLike
+        The grid folder.
+    """
+    warnings = freshness_warnings(freshness, results, out_dir)
+    unchecked = sum(1 for r in results if r.get("per_trial_sha256") is None)
+    if unchecked:
+        warnings.append(
+            f"The per-trial files of {unchecked} of {len(results)} cells were not checked against their cells: "
+            f"{Path(out_dir) / 'results.sqlite'} was written by an earlier lidframe, which stored no digest of them. "
+            f"Rerun lidframe grid {freshness.spec or 'SPEC'} --out {out_dir} to recompute those cells and record them."
+        )
+    return warnings
+
+
 def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness | None = None) -> list[str]:
     """Write the report files of a grid output folder; return their paths.
 
@@ -438,7 +498,8 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         spec ``grid.json`` names).  Stale cells -- whose inputs changed since they were
         computed -- are still reported, but ``summary.md``, ``summary.html``,
         ``table.tex`` and ``report.html`` open with a warning naming them and why
-        (:func:`freshness_warnings`); so does a report whose cells could not be checked.
+        (:func:`freshness_warnings`); so does a report whose cells could not be checked,
+        and one whose per-trial files could not be (:func:`report_warnings`).
 
     Returns
     -------
@@ -448,8 +509,9 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     Raises
     ------
     InputError
-        An unreadable store or per-trial file, no finished cell, ``report`` not being
-        a folder, or jinja2 / matplotlib missing with *figures* -- with nothing in
+        An unreadable store or per-trial file, a per-trial file that is not the one
+        stored with its cell (changed or swapped), no finished cell, ``report`` not
+        being a folder, or jinja2 / matplotlib missing with *figures* -- with nothing in
         ``report/`` changed.
     """
     out = Path(out_dir)
@@ -470,12 +532,14 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         from lidframe.grid.runner import check_freshness
 
         freshness = check_freshness(out)
-    warnings = freshness_warnings(freshness, results, out)
+    warnings = report_warnings(freshness, results, out)
     report = None
     if figures:  # reads (and digests) every per-trial file: a damaged one stops here, before any file is written
         from lidframe.report import report_from_grid
 
         report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=warnings)
+    # a well-formed file of another cell (swapped) passes the reading above: its digest does not
+    store.verify_per_trial_files(out, results)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings)

@@ -34,32 +34,52 @@ Store
 -----
 ``OUT/results.sqlite`` (:mod:`lidframe.grid.store`) holds one row per logical cell:
 its components, the spec digest, status (``ok`` or ``error`` with the error text), the
-summary as JSON, the seconds it took, its inputs and their digest, and the path of its
-per-trial file ``OUT/cells/<id>-<inputs digest>.npz`` (trial ids, speakers, LID,
-posterior).  A row is written, in a transaction, only after its file is complete
-(written to a temporary name, then renamed), so an interrupted run never leaves a half
-cell.  A rerun skips a cell stored as ``ok`` whose inputs digest is unchanged and whose
-per-trial file is there; it recomputes -- and *replaces* -- a cell whose inputs changed,
-saying which cells and why (``recomputing 2 cells: eval file scores/eval.npz
-changed``); failed cells are retried; ``force`` recomputes everything.
+summary as JSON, the seconds it took, its inputs and their digest, the path of its
+per-trial file ``OUT/cells/<id>-<sha256>.npz`` (trial ids, speakers, LID, posterior;
+named by the first 12 hex digits of its SHA-256) and that SHA-256.  A row is written, in
+a transaction, only after its file is complete (written to a temporary name, then
+renamed), so an interrupted run never leaves a half cell; a recomputed cell's new file
+has a new name, so the file its row still names is never overwritten before the row is
+replaced.  A rerun skips a cell stored as ``ok`` whose inputs digest is unchanged and
+whose per-trial file is there with the SHA-256 stored with it; it recomputes -- and
+*replaces* -- a cell whose inputs changed, saying which cells and why (``recomputing 2
+cells: eval file scores/eval.npz changed``); failed cells are retried; ``force``
+recomputes everything.  A per-trial file whose bytes are not those stored with its cell
+(changed, or swapped with another cell's) stops the run before anything is written,
+naming it (:func:`lidframe.grid.store.verify_per_trial_files`); ``lidframe report``
+checks the same.
 
 Execution
 ---------
 ``backend="local"`` runs the tasks in a process pool (``jobs`` workers; ``jobs=1`` runs
 them in this process) and ``backend="dask"`` on a dask.distributed cluster
 (``scheduler`` address, or a ``distributed.Client``); only the main process writes the
-store, under the output folder's lock (:func:`lidframe.grid.store.folder_lock`).  Pool
-workers end when the process that started them dies, even by SIGKILL
-(:func:`lidframe.data.workers.process_pool`).  A failing cell is recorded with its error and the others
-go on.
+store, under the output folder's lock (:func:`lidframe.grid.store.folder_lock`).  The
+scheduler is reached first, through :func:`lidframe.core.cluster.connect` within
+:data:`lidframe.core.cluster.CONNECT_TIMEOUT_S`, before anything is created in the
+output folder: one that cannot be reached or never answers leaves the folder as it was.
+A run that created the output folder and stops before its store exists removes it again.
+Pool workers end when the process that started them dies, even by SIGKILL
+(:func:`lidframe.data.workers.process_pool`).  A failing cell is recorded with its error
+and the others go on.
+
+Planning
+--------
+Checking the spec and planning a grid of many cells takes seconds (for a spec of many
+calibrators, fitting each once to check it is most of it): a spec of at least
+:data:`lidframe.grid.spec.NOTE_CELLS` cells says so in one line (``note``), and
+``progress`` shows bars over the calibrator checks, the planned cells and the computed
+cells.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import re
+import shutil
 import time
 import traceback
 from collections import Counter
@@ -75,6 +95,7 @@ from lidframe.data.fileio import StrPath, atomic_path, json_clean
 from lidframe.data.workers import check_jobs, process_pool
 from lidframe.errors import InputError
 from lidframe.grid import store
+from lidframe.grid.progress import progress_bar
 from lidframe.grid.spec import GridSpec, load_grid_spec
 
 if TYPE_CHECKING:
@@ -186,7 +207,7 @@ def _settings(spec: GridSpec, version: str) -> Inputs:
 
 
 # ------------------------------------------------------------------- planning
-def plan_grid(spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None = None) -> dict:
+def plan_grid(spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None = None, progress: bool = False) -> dict:
     """Score jobs and fit tasks of *spec*, every cell with its inputs (see the module docstring).
 
     Parameters
@@ -197,6 +218,8 @@ def plan_grid(spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None =
         The output folder (score-cache paths lie below it).
     digests : DigestCache, optional
         Where file digests are looked up and remembered; an in-memory one by default.
+    progress : bool
+        A tqdm bar over the planned cells.
 
     Returns
     -------
@@ -209,67 +232,69 @@ def plan_grid(spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None =
     found = _InputDigests(digests if digests is not None else DigestCache())
     settings = _settings(spec, version)
     score_jobs, tasks = {}, []
-    for system in spec.systems:
-        attackers = spec.attackers if system.needs_attacker else ("-",)
-        mechanisms = (spec.mechanisms or ("-",)) if system.needs_attacker else ("-",)
-        for attacker, mechanism in ((a, m) for a in attackers for m in mechanisms):
-            attacker_inputs, reads_audio = found.component("attacker", attacker) if attacker != "-" else ({}, False)
-            sources, data_inputs = {}, {}
-            for split in ("dev", "eval"):
-                source = getattr(system, split)
-                data_inputs.update(found.source(split, source, reads_audio=reads_audio))
-                if system.needs_attacker:
-                    split_inputs = found.source(split, source, reads_audio=reads_audio)
-                    key = _hash(
-                        "scores",
-                        inputs_digest(split_inputs),
-                        inputs_digest(attacker_inputs),
-                        attacker,
-                        mechanism,
-                        split,
-                        version,
-                    )
-                    target = str(out / "cache" / "scores" / f"{key}.npz")
-                    score_jobs[target] = {
-                        "source": source,
-                        "attacker": attacker,
-                        "mechanism": mechanism,
-                        "target": target,
-                    }
-                    sources[split] = target
-                else:
-                    sources[split] = source
-            for calibrator in spec.calibrators:
-                calibrator_inputs, _ = found.component("calibrator", calibrator)
-                cells = []
-                for prior in spec.priors:
-                    prior_inputs, _ = found.component("prior", prior)
-                    for seed in spec.seeds:
-                        inputs = {**data_inputs, **attacker_inputs, **calibrator_inputs, **prior_inputs, **settings}
-                        cells.append(
-                            {
-                                "cell_id": store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed),
-                                "system": system.name,
-                                "attacker": attacker,
-                                "mechanism": mechanism,
-                                "calibrator": calibrator,
-                                "prior": prior,
-                                "seed": seed,
-                                "inputs": inputs,
-                                "inputs_digest": inputs_digest(inputs),
-                            }
+    with progress_bar(spec.n_cells(), "planning cells", "cell", enabled=progress) as advance:
+        for system in spec.systems:
+            attackers = spec.attackers if system.needs_attacker else ("-",)
+            mechanisms = (spec.mechanisms or ("-",)) if system.needs_attacker else ("-",)
+            for attacker, mechanism in ((a, m) for a in attackers for m in mechanisms):
+                attacker_inputs, reads_audio = found.component("attacker", attacker) if attacker != "-" else ({}, False)
+                sources, data_inputs = {}, {}
+                for split in ("dev", "eval"):
+                    source = getattr(system, split)
+                    data_inputs.update(found.source(split, source, reads_audio=reads_audio))
+                    if system.needs_attacker:
+                        split_inputs = found.source(split, source, reads_audio=reads_audio)
+                        key = _hash(
+                            "scores",
+                            inputs_digest(split_inputs),
+                            inputs_digest(attacker_inputs),
+                            attacker,
+                            mechanism,
+                            split,
+                            version,
                         )
-                tasks.append(
-                    {
-                        "dev": sources["dev"],
-                        "eval": sources["eval"],
-                        "calibrator": calibrator,
-                        "cells": cells,
-                        "znorm_ddof": spec.znorm_ddof,
-                        "ci": spec.ci,
-                        "longitudinal": spec.longitudinal,
-                    }
-                )
+                        target = str(out / "cache" / "scores" / f"{key}.npz")
+                        score_jobs[target] = {
+                            "source": source,
+                            "attacker": attacker,
+                            "mechanism": mechanism,
+                            "target": target,
+                        }
+                        sources[split] = target
+                    else:
+                        sources[split] = source
+                for calibrator in spec.calibrators:
+                    calibrator_inputs, _ = found.component("calibrator", calibrator)
+                    cells = []
+                    for prior in spec.priors:
+                        prior_inputs, _ = found.component("prior", prior)
+                        for seed in spec.seeds:
+                            inputs = {**data_inputs, **attacker_inputs, **calibrator_inputs, **prior_inputs, **settings}
+                            cells.append(
+                                {
+                                    "cell_id": store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed),
+                                    "system": system.name,
+                                    "attacker": attacker,
+                                    "mechanism": mechanism,
+                                    "calibrator": calibrator,
+                                    "prior": prior,
+                                    "seed": seed,
+                                    "inputs": inputs,
+                                    "inputs_digest": inputs_digest(inputs),
+                                }
+                            )
+                    tasks.append(
+                        {
+                            "dev": sources["dev"],
+                            "eval": sources["eval"],
+                            "calibrator": calibrator,
+                            "cells": cells,
+                            "znorm_ddof": spec.znorm_ddof,
+                            "ci": spec.ci,
+                            "longitudinal": spec.longitudinal,
+                        }
+                    )
+                    advance(len(cells))
     return {"score_jobs": list(score_jobs.values()), "tasks": tasks}
 
 
@@ -351,15 +376,25 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         The grid's output folder.
     spec_path : str or os.PathLike, optional
         The spec to compare with (default: the one ``OUT/grid.json`` names, as it was given
-        to ``lidframe grid``).
+        to ``lidframe grid``).  A spec given here must be a grid spec: one that is not
+        there or that does not validate is an error, not a report "not checked".
 
     Returns
     -------
     Freshness
         The stale cells, or why they could not be checked; nothing is written (the
-        digest cache ``OUT/cache/digests.sqlite`` is only read).
+        digest cache ``OUT/cache/digests.sqlite`` is only read).  The spec's calibrators
+        are not fitted to check them (the grid did, before it ran them).
+
+    Raises
+    ------
+    InputError
+        *spec_path* given, and not there, not a file, or not a valid grid spec.
     """
     out = Path(out_dir)
+    given = None
+    if spec_path is not None:  # asked for by name: its own problems are errors, not "not checked"
+        given = load_grid_spec(spec_path, fit_calibrators=False)
     try:
         record = json.loads((out / "grid.json").read_text(encoding="utf-8"))
         ran_in = str(record.get("cwd") or "")
@@ -376,10 +411,10 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         return Freshness(
             str(spec_path), unchecked=f"the grid ran in {ran_in}; run lidframe report from there to check its cells"
         )
-    if not Path(spec_path).is_file():
+    if given is None and not Path(spec_path).is_file():
         return Freshness(str(spec_path), unchecked=f"the grid spec {spec_path} is not there (moved? give --spec)")
     try:
-        spec = load_grid_spec(spec_path)
+        spec = given if given is not None else load_grid_spec(spec_path, fit_calibrators=False)
         # the grid's digest cache is read, never written: a report changes nothing in the folder
         # but report/ (a file changed since the grid ran is hashed again, in memory)
         plan = plan_grid(spec, out, digests=DigestCache(out / "cache" / "digests.sqlite"))
@@ -520,27 +555,38 @@ def stored_cells(connection: sqlite3.Connection, status: str = "ok") -> set[str]
 
 
 def _store(connection: sqlite3.Connection, out: Path, record: dict, spec_digest: str, replaced: str | None) -> None:
-    per_trial = None
+    """Write a finished cell's per-trial file (named by its SHA-256, stored with the row), then its row."""
+    per_trial = sha256 = None
     if record["status"] == "ok":
-        per_trial = out / "cells" / f"{record['cell_id']}-{record['inputs_digest'][:12]}.npz"
+        buffer = io.BytesIO()
+        np.savez(
+            buffer,
+            trial_ids=record["trial_ids"],
+            trial_speakers=record["trial_speakers"],
+            lid=record["lid"],
+            posterior_true=record["posterior_true"],
+        )
+        content = buffer.getvalue()
+        sha256 = hashlib.sha256(content).hexdigest()  # file_sha256 of the file written below
+        per_trial = out / "cells" / f"{record['cell_id']}-{sha256[:12]}.npz"
         per_trial.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_path(per_trial, suffix=".npz") as tmp, open(tmp, "wb") as handle:
-            np.savez(
-                handle,
-                trial_ids=record["trial_ids"],
-                trial_speakers=record["trial_speakers"],
-                lid=record["lid"],
-                posterior_true=record["posterior_true"],
-            )
+        with atomic_path(per_trial, suffix=".npz") as tmp:
+            tmp.write_bytes(content)
     row = {key: record[key] for key in (*store.KEYS, "cell_id", "status", "error", "seconds", "inputs_digest")}
     row.update(
         spec_digest=spec_digest,
         summary=json.dumps(record.get("summary")) if record["status"] == "ok" else None,
         per_trial=str(per_trial.relative_to(out)) if per_trial else None,
+        per_trial_sha256=sha256,
         finished_at=time.time(),
         inputs=json.dumps(record["inputs"], sort_keys=True),
     )
-    store.write_cell(connection, out, row, replaced)
+    try:
+        store.write_cell(connection, out, row, replaced)
+    except BaseException:  # no row names the new file (a full disk): it is not left behind
+        if per_trial is not None and row["per_trial"] != replaced:
+            per_trial.unlink(missing_ok=True)
+        raise
 
 
 # ----------------------------------------------------------------- execution
@@ -558,10 +604,23 @@ def _check_backend(backend: str, jobs: int, scheduler: object) -> None:
             raise InputError("--backend dask needs --scheduler ADDRESS (e.g. tcp://127.0.0.1:8786)")
 
 
+def _connect(backend: str, scheduler: object) -> tuple[Any, bool]:
+    """The dask client of a ``dask`` run and whether it was opened here; ``(None, False)`` for ``local``.
+
+    Through :func:`lidframe.core.cluster.connect`, within
+    :data:`~lidframe.core.cluster.CONNECT_TIMEOUT_S` (read when called).
+    """
+    if backend != "dask":
+        return None, False
+    from lidframe.core import cluster
+
+    return cluster.connect(scheduler, timeout_s=cluster.CONNECT_TIMEOUT_S)
+
+
 def _executor(
-    backend: str, jobs: int, scheduler
+    backend: str, jobs: int, client: Any
 ) -> tuple[Callable[[], Any] | None, Callable[[Callable, list], Iterator]]:
-    _check_backend(backend, jobs, scheduler)
+    """Shutdown (or None) and ``run(fn, items)`` of the backend; *client* is the connected dask client."""
     if backend == "local":
         if jobs <= 1:
             return None, lambda fn, items: (fn(item) for item in items)
@@ -575,25 +634,31 @@ def _executor(
                 yield future.result()
 
         return pool.shutdown, run
-    from distributed import Client
     from distributed import as_completed as dask_as_completed
-
-    own_client = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own_client else scheduler
 
     def run_dask(fn, items):
         futures = client.map(fn, items, pure=False)
         for future in dask_as_completed(futures):
             yield future.result()
 
-    return (client.close if own_client else None), run_dask
+    return None, run_dask
 
 
-def _todo(plan: dict, stored: dict[str, store.StoredCell], out: Path, force: bool) -> tuple[list, Counter, int]:
-    """Tasks holding the cells to compute, the reasons for recomputing stored ones, and how many were stale."""
+def _todo(
+    plan: dict, stored: dict[str, store.StoredCell], out: Path, force: bool, digests: DigestCache
+) -> tuple[list, Counter, int]:
+    """Tasks holding the cells to compute, the reasons for recomputing stored ones, and how many were stale.
+
+    Raises
+    ------
+    InputError
+        A cell it would reuse whose per-trial file is not the one stored with it
+        (:func:`lidframe.grid.store.verify_per_trial_files`).
+    """
     reasons: Counter = Counter()
     stale = 0
     tasks = []
+    reused = []
     for task in plan["tasks"]:
         todo = []
         for cell in task["cells"]:
@@ -608,11 +673,16 @@ def _todo(plan: dict, stored: dict[str, store.StoredCell], out: Path, force: boo
             elif not row.per_trial or not (out / row.per_trial).is_file():
                 reasons[f"its per-trial file {row.per_trial} is missing"] += 1
                 stale += 1
+            elif row.per_trial_sha256 is None:
+                reasons["its per-trial file has no recorded digest (stored by an earlier lidframe)"] += 1
+                stale += 1
             else:
+                reused.append(dict(cell, per_trial=row.per_trial, per_trial_sha256=row.per_trial_sha256))
                 continue
             todo.append(cell)
         if todo:
             tasks.append(dict(task, cells=todo))
+    store.verify_per_trial_files(out, reused, digest=digests.digest)
     return tasks, reasons, stale
 
 
@@ -635,6 +705,7 @@ def run_grid(
     force: bool = False,
     progress: bool = False,
     log: Callable[[str], Any] | None = None,
+    note: Callable[[str], Any] | None = None,
 ) -> dict:
     """Run (or resume) a grid.
 
@@ -648,15 +719,19 @@ def run_grid(
     jobs : int
         Worker processes of the local backend (1: in this process).
     scheduler : str or distributed.Client, optional
-        The dask scheduler (backend ``"dask"``).
+        The dask scheduler (backend ``"dask"``); an address is connected to first, within
+        :data:`lidframe.core.cluster.CONNECT_TIMEOUT_S`.
     resume : bool
         Skip cells stored as ``ok`` with unchanged inputs (False: same as *force*).
     force : bool
         Recompute every cell.
     progress : bool
-        Show a tqdm bar over cells.
+        Show tqdm bars over the calibrator checks, the planned cells and the computed cells.
     log : callable, optional
         Called with one line per group of recomputed cells and why, and on a store migration.
+    note : callable, optional
+        Called with one line before a large spec (:data:`lidframe.grid.spec.NOTE_CELLS`
+        cells or more, or with *progress*) is checked and planned, which takes seconds.
 
     Returns
     -------
@@ -667,40 +742,59 @@ def run_grid(
     Raises
     ------
     InputError
-        A bad spec or backend choice, an unreadable or unwritable store, or another
-        grid holding the folder -- all before any cell is computed.
+        A bad spec or backend choice, a dask scheduler that cannot be reached or does
+        not answer, an unreadable or unwritable store or digest cache (locked,
+        read-only, its disk full), a per-trial file that is not the one stored with its
+        cell, or another grid holding the folder -- all before any cell is computed.
     """
-    spec = load_grid_spec(spec_path)
+    spec = load_grid_spec(spec_path, progress=progress, note=note)
     _check_backend(backend, jobs, scheduler)
     force = force or not resume
     out = Path(out_dir)
     store.check_store(out, write=True)
-    out.mkdir(parents=True, exist_ok=True)
     say = log if log is not None else (lambda line: None)
-    with store.folder_lock(out):
-        connection, note = store.open_store(out)
-        try:
-            if note:
-                say(note)
-            with DigestCache(out / "cache" / "digests.sqlite") as digests:
-                plan = plan_grid(spec, out, digests=digests)
-            write_json_summary(out, spec, None)  # the spec these cells come from, even if the run stops
-            stored = store.stored_cells(connection)
-            tasks, reasons, stale = _todo(plan, stored, out, force)
-            _say_why(reasons, say)
-            planned = {cell["cell_id"] for task in plan["tasks"] for cell in task["cells"]}
-            others = len(set(stored) - planned)
-            if others:
-                say(f"{others} stored cells are not in this spec (left from an earlier one; kept, and reported)")
-            counts = _execute(spec, plan, tasks, stored, out, connection, backend, jobs, scheduler, force, progress)
-            counts["recomputed"] = stale
-        finally:
-            connection.close()
-        write_json_summary(out, spec, counts)
+    client, own_client = _connect(backend, scheduler)  # before anything is created in OUT
+    created = not out.exists()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with store.folder_lock(out):
+            counts = _run_locked(spec, out, backend, jobs, client, force, progress, say)
+    except BaseException:
+        if created and not (out / "results.sqlite").exists():  # nothing stored: leave no folder behind
+            shutil.rmtree(out, ignore_errors=True)
+        raise
+    finally:
+        if own_client:
+            client.close()
     return counts
 
 
-def _execute(spec, plan, tasks, stored, out, connection, backend, jobs, scheduler, force, progress) -> dict:
+def _run_locked(spec, out, backend, jobs, client, force, progress, say) -> dict:
+    """Plan, check the stored cells, then compute the others (:func:`run_grid`, under the folder's lock)."""
+    connection, migrated = store.open_store(out)  # writes nothing to a store of the current layout
+    try:
+        if migrated:
+            say(migrated)
+        digests = DigestCache(out / "cache" / "digests.sqlite")
+        plan = plan_grid(spec, out, digests=digests, progress=progress)
+        stored = store.stored_cells(connection)
+        tasks, reasons, stale = _todo(plan, stored, out, force, digests)  # a wrong per-trial file stops here
+        digests.save()
+        write_json_summary(out, spec, None)  # the spec these cells come from, even if the run stops
+        _say_why(reasons, say)
+        planned = {cell["cell_id"] for task in plan["tasks"] for cell in task["cells"]}
+        others = len(set(stored) - planned)
+        if others:
+            say(f"{others} stored cells are not in this spec (left from an earlier one; kept, and reported)")
+        counts = _execute(spec, plan, tasks, stored, out, connection, backend, jobs, client, force, progress)
+        counts["recomputed"] = stale
+    finally:
+        connection.close()
+    write_json_summary(out, spec, counts)
+    return counts
+
+
+def _execute(spec, plan, tasks, stored, out, connection, backend, jobs, client, force, progress) -> dict:
     needed = {t["dev"] for t in tasks} | {t["eval"] for t in tasks}
     score_jobs = [
         j
@@ -722,15 +816,7 @@ def _execute(spec, plan, tasks, stored, out, connection, backend, jobs, schedule
         _store(connection, out, record, spec.digest, previous.per_trial if previous else None)
         counts[record["status"]] += 1
 
-    closer, run = _executor(backend, jobs, scheduler)
-    bar = None
-    if progress:
-        try:
-            from tqdm import tqdm
-
-            bar = tqdm(total=sum(len(t["cells"]) for t in tasks), desc="grid cells", unit="cell")
-        except ImportError:
-            bar = None
+    closer, run = _executor(backend, jobs, client)
     try:
         failed_scores = {}
         for job in score_jobs:  # scoring failures become the error of every cell that needs them
@@ -747,14 +833,13 @@ def _execute(spec, plan, tasks, stored, out, connection, backend, jobs, schedule
                     keep(dict(cell, status="error", error=broken, seconds=0.0))
             else:
                 runnable.append(task)
-        for results in run(_run_task, runnable):
-            for record in results:
-                keep(record)
-                if bar is not None:
-                    bar.update(1)
+        total = sum(len(t["cells"]) for t in runnable)
+        with progress_bar(total, "grid cells", "cell", enabled=progress) as advance:
+            for results in run(_run_task, runnable):
+                for record in results:
+                    keep(record)
+                    advance(1)
     finally:
-        if bar is not None:
-            bar.close()
         if closer is not None:
             closer()
     return counts

@@ -29,7 +29,10 @@ eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials
 
 File paths in ``[systems]`` are relative to the spec file; paths inside component specs
 (``checkpoint=``, ``file=``) are relative to the working directory.  Every error names
-the TOML key at fault.
+the TOML key at fault.  Every axis -- ``calibrators``, ``priors``, ``attackers``,
+``mechanisms``, ``seeds`` and ``[grid.longitudinal]``'s ``k`` and ``fusions`` -- is a
+TOML list, even of one entry: a single value (``calibrators = "logistic"``,
+``seeds = 0``) is refused, naming the key and the list it should be.
 
 Validation reads what the cells will read, so that bad input stops the grid before any
 cell runs: every score-set file is loaded, every data directory's ``wav.scp`` and
@@ -37,25 +40,32 @@ cell runs: every score-set file is loaded, every data directory's ``wav.scp`` an
 parameters are converted and checked, each calibrator is
 fitted once on a small simulated dev set (a parameter it refuses at fit time, such as
 ``logistic?C=-1``, is found here), and each prior is applied to every system's enrolled
-eval speakers (a watch-list id that is not enrolled is found here).
+eval speakers (a watch-list id that is not enrolled is found here).  Fitting each
+calibrator is the slow part of checking a spec of many calibrators (about 10 ms each);
+a spec read only to compare a finished grid's inputs (``lidframe report``) skips it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict
 
 import attrs
 import numpy as np
 
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, check_input_file
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec"]
+__all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "NOTE_CELLS"]
+
+#: A spec of at least this many cells says what it checks and plans (checking it takes seconds).
+NOTE_CELLS = 1000
 
 _GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci", "longitudinal"}
 _CI_KEYS = {"n_boot", "level", "unit", "method"}
@@ -100,25 +110,67 @@ class GridSpec:
 
     def n_cells(self) -> int:
         """Number of cells the grid expands to (attacker x mechanism pairs only for data-dir systems)."""
-        with_attacker = sum(1 for s in self.systems if s.needs_attacker)
-        per_system = len(self.attackers) * max(1, len(self.mechanisms))
-        pairs = with_attacker * per_system + (len(self.systems) - with_attacker)
-        return pairs * len(self.calibrators) * len(self.priors) * len(self.seeds)
+        return _count_cells(self.systems, self.attackers, self.mechanisms, self.calibrators, self.priors, self.seeds)
+
+
+def _count_cells(systems, attackers, mechanisms, calibrators, priors, seeds) -> int:
+    with_attacker = sum(1 for s in systems if s.needs_attacker)
+    per_system = len(attackers) * max(1, len(mechanisms))
+    pairs = with_attacker * per_system + (len(systems) - with_attacker)
+    return pairs * len(calibrators) * len(priors) * len(seeds)
+
+
+def _shape(systems, attackers, mechanisms, calibrators, priors, seeds) -> str:
+    """The axes in words: ``"3 systems x 2 calibrators x 2 priors x 1 seed"`` (attackers and mechanisms when given)."""
+    axes = [("system", systems), ("attacker", attackers), ("mechanism", mechanisms)]
+    axes += [("calibrator", calibrators), ("prior", priors), ("seed", seeds)]
+    return " x ".join(
+        f"{len(v)} {name}{'' if len(v) == 1 else 's'}" for name, v in axes if v or name not in ("attacker", "mechanism")
+    )
 
 
 def _fail(path: Path, key: str, message: str) -> NoReturn:
     raise InputError(f"{path}: [{key}] {message}")
 
 
-def _string_list(path: Path, key: str, value: object, *, required: bool = True) -> tuple[str, ...]:
+def _shown(value: object, limit: int = 80) -> str:
+    """``repr(value)``, cut to *limit* characters."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _axis(
+    path: Path,
+    key: str,
+    value: object,
+    *,
+    what: str,
+    example: str,
+    item: type | tuple[type, ...],
+    required: bool = True,
+) -> list[Any]:
+    """*value* when it is a TOML list; one rule for every axis of the grid: a single value is refused.
+
+    A single value of the axis's *item* type is shown as the list of one it should be.
+    """
+    if not isinstance(value, list):
+        hint = ""
+        if isinstance(value, item) and not isinstance(value, bool) and len(repr(value)) <= 80:
+            shown = f'"{value}"' if isinstance(value, str) and '"' not in value and "\\" not in value else repr(value)
+            hint = f"; write [{shown}] for one"
+        kind = "a non-empty list" if required else "a list"
+        _fail(path, key, f"must be {kind} of {what}, e.g. {example}, even of one entry; got {_shown(value)}{hint}")
+    return value
+
+
+def _string_list(path: Path, key: str, value: object, *, required: bool = True, example: str) -> tuple[str, ...]:
     if value is None:
         if required:
             _fail(path, key, "is missing; expected a list of component specs")
         return ()
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        _fail(path, key, f"must be a list of non-empty strings, got {value!r}")
+    value = _axis(path, key, value, what="component specs", example=example, item=str, required=required)
+    if not all(isinstance(v, str) and v.strip() for v in value):
+        _fail(path, key, f"must be a list of non-empty strings, got {_shown(value)}")
     if required and not value:
         _fail(path, key, "is empty; expected at least one component spec")
     if len(set(value)) != len(value):
@@ -132,8 +184,12 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
         file = (folder / value) if not Path(value).is_absolute() else Path(value)
         if file.suffix.lower() not in (".npz", ".csv"):
             _fail(path, key, f"{value!r}: expected a .npz or .csv score-set file")
-        if not file.is_file():
+        if not os.path.lexists(file):
             _fail(path, key, f"{value!r}: no such file ({file})")
+        try:  # a folder, a FIFO, a device or a symlink loop is named as what it is
+            check_input_file(file, "a score-set file (.npz or .csv)")
+        except InputError as exc:
+            _fail(path, key, f"{value!r}: {exc}")
         return str(file)
     if isinstance(value, dict):
         unknown = set(value) - {"enrol", "trials"}
@@ -147,7 +203,9 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
                 _fail(path, f"{key}.{sub}", f"must be a path string, got {d!r}")
             full = (folder / d) if not Path(d).is_absolute() else Path(d)
             if not full.is_dir():
-                _fail(path, f"{key}.{sub}", f"{d!r}: no such data directory ({full})")
+                exists = full.exists()
+                problem = f"{full} is not a folder; expected" if exists else f"no such data directory ({full})"
+                _fail(path, f"{key}.{sub}", f"{d!r}: {problem}" + (" a data directory" if exists else ""))
             dirs.append(str(full))
         return {"enrol": dirs[0], "trials": dirs[1:]}
     _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {value!r}")
@@ -181,21 +239,26 @@ def _probe_dev() -> Any:
     return simulate_system(leakage=0.5, n_enrolled=8, trials_per_speaker=4, seed=0)[0]
 
 
-def _probe_calibrators(path: Path, specs: tuple[str, ...], znorm_ddof: int) -> None:
-    """Fit each calibrator once on :func:`_probe_dev`: parameters refused at fit time show up here."""
-    from lidframe.core.evaluation import fit_calibrator
+def _probe_calibrators(
+    path: Path, specs: tuple[str, ...], built: list[Any], znorm_ddof: int, *, progress: bool = False
+) -> None:
+    """Fit each calibrator (*built* from *specs*) once on :func:`_probe_dev`: parameters refused at fit time show up."""
+    from lidframe.core import evaluation
+    from lidframe.grid.progress import progress_bar
 
     try:
         from sklearn.utils._param_validation import InvalidParameterError
     except ImportError:  # pragma: no cover - older or newer scikit-learn
         InvalidParameterError = InputError
-    for i, spec in enumerate(specs):
-        try:
-            fit_calibrator(_probe_dev(), spec, znorm_ddof=znorm_ddof)
-        except (InputError, InvalidParameterError) as exc:
-            _fail(path, f"grid.calibrators[{i}]", f"{spec!r} (fitted once on simulated scores to check it): {exc}")
-        except Exception:  # not a parameter problem: the real dev set decides, in its cell
-            continue
+    with progress_bar(len(specs), "checking calibrators", "fit", enabled=progress) as advance:
+        for i, (spec, calibrator) in enumerate(zip(specs, built)):
+            try:
+                evaluation.fit_calibrator(_probe_dev(), calibrator, znorm_ddof=znorm_ddof)  # fits a copy
+            except (InputError, InvalidParameterError) as exc:
+                _fail(path, f"grid.calibrators[{i}]", f"{spec!r} (fitted once on simulated scores to check it): {exc}")
+            except Exception:  # not a parameter problem: the real dev set decides, in its cell
+                pass
+            advance(1)
 
 
 def _speakers(path: Path, system: SystemSpec) -> np.ndarray:
@@ -235,13 +298,29 @@ def _probe_priors(path: Path, specs: tuple[str, ...], priors: list[Any], enrolle
                 _fail(path, f"grid.priors[{i}]", f"{spec!r} on system {system!r}: {exc}")
 
 
-def load_grid_spec(path: StrPath) -> GridSpec:
+def load_grid_spec(
+    path: StrPath,
+    *,
+    fit_calibrators: bool = True,
+    progress: bool = False,
+    note: Callable[[str], Any] | None = None,
+) -> GridSpec:
     """Read and validate a grid spec.
 
     Parameters
     ----------
     path : str or os.PathLike
         The TOML file; relative ``[systems]`` paths are resolved against its folder.
+    fit_calibrators : bool
+        Fit each calibrator once on simulated scores, to find parameters refused only at
+        fit time (the slow part of a spec of many calibrators).  False for a spec read
+        only to plan it again (a report comparing a finished grid's inputs).
+    progress : bool
+        A tqdm bar over the calibrator fits.
+    note : callable, optional
+        Called with one line saying how many cells the spec has and that they are
+        checked and planned, before the checks, when the spec has at least
+        :data:`NOTE_CELLS` cells or *progress* is on.
 
     Returns
     -------
@@ -273,10 +352,14 @@ def load_grid_spec(path: StrPath) -> GridSpec:
     unknown = set(grid) - _GRID_KEYS
     if unknown:
         _fail(path, f"grid.{sorted(unknown)[0]}", f"unknown key; expected one of {sorted(_GRID_KEYS)}")
-    calibrators = _string_list(path, "grid.calibrators", grid.get("calibrators", ["logistic"]))
-    priors = _string_list(path, "grid.priors", grid.get("priors", ["uniform"]))
-    attackers = _string_list(path, "grid.attackers", grid.get("attackers"), required=False)
-    mechanisms = _string_list(path, "grid.mechanisms", grid.get("mechanisms"), required=False)
+    calibrators = _string_list(path, "grid.calibrators", grid.get("calibrators", ["logistic"]), example='["logistic"]')
+    priors = _string_list(path, "grid.priors", grid.get("priors", ["uniform"]), example='["uniform"]')
+    attackers = _string_list(
+        path, "grid.attackers", grid.get("attackers"), required=False, example='["ecapa?checkpoint=model.ckpt"]'
+    )
+    mechanisms = _string_list(
+        path, "grid.mechanisms", grid.get("mechanisms"), required=False, example='["gaussian?mu=1"]'
+    )
     for i, spec in enumerate(mechanisms):
         from lidframe.privacy.mechanism import GaussianSpeakerMechanism
 
@@ -284,12 +367,10 @@ def load_grid_spec(path: StrPath) -> GridSpec:
             GaussianSpeakerMechanism.from_spec(spec)
         except InputError as exc:
             _fail(path, f"grid.mechanisms[{i}]", str(exc))
-    seeds = grid.get("seeds", [0])
-    if (
-        not isinstance(seeds, list)
-        or not seeds
-        or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds)
-    ):
+    seeds = _axis(
+        path, "grid.seeds", grid.get("seeds", [0]), what="integers (bootstrap seeds)", example="[0]", item=int
+    )
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
     if any(s < 0 for s in seeds):
         _fail(path, "grid.seeds", f"must be non-negative integers (numpy seeds), got {seeds!r}")
@@ -314,14 +395,19 @@ def load_grid_spec(path: StrPath) -> GridSpec:
     if longitudinal is not None:
         if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:
             _fail(path, "grid.longitudinal", "must be a table with keys among ['fusions', 'groups', 'k']")
-        ks = longitudinal.get("k", [1, 2, 4, 8, "all"])
-        if (
-            not isinstance(ks, list)
-            or not ks
-            or not all((isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks)
-        ):
+        ks = _axis(
+            path,
+            "grid.longitudinal.k",
+            longitudinal.get("k", [1, 2, 4, 8, "all"]),
+            what="positive integers or 'all'",
+            example='[1, 4, "all"]',
+            item=(int, str),
+        )
+        if not ks or not all((isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks):
             _fail(path, "grid.longitudinal.k", f"must be a list of positive integers or 'all', got {ks!r}")
-        fusions = _string_list(path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]))
+        fusions = _string_list(
+            path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]), example='["sum"]'
+        )
         bad = [f for f in fusions if f not in ("sum", "mean", "temperature")]
         if bad:
             _fail(path, "grid.longitudinal.fusions", f"unknown fusion {bad[0]!r}; expected sum, mean or temperature")
@@ -352,11 +438,24 @@ def load_grid_spec(path: StrPath) -> GridSpec:
         _fail(path, "grid.attackers", "data-dir systems need at least one attacker spec")
     if mechanisms and not any(s.needs_attacker for s in systems):
         _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
-    _check_components(path, "grid.calibrators", "calibrator", calibrators)
+    if note is not None:
+        n_cells = _count_cells(systems, attackers, mechanisms, calibrators, priors, seeds)
+        if progress or n_cells >= NOTE_CELLS:
+            note(
+                f"{path}: {n_cells} cells ({_shape(systems, attackers, mechanisms, calibrators, priors, seeds)}); "
+                "checking the spec and planning the cells"
+                + (
+                    f" (each of the {len(calibrators)} calibrators is fitted once to check it)"
+                    if fit_calibrators
+                    else ""
+                )
+            )
+    built_calibrators = _check_components(path, "grid.calibrators", "calibrator", calibrators)
     built_priors = _check_components(path, "grid.priors", "prior", priors)
     _check_components(path, "grid.attackers", "attacker", attackers)
     enrolled = {s.name: _speakers(path, s) for s in systems}
-    _probe_calibrators(path, calibrators, ddof)
+    if fit_calibrators:
+        _probe_calibrators(path, calibrators, built_calibrators, ddof, progress=progress)
     _probe_priors(path, priors, built_priors, enrolled)
     return GridSpec(
         path=path,

@@ -8,15 +8,25 @@ so a recomputed cell replaces its row (``INSERT OR REPLACE``; the six are also d
 ``UNIQUE``).  What the cell was computed from is kept beside it: ``inputs`` (JSON,
 ``{key: [label, digest]}`` for every file, code version and setting it read) and
 ``inputs_digest`` (a hash of those), which the runner compares to decide whether a
-stored cell is still fresh.  ``PRAGMA user_version`` holds :data:`SCHEMA_VERSION`; a
-store of the first layout (no input digests, content-hash ids, possibly two rows for
-one cell) is migrated on the next ``lidframe grid`` run -- the newest row of each cell
-is kept and marked for recomputation -- and read deduplicated by ``lidframe report``.
+stored cell is still fresh, and ``per_trial_sha256``, the SHA-256 of the cell's
+per-trial file as it was written, which ``lidframe grid`` (before it reuses the cell)
+and ``lidframe report`` check the file against, so that a file changed or swapped with
+another cell's is refused, not reported.  ``PRAGMA user_version`` holds
+:data:`SCHEMA_VERSION`; older layouts are migrated on the next ``lidframe grid`` run and
+read as they are by ``lidframe report``:
+
+* layout 0 (no input digests, content-hash ids, possibly two rows for one cell): the
+  newest row of each cell is kept and marked for recomputation, and ``lidframe report``
+  reads it deduplicated;
+* layout 2 (no per-trial digests): the column is added empty; ``lidframe grid``
+  recomputes those cells (their per-trial files cannot be checked) and ``lidframe
+  report`` says that their per-trial files were not checked.
 
 A store that cannot be read (not SQLite, damaged, a folder, written by a newer lidframe,
-a table of another program), that cannot be written (read-only) or that another process
-holds locked is refused with one line naming the file and what to do
-(:class:`~lidframe.errors.InputError`), before anything is written.
+a table of another program), that cannot be written (read-only, its disk full) or that
+another process holds locked is refused with one line naming the file and what to do
+(:class:`~lidframe.errors.InputError`), before anything is written; a store file that
+could not be created is not left behind.
 
 Lock
 ----
@@ -34,12 +44,13 @@ import json
 import os
 import sqlite3
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from lidframe.data.digests import sqlite_problem
 from lidframe.errors import InputError
 
 __all__ = [
@@ -53,10 +64,13 @@ __all__ = [
     "stored_cells",
     "write_cell",
     "read_finished",
+    "cell_name",
+    "verify_per_trial_files",
 ]
 
-#: ``PRAGMA user_version`` of the current layout (0: the first layout, without input digests).
-SCHEMA_VERSION = 2
+#: ``PRAGMA user_version`` of the current layout (0: the first layout, without input digests;
+#: 2: without per-trial digests).
+SCHEMA_VERSION = 3
 #: Seconds a connection waits for another process's lock on the store before giving up.
 BUSY_TIMEOUT_S = 10.0
 #: The logical identity of a cell.
@@ -74,18 +88,28 @@ _COLUMNS = (
     "finished_at",
     "inputs_digest",
     "inputs",
+    "per_trial_sha256",
 )
-_LEGACY_COLUMNS = _COLUMNS[:-2]
+#: The columns of layout 2 (without per-trial digests) and of the first layout (0, without input digests).
+_V2_COLUMNS = _COLUMNS[:-1]
+_LEGACY_COLUMNS = _COLUMNS[:-3]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
     cell_id TEXT PRIMARY KEY,
     system TEXT NOT NULL, attacker TEXT NOT NULL, mechanism TEXT NOT NULL, calibrator TEXT NOT NULL,
     prior TEXT NOT NULL, seed INTEGER NOT NULL,
     spec_digest TEXT, status TEXT, error TEXT, summary TEXT, per_trial TEXT,
-    seconds REAL, finished_at REAL, inputs_digest TEXT, inputs TEXT,
+    seconds REAL, finished_at REAL, inputs_digest TEXT, inputs TEXT, per_trial_sha256 TEXT,
     UNIQUE (system, attacker, mechanism, calibrator, prior, seed)
 )
 """
+
+
+def _columns_of(version: int) -> tuple[str, ...]:
+    """The columns of the ``cells`` table in store layout *version*."""
+    if version == SCHEMA_VERSION:
+        return _COLUMNS
+    return _V2_COLUMNS if version == 2 else _LEGACY_COLUMNS
 
 
 def cell_id(system: str, attacker: str, mechanism: str, calibrator: str, prior: str, seed: int) -> str:
@@ -102,6 +126,7 @@ class StoredCell:
     inputs_digest: str | None
     inputs: dict[str, list[str]] | None
     per_trial: str | None
+    per_trial_sha256: str | None = None
 
 
 # ------------------------------------------------------------------ checking
@@ -111,13 +136,19 @@ def _store_file(out: Path) -> Path:
 
 def _refusal(path: Path, exc: sqlite3.Error) -> InputError:
     text = str(exc)
-    if "locked" in text or "busy" in text:
+    problem = sqlite_problem(exc)
+    if problem == "locked":
         return InputError(
             f"{path}: the store is locked by another process (a running lidframe grid or an SQLite tool); "
             "try again when it has finished"
         )
-    if "readonly" in text or "read-only" in text:
+    if problem == "read-only":
         return InputError(f"{path}: the store is read-only; make it writable or use another --out folder")
+    if problem == "full":
+        return InputError(
+            f"{path}: the store cannot be written: the disk is full ({text}); free space and rerun "
+            "(the cells stored so far are kept)"
+        )
     return InputError(
         f"{path}: not a readable lidframe grid store ({text}); move it away (a new grid run then starts "
         "afresh) or restore it from a copy"
@@ -192,7 +223,7 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
         )
     if not tables:
         return None
-    expected = _COLUMNS if version == SCHEMA_VERSION else _LEGACY_COLUMNS
+    expected = _columns_of(version)
     if "cells" not in tables or columns != expected:
         found = f"tables {sorted(tables)}" if "cells" not in tables else f"cells columns {list(columns)}"
         raise InputError(f"{path}: not a lidframe grid store (found {found}); move it away or use another --out folder")
@@ -229,8 +260,11 @@ def folder_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
                 f"{out_dir}: another lidframe grid (pid {holder or 'unknown'}) is running on this folder; "
                 "wait for it to finish or use another --out folder"
             ) from None
-        os.ftruncate(descriptor, 0)
-        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        try:
+            os.ftruncate(descriptor, 0)
+            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        except OSError as exc:  # a full disk, an I/O error
+            raise InputError(f"{path}: cannot write the lock file ({exc.strerror or exc})") from None
         yield
     finally:
         os.close(descriptor)  # releases the lock
@@ -251,6 +285,7 @@ def open_store(out_dir: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     path = _store_file(out)
+    created = not path.exists()
     note: str | None = None
     orphans: list[str] = []
     try:
@@ -261,13 +296,20 @@ def open_store(out_dir: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str
             tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if version == 0 and "cells" in tables:
                 note, orphans = _migrate(connection, out)
-            connection.execute(_SCHEMA)
-            connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version == 2 and "cells" in tables:  # its cells are recomputed: no per-trial digest to check
+                connection.execute("ALTER TABLE cells ADD COLUMN per_trial_sha256 TEXT")
+            if version != SCHEMA_VERSION or "cells" not in tables:  # a current store is not written to here
+                connection.execute(_SCHEMA)
+                connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             connection.commit()
         except BaseException:
             connection.close()
             raise
     except sqlite3.Error as exc:
+        if created:  # a store this call began and could not finish (a full disk): none is left behind
+            for leftover in (path, path.with_name(path.name + "-journal")):
+                with contextlib.suppress(OSError):
+                    leftover.unlink()
         raise _refusal(path, exc) from None
     for name in orphans:  # per-trial files of the older duplicate rows, now referenced by no row
         with contextlib.suppress(OSError):
@@ -288,7 +330,7 @@ def _migrate(connection: sqlite3.Connection, out: Path) -> tuple[str, list[str]]
         key = cell_id(*(record[k] for k in KEYS))
         if key in newest and newest[key][11]:
             dropped_files.append(newest[key][11])
-        newest[key] = (key, *row[1:], None, None)
+        newest[key] = (key, *row[1:], None, None, None)
     connection.execute("DROP TABLE cells")
     connection.execute(_SCHEMA)
     connection.executemany(f"INSERT INTO cells VALUES ({', '.join('?' * len(_COLUMNS))})", list(newest.values()))
@@ -303,15 +345,17 @@ def _migrate(connection: sqlite3.Connection, out: Path) -> tuple[str, list[str]]
 
 def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
     """``cell_id -> StoredCell`` of every row."""
+    columns = {row[1] for row in connection.execute("PRAGMA table_info(cells)")}
+    sha = "per_trial_sha256" if "per_trial_sha256" in columns else "NULL"  # layout 2: no per-trial digests
     out = {}
-    for key, status, digest, inputs, per_trial in connection.execute(
-        "SELECT cell_id, status, inputs_digest, inputs, per_trial FROM cells"
+    for key, status, digest, inputs, per_trial, per_trial_sha256 in connection.execute(
+        f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha} FROM cells"
     ):
         try:
             parsed = json.loads(inputs) if inputs else None
         except json.JSONDecodeError:
             parsed = None  # unreadable: compared as "no digests", so the cell is recomputed
-        out[key] = StoredCell(status, digest, parsed, per_trial)
+        out[key] = StoredCell(status, digest, parsed, per_trial, per_trial_sha256)
     return out
 
 
@@ -391,6 +435,73 @@ def write_cell(
             (Path(out_dir) / replaced).unlink()
 
 
+# ------------------------------------------------------------ per-trial files
+def cell_name(cell: Mapping[str, Any]) -> str:
+    """A cell's six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name it."""
+    return "/".join(str(cell[key]) for key in KEYS)
+
+
+def verify_per_trial_files(
+    out_dir: str | os.PathLike[str],
+    cells: Iterable[Mapping[str, Any]],
+    *,
+    digest: Callable[[Path], str] | None = None,
+) -> int:
+    """Check that each cell's per-trial file is the one written with it (its stored SHA-256).
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The grid's output folder (per-trial paths are relative to it).
+    cells : iterable of mapping
+        Each with the six components, ``per_trial`` and ``per_trial_sha256`` (None: a
+        cell stored before per-trial digests, not checked).
+    digest : callable, optional
+        ``path -> SHA-256`` (default :func:`lidframe.data.fileio.file_sha256`; the grid
+        passes its digest cache).
+
+    Returns
+    -------
+    int
+        How many cells had no stored digest to check against.
+
+    Raises
+    ------
+    InputError
+        A per-trial file that is missing, or whose bytes are not those written with its
+        cell (changed, or swapped with another cell's): one line naming the first such
+        file and its cell, how many more there are, and what to do.
+    """
+    from lidframe.data.fileio import file_sha256
+
+    out = Path(out_dir)
+    hashed = digest if digest is not None else file_sha256
+    unchecked = 0
+    wrong: list[tuple[Path, Mapping[str, Any], str]] = []
+    for cell in cells:
+        path = out / str(cell["per_trial"])
+        if not path.is_file():
+            raise InputError(
+                f"{path}: the per-trial file of grid cell {cell_name(cell)} is missing; rerun lidframe grid on {out}"
+            )
+        if cell.get("per_trial_sha256") is None:
+            unchecked += 1
+            continue
+        found = hashed(path)
+        if found != cell["per_trial_sha256"]:
+            wrong.append((path, cell, found))
+    if wrong:
+        path, cell, found = wrong[0]
+        more = f"; so do the per-trial files of {len(wrong) - 1} more cells" if len(wrong) > 1 else ""
+        raise InputError(
+            f"{path}: the per-trial file of grid cell {cell_name(cell)} does not match the digest stored with the "
+            f"cell (sha256 {found[:12]}..., stored {str(cell['per_trial_sha256'])[:12]}...): it was changed, or "
+            f"swapped with another cell's, after the grid wrote it{more}; delete it and rerun lidframe grid on "
+            f"{out}, which recomputes the cell"
+        )
+    return unchecked
+
+
 # ------------------------------------------------------------------ reading
 def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Rows with status ``ok``, one per logical cell, read without writing anything.
@@ -399,7 +510,8 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     -------
     list of dict
         ``system``, ``attacker``, ``mechanism``, ``calibrator``, ``prior``, ``seed``,
-        ``summary`` (parsed JSON), ``per_trial`` (relative to *out_dir*) and ``cell_id``.
+        ``summary`` (parsed JSON), ``per_trial`` (relative to *out_dir*), ``cell_id``
+        and ``per_trial_sha256`` (None in a store of an earlier layout).
 
     Raises
     ------
@@ -416,8 +528,9 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
         try:
+            sha = "per_trial_sha256" if version == SCHEMA_VERSION else "NULL"
             rows = connection.execute(
-                f"SELECT cell_id, {', '.join(KEYS)}, summary, per_trial, finished_at FROM cells "
+                f"SELECT cell_id, {', '.join(KEYS)}, summary, per_trial, {sha}, finished_at FROM cells "
                 "WHERE status = 'ok' ORDER BY finished_at"
             ).fetchall()
         finally:
@@ -425,7 +538,7 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
     except sqlite3.Error as exc:
         raise _refusal(path, exc) from None
     by_cell: dict[tuple[Any, ...], dict[str, Any]] = {}
-    for key, *components, summary, per_trial, _ in rows:
+    for key, *components, summary, per_trial, per_trial_sha256, _ in rows:
         record = dict(zip(KEYS, components))
         try:
             parsed = json.loads(summary)
@@ -435,7 +548,9 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
                 "unreadable summary; rerun lidframe grid with --force"
             ) from None
         # the first layout may hold two rows for one cell: the newest wins
-        by_cell[tuple(components)] = dict(record, summary=parsed, per_trial=per_trial, cell_id=key)
+        by_cell[tuple(components)] = dict(
+            record, summary=parsed, per_trial=per_trial, cell_id=key, per_trial_sha256=per_trial_sha256
+        )
     if version == 0:
         warnings.warn(
             f"{path}: written by an earlier lidframe without input digests; rerun lidframe grid to check that "

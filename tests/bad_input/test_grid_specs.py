@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -87,6 +88,16 @@ def with_file(name: str, content: str | bytes, then: Callable[[Path], Path]) -> 
     return build
 
 
+def made(make: Callable[[Path], object], then: Callable[[Path], Path]) -> Callable[[Path], Path]:
+    """Make something in the case folder (a folder, a FIFO), then build the spec."""
+
+    def build(folder: Path) -> Path:
+        make(folder)
+        return then(folder)
+
+    return build
+
+
 def without(name: str, then: Callable[[Path], Path]) -> Callable[[Path], Path]:
     """Remove *name* from the case folder, then build the spec."""
 
@@ -149,6 +160,41 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
         ["[grid.calibrators]", "repeated"],
     ),
     "priors empty list": (edit('priors = ["uniform"]', "priors = []"), ["[grid.priors]", "is empty"]),
+    # -- one rule for every axis: a TOML list, even of one entry (a single value is refused, not taken as a list)
+    "calibrators a single string": (
+        edit('calibrators = ["logistic"]', 'calibrators = "logistic"'),
+        ["grid.toml", "[grid.calibrators]", "list of", "'logistic'", '["logistic"]'],
+    ),
+    "priors a single string": (
+        edit('priors = ["uniform"]', 'priors = "uniform"'),
+        ["[grid.priors]", "list of", "'uniform'", '["uniform"]'],
+    ),
+    "priors a number": (edit('priors = ["uniform"]', "priors = 5"), ["[grid.priors]", "list of", "5"]),
+    "attackers a single string": (
+        edit(
+            'attackers = ["precomputed?path={folder}/emb.npz"]',
+            'attackers = "precomputed?path={folder}/emb.npz"',
+            DATA_DIRS,
+        ),
+        ["[grid.attackers]", "list of", "precomputed?path="],
+    ),
+    "mechanisms a single string": (
+        edit("[grid]\n", '[grid]\nmechanisms = "gaussian?mu=1"\n', DATA_DIRS),
+        ["[grid.mechanisms]", "list of", "'gaussian?mu=1'"],
+    ),
+    "seeds a single integer": (edit("seeds = [0]", "seeds = 0"), ["[grid.seeds]", "list of", "[0]"]),
+    "longitudinal k a single integer": (
+        edit("seeds = [0]", "seeds = [0]\n[grid.longitudinal]\nk = 4"),
+        ["[grid.longitudinal.k]", "list of", "4"],
+    ),
+    "longitudinal k a single string": (
+        edit("seeds = [0]", 'seeds = [0]\n[grid.longitudinal]\nk = "all"'),
+        ["[grid.longitudinal.k]", "list of", "'all'"],
+    ),
+    "longitudinal fusions a single string": (
+        edit("seeds = [0]", 'seeds = [0]\n[grid.longitudinal]\nfusions = "sum"'),
+        ["[grid.longitudinal.fusions]", "list of", "'sum'"],
+    ),
     # -- component names and parameters (item 10: found before any cell runs)
     "unknown calibrator": (
         edit('calibrators = ["logistic"]', 'calibrators = ["logistic", "isotonc"]'),
@@ -263,6 +309,14 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
         edit('dev = "alpha_dev.npz"', 'dev = "gone_dev.npz"'),
         ["[systems.alpha.dev]", "gone_dev.npz", "no such file"],
     ),
+    "score file a folder": (
+        made(lambda f: (f / "dev_folder.npz").mkdir(), edit('dev = "alpha_dev.npz"', 'dev = "dev_folder.npz"')),
+        ["[systems.alpha.dev]", "dev_folder.npz", "is a folder", "score-set file"],
+    ),
+    "score file a FIFO": (
+        made(lambda f: os.mkfifo(f / "dev_pipe.npz"), edit('dev = "alpha_dev.npz"', 'dev = "dev_pipe.npz"')),
+        ["[systems.alpha.dev]", "dev_pipe.npz", "is a FIFO"],
+    ),
     "score file of an unknown format": (
         with_file("alpha_dev.txt", "x", edit('dev = "alpha_dev.npz"', 'dev = "alpha_dev.txt"')),
         ["[systems.alpha.dev]", ".npz or .csv"],
@@ -288,6 +342,10 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "data dir missing": (
         edit('enrol = "dev_enrolls"', 'enrol = "no_such_dir"', DATA_DIRS),
         ["[systems.beta.dev.enrol]", "no such data directory"],
+    ),
+    "data dir a file": (
+        edit('enrol = "dev_enrolls"', 'enrol = "alpha_dev.npz"', DATA_DIRS),
+        ["[systems.beta.dev.enrol]", "alpha_dev.npz", "is not a folder", "expected a data directory"],
     ),
     "data dir path not a string": (
         edit('trials = ["dev_trials"]', "trials = [4]", DATA_DIRS),
