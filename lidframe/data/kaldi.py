@@ -24,7 +24,7 @@ from pathlib import Path
 from lidframe.data.fileio import StrPath, read_text
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
-from lidframe.errors import InputError, mismatch, preview
+from lidframe.errors import InputError, mismatch, preview, quote, shorten
 
 __all__ = ["numbered_rows", "read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
 
@@ -97,15 +97,15 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
     audio = {}
     for number, (utt, location) in wav:
         location = location.strip()
-        where = f"{folder / 'wav.scp'}: line {number}: utterance {utt[:60]!r}"
+        where = f"{folder / 'wav.scp'}: line {number}: utterance {quote(utt)}"
         if "|" in location or location == "-":
             raise InputError(
-                f"{where} is a piped command or standard input ({location[:40]}...); "
+                f"{where} is a piped command or standard input ({shorten(location, 40)}); "
                 "convert the audio to files first (lidframe does not run shell commands)"
             )
         if _ARCHIVE_OFFSET.search(location):
             raise InputError(
-                f"{where} is an offset into a Kaldi archive ({location[:60]}); extract the audio to files first"
+                f"{where} is an offset into a Kaldi archive ({shorten(location, 60)}); extract the audio to files first"
             )
         if utt in audio:
             raise InputError(f"{where} appears twice")

@@ -42,7 +42,7 @@ import numpy as np
 
 from lidframe.data.fileio import StrPath
 from lidframe.data.kaldi import numbered_rows
-from lidframe.errors import InputError
+from lidframe.errors import InputError, quote, shorten
 
 __all__ = ["ArchiveEntry", "parse_rxfilename", "read_ark", "read_scp", "read_scp_vectors", "scp_archives"]
 
@@ -72,11 +72,6 @@ class ArchiveEntry:
     line: int = 0
 
 
-def _cut(text: str, limit: int = 60) -> str:
-    """*text* repr'd, cut to *limit* characters (a hostile line may be megabytes long)."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f" (+{len(text) - limit} characters)"
-
-
 def parse_rxfilename(location: str, *, where: str, line: int = 0) -> ArchiveEntry:
     """The archive path and offset of one scp location, refusing every extended form.
 
@@ -102,13 +97,13 @@ def parse_rxfilename(location: str, *, where: str, line: int = 0) -> ArchiveEntr
     text = location.strip()
     if "|" in text:
         raise InputError(
-            f"{where}: {_cut(text)} is a piped command; lidframe does not run shell commands "
+            f"{where}: {quote(text)} is a piped command; lidframe does not run shell commands "
             "(expected PATH or PATH:OFFSET; write the vectors to an archive first)"
         )
     if text in ("", "-"):
-        raise InputError(f"{where}: {_cut(text)} reads standard input; expected PATH or PATH:OFFSET")
+        raise InputError(f"{where}: {quote(text)} reads standard input; expected PATH or PATH:OFFSET")
     if text.endswith("]") and "[" in text:
-        raise InputError(f"{where}: {_cut(text)} selects a slice; expected PATH or PATH:OFFSET, without [...]")
+        raise InputError(f"{where}: {quote(text)} selects a slice; expected PATH or PATH:OFFSET, without [...]")
     match = _OFFSET.match(text)
     if match:
         return ArchiveEntry(Path(match["path"]), int(match["offset"]), line)
@@ -132,7 +127,7 @@ def read_scp(path: StrPath) -> dict[str, ArchiveEntry]:
     path = Path(path)
     entries: dict[str, ArchiveEntry] = {}
     for number, (utt_id, location) in numbered_rows(path, columns=2, what="scp"):
-        where = f"{path}: line {number} (utterance {_cut(utt_id)})"
+        where = f"{path}: line {number} (utterance {quote(utt_id)})"
         if utt_id in entries:
             raise InputError(f"{where}: the utterance id appears twice")
         entries[utt_id] = parse_rxfilename(location, where=where, line=number)
@@ -255,9 +250,7 @@ def _read_text_object(handle: IO[bytes]) -> np.ndarray:
 def _why(exc: BaseException) -> str:
     """An exception as a short phrase: its message (cut), or its type where the message is empty."""
     text = " ".join(str(exc).split())
-    if not text:
-        return type(exc).__name__
-    return text if len(text) <= 100 else text[:100] + "..."
+    return shorten(text, 100) if text else type(exc).__name__
 
 
 def _read_token(handle: IO[bytes], where: str) -> str | None:
@@ -309,7 +302,7 @@ def read_ark(path: StrPath) -> dict[str, np.ndarray]:
             utt_id = _read_token(handle, str(path))
             if utt_id is None:
                 break
-            where = f"{path}: utterance {_cut(utt_id)}"
+            where = f"{path}: utterance {quote(utt_id)}"
             if utt_id in table:
                 raise InputError(f"{where}: the utterance id appears twice")
             table[utt_id] = _read_object(handle, size, where)
@@ -335,7 +328,7 @@ def read_scp_vectors(path: StrPath) -> dict[str, np.ndarray]:
     table: dict[str, np.ndarray] = {}
     try:
         for utt_id, entry in entries.items():
-            where = f"{path}: line {entry.line} (utterance {_cut(utt_id)})"
+            where = f"{path}: line {entry.line} (utterance {quote(utt_id)})"
             if entry.path not in handles:
                 handles[entry.path] = _open_archive(entry.path, where)
             handle, size = handles[entry.path]

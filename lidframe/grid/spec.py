@@ -59,7 +59,7 @@ import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath, check_input_file
-from lidframe.errors import InputError
+from lidframe.errors import InputError, shorten
 from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "NOTE_CELLS"]
@@ -135,8 +135,7 @@ def _fail(path: Path, key: str, message: str) -> NoReturn:
 
 def _shown(value: object, limit: int = 80) -> str:
     """``repr(value)``, cut to *limit* characters."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return shorten(repr(value), limit)
 
 
 def _axis(
