@@ -24,13 +24,14 @@ Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
-from lidframe.data.fileio import StrPath, read_text
+from lidframe.data.fileio import StrPath, check_input_file, read_text
 from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
@@ -78,7 +79,7 @@ def _rows_by_id(path: Path, ids: list[str], vectors: np.ndarray) -> dict[str, np
 
 def _read_npy(path: Path) -> dict[str, np.ndarray]:
     ids_path = path.with_suffix(".ids")
-    if not ids_path.is_file():
+    if not os.path.lexists(ids_path):
         raise InputError(f"{path}: a .npy of embeddings needs its ids in {ids_path.name} (one per line)")
     vectors = read_npy(path, kind="numbers", what="embeddings")
     ids = [
@@ -132,8 +133,9 @@ def read_embeddings(
         Utterance id -> float64 vector of shape (d,), d the same for every id.
     """
     path = Path(path)
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise InputError(f"{path}: no such embeddings file")
+    check_input_file(path, "an embeddings file (.npz, .npy, .ark, .scp or .parquet)")
     suffix = path.suffix.lower()
     if suffix == ".npz":
         table = _read_npz(path)

@@ -52,7 +52,8 @@ from urllib.parse import parse_qsl
 
 import attrs
 
-from lidframe.errors import InputError
+from lidframe.data.fileio import check_input_file
+from lidframe.errors import InputError, quote
 
 if TYPE_CHECKING:
     import numpy as np
@@ -924,8 +925,12 @@ def spec_inputs(kind: str, spec: str) -> SpecInputs:
     declared = getattr(factory, "input_files", None)
     if callable(declared):
         for item in declared(dict(params)):
-            if not os.path.isfile(item):
-                raise InputError(f"{kind} {spec!r}: input file {str(item)!r} does not exist")
+            if not os.path.lexists(item):
+                raise InputError(f"{kind} {quote(spec)}: input file {quote(item)} does not exist")
+            try:  # a folder, a FIFO or a device is named as what it is
+                check_input_file(item, f"a file {kind} {quote(spec)} reads")
+            except InputError as exc:
+                raise InputError(f"{kind} {quote(spec)}: input file {exc}") from None
             files.setdefault(os.path.abspath(item), Path(os.path.abspath(item)))
     for value in params.values():
         for item in value if isinstance(value, (list, tuple)) else (value,):

@@ -48,7 +48,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 
-from lidframe.errors import InputError
+from lidframe.errors import InputError, quote
 
 __all__ = [
     "StrPath",
@@ -169,6 +169,8 @@ def check_input_file(path: StrPath, what: str = "a file") -> Path:
             parent = " (a parent is not a folder)" if exc.errno == errno.ENOTDIR else ""
             raise InputError(f"{text}: no such file{parent}") from None
         raise InputError(f"{text}: cannot be read ({exc.strerror or exc}); expected {what}") from None
+    except ValueError:  # a NUL byte in the name (os.stat refuses it)
+        raise InputError(f"{quote(text)}: a file name holding a NUL byte; expected {what}") from None
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{text}: is a folder; expected {what}")
     if not stat.S_ISREG(info.st_mode):

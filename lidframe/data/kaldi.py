@@ -7,8 +7,13 @@ The VoicePrivacy Challenge names its splits ``libri_{dev,test}_enrolls`` and
 ``libri_{dev,test}_trials_{f,m}`` (plus a suffix for anonymised copies);
 :func:`voiceprivacy_split` reads one split's enrolment and trial directories and pools
 the two genders into one enrolment set (N = 29 for LibriSpeech test) or keeps them
-apart.  Piped ``wav.scp`` entries (``sox ... |``) are refused: lidframe reads audio
-files, it does not run shell commands.
+apart.
+
+Every scp location is read by one rule, :func:`parse_rxfilename`: ``PATH`` or
+``PATH:OFFSET`` and nothing else.  Kaldi's extended forms -- a piped command
+(``sox ... |``), standard input (``-``), a slice -- are refused: lidframe reads files, it
+never runs a command named in a data file.  ``wav.scp`` also refuses archive offsets
+(lidframe reads audio files).
 
 Kaldi score files (``enroll trial score``) with an optional key (``enroll trial
 target|nontarget``) become a full :class:`~lidframe.ScoreSet` when every trial is
@@ -21,12 +26,23 @@ import os
 import re
 from pathlib import Path
 
+import attrs
+
 from lidframe.data.fileio import StrPath, read_text
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, mismatch, preview, quote, shorten
 
-__all__ = ["numbered_rows", "read_table", "read_data_dir", "read_trials", "voiceprivacy_split", "scoreset_from_kaldi"]
+__all__ = [
+    "ArchiveEntry",
+    "parse_rxfilename",
+    "numbered_rows",
+    "read_table",
+    "read_data_dir",
+    "read_trials",
+    "voiceprivacy_split",
+    "scoreset_from_kaldi",
+]
 
 
 def numbered_rows(
@@ -54,6 +70,8 @@ def numbered_rows(
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
+        if "\x00" in line:
+            raise InputError(f"{path}: line {number} holds a NUL byte; expected text ({what})")
         fields = line.split(None, columns - 1) if columns == 2 and not exact else line.split()
         if len(fields) < columns or (exact and len(fields) != columns):
             raise InputError(
@@ -70,7 +88,82 @@ def read_table(path: StrPath, *, columns: int = 2, what: str = "table", exact: b
     return [fields for _, fields in numbered_rows(path, columns=columns, what=what, exact=exact)]
 
 
-_ARCHIVE_OFFSET = re.compile(r":\d+(\[[^]]*\])?$")
+#: Longest scp location read (PATH_MAX on Linux): a longer one is no file name.
+MAX_LOCATION_CHARS = 4096
+_OFFSET = re.compile(r"^(?P<path>.+):(?P<offset>[0-9]+)$", re.ASCII | re.DOTALL)
+
+
+@attrs.frozen
+class ArchiveEntry:
+    """Where one scp entry's object lies.
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The archive (or single-object file), as the scp names it (relative to the current folder).
+    offset : int or None
+        Byte offset of the object in *path*; None for a file holding one object.
+    line : int
+        The entry's line in its scp file (1-based), for messages.
+    """
+
+    path: Path
+    offset: int | None
+    line: int = 0
+
+
+def parse_rxfilename(
+    location: str, *, where: str, line: int = 0, expected: str = "PATH or PATH:OFFSET"
+) -> ArchiveEntry:
+    """The file and byte offset an scp location names, refusing every Kaldi extended form.
+
+    Kaldi's extended filenames make a file name a program: ``cmd |`` (or ``| cmd``) runs
+    ``cmd`` through ``/bin/sh``, ``-`` reads standard input, ``PATH:OFFSET[0:9]`` reads a
+    slice.  lidframe accepts exactly ``PATH`` and ``PATH:OFFSET`` (decimal digits): a
+    location holding ``|`` anywhere, ``-``, a slice, a NUL byte, or more than
+    :data:`MAX_LOCATION_CHARS` characters is refused.  This is the one rule of every scp
+    lidframe reads (``wav.scp``, which also refuses offsets, and the embedding scp files
+    of :mod:`lidframe.data.kaldi_ark`).
+
+    Parameters
+    ----------
+    location : str
+        The scp line's second field.
+    where : str
+        What names the entry in a message (``"emb.scp: line 3 (utterance 'u1')"``).
+    line : int
+        The entry's line, kept in the result.
+    expected : str
+        What a location should be, for messages.
+
+    Returns
+    -------
+    ArchiveEntry
+
+    Raises
+    ------
+    InputError
+        One line: *where*, the location (cut) and why it is refused.
+    """
+    text = location.strip()
+    if "\x00" in text:
+        raise InputError(f"{where}: {quote(text)} holds a NUL byte; expected {expected}")
+    if len(text) > MAX_LOCATION_CHARS:
+        raise InputError(f"{where}: a location of {len(text)} characters; expected {expected}")
+    if "|" in text:
+        raise InputError(
+            f"{where}: {quote(text)} is a piped command; lidframe does not run shell commands (expected {expected})"
+        )
+    if text in ("", "-"):
+        raise InputError(f"{where}: {quote(text)} reads standard input; expected {expected}")
+    if "[" in text and text.endswith("]"):
+        raise InputError(f"{where}: {quote(text)} selects a slice; expected {expected}, without [...]")
+    match = _OFFSET.match(text)
+    if match is None:
+        return ArchiveEntry(Path(text), None, line)
+    if len(match["offset"]) > 18:
+        raise InputError(f"{where}: {quote(text)} has an offset of {len(match['offset'])} digits; expected {expected}")
+    return ArchiveEntry(Path(match["path"]), int(match["offset"]), line)
 
 
 def read_data_dir(path: StrPath) -> list[Utterance]:
@@ -98,19 +191,14 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
     for number, (utt, location) in wav:
         location = location.strip()
         where = f"{folder / 'wav.scp'}: line {number}: utterance {quote(utt)}"
-        if "|" in location or location == "-":
-            raise InputError(
-                f"{where} is a piped command or standard input ({shorten(location, 40)}); "
-                "convert the audio to files first (lidframe does not run shell commands)"
-            )
-        if _ARCHIVE_OFFSET.search(location):
+        entry = parse_rxfilename(location, where=where, expected="an audio file (convert the audio to files first)")
+        if entry.offset is not None:
             raise InputError(
                 f"{where} is an offset into a Kaldi archive ({shorten(location, 60)}); extract the audio to files first"
             )
         if utt in audio:
             raise InputError(f"{where} appears twice")
-        target = Path(location)
-        audio[utt] = str(target if target.is_absolute() else folder / target)
+        audio[utt] = str(entry.path if entry.path.is_absolute() else folder / entry.path)
     speakers = {}
     for utt, speaker in spk:
         if utt in speakers:

@@ -1,113 +1,63 @@
 """Kaldi archives (``.ark``) and their scp indexes (``.scp``) of vectors, read without a shell.
 
-Kaldi's "extended filenames" (rxfilenames) make a file name a program: ``cmd |`` runs
-``cmd`` through ``/bin/sh`` and reads its output, ``-`` reads standard input, and
-``path.ark:123[0:9]`` reads a slice of the object at byte 123.  kaldiio honours all of
-them, so an scp line such as ``utt1 touch PWNED; cat x.ark |`` runs a command as soon as
-the scp is loaded.  lidframe reads audit inputs from strangers, so it parses every scp
-entry itself and accepts exactly two forms:
+Kaldi's "extended filenames" make a file name a program (``cmd |`` runs ``cmd`` through
+``/bin/sh``), and kaldiio honours them, so an scp line such as ``utt1 touch PWNED; cat
+x.ark |`` runs a command as soon as the scp is loaded.  lidframe reads audit inputs from
+strangers, so every scp entry is parsed here by the one rule of
+:func:`lidframe.data.kaldi.parse_rxfilename`, which accepts exactly
 
 ``utt_id PATH:OFFSET``
     the object at byte *OFFSET* of the archive *PATH* (what ``copy-vector``,
     ``ivector-extract`` and kaldiio's ``WriteHelper`` write), or
 ``utt_id PATH``
-    a file holding one object.
+    a file holding one object,
 
-Everything else -- a pipe (``|`` anywhere in the location), standard input (``-``), a
-slice (``[...]``) -- is refused with one line naming the scp file, the line and the
-utterance id, before any archive is opened.  Relative paths are taken from the current
-folder, as Kaldi does.
+and refuses everything else (a pipe, ``-``, a slice) in one line naming the scp file, the
+line and the utterance id, before any archive is opened.  Relative paths are taken from
+the current folder, as Kaldi does.
 
 The archive bytes are decoded here too, not by :func:`kaldiio.load_ark` or
-:func:`kaldiio.load_scp`: those also unpickle any object stored with kaldiio's ``PKL``
-marker (running code from the file) and trust the sizes in an object's header.  Only
-Kaldi's own vector and matrix formats are accepted -- binary ``FV``/``DV``/``FM``/``DM``,
-compressed ``CM``/``CM2``/``CM3`` and text ``[ ... ]`` -- and a header's sizes are checked
-against the bytes the file holds before anything is allocated; the numbers themselves are
-decoded by kaldiio's format readers (:func:`kaldiio.matio.read_matrix_or_vector`,
-:func:`kaldiio.matio.read_ascii_mat`) on the already opened file.
+:func:`kaldiio.load_scp`: those unpickle any object stored with kaldiio's ``PKL`` marker
+(running code from the file) and trust the sizes in an object's header.  Only Kaldi's own
+vector and matrix formats are read: binary ``FV``/``DV``/``FM``/``DM`` (decoded here) and
+``CM``/``CM2``/``CM3`` (compressed; decoded by kaldiio's
+:func:`kaldiio.matio.read_matrix_or_vector`, which this needs), and text ``[ ... ]``
+(decoded here: kaldiio's text reader takes the first number's type for all of them, and
+Kaldi writes ``1`` for 1.0).  Memory is bounded by the files, whatever they claim:
+
+* a binary header's sizes are checked against the bytes left in the file before
+  anything is allocated;
+* a text object is read up to its ``]`` and at most :data:`MAX_TEXT_BYTES`;
+* an object named by several scp entries is decoded once, and all the decoded objects
+  together may take at most :data:`DECODED_PER_STORED_BYTE` times the size of the
+  archives they come from (8: a ``CM3`` value takes one byte, its float64 eight), so
+  scp entries pointing into the middle of one large object cannot multiply it.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 import struct
 from pathlib import Path
 from typing import IO
 
-import attrs
 import numpy as np
 
-from lidframe.data.fileio import StrPath
-from lidframe.data.kaldi import numbered_rows
+from lidframe.data.fileio import StrPath, check_input_file, file_kind
+from lidframe.data.kaldi import ArchiveEntry, numbered_rows, parse_rxfilename
 from lidframe.errors import InputError, quote, shorten
 
-__all__ = ["ArchiveEntry", "parse_rxfilename", "read_ark", "read_scp", "read_scp_vectors", "scp_archives"]
+__all__ = ["read_ark", "read_scp", "read_scp_vectors", "scp_archives"]
 
 #: Longest utterance id read from an archive (a hostile file may hold no space for megabytes).
 MAX_TOKEN_BYTES = 4096
-_OFFSET = re.compile(r"^(?P<path>.+):(?P<offset>\d+)$")
-_BINARY_SIZES = {"FV": 4, "DV": 8, "FM": 4, "DM": 8}
+#: Longest text object (``[ ... ]``) read: 64 MiB of digits is millions of values.
+MAX_TEXT_BYTES = 64 << 20
+#: How many bytes of float64 the decoded objects may take per byte of their archives.
+DECODED_PER_STORED_BYTE = 8
+_BINARY_DTYPES = {"FV": "<f4", "DV": "<f8", "FM": "<f4", "DM": "<f8"}
 _COMPRESSED = ("CM", "CM2", "CM3")
-
-
-@attrs.frozen
-class ArchiveEntry:
-    """Where one scp entry's object lies.
-
-    Attributes
-    ----------
-    path : pathlib.Path
-        The archive (or single-object file), as the scp names it (relative to the current folder).
-    offset : int or None
-        Byte offset of the object in *path*; None for a file holding one object.
-    line : int
-        The entry's line in its scp file (1-based), for messages.
-    """
-
-    path: Path
-    offset: int | None
-    line: int = 0
-
-
-def parse_rxfilename(location: str, *, where: str, line: int = 0) -> ArchiveEntry:
-    """The archive path and offset of one scp location, refusing every extended form.
-
-    Parameters
-    ----------
-    location : str
-        The scp line's second field (``PATH`` or ``PATH:OFFSET``).
-    where : str
-        What names the entry in a message (``"emb.scp: line 3 (utterance 'u1')"``).
-    line : int
-        The entry's line, kept in the result.
-
-    Returns
-    -------
-    ArchiveEntry
-
-    Raises
-    ------
-    InputError
-        *location* is a pipe (``|`` anywhere), standard input (``-``), empty, or carries a
-        slice (``[...]``).
-    """
-    text = location.strip()
-    if "|" in text:
-        raise InputError(
-            f"{where}: {quote(text)} is a piped command; lidframe does not run shell commands "
-            "(expected PATH or PATH:OFFSET; write the vectors to an archive first)"
-        )
-    if text in ("", "-"):
-        raise InputError(f"{where}: {quote(text)} reads standard input; expected PATH or PATH:OFFSET")
-    if text.endswith("]") and "[" in text:
-        raise InputError(f"{where}: {quote(text)} selects a slice; expected PATH or PATH:OFFSET, without [...]")
-    match = _OFFSET.match(text)
-    if match:
-        return ArchiveEntry(Path(match["path"]), int(match["offset"]), line)
-    return ArchiveEntry(Path(text), None, line)
 
 
 def read_scp(path: StrPath) -> dict[str, ArchiveEntry]:
@@ -146,100 +96,109 @@ def scp_archives(path: StrPath) -> list[Path]:
     return list(dict.fromkeys(entry.path for entry in read_scp(path).values()))
 
 
-def _open_archive(path: Path, where: str) -> tuple[IO[bytes], int]:
-    """*path* opened for reading and its size, after checking that it is a regular file."""
+class _Budget:
+    """The float64 bytes the decoded objects may still take (module docstring)."""
+
+    def __init__(self, stored_bytes: int):
+        self.left = DECODED_PER_STORED_BYTE * stored_bytes + (1 << 20)
+
+    def take(self, n_values: int, where: str) -> None:
+        needed = 8 * n_values
+        if needed > self.left:
+            raise InputError(
+                f"{where}: its objects would take more than {DECODED_PER_STORED_BYTE} times the archive's size "
+                "once decoded (entries pointing into one object, or overlapping objects); not a Kaldi archive"
+            )
+        self.left -= needed
+
+
+def _open_archive(path: Path, where: str | None) -> tuple[IO[bytes], int]:
+    """*path* opened for reading and its size, after checking that it is a regular file.
+
+    The file is opened without blocking and checked again on the open descriptor, so a
+    FIFO put in its place between the check and the open is refused, never waited on.
+    """
+    prefix = f"{where}: " if where else ""
     try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        raise InputError(f"{where}: archive {path} does not exist") from None
+        check_input_file(path, "a Kaldi archive")
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except InputError as exc:
+        raise InputError(f"{prefix}{exc}") from None
     except OSError as exc:
-        raise InputError(f"{where}: cannot read archive {path} ({exc.strerror or type(exc).__name__})") from None
+        raise InputError(f"{prefix}{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None
+    info = os.fstat(descriptor)
     if not stat.S_ISREG(info.st_mode):
-        kind = "a folder" if stat.S_ISDIR(info.st_mode) else "not a regular file (a device, FIFO or socket)"
-        raise InputError(f"{where}: archive {path} is {kind}; expected a Kaldi archive file")
-    try:
-        return open(path, "rb"), info.st_size
-    except OSError as exc:
-        raise InputError(f"{where}: cannot read archive {path} ({exc.strerror or type(exc).__name__})") from None
+        os.close(descriptor)
+        raise InputError(f"{prefix}{path}: is {file_kind(info.st_mode)}, not a regular file; expected a Kaldi archive")
+    return os.fdopen(descriptor, "rb"), info.st_size
 
 
-def _check_binary_header(handle: IO[bytes], size: int, where: str) -> None:
-    """Refuse a binary object whose header claims more data than the file holds (the position is kept)."""
+def _read_binary(handle: IO[bytes], size: int, where: str, budget: _Budget) -> np.ndarray:
+    """The binary vector or matrix at the handle's position (after ``\\0B``), its sizes checked first."""
     start = handle.tell()
     head = handle.read(2 + 4 + 20)
-    handle.seek(start)
     kind = head[2:].split(b" ", 1)[0].decode("ascii", errors="replace")
     body = head[2 + len(kind) + 1 :]
-    if kind in _BINARY_SIZES:
+    header = 2 + len(kind) + 1
+    if kind in _BINARY_DTYPES:
         matrix = kind.endswith("M")
-        layout = "<xixi" if matrix else "<xi"
+        layout = "<xixi" if matrix else "<xi"  # each size is marked by a byte \4
         if len(body) < struct.calcsize(layout) or body[0:1] != b"\4" or (matrix and body[5:6] != b"\4"):
             raise InputError(f"{where}: a cut or malformed {kind} header; expected a Kaldi vector or matrix")
         dims = struct.unpack_from(layout, body)
-        needed = int(np.prod(dims, dtype=np.int64)) * _BINARY_SIZES[kind]
-        header = 2 + len(kind) + 1 + struct.calcsize(layout)
+        itemsize = np.dtype(_BINARY_DTYPES[kind]).itemsize
+        header += struct.calcsize(layout)
     elif kind in _COMPRESSED:
         if len(body) < 16:
             raise InputError(f"{where}: a cut {kind} header; expected a Kaldi compressed matrix")
-        dims = struct.unpack_from("<ii", body, 8)
-        rows, cols = dims
-        needed = {"CM": cols * 8 + rows * cols, "CM2": 2 * rows * cols, "CM3": rows * cols}[kind]
-        header = 2 + len(kind) + 1 + 16
+        dims = struct.unpack_from("<ii", body, 8)  # after the float minimum and range
+        itemsize = {"CM": 1, "CM2": 2, "CM3": 1}[kind]
+        header += 16 + (8 * dims[1] if kind == "CM" else 0)  # CM: a header of 8 bytes per column
     else:
         raise InputError(
-            f"{where}: binary object of type {kind!r}; expected a Kaldi vector or matrix (FV, DV, FM, DM, CM, CM2, CM3)"
+            f"{where}: binary object of type {quote(kind)}; expected a Kaldi vector or matrix "
+            "(FV, DV, FM, DM, CM, CM2, CM3)"
         )
     if min(dims) < 0:
         raise InputError(f"{where}: {kind} header gives negative dimensions {dims}")
-    if start + header + needed > size:
+    n_values = int(np.prod(dims, dtype=np.int64))
+    if start + header + n_values * itemsize > size:
         raise InputError(
-            f"{where}: {kind} header claims {dims} values ({needed} bytes) but the file holds "
+            f"{where}: {kind} header claims {dims} values ({n_values * itemsize} bytes) but the file holds "
             f"{max(size - start - header, 0)} more bytes"
         )
-
-
-def _read_object(handle: IO[bytes], size: int, where: str) -> np.ndarray:
-    """The vector or matrix at the handle's position, as float64 (module docstring: the accepted formats)."""
-    from kaldiio.matio import read_matrix_or_vector
-
-    start = handle.tell()
-    flag = handle.read(5)
-    handle.seek(start)
-    if flag[:2] == b"\0B":
-        _check_binary_header(handle, size, where)
-        reader = read_matrix_or_vector
-    elif flag.lstrip(b" \n\t\r")[:1] == b"[":
-        reader = _read_text_object
-    elif not flag:
-        raise InputError(f"{where}: no object at byte {start} (the file ends there)")
-    else:
-        raise InputError(
-            f"{where}: object at byte {start} starts with {flag!r}; expected a Kaldi binary (\\0B) or "
-            "text ([ ... ]) vector or matrix (pickled, NumPy and audio objects are not read)"
-        )
+    budget.take(n_values, where)
+    if kind in _BINARY_DTYPES:
+        handle.seek(start + header)
+        array = np.frombuffer(handle.read(n_values * itemsize), dtype=_BINARY_DTYPES[kind])
+        return array.reshape(dims)
     try:
-        array = reader(handle)
-    except Exception as exc:  # kaldiio raises assertions, struct and value errors on malformed bytes
-        raise InputError(f"{where}: malformed object at byte {start} ({_why(exc)})") from None
-    return np.asarray(array, dtype=np.float64)
+        from kaldiio.matio import read_matrix_or_vector
+    except ImportError:
+        raise InputError(
+            f"{where}: a compressed matrix ({kind}); reading it needs kaldiio (pip install kaldiio)"
+        ) from None
+    handle.seek(start)
+    return read_matrix_or_vector(handle)
 
 
-def _read_text_object(handle: IO[bytes]) -> np.ndarray:
-    """A text vector ``[ 1 2.5 ]`` or matrix ``[ 1 2 \\n 3 4 ]`` (Kaldi's ``ark,t``), up to its ``]``.
-
-    Written here because kaldiio's text reader takes the first number's type for all of
-    them (``[ 1 2.5 ]`` fails: Kaldi writes whole numbers without a decimal point).
-    """
+def _read_text(handle: IO[bytes], where: str, budget: _Budget) -> np.ndarray:
+    """A text vector ``[ 1 2.5 ]`` or matrix ``[ 1 2 \\n 3 4 ]`` (Kaldi's ``ark,t``), up to its ``]``."""
     start, text = handle.tell(), bytearray()
-    while b"]" not in text:
+    while True:
         block = handle.read(1 << 16)
+        end = block.find(b"]")
+        if end >= 0:
+            text += block[:end]
+            break
         if not block:
             raise ValueError("the text object has no closing ']'")
         text += block
-    end = text.index(b"]")
-    handle.seek(start + end + 1)
-    body = text[:end].decode("ascii").strip()[1:]
-    rows = [line.split() for line in body.splitlines() if line.split()]
+        if len(text) > MAX_TEXT_BYTES:
+            raise InputError(f"{where}: a text object longer than {MAX_TEXT_BYTES >> 20} MiB; not a Kaldi vector")
+    handle.seek(start + len(text) + 1)
+    rows = [line.split() for line in text.decode("ascii").strip()[1:].splitlines() if line.split()]
+    budget.take(sum(map(len, rows)), where)
     values = [[float(v) for v in row] for row in rows]
     if len({len(row) for row in values}) > 1:
         raise ValueError(f"text matrix rows of different lengths {sorted({len(row) for row in values})}")
@@ -247,10 +206,31 @@ def _read_text_object(handle: IO[bytes]) -> np.ndarray:
     return array[0] if len(values) == 1 else array
 
 
-def _why(exc: BaseException) -> str:
-    """An exception as a short phrase: its message (cut), or its type where the message is empty."""
-    text = " ".join(str(exc).split())
-    return shorten(text, 100) if text else type(exc).__name__
+def _read_object(handle: IO[bytes], size: int, where: str, budget: _Budget) -> np.ndarray:
+    """The vector or matrix at the handle's position, as float64 (module docstring: the accepted formats)."""
+    start = handle.tell()
+    flag = handle.read(5)
+    handle.seek(start)
+    try:
+        if flag[:2] == b"\0B":
+            array = _read_binary(handle, size, where, budget)
+        elif flag.lstrip(b" \n\t\r")[:1] == b"[":
+            array = _read_text(handle, where, budget)
+        elif not flag:
+            raise InputError(f"{where}: no object at byte {start} (the file ends there)")
+        else:
+            raise InputError(
+                f"{where}: object at byte {start} starts with {flag!r}; expected a Kaldi binary (\\0B) or "
+                "text ([ ... ]) vector or matrix (pickled, NumPy and audio objects are not read)"
+            )
+    except InputError:
+        raise
+    except Exception as exc:  # malformed bytes: struct, value and unicode errors, kaldiio's assertions
+        why = " ".join(str(exc).split())
+        raise InputError(
+            f"{where}: malformed object at byte {start} ({shorten(why, 100) if why else type(exc).__name__})"
+        ) from None
+    return np.asarray(array, dtype=np.float64)
 
 
 def _read_token(handle: IO[bytes], where: str) -> str | None:
@@ -276,7 +256,7 @@ def _read_token(handle: IO[bytes], where: str) -> str | None:
 
 
 def read_ark(path: StrPath) -> dict[str, np.ndarray]:
-    """``{utt_id: vector}`` of every object of a Kaldi archive, in file order.
+    """``{utt_id: array}`` of every object of a Kaldi archive, in file order.
 
     Parameters
     ----------
@@ -295,7 +275,8 @@ def read_ark(path: StrPath) -> dict[str, np.ndarray]:
         larger than the file, a repeated utterance id -- naming the file and the id.
     """
     path = Path(path)
-    handle, size = _open_archive(path, str(path))
+    handle, size = _open_archive(path, None)
+    budget = _Budget(size)
     table: dict[str, np.ndarray] = {}
     with handle:
         while True:
@@ -305,7 +286,7 @@ def read_ark(path: StrPath) -> dict[str, np.ndarray]:
             where = f"{path}: utterance {quote(utt_id)}"
             if utt_id in table:
                 raise InputError(f"{where}: the utterance id appears twice")
-            table[utt_id] = _read_object(handle, size, where)
+            table[utt_id] = _read_object(handle, size, where, budget)
     if not table:
         raise InputError(f"{path}: empty Kaldi archive; expected 'utt_id' followed by a vector per utterance")
     return table
@@ -315,7 +296,7 @@ def read_scp_vectors(path: StrPath) -> dict[str, np.ndarray]:
     """``{utt_id: array}`` of every entry of an scp index, in scp order.
 
     Every location is checked (:func:`read_scp`) before any archive is opened; each
-    archive is opened once and read at the entries' offsets.
+    archive is opened once, and an object named by several entries is decoded once.
 
     Raises
     ------
@@ -325,18 +306,23 @@ def read_scp_vectors(path: StrPath) -> dict[str, np.ndarray]:
     path = Path(path)
     entries = read_scp(path)
     handles: dict[Path, tuple[IO[bytes], int]] = {}
+    decoded: dict[tuple[Path, int], np.ndarray] = {}
+    budget = _Budget(0)
     table: dict[str, np.ndarray] = {}
     try:
         for utt_id, entry in entries.items():
             where = f"{path}: line {entry.line} (utterance {quote(utt_id)})"
             if entry.path not in handles:
                 handles[entry.path] = _open_archive(entry.path, where)
+                budget.left += DECODED_PER_STORED_BYTE * handles[entry.path][1]
             handle, size = handles[entry.path]
             offset = entry.offset or 0
-            if offset >= size:
-                raise InputError(f"{where}: offset {offset} is past the end of {entry.path} ({size} bytes)")
-            handle.seek(offset)
-            table[utt_id] = _read_object(handle, size, f"{where}, {entry.path}")
+            if (entry.path, offset) not in decoded:
+                if offset >= size:
+                    raise InputError(f"{where}: offset {offset} is past the end of {entry.path} ({size} bytes)")
+                handle.seek(offset)
+                decoded[entry.path, offset] = _read_object(handle, size, f"{where}, {entry.path}", budget)
+            table[utt_id] = decoded[entry.path, offset]
     finally:
         for handle, _ in handles.values():
             handle.close()

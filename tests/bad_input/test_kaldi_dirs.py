@@ -84,7 +84,7 @@ def wav_scp_stdin(e, t):
     lines = (t / "wav.scp").read_text().splitlines()
     lines[0] = "t0 -"
     (t / "wav.scp").write_text("\n".join(lines) + "\n")
-    return ["wav.scp", "'t0'", "piped command"]
+    return ["wav.scp", "'t0'", "standard input"]
 
 
 def wav_scp_archive_offset(e, t):

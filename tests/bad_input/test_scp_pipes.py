@@ -5,7 +5,8 @@ archive object stored with its ``PKL`` marker.  Every case here writes such a fi
 command or pickle would create a marker file, hands it to every entry point that reads
 embeddings (``lidframe score``, ``lidframe dp-audit``, a grid spec, the Python API) and
 checks that the run is refused in one line and the marker never appears.  The good files
-are written by kaldiio itself (an independent writer), and read back exactly.
+are written here byte by byte, in Kaldi's binary layout (so the refusals are tested
+without kaldiio); kaldiio, an independent writer, checks the reader where it is installed.
 """
 
 from __future__ import annotations
@@ -22,8 +23,6 @@ from hypothesis import strategies as st
 
 from lidframe.errors import InputError
 from tests.bad_input.conftest import assert_refused
-
-kaldiio = pytest.importorskip("kaldiio", reason="the good archives of these tests are written by kaldiio")
 
 N, D = 3, 4
 MARKER = "PWNED"
@@ -52,10 +51,21 @@ def good_vectors(prefixes: tuple[str, ...] = ("",)) -> dict[str, np.ndarray]:
     return {f"{p}{u}": rng.normal(size=D) for p in prefixes for u, _ in utterances()}
 
 
+def kaldi_vector(vector: np.ndarray) -> bytes:
+    """Kaldi's binary form of a float64 vector: ``\\0B``, ``DV ``, ``\\4`` and the int32 size, the values."""
+    return b"\0BDV \4" + struct.pack("<i", vector.size) + vector.astype("<f8").tobytes()
+
+
 def write_good(folder: Path, prefixes: tuple[str, ...] = ("",)) -> tuple[Path, Path]:
-    """``emb.ark`` and ``emb.scp`` written by kaldiio (offsets included)."""
+    """``emb.ark`` and its ``emb.scp`` (``utt PATH:OFFSET``), as ``copy-vector ark,scp:...`` writes them."""
     ark, scp = folder / "emb.ark", folder / "emb.scp"
-    kaldiio.save_ark(str(ark), good_vectors(prefixes), scp=str(scp))
+    data, lines = b"", []
+    for utt_id, vector in good_vectors(prefixes).items():
+        data += utt_id.encode() + b" "
+        lines.append(f"{utt_id} {ark}:{len(data)}\n")
+        data += kaldi_vector(vector)
+    ark.write_bytes(data)
+    scp.write_text("".join(lines))
     return ark, scp
 
 
@@ -222,6 +232,8 @@ def test_kaldiio_written_archives_read_back_exactly(vectors, double, tmp_path_fa
     """What kaldiio writes (ark and scp, float32 and float64), lidframe reads: the same ids in order and values."""
     from lidframe.attackers.precomputed import read_embeddings
 
+    kaldiio = pytest.importorskip("kaldiio", reason="kaldiio is the independent writer of this test")
+
     folder = tmp_path_factory.mktemp("ark")
     dtype = np.float64 if double else np.float32
     arrays = {u: np.asarray(v, dtype=dtype) for u, v in vectors.items()}
@@ -242,7 +254,7 @@ def test_a_text_ark_and_a_single_object_file_read_back(tmp_path):
         "a": [1.0, 2.5, -3.0],
         "b": [4.0, 5.0, 6.0],
     }
-    kaldiio.save_mat(str(tmp_path / "one.mat"), np.array([7.0, 8.0, 9.0]))
+    (tmp_path / "one.mat").write_bytes(kaldi_vector(np.array([7.0, 8.0, 9.0])))
     (tmp_path / "one.scp").write_text(f"c {tmp_path / 'one.mat'}\n")
     assert read_embeddings(tmp_path / "one.scp")["c"].tolist() == [7.0, 8.0, 9.0]
 
@@ -253,3 +265,131 @@ def test_the_archives_of_an_scp_are_its_input_files(tmp_path):
 
     ark, scp = write_good(tmp_path)
     assert PrecomputedEmbeddings.input_files({"path": str(scp)}) == [ark]
+    assert read_embeddings_of(scp) == {u: v.tolist() for u, v in good_vectors().items()}
+
+
+def read_embeddings_of(path: Path) -> dict[str, list[float]]:
+    from lidframe.attackers.precomputed import read_embeddings
+
+    return {u: v.tolist() for u, v in read_embeddings(path).items()}
+
+
+def first_entry(scp: Path, location: str) -> Path:
+    """*scp* with its first entry's location replaced by *location*, as ``bad.scp`` beside it."""
+    lines = scp.read_text().splitlines()
+    bad = scp.parent / "bad.scp"
+    bad.write_text("\n".join([f"{lines[0].split()[0]} {location}", *lines[1:]]) + "\n")
+    return bad
+
+
+#: Hostile scp locations that are no shell command but must still be one clean line.
+ODD_LOCATIONS = {
+    "offset of 3,000 digits": (lambda ark: f"{ark}:{'9' * 3000}", ["line 1", "offset of 3000 digits"]),
+    "a NUL byte": (lambda ark: f"{ark}\x00.ark:5", ["NUL"]),
+    "a 5 MB location": (lambda ark: "x" * 5_000_000, ["line 1", "a location of 5000000 characters"]),
+    "offset past the end": (lambda ark: f"{ark}:99999", ["line 1", "offset 99999 is past the end"]),
+    "non-ASCII digits": (lambda ark: f"{ark}:\u0665", ["line 1", "no such file"]),
+}
+
+
+def test_a_nul_byte_past_the_first_lines_is_named_by_its_line(tmp_path):
+    from lidframe.attackers.precomputed import read_embeddings
+
+    ark, scp = write_good(tmp_path)
+    lines = scp.read_text().splitlines() * 1
+    padded = [f"pad{k} {ark}:{lines[0].split(':')[-1]}" for k in range(300)] + lines
+    padded[250] = padded[250].replace(".ark", "\x00.ark")
+    (tmp_path / "late.scp").write_text("\n".join(padded) + "\n")
+    with pytest.raises(InputError, match="line 251 holds a NUL byte"):
+        read_embeddings(tmp_path / "late.scp")
+
+
+@pytest.mark.parametrize("case", list(ODD_LOCATIONS))
+def test_an_odd_scp_location_is_one_short_line(case, tmp_path, capsys):
+    root = tmp_path / "case"
+    (root / "out").mkdir(parents=True)
+    argv_of = entry_points(root)
+    ark, scp = write_good(root, prefixes=("", "d"))
+    make, expect = ODD_LOCATIONS[case]
+    line = assert_refused(
+        argv_of["score"](first_entry(scp, make(ark))), capsys, expect=["bad.scp", *expect], watch=[root]
+    )
+    assert len(line) < 1000 + len(str(root)), len(line)
+
+
+def test_entries_pointing_into_one_object_are_bounded_by_the_file(tmp_path):
+    """10,000 scp entries at offsets inside one 80 kB vector, each a header claiming nearly all of it, and
+    the same entry 10,000 times: decoded within 8 x the archive's size, never 10,000 times it."""
+    from lidframe.attackers.precomputed import read_embeddings
+
+    values = np.zeros(10_000)
+    ark = tmp_path / "big.ark"
+    body = bytearray(kaldi_vector(values))
+    # a header planted inside the payload every 16 bytes, each claiming the rest of the file
+    for k in range(100):
+        at = 10 + 16 * k
+        body[at : at + 10] = b"\0BDV \4" + struct.pack("<i", (len(body) - at - 10) // 8)
+    ark.write_bytes(b"u " + bytes(body))
+    scp = tmp_path / "many.scp"
+    scp.write_text("".join(f"u{k} {ark}:2\n" for k in range(10_000)))
+    table = read_embeddings(scp)
+    assert len(table) == 10_000 and all(v.size == 10_000 for v in table.values())
+    assert len({id(v.base if v.base is not None else v) for v in table.values()}) == 1  # decoded once
+    planted = tmp_path / "planted.scp"
+    planted.write_text("".join(f"u{k} {ark}:{2 + 10 + 16 * k}\n" for k in range(100)))
+    with pytest.raises(InputError, match="times the archive's size"):
+        read_embeddings(planted)
+
+
+def test_a_text_object_without_its_bracket_is_refused_without_reading_past_the_cap(tmp_path, monkeypatch):
+    from lidframe.attackers.precomputed import read_embeddings
+    from lidframe.data import kaldi_ark
+
+    monkeypatch.setattr(kaldi_ark, "MAX_TEXT_BYTES", 1 << 20)
+    ark = tmp_path / "open.ark"
+    ark.write_bytes(b"u [ " + b"1 " * (1 << 20))
+    with pytest.raises(InputError, match="text object longer than 1 MiB"):
+        read_embeddings(ark)
+    ark.write_bytes(b"u [ 1 2 3")
+    with pytest.raises(InputError, match="no closing"):
+        read_embeddings(ark)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev_zero", "folder"])
+def test_an_archive_that_is_not_a_regular_file_is_named(kind, tmp_path, capsys):
+    """An scp entry naming a FIFO (never opened: it would block), /dev/zero or a folder."""
+    import os
+
+    root = tmp_path / "case"
+    (root / "out").mkdir(parents=True)
+    argv_of = entry_points(root)
+    _, scp = write_good(root, prefixes=("", "d"))
+    target = {"fifo": root / "pipe.ark", "dev_zero": Path("/dev/zero"), "folder": root / "dir.ark"}[kind]
+    if kind == "fifo":
+        os.mkfifo(target)
+    elif kind == "folder":
+        target.mkdir()
+    words = {"fifo": "is a FIFO", "dev_zero": "is a character device", "folder": "is a folder"}[kind]
+    bad = first_entry(scp, f"{target}:0")
+    for entry in ("score", "grid"):
+        assert_refused(argv_of[entry](bad), capsys, expect=["bad.scp", words], watch=[root])
+    given = {"fifo": target, "dev_zero": target, "folder": target}[kind]
+    argv = argv_of["score"](given)
+    assert_refused(argv, capsys, expect=[words], watch=[root])
+
+
+def test_a_binary_archive_reads_without_kaldiio(tmp_path, monkeypatch):
+    """Kaldi's plain binary vectors are decoded here; only compressed matrices need kaldiio, and say so."""
+    import sys
+
+    from lidframe.attackers.precomputed import read_embeddings
+
+    monkeypatch.setitem(sys.modules, "kaldiio", None)
+    monkeypatch.setitem(sys.modules, "kaldiio.matio", None)
+    ark, scp = write_good(tmp_path)
+    want = {u: v.tolist() for u, v in good_vectors().items()}
+    assert read_embeddings_of(ark) == want and read_embeddings_of(scp) == want
+    compressed = tmp_path / "c.ark"
+    compressed.write_bytes(b"u \0BCM3 " + struct.pack("<ffii", 0.0, 1.0, 1, 3) + bytes(3))
+    with pytest.raises(InputError, match="needs kaldiio"):
+        read_embeddings(compressed)
