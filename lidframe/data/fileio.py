@@ -254,10 +254,14 @@ def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
     """
     target = check_input_file(path, what)
     with contextlib.ExitStack() as stack:
-        try:
-            raw = stack.enter_context(open(target, "rb"))
+        try:  # without blocking, and checked again on the descriptor: a FIFO put there since is refused
+            descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:
             raise InputError(f"{target}: cannot be read ({exc.strerror or exc}); expected {what}") from None
+        raw = stack.enter_context(os.fdopen(descriptor, "rb"))
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise InputError(f"{target}: is {file_kind(mode)}, not a regular file; expected {what}")
         problem = _encoding_problem(raw.read(_HEAD_BYTES))
         if problem is not None:
             raise InputError(f"{target}: {problem}")

@@ -59,7 +59,7 @@ import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath, check_input_file
-from lidframe.errors import InputError, shorten
+from lidframe.errors import InputError, quote, shorten
 from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "NOTE_CELLS"]
@@ -182,13 +182,13 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
     if isinstance(value, str):
         file = (folder / value) if not Path(value).is_absolute() else Path(value)
         if file.suffix.lower() not in (".npz", ".csv"):
-            _fail(path, key, f"{value!r}: expected a .npz or .csv score-set file")
+            _fail(path, key, f"{quote(value)}: expected a .npz or .csv score-set file")
         if not os.path.lexists(file):
-            _fail(path, key, f"{value!r}: no such file ({file})")
+            _fail(path, key, f"{quote(value)}: no such file ({shorten(str(file))})")
         try:  # a folder, a FIFO, a device or a symlink loop is named as what it is
             check_input_file(file, "a score-set file (.npz or .csv)")
         except InputError as exc:
-            _fail(path, key, f"{value!r}: {exc}")
+            _fail(path, key, f"{quote(value)}: {exc}")
         return str(file)
     if isinstance(value, dict):
         unknown = set(value) - {"enrol", "trials"}
@@ -207,7 +207,7 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
                 _fail(path, f"{key}.{sub}", f"{d!r}: {problem}" + (" a data directory" if exists else ""))
             dirs.append(str(full))
         return {"enrol": dirs[0], "trials": dirs[1:]}
-    _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {value!r}")
+    _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {_shown(value)}")
 
 
 def _check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) -> list[Any]:
