@@ -20,8 +20,9 @@ to mono by averaging the channels (a two-channel recording of one talker loses n
 speaker encoder uses; a file with different talkers per channel should be split first);
 other sample rates from 8 kHz up are resampled to 16 kHz with
 ``scipy.signal.resample_poly``.  :func:`read_audio` refuses, naming the file, whatever
-it cannot read faithfully: missing, empty or unreadable files, non-audio bytes, WAVs
-shorter than their header declares, rates below 8 kHz, NaN/inf samples.
+it cannot read faithfully: missing, empty or unreadable files, what is not a regular
+file (a folder, a FIFO -- never opened --, a device), non-audio bytes, WAVs shorter than
+their header declares, rates below 8 kHz, NaN/inf samples.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, check_input_file
 from lidframe.errors import InputError
 
 from ._torch import nn, torch
@@ -190,17 +191,16 @@ def probe_audio(path: StrPath, *, sample_rate: int = SAMPLE_RATE, min_seconds: f
     Raises
     ------
     InputError
-        Naming the file: missing, a folder, empty (0 bytes), unreadable (permissions),
-        not audio or corrupt, a WAV shorter than its header declares (truncated), no
-        samples, a sample rate below 8000 Hz, shorter than *min_seconds* at *sample_rate*.
+        Naming the file: not a regular file (missing, a folder, a FIFO, a device, a symlink
+        loop: :func:`lidframe.data.fileio.check_input_file`, before anything opens it),
+        empty (0 bytes), unreadable (permissions), not audio or corrupt, a WAV shorter
+        than its header declares (truncated), no samples, a sample rate below 8000 Hz,
+        shorter than *min_seconds* at *sample_rate*.
     """
     import soundfile
 
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected an audio file")
-    if not path.exists():
-        raise InputError(f"{path}: no such audio file")
+    # a FIFO is never opened (the open would block), a device never read: named as what they are
+    path = check_input_file(path, "an audio file (.wav, .flac)")
     try:
         if path.stat().st_size == 0:
             raise InputError(f"{path}: empty file (0 bytes); expected audio")

@@ -29,8 +29,8 @@ from lidframe.stats.bootstrap import (
     Bootstrap,
     lid_metrics_weighted,
     percentile_interval,
-    resample_weight_blocks,
     resampling_units,
+    trial_weight_blocks,
 )
 
 __all__ = ["PAIRED_BOOTSTRAP", "PairedComparisonResult", "ComparisonResult", "paired_comparison", "compare_systems"]
@@ -146,14 +146,14 @@ def paired_comparison(
     n_boot, level = bootstrap.n_boot, bootstrap.level
     unit_of_trial, n_units = resampling_units(a.size, speakers, bootstrap.unit)
     rng = np.random.default_rng(bootstrap.seed)
-    # the resamples of one multinomial draw, a block at a time: memory does not grow with n_boot x T
-    blocks_a, blocks_b = [], []
-    for _, unit_weights in resample_weight_blocks(rng, n_units, n_boot):
-        boot_w = unit_weights[:, unit_of_trial]
-        blocks_a.append(lid_metrics_weighted(a, boot_w))
-        blocks_b.append(lid_metrics_weighted(b, boot_w))
-    boot_a = {k: np.concatenate([block[k] for block in blocks_a]) for k in blocks_a[0]}
-    boot_b = {k: np.concatenate([block[k] for block in blocks_b]) for k in blocks_b[0]}
+    # the resamples of one multinomial draw, a block at a time (memory does not grow with
+    # n_boot x T), in the layout that gives the bits of one draw of every resample
+    boot_a: dict[str, np.ndarray] = {}
+    boot_b: dict[str, np.ndarray] = {}
+    for start, weights in trial_weight_blocks(rng, unit_of_trial, n_units, n_boot):
+        for boot, lid in ((boot_a, a), (boot_b, b)):
+            for metric, values in lid_metrics_weighted(lid, weights).items():
+                boot.setdefault(metric, np.empty(n_boot))[start : start + values.size] = values
     est_a = {k: float(v[0]) for k, v in _metrics_of_values(a[None, :]).items()}
     est_b = {k: float(v[0]) for k, v in _metrics_of_values(b[None, :]).items()}
     exceed = dict.fromkeys(est_a, 0)

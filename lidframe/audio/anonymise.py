@@ -38,8 +38,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.signal import istft, resample_poly, stft
 
-from lidframe.data.fileio import StrPath, real_path
-from lidframe.errors import InputError
+from lidframe.data.fileio import StrPath, check_input_file, real_path
+from lidframe.errors import InputError, quote
 
 __all__ = ["mcadams", "pitch_shift", "resample_shift", "anonymise_data_dir", "anonymise_data_dirs", "METHODS"]
 
@@ -168,6 +168,68 @@ def resample_shift(x: ArrayLike, ratio: float) -> np.ndarray:
     return resample_poly(np.asarray(x, dtype=np.float64), frac.denominator, frac.numerator)
 
 
+#: Longest utterance id (bytes of UTF-8) that :func:`anonymise_data_dir` takes: ``<id>.wav`` and the
+#: temporary name it is written under (``.<id>.wav.XXXXXXXX.wav.tmp``) stay within the 255 bytes
+#: a file name may have.
+MAX_ID_BYTES = 200
+
+
+def _file_name_problem(utt_id: str) -> str | None:
+    """Why *utt_id* cannot name a file in one folder (``<id>.wav``), or None."""
+    if utt_id in (".", ".."):
+        return f"{utt_id!r} names a folder"
+    for char in ("/", "\\"):
+        if char in utt_id:
+            return f"it holds {char!r}, which would put the file in another folder"
+    if "\0" in utt_id:
+        return "it holds a NUL byte, which no file name may hold"
+    if len(utt_id.encode("utf-8", "surrogateescape")) > MAX_ID_BYTES:
+        return f"it is longer than {MAX_ID_BYTES} bytes"
+    return None
+
+
+def _wav_scp_line(source: Path, utt_id: str) -> str:
+    """``wav.scp: line N`` of *utt_id* in the data dir *source* (read again: only for a message)."""
+    from lidframe.data.kaldi import numbered_rows
+
+    scp = source / "wav.scp"
+    number = next((n for n, fields in numbered_rows(scp, what="wav.scp") if fields[0] == utt_id), None)
+    return f"{scp}: line {number}" if number is not None else str(scp)
+
+
+def _check_inputs(source: Path, utterances: Sequence[Any]) -> None:
+    """Refuse, before anything is written, an utterance id that cannot be a file name, or audio that is
+    not a regular file with a sound-file header (:func:`lidframe.data.fileio.check_input_file`: a FIFO
+    is never opened, a device never read)."""
+    import soundfile
+
+    for utt in utterances:
+        problem = _file_name_problem(utt.utt_id)
+        if problem is not None:
+            raise InputError(
+                f"{_wav_scp_line(source, utt.utt_id)}: utterance id {quote(utt.utt_id)} cannot be a file name "
+                f"({problem}); the anonymised audio is written to OUT/wav/<id>.wav: rename the utterance"
+            )
+    for utt in utterances:
+        try:
+            check_input_file(utt.path, "an audio file (.wav, .flac)")
+            soundfile.info(utt.path)
+        except (InputError, RuntimeError, OSError) as exc:  # RuntimeError: soundfile.LibsndfileError
+            if isinstance(exc, InputError):
+                problem = str(exc)
+            elif isinstance(exc, OSError):
+                problem = f"{utt.path}: cannot read audio ({exc.strerror or exc})"
+            else:
+                problem = f"{utt.path}: cannot read audio: not audio, or corrupt ({_reason(exc)})"
+            where = _wav_scp_line(source, utt.utt_id)
+            raise InputError(f"{problem} (utterance {quote(utt.utt_id)}, {where})") from None
+
+
+def _reason(exc: BaseException) -> str:
+    """libsndfile's reason for *exc*, on one line."""
+    return " ".join(str(getattr(exc, "error_string", None) or exc).split()).rstrip(".")
+
+
 def _speaker_alpha(speaker: str, low: float, high: float, seed: int) -> float:
     digest = hashlib.sha256(f"{seed}\0{speaker}".encode()).digest()
     return low + (high - low) * int.from_bytes(digest[:8], "little") / 2**64
@@ -192,6 +254,12 @@ def anonymise_data_dir(
     consistency an attacker relies on between a speaker's recordings.  Draws are seeded
     by the speaker (or utterance) id and *seed*.
 
+    Utterance ids become file names (``OUT/wav/<id>.wav``), so an id must be one: not
+    ``.`` or ``..``, without ``/``, ``\\`` or a NUL byte, and at most :data:`MAX_ID_BYTES`
+    bytes of UTF-8.  Such an id, and audio that is not a regular file with a sound-file
+    header (missing, a folder, a FIFO, a device, not audio), are refused naming the
+    ``wav.scp`` line and the id, before anything is written.
+
     Parameters
     ----------
     in_dir, out_dir : str or os.PathLike
@@ -213,10 +281,16 @@ def anonymise_data_dir(
     dict
         ``{"utterances": n, "method": ..., "alpha_per_speaker": {...}}``: the parameter
         (alpha or ratio) used per speaker, or per utterance with ``per_utterance``.
+
+    Raises
+    ------
+    InputError
+        A bad method or range, a data dir :func:`lidframe.data.kaldi.read_data_dir`
+        refuses, an id or audio file as above, or *out_dir* being *in_dir*.
     """
     import soundfile
 
-    from lidframe.data.fileio import atomic_path
+    from lidframe.data import fileio
     from lidframe.data.kaldi import read_data_dir
 
     if method not in METHODS:
@@ -228,11 +302,17 @@ def anonymise_data_dir(
     utterances = read_data_dir(source)
     if real_path(out) == real_path(source):
         raise InputError(f"{out}: the output data dir must differ from the input")
+    _check_inputs(source, utterances)
     (out / "wav").mkdir(parents=True, exist_ok=True)
     alphas: dict[str, float] = {}
     lines = []
     for utt in utterances:
-        audio, rate = soundfile.read(utt.path, dtype="float64", always_2d=True)
+        try:
+            audio, rate = soundfile.read(utt.path, dtype="float64", always_2d=True)
+        except RuntimeError as exc:  # damaged past the header
+            raise InputError(
+                f"{utt.path}: cannot read audio: not audio, or corrupt ({_reason(exc)}) (utterance {quote(utt.utt_id)})"
+            ) from None
         audio = audio.mean(axis=1)
         key = utt.utt_id if per_utterance else utt.speaker
         if method == "mcadams":
@@ -250,10 +330,11 @@ def anonymise_data_dir(
         if peak > 0.99:
             result = result * (0.99 / peak)
         target = out / "wav" / f"{utt.utt_id}.wav"
-        with atomic_path(target, suffix=".wav") as tmp:
+        with fileio.atomic_path(target, suffix=".wav") as tmp:
             soundfile.write(str(tmp), result.astype(np.float32), rate, subtype="PCM_16", format="WAV")
         lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
-    (out / "wav.scp").write_text("".join(lines))
+    with fileio.atomic_write(out / "wav.scp", encoding="utf-8") as handle:
+        handle.write("".join(lines))
     for name in ("utt2spk", "spk2utt", "text", "spk2gender"):
         if (source / name).is_file():
             shutil.copyfile(source / name, out / name)

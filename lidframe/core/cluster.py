@@ -45,7 +45,7 @@ from lidframe.core.lid import _check_log_prior
 from lidframe.core.streaming import StreamingLID, _check_embeddings, _llr_map, lid_from_embeddings, pair_llr_grid
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
-from lidframe.errors import InputError
+from lidframe.errors import InputError, shorten
 from lidframe.metrics.binned import BinGrid, BinnedPairs
 
 __all__ = ["ClusterLID", "connect", "lid_on_cluster", "CONNECT_TIMEOUT_S", "BLOCK_BYTES"]
@@ -95,8 +95,14 @@ def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, boo
     after at most *timeout_s* (and a fraction of a second).  The address is first tried
     on an event loop of its own, in a thread of its own, closed after
     (:func:`_scheduler_failure`: a TCP connection, then distributed's handshake), so a
-    refusal leaves no thread, loop or connection behind; the Client is then made with
-    the time left, under the same overall deadline.
+    refusal there leaves no thread, loop or connection behind; the Client is then made
+    with the time left, under the same overall deadline.
+
+    A server that answers the probe and then stalls the Client's own connection is
+    refused at the deadline too, but a Client being made cannot be interrupted: its
+    thread (a daemon, which does not keep the process alive) and the Client's own
+    connection attempt are left to end by themselves, and the Client is closed if it
+    completes after the refusal.  Only then can something outlive the call.
 
     Parameters
     ----------
@@ -134,15 +140,31 @@ def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, boo
     if failure is not None:
         raise refused(failure)
 
+    # a Client completed after the refusal is closed: whichever of this thread (giving up)
+    # and the connecting one (done) comes second under the lock closes it
+    handover = threading.Lock()
+    late: dict[str, Any] = {}
+
     def open_client() -> Any:
         import dask
 
         left = max(deadline - time.monotonic(), 0.1)
         with dask.config.set({"distributed.comm.timeouts.connect": f"{left}s"}):
-            return Client(scheduler, timeout=left)
+            client = Client(scheduler, timeout=left)
+        with handover:
+            late["client"] = client
+            abandoned = late.get("abandoned", False)
+        if abandoned:
+            _close_quietly(client)
+        return client
 
     finished, client = _run_until(deadline, open_client)
     if not finished:
+        with handover:
+            late["abandoned"] = True
+            completed = late.get("client")
+        if completed is not None:  # done between the deadline and now
+            _close_quietly(completed)
         raise refused("it answered the handshake but the client connection did not complete")
     if isinstance(client, BaseException):
         why = _reason(client)
@@ -186,6 +208,12 @@ def _run_until(deadline: float, work: Callable[[], Any]) -> tuple[bool, Any]:
     thread.start()
     thread.join(max(deadline - time.monotonic(), 0.0) + _DEADLINE_GRACE_S)
     return (True, outcome[0]) if outcome else (False, None)
+
+
+def _close_quietly(client: Any) -> None:
+    """Close a Client that :func:`connect` gave up on, best effort (nothing waits for it)."""
+    with contextlib.suppress(Exception):
+        client.close()
 
 
 def _reason(exc: BaseException) -> str:
@@ -234,7 +262,7 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
     except OSError as exc:
         return _reason(exc)
     except Exception as exc:  # a reply distributed cannot read: something else listens there
-        return f"what answers there is not a dask scheduler ({type(exc).__name__}: {_reason(exc)[:200]})"
+        return f"what answers there is not a dask scheduler ({type(exc).__name__}: {shorten(_reason(exc))})"
     try:  # a scheduler answered; the probe's connection is closed (within the time left)
         await asyncio.wait_for(comm.close(), max(deadline - loop.time(), 0.1))
     except (TimeoutError, OSError):

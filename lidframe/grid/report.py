@@ -527,6 +527,9 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         raise InputError(
             f"{out / 'results.sqlite'}: no finished cells to report (every stored cell failed; see its error column)"
         )
+    # each per-trial file must be the one stored with its cell (not changed, not swapped with
+    # another cell's) before anything reads it: a file that is not is refused by its digest
+    store.verify_per_trial_files(out, results)
     frame = tidy_table(results)
     if freshness is None:
         from lidframe.grid.runner import check_freshness
@@ -538,8 +541,6 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         from lidframe.report import report_from_grid
 
         report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=warnings)
-    # a well-formed file of another cell (swapped) passes the reading above: its digest does not
-    store.verify_per_trial_files(out, results)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings)

@@ -79,7 +79,6 @@ import io
 import json
 import os
 import re
-import shutil
 import time
 import traceback
 from collections import Counter
@@ -91,7 +90,7 @@ import attrs
 import numpy as np
 
 from lidframe.data.digests import DigestCache
-from lidframe.data.fileio import StrPath, atomic_path, json_clean
+from lidframe.data.fileio import StrPath, atomic_path, json_clean, real_path
 from lidframe.data.workers import check_jobs, process_pool
 from lidframe.errors import InputError
 from lidframe.grid import store
@@ -406,7 +405,7 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
                 None, unchecked=f"{out / 'grid.json'} is missing or unreadable, so no spec to compare with"
             )
         ran_in = ""
-    if ran_in and Path(ran_in).resolve() != Path.cwd().resolve():
+    if ran_in and real_path(ran_in) != real_path(Path.cwd()):  # real_path: a symlink loop compares, never raises
         # a component option's file (ecapa?checkpoint=model.ckpt) is relative to where the grid ran
         return Freshness(
             str(spec_path), unchecked=f"the grid ran in {ran_in}; run lidframe report from there to check its cells"
@@ -754,19 +753,36 @@ def run_grid(
     store.check_store(out, write=True)
     say = log if log is not None else (lambda line: None)
     client, own_client = _connect(backend, scheduler)  # before anything is created in OUT
-    created = not out.exists()
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        with store.folder_lock(out):
+        made = _make_folder(out)
+        # a run that made OUT and stops before its store exists removes the folder again, holding
+        # the lock: never what a run started at the same time made (store.folder_lock)
+        with store.folder_lock(out, made=made):
             counts = _run_locked(spec, out, backend, jobs, client, force, progress, say)
-    except BaseException:
-        if created and not (out / "results.sqlite").exists():  # nothing stored: leave no folder behind
-            shutil.rmtree(out, ignore_errors=True)
-        raise
     finally:
         if own_client:
             client.close()
     return counts
+
+
+def _make_folder(out: Path) -> bool:
+    """Create the output folder (and its missing parents); whether this call made *out* itself.
+
+    One ``mkdir`` decides: of two runs started at once on a new folder, only one made it.
+    """
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # a parent that is a file, a read-only or full disk
+        raise InputError(f"{out.parent}: cannot create the output folder's parent ({exc.strerror or exc})") from None
+    try:
+        out.mkdir()
+    except FileExistsError:
+        if not out.is_dir():
+            raise InputError(f"{out}: is a file, not a grid output folder") from None
+        return False
+    except OSError as exc:
+        raise InputError(f"{out}: cannot create the output folder ({exc.strerror or exc})") from None
+    return True
 
 
 def _run_locked(spec, out, backend, jobs, client, force, progress, say) -> dict:

@@ -33,7 +33,10 @@ Lock
 :func:`folder_lock` takes an exclusive ``fcntl.flock`` on ``OUT/.lock`` for the whole
 run and writes the holder's pid into it; a second ``lidframe grid`` on the same folder
 stops at once, naming that pid.  The kernel drops the lock when its holder exits, even
-by SIGKILL, so a stale lock file never blocks a later run.
+by SIGKILL, so a stale lock file never blocks a later run.  A run that made the folder
+and stops before its store exists removes the lock file and the (then empty) folder
+while it still holds the lock, so it never removes what another run made; a run that
+locks a lock file removed meanwhile stops and asks to be run again.
 """
 
 from __future__ import annotations
@@ -232,13 +235,26 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
 
 # --------------------------------------------------------------------- lock
 @contextlib.contextmanager
-def folder_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
+def folder_lock(out_dir: str | os.PathLike[str], *, made: bool = False) -> Iterator[None]:
     """Hold the exclusive lock of a grid output folder (``OUT/.lock``, module docstring).
+
+    Parameters
+    ----------
+    out_dir : str or os.PathLike
+        The output folder (it must exist).
+    made : bool
+        The caller has just created the folder.  If the lock is taken and the block then
+        fails before the folder holds a store, the lock file and the folder (when nothing
+        else is in it) are removed, still holding the lock: a run that stops leaves no
+        folder behind, and never removes what another run made (a run that does not get
+        the lock removes nothing).
 
     Raises
     ------
     InputError
-        When another process holds it (naming its pid).
+        When another process holds it (naming its pid), when the lock file cannot be made
+        or written (a full disk), or when the lock file was removed (by a run that stopped
+        on a folder it had made) between opening and locking it: run again.
     """
     try:
         import fcntl
@@ -249,8 +265,15 @@ def folder_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
         )
         yield
         return
-    path = Path(out_dir) / ".lock"
-    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    out = Path(out_dir)
+    path = out / ".lock"
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # a full disk (no room for one more file), a read-only folder
+        if made:  # empty: this run made it a moment ago
+            with contextlib.suppress(OSError):
+                out.rmdir()
+        raise InputError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
     try:
         try:
             fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -260,14 +283,37 @@ def folder_lock(out_dir: str | os.PathLike[str]) -> Iterator[None]:
                 f"{out_dir}: another lidframe grid (pid {holder or 'unknown'}) is running on this folder; "
                 "wait for it to finish or use another --out folder"
             ) from None
+        if not _same_file(descriptor, path):
+            raise InputError(
+                f"{out_dir}: the lock file was removed while this grid took it (another lidframe grid stopped on "
+                "this folder, which it had made); run it again"
+            )
         try:
-            os.ftruncate(descriptor, 0)
-            os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
-        except OSError as exc:  # a full disk, an I/O error
-            raise InputError(f"{path}: cannot write the lock file ({exc.strerror or exc})") from None
-        yield
+            try:
+                os.ftruncate(descriptor, 0)
+                os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+            except OSError as exc:  # a full disk, an I/O error
+                raise InputError(f"{path}: cannot write the lock file ({exc.strerror or exc})") from None
+            yield
+        except BaseException:
+            if made and not _store_file(out).exists():  # nothing stored: the folder this run made goes again
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                with contextlib.suppress(OSError):
+                    out.rmdir()  # only if empty: whatever else is in it stays
+            raise
     finally:
         os.close(descriptor)  # releases the lock
+
+
+def _same_file(descriptor: int, path: Path) -> bool:
+    """Whether *path* still names the file open as *descriptor* (not removed, nor replaced)."""
+    try:
+        named = os.stat(path)
+    except OSError:
+        return False
+    opened = os.fstat(descriptor)
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 # ------------------------------------------------------------------ writing
@@ -426,9 +472,14 @@ def write_cell(
         with connection:
             connection.execute(f"INSERT OR REPLACE INTO cells VALUES ({', '.join('?' * len(_COLUMNS))})", values)
     except sqlite3.Error as exc:
+        what = {
+            "full": "the disk is full; free space and rerun to resume",
+            "locked": "another process holds the store locked; rerun to resume when it has finished",
+            "read-only": "the store has become read-only; make it writable and rerun to resume",
+        }.get(sqlite_problem(exc), "rerun to resume")
         raise InputError(
             f"{_store_file(Path(out_dir))}: cannot store cell {row['system']}/{row['calibrator']}/{row['prior']} "
-            f"({exc}); the cells stored so far are kept, rerun to resume"
+            f"({' '.join(str(exc).split())}); {what} (the cells stored so far are kept)"
         ) from None
     if replaced and replaced != row["per_trial"]:
         with contextlib.suppress(OSError):

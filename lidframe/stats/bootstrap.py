@@ -208,6 +208,53 @@ def resample_weight_blocks(
         yield start, rng.multinomial(n_units, probabilities, size=min(block, n_boot - start)).astype(np.float64)
 
 
+def trial_weight_blocks(
+    rng: np.random.Generator, unit_of_trial: np.ndarray, n_units: int, n_boot: int
+) -> Iterator[tuple[int, np.ndarray]]:
+    """The trial weights of *n_boot* bootstrap resamples, :data:`RESAMPLE_BLOCK` resamples at a time.
+
+    The one way the bootstrap of :func:`bootstrap_ci` and the paired bootstrap of
+    :func:`lidframe.analyses.compare.paired_comparison` draw their resamples: the unit
+    weights of :func:`resample_weight_blocks` (the draws of one multinomial call of
+    *n_boot* rows), each spread to its units' trials.
+
+    Parameters
+    ----------
+    rng : numpy.random.Generator
+        Left where one multinomial call of *n_boot* rows leaves it.
+    unit_of_trial : ndarray of int, shape (T,)
+        The resampling unit of each trial (:func:`resampling_units`).
+    n_units : int
+        Number of units.
+    n_boot : int
+        Number of resamples.
+
+    Yields
+    ------
+    start : int
+        Index of the block's first resample.
+    weights : ndarray, shape (at most RESAMPLE_BLOCK, T)
+        Trial weights (resample counts) of resamples ``start, start + 1, ...``: a view of
+        one column-major (RESAMPLE_BLOCK, T) buffer that the next block overwrites (use
+        it, or copy it, before asking for the next).
+
+    Notes
+    -----
+    The layout is that of the rows of the (n_boot, T) matrix ``unit_weights[:, unit_of_trial]``
+    that numpy makes when every resample is held at once (column-major: a trial's weights
+    are adjacent, trials further apart than the block's rows).  The BLAS products of
+    :func:`lid_metrics_weighted` choose their kernels (and so their rounding) by layout,
+    so a block laid out otherwise -- a last block of one row copied C-ordered, say --
+    could change the last bits of an interval.  In this layout the intervals are, bit
+    for bit, those of one draw of every resample (``tests/stats/test_bootstrap_streaming.py``).
+    """
+    buffer = np.empty((RESAMPLE_BLOCK, unit_of_trial.size), order="F")
+    for start, unit_weights in resample_weight_blocks(rng, n_units, n_boot):
+        weights = buffer[: unit_weights.shape[0]]
+        weights[...] = unit_weights[:, unit_of_trial]
+        yield start, weights
+
+
 def _jackknife_weights(rng, n_units: int, max_groups: int = 100) -> np.ndarray:
     """(G, U) weights of a delete-a-group jackknife (each unit in exactly one group)."""
     groups = min(n_units, max_groups)
@@ -406,16 +453,10 @@ def bootstrap_ci(
             values.update(binary_metrics_weighted(pairs, weights))
         return values
 
-    # Resamples are drawn and evaluated a block at a time (the same draws as one call of
-    # n_boot rows): what is held grows with n_boot by the metric values only.  A block's
-    # trial weights are laid out as the rows of one (n_boot, T) matrix were (column-major,
-    # columns further apart than the block's rows), so that the BLAS products run the same
-    # kernels on them and give the same bits as when every resample was held at once.
-    block_weights = np.empty((RESAMPLE_BLOCK, lid.size), order="F")
+    # Resamples are drawn and evaluated a block at a time (the same draws, and the same
+    # bits, as one call of n_boot rows): what is held grows with n_boot by the metric values only.
     boot: dict[str, np.ndarray] = {}
-    for start, unit_weights in resample_weight_blocks(rng, n_units, n_boot):
-        weights = block_weights[: unit_weights.shape[0]]
-        weights[...] = unit_weights[:, unit_of_trial]
+    for start, weights in trial_weight_blocks(rng, unit_of_trial, n_units, n_boot):
         for metric, values in compute(weights).items():
             boot.setdefault(metric, np.empty(n_boot))[start : start + values.size] = values
     jack_w = _jackknife_weights(rng, n_units)[:, unit_of_trial]  # drawn after every resample, as before

@@ -171,3 +171,31 @@ def test_the_paired_bootstrap_memory_does_not_grow_with_resamples_times_trials()
     finally:
         tracemalloc.stop()
     assert peak < 32 * 2**20, f"peak {peak / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize("n_boot", [129, 257])  # the last block holds one resample
+def test_paired_intervals_on_many_trials_are_those_of_one_draw_of_every_resample_bit_for_bit(n_boot):
+    """On 10^4 trials the BLAS products of a block take their blocked paths, whose rounding depends on
+    how the block's weights are laid out: each interval must still equal, bit for bit, the old
+    algorithm's (one multinomial draw of every resample, fancy-indexed, one lid_metrics_weighted call
+    per system), at a level whose interval of LID+ ends at the last resample's value -- the one a
+    last block of one row computes."""
+    from lidframe.stats.bootstrap import lid_metrics_weighted, resampling_units
+    from tests.stats.test_bootstrap_streaming import (
+        big_lid,
+        level_ending_at,
+        one_draw_of_every_resample,
+        percentile_written_out,
+    )
+
+    a, speakers = big_lid(seed=7)
+    b = a * 0.8 + np.random.default_rng(8).normal(0.0, 0.5, size=a.size)
+    unit_of_trial, n_units = resampling_units(a.size, speakers, "speaker")
+    weights = one_draw_of_every_resample(np.random.default_rng(11), unit_of_trial, n_units, n_boot)
+    boot_a, boot_b = lid_metrics_weighted(a, weights), lid_metrics_weighted(b, weights)
+    level = level_ending_at(boot_a["lid_pos"] - boot_b["lid_pos"], -1)
+    bootstrap = attrs.evolve(PAIRED_BOOTSTRAP, n_boot=n_boot, seed=11, level=level)
+    got = paired_comparison(a, b, speakers=speakers, bootstrap=bootstrap, n_perm=1)
+    for row in got.rows:
+        want = percentile_written_out(boot_a[row["metric"]] - boot_b[row["metric"]], level)
+        assert (row["low"], row["high"]) == want, row["metric"]

@@ -6,7 +6,9 @@ calls :func:`assert_refused` with the command line and the words the message mus
 
 from __future__ import annotations
 
+import contextlib
 import os
+import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -32,6 +34,36 @@ def folders(tmp_path, good_sets):
     dev.save(data / "dev.npz")
     ev.save(data / "eval.npz")
     return data, out
+
+
+@pytest.fixture()
+def fifo(tmp_path):
+    """Make FIFOs; a watchdog opens each for writing after 20 s, so a reader blocked on it gets EOF, not a hang.
+
+    A test whose code opened the FIFO then fails on its message (an empty file) instead
+    of hanging the suite.
+    """
+    done = threading.Event()
+    made: list[Path] = []
+
+    def rescue():
+        if done.wait(20):
+            return
+        for path in made:
+            with contextlib.suppress(OSError):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    watchdog = threading.Thread(target=rescue, daemon=True)
+    watchdog.start()
+
+    def make(path: Path) -> Path:
+        os.mkfifo(path)
+        made.append(path)
+        return path
+
+    yield make
+    done.set()
+    watchdog.join()
 
 
 def _snapshot(folders: Iterable[Path]) -> dict[str, tuple[int, int]]:

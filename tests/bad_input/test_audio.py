@@ -35,7 +35,7 @@ def refuse_trial(tmp_path, capsys, trial, expect, *extra):
 
 
 def test_missing_audio_file(tmp_path, capsys):
-    refuse_trial(tmp_path, capsys, tmp_path / "gone.wav", [str(tmp_path / "gone.wav"), "no such audio file"])
+    refuse_trial(tmp_path, capsys, tmp_path / "gone.wav", [str(tmp_path / "gone.wav"), "no such file"])
 
 
 def test_missing_enrolment_file_named_by_its_resolved_relative_path(tmp_path, capsys):
@@ -44,7 +44,7 @@ def test_missing_enrolment_file_named_by_its_resolved_relative_path(tmp_path, ca
     assert_refused(
         score_argv(enrol, trials, tmp_path / "out.npz"),
         capsys,
-        expect=[str(enrol / "lost" / "e0.wav"), "no such audio file"],
+        expect=[str(enrol / "lost" / "e0.wav"), "no such file"],
         watch=[tmp_path],
     )
 
@@ -111,12 +111,22 @@ def test_folder_instead_of_file(tmp_path, capsys):
     refuse_trial(tmp_path, capsys, tmp_path / "adir.wav", ["adir.wav", "is a folder", "expected an audio file"])
 
 
+def test_a_fifo_listed_as_audio_is_named_and_never_opened(tmp_path, capsys, fifo):
+    """A FIFO is never opened (the open would block until something writes to it): named as one."""
+    pipe = fifo(tmp_path / "pipe.wav")
+    refuse_trial(tmp_path, capsys, pipe, ["pipe.wav", "is a FIFO", "not a regular file", "expected an audio file"])
+
+
+def test_dev_zero_listed_as_audio_is_named_as_a_device(tmp_path, capsys):
+    refuse_trial(tmp_path, capsys, Path("/dev/zero"), ["/dev/zero", "is a character device", "expected an audio file"])
+
+
 @pytest.mark.permissions
 def test_unreadable_file(tmp_path, capsys):
     locked = write_voice(tmp_path / "locked.wav", 0, 1, 0.5)
     locked.chmod(0)
     try:
-        refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot read audio", "permission denied"])
+        refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot", "read", "permission denied"])
     finally:
         locked.chmod(0o644)
 
@@ -155,7 +165,7 @@ def test_bad_audio_in_train_attacker_writes_no_checkpoint(tmp_path, capsys):
         ["train-attacker", "--arch", "xvector?tdnn_channels=8,8,8,8,16&lin_neurons=8", "--data", data,
          "--out", tmp_path / "ckpt" / "x.ckpt", "--epochs", "1", "--device", "cpu"],
         capsys,
-        expect=[str(wavs / "nope.wav"), "no such audio file"],
+        expect=[str(wavs / "nope.wav"), "no such file"],
         watch=[tmp_path],
     )  # fmt: skip
     assert not (tmp_path / "ckpt").exists()  # not even the checkpoint's folder
@@ -221,3 +231,92 @@ def test_corpus_synth_refuses_a_non_positive_jobs_before_any_work(tmp_path, caps
         ["corpus", "synth", "--out", out, "--jobs", "0"], capsys, expect=["jobs", "positive", "got 0"], watch=[tmp_path]
     )
     assert not out.exists()
+
+
+# ---------------------------------------------------------------- lidframe anonymise
+def anonymise_dir(root: Path, entries: list[tuple[str, str, object]] | None = None) -> Path:
+    """A data dir of two 0.3 s utterances under *root* (``src``); *entries* replaces its ``(utt, speaker, path)``."""
+    wavs = root / "wav"
+    wavs.mkdir(parents=True, exist_ok=True)
+    if entries is None:
+        entries = [(f"u{s}", f"spk{s}", write_voice(wavs / f"u{s}.wav", s, 0, 0.3)) for s in range(2)]
+    return write_data_dir(root / "src", entries)
+
+
+def anonymise_argv(source: Path, out: Path) -> list[object]:
+    return ["anonymise", "--method", "resample", "--ratio", "1.1", source, out]
+
+
+@pytest.mark.parametrize(
+    "kind, expect",
+    [
+        ("fifo", ["is a FIFO", "expected an audio file"]),
+        ("/dev/zero", ["is a character device", "expected an audio file"]),
+        ("text", ["cannot read audio", "not audio"]),
+    ],
+)
+def test_anonymise_refuses_audio_that_is_not_a_sound_file_before_writing(kind, expect, tmp_path, capsys, fifo):
+    """Every file wav.scp names is checked (a FIFO never opened) before the first is anonymised."""
+    wavs = tmp_path / "wav"
+    wavs.mkdir()
+    good = write_voice(wavs / "u0.wav", 0, 0, 0.3)
+    if kind == "fifo":
+        bad = fifo(wavs / "pipe.wav")
+    elif kind == "text":
+        bad = wavs / "notes.wav"
+        bad.write_text("not audio\n" * 100)
+    else:
+        bad = Path(kind)
+    source = anonymise_dir(tmp_path, [("u0", "spk0", good), ("u1", "spk1", bad)])
+    out = tmp_path / "out"
+    assert_refused(
+        anonymise_argv(source, out),
+        capsys,
+        expect=[str(bad), *expect, "utterance 'u1'", f"{source / 'wav.scp'}: line 2"],
+        watch=[tmp_path],
+    )
+    assert not out.exists()  # the good utterance before it was not written either
+
+
+@pytest.mark.parametrize(
+    "utt_id",
+    ["../escaped", "../../escaped", "a/b", "..", ".", "sub\\escaped"],
+    ids=["parent", "grandparent", "subfolder", "dotdot", "dot", "backslash"],
+)
+def test_anonymise_refuses_an_utterance_id_that_is_not_a_file_name(utt_id, tmp_path, capsys):
+    """Ids become file names (OUT/wav/<id>.wav): one that names another folder is refused before anything is
+    written -- inside the output folder or outside it (its parent folders are watched)."""
+    wavs = tmp_path / "wav"
+    wavs.mkdir()
+    entries = [("u0", "spk0", write_voice(wavs / "u0.wav", 0, 0, 0.3))]
+    entries.append((utt_id, "spk1", write_voice(wavs / "u1.wav", 1, 0, 0.3)))
+    source = anonymise_dir(tmp_path / "data", entries)
+    out = tmp_path / "out"
+    line = assert_refused(
+        anonymise_argv(source, out),
+        capsys,
+        expect=[str(source / "wav.scp"), "line 2", repr(utt_id), "file name"],
+        watch=[tmp_path],
+    )
+    assert "Traceback" not in line
+    assert not out.exists() and not (tmp_path / "escaped.wav").exists()
+    assert sorted(p.name for p in tmp_path.rglob("*.wav")) == ["u0.wav", "u1.wav"]  # the two inputs only
+
+
+def test_anonymise_writes_wav_scp_atomically(tmp_path, monkeypatch):
+    """wav.scp is written through lidframe.data.fileio.atomic_write: a failed write leaves no partial file."""
+    import lidframe.audio.anonymise as anonymise
+    from lidframe.data import fileio
+
+    source = anonymise_dir(tmp_path)
+    written: list[str] = []
+    real_atomic_write = fileio.atomic_write
+
+    def recording(path, *args, **kwargs):
+        written.append(Path(path).name)
+        return real_atomic_write(path, *args, **kwargs)
+
+    monkeypatch.setattr(fileio, "atomic_write", recording)
+    anonymise.anonymise_data_dir(source, tmp_path / "out", method="resample", ratio=1.1)
+    assert written == ["wav.scp"]
+    assert (tmp_path / "out" / "wav.scp").read_text() == "u0 wav/u0.wav\nu1 wav/u1.wav\n"

@@ -19,13 +19,11 @@ Loops live in a folder of their own (``links``), outside the folders that
 from __future__ import annotations
 
 import bz2
-import contextlib
 import gzip
 import json
 import os
 import socket
 import stat
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -55,36 +53,6 @@ def loop(folder: Path, name: str) -> Path:
     os.symlink(other.name, path)
     os.symlink(path.name, other)
     return path
-
-
-@pytest.fixture()
-def fifo(tmp_path):
-    """Make FIFOs; a watchdog opens each for writing after 20 s, so a reader blocked on it gets EOF, not a hang.
-
-    A test whose code opened the FIFO then fails on its message (an empty file) instead
-    of hanging the suite.
-    """
-    done = threading.Event()
-    made: list[Path] = []
-
-    def rescue():
-        if done.wait(20):
-            return
-        for path in made:
-            with contextlib.suppress(OSError):
-                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-
-    watchdog = threading.Thread(target=rescue, daemon=True)
-    watchdog.start()
-
-    def make(path: Path) -> Path:
-        os.mkfifo(path)
-        made.append(path)
-        return path
-
-    yield make
-    done.set()
-    watchdog.join()
 
 
 def char_device(path: Path) -> Path:

@@ -129,6 +129,32 @@ def test_two_swapped_per_trial_files_are_refused_by_report(figures, case, capsys
     assert not (out / "report").exists()
 
 
+@pytest.mark.parametrize(
+    "content",
+    [b"PK\x03\x04 not the file the grid wrote " * 50, None],
+    ids=["damaged", "another grid's file"],
+)
+def test_report_checks_each_per_trial_file_against_its_digest_before_reading_it(content, case, tmp_path, capsys):
+    """A per-trial file that is not the one stored with its cell is refused by its digest, before any
+    reader opens it: not read (and then called unreadable, or stale) first."""
+    spec, out = case
+    files = per_trial_files(out)
+    if content is None:  # a well-formed per-trial file of other trials: what a reader would take for stale
+        other = tmp_path / "other-out"
+        dev, ev = simulate_system(leakage=0.3, seed=9, n_enrolled=5, trials_per_speaker=3)
+        dev.save(tmp_path / "spec" / "alpha_dev.npz")
+        ev.save(tmp_path / "spec" / "alpha_eval.npz")
+        assert main(["grid", str(spec), "--out", str(other)]) == 0
+        capsys.readouterr()
+        content = per_trial_files(other)["logistic"].read_bytes()
+    files["logistic"].write_bytes(content)
+    line = assert_refused(
+        ["report", out], capsys, expect=["per-trial file", "grid cell alpha", "does not match the digest"], watch=[out]
+    )
+    assert files["logistic"].name in line and "unreadable" not in line and "stale" not in line
+    assert not (out / "report").exists()
+
+
 def test_two_swapped_per_trial_files_are_refused_when_the_grid_would_reuse_them(case, capsys):
     spec, out = case
     files = per_trial_files(out)
@@ -156,6 +182,88 @@ def test_a_per_trial_file_deleted_as_told_is_recomputed(case, capsys):
     assert said.count("recomputing 1 cell: its per-trial file") == 2 and "2 cells, 0 already stored, 2 computed" in said
     assert main(["report", str(out), "--no-figures"]) == 0
     assert alids(out) == pytest.approx(want, abs=1e-12)
+
+
+# ------------------------------------------------------------------ two runs on one new folder
+@contextlib.contextmanager
+def held_lock(out: Path, pid: str = "4242") -> Iterator[int]:
+    """Hold OUT's lock as another grid run would (an flock on ``OUT/.lock``, its pid written); yield the fd."""
+    import fcntl
+
+    descriptor = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        os.pwrite(descriptor, f"{pid}\n".encode(), 0)
+        yield descriptor
+    finally:
+        os.close(descriptor)
+
+
+def test_a_run_that_loses_the_lock_of_a_new_folder_leaves_the_winners_folder_alone(
+    spec_folder, tmp_path, capsys, monkeypatch
+):
+    """Two grids started at once on a new OUT: both find no folder; the other one takes the lock
+    first.  The loser is refused, and removes nothing: not the folder, not the winner's lock."""
+    out = tmp_path / "new-out"
+    real_lock = store.folder_lock
+    winner: list[int] = []
+
+    @contextlib.contextmanager
+    def lock_taken_first(out_dir, **kwargs):
+        winner.append(stack.enter_context(held_lock(Path(out_dir))))  # the other run got there first
+        with real_lock(out_dir, **kwargs):
+            yield
+
+    with contextlib.ExitStack() as stack:
+        monkeypatch.setattr(store, "folder_lock", lock_taken_first)
+        assert_refused(
+            ["grid", spec_folder / "grid.toml", "--out", out],
+            capsys,
+            expect=["another lidframe grid", "pid 4242", "is running on this folder"],
+            watch=[spec_folder],
+        )
+        assert out.is_dir() and (out / ".lock").is_file()
+        assert os.stat(out / ".lock").st_ino == os.fstat(winner[0]).st_ino  # the winner's lock file, still there
+        assert (out / ".lock").read_text() == "4242\n"
+
+
+def test_a_run_that_stops_before_its_store_exists_removes_the_new_folder_it_made(
+    spec_folder, tmp_path, capsys, monkeypatch
+):
+    out = tmp_path / "deeper" / "new-out"
+
+    def no_store(out_dir):
+        raise store.InputError(f"{out_dir}/results.sqlite: the store cannot be written (as if the disk were full)")
+
+    monkeypatch.setattr(store, "open_store", no_store)
+    assert_refused(
+        ["grid", spec_folder / "grid.toml", "--out", out], capsys, expect=["results.sqlite"], watch=[spec_folder]
+    )
+    assert not out.exists()
+
+
+def test_a_lock_taken_on_a_lock_file_removed_meanwhile_is_refused(case, capsys, monkeypatch):
+    """A run that stopped on a folder it made removes its lock file, holding the lock: a run that opened
+    the old file just before, and locks it just after, holds a lock nobody else sees, and must stop."""
+    import fcntl
+
+    spec, out = case
+    real_flock = fcntl.flock
+
+    def flock_after_removal(descriptor, operation):
+        if operation & fcntl.LOCK_EX:
+            (out / ".lock").unlink()  # what the other run did meanwhile
+        return real_flock(descriptor, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_removal)
+    before = state(out, but=(".lock",))
+    assert_refused(
+        ["grid", spec, "--out", out],
+        capsys,
+        expect=[str(out), "lock file", "removed", "run it again"],
+        watch=[spec.parent],
+    )
+    assert state(out, but=(".lock",)) == before
 
 
 # ------------------------------------------------------------------ a real full disk
@@ -253,6 +361,86 @@ def test_a_grid_on_a_nearly_full_disk_stops_in_one_line_and_resumes_once_there_i
         want = {c: evaluate(dev, ev, calibrator=c).summary["alid"] for c in ("logistic", "isotonic")}
         assert alids(out) == pytest.approx(want, abs=1e-12)
         assert main(["report", str(out), "--no-figures"]) == 0
+
+
+# ------------------------------------------------------------------ a full disk, on any machine
+#: What SQLite says when a write finds no room (SQLITE_FULL).
+DISK_FULL = "database or disk is full"
+#: SQL statements that write: on a full disk each fails as SQLite's do.
+_WRITES = ("CREATE", "INSERT", "REPLACE", "UPDATE", "DELETE", "ALTER", "DROP")
+
+
+def full_disk_under(monkeypatch, file_name: str, *, statement: str = "") -> None:
+    """Make every write to SQLite files named *file_name* (only those statements starting with *statement*,
+    if given) fail with SQLite's full-disk error: the tests below run without root (no tmpfs to fill)."""
+    real_connect = sqlite3.connect
+
+    def fails(sql: str) -> bool:
+        text = " ".join(sql.split()).upper()
+        return text.startswith(statement.upper()) if statement else text.startswith(_WRITES) or "USER_VERSION =" in text
+
+    class FullDisk(sqlite3.Connection):
+        def execute(self, sql, *args):
+            if fails(sql):
+                raise sqlite3.OperationalError(DISK_FULL)
+            return super().execute(sql, *args)
+
+        def executemany(self, sql, *args):
+            if fails(sql):
+                raise sqlite3.OperationalError(DISK_FULL)
+            return super().executemany(sql, *args)
+
+    def connect(database, *args, **kwargs):
+        if Path(str(database).removeprefix("file:").split("?")[0]).name == file_name and "mode=ro" not in str(database):
+            kwargs["factory"] = FullDisk
+        return real_connect(database, *args, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", connect)
+
+
+def test_a_full_disk_under_the_digest_cache_is_one_line_on_any_machine(case, capsys, monkeypatch):
+    spec, out = case
+    (out / "cache" / "digests.sqlite").unlink()  # to be written again by the next run
+    before = state(out)
+    with monkeypatch.context() as patch:
+        full_disk_under(patch, "digests.sqlite")
+        assert_refused(
+            ["grid", spec, "--out", out],
+            capsys,
+            expect=["digests.sqlite", "disk is full", "free space"],
+            watch=[spec.parent, out / "cells"],
+        )
+    assert state(out) == before and leftovers(out) == []
+    assert not (out / "cache" / "digests.sqlite").exists()  # not even an empty file
+    assert main(["grid", str(spec), "--out", str(out)]) == 0  # room again: the run goes on from there
+    assert "2 cells, 2 already stored, 0 computed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "statement, expect",
+    [
+        ("", ["results.sqlite", "disk is full", "free space"]),  # the store cannot even be created
+        ("INSERT OR REPLACE INTO cells", ["results.sqlite", "cannot store cell alpha", "disk is full", "free space"]),
+    ],
+    ids=["creating the store", "storing a cell"],
+)
+def test_a_full_disk_under_the_store_is_one_line_and_leaves_nothing_half_written(
+    statement, expect, spec_folder, tmp_path, capsys, monkeypatch
+):
+    """On a new output folder: where the store runs out of room, the run stops in one line, with no
+    folder left if no store was made, no per-trial file without its row, and resumes once there is room."""
+    spec, out = spec_folder / "grid.toml", tmp_path / "out"
+    with monkeypatch.context() as patch:
+        full_disk_under(patch, "results.sqlite", statement=statement)
+        assert_refused(["grid", spec, "--out", out], capsys, expect=expect, watch=[spec_folder])
+    if statement:  # the store was made, empty: a whole store, no cell in it, no per-trial file
+        assert leftovers(out) == [] and stored_files(out) == []
+        assert store.check_store(out, write=True) == store.SCHEMA_VERSION
+        assert not (out / "cells").exists() or list((out / "cells").iterdir()) == []
+    else:
+        assert not out.exists()
+    assert main(["grid", str(spec), "--out", str(out)]) == 0
+    assert "2 cells, 0 already stored, 2 computed" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ the digest cache

@@ -176,7 +176,11 @@ CASES: dict[str, tuple[Callable[[Path], None], str, list[str]]] = {
         "report",
         ["per-trial file", ".npz", "alpha", "rerun lidframe grid"],
     ),
-    "report: per-trial file damaged": (per_trial_damaged, "report", ["per-trial file", ".npz", "unreadable"]),
+    "report: per-trial file damaged": (
+        per_trial_damaged,
+        "report",
+        ["per-trial file", ".npz", "does not match the digest"],
+    ),
     "report: report folder is a file": (report_is_a_file, "report", ["report", "is a file, not a folder"]),
     "grid: output folder is a file": (out_is_a_file, "grid", ["out", "is a file, not a grid output folder"]),
     "report: output folder is a file": (out_is_a_file, "report", ["out", "is a file, not a grid output folder"]),

@@ -354,7 +354,13 @@ def test_a_forged_per_trial_file_is_one_line_and_changes_nothing(figure_grid, tm
 
 
 def test_a_per_trial_file_of_another_run_is_refused_not_mixed_into_the_page(figure_grid, tmp_path, capsys):
-    """A per-trial file whose trials are not those its cell's stored summary counted (3 trials short) is stale."""
+    """A per-trial file whose trials are not those its cell's stored summary counted (3 trials short) is stale.
+
+    Its digest would refuse it first (tests/bad_input/test_grid_state.py); a cell stored before
+    per-trial digests (layout 2: none to check) still meets the reader's own check, tested here.
+    """
+    import sqlite3
+
     import numpy as np
 
     from lidframe.grid.report import load_results
@@ -368,5 +374,9 @@ def test_a_per_trial_file_of_another_run_is_refused_not_mixed_into_the_page(figu
         arrays = {key: data[key][:-3] for key in data.files}
     with open(path, "wb") as handle:
         np.savez(handle, **arrays)
+    connection = sqlite3.connect(out / "results.sqlite")
+    with connection:  # no digest to check the file against, as in a store of layout 2
+        connection.execute("UPDATE cells SET per_trial_sha256 = NULL WHERE per_trial = ?", (cell["per_trial"],))
+    connection.close()
     expect = [path.name, f"holds {cell['summary']['n_trials'] - 3} closed-set trials", "stale", "rerun lidframe grid"]
     assert_refused(["report", out], capsys, expect=expect, watch=[out])

@@ -139,3 +139,21 @@ def test_a_report_from_another_folder_than_the_grid_ran_in_is_not_checked(grid, 
     assert f"the grid ran in {ran_in};" in err
     assert "were not checked against the current inputs" in err and "run lidframe report from there" in err
     assert "> **Warning.** These numbers were not checked" in summary
+
+
+def test_a_grid_that_ran_in_a_folder_now_a_symlink_loop_is_reported_as_not_checked(grid, tmp_path, capsys):
+    """grid.json names the folder the grid ran in; if that name is now a symlink loop, the report says it
+    could not check the cells (Path.resolve raised RuntimeError on a loop before Python 3.13)."""
+    import json
+    import os
+
+    _, out = grid
+    loop = tmp_path / "links" / "ran-here"
+    loop.parent.mkdir()
+    os.symlink("ran-here.other", loop)
+    os.symlink("ran-here", loop.parent / "ran-here.other")
+    record = json.loads((out / "grid.json").read_text())
+    (out / "grid.json").write_text(json.dumps({**record, "cwd": str(loop)}))
+    err, summary, _ = reported(capsys, out)
+    assert f"the grid ran in {loop};" in err and "Traceback" not in err
+    assert "> **Warning.** These numbers were not checked" in summary
