@@ -183,6 +183,8 @@ def _file_name_problem(utt_id: str) -> str | None:
             return f"it holds {char!r}, which would put the file in another folder"
     if "\0" in utt_id:
         return "it holds a NUL byte, which no file name may hold"
+    if "|" in utt_id:
+        return "it holds '|', which the written wav.scp could not hold (a piped command to Kaldi)"
     if len(utt_id.encode("utf-8", "surrogateescape")) > MAX_ID_BYTES:
         return f"it is longer than {MAX_ID_BYTES} bytes"
     return None
@@ -255,7 +257,7 @@ def anonymise_data_dir(
     by the speaker (or utterance) id and *seed*.
 
     Utterance ids become file names (``OUT/wav/<id>.wav``), so an id must be one: not
-    ``.`` or ``..``, without ``/``, ``\\`` or a NUL byte, and at most :data:`MAX_ID_BYTES`
+    ``.`` or ``..``, without ``/``, ``\\``, ``|`` or a NUL byte, and at most :data:`MAX_ID_BYTES`
     bytes of UTF-8.  Such an id, and audio that is not a regular file with a sound-file
     header (missing, a folder, a FIFO, a device, not audio), are refused naming the
     ``wav.scp`` line and the id, before anything is written.

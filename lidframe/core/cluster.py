@@ -254,9 +254,18 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
         writer.close()
         with contextlib.suppress(OSError):
             await writer.wait_closed()
+    from distributed.security import Security
+
+    # the client's own security settings (distributed.comm.tls.* in the dask config), as Client uses them
+    connection_args = Security().get_connection_args("client")
+    if scheme == "tls" and connection_args.get("ssl_context") is None:
+        return (
+            "a tls:// address needs the client's TLS settings (distributed.comm.tls.ca-file, "
+            "distributed.comm.tls.client.cert and .key in the dask config)"
+        )
     left = max(deadline - loop.time(), 0.0)
     try:
-        comm = await asyncio.wait_for(open_comm(address, timeout=max(left, 1e-3)), left)
+        comm = await asyncio.wait_for(open_comm(address, timeout=max(left, 1e-3), **connection_args), left)
     except TimeoutError:
         return "it accepted the connection but sent no reply (is a dask scheduler listening there?)"
     except OSError as exc:

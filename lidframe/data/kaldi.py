@@ -45,13 +45,20 @@ __all__ = [
 ]
 
 
+#: What separates the fields of a Kaldi table: ASCII blanks (C's isspace less the newline), as in Kaldi.
+_BLANKS = " \t\r\v\f"
+_FIELD_SEPARATOR = re.compile(f"[{_BLANKS}]+")
+
+
 def numbered_rows(
     path: StrPath, *, columns: int = 2, what: str = "table", exact: bool = False
 ) -> list[tuple[int, list[str]]]:
     """``(line number, fields)`` of each non-blank line of a whitespace-separated table.
 
     Line numbers count every line of the file from 1, blank ones included, so a message
-    names the line an editor shows.  With ``columns=2`` and not *exact* the second field is
+    names the line an editor shows (lines end at ``\n`` only; CRLF is read as ``\n``).
+    Fields are separated by ASCII blanks (space, tab, CR, VT, FF), as Kaldi separates
+    them: a non-breaking space or another Unicode space is part of a field.  With ``columns=2`` and not *exact* the second field is
     the rest of the line (a ``wav.scp`` path may hold spaces); with *exact* every line has
     exactly *columns* fields.
 
@@ -67,12 +74,12 @@ def numbered_rows(
         raise InputError(f"{path}: no such {what} file")
     text = read_text(path, f"a {what} file")
     rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
+    for number, line in enumerate(text.split("\n"), start=1):  # "\n" only: an editor's lines
+        if not line.strip(_BLANKS):
             continue
         if "\x00" in line:
             raise InputError(f"{path}: line {number} holds a NUL byte; expected text ({what})")
-        fields = line.split(None, columns - 1) if columns == 2 and not exact else line.split()
+        fields = _FIELD_SEPARATOR.split(line.strip(_BLANKS), maxsplit=columns - 1 if columns == 2 and not exact else 0)
         if len(fields) < columns or (exact and len(fields) != columns):
             raise InputError(
                 f"{path}: line {number} has {len(fields)} field(s); expected {'exactly ' if exact else ''}{columns} ({what})"

@@ -23,15 +23,18 @@ vector and matrix formats are read: binary ``FV``/``DV``/``FM``/``DM`` (decoded 
 ``CM``/``CM2``/``CM3`` (compressed; decoded by kaldiio's
 :func:`kaldiio.matio.read_matrix_or_vector`, which this needs), and text ``[ ... ]``
 (decoded here: kaldiio's text reader takes the first number's type for all of them, and
-Kaldi writes ``1`` for 1.0).  Memory is bounded by the files, whatever they claim:
+Kaldi writes ``1`` for 1.0).  Decoded arrays are float64 and writable.  Memory is bounded by the files, whatever they claim:
 
 * a binary header's sizes are checked against the bytes left in the file before
   anything is allocated;
 * a text object is read up to its ``]`` and at most :data:`MAX_TEXT_BYTES`;
 * an object named by several scp entries is decoded once, and all the decoded objects
   together may take at most :data:`DECODED_PER_STORED_BYTE` times the size of the
-  archives they come from (8: a ``CM3`` value takes one byte, its float64 eight), so
-  scp entries pointing into the middle of one large object cannot multiply it.
+  archives they come from (8: a ``CM3`` value takes one byte, its float64 eight), each
+  file counted once whatever names the scp gives it, so scp entries pointing into the
+  middle of one large object cannot multiply it;
+* a text object is parsed by numpy, not into a Python object per value;
+* one archive is open at a time (an scp of one-object files needs one descriptor).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ from __future__ import annotations
 import os
 import stat
 import struct
+import warnings
 from pathlib import Path
 from typing import IO
 
@@ -52,8 +56,8 @@ __all__ = ["read_ark", "read_scp", "read_scp_vectors", "scp_archives"]
 
 #: Longest utterance id read from an archive (a hostile file may hold no space for megabytes).
 MAX_TOKEN_BYTES = 4096
-#: Longest text object (``[ ... ]``) read: 64 MiB of digits is millions of values.
-MAX_TEXT_BYTES = 64 << 20
+#: Longest text object (``[ ... ]``) read: 16 MiB of digits is millions of values.
+MAX_TEXT_BYTES = 16 << 20
 #: How many bytes of float64 the decoded objects may take per byte of their archives.
 DECODED_PER_STORED_BYTE = 8
 _BINARY_DTYPES = {"FV": "<f4", "DV": "<f8", "FM": "<f4", "DM": "<f8"}
@@ -170,8 +174,8 @@ def _read_binary(handle: IO[bytes], size: int, where: str, budget: _Budget) -> n
     budget.take(n_values, where)
     if kind in _BINARY_DTYPES:
         handle.seek(start + header)
-        array = np.frombuffer(handle.read(n_values * itemsize), dtype=_BINARY_DTYPES[kind])
-        return array.reshape(dims)
+        stored = np.frombuffer(handle.read(n_values * itemsize), dtype=_BINARY_DTYPES[kind])
+        return np.array(stored, dtype=np.float64).reshape(dims)  # a writable float64 copy
     try:
         from kaldiio.matio import read_matrix_or_vector
     except ImportError:
@@ -197,13 +201,24 @@ def _read_text(handle: IO[bytes], where: str, budget: _Budget) -> np.ndarray:
         if len(text) > MAX_TEXT_BYTES:
             raise InputError(f"{where}: a text object longer than {MAX_TEXT_BYTES >> 20} MiB; not a Kaldi vector")
     handle.seek(start + len(text) + 1)
-    rows = [line.split() for line in text.decode("ascii").strip()[1:].splitlines() if line.split()]
-    budget.take(sum(map(len, rows)), where)
-    values = [[float(v) for v in row] for row in rows]
-    if len({len(row) for row in values}) > 1:
-        raise ValueError(f"text matrix rows of different lengths {sorted({len(row) for row in values})}")
-    array = np.array(values, dtype=np.float64)
-    return array[0] if len(values) == 1 else array
+    body = bytes(text).lstrip()[1:]  # after its '['
+    rows = [row for row in body.split(b"\n") if row.strip()]
+    counts = [_count_tokens(row) for row in rows]
+    budget.take(sum(counts), where)
+    if len(set(counts)) > 1:
+        raise ValueError(f"text matrix rows of different lengths {sorted(set(counts))}")
+    with warnings.catch_warnings():  # numpy's C parser (no Python object per value); a bad token is an error
+        warnings.simplefilter("error")
+        values = np.fromstring(body.decode("ascii"), dtype=np.float64, sep=" ")
+    if values.size != sum(counts):
+        raise ValueError(f"{sum(counts) - values.size} of its {sum(counts)} values are not numbers")
+    return values if len(rows) <= 1 else values.reshape(len(rows), -1)
+
+
+def _count_tokens(row: bytes) -> int:
+    """How many whitespace-separated tokens *row* holds (counted in numpy: no Python object per token)."""
+    blank = np.isin(np.frombuffer(row, dtype=np.uint8), np.frombuffer(b" \t\r\v\f", dtype=np.uint8))
+    return int(np.count_nonzero(~blank[1:] & blank[:-1]) + (blank.size > 0 and not blank[0]))
 
 
 def _read_object(handle: IO[bytes], size: int, where: str, budget: _Budget) -> np.ndarray:
@@ -305,25 +320,29 @@ def read_scp_vectors(path: StrPath) -> dict[str, np.ndarray]:
     """
     path = Path(path)
     entries = read_scp(path)
-    handles: dict[Path, tuple[IO[bytes], int]] = {}
-    decoded: dict[tuple[Path, int], np.ndarray] = {}
+    by_archive: dict[Path, list[tuple[str, ArchiveEntry]]] = {}
+    for utt_id, entry in entries.items():
+        by_archive.setdefault(entry.path, []).append((utt_id, entry))
     budget = _Budget(0)
-    table: dict[str, np.ndarray] = {}
-    try:
-        for utt_id, entry in entries.items():
-            where = f"{path}: line {entry.line} (utterance {quote(utt_id)})"
-            if entry.path not in handles:
-                handles[entry.path] = _open_archive(entry.path, where)
-                budget.left += DECODED_PER_STORED_BYTE * handles[entry.path][1]
-            handle, size = handles[entry.path]
-            offset = entry.offset or 0
-            if (entry.path, offset) not in decoded:
-                if offset >= size:
-                    raise InputError(f"{where}: offset {offset} is past the end of {entry.path} ({size} bytes)")
-                handle.seek(offset)
-                decoded[entry.path, offset] = _read_object(handle, size, f"{where}, {entry.path}", budget)
-            table[utt_id] = decoded[entry.path, offset]
-    finally:
-        for handle, _ in handles.values():
-            handle.close()
-    return table
+    seen: set[tuple[int, int]] = set()
+    decoded: dict[tuple[int, int, int], np.ndarray] = {}
+    found: dict[str, np.ndarray] = {}
+    for archive, named in by_archive.items():  # one archive open at a time, each read at its offsets in order
+        where_first = f"{path}: line {named[0][1].line} (utterance {quote(named[0][0])})"
+        handle, size = _open_archive(archive, where_first)
+        with handle:
+            info = os.fstat(handle.fileno())
+            file_key = (info.st_dev, info.st_ino)  # one file under several names counts once
+            if file_key not in seen:
+                seen.add(file_key)
+                budget.left += DECODED_PER_STORED_BYTE * size
+            for utt_id, entry in sorted(named, key=lambda item: item[1].offset or 0):
+                where = f"{path}: line {entry.line} (utterance {quote(utt_id)})"
+                offset = entry.offset or 0
+                if (*file_key, offset) not in decoded:
+                    if offset >= size:
+                        raise InputError(f"{where}: offset {offset} is past the end of {archive} ({size} bytes)")
+                    handle.seek(offset)
+                    decoded[(*file_key, offset)] = _read_object(handle, size, f"{where}, {archive}", budget)
+                found[utt_id] = decoded[(*file_key, offset)]
+    return {utt_id: found[utt_id] for utt_id in entries}

@@ -280,8 +280,8 @@ def test_anonymise_refuses_audio_that_is_not_a_sound_file_before_writing(kind, e
 
 @pytest.mark.parametrize(
     "utt_id",
-    ["../escaped", "../../escaped", "a/b", "..", ".", "sub\\escaped"],
-    ids=["parent", "grandparent", "subfolder", "dotdot", "dot", "backslash"],
+    ["../escaped", "../../escaped", "a/b", "..", ".", "sub\\escaped", "a|b"],
+    ids=["parent", "grandparent", "subfolder", "dotdot", "dot", "backslash", "pipe"],
 )
 def test_anonymise_refuses_an_utterance_id_that_is_not_a_file_name(utt_id, tmp_path, capsys):
     """Ids become file names (OUT/wav/<id>.wav): one that names another folder is refused before anything is

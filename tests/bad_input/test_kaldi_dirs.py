@@ -231,3 +231,21 @@ def test_a_good_data_dir_is_read_in_wav_scp_order(dirs):
     utts = read_data_dir(enrol)
     assert [(u.utt_id, u.speaker) for u in utts] == ENROL
     assert [u.path for u in utts] == [str(enrol / "wav" / f"{u}.wav") for u, _ in ENROL]
+
+
+def test_lines_are_an_editors_and_fields_are_split_at_ascii_blanks_only(tmp_path):
+    """A form feed or U+2028 inside a line does not start another line (later lines keep their numbers), and a
+    non-breaking space is part of an id, as in Kaldi (which splits at ASCII blanks only)."""
+    from lidframe.data.kaldi import numbered_rows
+    from lidframe.errors import InputError
+
+    table = tmp_path / "utt2spk"
+    table.write_text("u1 s1\nu2\u2028x s2\n\nu3\u00a0y s3\nu4 s4 extra\n", encoding="utf-8")
+    with pytest.raises(InputError, match="line 5 has 3 field"):
+        numbered_rows(table, what="utt2spk", exact=True)
+    table.write_text("u1 s1\nu2\u2028x s2\n\nu3\u00a0y\x0cs3\n", encoding="utf-8")
+    assert numbered_rows(table, what="utt2spk", exact=True) == [
+        (1, ["u1", "s1"]),
+        (2, ["u2\u2028x", "s2"]),
+        (4, ["u3\u00a0y", "s3"]),
+    ]

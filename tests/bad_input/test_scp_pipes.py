@@ -393,3 +393,68 @@ def test_a_binary_archive_reads_without_kaldiio(tmp_path, monkeypatch):
     compressed.write_bytes(b"u \0BCM3 " + struct.pack("<ffii", 0.0, 1.0, 1, 3) + bytes(3))
     with pytest.raises(InputError, match="needs kaldiio"):
         read_embeddings(compressed)
+
+
+def test_an_scp_of_many_one_object_files_keeps_one_archive_open_at_a_time(tmp_path):
+    """300 ``utt PATH`` entries under an open-file limit of what is open now plus 32."""
+    import os
+    import resource
+
+    from lidframe.attackers.precomputed import read_embeddings
+
+    want = {f"u{k}": np.full(3, float(k)) for k in range(300)}
+    for utt_id, vector in want.items():
+        (tmp_path / f"{utt_id}.vec").write_bytes(kaldi_vector(vector))
+    (tmp_path / "one_each.scp").write_text("".join(f"{u} {tmp_path / u}.vec\n" for u in want))
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (len(os.listdir("/proc/self/fd")) + 32, hard))
+    try:
+        table = read_embeddings(tmp_path / "one_each.scp")
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert list(table) == list(want) and all(table[u].tolist() == want[u].tolist() for u in want)
+
+
+def test_one_archive_under_many_names_counts_once(tmp_path):
+    """``d/../big.ark``, a symlink and a hard link are one file: its objects may not be decoded 40 times over."""
+    import os
+
+    from lidframe.attackers.precomputed import read_embeddings
+
+    ark = tmp_path / "big.ark"
+    ark.write_bytes(b"u " + kaldi_vector(np.zeros(65_536)))
+    (tmp_path / "d").mkdir()
+    names = [tmp_path / "d" / ".." / "big.ark", tmp_path / "d" / "link.ark", tmp_path / "d" / "hard.ark"]
+    os.symlink(ark, names[1])
+    os.link(ark, names[2])
+    scp = tmp_path / "names.scp"
+    scp.write_text("".join(f"u{k} {name}:2\n" for k, name in enumerate([ark, *names[:3]])))
+    assert len(read_embeddings(scp)) == 4  # one file, one object: decoded once
+    many = tmp_path / "many.scp"
+    body = bytearray(kaldi_vector(np.zeros(65_536)))
+    for k in range(1, 40):  # a header every 1 kB inside the payload, each claiming the rest
+        at = 10 + 1024 * k
+        body[at : at + 10] = b"\0BDV \4" + struct.pack("<i", (len(body) - at - 10) // 8)
+    ark.write_bytes(b"u " + bytes(body))
+    lines = [f"u{k} {names[k % 3]}:{2 + 10 + 1024 * k}\n" for k in range(1, 40)]
+    many.write_text("".join(lines))
+    with pytest.raises(InputError, match="times the archive's size"):
+        read_embeddings(many)
+
+
+def test_a_text_object_is_parsed_without_a_python_object_per_value(tmp_path):
+    """4 MiB of text values (1.4 million): the parse peaks at a few times the array, not 35 times the text."""
+    import tracemalloc
+
+    from lidframe.attackers.precomputed import read_embeddings
+
+    ark = tmp_path / "t.ark"
+    ark.write_bytes(b"u [ " + b"12 " * 1_400_000 + b"]\n")
+    tracemalloc.start()
+    try:
+        table = read_embeddings(ark)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert table["u"].size == 1_400_000 and float(table["u"][-1]) == 12.0
+    assert peak < 48 * 2**20, f"peak {peak / 2**20:.0f} MiB"

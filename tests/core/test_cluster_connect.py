@@ -91,3 +91,54 @@ def test_what_answers_in_place_of_a_scheduler_is_cut_as_every_echoed_value_is(mo
     assert why is not None and "not a dask scheduler" in why
     assert "y" * SHOWN_CHARS + "... (+" in why and f"(+{5000 - SHOWN_CHARS} more characters)" in why
     assert "y" * (SHOWN_CHARS + 1) not in why
+
+
+@pytest.fixture()
+def silent_server():
+    """A local TCP server that accepts connections and never sends a byte; yields its port."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held = []
+    stop = threading.Event()
+
+    def accept():
+        server.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield server.getsockname()[1]
+    stop.set()
+    thread.join()
+    for connection in held:
+        connection.close()
+    server.close()
+
+
+def test_a_tls_address_without_tls_settings_says_what_it_needs(silent_server):
+    from lidframe.core import cluster
+
+    with pytest.raises(InputError, match=r"tls:// address needs the client's TLS settings"):
+        cluster.connect(f"tls://127.0.0.1:{silent_server}", timeout_s=2)
+
+
+def test_a_tls_address_is_probed_with_the_clients_tls_settings(silent_server, monkeypatch):
+    """With TLS configured, the probe connects as the Client would (its ssl context passed on): a silent
+    server is then refused as silent, not as 'not a scheduler' (the TLS connector's TypeError without it)."""
+    import ssl
+
+    from distributed.security import Security
+
+    from lidframe.core import cluster
+
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    args = {"ssl_context": context, "require_encryption": True, "extra_conn_args": {}}
+    monkeypatch.setattr(Security, "get_connection_args", lambda self, role: args)
+    with pytest.raises(InputError, match="accepted the connection but sent no reply"):
+        cluster.connect(f"tls://127.0.0.1:{silent_server}", timeout_s=1)
