@@ -28,13 +28,14 @@ their header declares, rates below 8 kHz, NaN/inf samples.
 from __future__ import annotations
 
 import math
+import os
 from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import StrPath, check_input_file
+from lidframe.data.fileio import StrPath, open_input
 from lidframe.errors import InputError
 
 from ._torch import nn, torch
@@ -182,6 +183,10 @@ def _soundfile_reason(exc: BaseException) -> str:
     return " ".join(str(getattr(exc, "error_string", None) or exc).split()).rstrip(".")
 
 
+#: What an audio input is, in messages.
+AUDIO_FILE = "an audio file (.wav, .flac)"
+
+
 def probe_audio(path: StrPath, *, sample_rate: int = SAMPLE_RATE, min_seconds: float = 0.1) -> tuple[int, int]:
     """Check from its header that :func:`read_audio` can read *path*; return ``(frames, rate)``.
 
@@ -192,19 +197,19 @@ def probe_audio(path: StrPath, *, sample_rate: int = SAMPLE_RATE, min_seconds: f
     ------
     InputError
         Naming the file: not a regular file (missing, a folder, a FIFO, a device, a symlink
-        loop: :func:`lidframe.data.fileio.check_input_file`, before anything opens it),
+        loop: :func:`lidframe.data.fileio.open_input`, which never waits on a FIFO),
         empty (0 bytes), unreadable (permissions), not audio or corrupt, a WAV shorter
         than its header declares (truncated), no samples, a sample rate below 8000 Hz,
         shorter than *min_seconds* at *sample_rate*.
     """
     import soundfile
 
-    # a FIFO is never opened (the open would block), a device never read: named as what they are
-    path = check_input_file(path, "an audio file (.wav, .flac)")
+    path = Path(path)
     try:
-        if path.stat().st_size == 0:
-            raise InputError(f"{path}: empty file (0 bytes); expected audio")
-        with open(path, "rb") as handle:  # an unreadable file fails here with its reason
+        # a FIFO is never waited on, a device never read: named as what they are (open_input)
+        with open_input(path, AUDIO_FILE) as handle:
+            if os.fstat(handle.fileno()).st_size == 0:
+                raise InputError(f"{path}: empty file (0 bytes); expected audio")
             info = soundfile.info(handle)
         declared = _wav_declared_frames(path)
     except RuntimeError as exc:  # soundfile.LibsndfileError
@@ -246,7 +251,7 @@ def read_audio(path: StrPath, *, sample_rate: int = SAMPLE_RATE, min_seconds: fl
     path = Path(path)
     probe_audio(path, sample_rate=sample_rate, min_seconds=min_seconds)
     try:
-        with open(path, "rb") as handle:
+        with open_input(path, AUDIO_FILE) as handle:
             audio, rate = soundfile.read(handle, dtype="float32", always_2d=True)
     except RuntimeError as exc:  # damaged past the header
         raise InputError(f"{path}: cannot read audio: not audio, or corrupt ({_soundfile_reason(exc)})") from None

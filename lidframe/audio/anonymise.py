@@ -32,13 +32,14 @@ import hashlib
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.signal import istft, resample_poly, stft
 
-from lidframe.data.fileio import StrPath, check_input_file, real_path
+from lidframe.data import fileio
+from lidframe.data.fileio import StrPath, real_path
 from lidframe.errors import InputError, quote
 
 __all__ = ["mcadams", "pitch_shift", "resample_shift", "anonymise_data_dir", "anonymise_data_dirs", "METHODS"]
@@ -201,8 +202,8 @@ def _wav_scp_line(source: Path, utt_id: str) -> str:
 
 def _check_inputs(source: Path, utterances: Sequence[Any]) -> None:
     """Refuse, before anything is written, an utterance id that cannot be a file name, or audio that is
-    not a regular file with a sound-file header (:func:`lidframe.data.fileio.check_input_file`: a FIFO
-    is never opened, a device never read)."""
+    not a regular file with a sound-file header (:func:`lidframe.data.fileio.open_input`: a FIFO is
+    never waited on, a device never read)."""
     import soundfile
 
     for utt in utterances:
@@ -214,8 +215,8 @@ def _check_inputs(source: Path, utterances: Sequence[Any]) -> None:
             )
     for utt in utterances:
         try:
-            check_input_file(utt.path, "an audio file (.wav, .flac)")
-            soundfile.info(utt.path)
+            with fileio.open_input(utt.path, "an audio file (.wav, .flac)") as handle:
+                soundfile.info(handle)
         except (InputError, RuntimeError, OSError) as exc:  # RuntimeError: soundfile.LibsndfileError
             if isinstance(exc, InputError):
                 problem = str(exc)
@@ -292,7 +293,6 @@ def anonymise_data_dir(
     """
     import soundfile
 
-    from lidframe.data import fileio
     from lidframe.data.kaldi import read_data_dir
 
     if method not in METHODS:
@@ -310,7 +310,9 @@ def anonymise_data_dir(
     lines = []
     for utt in utterances:
         try:
-            audio, rate = soundfile.read(utt.path, dtype="float64", always_2d=True)
+            # read_data_dir gives each utterance its wav.scp path
+            with fileio.open_input(cast(str, utt.path), "an audio file (.wav, .flac)") as handle:
+                audio, rate = soundfile.read(handle, dtype="float64", always_2d=True)
         except RuntimeError as exc:  # damaged past the header
             raise InputError(
                 f"{utt.path}: cannot read audio: not audio, or corrupt ({_reason(exc)}) (utterance {quote(utt.utt_id)})"

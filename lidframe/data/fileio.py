@@ -60,6 +60,7 @@ __all__ = [
     "file_kind",
     "file_sha256",
     "json_clean",
+    "open_input",
     "open_text",
     "read_text",
     "real_path",
@@ -180,6 +181,37 @@ def check_input_file(path: StrPath, what: str = "a file") -> Path:
     return Path(text)
 
 
+def open_input(path: StrPath, what: str = "a file") -> IO[bytes]:
+    """An input file opened for binary reading, after :func:`check_input_file`.
+
+    The file is opened without blocking and checked again on the open descriptor, so a
+    FIFO or device put in its place between the check and the open is refused, never
+    waited on.  The caller closes the file (``with open_input(...) as handle:``).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The input file (symlinks are followed).
+    what : str
+        What was expected there, with its article, for messages.
+
+    Raises
+    ------
+    InputError
+        One line naming *path*: what :func:`check_input_file` refuses, or an open that fails.
+    """
+    target = check_input_file(path, what)
+    try:
+        descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot be read ({exc.strerror or exc}); expected {what}") from None
+    mode = os.fstat(descriptor).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(descriptor)
+        raise InputError(f"{target}: is {file_kind(mode)}, not a regular file; expected {what}")
+    return os.fdopen(descriptor, "rb")
+
+
 # leading bytes of formats that are not text, and what to say about them
 _NOT_TEXT = (
     (b"\x1f\x8b", "is gzip-compressed; decompress it first (gunzip)"),
@@ -229,7 +261,7 @@ def _not_utf8(path: Path) -> str:
 
 @contextlib.contextmanager
 def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
-    """Open a UTF-8 text input for reading, after :func:`check_input_file` and a look at its first bytes.
+    """Open a UTF-8 text input for reading (:func:`open_input`), after a look at its first bytes.
 
     A UTF-8 byte-order mark is dropped and CRLF (or CR) line ends read as LF.  Compressed
     files and archives (gzip, bzip2, xz, zstd, zip) and UTF-16 / UTF-32 text are refused
@@ -252,16 +284,9 @@ def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
         One line naming *path*: what :func:`check_input_file` refuses, or an encoding
         that is not UTF-8 text.
     """
-    target = check_input_file(path, what)
+    target = Path(path)
     with contextlib.ExitStack() as stack:
-        try:  # without blocking, and checked again on the descriptor: a FIFO put there since is refused
-            descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        except OSError as exc:
-            raise InputError(f"{target}: cannot be read ({exc.strerror or exc}); expected {what}") from None
-        raw = stack.enter_context(os.fdopen(descriptor, "rb"))
-        mode = os.fstat(descriptor).st_mode
-        if not stat.S_ISREG(mode):
-            raise InputError(f"{target}: is {file_kind(mode)}, not a regular file; expected {what}")
+        raw = stack.enter_context(open_input(target, what))
         problem = _encoding_problem(raw.read(_HEAD_BYTES))
         if problem is not None:
             raise InputError(f"{target}: {problem}")

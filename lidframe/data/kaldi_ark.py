@@ -40,7 +40,6 @@ Kaldi writes ``1`` for 1.0).  Decoded arrays are float64 and writable.  Memory i
 from __future__ import annotations
 
 import os
-import stat
 import struct
 import warnings
 from pathlib import Path
@@ -48,7 +47,7 @@ from typing import IO
 
 import numpy as np
 
-from lidframe.data.fileio import StrPath, check_input_file, file_kind
+from lidframe.data.fileio import StrPath, open_input
 from lidframe.data.kaldi import ArchiveEntry, numbered_rows, parse_rxfilename
 from lidframe.errors import InputError, quote, shorten
 
@@ -117,24 +116,12 @@ class _Budget:
 
 
 def _open_archive(path: Path, where: str | None) -> tuple[IO[bytes], int]:
-    """*path* opened for reading and its size, after checking that it is a regular file.
-
-    The file is opened without blocking and checked again on the open descriptor, so a
-    FIFO put in its place between the check and the open is refused, never waited on.
-    """
-    prefix = f"{where}: " if where else ""
+    """*path* opened for reading (:func:`~lidframe.data.fileio.open_input`: a regular file) and its size."""
     try:
-        check_input_file(path, "a Kaldi archive")
-        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        handle = open_input(path, "a Kaldi archive")
     except InputError as exc:
-        raise InputError(f"{prefix}{exc}") from None
-    except OSError as exc:
-        raise InputError(f"{prefix}{path}: cannot be read ({exc.strerror or type(exc).__name__})") from None
-    info = os.fstat(descriptor)
-    if not stat.S_ISREG(info.st_mode):
-        os.close(descriptor)
-        raise InputError(f"{prefix}{path}: is {file_kind(info.st_mode)}, not a regular file; expected a Kaldi archive")
-    return os.fdopen(descriptor, "rb"), info.st_size
+        raise InputError(f"{where}: {exc}" if where else str(exc)) from None
+    return handle, os.fstat(handle.fileno()).st_size
 
 
 def _read_binary(handle: IO[bytes], size: int, where: str, budget: _Budget) -> np.ndarray:

@@ -229,3 +229,17 @@ def test_a_byte_that_is_not_utf8_is_named_with_its_line(tmp_path):
     (tmp_path / "t.txt").write_bytes(b"\xef\xbb\xbfone\r\ntwo\r\nth\xe9ree\r\n")
     with pytest.raises(InputError, match=r"t.txt: line 3 is not UTF-8 text \(byte 0xe9\)"):
         read_text(tmp_path / "t.txt")
+
+
+def test_open_input_refuses_a_fifo_put_in_place_after_the_check(tmp_path, monkeypatch):
+    """The one open of an input (text, archives, audio): without blocking, checked again on the descriptor,
+    so a FIFO that replaces a regular file between the check and the open is refused, never waited on."""
+    import os
+
+    from lidframe.data import fileio
+
+    pipe = tmp_path / "swapped.wav"
+    os.mkfifo(pipe)
+    monkeypatch.setattr(fileio, "check_input_file", lambda path, what="a file": Path(path))  # the check passed
+    with pytest.raises(InputError, match="swapped.wav: is a FIFO"):
+        fileio.open_input(pipe, "an audio file")
