@@ -203,8 +203,12 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
             full = (folder / d) if not Path(d).is_absolute() else Path(d)
             if not full.is_dir():
                 exists = full.exists()
-                problem = f"{full} is not a folder; expected" if exists else f"no such data directory ({full})"
-                _fail(path, f"{key}.{sub}", f"{d!r}: {problem}" + (" a data directory" if exists else ""))
+                problem = (
+                    f"{full} is not a folder; expected a data directory"
+                    if exists
+                    else f"no such data directory ({full})"
+                )
+                _fail(path, f"{key}.{sub}", f"{d!r}: {problem}")
             dirs.append(str(full))
         return {"enrol": dirs[0], "trials": dirs[1:]}
     _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {_shown(value)}")
