@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
 import sqlite3
 import subprocess
 import threading
@@ -29,6 +28,7 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.data.simulate import simulate_system
 from lidframe.grid import store
 from tests.bad_input.conftest import assert_refused
+from tests.servers import closed_port, listening_server
 
 SPEC = """[grid]
 calibrators = ["logistic", "isotonic"]
@@ -493,38 +493,6 @@ def test_a_damaged_digest_cache_is_rebuilt_with_one_warning(case, capsys):
 
 
 # ------------------------------------------------------------------ dask schedulers
-def closed_port() -> int:
-    """A local port nothing listens on."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@contextlib.contextmanager
-def silent_scheduler() -> Iterator[int]:
-    """A local port that accepts connections and never answers; yields the port."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    held = []
-
-    def accept() -> None:
-        while True:
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                return
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        server.close()
-        for connection in held:
-            connection.close()
-
-
 def refused_within(seconds: float, *args, **kwargs) -> str:
     """:func:`assert_refused` in a thread that must end within *seconds* (a hang fails, not stalls, the test)."""
     outcome: list = []
@@ -564,7 +532,7 @@ def test_a_scheduler_that_does_not_answer_is_refused_quickly_leaving_the_folder_
     if fresh:
         out = tmp_path / "new-out"
     with contextlib.ExitStack() as stack:
-        port = stack.enter_context(silent_scheduler()) if kind == "silent" else closed_port()
+        port = stack.enter_context(listening_server(None)) if kind == "silent" else closed_port()
         address = f"tcp://127.0.0.1:{port}"
         before = state(out, but=()) if out.exists() else None
         refused_within(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import socket
 import threading
 import time
 import tracemalloc
@@ -20,6 +19,7 @@ import pytest
 
 from tests.bad_input.conftest import assert_refused
 from tests.bad_input.test_embeddings import embedding_fields, savez
+from tests.servers import closed_port, listening_server
 
 # --------------------------------------------------------------------------- dask schedulers
 #: The connect timeout the scheduler tests run with (seconds), and the margin allowed over it.
@@ -38,54 +38,18 @@ def embedding_folders(tmp_path) -> tuple[Path, Path]:
     return data, out
 
 
-def closed_port() -> int:
-    """A local TCP port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def listening_server(reply: bytes | None) -> Iterator[int]:
-    """A local server that accepts every connection and sends *reply* (``None``: nothing) and then nothing more."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(16)
-    server.settimeout(0.05)  # so that the thread sees *stop* soon after the test
-    held: list[socket.socket] = []
-    stop = threading.Event()
-
-    def accept() -> None:
-        while not stop.is_set():
-            try:
-                conn, _ = server.accept()
-            except TimeoutError:
-                continue
-            held.append(conn)
-            if reply is not None:
-                conn.sendall(reply)
-
-    thread = threading.Thread(target=accept, daemon=True, name="silent-scheduler")
-    thread.start()
-    try:
-        yield server.getsockname()[1]
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        server.close()
-        for conn in held:
-            conn.close()
-
-
 @pytest.fixture()
 def silent_server() -> Iterator[int]:
     """Port of a server that accepts connections and never replies."""
-    yield from listening_server(None)
+    with listening_server(None) as port:
+        yield port
 
 
 @pytest.fixture()
 def http_server() -> Iterator[int]:
     """Port of a server that answers every connection with an HTTP error (not a dask scheduler)."""
-    yield from listening_server(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+    with listening_server(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n") as port:
+        yield port
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ import time
 import pytest
 
 from lidframe.errors import InputError
+from tests.servers import listening_server
 
 distributed = pytest.importorskip("distributed")
 
@@ -95,29 +96,9 @@ def test_what_answers_in_place_of_a_scheduler_is_cut_as_every_echoed_value_is(mo
 
 @pytest.fixture()
 def silent_server():
-    """A local TCP server that accepts connections and never sends a byte; yields its port."""
-    server = socket.socket()
-    server.bind(("127.0.0.1", 0))
-    server.listen(8)
-    held = []
-    stop = threading.Event()
-
-    def accept():
-        server.settimeout(0.1)
-        while not stop.is_set():
-            try:
-                held.append(server.accept()[0])
-            except OSError:
-                continue
-
-    thread = threading.Thread(target=accept, daemon=True)
-    thread.start()
-    yield server.getsockname()[1]
-    stop.set()
-    thread.join()
-    for connection in held:
-        connection.close()
-    server.close()
+    """Port of a local server that accepts connections and never sends a byte."""
+    with listening_server(None) as port:
+        yield port
 
 
 def test_a_tls_address_without_tls_settings_says_what_it_needs(silent_server):
