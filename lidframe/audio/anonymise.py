@@ -364,7 +364,7 @@ def anonymise_data_dirs(
         The data dir to read, the one to write, and the keyword arguments of
         :func:`anonymise_data_dir` (``method`` at least).
     jobs : int
-        Worker processes (:func:`lidframe.data.workers.process_pool`); 1 runs the tasks in
+        Worker processes (:func:`lidframe.runtime.workers.process_pool`); 1 runs the tasks in
         this process, one after the other.
     progress : bool
         A tqdm bar over the tasks.
@@ -380,7 +380,7 @@ def anonymise_data_dirs(
         From the first task that fails (the tasks not started by then are cancelled); *jobs* is
         not a positive integer.
     """
-    from lidframe.data.workers import check_jobs, process_pool
+    from lidframe.runtime.workers import check_jobs, process_pool
 
     check_jobs(jobs)
     tasks = list(tasks)

@@ -249,7 +249,7 @@ def build_corpus(
         No engine installed (the message gives the apt line), an unknown voice, too few
         speakers or sentences, *jobs* not a positive integer.
     """
-    from lidframe.data.workers import check_jobs
+    from lidframe.runtime.workers import check_jobs
 
     check_jobs(jobs, what="engine processes")
     available = {v.speaker: v for v in available_voices()}

@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("corpus synth needs --out DIR (or --list-voices)")
     check_output_dir(args.out, "--out")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()] if args.voices else None
-    from lidframe.data.workers import default_jobs
+    from lidframe.runtime.workers import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
     report = build_corpus(

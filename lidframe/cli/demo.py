@@ -80,7 +80,7 @@ def run(args: argparse.Namespace) -> int:
         from lidframe.cli.voice_demo import run_voice_demo
 
         out = check_output_dir(args.out or "demo-out", "--out")
-        from lidframe.data.workers import check_jobs, default_jobs
+        from lidframe.runtime.workers import check_jobs, default_jobs
 
         jobs = check_jobs(default_jobs() if args.jobs is None else args.jobs, what="processes", name="--jobs")
         print(

@@ -60,7 +60,7 @@ scheduler is reached first, through :func:`lidframe.core.cluster.connect` within
 output folder: one that cannot be reached or never answers leaves the folder as it was.
 A run that created the output folder and stops before its store exists removes it again.
 Pool workers end when the process that started them dies, even by SIGKILL
-(:func:`lidframe.data.workers.process_pool`).  A failing cell is recorded with its error
+(:func:`lidframe.runtime.workers.process_pool`).  A failing cell is recorded with its error
 and the others go on.
 
 Planning
@@ -91,11 +91,11 @@ import numpy as np
 
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath, atomic_path, json_clean, real_path
-from lidframe.data.workers import check_jobs, process_pool
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.progress import progress_bar
 from lidframe.grid.spec import GridSpec, load_grid_spec
+from lidframe.runtime.workers import check_jobs, process_pool
 
 if TYPE_CHECKING:
     import sqlite3
