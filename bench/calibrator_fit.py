@@ -5,7 +5,7 @@ column shifted (the dev set of a 1-to-N evaluation).  Up to 10^8 pairs the z-sco
 memory and each calibrator is fitted with its defaults: on every pair up to
 ``max_pairs`` = 10^6, on the pooled pairs (2^16 z bins per class) above, Temperature by
 Newton steps above 10^6.  The 10^9 dev set comes from embeddings (d = 192) through
-:func:`lidframe.core.streaming.dev_pair_groups`, which streams the z-scores into the
+:func:`lidframe.core.dev_pairs.dev_pair_groups`, which streams the z-scores into the
 pooled groups without holding them, and the pair calibrators are fitted on the groups;
 Temperature needs the (T, N) rows and is not fitted there.
 
@@ -35,7 +35,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from bench.provenance import header
 from lidframe.calibrators import Beta, GaussianBackend, Isotonic, Logistic, Temperature
-from lidframe.core.streaming import dev_pair_groups
+from lidframe.core.dev_pairs import dev_pair_groups
 
 CALIBRATORS = {
     "logistic": Logistic,

@@ -8,7 +8,7 @@ table of evaluate summaries, one row per system, that the demos and ``evaluate``
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["SUMMARY_COLUMNS", "format_table", "format_value", "text_table"]
@@ -75,7 +75,7 @@ def text_table(
     return "\n".join(lines)
 
 
-def format_table(rows: Iterable[tuple[str, dict]], *, name_header: str = "system") -> str:
+def format_table(rows: Iterable[tuple[str, Mapping[str, Any]]], *, name_header: str = "system") -> str:
     """Format ``[(name, summary dict), ...]`` as the aligned LID comparison table.
 
     LID columns are in bits, EER a fraction, Cllr in bits; ``-`` marks an undefined

@@ -4,6 +4,9 @@ Row z-norm and z-norm-then-calibrate (:mod:`~lidframe.core.znorm`), priors
 (:mod:`~lidframe.core.priors`), the engine settings record ``Engine``
 (:mod:`~lidframe.core.engine`), the tiled dense engine (:mod:`~lidframe.core.lid`), the
 streaming embedding engine (:mod:`~lidframe.core.streaming`) with its fused Triton kernel
-(:mod:`~lidframe.core.triton_lid`), and :func:`lidframe.evaluate` /
-:func:`lidframe.evaluate_fitted` with their ``Result`` (:mod:`~lidframe.core.evaluation`).
+(:mod:`~lidframe.core.triton_lid`), its dask cluster runner (:mod:`~lidframe.core.cluster`)
+and its dev-side pooling (:mod:`~lidframe.core.dev_pairs`), the one dispatch over these
+engines (:mod:`~lidframe.core.dispatch`), and :func:`lidframe.evaluate` /
+:func:`lidframe.evaluate_fitted` with their ``Result`` (:mod:`~lidframe.core.evaluation`)
+and its typed ``Summary`` (:mod:`~lidframe.core.summary`).
 """

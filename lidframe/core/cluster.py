@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -41,14 +41,14 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.core.engine import Engine
-from lidframe.core.lid import _check_log_prior
-from lidframe.core.streaming import StreamingLID, _check_embeddings, _llr_map, lid_from_embeddings, pair_llr_grid
+from lidframe.core.lid import check_log_prior
+from lidframe.core.streaming import StreamingResult, as_llr_map, check_embeddings, lid_from_embeddings, pair_llr_grid
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError, shorten
 from lidframe.metrics.binned import BinGrid, BinnedPairs
 
-__all__ = ["ClusterLID", "connect", "lid_on_cluster", "CONNECT_TIMEOUT_S", "BLOCK_BYTES"]
+__all__ = ["ClusterResult", "connect", "lid_on_cluster", "CONNECT_TIMEOUT_S", "BLOCK_BYTES"]
 
 #: Seconds :func:`connect` waits for a scheduler given by its address.
 CONNECT_TIMEOUT_S = 10
@@ -58,12 +58,12 @@ BLOCK_BYTES = 4 << 20
 
 
 @attrs.frozen(eq=False)
-class ClusterLID:
+class ClusterResult:
     """What :func:`lid_on_cluster` returns.
 
     Attributes
     ----------
-    lid : StreamingLID
+    lid : StreamingResult
         Per-trial LID and ranks in trial order, and the merged pair counts (with
         ``binary_bins``), as the single-process engine returns them.  ``kernel``,
         ``device`` and ``precision`` are those of the blocks (distinct values joined by
@@ -78,7 +78,7 @@ class ClusterLID:
         Workers connected when the blocks were submitted.
     """
 
-    lid: StreamingLID
+    lid: StreamingResult
     scheduler: str
     n_blocks: int
     block_rows: int
@@ -140,8 +140,25 @@ def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, boo
     if failure is not None:
         raise refused(failure)
 
-    # a Client completed after the refusal is closed: whichever of this thread (giving up)
-    # and the connecting one (done) comes second under the lock closes it
+    finished, client = _open_client(scheduler, deadline)
+    if not finished:
+        raise refused("it answered the handshake but the client connection did not complete")
+    if isinstance(client, BaseException):
+        why = _reason(client)
+        del client  # its traceback holds the half-made Client; dropped, that Client closes its loop
+        raise refused(why)
+    return client, True
+
+
+def _open_client(scheduler: str, deadline: float) -> tuple[bool, Any]:
+    """Make a ``distributed.Client`` for *scheduler* in a daemon thread until *deadline* (:func:`_run_until`).
+
+    Returns ``(True, client)``, ``(True, exception)`` or ``(False, None)``.  A Client completed
+    after the deadline is closed: whichever of this thread (giving up) and the connecting
+    one (done) comes second under the lock closes it.
+    """
+    from distributed import Client
+
     handover = threading.Lock()
     late: dict[str, Any] = {}
 
@@ -165,12 +182,7 @@ def connect(scheduler: Any, *, timeout_s: float | None = None) -> tuple[Any, boo
             completed = late.get("client")
         if completed is not None:  # done between the deadline and now
             _close_quietly(completed)
-        raise refused("it answered the handshake but the client connection did not complete")
-    if isinstance(client, BaseException):
-        why = _reason(client)
-        del client  # its traceback holds the half-made Client; dropped, that Client closes its loop
-        raise refused(why)
-    return client, True
+    return finished, client
 
 
 #: Seconds past the deadline that :func:`connect` waits for its own thread to report.
@@ -318,7 +330,7 @@ def lid_on_cluster(
     row_names: ArrayLike | None = None,
     binary_bins: int | None = None,
     block_rows: int | None = None,
-) -> ClusterLID:
+) -> ClusterResult:
     """:func:`~lidframe.core.streaming.lid_from_embeddings` with the trial rows shared out over a dask cluster.
 
     Parameters
@@ -347,69 +359,87 @@ def lid_on_cluster(
 
     Returns
     -------
-    ClusterLID
+    ClusterResult
     """
     znorm_ddof = check_ddof(znorm_ddof)
     engine = Engine() if engine is None else engine
-    trial_unit, _enrol_unit = _check_embeddings(trial_emb, enrol_emb)  # NaN rows named by their global row
-    del _enrol_unit
-    n_trials, dim = trial_unit.shape
-    enrol = np.ascontiguousarray(enrol_emb, dtype=np.float64)
-    trials = np.asarray(trial_emb, dtype=np.float64)
-    true_index = check_true_index(true_index, n_trials, enrol.shape[0], allow_impostor=False)
-    log_prior = _check_log_prior(log_prior, enrol.shape[0])
-    names = np.arange(n_trials) if row_names is None else np.asarray(row_names)
+    trials, enrol, true_index, log_prior, names = _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names)
     if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
     if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
         raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
-    llr_map = _llr_map(calibrator)
+    llr_map = as_llr_map(calibrator)
     # the raw-score switch travels with the map: a map has no input_scale, the calibrator may
     map_or_calibrator = llr_map if uses_znorm(calibrator) == uses_znorm(llr_map) else calibrator
     grid: BinGrid | None = None
     if binary_bins is not None:  # from every trial's row statistics, once, before any task
         grid = pair_llr_grid(trials, enrol, calibrator, int(binary_bins), znorm_ddof=znorm_ddof, row_names=names)
-
     client, own_client = connect(scheduler)
     try:
         address = str(client.scheduler.address)
         n_workers = len(client.scheduler_info().get("workers", {}))
+        n_trials, dim = trials.shape
         block_rows = block_rows or _default_block_rows(n_trials, dim, n_workers)
         shared = client.scatter([enrol, map_or_calibrator, log_prior, grid], broadcast=True, hash=False)
-        starts = range(0, n_trials, block_rows)
-        futures = []
-        with warnings.catch_warnings():  # a block is a few MiB by default; a larger one is the caller's choice
-            warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
-            for start in starts:
-                stop = min(start + block_rows, n_trials)
-                futures.append(
-                    client.submit(
-                        _block_lid,
-                        trials[start:stop],
-                        true_index[start:stop],
-                        names[start:stop],
-                        *shared[:3],
-                        znorm_ddof,
-                        engine,
-                        shared[3],
-                        pure=False,
-                    )
-                )
-        try:
-            blocks = client.gather(futures)
-        except BaseException:  # a block's InputError (or an interrupt): stop the others
-            client.cancel(futures)
-            raise
+        blocks = [
+            (
+                trials[start : start + block_rows],
+                true_index[start : start + block_rows],
+                names[start : start + block_rows],
+            )
+            for start in range(0, n_trials, block_rows)
+        ]
+        results = _run_blocks(client, blocks, shared, znorm_ddof, engine)
     finally:
         if own_client:
             client.close()
+    return ClusterResult(
+        lid=_merged(results), scheduler=address, n_blocks=len(results), block_rows=block_rows, n_workers=n_workers
+    )
 
+
+def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names) -> tuple[np.ndarray, ...]:
+    """(trials (T, d), enrolled (N, d), true_index, log_prior, row names) as the blocks get them, checked."""
+    trial_unit, _enrol_unit = check_embeddings(trial_emb, enrol_emb)  # NaN rows named by their global row
+    n_trials = trial_unit.shape[0]
+    enrol = np.ascontiguousarray(enrol_emb, dtype=np.float64)
+    trials = np.asarray(trial_emb, dtype=np.float64)
+    true_index = check_true_index(true_index, n_trials, enrol.shape[0], allow_impostor=False)
+    log_prior = check_log_prior(log_prior, enrol.shape[0])
+    names = np.arange(n_trials) if row_names is None else np.asarray(row_names)
+    return trials, enrol, true_index, log_prior, names
+
+
+def _run_blocks(
+    client: Any,
+    blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    shared: list,
+    znorm_ddof: int,
+    engine: Engine,
+) -> list:
+    """Submit one task per block of (trial rows, true index, names) and gather them in order (cancelled on an error)."""
+    futures = []
+    with warnings.catch_warnings():  # a block is a few MiB by default; a larger one is the caller's choice
+        warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
+        for rows, cols, names in blocks:
+            futures.append(
+                client.submit(_block_lid, rows, cols, names, *shared[:3], znorm_ddof, engine, shared[3], pure=False)
+            )
+    try:
+        return client.gather(futures)
+    except BaseException:  # a block's InputError (or an interrupt): stop the others
+        client.cancel(futures)
+        raise
+
+
+def _merged(blocks: list) -> StreamingResult:
+    """The blocks' per-trial outputs in trial order and their pair counts merged, as one StreamingResult."""
     binned: BinnedPairs | None = None
     for block in blocks:
         if block[2] is not None:
             binned = block[2] if binned is None else binned.merge(block[2])
     ran = [block[3] for block in blocks]
-    lid = StreamingLID(
+    return StreamingResult(
         lid_bits=np.concatenate([block[0] for block in blocks]),
         true_rank=np.concatenate([block[1] for block in blocks]),
         kernel=_joined(r[0] for r in ran),
@@ -417,4 +447,3 @@ def lid_on_cluster(
         precision=_joined(r[2] for r in ran),
         binned_pairs=binned,
     )
-    return ClusterLID(lid=lid, scheduler=address, n_blocks=len(blocks), block_rows=block_rows, n_workers=n_workers)

@@ -116,7 +116,8 @@ class Engine:
         return attrs.asdict(self)
 
 
-def _torch_available() -> bool:
+def torch_available() -> bool:
+    """Whether PyTorch can be imported (it is imported to find out)."""
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -154,7 +155,7 @@ def resolve_device(device: str, *, check: bool = True) -> str:
     if not isinstance(device, str) or not device:
         raise InputError(f"device must be a string such as {DEVICE_NAMES}, got {device!r}")
     if device == "auto":
-        if _torch_available():
+        if torch_available():
             import torch
 
             return "cuda" if torch.cuda.is_available() else "cpu"
@@ -164,7 +165,7 @@ def resolve_device(device: str, *, check: bool = True) -> str:
         raise InputError(f"device {device!r}: expected {DEVICE_NAMES}")
     if device == "cpu":
         return device
-    if not _torch_available():
+    if not torch_available():
         raise InputError(f"device {device!r} needs PyTorch (pip install torch); only 'cpu' works without it")
     if check:
         _check_available(device, match.group(1), None if match.group(2) is None else int(match.group(2)))

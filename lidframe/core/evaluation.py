@@ -1,7 +1,8 @@
 """``evaluate``: from a dev and an eval set to per-trial LID and its summary.
 
 :func:`fit_calibrator` fits a calibrator on a dev set, :func:`evaluate_fitted` applies a
-fitted one to an eval set, and :func:`evaluate` does both; they return a :class:`Result`.
+fitted one to an eval set, and :func:`evaluate` does both; they return a :class:`Result`
+whose ``summary`` is a :class:`~lidframe.core.summary.Summary` (:func:`summarise`).
 :func:`as_set` / :func:`as_scoreset` read a score or embedding set given as a path.
 
 Pipeline (the maths: ``docs/theory.md``; the path of one score: ``docs/architecture.md``)::
@@ -10,47 +11,76 @@ Pipeline (the maths: ``docs/theory.md``; the path of one score: ``docs/architect
     eval --row z-norm--> z --Calibrator.llr--> LLR (T, N) --+ log prior, log-softmax--> LID (bits)
 
 An eval *embedding* set takes the same steps inside the streaming engine
-(:func:`~lidframe.core.streaming.lid_from_embeddings`), without forming the (T, N) matrix.
+(:func:`~lidframe.core.streaming.lid_from_embeddings`), without forming the (T, N) matrix;
+:func:`~lidframe.core.dispatch.run_engine` picks the engine.  A dev embedding set is
+scored in full (it must fit in memory).
 
 Impostor trials (speaker not enrolled) are left out of the calibration and of LID,
-counted in ``summary["n_impostor_trials"]`` (eval) and ``summary["n_dev_impostor_trials"]``.
+counted in ``summary.n_impostor_trials`` (eval) and ``summary.n_dev_impostor_trials``.
 
 Options come as records: bootstrap intervals as a :class:`~lidframe.stats.bootstrap.Bootstrap`
 (``bootstrap=``, None for none) and the engine settings as an
-:class:`~lidframe.core.engine.Engine` (``engine=``).  ``binary_metrics="auto"`` computes the
-binary view exactly (every pair's LLR, sorted), except for an eval embedding set of more than
-:data:`BINARY_PAIR_LIMIT` pairs, whose binary view is binned in the streaming pass
-(:mod:`lidframe.metrics.binned`; ``summary["binary_method"]`` says which).
+:class:`~lidframe.core.engine.Engine` (``engine=``).  ``calibrator`` and ``prior`` are
+keyword-only; given by position they still work for one release, with a FutureWarning.
+
+Binary view
+-----------
+``binary_metrics`` asks for the binary view over all closed-set eval pairs (``eer``,
+``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
+``zebra_tag``, ``dsys``, ``dsys_method``; :mod:`lidframe.metrics.binary_view`), by one of
+two methods (``summary.binary.method``):
+
+* ``"exact"`` holds every pair's LLR at once (T x N float64) and sorts it; an eval
+  embedding set is then scored in full (its cosine matrix materialised);
+* ``"binned"`` (eval embedding sets) counts the LLRs into per-class histograms of
+  :data:`~lidframe.metrics.binned.DEFAULT_BINS` bins in the streaming pass (memory a few
+  tiles; Cllr exact, the others within the bounds of :mod:`lidframe.metrics.binned`,
+  ``summary.binary.error_bounds``).  Binned metrics have no bootstrap intervals.
+
+True: exact for a score set, binned for an embedding set (any size).  ``"auto"``: exact,
+except binned for an embedding set of more than :data:`BINARY_PAIR_LIMIT` (2**27) pairs
+or on a cluster.  False: none (``summary.binary`` is None, the mapping view shows NaN;
+memory a few tiles).  ``summary.binary_metrics`` says ``"computed"`` or ``"skipped: <why>"``.
+
+Cluster
+-------
+``scheduler=`` (an address such as ``"tcp://10.0.0.5:8786"``, connected with a 10 s
+timeout, or a ``distributed.Client``) runs the streaming engine of an eval embedding set on
+a dask.distributed cluster: the eval trials are cut into blocks of rows, one task each,
+and the enrolled profiles and the calibrator's map are sent once per worker
+(:func:`lidframe.core.cluster.lid_on_cluster`); the numbers equal the single-process run
+(LID to float64 rounding, ranks and binned counts exactly).  The binary view is then
+binned at every size (the exact one needs every pair on the client).
+``summary.scheduler`` records the address and ``summary.n_blocks`` the blocks.  Not an
+:class:`~lidframe.core.engine.Engine` field: a client is a live connection, not a
+setting, and where the blocks ran does not change a number.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import json
-import math
-from collections.abc import Iterator
+import warnings
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Literal, ParamSpec, TypeAlias, TypeVar, cast
 
 import attrs
 import numpy as np
 
-from lidframe._version import __version__
-from lidframe.core.cluster import ClusterLID, lid_on_cluster
+from lidframe.core.dispatch import DENSE_ENGINE, run_engine
 from lidframe.core.engine import Engine, resolve_device
-from lidframe.core.lid import LN2, lid_from_scores
-from lidframe.core.streaming import lid_from_embeddings
-from lidframe.core.znorm import calibrator_input, check_ddof, uses_znorm
+from lidframe.core.lid import LN2
+from lidframe.core.summary import EngineUsed, Summary, summarise
+from lidframe.core.znorm import calibrator_input, check_ddof
 from lidframe.data.embedset import EmbeddingSet, load_set
-from lidframe.data.fileio import StrPath, json_clean
+from lidframe.data.fileio import StrPath
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
-from lidframe.metrics.aggregates import lid_summary
-from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary
-from lidframe.metrics.binned import DEFAULT_BINS, BinnedPairs, binned_summary
-from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure, true_speaker_rank
 from lidframe.registry import CalibratorLike, PriorLike, describe_component, resolve_calibrator, resolve_prior
-from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
+from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -65,7 +95,11 @@ __all__ = [
     "naming_set",
     "set_label",
     "BINARY_PAIR_LIMIT",
+    "Summary",
 ]
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 #: ``binary_metrics="auto"`` computes the exact binary view of an eval *embedding* set (by
 #: scoring it in full) up to this many (trial, enrolled speaker) pairs, and the binned one
@@ -176,7 +210,7 @@ class Result:
         Rank of the true speaker among the N enrolled by the attacker's score (1 = first;
         1 + the number of enrolled speakers scoring strictly higher, so ties count for the
         attacker: :func:`~lidframe.metrics.identification.true_speaker_rank`); 0 for
-        impostor trials.  ``summary["rank1_rate"]`` is the share of closed-set ranks equal to 1.
+        impostor trials.  ``summary.rank1_rate`` is the share of closed-set ranks equal to 1.
     is_impostor : ndarray of bool, shape (T,)
         Trials whose speaker is not enrolled (excluded from LID).
     trial_ids, trial_speakers : ndarray of str, shape (T,)
@@ -184,14 +218,10 @@ class Result:
     enrolled : ndarray of str, shape (N,)
     log_prior : ndarray, shape (N,)
         Natural-log prior used for the posterior.
-    summary : dict
-        ``n_trials`` (closed-set trials in LID), ``n_enrolled``, ``n_impostor_trials``,
-        ``log2_n``, the :func:`lidframe.metrics.aggregates.lid_summary` keys, ``cllr_mc``
-        (multiclass Cllr, bits), ``rank1_rate`` and ``rank_disclosure_bits``
-        (:mod:`lidframe.metrics.identification`), the binary view (:data:`lidframe.metrics.binary_view.BINARY_KEYS`:
-        ``eer`` is ROCCH; NaN when not computed) with ``binary_method``, ``binary_bins`` and
-        ``binary_error_bounds`` (see ``binary_metrics`` of :func:`evaluate`), ``ci`` / ``ci_settings`` when asked for,
-        and the settings ``calibrator``, ``prior``, ``znorm_ddof``, dev sizes and the version.
+    summary : Summary
+        The LID aggregates, identification metrics, binary view, intervals and the
+        settings behind them, as attributes (``summary.alid``) and as a read-only
+        mapping (``summary["alid"]``; :mod:`lidframe.core.summary`).
     calibrator : object
         The fitted calibrator.
     prior : object
@@ -205,13 +235,13 @@ class Result:
     trial_speakers: np.ndarray
     enrolled: np.ndarray
     log_prior: np.ndarray
-    summary: dict
+    summary: Summary
     calibrator: object
     prior: object
 
     def to_dict(self) -> dict:
         """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
-        out = json_clean(self.summary)
+        out = self.summary.to_dict()
         to_dict = getattr(self.calibrator, "to_dict", None)
         if callable(to_dict):
             out["calibrator_fit"] = to_dict()
@@ -236,12 +266,51 @@ class Result:
         )
 
 
+def keyword_only(*names: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Make *names* (keyword-only parameters, in order) still accept a positional value, with a FutureWarning.
+
+    For one release: a call that gives them by position warns which keyword to use and
+    runs as the keyword call; more positional values than *names* are a TypeError.
+    """
+
+    def decorate(func: Callable[P, R]) -> Callable[P, R]:
+        parameters = inspect.signature(func).parameters.values()
+        n_positional = sum(p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD for p in parameters)
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            extra = args[n_positional:]
+            if extra:
+                if len(extra) > len(names):
+                    raise TypeError(
+                        f"{func.__name__}() takes {n_positional} positional arguments but {len(args)} were given"
+                    )
+                given = names[: len(extra)]
+                for name in given:
+                    if name in kwargs:
+                        raise TypeError(f"{func.__name__}() got multiple values for argument {name!r}")
+                keywords = ", ".join(f"{name}=..." for name in given)
+                warnings.warn(
+                    f"{func.__name__}(): pass {keywords} by keyword; giving {' and '.join(given)} by position "
+                    "is deprecated and stops working in the next release",
+                    FutureWarning,
+                    stacklevel=2,
+                )
+                kwargs.update(zip(given, extra))
+            return func(*args[:n_positional], **kwargs)
+
+        return cast("Callable[P, R]", wrapper)
+
+    return decorate
+
+
+@keyword_only("calibrator", "prior")
 def evaluate(
     dev: SetLike,
     eval: SetLike,
+    *,
     calibrator: str | CalibratorLike = "logistic",
     prior: str | PriorLike = "uniform",
-    *,
     znorm_ddof: int = 1,
     binary_metrics: bool | Literal["auto"] = "auto",
     bootstrap: Bootstrap | None = None,
@@ -254,58 +323,32 @@ def evaluate(
     ----------
     dev, eval : ScoreSet, EmbeddingSet or path
         Score sets (``.npz`` or long ``.csv`` paths are loaded) or embedding sets of a
-        cosine attacker (:class:`~lidframe.data.embedset.EmbeddingSet`).  Dev and eval may have
-        different enrolled speakers and sizes.  A dev embedding set is scored in full
-        (it must fit in memory); an eval embedding set is evaluated by the streaming
-        engine (:mod:`lidframe.core.streaming`), unless its exact binary metrics are
-        computed, in which case its cosine matrix is materialised (they need every pair's LLR).
+        cosine attacker (:class:`~lidframe.data.embedset.EmbeddingSet`); dev and eval may
+        have different enrolled speakers and sizes.  A dev embedding set is scored in
+        full; an eval embedding set is streamed (module docstring).
     calibrator : str or calibrator, default "logistic"
         Registry name, ``"package.module:Class"`` or an instance (cloned and fitted on dev).
+        Keyword-only (by position: a FutureWarning, for one release).
     prior : str or prior, default "uniform"
         ``"uniform"`` or a prior instance (``WatchList``, ``Explicit``, ...), applied to
-        the eval enrolled speakers.
+        the eval enrolled speakers.  Keyword-only, as *calibrator*.
     znorm_ddof : {0, 1}, default 1
         Row z-norm degrees of freedom (1 = reference code, 0 = the paper's example).
     binary_metrics : {"auto", True, False}, default "auto"
-        Also compute the binary view over all closed-set eval pairs (``eer``,
-        ``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
-        ``zebra_tag``, ``dsys``, ``dsys_method``; :mod:`lidframe.metrics.binary_view`).  Two methods:
-        ``"exact"`` holds every pair's LLR at once (T x N float64) and sorts it;
-        ``"binned"`` (eval embedding sets) counts the LLRs into per-class histograms of
-        :data:`~lidframe.metrics.binned.DEFAULT_BINS` bins in the streaming pass (memory a
-        few tiles; Cllr exact, the others within the bounds of
-        :mod:`lidframe.metrics.binned`, reported as ``summary["binary_error_bounds"]``).
-        True: exact for a score set, binned for an embedding set (any size).  ``"auto"``:
-        exact, except binned for an embedding set of more than :data:`BINARY_PAIR_LIMIT`
-        (2**27) pairs.  False: none (NaN; memory a few tiles).  ``summary["binary_metrics"]``
-        says ``"computed"`` or ``"skipped: <why>"``, ``summary["binary_method"]``
-        ``"exact"``, ``"binned"`` or None and ``summary["binary_bins"]`` the bin count (binned).
-        Binned metrics have no bootstrap intervals (they need the pairs).
+        The binary view over all closed-set eval pairs (:class:`~lidframe.core.summary.BinaryView`):
+        exact or binned (module docstring), ``"auto"`` choosing by size; False: none.
     bootstrap : Bootstrap, optional
         Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`)
-        with these settings as ``summary["ci"]`` (metric -> ``[low, high]`` for ALID,
-        PDR, LID+, LID-, LID q99, LIDmax and, with the binary metrics, EER and Cllr) and
-        ``summary["ci_settings"]`` (the record as a dict).  None (default): no intervals;
-        ``Bootstrap()`` for the default settings.
+        with these settings (``summary.intervals`` for ALID, PDR, LID+, LID-, LID q99,
+        LIDmax and, with the exact binary view, EER and Cllr).  None (default): none.
     engine : Engine, optional
         Engine settings (default ``Engine()``): ``tile_rows`` for every engine; device,
         precision, kernel and progress for the streaming engine of an eval embedding set
-        (:func:`lidframe.core.streaming.lid_from_embeddings`; device ``"auto"`` is CUDA
-        when available, precision ``"auto"`` float64 on the CPU and bfloat16 on CUDA).
-        What ran is recorded in ``summary["engine"]`` for an eval embedding set.
+        (:func:`lidframe.core.streaming.lid_from_embeddings`); what ran is ``summary.engine``.
     scheduler : str or distributed.Client, optional
-        Run the streaming engine of an eval embedding set on a dask.distributed cluster:
-        a scheduler address (``"tcp://10.0.0.5:8786"``, connected with a 10 s timeout) or
-        a client.  The eval trials are cut into blocks of rows, one task each, and the
-        enrolled profiles and the calibrator's map are sent once per worker
-        (:func:`lidframe.core.cluster.lid_on_cluster`); the numbers equal the
-        single-process run (LID to float64 rounding, ranks and binned counts exactly).
-        With a scheduler the binary view of an embedding set is binned at every size
-        (``"auto"`` and True; the exact one needs every pair on the client).
-        ``summary["scheduler"]`` records the address and ``summary["n_blocks"]`` the
-        blocks.  Not an :class:`~lidframe.core.engine.Engine` field: a client is a live
-        connection, not a setting, and where the blocks ran does not change a number.
-        A score set cannot be sharded (an InputError).
+        Run the streaming engine of an eval embedding set on a dask.distributed cluster
+        (a scheduler address or a client; module docstring).  A score set cannot be
+        sharded (an InputError).
 
     Returns
     -------
@@ -316,7 +359,7 @@ def evaluate(
     >>> from lidframe.data.simulate import simulate_system
     >>> dev, ev = simulate_system(leakage=1.0, seed=1)
     >>> res = evaluate(dev, ev)
-    >>> res.summary["lid_max"] <= res.summary["log2_n"]
+    >>> res.summary.lid_max <= res.summary.log2_n
     True
     """
     dev = as_scoreset(dev, "dev")
@@ -325,7 +368,7 @@ def evaluate(
     return evaluate_fitted(
         eval_set,
         fitted,
-        prior,
+        prior=prior,
         dev=dev,
         znorm_ddof=znorm_ddof,
         binary_metrics=binary_metrics,
@@ -360,11 +403,48 @@ def _check_option(value, cls, name: str):
     return value
 
 
+def _check_scheduler(eval_set: ScoreSet | EmbeddingSet, scheduler: object) -> None:
+    if scheduler is not None and not isinstance(eval_set, EmbeddingSet):
+        raise InputError(
+            f"{set_label(eval_set, 'eval')}: scheduler= shards an eval embedding set over a cluster; "
+            "this is a score set (evaluate it without a scheduler)"
+        )
+
+
+def _scored_in_full(
+    eval_set: ScoreSet | EmbeddingSet, binary_method: str | None, settings: Engine
+) -> tuple[ScoreSet | EmbeddingSet, EngineUsed | None]:
+    """An embedding set whose exact binary view is asked for as its cosine ScoreSet (and what ran), else as is."""
+    if isinstance(eval_set, EmbeddingSet) and binary_method == "exact":
+        resolve_device(settings.device)  # an explicit CUDA device this machine lacks: refused, as when streamed
+        return as_scoreset(eval_set, "eval"), DENSE_ENGINE  # every pair's LLR is needed: scored in full (float64)
+    return eval_set, None
+
+
+def _enrolled_trials(eval_set: ScoreSet | EmbeddingSet) -> tuple[np.ndarray, ScoreSet | EmbeddingSet]:
+    """(rows of the trials whose speaker is enrolled, those trials as a set); an InputError if there are none."""
+    closed_rows = np.flatnonzero(~eval_set.is_impostor)
+    if closed_rows.size == 0:
+        raise InputError(
+            f"{set_label(eval_set, 'eval')}: no trial's speaker is enrolled, so no trial has a LID "
+            "(all are impostor trials)"
+        )
+    return closed_rows, eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
+
+
+def _per_trial(n_trials: int, rows: np.ndarray, values: np.ndarray, fill: float | int, dtype: type) -> np.ndarray:
+    """An array of *n_trials* holding *values* at *rows* and *fill* elsewhere."""
+    out: np.ndarray = np.full(n_trials, fill, dtype=dtype)
+    out[rows] = values
+    return out
+
+
+@keyword_only("prior")
 def evaluate_fitted(
     eval: SetLike,
     fitted: CalibratorLike,
-    prior: str | PriorLike = "uniform",
     *,
+    prior: str | PriorLike = "uniform",
     dev: ScoreSet | None = None,
     znorm_ddof: int = 1,
     binary_metrics: bool | Literal["auto"] = "auto",
@@ -376,15 +456,12 @@ def evaluate_fitted(
 
     Parameters
     ----------
-    eval : ScoreSet, EmbeddingSet or path
-        As for :func:`evaluate`.
     fitted : calibrator
         A fitted calibrator, used as is (not copied).
-    prior : str or prior, default "uniform"
     dev : ScoreSet, optional
         Only fills the dev sizes of the summary.
-    znorm_ddof, binary_metrics, bootstrap, engine, scheduler
-        As for :func:`evaluate`.
+    eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler
+        As for :func:`evaluate` (``prior`` keyword-only; by position: a FutureWarning, for one release).
 
     Returns
     -------
@@ -393,134 +470,44 @@ def evaluate_fitted(
     eval_set = as_set(eval, "eval")
     bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
     settings: Engine = _check_option(engine, Engine, "engine") or Engine()
-    if scheduler is not None and not isinstance(eval_set, EmbeddingSet):
-        raise InputError(
-            f"{set_label(eval_set, 'eval')}: scheduler= shards an eval embedding set over a cluster; "
-            "this is a score set (evaluate it without a scheduler)"
-        )
+    _check_scheduler(eval_set, scheduler)
     binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics, on_cluster=scheduler is not None)
-    binary = binary_method == "exact"  # every pair's LLR, held and sorted
-    engine_used = None
-    if isinstance(eval_set, EmbeddingSet) and binary:
-        resolve_device(settings.device)  # an explicit CUDA device this machine lacks: refused, as when streamed
-        # every pair's LLR is needed anyway: score the set in full (float64 reference path)
-        eval_set = as_scoreset(eval_set, "eval")
-        engine_used = {"kernel": "dense", "device": "cpu", "precision": "float64"}
+    eval_set, engine_used = _scored_in_full(eval_set, binary_method, settings)
     znorm_ddof = check_ddof(znorm_ddof)
     prior = resolve_prior(prior)
     with naming_set(eval_set, "eval"):  # a watch-list id not enrolled in this file, ...
         log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
-
-    closed_rows = np.flatnonzero(~eval_set.is_impostor)
-    if closed_rows.size == 0:
-        raise InputError(
-            f"{set_label(eval_set, 'eval')}: no trial's speaker is enrolled, so no trial has a LID "
-            "(all are impostor trials)"
+    closed_rows, closed = _enrolled_trials(eval_set)
+    with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
+        run = run_engine(
+            closed,
+            fitted,
+            log_prior,
+            znorm_ddof=znorm_ddof,
+            engine=settings,
+            binary_method=binary_method,
+            scheduler=scheduler,
+            engine_used=engine_used,
         )
-    closed = eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
-    n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
-    pair_llr: tuple[np.ndarray, np.ndarray] | None = None
-    binned_pairs: BinnedPairs | None = None
-    cluster_run: ClusterLID | None = None
-    if isinstance(closed, EmbeddingSet) and scheduler is not None:
-        with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
-            cluster_run = lid_on_cluster(
-                closed.trial_vectors,
-                closed.enrol_vectors,
-                closed.true_index,
-                fitted,
-                log_prior,
-                scheduler=scheduler,
-                znorm_ddof=znorm_ddof,
-                engine=settings,
-                row_names=closed.trial_ids,
-                binary_bins=DEFAULT_BINS if binary_method == "binned" else None,
-            )
-        streamed = cluster_run.lid
-        lid_closed, ranks, binned_pairs = streamed.lid_bits, streamed.true_rank, streamed.binned_pairs
-        engine_used = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
-    elif isinstance(closed, EmbeddingSet):
-        with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
-            streamed = lid_from_embeddings(
-                closed.trial_vectors,
-                closed.enrol_vectors,
-                closed.true_index,
-                fitted,
-                log_prior,
-                znorm_ddof=znorm_ddof,
-                engine=settings,
-                row_names=closed.trial_ids,
-                binary_bins=DEFAULT_BINS if binary_method == "binned" else None,
-            )
-        lid_closed, ranks, binned_pairs = streamed.lid_bits, streamed.true_rank, streamed.binned_pairs
-        engine_used = {"kernel": streamed.kernel, "device": streamed.device, "precision": streamed.precision}
-    else:
-        if binary:
-            pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1)))
-        with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
-            lid_closed = lid_from_scores(
-                closed.scores,
-                closed.true_index,
-                fitted,
-                log_prior,
-                znorm_ddof=znorm_ddof,
-                tile_rows=settings.tile_rows,
-                row_names=closed.trial_ids,
-                pair_llr_out=pair_llr,
-            )
-        ranks = true_speaker_rank(closed.scores, closed.true_index)
-
-    lid = np.full(eval_set.n_trials, np.nan)
-    lid[closed_rows] = lid_closed
-    posterior_true = np.full(eval_set.n_trials, np.nan)
-    # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain
-    posterior_true[closed_rows] = np.minimum(np.exp(lid_closed * LN2 + log_prior[closed.true_index]), 1.0)
-    true_rank = np.zeros(eval_set.n_trials, dtype=np.int64)  # 0: impostor trial, no rank
-    true_rank[closed_rows] = ranks
-
-    summary: dict[str, Any] = {
-        "n_trials": int(n_trials),
-        "n_enrolled": int(n_enrolled),
-        "n_impostor_trials": int(eval_set.n_impostor_trials),
-        "log2_n": math.log2(n_enrolled),
-    }
-    summary.update(lid_summary(lid_closed))
-    summary["cllr_mc"] = cllr_multiclass(posterior_true[closed_rows])
-    summary["rank1_rate"] = rank1_rate(ranks)
-    summary["rank_disclosure_bits"] = rank_disclosure(ranks, n_enrolled)[1]
-    if bootstrap is not None:
-        pairs = None if pair_llr is None else PairLLRs(pair_llr[0], pair_llr[1].reshape(n_trials, n_enrolled - 1))
-        intervals = bootstrap_ci(lid_closed, bootstrap, speakers=closed.trial_speakers, pairs=pairs)
-        summary["ci"] = {k: [v.low, v.high] for k, v in intervals.items()}
-        summary["ci_settings"] = bootstrap.to_dict()
-    if pair_llr is not None:
-        summary.update(binary_summary(*pair_llr, overwrite=True))
-    elif binned_pairs is not None:
-        summary.update(binned_summary(binned_pairs))
-    else:
-        summary.update({k: (None if k in BINARY_TEXT_KEYS else float("nan")) for k in BINARY_KEYS})
-    summary["binary_metrics"] = binary_status
-    summary["binary_method"] = binary_method
-    summary["binary_bins"] = None if binned_pairs is None else binned_pairs.grid.n_bins
-    summary["binary_error_bounds"] = None if binned_pairs is None else binned_pairs.error_bounds()
-    summary.update(
-        calibrator=describe_component(fitted),
-        prior=describe_component(prior),
-        znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
-        n_dev_trials=None if dev is None else int(dev.n_trials - dev.n_impostor_trials),
-        n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
-        n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
-        lidframe_version=__version__,
+    # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain: clipped
+    posterior_closed = np.minimum(np.exp(run.lid_bits * LN2 + log_prior[closed.true_index]), 1.0)
+    summary = summarise(
+        run,
+        closed,
+        posterior_closed,
+        n_impostor_trials=eval_set.n_impostor_trials,
+        binary_status=binary_status,
+        bootstrap=bootstrap,
+        fitted=fitted,
+        prior=prior,
+        znorm_ddof=znorm_ddof,
+        dev=dev,
     )
-    if engine_used is not None:
-        summary["engine"] = engine_used
-    if cluster_run is not None:
-        summary["scheduler"] = cluster_run.scheduler
-        summary["n_blocks"] = cluster_run.n_blocks
+    per_trial = functools.partial(_per_trial, eval_set.n_trials, closed_rows)
     return Result(
-        lid=lid,
-        posterior_true=posterior_true,
-        true_rank=true_rank,
+        lid=per_trial(run.lid_bits, np.nan, np.float64),
+        posterior_true=per_trial(posterior_closed, np.nan, np.float64),
+        true_rank=per_trial(run.true_rank, 0, np.int64),  # 0: impostor trial, no rank
         is_impostor=eval_set.is_impostor,
         trial_ids=eval_set.trial_ids,
         trial_speakers=eval_set.trial_speakers,

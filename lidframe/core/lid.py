@@ -49,7 +49,8 @@ def default_tile_rows(n_enrolled: int) -> int:
     return max(1, _TILE_VALUES // max(1, int(n_enrolled)))
 
 
-def _check_log_prior(log_prior: ArrayLike, n_enrolled: int) -> np.ndarray:
+def check_log_prior(log_prior: ArrayLike, n_enrolled: int) -> np.ndarray:
+    """*log_prior* as float64 of shape (N,), or an InputError unless it is a normalised log prior."""
     log_prior = np.asarray(log_prior, dtype=np.float64)
     if log_prior.shape != (n_enrolled,):
         raise InputError(f"log_prior must have shape ({n_enrolled},), got {log_prior.shape}")
@@ -61,7 +62,7 @@ def _check_log_prior(log_prior: ArrayLike, n_enrolled: int) -> np.ndarray:
     return log_prior
 
 
-def _uniform_log_n(log_prior: np.ndarray) -> float | None:
+def uniform_log_n(log_prior: np.ndarray) -> float | None:
     """log N when *log_prior* is uniform (exactly), else None."""
     return math.log(log_prior.shape[0]) if np.all(log_prior == log_prior[0]) else None
 
@@ -70,17 +71,17 @@ def _prepare(
     log_prior: ArrayLike, true_index: ArrayLike, tile_rows: int | None, n_trials: int, n_enrolled: int
 ) -> tuple[np.ndarray, np.ndarray, int, float | None]:
     """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
-    log_prior = _check_log_prior(log_prior, n_enrolled)
+    log_prior = check_log_prior(log_prior, n_enrolled)
     true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=True)
-    return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), _uniform_log_n(log_prior)
+    return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), uniform_log_n(log_prior)
 
 
-def _row_label(row: int, row_names) -> str:
+def row_label(row: int, row_names) -> str:
     """How an error names row *row*: its trial id where the caller gave the ids (``row_names``), else its index."""
     return f"row {row}" if row_names is None else f"trial {str(row_names[row])!r}"
 
 
-def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int, row_names=None):
+def tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int, row_names=None):
     """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN.
 
     An error names a bad row by its trial id when *row_names* (the ids of every row of the
@@ -103,7 +104,7 @@ def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_lo
     if not np.isfinite(peak).all():
         bad = int(np.flatnonzero(~np.isfinite(peak))[0])
         raise InputError(
-            f"LLRs of {_row_label(row_offset + bad, row_names)} are not finite (max {peak[bad]}); check the calibrator"
+            f"LLRs of {row_label(row_offset + bad, row_names)} are not finite (max {peak[bad]}); check the calibrator"
         )
     llr_tile -= peak[:, None]
     np.exp(llr_tile, out=llr_tile)
@@ -115,7 +116,7 @@ def _tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_lo
     if np.isnan(lid_bits[closed]).any():
         bad = int(np.flatnonzero(np.isnan(lid_bits) & closed)[0])
         raise InputError(
-            f"LLR of the true speaker in {_row_label(row_offset + bad, row_names)} is NaN; check the calibrator"
+            f"LLR of the true speaker in {row_label(row_offset + bad, row_names)} is NaN; check the calibrator"
         )
     lid_bits[constant & closed] = 0.0
     return lid_bits
@@ -166,7 +167,7 @@ def lid_from_llr(
     for start in range(0, n_trials, tile_rows):
         stop = min(start + tile_rows, n_trials)
         tile = np.array(llr[start:stop], copy=True)
-        out[start:stop] = _tile_lid(tile, true_index[start:stop], log_prior, log_n, start)
+        out[start:stop] = tile_lid(tile, true_index[start:stop], log_prior, log_n, start)
     return out
 
 
@@ -183,7 +184,7 @@ def log_posterior(llr: ArrayLike, log_prior: ArrayLike) -> np.ndarray:
     from scipy.special import log_softmax
 
     llr = np.asarray(llr, dtype=np.float64)
-    log_prior = _check_log_prior(log_prior, llr.shape[-1])
+    log_prior = check_log_prior(log_prior, llr.shape[-1])
     return log_softmax(llr + log_prior, axis=-1)
 
 
@@ -240,10 +241,10 @@ def lid_from_scores(
         stop = min(start + tile_rows, n_trials)
         names = None if row_names is None else row_names[start:stop]
         llr = calibrated_llr(scores[start:stop], calibrator, znorm_ddof=znorm_ddof, row_names=names)
-        if np.may_share_memory(llr, scores):  # an identity map on raw scores: _tile_lid overwrites its tile
+        if np.may_share_memory(llr, scores):  # an identity map on raw scores: tile_lid overwrites its tile
             llr = llr.copy()
         cols = true_index[start:stop]
         if pair_llr_out is not None:
             mated_pos, non_mated_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_mated_pos)
-        out[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start, row_names)
+        out[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names)
     return out

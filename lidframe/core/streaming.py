@@ -17,7 +17,7 @@ s_ij = x_i . e_j of unit vectors.  Two facts make a one-pass engine possible:
   with unequal variances, plugins) are applied to (tile_rows, N) tiles of z-scores with
   their closed-form map (:mod:`lidframe.calibrators.maps`), on the tile's device.
 
-:func:`lid_from_embeddings` returns a :class:`StreamingLID` (per-trial LID and rank of the
+:func:`lid_from_embeddings` returns a :class:`StreamingResult` (per-trial LID and rank of the
 true speaker); the :class:`~lidframe.core.engine.Engine` it is given picks the path:
 ``numpy`` (CPU, float64/float32 BLAS, threaded by the BLAS library), ``torch`` (CPU or
 CUDA, float64/float32/bfloat16, tiled) or ``triton`` (CUDA, the fused kernel of
@@ -39,10 +39,9 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.calibrators.base import DEFAULT_FIT_BINS
 from lidframe.calibrators.maps import AffineMap, llr_map_of
-from lidframe.core.engine import Engine, _torch_available, resolve_device, resolve_precision
-from lidframe.core.lid import LN2, _check_log_prior, _row_label, _tile_lid, _uniform_log_n, default_tile_rows
+from lidframe.core.engine import Engine, resolve_device, resolve_precision, torch_available
+from lidframe.core.lid import LN2, check_log_prior, default_tile_rows, row_label, tile_lid, uniform_log_n
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.data.vectors import unit_rows
@@ -50,12 +49,11 @@ from lidframe.errors import InputError, preview
 from lidframe.metrics.binned import BinGrid, BinnedPairs
 
 __all__ = [
-    "StreamingLID",
+    "StreamingResult",
     "cosine_row_stats",
     "lid_from_embeddings",
     "llr_grid",
     "pair_llr_grid",
-    "dev_pair_groups",
 ]
 
 _LOG2E = 1.0 / LN2
@@ -68,7 +66,7 @@ _TILE_VALUES_CUDA = 1 << 30
 
 
 @attrs.frozen(eq=False)
-class StreamingLID:
+class StreamingResult:
     """Per-trial outputs of :func:`lid_from_embeddings`.
 
     Attributes
@@ -99,7 +97,7 @@ def _to_numpy(values):
     return values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
 
 
-def _prepare(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
+def closed_form_znorm(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
     """(keys (N, d), row_scale (T,)) in float64: z_ij = row_scale_i * trial_unit_i . keys_j."""
     if not znorm:
         return enrol_unit, trial_unit[:, 0] * 0.0 + 1.0  # ones, as a numpy array or a tensor
@@ -135,12 +133,12 @@ def cosine_row_stats(
         cosine matrix, without forming it (cost O(T d^2 + N d^2)).
     """
     znorm_ddof = check_ddof(znorm_ddof)
-    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
-    _keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, True, None)
+    trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
+    _keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, znorm_ddof, True, None)
     return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
 
 
-def _z_bound(keys, row_scale, n_enrolled: int, ddof: int, znorm: bool) -> float:
+def pair_z_bound(keys, row_scale, n_enrolled: int, ddof: int, znorm: bool) -> float:
     """An upper bound of |z_ij| over every pair, before the pass.
 
     Cauchy-Schwarz: z_ij = row_scale_i x_i . k_j with |x_i| = 1, so |z_ij| <= max_i
@@ -162,7 +160,7 @@ def llr_grid(llr_map: Callable[[np.ndarray], ArrayLike], z_bound: float, n_bins:
     llr_map : callable
         Non-decreasing score-to-LLR map (:mod:`lidframe.calibrators.maps`), intercept included.
     z_bound : float
-        Bound of |z| over every pair (:func:`_z_bound`).
+        Bound of |z| over every pair (:func:`pair_z_bound`).
     n_bins : int
 
     Returns
@@ -180,7 +178,8 @@ def llr_grid(llr_map: Callable[[np.ndarray], ArrayLike], z_bound: float, n_bins:
     return BinGrid.uniform(low - margin, high + margin, n_bins)
 
 
-def _check_embeddings(trial_emb, enrol_emb):
+def check_embeddings(trial_emb: ArrayLike, enrol_emb: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Unit trial (T, d) and enrolled (N, d) rows, float64; an InputError for bad shapes, N < 2 or NaN/inf rows."""
     trial_emb = np.asarray(trial_emb, dtype=np.float64)
     enrol_emb = np.asarray(enrol_emb, dtype=np.float64)
     if trial_emb.ndim != 2 or enrol_emb.ndim != 2 or trial_emb.shape[1] != enrol_emb.shape[1]:
@@ -208,7 +207,7 @@ def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
     on_cpu = device == "cpu"
     if kernel == "auto":
         if on_cpu:
-            return "numpy" if precision != "bfloat16" or not _torch_available() else "torch"
+            return "numpy" if precision != "bfloat16" or not torch_available() else "torch"
         if isinstance(llr_map, AffineMap) and precision != "float64" and _triton_usable(device):
             return "triton"
         return "torch"
@@ -216,7 +215,7 @@ def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
         raise InputError(f"kernel 'numpy' runs on the CPU only, not on device {device!r}")
     if kernel == "numpy" and precision == "bfloat16":
         raise InputError("kernel 'numpy' has no bfloat16; use kernel 'torch'")
-    if kernel in ("torch", "triton") and not _torch_available():
+    if kernel in ("torch", "triton") and not torch_available():
         raise InputError(f"kernel {kernel!r} needs PyTorch (pip install torch)")
     if kernel == "triton":
         if not _triton_usable(device):
@@ -251,7 +250,7 @@ def _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm):
         return None
     if isinstance(binary_bins, BinGrid):
         return BinnedPairs(binary_bins)
-    z_bound = _z_bound(keys, row_scale, keys.shape[0], ddof, znorm)
+    z_bound = pair_z_bound(keys, row_scale, keys.shape[0], ddof, znorm)
     return BinnedPairs(llr_grid(llr_map, z_bound, binary_bins))
 
 
@@ -284,14 +283,14 @@ def pair_llr_grid(
     BinGrid
     """
     znorm_ddof = check_ddof(znorm_ddof)
-    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
+    trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
     znorm = uses_znorm(calibrator)
-    keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, znorm, row_names)
-    z_bound = _z_bound(keys, row_scale, keys.shape[0], znorm_ddof, znorm)
-    return llr_grid(_llr_map(calibrator), z_bound, n_bins)
+    keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, znorm_ddof, znorm, row_names)
+    z_bound = pair_z_bound(keys, row_scale, keys.shape[0], znorm_ddof, znorm)
+    return llr_grid(as_llr_map(calibrator), z_bound, n_bins)
 
 
-def _llr_map(calibrator):
+def as_llr_map(calibrator):
     """The closed-form map of a fitted calibrator (or the map itself)."""
     return calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
 
@@ -315,7 +314,7 @@ def _numpy_path(
     row_names,
     binary_bins,
 ):
-    keys, row_scale = _prepare(trial_unit, enrol_unit, ddof, znorm, row_names)
+    keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
     affine = isinstance(llr_map, AffineMap)
     slope = llr_map.slope if affine else 1.0
@@ -323,7 +322,7 @@ def _numpy_path(
     dtype = np.float64 if precision == "float64" else np.float32
     query = (trial_unit * (row_scale * (slope if slope > 0 else 1.0))[:, None]).astype(dtype)
     keys_t = np.ascontiguousarray(keys.T.astype(dtype))
-    log_n = _uniform_log_n(log_prior)
+    log_n = uniform_log_n(log_prior)
     lid = np.empty(n_trials)
     rank = np.empty(n_trials, dtype=np.int64)
     tile_rows = tile_rows or default_tile_rows(n_enrolled)
@@ -337,9 +336,9 @@ def _numpy_path(
         llr = scores if folded else np.asarray(llr_map(scores), dtype=np.float64)
         if llr.shape != scores.shape:
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")
-        if binned is not None:  # before _tile_lid, which overwrites the tile
+        if binned is not None:  # before tile_lid, which overwrites the tile
             binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
-        lid[start:stop] = _tile_lid(llr, cols, log_prior, log_n, start, row_names)
+        lid[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names)
     return lid, rank, binned
 
 
@@ -348,7 +347,7 @@ def _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names):
 
     trial = torch.as_tensor(trial_unit, dtype=torch.float64, device=device)
     enrol = torch.as_tensor(enrol_unit, dtype=torch.float64, device=device)
-    keys, row_scale = _prepare(trial, enrol, ddof, znorm, row_names)
+    keys, row_scale = closed_form_znorm(trial, enrol, ddof, znorm, row_names)
     return trial, keys, row_scale
 
 
@@ -405,7 +404,7 @@ def _torch_path(
     work = torch.float64 if precision == "float64" else torch.float32  # products, map and logsumexp
     query = (trial * (row_scale * (slope if slope > 0 else 1.0))[:, None]).to(_torch_dtype(precision)).to(work)
     keys_t = keys.T.contiguous().to(_torch_dtype(precision)).to(work)
-    log_n = _uniform_log_n(log_prior)
+    log_n = uniform_log_n(log_prior)
     bias = None if log_n is not None else torch.as_tensor(log_prior, dtype=work, device=device)
     # a writable copy: torch warns about read-only arrays (the caller's may be)
     cols_all = torch.as_tensor(np.array(true_index, copy=True), device=device)
@@ -425,7 +424,7 @@ def _torch_path(
             if binned is not None:
                 binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
             mated_llr = llr.gather(1, cols[:, None])[:, 0]
-            constant = llr.amax(dim=1) == llr.amin(dim=1)  # no evidence: LID exactly 0 (as _tile_lid)
+            constant = llr.amax(dim=1) == llr.amin(dim=1)  # no evidence: LID exactly 0 (as tile_lid)
             if bias is not None:
                 llr = llr + bias
             lse = torch.logsumexp(llr, dim=1)
@@ -433,7 +432,7 @@ def _torch_path(
                 lse = lse - log_n
             if not bool(torch.isfinite(lse).all()):
                 bad = start + int(torch.nonzero(~torch.isfinite(lse))[0, 0])
-                raise InputError(f"LLRs of {_row_label(bad, row_names)} are not finite; check the calibrator")
+                raise InputError(f"LLRs of {row_label(bad, row_names)} are not finite; check the calibrator")
             tile_lid = ((mated_llr - lse) / LN2).to(torch.float64)
             lid[start:stop] = tile_lid.masked_fill_(constant, 0.0)
     return lid.cpu().numpy(), rank.cpu().numpy(), binned
@@ -454,15 +453,27 @@ def _triton_path(
     cols = torch.as_tensor(true_index, device=device)
     # the true speaker's score from the same rounded inputs: the threshold of the rank count
     threshold = (query.float() * keys[cols].float()).sum(dim=1)
-    log_n = _uniform_log_n(log_prior)
+    log_n = uniform_log_n(log_prior)
     bias = None if log_n is not None else torch.as_tensor(log_prior * _LOG2E, dtype=torch.float32, device=device)
     lse2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
     lid = mated2.double() - lse2.double()
     if log_n is not None:
         lid += log_n * _LOG2E
-    if llr_map.slope == 0:  # llr = intercept for every speaker: LID exactly 0 (as _tile_lid)
+    if llr_map.slope == 0:  # llr = intercept for every speaker: LID exactly 0 (as tile_lid)
         lid.zero_()
     return lid.cpu().numpy(), (1 + above.long()).cpu().numpy()
+
+
+def _checked_map(calibrator: FittedCalibrator, binary_bins: object) -> Callable[[np.ndarray], ArrayLike]:
+    """The calibrator's closed-form map, checked (non-decreasing), after checking *binary_bins*."""
+    llr_map = as_llr_map(calibrator)
+    if isinstance(llr_map, AffineMap) and not llr_map.slope >= 0:
+        raise InputError(f"an LLR map must be non-decreasing: affine map with slope {llr_map.slope} (need >= 0)")
+    if binary_bins is not None and not (
+        isinstance(binary_bins, BinGrid) or (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1)
+    ):
+        raise InputError(f"binary_bins must be a positive number of bins or a BinGrid, got {binary_bins!r}")
+    return llr_map
 
 
 def lid_from_embeddings(
@@ -477,7 +488,7 @@ def lid_from_embeddings(
     row_names: ArrayLike | None = None,
     triton_blocks: dict | None = None,
     binary_bins: int | BinGrid | None = None,
-) -> StreamingLID:
+) -> StreamingResult:
     """Per-trial LID of a cosine attacker straight from embeddings.
 
     Parameters
@@ -497,15 +508,10 @@ def lid_from_embeddings(
     znorm_ddof : {0, 1}
         Delta degrees of freedom of the (closed-form) row z-norm.
     engine : Engine, optional
-        Where and how to run (default ``Engine()``: device ``"auto"``, precision ``"auto"``).
-        ``device``: ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ... or ``"auto"`` (CUDA when
-        available).  ``precision``: of the products (auto: float64 on the CPU, bfloat16
-        on CUDA); bfloat16 accumulates in float32, and the map and the logsumexp run in
-        float64 for float64, else float32.  ``kernel``: ``auto`` is triton on CUDA for
-        affine maps below float64, torch on CUDA otherwise, numpy on the CPU (torch for
-        bfloat16).  ``tile_rows``: trials per tile for the numpy and torch paths
-        (default: ~16 MiB tiles on the CPU, ~4 GiB on CUDA).  ``progress``: a progress
-        bar over tiles (tqdm).
+        Where and how to run (default ``Engine()``; :class:`~lidframe.core.engine.Engine`).
+        Kernel ``auto`` is triton on CUDA for affine maps below float64, torch on CUDA
+        otherwise, numpy on the CPU (torch for bfloat16); bfloat16 accumulates in float32,
+        and the map and the logsumexp run in float64 for float64, else float32.
     row_names : array_like of str, shape (T,), optional
         Trial ids for error messages.
     triton_blocks : dict, optional
@@ -514,35 +520,26 @@ def lid_from_embeddings(
         Also count every pair's LLR (intercept included) into per-class histograms of
         this many equal bins, in the same tile pass, for the binned binary view
         (:mod:`lidframe.metrics.binned`; e.g. :data:`~lidframe.metrics.binned.DEFAULT_BINS`).
-        The grid spans the LLRs of z = +-(a bound of |z| over all pairs: Cauchy-Schwarz on
-        the closed-form row statistics, and Samuelson's inequality), so no pair falls
-        outside it.  Memory O(bins + tile).  The fused Triton kernel does not count
-        pairs: with ``binary_bins`` the torch path runs instead (also when ``kernel`` is
-        ``"triton"``; ``StreamingLID.kernel`` says which ran).  A :class:`BinGrid` instead
-        of a number counts on that grid as given (:func:`pair_llr_grid` of the whole set,
-        for blocks of its rows whose counts are merged: :mod:`lidframe.core.cluster`).
+        The grid spans the LLRs of z = +-:func:`pair_z_bound`, so no pair falls outside it;
+        memory O(bins + tile).  The fused Triton kernel does not count pairs: the torch
+        path runs instead (``StreamingResult.kernel`` says which ran).  A :class:`BinGrid`
+        counts on that grid as given (:func:`pair_llr_grid` of the whole set, for blocks
+        of its rows whose counts are merged: :mod:`lidframe.core.cluster`).
 
     Returns
     -------
-    StreamingLID
+    StreamingResult
     """
     znorm_ddof = check_ddof(znorm_ddof)
     engine = Engine() if engine is None else engine
-    tile_rows, progress = engine.tile_rows, engine.progress
     device = resolve_device(engine.device, check=False)  # the machine is checked after the kernel's own rules
     precision = resolve_precision(engine.precision, device)
-    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
+    trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
     n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
     true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
-    log_prior = _check_log_prior(log_prior, n_enrolled)
+    log_prior = check_log_prior(log_prior, n_enrolled)
     znorm = uses_znorm(calibrator)
-    llr_map = _llr_map(calibrator)
-    if isinstance(llr_map, AffineMap) and not llr_map.slope >= 0:
-        raise InputError(f"an LLR map must be non-decreasing: affine map with slope {llr_map.slope} (need >= 0)")
-    if binary_bins is not None and not (
-        isinstance(binary_bins, BinGrid) or (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1)
-    ):
-        raise InputError(f"binary_bins must be a positive number of bins or a BinGrid, got {binary_bins!r}")
+    llr_map = _checked_map(calibrator, binary_bins)
     kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
     resolve_device(device)  # an explicit CUDA device this machine lacks: refused, not run on the CPU
     if kernel == "triton" and binary_bins is not None:  # the fused kernel never holds a tile of LLRs
@@ -550,82 +547,11 @@ def lid_from_embeddings(
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
     binned = None
     if kernel == "numpy":
-        lid, rank, binned = _numpy_path(*common, tile_rows, progress, row_names, binary_bins)
+        lid, rank, binned = _numpy_path(*common, engine.tile_rows, engine.progress, row_names, binary_bins)
     elif kernel == "torch":
-        lid, rank, binned = _torch_path(*common, device, tile_rows, progress, row_names, binary_bins)
+        lid, rank, binned = _torch_path(*common, device, engine.tile_rows, engine.progress, row_names, binary_bins)
     else:
-        lid, rank = _triton_path(*common, device, progress, row_names, triton_blocks or {})
-    return StreamingLID(
+        lid, rank = _triton_path(*common, device, engine.progress, row_names, triton_blocks or {})
+    return StreamingResult(
         lid_bits=lid, true_rank=rank, kernel=kernel, device=device, precision=precision, binned_pairs=binned
     )
-
-
-def dev_pair_groups(
-    trial_emb: ArrayLike,
-    enrol_emb: ArrayLike,
-    true_index: ArrayLike,
-    *,
-    znorm_ddof: int = 1,
-    bins: int = DEFAULT_FIT_BINS,
-    tile_rows: int | None = None,
-    row_names: ArrayLike | None = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A dev embedding set's z-scored pairs pooled by (z bin, class), in one streaming pass.
-
-    The pooled form of :func:`lidframe.calibrators.base.group_pairs`, for dev sets whose
-    T x N pairs do not fit in memory: the row z-scores come in closed form (as in
-    :func:`lid_from_embeddings`), a tile of rows at a time (numpy, float64), and are
-    counted, with their sums, into ``bins`` equal z bins per class over a range that
-    holds every pair (Cauchy-Schwarz and Samuelson bounds; memory O(bins + tile)).
-    Fit any pair calibrator on the result with
-    ``calibrator.fit(scores, labels, sample_weight=weights)``: each group is one weighted
-    point at its mean z-score, which is what the calibrators' pooled fit above
-    ``max_pairs`` does in memory (same error statements; the bins here span a wider range
-    than [min z, max z], so h is that range / bins).
-
-    Parameters
-    ----------
-    trial_emb : array_like, shape (T, d)
-    enrol_emb : array_like, shape (N, d)
-    true_index : array_like of int, shape (T,)
-        Column of each trial's true speaker, in [0, N) (drop impostor trials first).
-    znorm_ddof : {0, 1}
-    bins : int
-        z bins (default :data:`~lidframe.calibrators.base.DEFAULT_FIT_BINS`).
-    tile_rows : int, optional
-        Trials per tile (default ~16 MiB tiles).
-    row_names : array_like of str, shape (T,), optional
-        Trial ids for error messages.
-
-    Returns
-    -------
-    scores : ndarray, shape (G,)
-        Mean z-score of each non-empty (bin, class) group, ascending by bin.
-    labels : ndarray of int8, shape (G,)
-        1 for mated groups, 0 for non-mated.
-    weights : ndarray, shape (G,)
-        Pairs per group (they add up to T mated and T (N - 1) non-mated pairs).
-    """
-    znorm_ddof = check_ddof(znorm_ddof)
-    if not (isinstance(bins, (int, np.integer)) and bins >= 2):
-        raise InputError(f"bins must be an integer >= 2, got {bins!r}")
-    trial_unit, enrol_unit = _check_embeddings(trial_emb, enrol_emb)
-    n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
-    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
-    keys, row_scale = _prepare(trial_unit, enrol_unit, znorm_ddof, True, row_names)
-    z_bound = _z_bound(keys, row_scale, n_enrolled, znorm_ddof, True)
-    pairs = BinnedPairs(BinGrid.uniform(-z_bound, z_bound, bins), value_sums=True, cllr_sums=False)
-    query = trial_unit * row_scale[:, None]
-    keys_t = np.ascontiguousarray(keys.T)
-    tile_rows = tile_rows or default_tile_rows(n_enrolled)
-    for start in range(0, n_trials, tile_rows):
-        stop = min(start + tile_rows, n_trials)
-        pairs.add_tile(query[start:stop] @ keys_t, true_index[start:stop])
-    assert pairs.mated_sums is not None and pairs.non_mated_sums is not None  # value_sums=True
-    counts = np.stack([pairs.non_mated_counts, pairs.mated_counts], axis=1).ravel()  # (bin, class) order
-    sums = np.stack([pairs.non_mated_sums, pairs.mated_sums], axis=1).ravel()
-    kept = np.flatnonzero(counts > 0)
-    bin_of = kept // 2
-    edges = pairs.grid.edges
-    scores = np.clip(sums[kept] / counts[kept], edges[bin_of], edges[bin_of + 1])  # a mean stays in its bin
-    return scores, (kept % 2).astype(np.int8), counts[kept].astype(np.float64)

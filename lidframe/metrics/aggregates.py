@@ -21,6 +21,8 @@ trial into PDR; no tolerance is applied here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -75,8 +77,12 @@ def lid_summary(lid_bits: ArrayLike) -> dict:
     return out
 
 
-def alid_decomposition(summary: dict) -> float:
-    """PDR * LID+ + NDR * LID-, an empty side's term counting as 0 (equals ALID)."""
+def alid_decomposition(summary: Mapping[str, float]) -> float:
+    """PDR * LID+ + NDR * LID-, an empty side's term counting as 0 (equals ALID).
+
+    *summary* is a mapping with ``pdr``, ``ndr``, ``lid_pos`` and ``lid_neg``: the dict of
+    :func:`lid_summary` or an evaluation's :class:`~lidframe.core.summary.Summary`.
+    """
     pos = summary["pdr"] * summary["lid_pos"] if summary["pdr"] > 0 else 0.0
     neg = summary["ndr"] * summary["lid_neg"] if summary["ndr"] > 0 else 0.0
     return pos + neg

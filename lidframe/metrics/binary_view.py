@@ -25,16 +25,16 @@ from __future__ import annotations
 import numpy as np
 
 from lidframe.metrics.detection import (
-    _bin_llr,
-    _check_pair,
-    _cllr_from_bins,
-    _eer_threshold_sorted,
-    _pav_bins_of_runs,
-    _runs,
+    bin_llr,
+    check_pair,
     cllr,
+    cllr_from_bins,
     eer_from_bins,
+    eer_threshold_sorted,
+    pav_bins_of_runs,
+    tied_runs,
 )
-from lidframe.metrics.linkability import DSYS_METHODS, _dsys_of_sorted
+from lidframe.metrics.linkability import DSYS_METHODS, dsys_of_sorted
 from lidframe.metrics.zebra import dece_from_bins, max_abs_from_bins, zebra_tag
 
 __all__ = ["binary_summary", "BINARY_KEYS", "BINARY_TEXT_KEYS"]
@@ -54,7 +54,7 @@ BINARY_KEYS = (
 BINARY_TEXT_KEYS = ("zebra_tag", "dsys_method")
 
 #: The D_sys integration rule the binary view reports (see :mod:`lidframe.metrics.linkability`).
-_DSYS_METHOD = DSYS_METHODS[0]
+DSYS_METHOD = DSYS_METHODS[0]
 
 
 def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrite: bool = False) -> dict:
@@ -78,24 +78,24 @@ def binary_summary(mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrit
     dict
         Keys :data:`BINARY_KEYS`.
     """
-    mated, non_mated = _check_pair(mated_llr, non_mated_llr)
+    mated, non_mated = check_pair(mated_llr, non_mated_llr)
     actual_cllr = cllr(mated, non_mated)  # in input order, before the sort
     if overwrite:
         mated.sort()
         non_mated.sort()
     else:
         mated, non_mated = np.sort(mated), np.sort(non_mated)
-    out = _pav_summary(*_runs(mated, non_mated))
+    out = pav_summary(*tied_runs(mated, non_mated))
     out.update(
         cllr=actual_cllr,
-        eer_threshold=_eer_threshold_sorted(mated, non_mated),
-        dsys=_dsys_of_sorted(mated, non_mated, method=_DSYS_METHOD),
-        dsys_method=_DSYS_METHOD,
+        eer_threshold=eer_threshold_sorted(mated, non_mated),
+        dsys=dsys_of_sorted(mated, non_mated, method=DSYS_METHOD),
+        dsys_method=DSYS_METHOD,
     )
     return {k: out[k] for k in BINARY_KEYS}
 
 
-def _pav_summary(values: np.ndarray, n_mated: np.ndarray, n_non_mated: np.ndarray) -> dict[str, float | str]:
+def pav_summary(values: np.ndarray, n_mated: np.ndarray, n_non_mated: np.ndarray) -> dict[str, float | str]:
     """The PAV-based keys (eer, min_cllr, dece_bits, max_abs_llr_log10, zebra_tag) of ordered runs.
 
     Parameters
@@ -105,13 +105,13 @@ def _pav_summary(values: np.ndarray, n_mated: np.ndarray, n_non_mated: np.ndarra
     n_mated, n_non_mated : ndarray, shape (K,)
         Mated and non-mated counts of each run of tied (or binned) scores, every run non-empty.
     """
-    _, bin_mated, bin_non_mated = _pav_bins_of_runs(values, n_mated, n_non_mated, laplace=False)
-    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
-    _, lap_mated, lap_non_mated = _pav_bins_of_runs(values, n_mated, n_non_mated, laplace=True)
+    _, bin_mated, bin_non_mated = pav_bins_of_runs(values, n_mated, n_non_mated, laplace=False)
+    llr = bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
+    _, lap_mated, lap_non_mated = pav_bins_of_runs(values, n_mated, n_non_mated, laplace=True)
     max_abs = max_abs_from_bins(lap_mated, lap_non_mated, n_mated.sum(), n_non_mated.sum())
     return {
         "eer": eer_from_bins(bin_mated, bin_non_mated),
-        "min_cllr": _cllr_from_bins(llr, bin_mated, bin_non_mated),
+        "min_cllr": cllr_from_bins(llr, bin_mated, bin_non_mated),
         "dece_bits": dece_from_bins(bin_mated, bin_non_mated),
         "max_abs_llr_log10": max_abs,
         "zebra_tag": zebra_tag(max_abs),

@@ -83,9 +83,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
-from lidframe.metrics.binary_view import _DSYS_METHOD, BINARY_KEYS, _pav_summary
-from lidframe.metrics.detection import _eer_threshold_from_counts
-from lidframe.metrics.linkability import _integrate_dsys, _local_d, _local_linkability_from_counts, linkability_bins
+from lidframe.metrics.binary_view import BINARY_KEYS, DSYS_METHOD, pav_summary
+from lidframe.metrics.detection import eer_threshold_from_counts
+from lidframe.metrics.linkability import integrate_dsys, linkability_bins, local_d, local_linkability_from_counts
 
 __all__ = ["DEFAULT_BINS", "BinGrid", "BinnedPairs", "binned_summary"]
 
@@ -273,7 +273,7 @@ class BinnedPairs:
         Also keep the sum of the values per bin and class (``mated_sums``,
         ``non_mated_sums``), whose ratios to the counts are the per-bin means: what a
         calibrator fits on when the "values" are dev z-scores
-        (:func:`lidframe.core.streaming.dev_pair_groups`).
+        (:func:`lidframe.core.dev_pairs.dev_pair_groups`).
     cllr_sums : bool, default True
         Keep the exact sums behind :meth:`cllr` (two softplus per pair); False skips them
         where the values are not LLRs.
@@ -525,7 +525,7 @@ def _split_counts(pairs: BinnedPairs, coarse_edges: np.ndarray) -> tuple[np.ndar
     return out[0][0], out[1][0], out[0][1], out[1][1]
 
 
-def _dsys_of_bins(pairs: BinnedPairs, method: str = _DSYS_METHOD) -> tuple[float, float]:
+def _dsys_of_bins(pairs: BinnedPairs, method: str = DSYS_METHOD) -> tuple[float, float]:
     """(D_sys, bound on |binned - exact|) on the exact range and bin count of :func:`~lidframe.metrics.linkability.dsys`.
 
     The bound: each coarse bin's term w_b g_b, g = p_mated D (omega = 1), is monotone
@@ -540,15 +540,15 @@ def _dsys_of_bins(pairs: BinnedPairs, method: str = _DSYS_METHOD) -> tuple[float
         raise InputError("linkability needs finite scores (got an infinite one)")
     edges = np.linspace(low, high, linkability_bins(n_mated) + 1)
     mated, non_mated, slack_mated, slack_non_mated = _split_counts(pairs, edges)
-    density_mated, d = _local_linkability_from_counts(edges, mated, non_mated, 1.0)
-    value = _integrate_dsys(edges, density_mated, d, method)
+    density_mated, d = local_linkability_from_counts(edges, mated, non_mated, 1.0)
+    value = integrate_dsys(edges, density_mated, d, method)
     weight = np.ones(edges.size - 1)
     if method == "reference":
         weight[0] = weight[-1] = 0.5
 
     def term(share_mated: np.ndarray, share_non_mated: np.ndarray) -> np.ndarray:
         share_mated, share_non_mated = np.clip(share_mated, 0.0, None), np.clip(share_non_mated, 0.0, None)
-        return share_mated * _local_d(share_mated, share_non_mated, 1.0)
+        return share_mated * local_d(share_mated, share_non_mated, 1.0)
 
     middle = term(mated / n_mated, non_mated / n_non_mated)
     highest = term((mated + slack_mated) / n_mated, (non_mated - slack_non_mated) / n_non_mated)
@@ -575,11 +575,11 @@ def binned_summary(pairs: BinnedPairs) -> dict:
     nonempty = (pairs.mated_counts + pairs.non_mated_counts) > 0
     n_mated = pairs.mated_counts[nonempty].astype(np.float64)
     n_non_mated = pairs.non_mated_counts[nonempty].astype(np.float64)
-    out: dict[str, float | str] = dict(_pav_summary(pairs.grid.edges[1:][nonempty], n_mated, n_non_mated))
+    out: dict[str, float | str] = dict(pav_summary(pairs.grid.edges[1:][nonempty], n_mated, n_non_mated))
     out.update(
         cllr=pairs.cllr(),
-        eer_threshold=_eer_threshold_from_counts(n_mated, n_non_mated),
+        eer_threshold=eer_threshold_from_counts(n_mated, n_non_mated),
         dsys=_dsys_of_bins(pairs)[0],
-        dsys_method=_DSYS_METHOD,
+        dsys_method=DSYS_METHOD,
     )
     return {k: out[k] for k in BINARY_KEYS}

@@ -50,7 +50,8 @@ __all__ = [
 ]
 
 
-def _check_pair(mated: ArrayLike, non_mated: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+def check_pair(mated: ArrayLike, non_mated: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """Mated and non-mated scores as 1-D float64 arrays; an InputError if a class is empty or holds NaN."""
     mated = np.asarray(mated, dtype=np.float64).ravel()
     non_mated = np.asarray(non_mated, dtype=np.float64).ravel()
     if mated.size == 0 or non_mated.size == 0:
@@ -68,7 +69,7 @@ def _unique_counts(sorted_values: np.ndarray):
     return sorted_values[starts], counts
 
 
-def _runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
+def tied_runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
     """Pool the sorted scores into runs: ties, and stretches of non-mated scores between.
 
     A stretch of consecutive non-mated scores (no mated score between them) is one PAV
@@ -97,11 +98,11 @@ def _runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
 
 
 def _pav_bins_sorted(mated_sorted, non_mated_sorted, laplace: bool):
-    values, n_mated, n_non_mated = _runs(mated_sorted, non_mated_sorted)
-    return _pav_bins_of_runs(values, n_mated, n_non_mated, laplace)
+    values, n_mated, n_non_mated = tied_runs(mated_sorted, non_mated_sorted)
+    return pav_bins_of_runs(values, n_mated, n_non_mated, laplace)
 
 
-def _pav_bins_of_runs(values, n_mated, n_non_mated, laplace: bool):
+def pav_bins_of_runs(values, n_mated, n_non_mated, laplace: bool):
     """PAV bins (upper value, mated, non-mated counts) of ordered runs, optionally Laplace-smoothed."""
     if laplace:
         values = np.r_[-np.inf, values, np.inf]
@@ -174,11 +175,11 @@ def pav_bins(
         Mated and non-mated counts per bin (pseudo-counts included).  The mated
         fraction ``n_mated / (n_mated + n_non_mated)`` is non-decreasing from bin to bin.
     """
-    mated, non_mated = _check_pair(mated, non_mated)
+    mated, non_mated = check_pair(mated, non_mated)
     return _pav_bins_sorted(np.sort(mated), np.sort(non_mated), laplace)
 
 
-def _bin_llr(bin_mated, bin_non_mated, total_mated: float, total_non_mated: float):
+def bin_llr(bin_mated, bin_non_mated, total_mated: float, total_non_mated: float):
     """PAV LLR (nats) of each bin: posterior log-odds minus the data's prior log-odds."""
     with np.errstate(divide="ignore"):
         log_odds = np.log(bin_mated) - np.log(bin_non_mated)
@@ -201,13 +202,14 @@ def pav_llr(mated: ArrayLike, non_mated: ArrayLike, *, laplace: bool = False) ->
     mated_llr, non_mated_llr : ndarray
         Natural-log LLRs, same shapes as the flattened inputs.
     """
-    mated, non_mated = _check_pair(mated, non_mated)
+    mated, non_mated = check_pair(mated, non_mated)
     upper, bin_mated, bin_non_mated = pav_bins(mated, non_mated, laplace=laplace)
-    llr = _bin_llr(bin_mated, bin_non_mated, mated.size, non_mated.size)
+    llr = bin_llr(bin_mated, bin_non_mated, mated.size, non_mated.size)
     return llr[np.searchsorted(upper, mated)], llr[np.searchsorted(upper, non_mated)]
 
 
-def _cllr_from_bins(llr, bin_mated, bin_non_mated):
+def cllr_from_bins(llr, bin_mated, bin_non_mated):
+    """Cllr (bits) of PAV bins given their LLRs (nats) and mated / non-mated counts."""
     with np.errstate(invalid="ignore"):
         miss = np.where(bin_mated > 0, bin_mated * np.logaddexp(0.0, -llr), 0.0).sum() / bin_mated.sum()
         fa = np.where(bin_non_mated > 0, bin_non_mated * np.logaddexp(0.0, llr), 0.0).sum() / bin_non_mated.sum()
@@ -224,7 +226,7 @@ def cllr(mated_llr: ArrayLike, non_mated_llr: ArrayLike) -> float:
     non_mated_llr : array_like
         LLRs of non-mated pairs.
     """
-    mated, non_mated = _check_pair(mated_llr, non_mated_llr)
+    mated, non_mated = check_pair(mated_llr, non_mated_llr)
     miss = _mean_softplus(-mated)
     fa = _mean_softplus(non_mated)
     return float((miss + fa) / (2 * math.log(2.0)))
@@ -239,8 +241,8 @@ def _mean_softplus(values: np.ndarray, chunk: int = 1 << 20) -> float:
 
 
 def _min_cllr_from_bins(bin_mated, bin_non_mated) -> float:
-    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
-    return _cllr_from_bins(llr, bin_mated, bin_non_mated)
+    llr = bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
+    return cllr_from_bins(llr, bin_mated, bin_non_mated)
 
 
 def min_cllr(mated: ArrayLike, non_mated: ArrayLike) -> float:
@@ -269,11 +271,11 @@ def eer_threshold(mated: ArrayLike, non_mated: ArrayLike) -> float:
     visit.  On small sets it can differ from :func:`eer_rocch`, which interpolates
     along the convex hull.
     """
-    mated, non_mated = _check_pair(mated, non_mated)
-    return _eer_threshold_sorted(np.sort(mated), np.sort(non_mated))
+    mated, non_mated = check_pair(mated, non_mated)
+    return eer_threshold_sorted(np.sort(mated), np.sort(non_mated))
 
 
-def _eer_threshold_sorted(mated: np.ndarray, non_mated: np.ndarray) -> float:
+def eer_threshold_sorted(mated: np.ndarray, non_mated: np.ndarray) -> float:
     """:func:`eer_threshold` of sorted arrays, without visiting every threshold.
 
     The definition visits every distinct score t (the union of both arrays) and takes
@@ -321,7 +323,7 @@ def _eer_threshold_sorted(mated: np.ndarray, non_mated: np.ndarray) -> float:
     return float((p_fa + p_miss) / 2)
 
 
-def _eer_threshold_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
+def eer_threshold_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
     """:func:`eer_threshold` from ordered runs of mated / non-mated counts (a run = one threshold).
 
     Parameters

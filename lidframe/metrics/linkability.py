@@ -43,7 +43,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
-from lidframe.metrics.detection import _check_pair
+from lidframe.metrics.detection import check_pair
 
 __all__ = ["dsys", "linkability_bins", "local_linkability", "DSYS_METHODS"]
 
@@ -79,7 +79,7 @@ def local_linkability(
     d : ndarray, shape (B,)
         Local linkability D in [0, 1] of each bin.
     """
-    mated, non_mated = _check_pair(mated, non_mated)
+    mated, non_mated = check_pair(mated, non_mated)
     omega = _check_options(omega, DSYS_METHODS[0])
     n_bins = linkability_bins(mated.size) if n_bins is None else int(n_bins)
     if n_bins < 1:
@@ -93,7 +93,7 @@ def local_linkability(
     edges = np.linspace(low, high, n_bins + 1)
     counts_mated = np.histogram(mated, bins=edges)[0]
     counts_non_mated = np.histogram(non_mated, bins=edges)[0]
-    density_mated, d = _local_linkability_from_counts(edges, counts_mated, counts_non_mated, omega)
+    density_mated, d = local_linkability_from_counts(edges, counts_mated, counts_non_mated, omega)
     return edges, density_mated, d
 
 
@@ -103,15 +103,15 @@ def _histogram_density(counts: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return counts / widths / counts.sum()
 
 
-def _local_linkability_from_counts(
+def local_linkability_from_counts(
     edges: np.ndarray, counts_mated: np.ndarray, counts_non_mated: np.ndarray, omega: float
 ) -> tuple[np.ndarray, np.ndarray]:
     """(mated density, local D) per bin from per-bin counts (as ``np.histogram(..., density=True)``)."""
     density_mated = _histogram_density(counts_mated, edges)
-    return density_mated, _local_d(density_mated, _histogram_density(counts_non_mated, edges), omega)
+    return density_mated, local_d(density_mated, _histogram_density(counts_non_mated, edges), omega)
 
 
-def _local_d(density_mated: np.ndarray, density_non_mated: np.ndarray, omega: float) -> np.ndarray:
+def local_d(density_mated: np.ndarray, density_non_mated: np.ndarray, omega: float) -> np.ndarray:
     """Local linkability D per bin from the two class densities (any common scale): its one definition."""
     ratio = np.divide(density_mated, density_non_mated, out=np.ones_like(density_mated), where=density_non_mated > 0)
     d = 2.0 * omega * ratio / (1.0 + omega * ratio) - 1.0
@@ -129,7 +129,7 @@ def _sorted_histogram(sorted_values: np.ndarray, edges: np.ndarray) -> np.ndarra
     return np.diff(cumulative)
 
 
-def _integrate_dsys(edges: np.ndarray, density_mated: np.ndarray, d: np.ndarray, method: str) -> float:
+def integrate_dsys(edges: np.ndarray, density_mated: np.ndarray, d: np.ndarray, method: str) -> float:
     """D_sys from the per-bin mated density and local D by *method* (see the module docstring)."""
     if method == "bin-sum":
         return float(np.sum(density_mated * d * np.diff(edges)))
@@ -148,7 +148,7 @@ def _check_options(omega: float, method: str) -> float:
     return omega
 
 
-def _dsys_of_sorted(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray, *, method: str = "reference") -> float:
+def dsys_of_sorted(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray, *, method: str = "reference") -> float:
     """:func:`dsys` (omega = 1, default bins) of sorted arrays: the same counts, by binary search."""
     _check_options(1.0, method)
     low = min(mated_sorted[0], non_mated_sorted[0])
@@ -158,10 +158,10 @@ def _dsys_of_sorted(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray, *, m
     if not (math.isfinite(low) and math.isfinite(high)):
         raise InputError("linkability needs finite scores (got an infinite one)")
     edges = np.linspace(low, high, linkability_bins(mated_sorted.size) + 1)
-    density_mated, d = _local_linkability_from_counts(
+    density_mated, d = local_linkability_from_counts(
         edges, _sorted_histogram(mated_sorted, edges), _sorted_histogram(non_mated_sorted, edges), 1.0
     )
-    return _integrate_dsys(edges, density_mated, d, method)
+    return integrate_dsys(edges, density_mated, d, method)
 
 
 def dsys(
@@ -192,8 +192,8 @@ def dsys(
     float in [0, 1]
     """
     _check_options(omega, method)
-    mated, non_mated = _check_pair(mated, non_mated)
+    mated, non_mated = check_pair(mated, non_mated)
     if mated.min() == mated.max() == non_mated.min() == non_mated.max():  # all scores equal: nothing links
         return 0.0
     edges, density_mated, d = local_linkability(mated, non_mated, omega=omega, n_bins=n_bins)
-    return _integrate_dsys(edges, density_mated, d, method)
+    return integrate_dsys(edges, density_mated, d, method)

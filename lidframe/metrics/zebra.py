@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.metrics.detection import _bin_llr, _check_pair, pav_bins
+from lidframe.metrics.detection import bin_llr, check_pair, pav_bins
 
 __all__ = ["ece_bits", "dece_bits", "max_abs_llr", "zebra_tag", "zebra_summary", "ZEBRA_TAGS"]
 
@@ -60,7 +60,7 @@ def ece_bits(mated_llr: ArrayLike, non_mated_llr: ArrayLike, prior_log_odds: Arr
     -------
     ndarray, shape (G,)
     """
-    mated, non_mated = _check_pair(mated_llr, non_mated_llr)
+    mated, non_mated = check_pair(mated_llr, non_mated_llr)
     t = np.asarray(prior_log_odds, dtype=np.float64)
     return _ece_weighted(mated, np.ones_like(mated), non_mated, np.ones_like(non_mated), t)
 
@@ -102,7 +102,7 @@ def dece_bits(mated: ArrayLike, non_mated: ArrayLike) -> float:
 
 def dece_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
     """D_ECE (bits) from PAV bin counts (no Laplace smoothing), see :func:`dece_bits`."""
-    llr = _bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
+    llr = bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
     t = _LOG_ODDS_GRID
     ece_min = _ece_weighted(llr, bin_mated, llr, bin_non_mated, t)
     pi, one_minus_pi = _sigmoid(t), _sigmoid(-t)
@@ -127,7 +127,7 @@ def max_abs_llr(mated: ArrayLike, non_mated: ArrayLike) -> float:
         pseudo scores shape the PAV but are not among the scores maximised over (see
         the module docstring).
     """
-    mated_arr, non_mated_arr = _check_pair(mated, non_mated)
+    mated_arr, non_mated_arr = check_pair(mated, non_mated)
     _, bin_mated, bin_non_mated = pav_bins(mated_arr, non_mated_arr, laplace=True)
     return max_abs_from_bins(bin_mated, bin_non_mated, mated_arr.size, non_mated_arr.size)
 
@@ -154,7 +154,7 @@ def max_abs_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray, n_mated:
         The largest |LLR| (log10) of a bin with at least one real score.  A bin made of a
         pseudo pair alone (count 2) is left out, as ZEBRA drops the pseudo scores.
     """
-    llr = _bin_llr(bin_mated, bin_non_mated, n_mated, n_non_mated)
+    llr = bin_llr(bin_mated, bin_non_mated, n_mated, n_non_mated)
     real_count = np.asarray(bin_mated + bin_non_mated, dtype=np.float64).copy()
     real_count[0] -= _LAPLACE_PSEUDO_PER_END
     real_count[-1] -= _LAPLACE_PSEUDO_PER_END

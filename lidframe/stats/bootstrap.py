@@ -168,7 +168,7 @@ class Bootstrap:
     seed: int = attrs.field(default=0, validator=_check_seed)
 
     def to_dict(self) -> dict:
-        """The settings as a JSON-able dict (``summary["ci_settings"]``)."""
+        """The settings as a JSON-able dict (how ``Summary.bootstrap`` shows as ``summary["ci_settings"]``)."""
         return attrs.asdict(self)
 
 
@@ -416,7 +416,7 @@ def bootstrap_ci(
     *,
     speakers: ArrayLike | None = None,
     pairs: PairLLRs | None = None,
-) -> dict:
+) -> dict[str, Interval]:
     """Bootstrap confidence intervals of the LID summary (and EER, Cllr with *pairs*).
 
     Parameters

@@ -217,14 +217,23 @@ def assert_same_summary(single: dict, sharded: dict):
 @pytest.mark.parametrize("prior", ["uniform", WatchList(["spk1", "spk2"], 10.0)], ids=["uniform", "watchlist"])
 def test_evaluate_with_a_scheduler_equals_the_single_process_evaluate(client, tmp_path, prior):
     paths = write_sets(tmp_path)
-    single = evaluate(paths["dev"], paths["eval"], "isotonic", prior, binary_metrics=True, engine=CPU64)
+    single = evaluate(
+        paths["dev"], paths["eval"], calibrator="isotonic", prior=prior, binary_metrics=True, engine=CPU64
+    )
     sharded = evaluate(
-        paths["dev"], paths["eval"], "isotonic", prior, binary_metrics="auto", engine=CPU64, scheduler=client
+        paths["dev"],
+        paths["eval"],
+        calibrator="isotonic",
+        prior=prior,
+        binary_metrics="auto",
+        engine=CPU64,
+        scheduler=client,
     )
     assert single.summary["binary_method"] == sharded.summary["binary_method"] == "binned"
-    assert sharded.summary.pop("scheduler") == client.scheduler.address
-    assert sharded.summary.pop("n_blocks") >= 2
-    assert_same_summary(single.summary, sharded.summary)
+    sharded_summary = dict(sharded.summary)  # the summary is read-only: its keys popped from a copy
+    assert sharded_summary.pop("scheduler") == client.scheduler.address == sharded.summary.scheduler
+    assert sharded_summary.pop("n_blocks") >= 2
+    assert_same_summary(dict(single.summary), sharded_summary)
     closed = ~single.is_impostor
     assert np.array_equal(np.isnan(single.lid), np.isnan(sharded.lid)) and closed.sum() == 117
     assert np.abs(single.lid[closed] - sharded.lid[closed]).max() <= LID_TOLERANCE
@@ -266,7 +275,7 @@ def test_cli_scheduler_equals_the_single_process_json(client, tmp_path, capsys):
     assert main([*common, "--json", str(tmp_path / "binned.json"), "--scheduler", address]) == 0
     assert "blocks of trials on the dask scheduler" in capsys.readouterr().out
     binned = json.loads((tmp_path / "binned.json").read_text())
-    single = evaluate(paths["dev"], paths["eval"], "beta", binary_metrics=True, engine=CPU64).to_dict()
+    single = evaluate(paths["dev"], paths["eval"], calibrator="beta", binary_metrics=True, engine=CPU64).to_dict()
     assert binned["binary_method"] == "binned"
     assert_same_json(single, binned)
 

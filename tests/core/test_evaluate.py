@@ -216,7 +216,9 @@ def test_random_system_of_the_demo_discloses_exactly_nothing(calibrator, prior):
     # set (Logistic's slope is negative, Temperature's objective falls from a = 0), so
     # every LID is 0.0 and PDR 0 (it was 1.00 for logistic + watch list, from LIDs of
     # 9.6e-16, and 0.50 for temperature, from a slope of 4e-11)
-    result = evaluate(RANDOM_SYSTEM / "random_dev.npz", RANDOM_SYSTEM / "random_eval.npz", calibrator, prior=prior)
+    result = evaluate(
+        RANDOM_SYSTEM / "random_dev.npz", RANDOM_SYSTEM / "random_eval.npz", calibrator=calibrator, prior=prior
+    )
     assert result.calibrator.slope_ == 0.0
     assert np.array_equal(result.lid, np.zeros(result.lid.size)) and not np.signbit(result.lid).any()
     s = result.summary
@@ -237,7 +239,7 @@ def test_temperature_without_evidence_has_slope_zero_and_lid_zero(seed, n_enroll
     dev = random_scoreset(rng, n_trials, n_enrolled, "d", mated_shift=shift)
     ev = random_scoreset(rng, 20, n_enrolled, "e")
     kind, log_prior = data.draw(priors_of_every_kind(n_enrolled), label="prior")
-    result = evaluate(dev, ev, "temperature", prior=Explicit(dict(zip(ev.enrolled, np.exp(log_prior)))))
+    result = evaluate(dev, ev, calibrator="temperature", prior=Explicit(dict(zip(ev.enrolled, np.exp(log_prior)))))
     z = dense_znorm(dev.scores, 1)
     if gradient_at_zero(z, dev.true_index) <= 0:  # concave objective falling from a = 0: optimum at 0
         assert result.calibrator.slope_ == 0.0

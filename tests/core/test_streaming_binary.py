@@ -16,8 +16,9 @@ from lidframe import evaluate
 from lidframe.calibrators import Beta, GaussianBackend, Isotonic, Logistic
 from lidframe.calibrators.maps import AffineMap
 from lidframe.core import streaming
+from lidframe.core.dev_pairs import dev_pair_groups
 from lidframe.core.engine import Engine
-from lidframe.core.streaming import dev_pair_groups, lid_from_embeddings
+from lidframe.core.streaming import lid_from_embeddings
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.errors import InputError
 from lidframe.metrics.binary_view import binary_summary

@@ -76,17 +76,19 @@ def test_bad_files_are_named(tmp_path):
 @pytest.mark.parametrize("calibrator", ["logistic", "isotonic", "temperature"])
 def test_evaluate_streams_an_embedding_set_like_its_score_set(calibrator):
     dev, ev = make_set(2), make_set(3)
-    streamed = evaluate(dev, ev, calibrator, prior="uniform", binary_metrics=False, engine=Engine(device="cpu"))
-    dense = evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator, binary_metrics=False)
+    streamed = evaluate(
+        dev, ev, calibrator=calibrator, prior="uniform", binary_metrics=False, engine=Engine(device="cpu")
+    )
+    dense = evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator=calibrator, binary_metrics=False)
     assert streamed.summary["engine"] == {"kernel": "numpy", "device": "cpu", "precision": "float64"}
     assert "engine" not in dense.summary
     np.testing.assert_allclose(streamed.lid, dense.lid, rtol=0, atol=1e-9)  # NaN at the same impostor rows
     for key in ("alid", "pdr", "lid_max", "rank1_rate", "rank_disclosure_bits", "cllr_mc"):
         assert streamed.summary[key] == pytest.approx(dense.summary[key], abs=1e-9), key
-    with_binary = evaluate(dev, ev, calibrator)
+    with_binary = evaluate(dev, ev, calibrator=calibrator)
     assert with_binary.summary["engine"]["kernel"] == "dense"
     assert with_binary.summary["eer"] == pytest.approx(
-        evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator).summary["eer"]
+        evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator=calibrator).summary["eer"]
     )
 
 

@@ -49,12 +49,12 @@ def test_eer_threshold_of_sorted_arrays_needs_no_temporaries():
     # the definition visits 8 M thresholds; the bisection allocates nothing of that size
     import tracemalloc
 
-    from lidframe.metrics.detection import _eer_threshold_sorted
+    from lidframe.metrics.detection import eer_threshold_sorted
 
     rng = np.random.default_rng(0)
     mated, non_mated = np.sort(rng.normal(1, 1, 4000)), np.sort(rng.normal(0, 1, 1 << 23))
     tracemalloc.start()
-    value = _eer_threshold_sorted(mated, non_mated)
+    value = eer_threshold_sorted(mated, non_mated)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert peak < 1 << 20  # old union1d + searchsorted: ~6 x 64 MiB

@@ -1,0 +1,210 @@
+"""One dispatch over the LID engines of :func:`lidframe.evaluate_fitted`, each returning an :class:`EngineResult`.
+
+The enrolled (closed-set) trials of an eval set go to one of three engines:
+
+* a score set (or an embedding set scored in full for the exact binary view): the tiled
+  dense engine (:func:`lidframe.core.lid.lid_from_scores`), :func:`run_dense`;
+* an embedding set: the streaming engine (:func:`lidframe.core.streaming.lid_from_embeddings`),
+  :func:`run_streaming`;
+* an embedding set with a dask scheduler: the same engine over blocks of trial rows
+  (:func:`lidframe.core.cluster.lid_on_cluster`), :func:`run_cluster`.
+
+:func:`run_engine` picks one; each returns the same record, from which
+:func:`lidframe.core.evaluation.summarise` builds the :class:`~lidframe.core.summary.Summary`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from lidframe.core.cluster import lid_on_cluster
+from lidframe.core.engine import Engine
+from lidframe.core.lid import lid_from_scores
+from lidframe.core.streaming import StreamingResult, lid_from_embeddings
+from lidframe.core.summary import EngineUsed
+from lidframe.core.znorm import FittedCalibrator
+from lidframe.data.embedset import EmbeddingSet
+from lidframe.data.scoreset import ScoreSet
+from lidframe.metrics.binned import DEFAULT_BINS, BinnedPairs
+from lidframe.metrics.identification import true_speaker_rank
+
+#: What ran on an embedding set scored in full (its cosine matrix, float64 on the CPU).
+DENSE_ENGINE = EngineUsed(kernel="dense", device="cpu", precision="float64")
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class EngineResult:
+    """What an engine returns for the T_c enrolled trials of an eval set (N enrolled speakers).
+
+    Attributes
+    ----------
+    lid_bits : ndarray, shape (T_c,), float64
+        LID in bits, in trial order.
+    true_rank : ndarray of int64, shape (T_c,)
+        Rank of the true speaker (1 = first).
+    pair_llr : tuple of ndarray, or None
+        ``(mated (T_c,), non_mated (T_c (N - 1),))``: every pair's LLR, in trial order,
+        for the exact binary view; None otherwise.
+    binned_pairs : BinnedPairs or None
+        Per-class histograms of every pair's LLR, for the binned binary view; None otherwise.
+    engine : EngineUsed or None
+        The engine that ran on an embedding set; None for a score set.
+    scheduler : str or None
+        Address of the dask scheduler that ran the blocks; None in one process.
+    n_blocks : int or None
+        Blocks of trial rows run on the cluster; None in one process.
+    """
+
+    lid_bits: np.ndarray
+    true_rank: np.ndarray
+    pair_llr: tuple[np.ndarray, np.ndarray] | None = None
+    binned_pairs: BinnedPairs | None = None
+    engine: EngineUsed | None = None
+    scheduler: str | None = None
+    n_blocks: int | None = None
+
+
+def run_dense(
+    closed: ScoreSet,
+    fitted: FittedCalibrator,
+    log_prior: np.ndarray,
+    *,
+    znorm_ddof: int,
+    engine: Engine,
+    exact_pairs: bool,
+    engine_used: EngineUsed | None = None,
+) -> EngineResult:
+    """The tiled dense engine on a closed-set score set; *exact_pairs* also keeps every pair's LLR."""
+    n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
+    pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1))) if exact_pairs else None
+    lid_bits = lid_from_scores(
+        closed.scores,
+        closed.true_index,
+        fitted,
+        log_prior,
+        znorm_ddof=znorm_ddof,
+        tile_rows=engine.tile_rows,
+        row_names=closed.trial_ids,
+        pair_llr_out=pair_llr,
+    )
+    ranks = true_speaker_rank(closed.scores, closed.true_index)
+    return EngineResult(lid_bits=lid_bits, true_rank=ranks, pair_llr=pair_llr, engine=engine_used)
+
+
+def _engine_used(streamed: StreamingResult) -> EngineUsed:
+    return EngineUsed(kernel=streamed.kernel, device=streamed.device, precision=streamed.precision)
+
+
+def run_streaming(
+    closed: EmbeddingSet,
+    fitted: FittedCalibrator,
+    log_prior: np.ndarray,
+    *,
+    znorm_ddof: int,
+    engine: Engine,
+    binary_bins: int | None,
+) -> EngineResult:
+    """The streaming engine on a closed-set embedding set; *binary_bins* also counts the pairs."""
+    streamed = lid_from_embeddings(
+        closed.trial_vectors,
+        closed.enrol_vectors,
+        closed.true_index,
+        fitted,
+        log_prior,
+        znorm_ddof=znorm_ddof,
+        engine=engine,
+        row_names=closed.trial_ids,
+        binary_bins=binary_bins,
+    )
+    return EngineResult(
+        lid_bits=streamed.lid_bits,
+        true_rank=streamed.true_rank,
+        binned_pairs=streamed.binned_pairs,
+        engine=_engine_used(streamed),
+    )
+
+
+def run_cluster(
+    closed: EmbeddingSet,
+    fitted: FittedCalibrator,
+    log_prior: np.ndarray,
+    *,
+    znorm_ddof: int,
+    engine: Engine,
+    binary_bins: int | None,
+    scheduler: Any,
+) -> EngineResult:
+    """The streaming engine over blocks of trial rows on the dask cluster at *scheduler*."""
+    run = lid_on_cluster(
+        closed.trial_vectors,
+        closed.enrol_vectors,
+        closed.true_index,
+        fitted,
+        log_prior,
+        scheduler=scheduler,
+        znorm_ddof=znorm_ddof,
+        engine=engine,
+        row_names=closed.trial_ids,
+        binary_bins=binary_bins,
+    )
+    return EngineResult(
+        lid_bits=run.lid.lid_bits,
+        true_rank=run.lid.true_rank,
+        binned_pairs=run.lid.binned_pairs,
+        engine=_engine_used(run.lid),
+        scheduler=run.scheduler,
+        n_blocks=run.n_blocks,
+    )
+
+
+def run_engine(
+    closed: ScoreSet | EmbeddingSet,
+    fitted: FittedCalibrator,
+    log_prior: np.ndarray,
+    *,
+    znorm_ddof: int,
+    engine: Engine,
+    binary_method: str | None,
+    scheduler: Any = None,
+    engine_used: EngineUsed | None = None,
+) -> EngineResult:
+    """LID of the closed-set trials of *closed* by the engine that fits it (module docstring).
+
+    Parameters
+    ----------
+    closed : ScoreSet or EmbeddingSet
+        Eval trials whose speaker is enrolled (no impostor trials).
+    fitted : calibrator
+        A fitted calibrator.
+    log_prior : ndarray, shape (N,)
+        Natural-log prior over the enrolled speakers.
+    znorm_ddof : {0, 1}
+    engine : Engine
+    binary_method : {"exact", "binned"} or None
+        The binary view the engine prepares: every pair's LLR (a score set), pair counts
+        (an embedding set), or none.
+    scheduler : str or distributed.Client, optional
+        Run an embedding set on this dask cluster.
+    engine_used : EngineUsed, optional
+        Recorded for a score set (:data:`DENSE_ENGINE` for an embedding set scored in full).
+    """
+    if isinstance(closed, ScoreSet):
+        exact_pairs = binary_method == "exact"
+        return run_dense(
+            closed,
+            fitted,
+            log_prior,
+            znorm_ddof=znorm_ddof,
+            engine=engine,
+            exact_pairs=exact_pairs,
+            engine_used=engine_used,
+        )
+    bins = DEFAULT_BINS if binary_method == "binned" else None
+    if scheduler is not None:
+        return run_cluster(
+            closed, fitted, log_prior, znorm_ddof=znorm_ddof, engine=engine, binary_bins=bins, scheduler=scheduler
+        )
+    return run_streaming(closed, fitted, log_prior, znorm_ddof=znorm_ddof, engine=engine, binary_bins=bins)

@@ -1,0 +1,372 @@
+"""The summary of an evaluation as a typed record (:class:`Summary`, :class:`BinaryView`, :class:`EngineUsed`), and :func:`summarise`.
+
+:attr:`lidframe.core.evaluation.Result.summary` is a :class:`Summary`: the LID aggregates
+(:mod:`lidframe.metrics.aggregates`), the identification metrics
+(:mod:`lidframe.metrics.identification`), the binary view (a :class:`BinaryView`, None
+when skipped), the bootstrap intervals and their settings, and the settings that
+produced it, as typed attributes (``summary.alid``, ``summary.binary.eer``).
+
+A summary is also a read-only mapping, the dict that ``Result.summary`` was before:
+``summary["alid"]``, ``"ci" in summary``, ``dict(summary)`` and ``summary.get(key)`` give
+the raw values (NaN stays NaN) under the keys of :meth:`Summary.to_dict`, in its order;
+a key is present only where that dict has it (``ci`` and ``ci_settings`` with a
+bootstrap, ``engine`` for an eval embedding set, ``scheduler`` and ``n_blocks`` on a
+cluster).  Four attributes are named for what they hold and still read under their
+former keys (:data:`MAPPING_KEYS`): ``n_enrolled_trials`` as ``n_trials``,
+``n_dev_enrolled_trials`` as ``n_dev_trials``, ``intervals`` as ``ci`` (metric ->
+``[low, high]``) and ``bootstrap`` as ``ci_settings`` (:meth:`Bootstrap.to_dict`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+
+from lidframe._version import __version__
+from lidframe.core.znorm import uses_znorm
+from lidframe.data.embedset import EmbeddingSet
+from lidframe.data.fileio import json_clean
+from lidframe.data.scoreset import ScoreSet
+from lidframe.metrics.aggregates import LID_QUANTILES, lid_summary
+from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary
+from lidframe.metrics.binned import BinnedPairs, binned_summary
+from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure
+from lidframe.registry import CalibratorLike, PriorLike, describe_component
+from lidframe.stats.bootstrap import Bootstrap, Interval, PairLLRs, bootstrap_ci
+
+if TYPE_CHECKING:
+    from lidframe.core.dispatch import EngineResult
+
+__all__ = ["Summary", "BinaryView", "EngineUsed", "MAPPING_KEYS", "summarise"]
+
+#: The mapping key of each attribute whose key is not its name (attribute -> key): the
+#: keys the summary dict had, which JSON files, grid stores and reports still read.
+MAPPING_KEYS = {
+    "n_enrolled_trials": "n_trials",
+    "n_dev_enrolled_trials": "n_dev_trials",
+    "intervals": "ci",
+    "bootstrap": "ci_settings",
+}
+
+#: The LID aggregates, in the order of :func:`lidframe.metrics.aggregates.lid_summary`.
+LID_FIELDS = (
+    "alid",
+    "pdr",
+    "ndr",
+    "lid_pos",
+    "lid_neg",
+    "lid_max",
+    "lid_min",
+    *(f"lid_q{round(level * 100)}" for level in LID_QUANTILES),
+)
+_COUNT_FIELDS = ("n_enrolled_trials", "n_enrolled", "n_impostor_trials", "log2_n")
+_IDENTIFICATION_FIELDS = ("cllr_mc", "rank1_rate", "rank_disclosure_bits")
+_SETTING_FIELDS = (
+    "calibrator",
+    "prior",
+    "znorm_ddof",
+    "n_dev_enrolled_trials",
+    "n_dev_enrolled",
+    "n_dev_impostor_trials",
+    "lidframe_version",
+)
+
+
+def _key(name: str) -> str:
+    return MAPPING_KEYS.get(name, name)
+
+
+@attrs.frozen(kw_only=True)
+class EngineUsed:
+    """Which LID engine ran on an eval embedding set.
+
+    Attributes
+    ----------
+    kernel : str
+        ``"dense"`` (the cosine matrix materialised, for the exact binary view), or the
+        streaming path ``"numpy"``, ``"torch"`` or ``"triton"`` (distinct values joined
+        by ``","`` when the blocks of a cluster ran different paths).
+    device : str
+        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
+    precision : str
+        ``"float64"``, ``"float32"`` or ``"bfloat16"``.
+    """
+
+    kernel: str
+    device: str
+    precision: str
+
+    def to_dict(self) -> dict[str, str]:
+        """``{"kernel": .., "device": .., "precision": ..}``."""
+        return {"kernel": self.kernel, "device": self.device, "precision": self.precision}
+
+
+@attrs.frozen(kw_only=True)
+class BinaryView:
+    """The binary view of the closed-set eval pairs (:mod:`lidframe.metrics.binary_view`).
+
+    Attributes
+    ----------
+    eer : float
+        ROCCH equal error rate (fraction).
+    eer_threshold : float
+        Step-ROC single-threshold EER (fraction).
+    cllr, min_cllr : float
+        Cllr of the LLRs and after PAV (bits).
+    dece_bits : float
+        ZEBRA D_ECE (bits).
+    max_abs_llr_log10 : float
+        ZEBRA max |LLR| (log10).
+    zebra_tag : str
+        Its category, ``"0"`` or ``"A"`` to ``"F"``.
+    dsys : float
+        Linkability D_sys.
+    dsys_method : str
+        How D_sys was integrated (``"reference"``).
+    method : {"exact", "binned"}
+        Every pair's LLR sorted, or counted into bins in the streaming pass
+        (:mod:`lidframe.metrics.binned`).
+    n_bins : int or None
+        Bins per class (binned), else None.
+    error_bounds : dict or None
+        Bounds on |binned - exact| per metric (binned,
+        :meth:`~lidframe.metrics.binned.BinnedPairs.error_bounds`), else None.
+    """
+
+    eer: float
+    eer_threshold: float
+    cllr: float
+    min_cllr: float
+    dece_bits: float
+    max_abs_llr_log10: float
+    zebra_tag: str
+    dsys: float
+    dsys_method: str
+    method: str
+    n_bins: int | None = None
+    error_bounds: dict[str, float] | None = None
+
+    @classmethod
+    def from_pair_llrs(cls, mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrite: bool = False) -> BinaryView:
+        """The exact view of every pair's LLR (*overwrite*: sort the buffers in place, see :func:`binary_summary`).
+
+        Parameters
+        ----------
+        mated_llr : ndarray, shape (n_mated,)
+        non_mated_llr : ndarray, shape (n_non_mated,)
+            Natural-log LLRs of the mated and non-mated pairs.
+        overwrite : bool, default False
+        """
+        return cls(**binary_summary(mated_llr, non_mated_llr, overwrite=overwrite), method="exact")
+
+    @classmethod
+    def from_binned(cls, pairs: BinnedPairs) -> BinaryView:
+        """The binned view of per-class LLR histograms, with its error bounds."""
+        return cls(
+            **binned_summary(pairs), method="binned", n_bins=pairs.grid.n_bins, error_bounds=pairs.error_bounds()
+        )
+
+
+def _binary_entries(binary: BinaryView | None, status: str) -> dict[str, Any]:
+    """The binary keys of the mapping view: the metrics (NaN, or None for text, when skipped), then how."""
+    if binary is None:
+        metrics: dict[str, Any] = {k: (None if k in BINARY_TEXT_KEYS else math.nan) for k in BINARY_KEYS}
+        method = n_bins = bounds = None
+    else:
+        metrics = {k: getattr(binary, k) for k in BINARY_KEYS}
+        method, n_bins = binary.method, binary.n_bins
+        bounds = None if binary.error_bounds is None else dict(binary.error_bounds)
+    return {
+        **metrics,
+        "binary_metrics": status,
+        "binary_method": method,
+        "binary_bins": n_bins,
+        "binary_error_bounds": bounds,
+    }
+
+
+@attrs.frozen(kw_only=True, eq=False)
+class Summary(Mapping[str, Any]):
+    """What :func:`lidframe.evaluate` measured, and how: a record, and a read-only mapping (module docstring).
+
+    Attributes
+    ----------
+    n_enrolled_trials : int
+        Eval trials whose speaker is enrolled: the trials with a LID (mapping key
+        ``n_trials``; :attr:`ScoreSet.n_trials <lidframe.data.scoreset.ScoreSet.n_trials>`
+        counts every trial).
+    n_enrolled : int
+        N, the enrolled speakers of the eval set.
+    n_impostor_trials : int
+        Eval trials whose speaker is not enrolled (left out of LID).
+    log2_n : float
+        log2 N, the bound of LID under a uniform prior (bits).
+    alid, pdr, ndr, lid_pos, lid_neg, lid_max, lid_min, lid_q50, lid_q90, lid_q99 : float
+        LID aggregates (:func:`lidframe.metrics.aggregates.lid_summary`; bits or
+        fractions; ``lid_pos`` / ``lid_neg`` NaN when their side is empty).
+    cllr_mc : float
+        Multiclass Cllr (bits).
+    rank1_rate : float
+        Share of closed-set trials whose true speaker ranks first.
+    rank_disclosure_bits : float
+        Rank disclosure (bits; :mod:`lidframe.metrics.identification`).
+    binary_metrics : str
+        ``"computed"`` or ``"skipped: <why>"``.
+    binary : BinaryView or None
+        The binary view; None when skipped (the mapping then shows NaN metrics).
+    intervals : dict of str to Interval, or None
+        Bootstrap intervals per metric (mapping key ``ci``, shown as ``[low, high]``);
+        None without a bootstrap.
+    bootstrap : Bootstrap or None
+        The bootstrap settings (mapping key ``ci_settings``, shown as a dict).
+    calibrator, prior : str
+        The fitted calibrator and the prior, described (name and non-default parameters).
+    znorm_ddof : int or None
+        Row z-norm degrees of freedom; None for a calibrator on raw scores.
+    n_dev_enrolled_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
+        Dev trials whose speaker is enrolled (mapping key ``n_dev_trials``), enrolled
+        speakers and impostor trials; None when no dev set was given.
+    lidframe_version : str
+    engine : EngineUsed or None
+        The engine that ran, for an eval embedding set; None for a score set.
+    scheduler : str or None
+        Address of the dask scheduler that ran the blocks; None in one process.
+    n_blocks : int or None
+        Blocks of trial rows run on the cluster; None in one process.
+    """
+
+    n_enrolled_trials: int
+    n_enrolled: int
+    n_impostor_trials: int
+    log2_n: float
+    alid: float
+    pdr: float
+    ndr: float
+    lid_pos: float
+    lid_neg: float
+    lid_max: float
+    lid_min: float
+    lid_q50: float
+    lid_q90: float
+    lid_q99: float
+    cllr_mc: float
+    rank1_rate: float
+    rank_disclosure_bits: float
+    binary_metrics: str
+    binary: BinaryView | None
+    calibrator: str
+    prior: str
+    znorm_ddof: int | None
+    lidframe_version: str
+    intervals: dict[str, Interval] | None = None
+    bootstrap: Bootstrap | None = None
+    n_dev_enrolled_trials: int | None = None
+    n_dev_enrolled: int | None = None
+    n_dev_impostor_trials: int | None = None
+    engine: EngineUsed | None = None
+    scheduler: str | None = None
+    n_blocks: int | None = None
+
+    def _entries(self) -> dict[str, Any]:
+        """The mapping view as a fresh dict: keys in order, raw values."""
+        entries = {_key(name): getattr(self, name) for name in (*_COUNT_FIELDS, *LID_FIELDS, *_IDENTIFICATION_FIELDS)}
+        if self.intervals is not None:
+            entries[_key("intervals")] = {metric: [i.low, i.high] for metric, i in self.intervals.items()}
+        if self.bootstrap is not None:
+            entries[_key("bootstrap")] = self.bootstrap.to_dict()
+        entries.update(_binary_entries(self.binary, self.binary_metrics))
+        entries.update({_key(name): getattr(self, name) for name in _SETTING_FIELDS})
+        if self.engine is not None:
+            entries["engine"] = self.engine.to_dict()
+        if self.scheduler is not None:
+            entries.update(scheduler=self.scheduler, n_blocks=self.n_blocks)
+        return entries
+
+    def __getitem__(self, key: str) -> Any:
+        return self._entries()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def to_dict(self) -> dict[str, Any]:
+        """The mapping view as a JSON-able dict (NaN written as None), as JSON files and grid stores hold it."""
+        return json_clean(self._entries())
+
+
+def summarise(
+    run: EngineResult,
+    closed: ScoreSet | EmbeddingSet,
+    posterior_true: np.ndarray,
+    *,
+    n_impostor_trials: int,
+    binary_status: str,
+    bootstrap: Bootstrap | None,
+    fitted: CalibratorLike,
+    prior: PriorLike,
+    znorm_ddof: int,
+    dev: ScoreSet | None,
+) -> Summary:
+    """The :class:`~lidframe.core.summary.Summary` of an engine's run on the closed-set trials of *closed*.
+
+    Parameters
+    ----------
+    run : EngineResult
+        LID, ranks and pair LLRs (or counts) of the T_c trials of *closed*.
+    closed : ScoreSet or EmbeddingSet
+        The eval trials whose speaker is enrolled.
+    posterior_true : ndarray, shape (T_c,)
+        The attacker's posterior of each trial's true speaker.
+    n_impostor_trials : int
+        Eval trials left out (speaker not enrolled).
+    binary_status : str
+        ``"computed"`` or ``"skipped: <why>"``.
+    bootstrap : Bootstrap or None
+        Settings of the intervals (None: none).  The exact pair LLRs of *run* are
+        resampled first, then sorted in place for the binary view.
+    fitted, prior, znorm_ddof, dev
+        The settings recorded (dev: its sizes, or None).
+    """
+    n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
+    aggregates = lid_summary(run.lid_bits)
+    intervals = None
+    if bootstrap is not None:
+        pairs = None
+        if run.pair_llr is not None:
+            pairs = PairLLRs(run.pair_llr[0], run.pair_llr[1].reshape(n_trials, n_enrolled - 1))
+        intervals = bootstrap_ci(run.lid_bits, bootstrap, speakers=closed.trial_speakers, pairs=pairs)
+    binary = None
+    if run.pair_llr is not None:  # after the bootstrap: this sorts the buffers in place
+        binary = BinaryView.from_pair_llrs(*run.pair_llr, overwrite=True)
+    elif run.binned_pairs is not None:
+        binary = BinaryView.from_binned(run.binned_pairs)
+    return Summary(
+        n_enrolled_trials=int(n_trials),
+        n_enrolled=int(n_enrolled),
+        n_impostor_trials=int(n_impostor_trials),
+        log2_n=math.log2(n_enrolled),
+        **aggregates,
+        cllr_mc=cllr_multiclass(posterior_true),
+        rank1_rate=rank1_rate(run.true_rank),
+        rank_disclosure_bits=rank_disclosure(run.true_rank, n_enrolled)[1],
+        intervals=intervals,
+        bootstrap=bootstrap,
+        binary_metrics=binary_status,
+        binary=binary,
+        calibrator=describe_component(fitted),
+        prior=describe_component(prior),
+        znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
+        n_dev_enrolled_trials=None if dev is None else int(dev.n_trials - dev.n_impostor_trials),
+        n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
+        n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
+        lidframe_version=__version__,
+        engine=run.engine,
+        scheduler=run.scheduler,
+        n_blocks=run.n_blocks,
+    )

@@ -1,0 +1,281 @@
+"""Result.summary: a typed record (Summary) that also reads as the summary dict it replaced.
+
+The record's attributes are checked against numpy on the per-trial arrays of the Result;
+the mapping view against the attributes and against the keys the dict had, in its order;
+and positional ``calibrator`` / ``prior`` against the keyword call (a FutureWarning, the
+same numbers).
+"""
+
+import json
+import math
+import pickle
+import warnings
+
+import attrs
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from lidframe import Bootstrap, Engine, InputError, evaluate, evaluate_fitted, fit_calibrator
+from lidframe.core.summary import MAPPING_KEYS, BinaryView, EngineUsed, Summary
+from lidframe.data.embedset import EmbeddingSet
+from lidframe.data.simulate import simulate_system
+from lidframe.metrics.aggregates import lid_summary
+from lidframe.metrics.binary_view import BINARY_KEYS
+from lidframe.stats.bootstrap import Interval
+from tests.strategies import scoresets
+
+#: The keys of the summary dict (lidframe before the Summary record), in its order.
+HEAD_KEYS = [
+    "n_trials",
+    "n_enrolled",
+    "n_impostor_trials",
+    "log2_n",
+    "alid",
+    "pdr",
+    "ndr",
+    "lid_pos",
+    "lid_neg",
+    "lid_max",
+    "lid_min",
+    "lid_q50",
+    "lid_q90",
+    "lid_q99",
+    "cllr_mc",
+    "rank1_rate",
+    "rank_disclosure_bits",
+]
+BINARY_VIEW_KEYS = [
+    "eer",
+    "eer_threshold",
+    "cllr",
+    "min_cllr",
+    "dece_bits",
+    "max_abs_llr_log10",
+    "zebra_tag",
+    "dsys",
+    "dsys_method",
+    "binary_metrics",
+    "binary_method",
+    "binary_bins",
+    "binary_error_bounds",
+]
+SETTING_KEYS = [
+    "calibrator",
+    "prior",
+    "znorm_ddof",
+    "n_dev_trials",
+    "n_dev_enrolled",
+    "n_dev_impostor_trials",
+    "lidframe_version",
+]
+
+
+@pytest.fixture(scope="module")
+def systems():
+    return simulate_system(leakage=0.5, seed=3)
+
+
+def embedding_sets(seed=0, n_trials=40, n_enrolled=8, dim=12):
+    rng = np.random.default_rng(seed)
+    profiles = rng.normal(size=(n_enrolled, dim))
+    names = [f"s{j}" for j in range(n_enrolled)]
+
+    def one(tag):
+        speaker = rng.integers(0, n_enrolled, size=n_trials)
+        trials = profiles[speaker] + 0.8 * rng.normal(size=(n_trials, dim))
+        speakers = [names[k] for k in speaker]
+        speakers[0] = "stranger"  # one impostor trial
+        ids = [f"{tag}{i}" for i in range(n_trials)]
+        return EmbeddingSet(trials, profiles + 0.3 * rng.normal(size=profiles.shape), names, speakers, ids)
+
+    return one("d"), one("e")
+
+
+def same(a, b) -> bool:
+    """Equal, NaN equal to NaN, through dicts and lists."""
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return isinstance(b, list) and len(a) == len(b) and all(map(same, a, b))
+    return a == b
+
+
+def expected_entry(summary: Summary, name: str):
+    """What the mapping view should show for attribute *name* (written out independently of the module)."""
+    value = getattr(summary, name)
+    if name == "intervals":
+        return {metric: [interval.low, interval.high] for metric, interval in value.items()}
+    if name in ("bootstrap", "engine"):
+        return value.to_dict()
+    return value
+
+
+def check_views_agree(summary: Summary) -> None:
+    """Every attribute under its key, the binary view's keys from its record, and nothing else."""
+    seen = []
+    for field in attrs.fields(Summary):
+        name = field.name
+        if name == "binary":
+            continue
+        key = MAPPING_KEYS.get(name, name)
+        if getattr(summary, name) is None and name in ("intervals", "bootstrap", "engine", "scheduler", "n_blocks"):
+            assert key not in summary, key
+            continue
+        assert same(summary[key], expected_entry(summary, name)), key
+        seen.append(key)
+    binary = summary.binary
+    for key in BINARY_KEYS:
+        if binary is None:
+            assert summary[key] is None if key in ("zebra_tag", "dsys_method") else math.isnan(summary[key]), key
+        else:
+            assert same(summary[key], getattr(binary, key)), key
+    assert summary["binary_method"] == (None if binary is None else binary.method)
+    assert summary["binary_bins"] == (None if binary is None else binary.n_bins)
+    assert summary["binary_error_bounds"] == (None if binary is None else binary.error_bounds)
+    seen += [*BINARY_KEYS, "binary_method", "binary_bins", "binary_error_bounds"]
+    assert sorted(summary) == sorted(seen)
+    assert len(summary) == len(seen) == len(dict(summary))
+
+
+def check_attributes_against_the_trials(result) -> None:
+    """The record's numbers recomputed with numpy from the Result's per-trial arrays."""
+    s = result.summary
+    closed = ~result.is_impostor
+    lid = result.lid[closed]
+    assert s.n_enrolled_trials == int(closed.sum()) and s.n_impostor_trials == int(result.is_impostor.sum())
+    assert s.n_enrolled == result.enrolled.size and s.log2_n == pytest.approx(np.log2(result.enrolled.size))
+    assert s.alid == pytest.approx(lid.mean(), abs=1e-12)
+    assert s.pdr == np.mean(lid > 0) and s.ndr == np.mean(lid <= 0)
+    for value, side in ((s.lid_pos, lid[lid > 0]), (s.lid_neg, lid[lid <= 0])):
+        assert math.isnan(value) if side.size == 0 else value == pytest.approx(side.mean(), abs=1e-12)
+    assert (s.lid_max, s.lid_min) == (lid.max(), lid.min())
+    q50, q90, q99 = np.quantile(lid, [0.5, 0.9, 0.99])
+    assert (s.lid_q50, s.lid_q90, s.lid_q99) == pytest.approx((q50, q90, q99), abs=1e-12)
+    assert s.rank1_rate == np.mean(result.true_rank[closed] == 1)
+    assert s.cllr_mc == pytest.approx(-np.mean(np.log2(result.posterior_true[closed])), abs=1e-12)
+
+
+def test_the_record_holds_what_the_per_trial_arrays_give(systems):
+    dev, ev = systems
+    result = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200, seed=1))
+    check_attributes_against_the_trials(result)
+    s = result.summary
+    assert isinstance(s.binary, BinaryView) and s.binary.method == "exact" and s.binary.n_bins is None
+    assert set(s.intervals) == {"alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max", "eer", "cllr"}
+    assert all(isinstance(i, Interval) for i in s.intervals.values())
+    assert s.intervals["alid"].estimate == pytest.approx(s.alid, abs=1e-12)
+    assert s.bootstrap == Bootstrap(n_boot=200, seed=1) and s.engine is None and s.scheduler is None
+    assert s.n_dev_enrolled_trials == dev.n_trials - dev.n_impostor_trials and s.n_dev_enrolled == dev.n_enrolled
+
+
+def test_the_mapping_view_has_the_keys_of_the_summary_dict_in_its_order(systems):
+    dev, ev = systems
+    plain = evaluate(dev, ev).summary
+    assert list(plain) == HEAD_KEYS + BINARY_VIEW_KEYS + SETTING_KEYS
+    boot = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200)).summary
+    assert list(boot) == HEAD_KEYS + ["ci", "ci_settings"] + BINARY_VIEW_KEYS + SETTING_KEYS
+    assert boot["ci_settings"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 0}
+    assert boot["ci"]["alid"] == [boot.intervals["alid"].low, boot.intervals["alid"].high]
+    assert boot["n_trials"] == boot.n_enrolled_trials and boot["n_dev_trials"] == boot.n_dev_enrolled_trials
+    edev, eev = embedding_sets()
+    streamed = evaluate(edev, eev, binary_metrics=True, engine=Engine(device="cpu")).summary
+    assert list(streamed) == HEAD_KEYS + BINARY_VIEW_KEYS + SETTING_KEYS + ["engine"]
+    assert streamed.engine == EngineUsed(kernel="numpy", device="cpu", precision="float64")
+    assert streamed["engine"] == {"kernel": "numpy", "device": "cpu", "precision": "float64"}
+    assert streamed.binary.method == "binned" and streamed["binary_bins"] == streamed.binary.n_bins > 0
+    assert set(streamed["binary_error_bounds"]) == {"eer", "min_cllr", "dece_bits", "eer_threshold", "dsys"}
+    for summary in (plain, boot, streamed):
+        check_views_agree(summary)
+
+
+def test_a_skipped_binary_view_is_none_and_shows_as_nan(systems):
+    dev, ev = systems
+    s = evaluate(dev, ev, binary_metrics=False).summary
+    assert s.binary is None and s.binary_metrics == "skipped: binary_metrics=False"
+    assert math.isnan(s["eer"]) and math.isnan(s["cllr"]) and s["zebra_tag"] is None and s["binary_method"] is None
+    check_views_agree(s)
+    assert s.to_dict()["eer"] is None
+
+
+def test_the_summary_is_read_only(systems):
+    s = evaluate(*systems).summary
+    with pytest.raises(TypeError):
+        s["alid"] = 0.0
+    with pytest.raises(TypeError):
+        del s["alid"]
+    with pytest.raises(AttributeError):
+        s.pop("alid")
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        s.alid = 0.0
+    assert s["alid"] == s.alid and s.get("no such key") is None and "ci" not in s
+
+
+def test_to_dict_is_json_and_is_the_mapping_with_nan_as_none(systems):
+    dev, ev = systems
+    s = evaluate(dev, ev, binary_metrics=False, bootstrap=Bootstrap(n_boot=200)).summary
+    record = s.to_dict()
+    assert type(record) is dict and list(record) == list(s)
+    assert json.loads(json.dumps(record, allow_nan=False)) == record
+    for key, value in s.items():
+        want = None if isinstance(value, float) and math.isnan(value) else value
+        if key == "ci":
+            want = {m: [None if math.isnan(v) else v for v in bounds] for m, bounds in value.items()}
+        assert record[key] == want, key
+    assert pickle.loads(pickle.dumps(s)).to_dict() == record
+
+
+@settings(max_examples=25, deadline=None)
+@given(scoresets(max_trials=12, max_enrolled=6), scoresets(max_trials=12, max_enrolled=6))
+def test_the_two_views_agree_on_drawn_score_sets(dev, ev):
+    try:
+        result = evaluate(dev, ev)
+    except InputError as exc:  # a set without a single enrolled trial: nothing to summarise
+        assert "no trial's speaker is enrolled" in str(exc)
+        return
+    check_views_agree(result.summary)
+    check_attributes_against_the_trials(result)
+    assert result.to_dict().items() >= result.summary.to_dict().items()
+
+
+def test_the_lid_fields_are_the_aggregates():
+    aggregates = lid_summary(np.array([-1.0, 0.0, 2.0]))
+    names = {f.name for f in attrs.fields(Summary)}
+    assert set(aggregates) <= names
+
+
+# ----------------------------------------------------------- keyword-only calibrator and prior
+def assert_same_result(a, b):
+    np.testing.assert_array_equal(a.lid, b.lid)
+    np.testing.assert_array_equal(a.true_rank, b.true_rank)
+    assert a.to_dict() == b.to_dict()
+
+
+def test_positional_calibrator_and_prior_warn_and_give_the_keyword_numbers(systems):
+    dev, ev = systems
+    with pytest.warns(FutureWarning, match=r"evaluate\(\): pass calibrator=\.\.\. by keyword.*next release"):
+        positional = evaluate(dev, ev, "isotonic")
+    assert_same_result(positional, evaluate(dev, ev, calibrator="isotonic"))
+    with pytest.warns(FutureWarning, match=r"pass calibrator=\.\.\., prior=\.\.\. by keyword"):
+        both = evaluate(dev, ev, "isotonic", "uniform", binary_metrics=False)
+    assert_same_result(both, evaluate(dev, ev, calibrator="isotonic", prior="uniform", binary_metrics=False))
+    fitted = fit_calibrator(dev)
+    with pytest.warns(FutureWarning, match=r"evaluate_fitted\(\): pass prior=\.\.\. by keyword"):
+        fitted_positional = evaluate_fitted(ev, fitted, "uniform", dev=dev)
+    assert_same_result(fitted_positional, evaluate_fitted(ev, fitted, prior="uniform", dev=dev))
+
+
+def test_keyword_calls_do_not_warn_and_bad_positional_calls_are_type_errors(systems):
+    dev, ev = systems
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        evaluate(dev, ev, calibrator="logistic", prior="uniform")
+        evaluate_fitted(ev, fit_calibrator(dev), prior="uniform")
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 5 were given"):
+        evaluate(dev, ev, "logistic", "uniform", 1)
+    with pytest.raises(TypeError, match="multiple values for argument 'calibrator'"):
+        evaluate(dev, ev, "logistic", calibrator="isotonic")
+    with pytest.raises(TypeError, match="takes 2 positional arguments but 4 were given"):
+        evaluate_fitted(ev, fit_calibrator(dev), "uniform", 1)
