@@ -1,7 +1,8 @@
 """The Attacker interface: utterances in, embeddings and full T x N score sets out.
 
-An attacker turns utterances into embeddings (``embed``) and scores every trial
-utterance against every enrolled speaker (``score``), returning a :class:`~lidframe.ScoreSet`.
+An attacker keeps the contract of :class:`lidframe.registry.AttackerLike` (written there
+once): ``embed`` turns utterances into embeddings, ``score`` scores every trial against
+every enrolled speaker.
 
 :class:`EmbeddingAttacker` implements ``score`` once for all embedding extractors:
 each enrolled speaker's profile aggregates its enrolment embeddings, and a trial is
@@ -45,16 +46,19 @@ RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
 
 
 class Attacker:
-    """Base class of attackers (see the module docstring); subclasses set ``name``."""
+    """Base class of attackers; their contract is :class:`lidframe.registry.AttackerLike`.
+
+    Subclasses set ``name`` (the registry name) and implement its methods.
+    """
 
     name: str = ""
 
     def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:  # pragma: no cover - interface
-        """Embeddings, shape (len(utterances), d), float."""
+        """See :meth:`lidframe.registry.AttackerLike.embed`."""
         raise NotImplementedError
 
     def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
-        """Score every trial against every enrolled speaker (a full T x N ScoreSet)."""
+        """See :meth:`lidframe.registry.AttackerLike.score`."""
         raise NotImplementedError  # pragma: no cover - interface
 
 

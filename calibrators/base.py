@@ -12,7 +12,8 @@ It follows scikit-learn's estimator conventions (cf. ``sklearn/calibration.py``)
 * ``fit(scores, labels, *, sample_weight=None)`` validates its input and returns ``self``;
 * fitted attributes end in ``_``; using an unfitted calibrator raises ``NotFittedError``;
 * ``get_params`` / ``set_params`` / :func:`sklearn.base.clone` work (via ``BaseEstimator``);
-* ``llr(scores)`` is elementwise (any shape in, same shape out) and non-decreasing;
+* ``fit`` and ``llr`` keep the contract of calibrators, :class:`lidframe.registry.CalibratorLike`
+  (what each is called with and returns is written there once);
 * ``to_dict()`` / ``from_dict()`` round-trip a fitted calibrator through JSON (no pickle).
 
 How a calibrator deals with the class imbalance of the dev pairs (one mated pair per
@@ -248,7 +249,10 @@ def _overrides(calibrator, method: str) -> bool:
 
 
 class Calibrator(BaseEstimator):
-    """Base class of lidframe calibrators (see the module docstring for the contract).
+    """Base class of lidframe calibrators.
+
+    The contract is :class:`lidframe.registry.CalibratorLike`; the conventions and the
+    optional hooks are in the module docstring.
 
     Subclasses set ``name`` (the registry name), ``_fitted_attributes`` (names of the
     fitted attributes that :meth:`to_dict` saves; JSON-able scalars or 1-D float arrays)
@@ -267,20 +271,16 @@ class Calibrator(BaseEstimator):
     def fit(
         self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None
     ) -> Self:  # pragma: no cover - interface
+        """See :meth:`lidframe.registry.CalibratorLike.fit`; ``sample_weight`` weighs each pair."""
         raise NotImplementedError
 
     def llr(self, scores: ArrayLike) -> np.ndarray:
-        """Natural-log LLRs of *scores*: the fitted :meth:`llr_map` applied to a float64 copy.
-
-        Parameters
-        ----------
-        scores : array_like, any shape
-            z-scores (or raw scores when ``input_scale == "raw"``).
+        """:meth:`lidframe.registry.CalibratorLike.llr`: the fitted :meth:`llr_map` applied to a float64 copy.
 
         Returns
         -------
-        ndarray, float64, same shape as *scores*
-            Nats; non-decreasing in *scores*.
+        ndarray, float64
+            As the contract says; float64 whatever the dtype of *scores*.
 
         Raises
         ------

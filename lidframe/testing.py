@@ -12,16 +12,24 @@ Each ``check_*`` runs every check of its kind, then raises one :class:`Conforman
 (an ``AssertionError``, so pytest reports it as a failure) listing every check that
 failed and why; on success it returns the names of the checks that passed.  The
 checks use fixed seeds: they are deterministic.
+
+What a component of each kind must provide is its Protocol in
+:mod:`lidframe.registry.contracts` (:class:`~lidframe.registry.CalibratorLike`,
+:class:`~lidframe.registry.PriorLike`, :class:`~lidframe.registry.AttackerLike`); each
+suite's first check, ``"contract"``, is :func:`~lidframe.registry.check_contract`
+against it, and the other checks test the behaviour the Protocol's docstrings promise.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
@@ -48,13 +56,15 @@ class _Checks:
         self.passed: list[str] = []
         self.failed: list[str] = []
 
-    def run(self, name: str, func: Callable[[], object]) -> None:
+    def run(self, name: str, func: Callable[[], Any]) -> Any:
+        """Run one check; return what it returns, or None when it fails (the failure is recorded)."""
         try:
-            func()
+            out = func()
         except Exception as exc:  # a conformance suite reports every failure, whatever it is
             self.failed.append(f"{name}: {type(exc).__name__}: {exc}")
-        else:
-            self.passed.append(name)
+            return None
+        self.passed.append(name)
+        return out
 
     def finish(self) -> list[str]:
         if self.failed:
@@ -111,19 +121,139 @@ def _fresh(obj: Any) -> Any:
         return copy.deepcopy(obj)
 
 
+@attrs.frozen
+class _CalibratorCase:
+    """One calibrator under test, with the dev data it is fitted on and the z grid its LLRs are read on."""
+
+    obj: Any
+    by_rows: bool  # fitted on whole dev rows by its ``fit_rows`` hook, not on pairs
+    data: tuple[np.ndarray, np.ndarray]  # (scores, labels), or (rows (T, N), true_index (T,))
+    grid: np.ndarray  # z values from far below to far above the dev range
+
+    def fit(self, est: Any, first: np.ndarray, second: np.ndarray) -> Any:
+        return est.fit_rows(first, second) if self.by_rows else est.fit(first, second)
+
+
+def _calibrator_case(calibrator: Any, scores: ArrayLike | None, labels: ArrayLike | None) -> _CalibratorCase:
+    obj = calibrator() if isinstance(calibrator, type) else calibrator
+    by_rows = callable(getattr(obj, "fit_rows", None))
+    if by_rows:
+        rows, true_index = _dev_rows()
+        data = (rows, true_index)
+    else:
+        if scores is None:
+            scores, labels = _dev_pairs()
+        data = (np.asarray(scores, dtype=np.float64), np.asarray(labels))
+    grid = np.r_[-50.0, np.linspace(data[0].min() - 3, data[0].max() + 3, 201), 50.0]
+    return _CalibratorCase(obj, by_rows, data, grid)
+
+
+def _params_and_clone(case: _CalibratorCase) -> None:
+    params = case.obj.get_params()
+    _expect(isinstance(params, dict), "get_params() must return a dict")
+    twin = _fresh(case.obj)
+    _expect(twin.get_params() == params, "clone must keep the parameters")
+
+
+def _unfitted_llr_raises(case: _CalibratorCase) -> None:
+    _expect_raises(NotFittedError, lambda: _fresh(case.obj).llr(np.zeros(3)), "llr before fit")
+
+
+def _fit_returns_self(case: _CalibratorCase) -> Any:
+    est = _fresh(case.obj)
+    kept = [d.copy() for d in case.data]
+    out = case.fit(est, *case.data)
+    _expect(out is est, "fit must return self")
+    _expect(all(np.array_equal(d, k) for d, k in zip(case.data, kept)), "fit modified its input")
+    return est
+
+
+def _llr_shapes(case: _CalibratorCase, fitted: Any) -> None:
+    grid = case.grid
+    for x in (grid, grid[:12].reshape(3, 4), np.array([0.5])):
+        kept = x.copy()
+        y = np.asarray(fitted.llr(x))
+        _expect(y.shape == x.shape, f"llr of shape {x.shape} returned shape {y.shape}")
+        _expect(y.dtype.kind == "f", f"llr must return floats, got dtype {y.dtype}")
+        _expect(np.array_equal(x, kept), "llr modified its input")
+
+
+def _llr_finite_monotone(case: _CalibratorCase, fitted: Any) -> None:
+    grid = case.grid
+    y = np.asarray(fitted.llr(grid), dtype=np.float64)
+    _expect(np.isfinite(y).all(), f"llr not finite at z = {grid[~np.isfinite(y)][:3]}")
+    drops = np.flatnonzero(np.diff(y) < -1e-12)
+    _expect(drops.size == 0, f"llr decreases between z = {grid[drops[:1]]} and {grid[drops[:1] + 1]}")
+
+
+def _llr_map_agrees(case: _CalibratorCase, fitted: Any) -> None:
+    from lidframe.calibrators.maps import llr_map_of
+
+    form = llr_map_of(fitted)  # what the engines apply to each tile
+    got = np.asarray(form(case.grid.copy()), dtype=np.float64)
+    want = np.asarray(fitted.llr(case.grid), dtype=np.float64)
+    worst = float(np.max(np.abs(got - want))) if got.shape == want.shape else math.inf
+    _expect(worst <= 1e-12, f"llr_map() and llr() differ by up to {worst:.3g} nats (write the map once)")
+
+
+def _deterministic(case: _CalibratorCase, fitted: Any) -> None:
+    again = case.fit(_fresh(case.obj), *case.data)
+    _expect(np.array_equal(np.asarray(again.llr(case.grid)), np.asarray(fitted.llr(case.grid))), "two fits differ")
+
+
+def _json_round_trip(case: _CalibratorCase, fitted: Any) -> None:
+    record = json.loads(json.dumps(fitted.to_dict()))
+    back = type(fitted).from_dict(record)
+    _expect(
+        np.array_equal(np.asarray(back.llr(case.grid)), np.asarray(fitted.llr(case.grid))),
+        "from_dict(to_dict()) changes llr",
+    )
+
+
+def _calibrator_bad_input(case: _CalibratorCase, fitted: Any) -> None:
+    first, second = case.data
+    with_nan = first.copy()
+    with_nan.flat[0] = np.nan
+    _expect_raises(ValueError, lambda: case.fit(_fresh(case.obj), with_nan, second), "fit with NaN scores")
+    if case.by_rows:
+        out_of_range = second.copy()
+        out_of_range[0] = first.shape[1]
+        _expect_raises(
+            ValueError, lambda: case.fit(_fresh(case.obj), first, out_of_range), "fit_rows with a bad true column"
+        )
+    else:
+        _expect_raises(
+            ValueError, lambda: case.fit(_fresh(case.obj), first, np.zeros_like(second)), "fit with one class"
+        )
+    _expect_raises(ValueError, lambda: case.fit(_fresh(case.obj), first, second[:-1]), "fit with mismatched lengths")
+
+
+#: The checks of a fitted calibrator, ``(name, check(case, fitted))``, in the order they run.
+_FITTED_CALIBRATOR_CHECKS: tuple[tuple[str, Callable[[_CalibratorCase, Any], None]], ...] = (
+    ("llr keeps shape, returns floats", _llr_shapes),
+    ("llr finite and non-decreasing", _llr_finite_monotone),
+    ("llr_map() agrees with llr()", _llr_map_agrees),
+    ("deterministic fit", _deterministic),
+    ("to_dict/from_dict JSON round trip", _json_round_trip),
+    ("bad input raises ValueError", _calibrator_bad_input),
+)
+
+
 def check_calibrator(calibrator: Any, *, scores: ArrayLike | None = None, labels: ArrayLike | None = None) -> list[str]:
     """Check a calibrator instance (or class with default parameters) against the contract.
 
     Parameters
     ----------
     calibrator : object or class
-        An *unfitted* calibrator (any object with the calibrator methods; it need not
-        subclass :class:`~lidframe.calibrators.base.Calibrator`).
+        An *unfitted* calibrator: any object with the methods of
+        :class:`~lidframe.registry.CalibratorLike` (it need not subclass
+        :class:`~lidframe.calibrators.base.Calibrator`).
     scores, labels : array_like, shape (n_pairs,), optional
         Dev z-scores and 0/1 labels to fit on (default: 2,000 synthetic pairs).  A
         calibrator with the ``fit_rows`` hook is fitted on 200 synthetic dev rows instead.
 
-    Checks: the methods exist; ``get_params``/``clone`` work and clone is unfitted;
+    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    ``get_params``/``clone`` work and clone is unfitted;
     ``llr`` before fitting raises ``NotFittedError``; fitting returns self and leaves its
     input unchanged; ``llr`` keeps shape (1-D and 2-D), returns finite floats, also far
     outside the dev range, and is non-decreasing; the map the engines use (``llr_map()``,
@@ -142,110 +272,17 @@ def check_calibrator(calibrator: Any, *, scores: ArrayLike | None = None, labels
     ConformanceError
         Listing every failed check.
     """
-    obj = calibrator() if isinstance(calibrator, type) else calibrator
-    checks = _Checks(f"calibrator {type(obj).__module__}.{type(obj).__qualname__}")
-    by_rows = callable(getattr(obj, "fit_rows", None))
-    if by_rows:
-        rows, true_index = _dev_rows()
-        data = (rows, true_index)
-        grid_source = rows
-    else:
-        if scores is None:
-            scores, labels = _dev_pairs()
-        data = (np.asarray(scores, dtype=np.float64), np.asarray(labels))
-        grid_source = data[0]
-    grid = np.r_[-50.0, np.linspace(grid_source.min() - 3, grid_source.max() + 3, 201), 50.0]
-
-    def fit(est, first, second):
-        return est.fit_rows(first, second) if by_rows else est.fit(first, second)
-
-    state = {}
-    checks.run("contract", lambda: check_contract("calibrator", obj))
-    checks.run("input_scale is 'znorm' or 'raw'", lambda: uses_znorm(obj))
-
-    def params_and_clone():
-        params = obj.get_params()
-        _expect(isinstance(params, dict), "get_params() must return a dict")
-        twin = _fresh(obj)
-        _expect(twin.get_params() == params, "clone must keep the parameters")
-
-    checks.run("get_params and clone", params_and_clone)
-    checks.run(
-        "unfitted llr raises NotFittedError",
-        lambda: _expect_raises(NotFittedError, lambda: _fresh(obj).llr(np.zeros(3)), "llr before fit"),
-    )
-
-    def fit_returns_self():
-        est = _fresh(obj)
-        kept = [d.copy() for d in data]
-        out = fit(est, *data)
-        _expect(out is est, "fit must return self")
-        _expect(all(np.array_equal(d, k) for d, k in zip(data, kept)), "fit modified its input")
-        state["fitted"] = est
-
-    checks.run("fit returns self, input untouched", fit_returns_self)
-    fitted = state.get("fitted")
+    case = _calibrator_case(calibrator, scores, labels)
+    checks = _Checks(f"calibrator {type(case.obj).__module__}.{type(case.obj).__qualname__}")
+    checks.run("contract", lambda: check_contract("calibrator", case.obj))
+    checks.run("input_scale is 'znorm' or 'raw'", lambda: uses_znorm(case.obj))
+    checks.run("get_params and clone", lambda: _params_and_clone(case))
+    checks.run("unfitted llr raises NotFittedError", lambda: _unfitted_llr_raises(case))
+    fitted = checks.run("fit returns self, input untouched", lambda: _fit_returns_self(case))
     if fitted is None:
         return checks.finish()
-
-    def llr_shapes():
-        for x in (grid, grid[:12].reshape(3, 4), np.array([0.5])):
-            kept = x.copy()
-            y = np.asarray(fitted.llr(x))
-            _expect(y.shape == x.shape, f"llr of shape {x.shape} returned shape {y.shape}")
-            _expect(y.dtype.kind == "f", f"llr must return floats, got dtype {y.dtype}")
-            _expect(np.array_equal(x, kept), "llr modified its input")
-
-    checks.run("llr keeps shape, returns floats", llr_shapes)
-
-    def llr_finite_monotone():
-        y = np.asarray(fitted.llr(grid), dtype=np.float64)
-        _expect(np.isfinite(y).all(), f"llr not finite at z = {grid[~np.isfinite(y)][:3]}")
-        drops = np.flatnonzero(np.diff(y) < -1e-12)
-        _expect(drops.size == 0, f"llr decreases between z = {grid[drops[:1]]} and {grid[drops[:1] + 1]}")
-
-    checks.run("llr finite and non-decreasing", llr_finite_monotone)
-
-    def llr_map_agrees():
-        from lidframe.calibrators.maps import llr_map_of
-
-        form = llr_map_of(fitted)  # what the engines apply to each tile
-        got = np.asarray(form(grid.copy()), dtype=np.float64)
-        want = np.asarray(fitted.llr(grid), dtype=np.float64)
-        worst = float(np.max(np.abs(got - want))) if got.shape == want.shape else math.inf
-        _expect(worst <= 1e-12, f"llr_map() and llr() differ by up to {worst:.3g} nats (write the map once)")
-
-    checks.run("llr_map() agrees with llr()", llr_map_agrees)
-
-    def deterministic():
-        again = fit(_fresh(obj), *data)
-        _expect(np.array_equal(np.asarray(again.llr(grid)), np.asarray(fitted.llr(grid))), "two fits differ")
-
-    checks.run("deterministic fit", deterministic)
-
-    def json_round_trip():
-        record = json.loads(json.dumps(fitted.to_dict()))
-        back = type(fitted).from_dict(record)
-        _expect(
-            np.array_equal(np.asarray(back.llr(grid)), np.asarray(fitted.llr(grid))), "from_dict(to_dict()) changes llr"
-        )
-
-    checks.run("to_dict/from_dict JSON round trip", json_round_trip)
-
-    def bad_input():
-        first, second = data
-        with_nan = first.copy()
-        with_nan.flat[0] = np.nan
-        _expect_raises(ValueError, lambda: fit(_fresh(obj), with_nan, second), "fit with NaN scores")
-        if by_rows:
-            out_of_range = second.copy()
-            out_of_range[0] = first.shape[1]
-            _expect_raises(ValueError, lambda: fit(_fresh(obj), first, out_of_range), "fit_rows with a bad true column")
-        else:
-            _expect_raises(ValueError, lambda: fit(_fresh(obj), first, np.zeros_like(second)), "fit with one class")
-        _expect_raises(ValueError, lambda: fit(_fresh(obj), first, second[:-1]), "fit with mismatched lengths")
-
-    checks.run("bad input raises ValueError", bad_input)
+    for name, check in _FITTED_CALIBRATOR_CHECKS:
+        checks.run(name, functools.partial(check, case, fitted))
     return checks.finish()
 
 
@@ -255,14 +292,25 @@ def check_prior(prior: Any, *, enrolled: Iterable[str] | None = None) -> list[st
     Parameters
     ----------
     prior : object
-        A prior instance (any object with ``log_prior`` and ``describe``).
+        A prior instance: any object with the methods of :class:`~lidframe.registry.PriorLike`.
     enrolled : sequence of str, optional
         Enrolled ids to evaluate it on (default ``spk0`` ... ``spk5``; pass ids your prior
         knows, e.g. a superset of a watch list).
 
-    Checks: ``log_prior`` exists and returns a float array of shape (N,), finite, with
+    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    ``log_prior`` returns a float array of shape (N,), finite, with
     logsumexp 0 (to 1e-9); it accepts a list and a numpy array alike; permuting the
     enrolled ids permutes the output; an empty id list raises ``ValueError``.
+
+    Returns
+    -------
+    list of str
+        Names of the checks that passed.
+
+    Raises
+    ------
+    ConformanceError
+        Listing every failed check.
     """
     checks = _Checks(f"prior {type(prior).__module__}.{type(prior).__qualname__}")
     ids = list(enrolled) if enrolled is not None else [f"spk{i}" for i in range(6)]
@@ -294,6 +342,65 @@ def check_prior(prior: Any, *, enrolled: Iterable[str] | None = None) -> list[st
     return checks.finish()
 
 
+def _default_trials() -> list[Utterance]:
+    """12 id-only trial utterances of 4 speakers (``trial-00`` ... ``trial-11``)."""
+    from lidframe.data.utterance import Utterance
+
+    return [Utterance(f"trial-{i:02d}", f"spk{i % 4}") for i in range(12)]
+
+
+def _default_enrolment() -> dict[str, list[Utterance]]:
+    """2 id-only enrolment utterances (``enrol-<s>-<k>``) for each of the 4 speakers of :func:`_default_trials`."""
+    from lidframe.data.utterance import Utterance
+
+    return {f"spk{s}": [Utterance(f"enrol-{s}-{k}", f"spk{s}") for k in range(2)] for s in range(4)}
+
+
+def _embeddings(attacker: Any, trials: list[Utterance]) -> None:
+    emb = np.asarray(attacker.embed(trials))
+    _expect(emb.ndim == 2 and emb.shape[0] == len(trials), f"embed returned shape {emb.shape} for {len(trials)}")
+    _expect(emb.dtype.kind == "f", f"embed must return floats, got {emb.dtype}")
+    _expect(np.isfinite(emb).all(), "embed returned non-finite values")
+    again = np.asarray(attacker.embed(trials))
+    _expect(np.array_equal(again, emb), "embed is not deterministic")
+    half = np.asarray(attacker.embed(trials[: max(1, len(trials) // 2)]))
+    _expect(half.shape[1] == emb.shape[1], "embedding dimension changed between calls")
+    _expect(
+        np.allclose(half, emb[: half.shape[0]], rtol=1e-5, atol=1e-6),
+        "an utterance's embedding depends on the other utterances in the call",
+    )
+
+
+def _scoring(attacker: Any, trials: list[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> None:
+    from lidframe.data.scoreset import ScoreSet
+
+    s = attacker.score(trials, enrolment)
+    _expect(isinstance(s, ScoreSet), f"score must return a lidframe.ScoreSet, got {type(s).__name__}")
+    _expect(s.scores.shape == (len(trials), len(enrolment)), f"score shape {s.scores.shape}")
+    _expect(list(s.enrolled) == [str(k) for k in enrolment], "enrolled ids must be the enrolment keys, in order")
+    _expect(list(s.trial_ids) == [u.utt_id for u in trials], "trial ids must be the trials' utt_ids, in order")
+    _expect(list(s.trial_speakers) == [u.speaker for u in trials], "trial speakers must be the trials' speakers")
+
+
+def _attacker_bad_input(attacker: Any, trials: list[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> None:
+    _expect_raises(ValueError, lambda: attacker.score([], enrolment), "score with no trials")
+    empty = dict(enrolment)
+    empty[next(iter(empty))] = []
+    _expect_raises(ValueError, lambda: attacker.score(trials, empty), "score with a speaker without utterances")
+
+
+def _run_options(attacker: Any) -> None:
+    from lidframe.attackers.base import RUN_OPTIONS
+    from lidframe.registry import accepted_params
+
+    if accepted_params("attacker", type(attacker)) is None:
+        raise ConformanceError(
+            f"its constructor takes **keywords that lidframe cannot see through, so it cannot tell which run "
+            f"options ({', '.join(RUN_OPTIONS)}) apply and passes every one given: name those it takes as "
+            "keyword parameters (and forward the rest to a base class, or take none)"
+        )
+
+
 def check_attacker(
     attacker: Any,
     *,
@@ -305,7 +412,8 @@ def check_attacker(
     Parameters
     ----------
     attacker : object
-        An attacker instance (any object with ``embed`` and ``score``).
+        An attacker instance: any object with the methods of
+        :class:`~lidframe.registry.AttackerLike`.
     trials : sequence of Utterance, optional
         Trial utterances it can process (default: 12 id-only utterances of 4 speakers,
         enough for attackers that need no audio; audio attackers must pass real ones).
@@ -313,7 +421,8 @@ def check_attacker(
         Enrolment utterances per speaker (default: 2 id-only utterances for each of the
         4 speakers).
 
-    Checks: ``embed`` and ``score`` exist; ``embed`` returns finite floats of shape
+    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    ``embed`` returns finite floats of shape
     (n, d) with d the same for every call, is deterministic and independent of batch
     composition; ``score`` returns a ScoreSet of shape (T, N) whose enrolled ids are
     the enrolment keys in order and whose trial ids/speakers are the trials'; an empty
@@ -321,62 +430,23 @@ def check_attacker(
     constructor names its parameters, so that lidframe passes it only the run options
     (:data:`~lidframe.attackers.base.RUN_OPTIONS`: device, precision, batch size, cache
     folder) it takes and leaves out, with a warning, those that do not apply to it.
+
+    Returns
+    -------
+    list of str
+        Names of the checks that passed.
+
+    Raises
+    ------
+    ConformanceError
+        Listing every failed check.
     """
-    from lidframe.data.scoreset import ScoreSet
-    from lidframe.data.utterance import Utterance
-
     checks = _Checks(f"attacker {type(attacker).__module__}.{type(attacker).__qualname__}")
-    if trials is None:
-        trials = [Utterance(f"trial-{i:02d}", f"spk{i % 4}") for i in range(12)]
-    if enrolment is None:
-        enrolment = {f"spk{s}": [Utterance(f"enrol-{s}-{k}", f"spk{s}") for k in range(2)] for s in range(4)}
-    trials = list(trials)
+    trials = list(_default_trials() if trials is None else trials)
+    enrolment = _default_enrolment() if enrolment is None else enrolment
     checks.run("contract", lambda: check_contract("attacker", attacker))
-
-    def embeddings():
-        emb = np.asarray(attacker.embed(trials))
-        _expect(emb.ndim == 2 and emb.shape[0] == len(trials), f"embed returned shape {emb.shape} for {len(trials)}")
-        _expect(emb.dtype.kind == "f", f"embed must return floats, got {emb.dtype}")
-        _expect(np.isfinite(emb).all(), "embed returned non-finite values")
-        again = np.asarray(attacker.embed(trials))
-        _expect(np.array_equal(again, emb), "embed is not deterministic")
-        half = np.asarray(attacker.embed(trials[: max(1, len(trials) // 2)]))
-        _expect(half.shape[1] == emb.shape[1], "embedding dimension changed between calls")
-        _expect(
-            np.allclose(half, emb[: half.shape[0]], rtol=1e-5, atol=1e-6),
-            "an utterance's embedding depends on the other utterances in the call",
-        )
-
-    checks.run("embed shape, determinism, batch independence", embeddings)
-
-    def scoring():
-        s = attacker.score(trials, enrolment)
-        _expect(isinstance(s, ScoreSet), f"score must return a lidframe.ScoreSet, got {type(s).__name__}")
-        _expect(s.scores.shape == (len(trials), len(enrolment)), f"score shape {s.scores.shape}")
-        _expect(list(s.enrolled) == [str(k) for k in enrolment], "enrolled ids must be the enrolment keys, in order")
-        _expect(list(s.trial_ids) == [u.utt_id for u in trials], "trial ids must be the trials' utt_ids, in order")
-        _expect(list(s.trial_speakers) == [u.speaker for u in trials], "trial speakers must be the trials' speakers")
-
-    checks.run("score returns the full T x N ScoreSet", scoring)
-
-    def bad_input():
-        _expect_raises(ValueError, lambda: attacker.score([], enrolment), "score with no trials")
-        empty = dict(enrolment)
-        empty[next(iter(empty))] = []
-        _expect_raises(ValueError, lambda: attacker.score(trials, empty), "score with a speaker without utterances")
-
-    checks.run("bad input raises ValueError", bad_input)
-
-    def run_options():
-        from lidframe.attackers.base import RUN_OPTIONS
-        from lidframe.registry import accepted_params
-
-        if accepted_params("attacker", type(attacker)) is None:
-            raise ConformanceError(
-                f"its constructor takes **keywords that lidframe cannot see through, so it cannot tell which run "
-                f"options ({', '.join(RUN_OPTIONS)}) apply and passes every one given: name those it takes as "
-                "keyword parameters (and forward the rest to a base class, or take none)"
-            )
-
-    checks.run("run options named in the constructor", run_options)
+    checks.run("embed shape, determinism, batch independence", lambda: _embeddings(attacker, trials))
+    checks.run("score returns the full T x N ScoreSet", lambda: _scoring(attacker, trials, enrolment))
+    checks.run("bad input raises ValueError", lambda: _attacker_bad_input(attacker, trials, enrolment))
+    checks.run("run options named in the constructor", lambda: _run_options(attacker))
     return checks.finish()

@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 
 from lidframe.cli.table import text_table
+from lidframe.registry import KINDS
 
 __all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("plugins", help="list registered attackers, calibrators and priors")
-    parser.add_argument("--kind", choices=("attacker", "calibrator", "prior"), help="only this kind")
+    parser.add_argument("--kind", choices=KINDS, help="only this kind")
     parser.add_argument(
         "--check", action="store_true", help="import each component and check its contract (exit 1 if any fails)"
     )
@@ -22,7 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from lidframe import registry
     from lidframe.attackers import TORCH_INSTALL_HINT
 
-    kinds = registry.KINDS if args.kind is None else (args.kind,)
+    kinds = KINDS if args.kind is None else (args.kind,)
     status = registry.check_all(args.kind) if args.check else {}
     # a built-in that needs an optional dependency this installation lacks (the neural
     # attackers without torch) is not broken: it is listed as such and does not fail the check

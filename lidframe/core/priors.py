@@ -1,7 +1,8 @@
 """Priors over the N enrolled speakers: who the attacker expects a trial to come from.
 
-A prior is any object with ``log_prior(enrolled) -> ndarray (N,)`` returning natural-log
-probabilities that sum to one over the enrolled ids, in their order.  LID measures the
+A prior is any object with the method of :class:`lidframe.registry.PriorLike` (the
+contract of priors, written there once): ``log_prior(enrolled)``, natural-log
+probabilities of the enrolled speakers.  LID measures the
 information an attacker gains *beyond* its prior, LID_i = log2(p_i,true / prior_true),
 so the prior both sets the ceiling (LID <= -log2 prior_true) and the baseline.
 
@@ -75,10 +76,13 @@ def check_named_ids(kind: str, named: Iterable[str], enrolled: np.ndarray) -> No
 
 
 class Prior:
-    """Base class: subclasses implement :meth:`log_prior` and :meth:`describe`."""
+    """Base class of priors; their contract is :class:`lidframe.registry.PriorLike`.
+
+    Subclasses implement :meth:`log_prior` and :meth:`describe`.
+    """
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
-        """Natural-log prior probabilities, shape (N,), in the order of *enrolled*."""
+        """See :meth:`lidframe.registry.PriorLike.log_prior`."""
         raise NotImplementedError
 
     def describe(self) -> str:  # pragma: no cover - interface

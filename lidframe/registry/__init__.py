@@ -1,0 +1,82 @@
+"""Registries of attackers, calibrators and priors: built-ins, plugins, and your own.
+
+Components are looked up by kind (``"attacker"``, ``"calibrator"``, ``"prior"``) and
+name, and built from specs ``NAME[?key=value&...]``; docs/plugins.md is the guide and
+the one statement of the spec grammar.  The wing has three rooms:
+
+:mod:`~lidframe.registry.contracts`
+    each kind's contract, once, as a Protocol (:class:`CalibratorLike`,
+    :class:`PriorLike`, :class:`AttackerLike`), and :func:`check_contract`;
+:mod:`~lidframe.registry.discovery`
+    entries and discovery: built-ins, entry points, :func:`register`, :func:`load`;
+:mod:`~lidframe.registry.coercion` and :mod:`~lidframe.registry.specs`
+    spec parsing and type coercion, and building components from specs (:func:`create`).
+"""
+
+from lidframe.registry.coercion import parse_spec
+from lidframe.registry.contracts import (
+    KINDS,
+    PROTOCOLS,
+    AttackerLike,
+    CalibratorLike,
+    ContractMethod,
+    PriorLike,
+    check_contract,
+    contract_methods,
+)
+from lidframe.registry.discovery import (
+    BUILTINS,
+    GROUPS,
+    Entry,
+    PluginError,
+    attackers,
+    calibrators,
+    check_all,
+    entries,
+    load,
+    priors,
+    refresh,
+    register,
+    unregister,
+)
+from lidframe.registry.specs import (
+    SpecInputs,
+    accepted_params,
+    create,
+    describe_component,
+    resolve_calibrator,
+    resolve_prior,
+    spec_inputs,
+)
+
+__all__ = [
+    "KINDS",
+    "GROUPS",
+    "BUILTINS",
+    "Entry",
+    "PluginError",
+    "attackers",
+    "calibrators",
+    "priors",
+    "entries",
+    "register",
+    "unregister",
+    "refresh",
+    "load",
+    "create",
+    "accepted_params",
+    "parse_spec",
+    "check_contract",
+    "check_all",
+    "resolve_calibrator",
+    "resolve_prior",
+    "describe_component",
+    "SpecInputs",
+    "spec_inputs",
+    "CalibratorLike",
+    "PriorLike",
+    "AttackerLike",
+    "PROTOCOLS",
+    "ContractMethod",
+    "contract_methods",
+]

@@ -1,0 +1,241 @@
+"""Component specs to components: build, inspect and resolve what users pass for a component.
+
+A spec is an instance, a class, or a string ``NAME[?key=value&...]`` (the grammar:
+docs/plugins.md, "Component specs").
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import os
+from pathlib import Path
+from typing import Any, Literal, overload
+
+import attrs
+
+from lidframe.data.fileio import check_input_file
+from lidframe.errors import InputError, quote
+from lidframe.registry.coercion import builder, builder_params, parse_spec, split_query
+from lidframe.registry.contracts import AttackerLike, CalibratorLike, PriorLike, check_contract, check_kind
+from lidframe.registry.discovery import code_version, import_target, load
+
+__all__ = [
+    "accepted_params",
+    "create",
+    "SpecInputs",
+    "spec_inputs",
+    "resolve_calibrator",
+    "resolve_prior",
+    "describe_component",
+]
+
+
+def accepted_params(kind: str, spec: object) -> tuple[str, ...] | None:
+    """The keyword parameters the component of *spec* takes, without building it.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior"}
+    spec : str, class or object
+        A spec string (``NAME?k=v``; its own parameters are checked as :func:`create`
+        checks them), a class, or an instance (its class).
+
+    Returns
+    -------
+    tuple of str or None
+        The parameter names of its builder (``from_params`` or the constructor, with those
+        of a base class that ``**options`` are forwarded to); None when it takes any
+        keyword (``**options`` that go nowhere lidframe can see).
+
+    Raises
+    ------
+    InputError
+        An unknown component, or a spec parameter it does not take.
+
+    Examples
+    --------
+    >>> "device" in accepted_params("attacker", "random")
+    False
+    """
+    kind = check_kind(kind)
+    if isinstance(spec, str):
+        _, factory, _ = _factory_and_params(kind, spec)
+    else:
+        factory = spec if inspect.isclass(spec) else type(spec)
+        check_contract(kind, factory)
+    accepted = builder_params(factory)
+    return None if accepted is None else tuple(accepted)
+
+
+@overload
+def create(kind: Literal["calibrator"], spec: object, **params: Any) -> CalibratorLike: ...
+@overload
+def create(kind: Literal["prior"], spec: object, **params: Any) -> PriorLike: ...
+@overload
+def create(kind: Literal["attacker"], spec: object, **params: Any) -> AttackerLike: ...
+@overload
+def create(kind: str, spec: object, **params: Any) -> Any: ...
+def create(kind: str, spec: object, **params: Any) -> Any:
+    """Build a component from a spec string (``NAME?k=v``) or a class, or pass an instance through.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior"}
+    spec : str, class or object
+        A spec string, a class (called with *params*), or an instance (returned
+        unchanged after a contract check).
+    **params
+        Extra keyword parameters, overriding those in the spec; passed as they are (no
+        text conversion).
+
+    Raises
+    ------
+    InputError
+        An unknown name or parameter, a value not of its parameter's type, or
+        *params* given together with an instance (they could not be applied).
+
+    Notes
+    -----
+    A class with a ``from_params(**params)`` classmethod is built through it (e.g. a
+    watch-list prior reading its ids from ``file=``); otherwise ``Class(**params)``.
+    Spec values are converted by the parameter types of that builder (:func:`parse_spec`).
+    """
+    kind = check_kind(kind)
+    if not isinstance(spec, str):
+        if inspect.isclass(spec):
+            check_contract(kind, spec)
+            return spec(**params)
+        if params:
+            raise InputError(
+                f"{kind} parameters {', '.join(map(repr, params))} were given with a ready "
+                f"{type(spec).__name__} instance, which cannot take them; pass a spec string or a class"
+            )
+        check_contract(kind, spec)
+        return spec
+    name, factory, spec_params = _factory_and_params(kind, spec)
+    spec_params.update(params)
+    try:
+        return builder(factory)(**spec_params)
+    except TypeError as exc:
+        raise InputError(f"{kind} {name!r}: {exc}") from None
+
+
+def _factory_and_params(kind: str, spec: str) -> tuple[str, Any, dict]:
+    """``(NAME, class or factory, converted parameters)`` of a spec string, checked but not built."""
+    name, _ = split_query(spec)
+    if ":" in name:
+        factory = import_target(name, f"{kind} {name!r}")
+        check_contract(kind, factory, label=f"{kind} {name!r}")
+    else:
+        factory = load(kind, name)
+    _, spec_params = parse_spec(spec, factory)
+    accepted = builder_params(factory)
+    if accepted is not None:
+        unknown = [k for k in spec_params if k not in accepted]
+        if unknown:
+            raise InputError(
+                f"{kind} {name!r} has no parameter {', '.join(map(repr, unknown))}; "
+                f"it takes {', '.join(accepted) or 'no parameters'}"
+            )
+    return name, factory, spec_params
+
+
+@attrs.frozen
+class SpecInputs:
+    """What a component spec reads and which code runs it: what a cached result must be keyed by.
+
+    Attributes
+    ----------
+    files : tuple of pathlib.Path
+        Absolute paths of the files the component reads (see :func:`spec_inputs`).
+    version : str
+        The code behind it: ``"lidframe VERSION"`` (built-ins), ``"DIST VERSION"`` of the
+        distribution that provides it, or ``"module M sha256:..."`` of a module that no
+        installed distribution owns (a local ``module:Class``).
+    reads_audio : bool
+        Whether it reads the audio files of the utterances it is given (an attacker's
+        ``reads_audio`` class attribute; True when it does not say).
+    """
+
+    files: tuple[Path, ...]
+    version: str
+    reads_audio: bool
+
+
+def spec_inputs(kind: str, spec: str) -> SpecInputs:
+    """The input files and code version of a component spec, without building it.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior"}
+    spec : str
+        ``NAME?key=value&...`` (docs/plugins.md).
+
+    Returns
+    -------
+    SpecInputs
+
+    Raises
+    ------
+    InputError
+        An unknown component or parameter, a value not of its parameter's type, or a
+        file the component declares that does not exist.
+
+    Notes
+    -----
+    The files are found two ways, and both count:
+
+    * every parameter value -- or comma-separated part of one -- that names an existing
+      regular file, relative to the working directory (``watchlist?file=ids.txt``,
+      ``precomputed?path=emb.npz``, ``ecapa?checkpoint=model.ckpt``);
+    * a component may declare more with a classmethod ``input_files(params)``, which
+      gets the converted parameters and returns the paths it will read (e.g. the
+      ``.ids`` file beside a ``.npy`` of embeddings); each must exist.
+    """
+    name, factory, params = _factory_and_params(check_kind(kind), spec)
+    files: dict[str, Path] = {}
+    declared = getattr(factory, "input_files", None)
+    if callable(declared):
+        for item in declared(dict(params)):
+            if not os.path.lexists(item):
+                raise InputError(f"{kind} {quote(spec)}: input file {quote(item)} does not exist")
+            try:  # a folder, a FIFO or a device is named as what it is
+                check_input_file(item, f"a file {kind} {quote(spec)} reads")
+            except InputError as exc:
+                raise InputError(f"{kind} {quote(spec)}: input file {exc}") from None
+            files.setdefault(os.path.abspath(item), Path(os.path.abspath(item)))
+    for value in params.values():
+        for item in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(item, (str, os.PathLike)) and str(item) and os.path.isfile(item):
+                files.setdefault(os.path.abspath(item), Path(os.path.abspath(item)))
+    return SpecInputs(
+        files=tuple(files.values()),
+        version=code_version(kind, name),
+        reads_audio=bool(getattr(factory, "reads_audio", True)),
+    )
+
+
+# -- turning what users pass for a calibrator or a prior into a ready component --
+def resolve_calibrator(spec: str | CalibratorLike | type[CalibratorLike]) -> CalibratorLike:
+    """Return an unfitted calibrator: built from a spec string, or a clone of an instance."""
+    calibrator = create("calibrator", spec)
+    if isinstance(spec, str):
+        return calibrator
+    from sklearn.base import clone
+
+    try:
+        return clone(calibrator)
+    except TypeError:  # not a scikit-learn style estimator: fall back to a deep copy
+        return copy.deepcopy(calibrator)
+
+
+def resolve_prior(spec: str | PriorLike | type[PriorLike]) -> PriorLike:
+    """Return a prior object (anything with ``log_prior(enrolled)``) from a spec or an instance."""
+    return create("prior", spec)
+
+
+def describe_component(component: object) -> str:
+    """Its ``describe()`` (name with non-default parameters), else its class name."""
+    describe = getattr(component, "describe", None)
+    return describe() if callable(describe) else type(component).__name__
