@@ -5,9 +5,15 @@ sensitivity and per-speaker tables), a grid's finished cells, a DP audit -- into
 :class:`~lidframe.report.model.Report` record (:mod:`lidframe.report.build`) and
 renders that as one HTML file (:mod:`lidframe.report.render`): headlines per system with
 a one-sentence reading computed from the numbers, a sortable comparison table with
-intervals, LID figures as inline SVG (:mod:`lidframe.report.figures`), and the settings
-and input-file digests behind every number.  The page makes no network request, reads
-offline and prints.
+intervals (:mod:`lidframe.report.tables`), LID figures as inline SVG
+(:mod:`lidframe.report.figures`), and the settings and input-file digests behind every
+number.  The page makes no network request, reads offline and prints.
+
+Every figure of lidframe is drawn here, the analyses only compute: matplotlib access and
+drawing primitives in :mod:`lidframe.report.plotting`, the LID figures in
+:mod:`lidframe.report.lid_figures`, the per-speaker dot plot and each analysis's plot
+(``plot_lid_ccdf``, ``plot_nsweep``, ``plot_longitudinal``, ``plot_dp_audit``) in
+:mod:`lidframe.report.analysis_figures`.
 
 It sits between the analyses and the grid: it reads ``core``, ``analyses`` and
 ``privacy`` results, and ``grid`` and ``cli`` call it.  Importing it loads neither

@@ -4,8 +4,8 @@
     ``lidframe.evaluate`` Results (one per system, ``lidframe evaluate --report``, the
     demos), optionally with each system's calibrator sensitivity and per-speaker table.
 :func:`report_from_grid`
-    the finished cells of a grid (as :func:`lidframe.grid.report.load_results` returns
-    them) and their per-trial files (``lidframe report GRID_DIR``).
+    the finished cells of a grid (the records :func:`lidframe.grid.report.load_results`
+    returns) and their per-trial files (``lidframe report GRID_DIR``).
 :func:`report_from_dp_audit`
     a :func:`lidframe.privacy.audit.dp_audit` record (``lidframe dp-audit --report``).
 
@@ -94,6 +94,62 @@ def _keyed(name: str, records: Mapping[str, Any] | None, keys: Sequence[str]) ->
     return records
 
 
+def _checked_results(
+    results: Mapping[str, Result],
+    sensitivity: Mapping[str, SensitivityResult] | None,
+    per_speaker: Mapping[str, Any] | None,
+    systems: Mapping[str, str] | None,
+) -> tuple[dict[str, Result], dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The arguments of :func:`report_from_results` as dicts, checked: Results, and records of their labels only.
+
+    Returns
+    -------
+    results, sensitivity, per_speaker, systems : dict
+        Each keyed by the results' labels.
+
+    Raises
+    ------
+    InputError
+        No results, a value that is not a Result or a SensitivityResult, or a record for
+        an unknown label.
+    """
+    results = dict(results)
+    if not results:
+        raise InputError("a report needs at least one Result")
+    for label, result in results.items():
+        if not isinstance(result, Result):
+            raise InputError(f"result {label!r} is a {type(result).__name__}, not a lidframe Result")
+    labels = list(results)
+    sensitivity_of = _keyed("sensitivity", sensitivity, labels)
+    for label, record in sensitivity_of.items():
+        if not isinstance(record, SensitivityResult):
+            raise InputError(f"sensitivity of {label!r} is a {type(record).__name__}, not a SensitivityResult")
+    return results, sensitivity_of, _keyed("per_speaker", per_speaker, labels), _keyed("systems", systems, labels)
+
+
+def _result_system(
+    label: str,
+    result: Result,
+    *,
+    name: str,
+    sensitivity: SensitivityResult | None,
+    per_speaker: Any,
+) -> ReportSystem:
+    """The report's row of one ``evaluate`` Result: its headline and its closed-set trials' LID."""
+    summary = result.summary
+    return ReportSystem(
+        label=str(label),
+        name=name,
+        calibrator=str(summary.get("calibrator", "?")),
+        prior=str(summary.get("prior", "?")),
+        headline=Headline.from_summary(summary, where=f"result {label!r}"),
+        lid_bits=result.lid[~result.is_impostor],
+        lid_ceiling_bits=lid_ceiling_bits(result),
+        sensitivity=sensitivity,
+        per_speaker=per_speaker,
+    )
+
+
 def report_from_results(
     results: Mapping[str, Result],
     *,
@@ -142,36 +198,21 @@ def report_from_results(
         No results, a value that is not a Result, a sensitivity / per-speaker record for
         an unknown label, or an input file that does not exist.
     """
-    results = dict(results)
-    if not results:
-        raise InputError("a report needs at least one Result")
-    for label, result in results.items():
-        if not isinstance(result, Result):
-            raise InputError(f"result {label!r} is a {type(result).__name__}, not a lidframe Result")
-    labels = list(results)
-    sensitivity_of = _keyed("sensitivity", sensitivity, labels)
-    for label, record in sensitivity_of.items():
-        if not isinstance(record, SensitivityResult):
-            raise InputError(f"sensitivity of {label!r} is a {type(record).__name__}, not a SensitivityResult")
-    per_speaker_of = _keyed("per_speaker", per_speaker, labels)
-    name_of = _keyed("systems", systems, labels)
+    results, sensitivity_of, per_speaker_of, name_of = _checked_results(results, sensitivity, per_speaker, systems)
     report_systems, settings_rows = [], []
     for label, result in results.items():
-        summary = result.summary
         report_systems.append(
-            ReportSystem(
-                label=str(label),
+            _result_system(
+                label,
+                result,
                 name=str(name_of.get(label, label)),
-                calibrator=str(summary.get("calibrator", "?")),
-                prior=str(summary.get("prior", "?")),
-                headline=Headline.from_summary(summary, where=f"result {label!r}"),
-                lid_bits=result.lid[~result.is_impostor],
-                lid_ceiling_bits=lid_ceiling_bits(result),
                 sensitivity=sensitivity_of.get(label),
                 per_speaker=per_speaker_of.get(label),
             )
         )
-        settings_rows.append(SystemSettings.from_summary(str(label), summary, result.to_dict().get("calibrator_fit")))
+        settings_rows.append(
+            SystemSettings.from_summary(str(label), result.summary, result.to_dict().get("calibrator_fit"))
+        )
     provenance = Provenance(
         lidframe_version=_versions([r.summary for r in results.values()]),
         report_version=__version__,
@@ -259,8 +300,63 @@ def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.n
     return lid, posterior
 
 
+def _grid_cells(cells: Sequence[Any], out: Path) -> list[Mapping[str, Any]]:
+    """Each finished cell as the store holds it (a record's ``to_dict()``, a mapping as it is), checked and sorted."""
+    rows = [cell.to_dict() if hasattr(cell, "to_dict") else cell for cell in cells]
+    if not rows:
+        raise InputError(f"{out}: the grid has no finished cells to report")
+    for row in rows:
+        missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in row]
+        if missing:
+            raise InputError(f"grid cell {row!r:.80}: not a finished cell record (no {', '.join(missing)})")
+    return sorted(rows, key=lambda c: tuple(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS))
+
+
+def _grid_system(
+    cell: Mapping[str, Any], out: Path, *, several_attackers: bool, several_seeds: bool
+) -> tuple[ReportSystem, SystemSettings, InputFile]:
+    """One finished grid cell's row of the report, its settings, and its per-trial file (digested)."""
+    summary = cell["summary"]
+    name = str(cell["system"])
+    if cell["mechanism"] not in (None, "-"):
+        name += f" [{cell['mechanism']}]"
+    if several_attackers:
+        name += f" / {cell['attacker']}"
+    label = f"{name} · {cell['calibrator']} · {cell['prior']}"
+    if several_seeds:
+        label += f" · seed {cell['seed']}"
+    path = out / str(cell["per_trial"])
+    if not path.is_file():
+        raise InputError(
+            f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
+        )
+    lid, posterior = _per_trial_lid(path, cell, out)
+    closed = ~np.isnan(lid)
+    stored_trials = summary.get("n_trials")
+    if stored_trials is not None and int(stored_trials) != int(closed.sum()):
+        # the file and the stored summary come from different runs: no page mixes the two
+        raise InputError(
+            f"{path}: holds {int(closed.sum())} closed-set trials but grid cell {_cell_name(cell)} was summarised "
+            f"over {int(stored_trials)}; the file is stale: delete it and rerun lidframe grid on {out}"
+        )
+    headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
+    system = ReportSystem(
+        label=label,
+        name=name,
+        calibrator=str(cell["calibrator"]),
+        prior=str(cell["prior"]),
+        headline=headline,
+        lid_bits=lid[closed],
+        lid_ceiling_bits=_grid_ceiling(lid[closed], None if posterior is None else posterior[closed], headline.log2_n),
+        attacker=str(cell["attacker"]),
+        seed=int(cell["seed"]),
+    )
+    settings = SystemSettings.from_summary(label, summary, summary.get("calibrator_fit"))
+    return system, settings, InputFile.of(f"per-trial LID of {label}", path)
+
+
 def report_from_grid(
-    cells: Sequence[Mapping[str, Any]],
+    cells: Sequence[Any],
     *,
     out_dir: StrPath,
     title: str | None = None,
@@ -273,10 +369,11 @@ def report_from_grid(
 
     Parameters
     ----------
-    cells : sequence of mapping
-        The finished cells as :func:`lidframe.grid.report.load_results` returns them:
-        ``system, attacker, mechanism, calibrator, prior, seed, summary`` and
-        ``per_trial`` (its per-trial file, relative to *out_dir*).
+    cells : sequence of FinishedCell or mapping
+        The finished cells as :func:`lidframe.grid.report.load_results` returns them
+        (:class:`lidframe.grid.records.FinishedCell` records), or mappings as their
+        ``to_dict()`` gives them: ``system, attacker, mechanism, calibrator, prior, seed,
+        summary`` and ``per_trial`` (its per-trial file, relative to *out_dir*).
     out_dir : str or os.PathLike
         The grid's output folder; its ``results.sqlite`` and every per-trial file read are
         digested into the provenance.
@@ -299,62 +396,20 @@ def report_from_grid(
         No cells, a cell without its fields or whose per-trial file is missing.
     """
     out = Path(out_dir)
-    cells = list(cells)
-    if not cells:
-        raise InputError(f"{out}: the grid has no finished cells to report")
-    for cell in cells:
-        missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in cell]
-        if missing:
-            raise InputError(f"grid cell {cell!r:.80}: not a finished cell record (no {', '.join(missing)})")
-    cells.sort(key=lambda c: tuple(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS))
-    several_attackers = len({c["attacker"] for c in cells}) > 1
-    several_seeds = len({c["seed"] for c in cells}) > 1
+    rows = _grid_cells(cells, out)
+    several = {
+        "several_attackers": len({c["attacker"] for c in rows}) > 1,
+        "several_seeds": len({c["seed"] for c in rows}) > 1,
+    }
     files = [InputFile.of("grid store", out / "results.sqlite")] if (out / "results.sqlite").is_file() else []
     report_systems, settings_rows = [], []
-    for cell in cells:
-        summary = cell["summary"]
-        name = str(cell["system"])
-        if cell["mechanism"] not in (None, "-"):
-            name += f" [{cell['mechanism']}]"
-        if several_attackers:
-            name += f" / {cell['attacker']}"
-        label = f"{name} · {cell['calibrator']} · {cell['prior']}"
-        if several_seeds:
-            label += f" · seed {cell['seed']}"
-        path = out / str(cell["per_trial"])
-        if not path.is_file():
-            raise InputError(
-                f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
-            )
-        lid, posterior = _per_trial_lid(path, cell, out)
-        closed = ~np.isnan(lid)
-        stored_trials = summary.get("n_trials")
-        if stored_trials is not None and int(stored_trials) != int(closed.sum()):
-            # the file and the stored summary come from different runs: no page mixes the two
-            raise InputError(
-                f"{path}: holds {int(closed.sum())} closed-set trials but grid cell {_cell_name(cell)} was summarised "
-                f"over {int(stored_trials)}; the file is stale: delete it and rerun lidframe grid on {out}"
-            )
-        headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
-        files.append(InputFile.of(f"per-trial LID of {label}", path))
-        report_systems.append(
-            ReportSystem(
-                label=label,
-                name=name,
-                calibrator=str(cell["calibrator"]),
-                prior=str(cell["prior"]),
-                headline=headline,
-                lid_bits=lid[closed],
-                lid_ceiling_bits=_grid_ceiling(
-                    lid[closed], None if posterior is None else posterior[closed], headline.log2_n
-                ),
-                attacker=str(cell["attacker"]),
-                seed=int(cell["seed"]),
-            )
-        )
-        settings_rows.append(SystemSettings.from_summary(label, summary, summary.get("calibrator_fit")))
+    for row in rows:
+        system, system_settings, per_trial = _grid_system(row, out, **several)
+        report_systems.append(system)
+        settings_rows.append(system_settings)
+        files.append(per_trial)
     provenance = Provenance(
-        lidframe_version=_versions([c["summary"] for c in cells]),
+        lidframe_version=_versions([c["summary"] for c in rows]),
         report_version=__version__,
         created=_now(created),
         systems=settings_rows,
@@ -372,6 +427,38 @@ def report_from_grid(
 
 #: The two attackers of a DP audit and how they are calibrated.
 _DP_ATTACKERS = ("bayes", "cosine")
+
+
+def _dp_audit_summary(row: Mapping[str, Any], attacker: str, *, calibrator: str, ci_level: float) -> dict[str, Any]:
+    """One attacker's numbers in one row (one mu) of a DP audit, as the summary of a report cell.
+
+    Parameters
+    ----------
+    row : mapping
+        A row of a :class:`~lidframe.privacy.audit.DPAuditResult`.
+    attacker : {"bayes", "cosine"}
+    calibrator : str
+        The attacker's calibrator spec.
+    ci_level : float
+        Confidence level of the row's intervals.
+
+    Returns
+    -------
+    dict
+        The keys :meth:`Headline.from_summary` and :meth:`SystemSettings.from_summary` read.
+    """
+    return {
+        "n_enrolled": row["n_enrolled"],
+        "log2_n": row["log2_n"],
+        "alid": row[f"{attacker}_alid"],
+        "lid_q99": row[f"{attacker}_lid_q99"],
+        "lid_max": row[f"{attacker}_lid_max"],
+        "eer": row[f"{attacker}_eer"],
+        "ci": {"alid": row[f"{attacker}_alid_ci"], "eer": row[f"{attacker}_eer_ci"]},
+        "ci_settings": {"level": ci_level},
+        "calibrator": calibrator,
+        "prior": "uniform",
+    }
 
 
 def report_from_dp_audit(
@@ -416,18 +503,7 @@ def report_from_dp_audit(
         spec = "identity" if attacker == "bayes" else calibrator
         for row in record.rows:
             label = f"{attacker} · mu {row['mu']:g}"
-            summary = {
-                "n_enrolled": row["n_enrolled"],
-                "log2_n": row["log2_n"],
-                "alid": row[f"{attacker}_alid"],
-                "lid_q99": row[f"{attacker}_lid_q99"],
-                "lid_max": row[f"{attacker}_lid_max"],
-                "eer": row[f"{attacker}_eer"],
-                "ci": {"alid": row[f"{attacker}_alid_ci"], "eer": row[f"{attacker}_eer_ci"]},
-                "ci_settings": {"level": ci_level},
-                "calibrator": spec,
-                "prior": "uniform",
-            }
+            summary = _dp_audit_summary(row, attacker, calibrator=spec, ci_level=ci_level)
             report_systems.append(
                 ReportSystem(
                     label=label,

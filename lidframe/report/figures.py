@@ -1,4 +1,4 @@
-"""The figures of a report, drawn with :mod:`lidframe.plotting` and inlined as SVG.
+"""The figures of a report, drawn with :mod:`lidframe.report.lid_figures` and inlined as SVG.
 
 Styles are fixed once per report (:func:`report_styles`): a system keeps its colour and
 marker in every figure, and its calibrators differ by line style, so a reader who has
@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from lidframe.plotting import (
-    curve_styles,
+from lidframe.report.analysis_figures import per_speaker_figure, plot_dp_audit
+from lidframe.report.lid_figures import (
     eer_alid_figure,
     eer_alid_panels_figure,
-    figure_svg,
     lid_ccdf_figure,
     lid_ccdf_panels_figure,
     lid_histogram_figure,
 )
+from lidframe.report.plotting import curve_styles, figure_svg, inline_svg
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -38,7 +38,7 @@ class InlineFigure:
     figure_id : str
         Unique in the page (the prefix of the SVG's ids, and the anchor of the figure).
     svg : str
-        Inline SVG markup (:func:`lidframe.plotting.figure_svg`).
+        Inline SVG markup (:func:`lidframe.report.plotting.figure_svg`).
     caption : str
         Says what is drawn, with the calibrator and prior.
     """
@@ -240,11 +240,9 @@ class FigureMaker:
         ]
 
     def per_speaker(self, system: ReportSystem) -> list[InlineFigure]:
-        """The per-speaker dot plot (:func:`lidframe.plotting.per_speaker_figure`)."""
+        """The per-speaker dot plot (:func:`lidframe.report.analysis_figures.per_speaker_figure`)."""
         if system.per_speaker is None:
             return []
-        from lidframe.plotting import per_speaker_figure
-
         fig = per_speaker_figure(system.per_speaker, title=f"{system.label}: ALID per speaker")
         return [
             self._inline(
@@ -253,7 +251,7 @@ class FigureMaker:
         ]
 
     def dp_audit(self) -> list[InlineFigure]:
-        """Measured EER and ALID against the GDP bounds (:func:`lidframe.privacy.audit.plot_dp_audit`)."""
+        """Measured EER and ALID against the GDP bounds (:func:`lidframe.report.analysis_figures.plot_dp_audit`)."""
         record = self.report.dp_audit
         if record is None:
             return []
@@ -263,7 +261,6 @@ class FigureMaker:
         import matplotlib
 
         from lidframe.data.fileio import staged_outputs
-        from lidframe.privacy.audit import plot_dp_audit
 
         with tempfile.TemporaryDirectory() as folder:
             path = Path(folder) / "dp.svg"
@@ -279,7 +276,5 @@ class FigureMaker:
 
 
 def _clean_svg_file(text: str, figure_id: str) -> str:
-    """An SVG file's text as inline markup, with :func:`lidframe.plotting.figure_svg`'s cleaning."""
-    from lidframe.plotting import inline_svg
-
+    """An SVG file's text as inline markup, with :func:`lidframe.report.plotting.figure_svg`'s cleaning."""
     return inline_svg(text, id_prefix=figure_id)

@@ -1,4 +1,4 @@
-"""The figures a reader uses (lidframe.plotting): styles, labelled references, small multiples, inline SVG."""
+"""The figures a reader uses (lidframe.report.plotting, lid_figures): styles, labelled references, small multiples, inline SVG."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 pytest.importorskip("matplotlib")
 
-from lidframe import plotting
 from lidframe.errors import InputError
+from lidframe.report import lid_figures, plotting
 
 
 def _same_dash(a, b) -> bool:
@@ -68,7 +68,7 @@ def _overlapping(boxes) -> list[tuple[str, str]]:
 def test_ccdf_reference_lines_are_labelled_and_labels_do_not_overlap():
     rng = np.random.default_rng(0)
     lids = {"a": rng.normal(1.0, 1.0, 200), "b": rng.normal(0.2, 0.5, 200)}
-    fig = plotting.lid_ccdf_figure(lids, title="t", log2_n=1.05)  # log2 N right beside the 1 bit line
+    fig = lid_figures.lid_ccdf_figure(lids, title="t", log2_n=1.05)  # log2 N right beside the 1 bit line
     texts = _texts(fig)
     assert {"0 bit", "1 bit", "log2 N = 1.05"} <= set(texts)
     assert not _overlapping(_label_boxes(fig))
@@ -83,7 +83,7 @@ def test_ccdf_reference_lines_are_labelled_and_labels_do_not_overlap():
 
 def test_ccdf_steps_are_the_share_of_trials_above():
     lid = np.array([0.5, -1.0, 2.0, 2.0, 3.0])
-    fig = plotting.lid_ccdf_figure({"x": lid}, title="t")
+    fig = lid_figures.lid_ccdf_figure({"x": lid}, title="t")
     (line,) = [line for line in fig.axes[0].get_lines() if line.get_label() == "x"]
     x, y = (np.asarray(v, dtype=float) for v in line.get_data())
     assert list(x) == [-1.0, 0.5, 2.0, 3.0]  # each distinct value once, up to the largest
@@ -96,7 +96,7 @@ def test_ccdf_steps_are_the_share_of_trials_above():
 def test_histogram_counts_every_trial_and_marks_q99():
     rng = np.random.default_rng(1)
     lid = rng.normal(0.5, 1.0, 333)
-    fig = plotting.lid_histogram_figure(lid, title="t", log2_n=3.0)
+    fig = lid_figures.lid_histogram_figure(lid, title="t", log2_n=3.0)
     ax = fig.axes[0]
     assert sum(p.get_height() for p in ax.patches) == lid.size
     q99 = np.sort(lid)[328] + 0.68 * (np.sort(lid)[329] - np.sort(lid)[328])  # h = 0.99 * 332 = 328.68
@@ -104,12 +104,12 @@ def test_histogram_counts_every_trial_and_marks_q99():
     assert not _overlapping(_label_boxes(fig))
     plotting.pyplot().close(fig)
     with pytest.raises(InputError, match="no NaN"):
-        plotting.lid_histogram_figure([0.1, np.nan], title="t")
+        lid_figures.lid_histogram_figure([0.1, np.nan], title="t")
 
 
 def test_scatter_names_systems_in_a_legend_not_on_the_points():
     points = {f"system {k}": (0.40 + 0.001 * k, 0.1, 0.5) for k in range(6)}  # all but on top of each other
-    fig = plotting.eer_alid_figure(points, title="EER against LID (calibrator logistic, prior uniform)", log2_n=3.0)
+    fig = lid_figures.eer_alid_figure(points, title="EER against LID (calibrator logistic, prior uniform)", log2_n=3.0)
     assert not any(t.startswith("system") for t in _texts(fig))  # no point labels that could collide
     (legend,) = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == list(points)
@@ -126,7 +126,7 @@ def test_small_multiples_cover_every_calibrator_and_prior_and_every_curve():
         for prior in ("uniform", "watchlist?ids=a,b&weight=4")
     }
     panels[("beta", "uniform")]["weak"] = np.r_[panels[("beta", "uniform")]["weak"], 7.5]  # one far-right tail
-    fig = plotting.lid_ccdf_panels_figure(panels, title="t", log2_n=3.0)
+    fig = lid_figures.lid_ccdf_panels_figure(panels, title="t", log2_n=3.0)
     assert len(fig.axes) == 6
     titles = [ax.get_title() for ax in fig.axes]
     for cal, prior in panels:
@@ -145,7 +145,7 @@ def test_small_multiples_cover_every_calibrator_and_prior_and_every_curve():
     }
     assert len(colours) == 2
     plotting.pyplot().close(fig)
-    fig = plotting.eer_alid_panels_figure(
+    fig = lid_figures.eer_alid_panels_figure(
         {k: {"weak": (0.1, 2.0, 2.9), "strong": (0.4, 0.2, 0.9)} for k in panels}, title="t", log2_n=3.0
     )
     assert len(fig.axes) == 6
@@ -154,9 +154,9 @@ def test_small_multiples_cover_every_calibrator_and_prior_and_every_curve():
 
 def test_save_lid_ccdf_keeps_its_callers_signature(tmp_path):
     target = tmp_path / "ccdf.svg"
-    plotting.save_lid_ccdf({"a": [0.1, 0.5, 1.0], "b": [-0.2, 0.3]}, target, title="t", log2_n=2.0, guides=True)
+    lid_figures.save_lid_ccdf({"a": [0.1, 0.5, 1.0], "b": [-0.2, 0.3]}, target, title="t", log2_n=2.0, guides=True)
     ET.fromstring(target.read_text())
-    plotting.save_lid_ccdf(
+    lid_figures.save_lid_ccdf(
         {"x/logistic": [0.1, 0.5], "x/isotonic": [0.2, 0.9]},
         tmp_path / "ccdf.png",
         title="t",
@@ -167,7 +167,7 @@ def test_save_lid_ccdf_keeps_its_callers_signature(tmp_path):
 
 
 def test_figure_svg_is_inline_and_self_contained():
-    fig = plotting.lid_ccdf_figure({"x --> <b>": [0.1, 0.5, 1.0]}, title="a & b", log2_n=2.0)
+    fig = lid_figures.lid_ccdf_figure({"x --> <b>": [0.1, 0.5, 1.0]}, title="a & b", log2_n=2.0)
     svg = plotting.figure_svg(fig, id_prefix="fig7", description='LID "tail" <x>')
     assert svg.startswith("<svg ") and svg.endswith("</svg>")
     assert "<?xml" not in svg and "<!DOCTYPE" not in svg and "<!--" not in svg and "<metadata" not in svg
@@ -186,10 +186,10 @@ def test_figure_svg_is_inline_and_self_contained():
 def test_labels_with_dollar_signs_print_as_written():
     """A system named like a mathtext formula is drawn as its name, and does not break the figure."""
     name = r"cost $\frac{a}{$ [v2]"
-    fig = plotting.lid_ccdf_figure({name: [0.1, 0.5, 1.0]}, title=f"{name} tail", log2_n=2.0)
+    fig = lid_figures.lid_ccdf_figure({name: [0.1, 0.5, 1.0]}, title=f"{name} tail", log2_n=2.0)
     svg = plotting.figure_svg(fig, id_prefix="f")
     assert svg.startswith("<svg")
-    fig = plotting.eer_alid_figure({name: (0.3, 0.5, 1.0)}, title=name)
+    fig = lid_figures.eer_alid_figure({name: (0.3, 0.5, 1.0)}, title=name)
     (legend,) = fig.legends
     assert legend.get_texts()[0].get_text() == name.replace("$", r"\$")
     plotting.figure_svg(fig, id_prefix="g")

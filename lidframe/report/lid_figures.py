@@ -1,0 +1,495 @@
+"""The LID figures: CCDF, histogram and EER against LID, alone or as small multiples.
+
+Each ``*_figure`` function returns a matplotlib Figure (save it with
+:func:`lidframe.report.plotting.save_figure`, or inline it with
+:func:`lidframe.report.plotting.figure_svg`); each ``draw_*`` draws into a given Axes.
+Styles come from :func:`lidframe.report.plotting.curve_styles`: a system keeps its
+colour and marker, its variants (calibrators) differ by line style.
+
+- :func:`draw_lid_ccdf`, :func:`lid_ccdf_figure`, :func:`save_lid_ccdf`,
+  :func:`lid_ccdf_panels_figure`: P(LID > x) per curve (log-scale y), with labelled
+  lines at 0 bit, 1 bit and log2 N.
+- :func:`lid_histogram_figure`: LID per trial, with its 99th percentile.
+- :func:`draw_eer_alid`, :func:`eer_alid_figure`, :func:`eer_alid_panels_figure`: each
+  system's ALID and LIDmax against its EER.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from lidframe.data.fileio import StrPath
+from lidframe.errors import InputError
+from lidframe.report.plotting import (
+    SYSTEM_COLOURS,
+    curve_styles,
+    horizontal_references,
+    plain_text,
+    pyplot,
+    save_figure,
+    set_title,
+    vertical_references,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "draw_lid_ccdf",
+    "lid_ccdf_figure",
+    "save_lid_ccdf",
+    "lid_ccdf_panels_figure",
+    "lid_histogram_figure",
+    "draw_eer_alid",
+    "eer_alid_figure",
+    "eer_alid_panels_figure",
+]
+
+
+def _lid_references(log2_n: float | None, guides: bool) -> list[tuple[float, str, Any]]:
+    lines: list[tuple[float, str, Any]] = []
+    if guides:
+        lines += [(0.0, "0 bit", "-"), (1.0, "1 bit", "--")]
+    if log2_n is not None:
+        lines.append((log2_n, f"log2 N = {log2_n:.2f}", ":"))
+    return lines
+
+
+def draw_lid_ccdf(
+    ax: Axes,
+    lids: Mapping[str, ArrayLike],
+    *,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+    log2_n: float | None = None,
+    guides: bool = True,
+    legend: bool = True,
+    title: str | None = None,
+) -> None:
+    """Draw P(LID > x) per curve into *ax* (log-scale y), with labelled reference lines.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    lids : mapping of str to array_like
+        label -> 1-D array of LID values (bits, no NaN), one step curve each.
+    styles : mapping, optional
+        label -> style (:func:`curve_styles`); by default one group per label.
+    log2_n : float, optional
+        Draw and label the log2 N ceiling.
+    guides : bool
+        Draw and label the 0 bit and 1 bit lines.
+    legend : bool
+        Add a legend of the curves.
+    title : str, optional
+        Set above the reference labels.
+    """
+    _ccdf_curves(ax, lids, styles or curve_styles(list(lids)))
+    _ccdf_finish(ax, log2_n=log2_n, guides=guides, title=title)
+    if legend and lids:
+        ax.legend(fontsize=7, loc="lower left")
+
+
+def _ccdf_curves(ax: Axes, lids: Mapping[str, ArrayLike], styles: Mapping[str, Mapping[str, Any]]) -> None:
+    """The step curves P(LID > x) of :func:`draw_lid_ccdf`, without axes decoration."""
+    for label, lid in lids.items():
+        x = np.sort(np.asarray(lid, dtype=np.float64).ravel())
+        values = np.unique(x)
+        if values.size == 0:
+            continue
+        if values.size == 1:  # every trial discloses the same: all of them lie above anything less (a mark at 1)
+            steps_x, steps_y = np.r_[values, values], np.ones(2)
+        else:
+            # from each distinct value to the next, the share of trials strictly above it (ties
+            # counted once); the last step runs on to the largest LID, where the share drops to 0
+            above = 1.0 - np.searchsorted(x, values, side="right") / x.size
+            steps_x, steps_y = values, np.r_[above[:-1], above[-2]]
+        ax.step(steps_x, steps_y, where="post", label=plain_text(label), lw=1.4, markevery=0.12, ms=4, **styles[label])
+    ax.set_yscale("log")
+
+
+def _ccdf_finish(ax: Axes, *, log2_n: float | None, guides: bool, title: str | None) -> None:
+    """Labels, the log2 N ceiling kept in view, the labelled reference lines and the title of a CCDF panel."""
+    ax.set_xlabel("LID x (bits)")
+    ax.set_ylabel("share of trials with LID > x")
+    ax.grid(alpha=0.3, which="both")
+    if log2_n is not None:
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, max(high, log2_n + 0.04 * (high - low)))
+    rows = vertical_references(ax, _lid_references(log2_n, guides))
+    set_title(ax, title, rows)
+
+
+def _panel_title(calibrator: str, prior: str, width: int = 44) -> str:
+    """'calibrator X' and 'prior Y' on their own lines, long specs wrapped at *width* characters."""
+    import textwrap
+
+    lines = []
+    for text in (f"calibrator {calibrator}", f"prior {prior}"):
+        lines += textwrap.wrap(text, width, break_on_hyphens=False) or [text]
+    return plain_text("\n".join(lines))
+
+
+def lid_ccdf_figure(
+    lids: Mapping[str, ArrayLike],
+    *,
+    title: str,
+    log2_n: float | None = None,
+    guides: bool = True,
+    groups: Mapping[str, str] | None = None,
+    variants: Mapping[str, str] | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Figure:
+    """One LID CCDF panel: P(LID > x) per curve, styled by :func:`curve_styles`.
+
+    Parameters
+    ----------
+    lids : mapping of str to array_like
+        label -> 1-D array of LID values (bits).
+    title : str
+    log2_n : float, optional
+        Draw and label the log2 N ceiling.
+    guides : bool
+        Draw and label the 0 bit and 1 bit lines.
+    groups, variants : mapping of str to str, optional
+        label -> system and label -> variant (calibrator), see :func:`curve_styles`.
+    styles : mapping, optional
+        label -> style, overriding *groups* and *variants*.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    chosen = dict(styles) if styles else curve_styles(list(lids), groups=groups, variants=variants)
+    draw_lid_ccdf(ax, lids, styles=chosen, log2_n=log2_n, guides=guides, title=title)
+    fig.tight_layout()
+    return fig
+
+
+def save_lid_ccdf(
+    lids: Mapping[str, ArrayLike],
+    path: StrPath,
+    *,
+    title: str,
+    log2_n: float | None = None,
+    guides: bool = True,
+    groups: Mapping[str, str] | None = None,
+    variants: Mapping[str, str] | None = None,
+) -> None:
+    """Plot P(LID > x) per curve (log-scale y) and save it to *path* atomically.
+
+    Parameters
+    ----------
+    lids : mapping of str to array_like
+        label -> 1-D array of LID values (bits), one step curve each.
+    path : str or os.PathLike
+        Output file; the format follows the suffix.
+    title : str
+    log2_n : float, optional
+        Draw and label the log2 N ceiling.
+    guides : bool, default True
+        Also draw labelled guides at 0 and 1 bit.
+    groups, variants : mapping of str to str, optional
+        label -> system and label -> variant (calibrator): a system's curves share its
+        colour and marker and differ by line style (:func:`curve_styles`).  By default
+        every curve is its own system, with its own colour, marker and line style.
+    """
+    save_figure(
+        lid_ccdf_figure(lids, title=title, log2_n=log2_n, guides=guides, groups=groups, variants=variants), path
+    )
+
+
+def _panel_grid(rows: Sequence[str], cols: Sequence[str], *, width: float = 3.6, height: float = 3.0):
+    plt = pyplot()
+    return plt.subplots(
+        len(rows), len(cols), figsize=(0.6 + width * len(cols), 1.0 + height * len(rows)), dpi=120,
+        sharex=True, sharey=True, squeeze=False,
+    )  # fmt: skip
+
+
+def _legend_below(fig: Figure, styles: Mapping[str, Mapping[str, Any]], *, kind: str) -> float:
+    """One legend of every label under the axes (line samples, or markers for a scatter).
+
+    Returns
+    -------
+    float
+        The share of the figure's height the legend takes (for ``tight_layout(rect=...)``).
+    """
+    from matplotlib.lines import Line2D
+
+    handles = []
+    for style in styles.values():
+        if kind == "scatter":
+            handles.append(Line2D([], [], ls="none", ms=6, color=style["color"], marker=style["marker"]))
+        else:
+            handles.append(Line2D([], [], lw=1.4, ms=4, **style))
+    longest = max((len(label) for label in styles), default=0)
+    ncol = max(1, min(len(handles), 4 if longest <= 18 else 2 if longest <= 40 else 1))
+    fig.legend(
+        handles, [plain_text(label) for label in styles], loc="lower center", ncol=ncol, fontsize=7, frameon=False
+    )
+    rows = -(-len(handles) // ncol)
+    return min(0.45, (0.2 + rows * 0.16) / fig.get_figheight())
+
+
+def _merged_styles(
+    labels: Sequence[str], groups: Mapping[str, str] | None, styles: Mapping[str, Mapping[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    derived = curve_styles(labels, groups=groups)
+    return {label: dict((styles or {}).get(label) or derived[label]) for label in labels}
+
+
+def lid_ccdf_panels_figure(
+    panels: Mapping[tuple[str, str], Mapping[str, ArrayLike]],
+    *,
+    title: str,
+    log2_n: float | None = None,
+    groups: Mapping[str, str] | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Figure:
+    """Small multiples of LID CCDFs: one panel per (calibrator, prior), rows calibrators, columns priors.
+
+    Every panel shares the axes and the curve styles (a system keeps its colour, marker
+    and line style across panels), so panels compare at a glance; one legend below.
+
+    Parameters
+    ----------
+    panels : mapping of (str, str) to mapping of str to array_like
+        (calibrator, prior) -> {curve label -> LID values (bits)}.  A combination
+        missing from the grid is drawn as an empty panel saying so.
+    title : str
+    log2_n : float, optional
+        The log2 N line in every panel.
+    groups : mapping of str to str, optional
+        label -> system, as for :func:`curve_styles`.
+    styles : mapping, optional
+        label -> style, overriding *groups* (to keep the colours of other figures).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rows = list(dict.fromkeys(c for c, _ in panels))
+    cols = list(dict.fromkeys(p for _, p in panels))
+    labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
+    chosen = _merged_styles(labels, groups, styles)
+    fig, axes = _panel_grid(rows, cols)
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            ax = axes[i, j]
+            curves = panels.get((calibrator, prior), {})
+            _ccdf_curves(ax, curves, chosen)
+            if not curves:
+                ax.text(0.5, 0.5, "not in the grid", transform=ax.transAxes, ha="center", color="0.4")
+    # references and titles once every panel is drawn: the shared limits are final
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            ax = axes[i, j]
+            _ccdf_finish(ax, log2_n=log2_n, guides=True, title=_panel_title(calibrator, prior))
+            ax.title.set_fontsize(8)
+            if i < len(rows) - 1:
+                ax.set_xlabel("")
+            if j > 0:
+                ax.set_ylabel("")
+    bottom = _legend_below(fig, chosen, kind="line")
+    fig.suptitle(plain_text(title), fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig
+
+
+def lid_histogram_figure(
+    lid: ArrayLike,
+    *,
+    title: str,
+    log2_n: float | None = None,
+    color: str = SYSTEM_COLOURS[0],
+) -> Figure:
+    """Histogram of per-trial LID (bits), with labelled lines at 0 bit, 1 bit, the 99th percentile and log2 N.
+
+    Parameters
+    ----------
+    lid : array_like, shape (T,)
+        LID of the closed-set trials (bits, no NaN).
+    title : str
+    log2_n : float, optional
+        Draw and label the log2 N ceiling.
+    color : str
+        Colour of the bars (the system's colour).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    values = np.asarray(lid, dtype=np.float64).ravel()
+    if values.size == 0 or np.isnan(values).any():
+        raise InputError("the LID histogram needs at least one LID value and no NaN (drop impostor trials first)")
+    plt = pyplot()
+    fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=120)
+    edges = np.histogram_bin_edges(values, bins="auto")
+    if edges.size > 61:  # "auto" can ask for thousands of bins on a large, spread-out sample
+        edges = np.histogram_bin_edges(values, bins=60)
+    ax.hist(values, bins=edges, color=color, alpha=0.85, edgecolor="white", linewidth=0.4)
+    if log2_n is not None:
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, max(high, log2_n + 0.04 * (high - low)))
+    q99 = float(np.quantile(values, 0.99))
+    rows = vertical_references(ax, [*_lid_references(log2_n, True), (q99, f"q99 = {q99:.2f}", "-.")])
+    ax.set_xlabel("LID (bits)")
+    ax.set_ylabel("trials")
+    set_title(ax, title, rows)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def draw_eer_alid(
+    ax: Axes,
+    points: Mapping[str, tuple[float, float, float]],
+    *,
+    styles: Mapping[str, Mapping[str, Any]],
+    log2_n: float | None = None,
+    title: str | None = None,
+) -> None:
+    """Draw each system's ALID (filled) and LIDmax (hollow, joined by a thin line) against its EER.
+
+    The points carry no text (a legend names them, so no label can hide another);
+    the 0 bit and log2 N lines are labelled right of the axes, the 50 % EER line
+    (chance) above it.
+
+    Parameters
+    ----------
+    ax : matplotlib Axes
+    points : mapping of str to (float, float, float)
+        label -> (EER as a fraction, ALID bits, LIDmax bits); a point with a NaN EER or ALID is left out.
+    styles : mapping
+        label -> style (:func:`curve_styles`): each system's colour and marker.
+    log2_n : float, optional
+        Draw and label the log2 N ceiling (a horizontal line).
+    title : str, optional
+    """
+    _eer_points(ax, points, styles)
+    _eer_finish(ax, log2_n=log2_n, title=title)
+
+
+def _eer_points(
+    ax: Axes, points: Mapping[str, tuple[float, float, float]], styles: Mapping[str, Mapping[str, Any]]
+) -> None:
+    """The marks of :func:`draw_eer_alid`, without axes decoration."""
+    for label, (eer, alid, lid_max) in points.items():
+        if not (np.isfinite(eer) and np.isfinite(alid)):
+            continue
+        style = styles[label]
+        x = 100.0 * eer
+        if np.isfinite(lid_max):
+            ax.plot([x, x], [alid, lid_max], color=style["color"], lw=0.8, alpha=0.7, zorder=2)
+            ax.plot(x, lid_max, marker=style["marker"], ms=6, mfc="white", mec=style["color"], ls="none", zorder=3)
+        ax.plot(x, alid, marker=style["marker"], ms=7, color=style["color"], ls="none", zorder=4)
+
+
+def _eer_finish(ax: Axes, *, log2_n: float | None, title: str | None) -> None:
+    """Limits, the labelled reference lines (0 bit, log2 N, EER 50 %) and labels of an EER-vs-LID panel."""
+    ax.set_xlim(-2.0, 55.0)
+    horizontal = [(0.0, "0 bit", "-")]
+    if log2_n is not None:
+        horizontal.append((log2_n, f"log2 N = {log2_n:.2f}", ":"))
+        low, high = ax.get_ylim()
+        ax.set_ylim(min(low, -0.05 * log2_n), max(high, 1.05 * log2_n))
+    horizontal_references(ax, horizontal)
+    rows = vertical_references(ax, [(50.0, "EER 50 % (chance)", "--")])
+    ax.set_xlabel("EER (%, ROC convex hull)")
+    ax.set_ylabel("bits: ALID (filled), LIDmax (hollow)")
+    ax.grid(alpha=0.3)
+    set_title(ax, title, rows)
+
+
+def eer_alid_figure(
+    points: Mapping[str, tuple[float, float, float]],
+    *,
+    title: str,
+    log2_n: float | None = None,
+    groups: Mapping[str, str] | None = None,
+    variants: Mapping[str, str] | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Figure:
+    """EER against ALID and LIDmax per system, named in a legend below (no labels to collide).
+
+    Parameters
+    ----------
+    points : mapping of str to (float, float, float)
+        label -> (EER as a fraction, ALID bits, LIDmax bits).
+    title : str
+        Should name the calibrator and prior (the caption of the figure).
+    log2_n : float, optional
+    groups, variants : mapping of str to str, optional
+        As for :func:`curve_styles`.
+    styles : mapping, optional
+        label -> style, overriding *groups* and *variants*.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    plt = pyplot()
+    labels = list(points)
+    chosen = dict(styles) if styles else curve_styles(labels, groups=groups, variants=variants)
+    chosen = {label: chosen[label] for label in labels}
+    fig, ax = plt.subplots(figsize=(6.4, 4.4 + 0.16 * -(-len(labels) // 3)), dpi=120)
+    draw_eer_alid(ax, points, styles=chosen, log2_n=log2_n, title=title)
+    bottom = _legend_below(fig, chosen, kind="scatter")
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig
+
+
+def eer_alid_panels_figure(
+    panels: Mapping[tuple[str, str], Mapping[str, tuple[float, float, float]]],
+    *,
+    title: str,
+    log2_n: float | None = None,
+    groups: Mapping[str, str] | None = None,
+    styles: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Figure:
+    """Small multiples of :func:`draw_eer_alid`: one panel per (calibrator, prior), named in its title.
+
+    Parameters
+    ----------
+    panels : mapping of (str, str) to mapping of str to (float, float, float)
+        (calibrator, prior) -> {label -> (EER, ALID, LIDmax)}.
+    title : str
+    log2_n : float, optional
+    groups : mapping of str to str, optional
+        label -> system, as for :func:`curve_styles`.
+    styles : mapping, optional
+        label -> style, overriding *groups* (to keep the colours of other figures).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    rows = list(dict.fromkeys(c for c, _ in panels))
+    cols = list(dict.fromkeys(p for _, p in panels))
+    labels = list(dict.fromkeys(label for points in panels.values() for label in points))
+    chosen = _merged_styles(labels, groups, styles)
+    fig, axes = _panel_grid(rows, cols)
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            _eer_points(axes[i, j], panels.get((calibrator, prior), {}), chosen)
+    # decoration once every panel is drawn: the shared limits are final
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            ax = axes[i, j]
+            _eer_finish(ax, log2_n=log2_n, title=_panel_title(calibrator, prior))
+            ax.title.set_fontsize(8)
+            if i < len(rows) - 1:
+                ax.set_xlabel("")
+            if j > 0:
+                ax.set_ylabel("")
+    bottom = _legend_below(fig, chosen, kind="scatter")
+    fig.suptitle(plain_text(title), fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig
