@@ -18,7 +18,7 @@ records, the priors, ``sensitivity``, ``per_speaker``, the errors); everything e
 """
 
 from lidframe._version import __version__
-from lidframe.analyses.per_speaker import PerSpeaker, per_speaker
+from lidframe.analyses.per_speaker import PerSpeakerResult, per_speaker
 from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
 from lidframe.core.engine import Engine
 from lidframe.core.evaluation import Result, evaluate, evaluate_fitted, fit_calibrator
@@ -39,7 +39,7 @@ __all__ = [
     "sensitivity",
     "SensitivityResult",
     "per_speaker",
-    "PerSpeaker",
+    "PerSpeakerResult",
     "Uniform",
     "WatchList",
     "Explicit",

@@ -4,9 +4,11 @@ Calibrator sensitivity (:mod:`~lidframe.analyses.sensitivity`), LID against the 
 enrolled speakers (:mod:`~lidframe.analyses.nsweep`), the k-utterance longitudinal attacker
 (:mod:`~lidframe.analyses.longitudinal`), paired comparisons of systems
 (:mod:`~lidframe.analyses.compare`) and the disclosure per enrolled speaker
-(:mod:`~lidframe.analyses.per_speaker`, re-exported here and at the top level).
+(:mod:`~lidframe.analyses.per_speaker`, re-exported here and at the top level).  Each
+returns a frozen ``...Result`` record whose ``rows`` are typed row records
+(:class:`~lidframe.data.records.RowRecord`: ``row.alid``, or ``row["alid"]``).
 """
 
-from lidframe.analyses.per_speaker import PerSpeaker, per_speaker
+from lidframe.analyses.per_speaker import PerSpeakerResult, per_speaker
 
-__all__ = ["per_speaker", "PerSpeaker"]
+__all__ = ["per_speaker", "PerSpeakerResult"]

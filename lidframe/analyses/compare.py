@@ -22,7 +22,7 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.records import Row, TableRecord, as_rows
+from lidframe.data.records import RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, mismatch
 from lidframe.stats.bootstrap import (
     RESAMPLE_BLOCK,
@@ -33,11 +33,89 @@ from lidframe.stats.bootstrap import (
     trial_weight_blocks,
 )
 
-__all__ = ["PAIRED_BOOTSTRAP", "PairedComparisonResult", "ComparisonResult", "paired_comparison", "compare_systems"]
+__all__ = [
+    "PAIRED_BOOTSTRAP",
+    "PairedComparisonRow",
+    "PairedComparisonResult",
+    "ComparisonRow",
+    "ComparisonResult",
+    "paired_comparison",
+    "compare_systems",
+]
 
 #: Bootstrap settings of a paired comparison unless told otherwise: percentile intervals
 #: (the only kind the paired bootstrap gives) from 2000 resamples of speakers.
 PAIRED_BOOTSTRAP = Bootstrap(n_boot=2000, method="percentile")
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class PairedComparisonRow(RowRecord):
+    """One metric of a paired comparison of systems A and B (a row of :class:`PairedComparisonResult`).
+
+    Also a read-only mapping of its fields (``row["diff"]``,
+    :class:`~lidframe.data.records.RowRecord`).  Values are in the metric's unit: bits for
+    the LID metrics, a share of trials for PDR; NaN where the metric is undefined (LID+
+    without a positive LID).
+
+    Attributes
+    ----------
+    metric : str
+        ``alid``, ``pdr``, ``lid_pos``, ``lid_neg``, ``lid_q99`` or ``lid_max``.
+    a, b : float
+        The metric of system A and of system B.
+    diff : float
+        ``a - b``.
+    low, high : float
+        Paired percentile bootstrap interval of ``diff``.
+    p_value : float
+        Two-sided paired permutation p-value of ``diff``, in [1 / (1 + n_perm), 1]; NaN
+        when ``diff`` is.
+    """
+
+    metric: str
+    a: float
+    b: float
+    diff: float
+    low: float
+    high: float
+    p_value: float
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class ComparisonRow(RowRecord):
+    """One (pair of systems, metric) of :func:`compare_systems` (a row of :class:`ComparisonResult`).
+
+    Also a read-only mapping of its fields (:class:`~lidframe.data.records.RowRecord`);
+    values in the metric's unit (bits, or a share of trials for PDR).
+
+    Attributes
+    ----------
+    a, b : str
+        The names of the two systems (A is the earlier one in the input).
+    metric : str
+        The LID metric compared.
+    value_a, value_b : float
+        The metric of system A and of system B.
+    diff : float
+        ``value_a - value_b``.
+    low, high : float
+        Paired percentile bootstrap interval of ``diff``.
+    p_value : float
+        Two-sided paired permutation p-value.
+    p_holm : float
+        ``p_value`` adjusted by Holm's method within the metric (over all pairs).
+    """
+
+    a: str
+    b: str
+    metric: str
+    value_a: float
+    value_b: float
+    diff: float
+    low: float
+    high: float
+    p_value: float
+    p_holm: float
 
 
 @attrs.frozen(eq=False)
@@ -49,20 +127,19 @@ class PairedComparisonResult(TableRecord):
 
     Attributes
     ----------
-    rows : tuple of dict
-        One per metric (``alid``, ``pdr``, ``lid_pos``, ``lid_neg``, ``lid_q99``,
-        ``lid_max``): ``metric``, ``a``, ``b`` (the two systems' values), ``diff``
-        (a - b), ``low``, ``high`` (paired bootstrap interval of diff), ``p_value``.
+    rows : tuple of PairedComparisonRow
+        One per metric, in the order ``alid``, ``pdr``, ``lid_pos``, ``lid_neg``,
+        ``lid_q99``, ``lid_max``.
     """
 
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[PairedComparisonRow, ...] = attrs.field(converter=as_rows)
 
-    def __getitem__(self, metric: str) -> dict:
+    def __getitem__(self, metric: str) -> PairedComparisonRow:
         """The row of *metric*."""
         for row in self.rows:
-            if row["metric"] == metric:
+            if row.metric == metric:
                 return row
-        raise KeyError(f"no metric {metric!r}; have {[r['metric'] for r in self.rows]}")
+        raise KeyError(f"no metric {metric!r}; have {[r.metric for r in self.rows]}")
 
 
 @attrs.frozen(eq=False)
@@ -74,12 +151,11 @@ class ComparisonResult(TableRecord):
 
     Attributes
     ----------
-    rows : tuple of dict
-        ``a``, ``b`` (system names), ``metric``, ``value_a``, ``value_b``, ``diff``,
-        ``low``, ``high``, ``p_value`` and ``p_holm`` (Holm-adjusted within the metric).
+    rows : tuple of ComparisonRow
+        Pairs in input order, the metrics of each pair in the order asked for.
     """
 
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[ComparisonRow, ...] = attrs.field(converter=as_rows)
 
 
 def _metrics_of_values(values: np.ndarray) -> dict:
@@ -96,6 +172,32 @@ def _metrics_of_values(values: np.ndarray) -> dict:
             "lid_q99": np.quantile(values, 0.99, axis=1),
             "lid_max": values.max(axis=1),
         }
+
+
+def _permutation_exceedances(
+    a: np.ndarray,
+    b: np.ndarray,
+    observed: dict[str, float],
+    unit_of_trial: np.ndarray,
+    n_units: int,
+    n_perm: int,
+    rng: np.random.Generator,
+) -> dict[str, int]:
+    """metric -> how many of *n_perm* random swaps of A and B within units give |diff| >= the observed |diff|."""
+    exceed = dict.fromkeys(observed, 0)
+    done = 0
+    while done < n_perm:
+        count = min(RESAMPLE_BLOCK * 4, n_perm - done)
+        swap = rng.random((count, n_units)) < 0.5
+        swap_t = swap[:, unit_of_trial]
+        perm_a = np.where(swap_t, b, a)
+        perm_b = np.where(swap_t, a, b)
+        ma, mb = _metrics_of_values(perm_a), _metrics_of_values(perm_b)
+        for k in exceed:
+            diff = ma[k] - mb[k]
+            exceed[k] += int(np.sum(np.abs(diff) >= abs(observed[k]) - 1e-12))
+        done += count
+    return exceed
 
 
 def paired_comparison(
@@ -156,26 +258,14 @@ def paired_comparison(
                 boot.setdefault(metric, np.empty(n_boot))[start : start + values.size] = values
     est_a = {k: float(v[0]) for k, v in _metrics_of_values(a[None, :]).items()}
     est_b = {k: float(v[0]) for k, v in _metrics_of_values(b[None, :]).items()}
-    exceed = dict.fromkeys(est_a, 0)
     observed = {k: est_a[k] - est_b[k] for k in est_a}
-    done = 0
-    while done < n_perm:
-        count = min(RESAMPLE_BLOCK * 4, n_perm - done)
-        swap = rng.random((count, n_units)) < 0.5
-        swap_t = swap[:, unit_of_trial]
-        perm_a = np.where(swap_t, b, a)
-        perm_b = np.where(swap_t, a, b)
-        ma, mb = _metrics_of_values(perm_a), _metrics_of_values(perm_b)
-        for k in exceed:
-            diff = ma[k] - mb[k]
-            exceed[k] += int(np.sum(np.abs(diff) >= abs(observed[k]) - 1e-12))
-        done += count
+    exceed = _permutation_exceedances(a, b, observed, unit_of_trial, n_units, n_perm, rng)
     rows = []
     for k in est_a:
         low, high = percentile_interval(boot_a[k] - boot_b[k], level)
         p = (1 + exceed[k]) / (1 + n_perm) if not math.isnan(observed[k]) else float("nan")
         rows.append(
-            {"metric": k, "a": est_a[k], "b": est_b[k], "diff": observed[k], "low": low, "high": high, "p_value": p}
+            PairedComparisonRow(metric=k, a=est_a[k], b=est_b[k], diff=observed[k], low=low, high=high, p_value=p)
         )
     return PairedComparisonResult(rows)
 
@@ -227,31 +317,30 @@ def compare_systems(
         if not np.array_equal(spk_aligned.astype(str), np.asarray(ref_spk, dtype=str)):
             raise InputError(f"system {name!r} gives some trials another speaker than {names[0]!r}")
         aligned[name] = lid_aligned
-    rows = []
+    pairs: list[tuple[str, str, PairedComparisonRow]] = []
     for i in range(len(names)):
         for j in range(i + 1, len(names)):
             result = paired_comparison(
                 aligned[names[i]], aligned[names[j]], speakers=np.asarray(ref_spk, dtype=str), **kwargs
             )
-            for metric in metrics:
-                r = result[metric]
-                rows.append(
-                    {
-                        "a": names[i],
-                        "b": names[j],
-                        "metric": metric,
-                        "value_a": r["a"],
-                        "value_b": r["b"],
-                        "diff": r["diff"],
-                        "low": r["low"],
-                        "high": r["high"],
-                        "p_value": r["p_value"],
-                    }
-                )
+            pairs.extend((names[i], names[j], result[metric]) for metric in metrics)
+    p_holm = np.empty(len(pairs))
     for metric in metrics:
-        idx = [k for k, r in enumerate(rows) if r["metric"] == metric]
-        p = np.array([rows[k]["p_value"] for k in idx])
-        adjusted = multipletests(p, method="holm")[1] if p.size else p
-        for k, q in zip(idx, adjusted):
-            rows[k]["p_holm"] = float(q)
-    return ComparisonResult(rows)
+        idx = [k for k, (_, _, r) in enumerate(pairs) if r.metric == metric]
+        p = np.array([pairs[k][2].p_value for k in idx])
+        p_holm[idx] = multipletests(p, method="holm")[1] if p.size else p
+    return ComparisonResult(
+        ComparisonRow(
+            a=name_a,
+            b=name_b,
+            metric=r.metric,
+            value_a=r.a,
+            value_b=r.b,
+            diff=r.diff,
+            low=r.low,
+            high=r.high,
+            p_value=r.p_value,
+            p_holm=float(q),
+        )
+        for (name_a, name_b, r), q in zip(pairs, p_holm)
+    )

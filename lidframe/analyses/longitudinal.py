@@ -29,15 +29,15 @@ mechanism with parameter mu, k releases compose to mu sqrt(k); with ``dp_mu`` th
 result carries the EER and mutual-information bounds at each k.
 
 The result is a frozen :class:`LongitudinalResult` record (one row per k;
-``to_dict()`` / ``to_frame()``); :func:`plot_longitudinal` draws it.  :func:`draw_groups`
-and :func:`fuse` are the grouping and fusion steps on their own.
+``to_dict()`` / ``to_frame()``); :func:`lidframe.report.analysis_figures.plot_longitudinal`
+draws it.  :func:`draw_groups` and :func:`fuse` are the grouping and fusion steps on their own.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import attrs
 import numpy as np
@@ -45,17 +45,103 @@ from scipy.optimize import minimize_scalar
 
 from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator, naming_set
 from lidframe.core.znorm import calibrated_llr
-from lidframe.data.fileio import StrPath
-from lidframe.data.records import Row, TableRecord, as_rows
+from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows, nested_row
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 
-__all__ = ["FUSIONS", "LongitudinalResult", "longitudinal", "draw_groups", "fuse", "plot_longitudinal"]
+if TYPE_CHECKING:
+    from lidframe.data.scoreset import ScoreSet
+
+__all__ = [
+    "FUSIONS",
+    "ComposedBounds",
+    "LongitudinalRow",
+    "LongitudinalResult",
+    "longitudinal",
+    "draw_groups",
+    "fuse",
+]
 
 FUSIONS = ("sum", "mean", "temperature")
 _DEFAULT_BOOTSTRAP = Bootstrap()
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class ComposedBounds(RowRecord):
+    """The Gaussian-mechanism bounds of k composed releases (``LongitudinalRow.dp``).
+
+    Attributes
+    ----------
+    mu_k : float
+        mu sqrt(k), the GDP parameter of k releases of mu each.
+    eer_bound : float
+        Phi(-mu_k / 2), the lowest EER (a fraction) an attacker can reach.
+    mi_bound_bits : float
+        mu_k^2 / (2 ln 2), the bound (bits) on the mutual information, hence on ALID.
+    """
+
+    mu_k: float
+    eer_bound: float
+    mi_bound_bits: float
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class LongitudinalRow(RowRecord):
+    """One group size k of :func:`longitudinal` (a row of :class:`LongitudinalResult`).
+
+    Also a read-only mapping of its fields (``row["alid"]``,
+    :class:`~lidframe.data.records.RowRecord`): ``ci`` is a key only of rows with
+    intervals, and ``dp_mu_k``, ``dp_eer_bound``, ``dp_mi_bound_bits`` only of rows with
+    *dp_mu*.
+
+    Attributes
+    ----------
+    k : int or "all"
+        Utterances fused per group.
+    n_groups : int
+        Groups drawn (each a speaker's k trials); their LIDs make the metrics.
+    n_speakers_skipped : int
+        Speakers left out for having fewer than k eval trials.
+    temperature : float
+        The factor of the summed LLRs: fitted on dev for ``fusion="temperature"``, else 1.
+    n_enrolled : int
+        N, the eval's enrolled speakers.
+    log2_n : float
+        log2 N (bits), the ceiling of LID under the uniform prior.
+    alid, lid_pos, lid_neg, lid_max, lid_min, lid_q50, lid_q90, lid_q99 : float
+        Aggregates of the groups' LIDs (bits): mean, mean over LID > 0 and over LID <= 0
+        (NaN when that side is empty), maximum, minimum and quantiles
+        (:func:`lidframe.metrics.aggregates.lid_summary`).
+    pdr, ndr : float
+        Share of groups with LID > 0, and with LID <= 0.
+    ci : dict or None
+        metric -> ``(low, high)``, the speaker-bootstrap interval of each
+        :func:`lidframe.stats.bootstrap.bootstrap_ci` metric (a list in the mapping and
+        the JSON); None without a bootstrap, or with fewer than two speakers or groups.
+    dp : ComposedBounds or None
+        The composed Gaussian-mechanism bounds at this k; None without *dp_mu*.
+    """
+
+    k: int | str
+    n_groups: int
+    n_speakers_skipped: int
+    temperature: float
+    n_enrolled: int
+    log2_n: float
+    alid: float
+    pdr: float
+    ndr: float
+    lid_pos: float
+    lid_neg: float
+    lid_max: float
+    lid_min: float
+    lid_q50: float
+    lid_q90: float
+    lid_q99: float
+    ci: dict[str, tuple[float, float]] | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    dp: ComposedBounds | None = attrs.field(default=None, metadata=nested_row(ComposedBounds, optional=True))
 
 
 @attrs.frozen(eq=False)
@@ -69,18 +155,15 @@ class LongitudinalResult(TableRecord):
     ----------
     fusion : {"sum", "mean", "temperature"}
         How the k LLRs of a group were fused.
-    rows : tuple of dict
-        One per k: ``k``, ``n_groups``, ``n_speakers_skipped``, ``temperature``,
-        ``n_enrolled``, ``log2_n``, the :func:`lidframe.metrics.aggregates.lid_summary`
-        keys, ``ci`` (metric -> [low, high], speaker bootstrap; with a bootstrap) and,
-        with *dp_mu*, ``dp_mu_k``, ``dp_eer_bound``, ``dp_mi_bound_bits``.
+    rows : tuple of LongitudinalRow
+        One per k, in the order asked for.
     """
 
     fusion: str
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[LongitudinalRow, ...] = attrs.field(converter=as_rows)
 
 
-def _parse_k(k, max_trials: int):
+def _parse_k(k: int | str, max_trials: int) -> int | Literal["all"]:
     if k == "all":
         return "all"
     if isinstance(k, str):
@@ -198,78 +281,65 @@ def longitudinal(
     with naming_set(eval_set, "eval"):  # a z-norm error names the trial; this adds the file and split
         ev, llr = _llr_matrix(eval_set, fitted, znorm_ddof)
     dv, dev_llr = _llr_matrix(dev, fitted, znorm_ddof)
-    counts = {s: int(c) for s, c in zip(*np.unique(ev.trial_speakers, return_counts=True))}
-    max_trials = max(counts.values())
+    max_trials = int(np.unique(ev.trial_speakers, return_counts=True)[1].max())
     log_prior = np.full(ev.n_enrolled, -math.log(ev.n_enrolled))
-    dev_prior = np.full(dv.n_enrolled, -math.log(dv.n_enrolled))
-    rows_out = []
+    rows = []
     rng = np.random.default_rng(seed)
     for k_raw in ks:
         k = _parse_k(k_raw, max_trials)
         groups, skipped = draw_groups(ev.trial_speakers, k, rng, groups_per_speaker)
         temperature = 1.0
-        if fusion == "temperature":
-            dev_max = int(np.unique(dv.trial_speakers, return_counts=True)[1].max())
-            dev_k = k if k == "all" else min(k, dev_max)  # dev groups of the same k where dev allows
-            dev_groups, _ = draw_groups(dv.trial_speakers, dev_k, rng, groups_per_speaker)
-            dev_sum = fuse(dev_llr, dev_groups, "sum")
-            dev_true = dv.true_index[[g[0] for g in dev_groups]]
-            result = minimize_scalar(
-                lambda t: -_group_lid(t * dev_sum, dev_true, dev_prior).mean(),
-                bounds=(0.0, 10.0),
-                method="bounded",
-                options={"xatol": 1e-8},
+        if fusion == "temperature":  # drawn after the eval groups: the seed gives the same draws
+            temperature = _fit_temperature(dv, dev_llr, k, rng, groups_per_speaker)
+        first_trials = [g[0] for g in groups]
+        lid = _group_lid(fuse(llr, groups, fusion, temperature), ev.true_index[first_trials], log_prior)
+        rows.append(
+            LongitudinalRow(
+                k=k,
+                n_groups=len(groups),
+                n_speakers_skipped=skipped,
+                temperature=temperature,
+                n_enrolled=ev.n_enrolled,
+                log2_n=math.log2(ev.n_enrolled),
+                **lid_summary(lid),
+                ci=_speaker_intervals(lid, ev.trial_speakers[first_trials], bootstrap),
+                dp=None if dp_mu is None else _composed_bounds(dp_mu, max_trials if k == "all" else int(k)),
             )
-            temperature = float(result.x)
-        fused = fuse(llr, groups, fusion, temperature)
-        true_cols = ev.true_index[[g[0] for g in groups]]
-        lid = _group_lid(fused, true_cols, log_prior)
-        row = {
-            "k": k,
-            "n_groups": len(groups),
-            "n_speakers_skipped": skipped,
-            "temperature": temperature,
-            "n_enrolled": ev.n_enrolled,
-            "log2_n": math.log2(ev.n_enrolled),
-        }
-        row.update(lid_summary(lid))
-        if bootstrap is not None:
-            speakers = ev.trial_speakers[[g[0] for g in groups]]
-            if np.unique(speakers).size >= 2 and lid.size >= 2:
-                intervals = bootstrap_ci(lid, bootstrap, speakers=speakers)
-                row["ci"] = {m: [iv.low, iv.high] for m, iv in intervals.items()}
-        if dp_mu is not None:
-            from lidframe.privacy.mechanism import compose_mu, gdp_eer_bound, gdp_mi_bound_bits
-
-            k_count = k if k != "all" else max_trials
-            mu_k = compose_mu(dp_mu, int(k_count))
-            row.update(dp_mu_k=mu_k, dp_eer_bound=gdp_eer_bound(mu_k), dp_mi_bound_bits=gdp_mi_bound_bits(mu_k))
-        rows_out.append(row)
-    return LongitudinalResult(fusion=fusion, rows=rows_out)
+        )
+    return LongitudinalResult(fusion=fusion, rows=rows)
 
 
-def plot_longitudinal(result: LongitudinalResult, path: StrPath, *, title: str | None = None) -> None:
-    """ALID, LID q99 and LIDmax versus k (with the log2 N ceiling); written atomically."""
-    from lidframe.plotting import pyplot, save_figure
+def _fit_temperature(
+    dv: ScoreSet, dev_llr: np.ndarray, k: int | Literal["all"], rng: np.random.Generator, groups_per_speaker: int
+) -> float:
+    """tau of the temperature fusion: the factor of summed LLRs that minimises the log-loss of dev groups of k."""
+    dev_prior = np.full(dv.n_enrolled, -math.log(dv.n_enrolled))
+    dev_max = int(np.unique(dv.trial_speakers, return_counts=True)[1].max())
+    dev_k: int | Literal["all"] = k if k == "all" else min(k, dev_max)  # dev groups of the same k where dev allows
+    dev_groups, _ = draw_groups(dv.trial_speakers, dev_k, rng, groups_per_speaker)
+    dev_sum = fuse(dev_llr, dev_groups, "sum")
+    dev_true = dv.true_index[[g[0] for g in dev_groups]]
+    result = minimize_scalar(
+        lambda t: -_group_lid(t * dev_sum, dev_true, dev_prior).mean(),
+        bounds=(0.0, 10.0),
+        method="bounded",
+        options={"xatol": 1e-8},
+    )
+    return float(result.x)
 
-    plt = pyplot()
-    rows = result.rows
-    labels = [str(r["k"]) for r in rows]
-    x = np.arange(len(rows))
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for key, label, marker in (("alid", "ALID", "o"), ("lid_q99", "LID q99", "s"), ("lid_max", "LIDmax", "^")):
-        y = np.array([r[key] for r in rows])
-        ax.plot(x, y, marker=marker, label=label)
-        if key == "alid" and all("ci" in r for r in rows):
-            ci = np.array([r["ci"]["alid"] for r in rows])
-            ax.fill_between(x, ci[:, 0], ci[:, 1], alpha=0.2)
-    ax.axhline(rows[0]["log2_n"], color="0.3", ls=":", label=f"log2 N = {rows[0]['log2_n']:.2f}")
-    ax.set_xticks(x)
-    ax.set_xticklabels(labels)
-    ax.set_xlabel("k (utterances fused per speaker)")
-    ax.set_ylabel("bits")
-    ax.set_title(title or "Longitudinal disclosure")
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    save_figure(fig, path)
+
+def _speaker_intervals(
+    lid: np.ndarray, speakers: np.ndarray, bootstrap: Bootstrap | None
+) -> dict[str, tuple[float, float]] | None:
+    """metric -> (low, high) of the groups' LIDs, resampling speakers; None without two speakers and groups."""
+    if bootstrap is None or np.unique(speakers).size < 2 or lid.size < 2:
+        return None
+    return {m: (iv.low, iv.high) for m, iv in bootstrap_ci(lid, bootstrap, speakers=speakers).items()}
+
+
+def _composed_bounds(dp_mu: float, k: int) -> ComposedBounds:
+    """The GDP bounds of k releases through a Gaussian mechanism of parameter *dp_mu*."""
+    from lidframe.privacy.mechanism import compose_mu, gdp_eer_bound, gdp_mi_bound_bits
+
+    mu_k = compose_mu(dp_mu, k)
+    return ComposedBounds(mu_k=mu_k, eer_bound=gdp_eer_bound(mu_k), mi_bound_bits=gdp_mi_bound_bits(mu_k))

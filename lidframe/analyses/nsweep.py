@@ -1,7 +1,7 @@
 """N-sweep: disclosure as a function of the size of the attacker's database.
 
 The same anonymised trial is easier to link in a small database than in a large one.
-For each database size n in a grid, :func:`n_sweep` repeatedly draws, for every trial,
+For each database size n in a grid, :func:`nsweep` repeatedly draws, for every trial,
 n enrolled candidates that always include the trial's true speaker (n - 1 distractors
 drawn without replacement from the other N - 1), and recomputes LID against those n:
 
@@ -14,8 +14,8 @@ ALID, PDR and LIDmax with a percentile interval over the repetitions (the variat
 to which distractors are drawn), next to the ceiling log2 n.
 
 The result is a frozen :class:`NSweepResult` record (one row per n; ``to_dict()`` /
-``to_frame()``); :func:`plot_n_sweep` draws it and :func:`default_sizes` gives the default
-grid of n.  Memory: the eval LLR matrix (T x N float64) is held once.
+``to_frame()``); :func:`lidframe.report.analysis_figures.plot_nsweep` draws it and
+:func:`default_sizes` gives the default grid of n.  Memory: the eval LLR matrix (T x N float64) is held once.
 """
 
 from __future__ import annotations
@@ -29,13 +29,11 @@ import numpy as np
 from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator, naming_set
 from lidframe.core.lid import lid_from_llr
 from lidframe.core.znorm import calibrated_llr
-from lidframe.data.fileio import StrPath
-from lidframe.data.records import Row, TableRecord, as_rows
+from lidframe.data.records import RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
-from lidframe.plotting import pyplot, save_figure
 from lidframe.registry import CalibratorLike, describe_component
 
-__all__ = ["n_sweep", "NSweepResult", "plot_n_sweep", "default_sizes"]
+__all__ = ["nsweep", "NSweepRow", "NSweepResult", "default_sizes"]
 
 SWEEP_METRICS = ("alid", "pdr", "lid_max")
 
@@ -46,9 +44,48 @@ def default_sizes(n_enrolled: int) -> list[int]:
     return sizes + [n_enrolled]
 
 
+@attrs.frozen(eq=False, kw_only=True)
+class NSweepRow(RowRecord):
+    """One database size n of :func:`nsweep` (a row of :class:`NSweepResult`).
+
+    Also a read-only mapping of its fields (``row["alid"]``,
+    :class:`~lidframe.data.records.RowRecord`).  Each metric is the mean over the
+    repetitions (random draws of the n - 1 distractors), with the percentile interval over
+    them at the result's ``level``.
+
+    Attributes
+    ----------
+    n : int
+        Database size: the candidates of each trial (its true speaker among them).
+    log2_n : float
+        log2 n (bits), the ceiling of LID against n candidates.
+    repeats : int
+        Random draws of distractors (1 for the full size N).
+    alid, alid_low, alid_high : float
+        ALID (bits) and its interval.
+    pdr, pdr_low, pdr_high : float
+        PDR (share of trials with LID > 0) and its interval.
+    lid_max, lid_max_low, lid_max_high : float
+        LIDmax (bits) and its interval.
+    """
+
+    n: int
+    log2_n: float
+    repeats: int
+    alid: float
+    alid_low: float
+    alid_high: float
+    pdr: float
+    pdr_low: float
+    pdr_high: float
+    lid_max: float
+    lid_max_low: float
+    lid_max_high: float
+
+
 @attrs.frozen(eq=False)
 class NSweepResult(TableRecord):
-    """Outcome of :func:`n_sweep`: one row per database size n.
+    """Outcome of :func:`nsweep`: one row per database size n.
 
     ``to_dict()`` (JSON-able, the fields below) and ``to_frame()`` (the rows) come from
     :class:`~lidframe.data.records.TableRecord`.
@@ -61,15 +98,14 @@ class NSweepResult(TableRecord):
         N of the eval set (the largest size).
     calibrator : str
         The fitted calibrator, with its parameters.
-    rows : tuple of dict
-        Each: ``n``, ``log2_n``, ``repeats``, and for ``alid``, ``pdr``, ``lid_max`` the
-        mean over repetitions and ``<metric>_low`` / ``<metric>_high``.
+    rows : tuple of NSweepRow
+        One per size, smallest first.
     """
 
     level: float
     n_enrolled: int
     calibrator: str
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[NSweepRow, ...] = attrs.field(converter=as_rows)
 
 
 def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndarray:
@@ -89,7 +125,7 @@ def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndar
     return lid_from_llr(chosen, np.full(n, -math.log(n)), true_in_chosen)
 
 
-def n_sweep(
+def nsweep(
     dev: SetLike,
     eval: SetLike,
     calibrator: str | CalibratorLike = "logistic",
@@ -147,38 +183,9 @@ def n_sweep(
             values["alid"][r] = lid.mean()
             values["pdr"][r] = np.mean(lid > 0)
             values["lid_max"][r] = lid.max()
-        row = {"n": n, "log2_n": math.log2(n), "repeats": reps}
+        measured = {}
         for k, v in values.items():
             low, high = np.quantile(v, [(1 - level) / 2, 1 - (1 - level) / 2])
-            row.update({k: float(v.mean()), f"{k}_low": float(low), f"{k}_high": float(high)})
-        rows.append(row)
+            measured.update({k: float(v.mean()), f"{k}_low": float(low), f"{k}_high": float(high)})
+        rows.append(NSweepRow(n=n, log2_n=math.log2(n), repeats=reps, **measured))
     return NSweepResult(rows=rows, level=level, n_enrolled=big_n, calibrator=describe_component(fitted))
-
-
-def plot_n_sweep(result: NSweepResult, path: StrPath, *, title: str | None = None) -> None:
-    """Plot ALID and LIDmax (left) and PDR (right) versus log2 n; write *path* atomically."""
-    plt = pyplot()
-    frame = result.rows
-    x = np.array([r["log2_n"] for r in frame])
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), dpi=120)
-    for key, label in (("alid", "ALID"), ("lid_max", "LIDmax")):
-        y = np.array([r[key] for r in frame])
-        lo = np.array([r[f"{key}_low"] for r in frame])
-        hi = np.array([r[f"{key}_high"] for r in frame])
-        left.plot(x, y, marker="o", label=label)
-        left.fill_between(x, lo, hi, alpha=0.25)
-    left.plot(x, x, color="0.3", ls=":", label="ceiling log2 n")
-    left.set_xlabel("log2 n (database size)")
-    left.set_ylabel("bits")
-    left.legend(fontsize=8)
-    left.grid(alpha=0.3)
-    y = np.array([r["pdr"] for r in frame])
-    right.plot(x, y, marker="o", color="C2")
-    right.fill_between(x, [r["pdr_low"] for r in frame], [r["pdr_high"] for r in frame], color="C2", alpha=0.25)
-    right.set_xlabel("log2 n (database size)")
-    right.set_ylabel("PDR (share of trials with LID > 0)")
-    right.set_ylim(0, 1)
-    right.grid(alpha=0.3)
-    fig.suptitle(title or f"Disclosure vs database size (N = {result.n_enrolled}, {result.calibrator})")
-    fig.tight_layout()
-    save_figure(fig, path)

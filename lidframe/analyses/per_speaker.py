@@ -45,11 +45,11 @@ import attrs
 import numpy as np
 
 from lidframe.core.evaluation import Result
-from lidframe.data.records import Row, TableRecord, as_rows
+from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 
-__all__ = ["per_speaker", "PerSpeaker", "PER_SPEAKER_METRICS", "PER_SPEAKER_CI_METRICS"]
+__all__ = ["per_speaker", "PerSpeakerRow", "PerSpeakerResult", "PER_SPEAKER_METRICS", "PER_SPEAKER_CI_METRICS"]
 
 #: Per-speaker columns after ``speaker`` and ``n_trials`` (bits, or shares of trials).
 PER_SPEAKER_METRICS = ("alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling")
@@ -57,8 +57,56 @@ PER_SPEAKER_METRICS = ("alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling")
 PER_SPEAKER_CI_METRICS = ("alid", "lid_max", "pdr")
 
 
+@attrs.frozen(eq=False, kw_only=True)
+class PerSpeakerRow(RowRecord):
+    """One enrolled speaker of :func:`per_speaker` (a row of :class:`PerSpeakerResult`).
+
+    Also a read-only mapping of its fields (``row["alid"]``,
+    :class:`~lidframe.data.records.RowRecord`); the ``<metric>_low`` / ``<metric>_high``
+    keys are there only with intervals.  A speaker without trials has NaN metrics.
+
+    Attributes
+    ----------
+    speaker : str
+        The enrolled speaker's id.
+    n_trials : int
+        The speaker's closed-set eval trials.
+    alid : float
+        Mean LID of those trials (bits).
+    alid_low, alid_high : float or None
+        Interval of ``alid`` from resampling the speaker's trials (NaN with fewer than two
+        trials); None without ``bootstrap=``.
+    lid_max : float
+        Their largest LID (bits).
+    lid_max_low, lid_max_high : float or None
+        Interval of ``lid_max`` (percentile, biased low), as for ``alid``.
+    pdr : float
+        Share of them with LID > 0.
+    pdr_low, pdr_high : float or None
+        Interval of ``pdr``, as for ``alid``.
+    rank1_rate : float
+        Share of them whose true speaker the attacker ranks first.
+    lid_ceiling : float
+        -log2 prior(speaker) (bits): the most one trial of this speaker can disclose.
+    """
+
+    speaker: str
+    n_trials: int
+    alid: float
+    alid_low: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    alid_high: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    lid_max: float
+    lid_max_low: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    lid_max_high: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    pdr: float
+    pdr_low: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    pdr_high: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    rank1_rate: float
+    lid_ceiling: float
+
+
 @attrs.frozen(eq=False)
-class PerSpeaker(TableRecord):
+class PerSpeakerResult(TableRecord):
     """Outcome of :func:`per_speaker`: one row per enrolled speaker, most disclosed first.
 
     ``to_dict()`` (JSON-able, the fields below) and ``to_frame()`` (the rows) come from
@@ -66,12 +114,9 @@ class PerSpeaker(TableRecord):
 
     Attributes
     ----------
-    rows : tuple of dict
+    rows : tuple of PerSpeakerRow
         One per enrolled speaker, sorted by ``alid`` descending (ties by speaker id), the
-        speakers without trials last: ``speaker``, ``n_trials``, ``alid``, ``lid_max``,
-        ``pdr``, ``rank1_rate``, ``lid_ceiling`` (bits or shares; module docstring) and,
-        with a bootstrap, ``alid_low``/``alid_high``, ``lid_max_low``/``lid_max_high``,
-        ``pdr_low``/``pdr_high`` after their metric.
+        speakers without trials last.
     n_enrolled : int
         N, the enrolled speakers (= ``len(rows)``).
     n_trials : int
@@ -91,7 +136,7 @@ class PerSpeaker(TableRecord):
         ``method``, ``seed``, and ``unit`` = ``"trial"``), None without intervals.
     """
 
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[PerSpeakerRow, ...] = attrs.field(converter=as_rows)
     n_enrolled: int
     n_trials: int
     n_impostor_trials: int
@@ -126,7 +171,7 @@ def _speaker_seeds(seed: int, n_enrolled: int) -> list[int]:
     return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_enrolled)]
 
 
-def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpeaker:
+def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpeakerResult:
     """Disclosure per enrolled speaker of one evaluation (module docstring).
 
     Parameters
@@ -140,7 +185,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
 
     Returns
     -------
-    PerSpeaker
+    PerSpeakerResult
 
     Raises
     ------
@@ -154,7 +199,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     >>> from lidframe.data.simulate import simulate_system
     >>> dev, ev = simulate_system(leakage=0.5, seed=0)
     >>> table = per_speaker(evaluate(dev, ev))
-    >>> table.n_trials == sum(row["n_trials"] for row in table.rows)
+    >>> table.n_trials == sum(row.n_trials for row in table.rows)
     True
     """
     if not isinstance(result, Result):
@@ -163,12 +208,56 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
     options = None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
     enrolled = np.asarray(result.enrolled)
-    n_enrolled = enrolled.size
     closed = np.flatnonzero(~np.asarray(result.is_impostor, dtype=bool))
     lid = np.asarray(result.lid, dtype=np.float64)[closed]
-    first = np.asarray(result.true_rank)[closed] == 1
     column = _speaker_columns(result, closed)
+    measured = _speaker_metrics(lid, np.asarray(result.true_rank)[closed] == 1, column, enrolled.size)
+    n_trials = measured["n_trials"]
+    ceiling = -np.asarray(result.log_prior, dtype=np.float64) / math.log(2.0)
+    by_speaker = np.argsort(column, kind="stable")
+    trial_lids = np.split(lid[by_speaker], np.cumsum(n_trials)[:-1])
+    seeds = [] if options is None else _speaker_seeds(options.seed, enrolled.size)
+    rows = []
+    for j in range(enrolled.size):
+        intervals = {}
+        if options is not None:
+            found = bootstrap_ci(trial_lids[j], attrs.evolve(options, seed=seeds[j])) if n_trials[j] >= 2 else None
+            intervals = _interval_fields(found)  # a speaker with fewer than two trials has none: NaN
+        rows.append(
+            PerSpeakerRow(
+                speaker=str(enrolled[j]),
+                n_trials=int(n_trials[j]),
+                alid=float(measured["alid"][j]),
+                lid_max=float(measured["lid_max"][j]),
+                pdr=float(measured["pdr"][j]),
+                rank1_rate=float(measured["rank1_rate"][j]),
+                lid_ceiling=float(ceiling[j]),
+                **intervals,
+            )
+        )
+    with_trials = sorted((r for r in rows if r.n_trials > 0), key=lambda r: (-r.alid, r.speaker))
+    without = [r for r in rows if r.n_trials == 0]
+    return PerSpeakerResult(
+        rows=with_trials + without,
+        n_enrolled=int(enrolled.size),
+        n_trials=int(closed.size),
+        n_impostor_trials=int(np.asarray(result.is_impostor).sum()),
+        n_speakers_without_trials=len(without),
+        alid=float(lid.mean()) if lid.size else float("nan"),
+        log2_n=math.log2(enrolled.size),
+        calibrator=str(result.summary.get("calibrator")),
+        prior=str(result.summary.get("prior")),
+        ci_settings=None if options is None else options.to_dict(),
+    )
 
+
+def _speaker_metrics(lid: np.ndarray, first: np.ndarray, column: np.ndarray, n_enrolled: int) -> dict[str, np.ndarray]:
+    """Per enrolled column: ``n_trials`` and the ``alid``, ``lid_max``, ``pdr``, ``rank1_rate`` of its trials.
+
+    *lid* (bits), *first* (ranked first?) and *column* (speaker column) are per closed-set
+    trial, shape (T_closed,); each output has shape (n_enrolled,), NaN metrics for a column
+    without trials.
+    """
     n_trials = np.bincount(column, minlength=n_enrolled)
     with np.errstate(invalid="ignore", divide="ignore"):  # 0/0 -> NaN for speakers without trials
         alid = np.bincount(column, weights=lid, minlength=n_enrolled) / n_trials
@@ -177,37 +266,14 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     lid_max = np.full(n_enrolled, -np.inf)
     np.maximum.at(lid_max, column, lid)
     lid_max[n_trials == 0] = np.nan
-    ceiling = -np.asarray(result.log_prior, dtype=np.float64) / math.log(2.0)
+    return {"n_trials": n_trials, "alid": alid, "lid_max": lid_max, "pdr": pdr, "rank1_rate": rank1}
 
-    by_speaker = np.argsort(column, kind="stable")
-    trial_lids = np.split(lid[by_speaker], np.cumsum(n_trials)[:-1])
-    seeds = [] if options is None else _speaker_seeds(options.seed, n_enrolled)
-    rows = []
-    for j in range(n_enrolled):
-        values = {"alid": alid[j], "lid_max": lid_max[j], "pdr": pdr[j]}
-        intervals = None  # a speaker with fewer than two trials has none: NaN
-        if options is not None and n_trials[j] >= 2:
-            intervals = bootstrap_ci(trial_lids[j], attrs.evolve(options, seed=seeds[j]))
-        row: Row = {"speaker": str(enrolled[j]), "n_trials": int(n_trials[j])}
-        for metric in PER_SPEAKER_CI_METRICS:
-            row[metric] = float(values[metric])
-            if options is not None:
-                ci = intervals[metric] if intervals is not None else None
-                row[f"{metric}_low"] = float("nan") if ci is None else ci.low
-                row[f"{metric}_high"] = float("nan") if ci is None else ci.high
-        row.update(rank1_rate=float(rank1[j]), lid_ceiling=float(ceiling[j]))
-        rows.append(row)
-    with_trials = sorted((r for r in rows if r["n_trials"] > 0), key=lambda r: (-r["alid"], r["speaker"]))
-    without = [r for r in rows if r["n_trials"] == 0]
-    return PerSpeaker(
-        rows=with_trials + without,
-        n_enrolled=int(n_enrolled),
-        n_trials=int(closed.size),
-        n_impostor_trials=int(np.asarray(result.is_impostor).sum()),
-        n_speakers_without_trials=len(without),
-        alid=float(lid.mean()) if lid.size else float("nan"),
-        log2_n=math.log2(n_enrolled),
-        calibrator=str(result.summary.get("calibrator")),
-        prior=str(result.summary.get("prior")),
-        ci_settings=None if options is None else options.to_dict(),
-    )
+
+def _interval_fields(intervals: dict | None) -> dict[str, float]:
+    """``<metric>_low`` / ``<metric>_high`` of :data:`PER_SPEAKER_CI_METRICS` (NaN without *intervals*)."""
+    fields = {}
+    for metric in PER_SPEAKER_CI_METRICS:
+        found = intervals[metric] if intervals is not None else None
+        fields[f"{metric}_low"] = float("nan") if found is None else found.low
+        fields[f"{metric}_high"] = float("nan") if found is None else found.high
+    return fields

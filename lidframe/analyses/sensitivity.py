@@ -14,7 +14,8 @@ rows, -mean log2 p(true speaker) under a uniform prior (= log2 N_dev - dev ALID)
 
 The result is a frozen :class:`SensitivityResult` record (one row per calibrator, the
 spread and worst case, and each calibrator's full ``Result``; ``to_dict()`` /
-``to_frame()``); :func:`plot_lid_ccdf` draws the LID distribution per calibrator.
+``to_frame()``); :func:`lidframe.report.analysis_figures.plot_lid_ccdf` draws the LID
+distribution per calibrator.
 """
 
 from __future__ import annotations
@@ -28,13 +29,17 @@ import numpy as np
 
 from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
-from lidframe.data.fileio import StrPath
-from lidframe.data.records import OMIT_FROM_DICT, Row, TableRecord, as_rows
+from lidframe.data.records import OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
-from lidframe.plotting import save_lid_ccdf
 from lidframe.registry import CalibratorLike, PriorLike
 
-__all__ = ["DEFAULT_CALIBRATORS", "SENSITIVITY_METRICS", "sensitivity", "SensitivityResult", "plot_lid_ccdf"]
+__all__ = [
+    "DEFAULT_CALIBRATORS",
+    "SENSITIVITY_METRICS",
+    "sensitivity",
+    "SensitivityRow",
+    "SensitivityResult",
+]
 
 #: Calibrators compared by default (Identity is left out: it is only meaningful for
 #: scores that already are LLRs).
@@ -53,6 +58,22 @@ SENSITIVITY_METRICS = {
 }
 
 
+#: The summary keys a row copies from each calibrator's evaluation.
+_SUMMARY_KEYS = (
+    "n_enrolled",
+    "log2_n",
+    "n_trials",
+    "eer",
+    "alid",
+    "pdr",
+    "lid_pos",
+    "lid_neg",
+    "lid_q99",
+    "lid_max",
+    "cllr",
+)
+
+
 def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
     closed = dev.closed_set() if dev.n_impostor_trials else dev
     n = closed.n_enrolled
@@ -67,6 +88,56 @@ def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
     return float(math.log2(n) - lid.mean())
 
 
+@attrs.frozen(eq=False, kw_only=True)
+class SensitivityRow(RowRecord):
+    """One calibrator of :func:`sensitivity` (a row of :class:`SensitivityResult`).
+
+    Also a read-only mapping of its fields (``row["alid"]``,
+    :class:`~lidframe.data.records.RowRecord`).  The metrics are those of the
+    calibrator's evaluation summary (:func:`lidframe.evaluate`).
+
+    Attributes
+    ----------
+    calibrator : str
+        The calibrator as given: its spec, or its class name for an instance.
+    describe : str
+        The fitted calibrator with its parameters.
+    n_enrolled : int
+        N, the eval's enrolled speakers.
+    log2_n : float
+        log2 N (bits), the ceiling of LID under the uniform prior.
+    n_trials : int
+        Closed-set eval trials.
+    eer : float
+        Pairwise EER (a fraction; NaN without the binary view).
+    alid, lid_pos, lid_neg, lid_q99, lid_max : float
+        LID aggregates (bits): mean, mean over LID > 0, mean over LID <= 0, 99th
+        percentile, maximum.
+    pdr : float
+        Share of trials with LID > 0.
+    cllr : float
+        Pairwise Cllr (bits; NaN without the binary view).
+    dev_logloss_bits : float
+        The fitted calibrator's multiclass cross-entropy on the dev rows (bits; module
+        docstring).
+    """
+
+    calibrator: str
+    describe: str
+    n_enrolled: int
+    log2_n: float
+    n_trials: int
+    eer: float
+    alid: float
+    pdr: float
+    lid_pos: float
+    lid_neg: float
+    lid_q99: float
+    lid_max: float
+    cllr: float
+    dev_logloss_bits: float
+
+
 @attrs.frozen(eq=False)
 class SensitivityResult(TableRecord):
     """Outcome of :func:`sensitivity`.
@@ -77,10 +148,8 @@ class SensitivityResult(TableRecord):
 
     Attributes
     ----------
-    rows : tuple of dict
-        One per calibrator, in the order given: ``calibrator`` (its spec), ``describe``
-        (with parameters), and the :data:`SENSITIVITY_METRICS` plus ``n_enrolled``,
-        ``log2_n``, ``n_trials``, ``eer``.
+    rows : tuple of SensitivityRow
+        One per calibrator, in the order given.
     spread : dict
         metric -> max - min over calibrators (NaN-aware).
     worst_case : dict
@@ -89,7 +158,7 @@ class SensitivityResult(TableRecord):
         calibrator spec -> the full :class:`~lidframe.core.evaluation.Result`.
     """
 
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[SensitivityRow, ...] = attrs.field(converter=as_rows)
     spread: dict
     worst_case: dict
     results: dict = attrs.field(metadata=OMIT_FROM_DICT)
@@ -135,16 +204,14 @@ def sensitivity(
     for key, spec in zip(keys, calibrators):
         result = evaluate(dev, eval_set, calibrator=spec, prior=prior, znorm_ddof=znorm_ddof)
         s = result.summary
-        row = {"calibrator": key, "describe": s["calibrator"]}
-        row.update({k: s[k] for k in ("n_enrolled", "log2_n", "n_trials", "eer")})
-        row.update({k: s[k] for k in SENSITIVITY_METRICS if k in s})
-        row["dev_logloss_bits"] = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
-        rows.append(row)
+        measured = {k: s[k] for k in _SUMMARY_KEYS}
+        logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
+        rows.append(SensitivityRow(calibrator=key, describe=s["calibrator"], **measured, dev_logloss_bits=logloss))
         results[key] = result
     spread: dict[str, float] = {}
     worst: dict[str, dict[str, Any]] = {}
     for metric, direction in SENSITIVITY_METRICS.items():
-        values = np.array([r[metric] for r in rows], dtype=np.float64)
+        values = np.array([getattr(r, metric) for r in rows], dtype=np.float64)
         if np.isnan(values).all():
             spread[metric] = float("nan")
             worst[metric] = {"value": float("nan"), "calibrator": None}
@@ -153,17 +220,3 @@ def sensitivity(
         pick = int(np.nanargmax(values) if direction == "max" else np.nanargmin(values))
         worst[metric] = {"value": float(values[pick]), "calibrator": keys[pick]}
     return SensitivityResult(rows=rows, spread=spread, worst_case=worst, results=results)
-
-
-def plot_lid_ccdf(result: SensitivityResult, path: StrPath, *, title: str | None = None) -> None:
-    """Plot P(LID > x) per calibrator (log-scale y) and write it to *path* (PNG/PDF/SVG) atomically.
-
-    Requires matplotlib (``pip install 'lidframe[plot]'``); it is imported here only.
-    """
-    save_lid_ccdf(
-        result.lids(),
-        path,
-        log2_n=result.rows[0]["log2_n"],
-        guides=True,
-        title=title or f"LID tail per calibrator (N = {result.rows[0]['n_enrolled']})",
-    )

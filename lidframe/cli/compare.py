@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     )
     header = ["A", "B", "metric", "A", "B", "A-B", "low", "high", "p", "p_holm"]
     body = [
-        [r["a"], r["b"], r["metric"], f"{r['value_a']:.3f}", f"{r['value_b']:.3f}", f"{r['diff']:+.3f}",
-         f"{r['low']:+.3f}", f"{r['high']:+.3f}", f"{r['p_value']:.4f}", f"{r['p_holm']:.4f}"]
+        [r.a, r.b, r.metric, f"{r.value_a:.3f}", f"{r.value_b:.3f}", f"{r.diff:+.3f}",
+         f"{r.low:+.3f}", f"{r.high:+.3f}", f"{r.p_value:.4f}", f"{r.p_holm:.4f}"]
         for r in result.rows
     ]  # fmt: skip
     print(text_table(header, body))

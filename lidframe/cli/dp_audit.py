@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -16,6 +17,11 @@ from lidframe.cli.options import (
 )
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
+
+if TYPE_CHECKING:
+    from lidframe.privacy.audit import DPAuditResult, DPAuditRow, EmbeddingSplit
+    from lidframe.report import Report
+    from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["register", "run"]
 
@@ -69,11 +75,11 @@ def _embedding_split(table, enrol_dir, trials_dir):
     )
 
 
-def _check_cell(row: dict) -> str:
+def _check_cell(row: DPAuditRow) -> str:
     """The table's ``check`` column: violations, "ok", or why the bounds were not checked."""
-    if row["violations"]:
-        return "VIOLATION: " + "; ".join(row["violations"])
-    if not (row["eer_bound_applies"] and row["alid_bound_applies"]):
+    if row.violations:
+        return "VIOLATION: " + "; ".join(row.violations)
+    if not (row.eer_bound_applies and row.alid_bound_applies):
         return "not checked (unbalanced trials)"
     return "ok"
 
@@ -91,9 +97,13 @@ def _data_dir_files(flags: dict[str, str | None]) -> dict[str, Path]:
     return files
 
 
-def run(args: argparse.Namespace) -> int:
-    from lidframe.data.fileio import staged_outputs, write_json
-    from lidframe.privacy.audit import dp_audit, plot_dp_audit, simulated_splits
+#: What the audit runs on without --embeddings.
+_SIMULATED = "simulated embeddings (lidframe.privacy.audit.simulated_splits: N = 40, d = 64, 10 trials per speaker)"
+
+
+def _splits(args: argparse.Namespace) -> tuple[EmbeddingSplit, EmbeddingSplit, str, dict[str, str | Path]]:
+    """(dev split, eval split, what they are, input files by role) of ``--embeddings`` or the simulation."""
+    from lidframe.privacy.audit import simulated_splits
 
     split_flags = {
         "--dev-enrol": args.dev_enrol,
@@ -101,6 +111,84 @@ def run(args: argparse.Namespace) -> int:
         "--enrol": args.enrol,
         "--trials": args.trials,
     }
+    if not args.embeddings:
+        if any(split_flags.values()):
+            raise InputError("data dirs need --embeddings; without it the audit runs on simulated embeddings")
+        dev, ev = simulated_splits(seed=args.seed)
+        return dev, ev, _SIMULATED, {}
+    if not all(split_flags.values()):
+        raise InputError("--embeddings needs --dev-enrol, --dev-trials, --enrol and --trials data dirs")
+    from lidframe.attackers.precomputed import PrecomputedEmbeddings, read_embeddings
+
+    table = read_embeddings(args.embeddings)
+    dev = _embedding_split(table, args.dev_enrol, args.dev_trials)
+    ev = _embedding_split(table, args.enrol, args.trials)
+    # the embeddings file and what it brings along (the .ids beside a .npy, the archives of a .scp)
+    input_files: dict[str, str | Path] = {"embeddings": args.embeddings}
+    for k, path in enumerate(PrecomputedEmbeddings.input_files({"path": args.embeddings}), start=2):
+        input_files[f"embeddings ({k})"] = path
+    input_files.update(_data_dir_files(split_flags))
+    return dev, ev, str(args.embeddings), input_files
+
+
+def _print_audit(result: DPAuditResult, args: argparse.Namespace, source: str) -> None:
+    """The audit's settings, one table line per mu, and whether the bounds were checked."""
+    rows = result.rows
+    print(f"Gaussian speaker mechanism audit on {source}")
+    print(
+        f"clip U = {args.clip:g}, sensitivity {args.sensitivity}, enrolment "
+        f"{'released through the mechanism' if args.anonymise_enrolment else 'clean (clipped)'}; "
+        f"N = {rows[0].n_enrolled} (log2 N = {rows[0].log2_n:.2f}); {args.ci_level:.0%} bootstrap intervals"
+    )
+    header = ["mu", "sigma", "EERbound", "bayesEER", "cosEER", "MIbound", "bayesALID", "cosALID", "bayesMax", "cosMax",
+              "check"]  # fmt: skip
+    body = [
+        [f"{r.mu:.2f}", f"{r.sigma:.3f}", f"{r.eer_bound:.3f}", f"{r.bayes.eer:.3f}",
+         f"{r.cosine.eer:.3f}", f"{r.mi_bound_bits:.3f}", f"{r.bayes.alid:.3f}", f"{r.cosine.alid:.3f}",
+         f"{r.bayes.lid_max:.3f}", f"{r.cosine.lid_max:.3f}", _check_cell(r)]
+        for r in rows
+    ]  # fmt: skip
+    print(text_table(header, body))
+    print(f"bounds {'checked' if rows[0].alid_bound_applies else 'NOT checked'}: {rows[0].bounds_reason}")
+
+
+def _audit_report(
+    result: DPAuditResult,
+    args: argparse.Namespace,
+    mus: list[float],
+    source: str,
+    bootstrap: Bootstrap,
+    input_files: dict[str, str | Path],
+) -> Report:
+    """The ``--report`` of the audit, with the command's settings."""
+    from lidframe.report import report_from_dp_audit
+
+    return report_from_dp_audit(
+        result,
+        calibrator=args.calibrator,
+        ci_level=bootstrap.level,
+        inputs=input_files,
+        settings={
+            "command": "lidframe dp-audit",
+            "embeddings": source,
+            "--mu": ", ".join(f"{m:g}" for m in mus),
+            "--clip": f"{args.clip:g}",
+            "--sensitivity": args.sensitivity,
+            "enrolment": "released through the mechanism (--anonymise-enrolment)"
+            if args.anonymise_enrolment
+            else "clean (clipped)",
+            "--calibrator (cosine attacker)": args.calibrator,
+            "intervals": f"level {bootstrap.level:g}, {bootstrap.method}, {bootstrap.n_boot} resamples of "
+            f"{bootstrap.unit}s, seed {bootstrap.seed}",
+        },
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from lidframe.data.fileio import staged_outputs, write_json
+    from lidframe.privacy.audit import dp_audit
+    from lidframe.report.analysis_figures import plot_dp_audit
+
     inputs = [args.embeddings] if args.embeddings else []
     outputs = {"--json": args.json, "--plot": args.plot}
     json_out, plot_out = check_output_paths(outputs, inputs=inputs)
@@ -110,26 +198,7 @@ def run(args: argparse.Namespace) -> int:
 
         report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=inputs)
     mus = float_list(args.mu, "--mu")
-    input_files: dict[str, str | Path] = {}
-    if args.embeddings:
-        if not all(split_flags.values()):
-            raise InputError("--embeddings needs --dev-enrol, --dev-trials, --enrol and --trials data dirs")
-        from lidframe.attackers.precomputed import PrecomputedEmbeddings, read_embeddings
-
-        table = read_embeddings(args.embeddings)
-        dev = _embedding_split(table, args.dev_enrol, args.dev_trials)
-        ev = _embedding_split(table, args.enrol, args.trials)
-        source = str(args.embeddings)
-        # the embeddings file and what it brings along (the .ids beside a .npy, the archives of a .scp)
-        input_files["embeddings"] = args.embeddings
-        for k, path in enumerate(PrecomputedEmbeddings.input_files({"path": args.embeddings}), start=2):
-            input_files[f"embeddings ({k})"] = path
-        input_files.update(_data_dir_files(split_flags))
-    else:
-        if any(split_flags.values()):
-            raise InputError("data dirs need --embeddings; without it the audit runs on simulated embeddings")
-        dev, ev = simulated_splits(seed=args.seed)
-        source = "simulated embeddings (lidframe.privacy.audit.simulated_splits: N = 40, d = 64, 10 trials per speaker)"
+    dev, ev, source, input_files = _splits(args)
     bootstrap = bootstrap_from_args(args, _defaults())
     result = dp_audit(
         dev,
@@ -142,46 +211,8 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=bootstrap,
         seed=args.seed,
     )
-    rows = result.rows
-    print(f"Gaussian speaker mechanism audit on {source}")
-    print(
-        f"clip U = {args.clip:g}, sensitivity {args.sensitivity}, enrolment "
-        f"{'released through the mechanism' if args.anonymise_enrolment else 'clean (clipped)'}; "
-        f"N = {rows[0]['n_enrolled']} (log2 N = {rows[0]['log2_n']:.2f}); {args.ci_level:.0%} bootstrap intervals"
-    )
-    header = ["mu", "sigma", "EERbound", "bayesEER", "cosEER", "MIbound", "bayesALID", "cosALID", "bayesMax", "cosMax",
-              "check"]  # fmt: skip
-    body = [
-        [f"{r['mu']:.2f}", f"{r['sigma']:.3f}", f"{r['eer_bound']:.3f}", f"{r['bayes_eer']:.3f}",
-         f"{r['cosine_eer']:.3f}", f"{r['mi_bound_bits']:.3f}", f"{r['bayes_alid']:.3f}", f"{r['cosine_alid']:.3f}",
-         f"{r['bayes_lid_max']:.3f}", f"{r['cosine_lid_max']:.3f}", _check_cell(r)]
-        for r in rows
-    ]  # fmt: skip
-    print(text_table(header, body))
-    print(f"bounds {'checked' if rows[0]['alid_bound_applies'] else 'NOT checked'}: {rows[0]['bounds_reason']}")
-    report = None
-    if report_out is not None:
-        from lidframe.report import report_from_dp_audit
-
-        report = report_from_dp_audit(
-            result,
-            calibrator=args.calibrator,
-            ci_level=bootstrap.level,
-            inputs=input_files,
-            settings={
-                "command": "lidframe dp-audit",
-                "embeddings": source,
-                "--mu": ", ".join(f"{m:g}" for m in mus),
-                "--clip": f"{args.clip:g}",
-                "--sensitivity": args.sensitivity,
-                "enrolment": "released through the mechanism (--anonymise-enrolment)"
-                if args.anonymise_enrolment
-                else "clean (clipped)",
-                "--calibrator (cosine attacker)": args.calibrator,
-                "intervals": f"level {bootstrap.level:g}, {bootstrap.method}, {bootstrap.n_boot} resamples of "
-                f"{bootstrap.unit}s, seed {bootstrap.seed}",
-            },
-        )
+    _print_audit(result, args, source)
+    report = None if report_out is None else _audit_report(result, args, mus, source, bootstrap, input_files)
     with staged_outputs():  # every file or, on an error, none
         if json_out is not None:
             write_json(json_out, result.to_dict())

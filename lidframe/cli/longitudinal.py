@@ -36,8 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.analyses.longitudinal import longitudinal, plot_longitudinal
+    from lidframe.analyses.longitudinal import longitudinal
     from lidframe.data.fileio import staged_outputs, write_json
+    from lidframe.report.analysis_figures import plot_longitudinal
 
     json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
     result = longitudinal(
@@ -54,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     rows = result.rows
     print(
         f"longitudinal attacker: {args.fusion} fusion of k utterances per speaker, calibrator {args.calibrator}, "
-        f"N = {rows[0]['n_enrolled']} (LID <= log2 N = {rows[0]['log2_n']:.3f} bit); "
+        f"N = {rows[0].n_enrolled} (LID <= log2 N = {rows[0].log2_n:.3f} bit); "
         f"{args.ci_level:.0%} speaker-bootstrap CI of ALID"
     )
     dp = args.dp_mu is not None
@@ -63,12 +64,12 @@ def run(args: argparse.Namespace) -> int:
         header += ["mu_k", "EERbnd", "MIbnd"]
     body = []
     for r in rows:
-        ci = r.get("ci", {}).get("alid", [float("nan")] * 2)
-        line = [str(r["k"]), str(r["n_groups"]), str(r["n_speakers_skipped"]), f"{r['temperature']:.2f}",
-                f"{r['alid']:.3f}", f"{ci[0]:.3f}", f"{ci[1]:.3f}", f"{r['pdr']:.3f}", f"{r['lid_pos']:.3f}",
-                f"{r['lid_neg']:.3f}", f"{r['lid_q99']:.3f}", f"{r['lid_max']:.3f}"]  # fmt: skip
-        if dp:
-            line += [f"{r['dp_mu_k']:.2f}", f"{r['dp_eer_bound']:.3f}", f"{r['dp_mi_bound_bits']:.2f}"]
+        ci = (r.ci or {}).get("alid", (float("nan"), float("nan")))
+        line = [str(r.k), str(r.n_groups), str(r.n_speakers_skipped), f"{r.temperature:.2f}",
+                f"{r.alid:.3f}", f"{ci[0]:.3f}", f"{ci[1]:.3f}", f"{r.pdr:.3f}", f"{r.lid_pos:.3f}",
+                f"{r.lid_neg:.3f}", f"{r.lid_q99:.3f}", f"{r.lid_max:.3f}"]  # fmt: skip
+        if r.dp is not None:
+            line += [f"{r.dp.mu_k:.2f}", f"{r.dp.eer_bound:.3f}", f"{r.dp.mi_bound_bits:.2f}"]
         body.append(line)
     print(text_table(header, body))
     with staged_outputs():  # both files or, on an error, neither

@@ -25,7 +25,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.analyses.nsweep import n_sweep, plot_n_sweep
+    from lidframe.analyses.nsweep import nsweep
+    from lidframe.report.analysis_figures import plot_nsweep
 
     json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
     sizes = None
@@ -34,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
             sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
         except ValueError:
             raise InputError(f"--sizes {args.sizes!r}: expected comma-separated integers") from None
-    result = n_sweep(
+    result = nsweep(
         args.dev,
         args.eval,
         args.calibrator,
@@ -50,10 +51,10 @@ def run(args: argparse.Namespace) -> int:
     )
     header = ["n", "log2n", "ALID", "[low", "high]", "PDR", "LIDmax", "[low", "high]"]
     body = [
-        [str(r["n"]), f"{r['log2_n']:.2f}", f"{r['alid']:.3f}", f"{r['alid_low']:.3f}", f"{r['alid_high']:.3f}",
-         f"{r['pdr']:.3f}", f"{r['lid_max']:.3f}", f"{r['lid_max_low']:.3f}", f"{r['lid_max_high']:.3f}"]
+        [str(r.n), f"{r.log2_n:.2f}", f"{r.alid:.3f}", f"{r.alid_low:.3f}", f"{r.alid_high:.3f}",
+         f"{r.pdr:.3f}", f"{r.lid_max:.3f}", f"{r.lid_max_low:.3f}", f"{r.lid_max_high:.3f}"]
         for r in result.rows
     ]  # fmt: skip
     print(text_table(header, body))
-    write_outputs(result, json_out, plot_out, plot_n_sweep, "N-sweep plot")
+    write_outputs(result, json_out, plot_out, plot_nsweep, "N-sweep plot")
     return 0

@@ -47,7 +47,7 @@ def format_sensitivity_table(result: SensitivityResult) -> str:
     """Text table: one row per calibrator, then the spread and the attacker's worst case."""
     from lidframe.analyses.sensitivity import SENSITIVITY_METRICS
 
-    body = [[r["calibrator"]] + [format_value(r[k]) for k, _ in _COLUMNS] for r in result.rows]
+    body = [[r.calibrator] + [format_value(getattr(r, k)) for k, _ in _COLUMNS] for r in result.rows]
     body.append(["spread (max-min)"] + [format_value(result.spread[k]) for k, _ in _COLUMNS])
     body.append(["worst case"] + [format_value(result.worst_case[k]["value"]) for k, _ in _COLUMNS])
     body.append(["  reached by"] + [result.worst_case[k]["calibrator"] or "-" for k, _ in _COLUMNS])
@@ -57,8 +57,9 @@ def format_sensitivity_table(result: SensitivityResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.analyses.sensitivity import DEFAULT_CALIBRATORS, plot_lid_ccdf, sensitivity
+    from lidframe.analyses.sensitivity import DEFAULT_CALIBRATORS, sensitivity
     from lidframe.registry import describe_component, resolve_prior
+    from lidframe.report.analysis_figures import plot_lid_ccdf
 
     json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
     specs = [s.strip() for value in args.calibrators or [] for s in value.split(",") if s.strip()]
@@ -70,8 +71,8 @@ def run(args: argparse.Namespace) -> int:
     )
     first = result.rows[0]
     print(
-        f"eval: {args.eval}  (T = {first['n_trials']} trials, N = {first['n_enrolled']} enrolled; "
-        f"LID <= log2 N = {first['log2_n']:.3f} bit under a uniform prior)"
+        f"eval: {args.eval}  (T = {first.n_trials} trials, N = {first.n_enrolled} enrolled; "
+        f"LID <= log2 N = {first.log2_n:.3f} bit under a uniform prior)"
     )
     print(f"dev:  {args.dev}   prior: {describe_component(prior)}")
     print()

@@ -30,10 +30,11 @@ attacker that favours the frequent speakers beats both bounds without any bug (a
 trials from one speaker: always answering that speaker gives EER 0 and
 LID = log2 N on every trial, at any mu), so each row says ``eer_bound_applies`` /
 ``alid_bound_applies`` False with the reason in ``bounds_reason``, and reports no
-violation.  ``lidframe dp-audit`` prints it as a table; :func:`plot_dp_audit`
-draws it.  :func:`simulated_splits` makes the simulated embeddings the command audits
-when given no data; :func:`released_scoreset` is the grid's mechanism step (an attacker's
-score set of released embeddings).
+violation.  ``lidframe dp-audit`` prints it as a table;
+:func:`lidframe.report.analysis_figures.plot_dp_audit` draws it.  :func:`simulated_splits`
+makes the simulated embeddings the command audits when given no data;
+:func:`released_scoreset` is the grid's mechanism step (an attacker's score set of
+released embeddings).
 """
 
 from __future__ import annotations
@@ -46,8 +47,7 @@ import attrs
 import numpy as np
 
 from lidframe.core.evaluation import evaluate
-from lidframe.data.fileio import StrPath
-from lidframe.data.records import Row, TableRecord, as_rows
+from lidframe.data.records import RowRecord, TableRecord, as_rows, nested_row
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError
@@ -65,6 +65,8 @@ AUDIT_BOOTSTRAP = Bootstrap(n_boot=500)
 
 __all__ = [
     "AUDIT_BOOTSTRAP",
+    "AttackerMeasurement",
+    "DPAuditRow",
     "DPAuditResult",
     "EmbeddingSplit",
     "TrialBalance",
@@ -72,7 +74,6 @@ __all__ = [
     "bayes_scores",
     "pairwise_llr",
     "dp_audit",
-    "plot_dp_audit",
     "simulated_splits",
     "released_scoreset",
 ]
@@ -97,6 +98,86 @@ class EmbeddingSplit:
     trial_ids: np.ndarray
 
 
+@attrs.frozen(eq=False, kw_only=True)
+class AttackerMeasurement(RowRecord):
+    """What one attacker of the audit reaches at one mu (``DPAuditRow.bayes`` / ``.cosine``).
+
+    Intervals are bootstrap intervals at the audit's level (lists in the mapping and the JSON).
+
+    Attributes
+    ----------
+    eer : float
+        Pairwise EER (a fraction): ROC convex hull over all (trial, enrolled) pairs.
+    eer_ci : tuple of float
+        ``(low, high)`` of ``eer``.
+    alid : float
+        ALID (bits).
+    alid_ci : tuple of float
+        ``(low, high)`` of ``alid``.
+    lid_max : float
+        The largest LID (bits).
+    lid_q99 : float
+        The 99th percentile of LID (bits).
+    """
+
+    eer: float
+    eer_ci: tuple[float, float]
+    alid: float
+    alid_ci: tuple[float, float]
+    lid_max: float
+    lid_q99: float
+
+
+@attrs.frozen(eq=False, kw_only=True)
+class DPAuditRow(RowRecord):
+    """One mu of :func:`dp_audit` (a row of :class:`DPAuditResult`).
+
+    Also a read-only mapping of its fields (:class:`~lidframe.data.records.RowRecord`);
+    the attackers' fields read as ``bayes_eer``, ``bayes_eer_ci``, ..., ``cosine_lid_q99``.
+
+    Attributes
+    ----------
+    mu : float
+        The mechanism's GDP parameter.
+    sigma : float
+        Its noise standard deviation (embedding units).
+    eer_bound : float
+        Phi(-mu / 2), the lowest EER (a fraction) of any attacker.
+    mi_bound_bits : float
+        mu^2 / (2 ln 2), the bound on mutual information (bits), hence on ALID.
+    n_enrolled : int
+        N, the eval's enrolled speakers.
+    log2_n : float
+        log2 N (bits), the ceiling of LID under the uniform prior.
+    eer_bound_applies, alid_bound_applies : bool
+        Whether the bounds are checked for these trials (both: the eval trials are
+        balanced, see :func:`trial_balance`).
+    bounds_reason : str
+        One line saying why they are or are not checked.
+    trial_prior_kl_bits : float
+        KL(trial speakers' frequencies || uniform prior), bits.
+    bayes, cosine : AttackerMeasurement
+        What the Bayes-optimal and the cosine attacker reach.
+    violations : tuple of str
+        The violations, beyond the intervals, of the bounds that apply (a list in the
+        mapping and the JSON); empty when none.
+    """
+
+    mu: float
+    sigma: float
+    eer_bound: float
+    mi_bound_bits: float
+    n_enrolled: int
+    log2_n: float
+    eer_bound_applies: bool
+    alid_bound_applies: bool
+    bounds_reason: str
+    trial_prior_kl_bits: float
+    bayes: AttackerMeasurement = attrs.field(metadata=nested_row(AttackerMeasurement))
+    cosine: AttackerMeasurement = attrs.field(metadata=nested_row(AttackerMeasurement))
+    violations: tuple[str, ...]
+
+
 @attrs.frozen(eq=False)
 class DPAuditResult(TableRecord):
     """Outcome of :func:`dp_audit`: one row per mu.
@@ -106,22 +187,16 @@ class DPAuditResult(TableRecord):
 
     Attributes
     ----------
-    rows : tuple of dict
-        ``mu, sigma, eer_bound, mi_bound_bits, n_enrolled, log2_n``; whether the bounds
-        are checked for these trials, ``eer_bound_applies`` and ``alid_bound_applies``
-        (both: the eval trials are balanced, see :func:`trial_balance`), with the reason
-        ``bounds_reason`` and ``trial_prior_kl_bits``; for the ``bayes`` and ``cosine``
-        attackers, ``<attacker>_eer``, ``_eer_ci``, ``_alid``, ``_alid_ci``,
-        ``_lid_max``, ``_lid_q99``; ``violations`` lists the violations, beyond the
-        intervals, of the bounds that apply.
+    rows : tuple of DPAuditRow
+        One per mu, smallest first.
     """
 
-    rows: tuple[Row, ...] = attrs.field(converter=as_rows)
+    rows: tuple[DPAuditRow, ...] = attrs.field(converter=as_rows)
 
     @property
     def violated(self) -> bool:
         """Whether any mu has a bound violation (a bug, or broken assumptions)."""
-        return any(row["violations"] for row in self.rows)
+        return any(row.violations for row in self.rows)
 
 
 @attrs.frozen
@@ -270,47 +345,59 @@ def dp_audit(
     rows = []
     for index, mu in enumerate(sorted(mus)):
         mechanism = GaussianSpeakerMechanism(mu, clip_norm=clip_norm, sensitivity=sensitivity, seed=seed + index)
-        _dev_bayes, dev_cos = _release(dev, mechanism, anonymise_enrolment)
-        ev_bayes, ev_cos = _release(eval, mechanism, anonymise_enrolment)
-        row = {
-            "mu": mu,
-            "sigma": mechanism.sigma,
-            "eer_bound": gdp_eer_bound(mu),
-            "mi_bound_bits": gdp_mi_bound_bits(mu),
-            "n_enrolled": ev_bayes.n_enrolled,
-            "log2_n": math.log2(ev_bayes.n_enrolled),
-            "eer_bound_applies": balance.balanced,
-            "alid_bound_applies": balance.balanced,
-            "bounds_reason": balance.reason,
-            "trial_prior_kl_bits": balance.kl_bits,
-        }
-        cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
-        bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
-        measured = {
-            "bayes": (bayes, _pairs(pairwise_llr(ev_bayes.scores), ev_bayes.true_index)),
-            "cosine": (cosine, _pairs(ev_cos.scores, ev_cos.true_index)),
-        }
-        violations = []
-        for name, (lid, pairs) in measured.items():
-            intervals = bootstrap_ci(lid, bootstrap, speakers=eval.trial_speakers, pairs=pairs)
-            eer = eer_rocch(pairs.mated, pairs.non_mated.ravel())
-            row.update(
-                {
-                    f"{name}_eer": eer,
-                    f"{name}_eer_ci": [intervals["eer"].low, intervals["eer"].high],
-                    f"{name}_alid": float(lid.mean()),
-                    f"{name}_alid_ci": [intervals["alid"].low, intervals["alid"].high],
-                    f"{name}_lid_max": float(lid.max()),
-                    f"{name}_lid_q99": intervals["lid_q99"].estimate,
-                }
-            )
-            if row["eer_bound_applies"] and intervals["eer"].high < row["eer_bound"]:
-                violations.append(f"{name} EER below the bound")
-            if row["alid_bound_applies"] and intervals["alid"].low > row["mi_bound_bits"]:
-                violations.append(f"{name} ALID above the mutual-information bound")
-        row["violations"] = violations
-        rows.append(row)
+        released = (_release(dev, mechanism, anonymise_enrolment), _release(eval, mechanism, anonymise_enrolment))
+        rows.append(_audit_row(mu, mechanism.sigma, released, balance, eval.trial_speakers, calibrator, bootstrap))
     return DPAuditResult(rows)
+
+
+def _audit_row(
+    mu: float,
+    sigma: float,
+    released: tuple[tuple[ScoreSet, ScoreSet], tuple[ScoreSet, ScoreSet]],
+    balance: TrialBalance,
+    trial_speakers: np.ndarray,
+    calibrator: str | CalibratorLike,
+    bootstrap: Bootstrap,
+) -> DPAuditRow:
+    """Both attackers on one mu's releases ``((dev bayes, dev cosine), (eval bayes, eval cosine))``."""
+    (_dev_bayes, dev_cos), (ev_bayes, ev_cos) = released
+    eer_bound, mi_bound = gdp_eer_bound(mu), gdp_mi_bound_bits(mu)
+    cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
+    bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
+    trials = {
+        "bayes": (bayes, _pairs(pairwise_llr(ev_bayes.scores), ev_bayes.true_index)),
+        "cosine": (cosine, _pairs(ev_cos.scores, ev_cos.true_index)),
+    }
+    measured, violations = {}, []
+    for name, (lid, pairs) in trials.items():
+        intervals = bootstrap_ci(lid, bootstrap, speakers=trial_speakers, pairs=pairs)
+        measured[name] = AttackerMeasurement(
+            eer=eer_rocch(pairs.mated, pairs.non_mated.ravel()),
+            eer_ci=(intervals["eer"].low, intervals["eer"].high),
+            alid=float(lid.mean()),
+            alid_ci=(intervals["alid"].low, intervals["alid"].high),
+            lid_max=float(lid.max()),
+            lid_q99=intervals["lid_q99"].estimate,
+        )
+        if balance.balanced and intervals["eer"].high < eer_bound:
+            violations.append(f"{name} EER below the bound")
+        if balance.balanced and intervals["alid"].low > mi_bound:
+            violations.append(f"{name} ALID above the mutual-information bound")
+    return DPAuditRow(
+        mu=mu,
+        sigma=sigma,
+        eer_bound=eer_bound,
+        mi_bound_bits=mi_bound,
+        n_enrolled=ev_bayes.n_enrolled,
+        log2_n=math.log2(ev_bayes.n_enrolled),
+        eer_bound_applies=balance.balanced,
+        alid_bound_applies=balance.balanced,
+        bounds_reason=balance.reason,
+        trial_prior_kl_bits=balance.kl_bits,
+        bayes=measured["bayes"],
+        cosine=measured["cosine"],
+        violations=tuple(violations),
+    )
 
 
 def _pairs(matrix: np.ndarray, true_index: np.ndarray) -> PairLLRs:
@@ -373,41 +460,3 @@ def simulated_splits(
 
     dev_rng, eval_rng = np.random.default_rng(seed).spawn(2)
     return split(dev_rng, "dev-spk"), split(eval_rng, "eval-spk")
-
-
-def plot_dp_audit(result: DPAuditResult, path: StrPath, *, title: str | None = None) -> None:
-    """Measured EER (left) and ALID / LIDmax (right) versus mu, with the GDP bound curves."""
-    from lidframe.plotting import pyplot, save_figure
-
-    plt = pyplot()
-    rows = result.rows
-    mus = np.array([r["mu"] for r in rows])
-    grid = np.linspace(max(mus.min() * 0.8, 1e-3), mus.max() * 1.1, 200)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
-    left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2)")
-    right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label="MI bound mu^2/(2 ln 2)")
-    right.axhline(rows[0]["log2_n"], color="0.6", lw=0.8, ls="--", label=f"log2 N = {rows[0]['log2_n']:.2f}")
-    for name, marker in (("bayes", "o"), ("cosine", "s")):
-        eer = np.array([r[f"{name}_eer"] for r in rows])
-        ci = np.array([r[f"{name}_eer_ci"] for r in rows])
-        left.errorbar(
-            mus, eer, yerr=np.abs([eer - ci[:, 0], ci[:, 1] - eer]), marker=marker, capsize=3, label=f"{name} EER"
-        )
-        alid = np.array([r[f"{name}_alid"] for r in rows])
-        aci = np.array([r[f"{name}_alid_ci"] for r in rows])
-        right.errorbar(
-            mus, alid, yerr=np.abs([alid - aci[:, 0], aci[:, 1] - alid]), marker=marker, capsize=3, label=f"{name} ALID"
-        )
-        right.plot(mus, [r[f"{name}_lid_max"] for r in rows], marker=marker, ls="--", label=f"{name} LIDmax")
-    left.set_xlabel("mu")
-    left.set_ylabel("EER (pairs)")
-    left.set_ylim(0, 0.55)
-    right.set_xlabel("mu")
-    right.set_ylabel("bits")
-    right.set_ylim(bottom=-0.2)
-    for ax in (left, right):
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(title or f"Gaussian speaker mechanism: measured vs bounds (N = {rows[0]['n_enrolled']})")
-    fig.tight_layout()
-    save_figure(fig, path)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from lidframe import InputError, evaluate
-from lidframe.analyses.nsweep import _subset_lid, default_sizes, n_sweep
+from lidframe.analyses.nsweep import _subset_lid, default_sizes, nsweep
 from lidframe.cli import main
 from lidframe.data.simulate import simulate_system
 
@@ -29,14 +29,14 @@ def test_subset_lid_against_a_loop_and_full_size_equals_evaluate():
         want = math.log2(5 * p[list(cols).index(true[i])])
         assert lid[i] == pytest.approx(want, abs=1e-12)
     dev, ev = simulate_system(leakage=0.5, seed=3, n_enrolled=12)
-    full = n_sweep(dev, ev, sizes=[12]).rows[0]
+    full = nsweep(dev, ev, sizes=[12]).rows[0]
     assert full["alid"] == pytest.approx(evaluate(dev, ev).summary["alid"], abs=1e-12)
     assert full["repeats"] == 1
 
 
 def test_sweep_is_monotone_in_expectation_and_bounded():
     dev, ev = simulate_system(leakage=0.5, seed=4)
-    rows = n_sweep(dev, ev, repeats=10, seed=0).rows
+    rows = nsweep(dev, ev, repeats=10, seed=0).rows
     assert [r["n"] for r in rows] == default_sizes(29) == [2, 4, 8, 16, 29]
     alid = [r["alid"] for r in rows]
     assert all(a < b for a, b in itertools.pairwise(alid))
@@ -47,9 +47,9 @@ def test_sweep_is_monotone_in_expectation_and_bounded():
 def test_errors():
     dev, ev = simulate_system(leakage=0.5, seed=4, n_enrolled=6)
     with pytest.raises(InputError, match=r"within 2..6"):
-        n_sweep(dev, ev, sizes=[1, 3])
+        nsweep(dev, ev, sizes=[1, 3])
     with pytest.raises(InputError, match="repeats"):
-        n_sweep(dev, ev, repeats=0)
+        nsweep(dev, ev, repeats=0)
 
 
 def test_cli_writes_json_and_plot(tmp_path, capsys):
@@ -99,6 +99,6 @@ class _NoEvidence:
 def test_no_evidence_gives_exactly_zero_disclosure_at_every_size(value):
     # a constant LLR row discloses 0 bit exactly; float noise (1e-16) would count in PDR
     dev, ev = simulate_system(leakage=0.0, seed=5, n_enrolled=13, trials_per_speaker=3)
-    rows = n_sweep(dev, ev, _NoEvidence(value), sizes=[2, 3, 7, 13], repeats=4, seed=1).rows
+    rows = nsweep(dev, ev, _NoEvidence(value), sizes=[2, 3, 7, 13], repeats=4, seed=1).rows
     for row in rows:
         assert row["alid"] == 0.0 and row["pdr"] == 0.0 and row["lid_max"] == 0.0, row

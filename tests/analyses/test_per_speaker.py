@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lidframe import Bootstrap, Engine, Explicit, InputError, PerSpeaker, ScoreSet, evaluate, per_speaker
+from lidframe import Bootstrap, Engine, Explicit, InputError, PerSpeakerResult, ScoreSet, evaluate, per_speaker
 from lidframe.cli import main
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.simulate import simulate_system
@@ -78,7 +78,7 @@ def test_table_matches_the_hand_computation(prior):
     result = evaluate_hand("uniform" if uniform else Explicit(prior))
     table = per_speaker(result)
     want = hand_table(prior)
-    assert isinstance(table, PerSpeaker)
+    assert isinstance(table, PerSpeakerResult)
     assert [r["speaker"] for r in table.rows[:3]] == sorted("ABC", key=lambda s: -want[s]["alid"])
     assert table.rows[-1]["speaker"] == "D"  # enrolled, no trial: last, n_trials 0, NaN metrics
     for row in table.rows:
@@ -287,7 +287,7 @@ def test_dot_plot_is_sorted_with_whiskers_and_named_ends(tmp_path, n_enrolled):
     pytest.importorskip("matplotlib")
     from matplotlib.text import Annotation
 
-    from lidframe.plotting import per_speaker_figure, save_per_speaker
+    from lidframe.report.analysis_figures import per_speaker_figure, save_per_speaker
 
     dev, ev = simulate_system(leakage=0.5, seed=0, n_enrolled=n_enrolled, trials_per_speaker=4)
     table = per_speaker(evaluate(dev, ev, binary_metrics=False), bootstrap=Bootstrap(n_boot=100))

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from lidframe import InputError, evaluate, sensitivity
-from lidframe.analyses.sensitivity import SENSITIVITY_METRICS, plot_lid_ccdf
+from lidframe.analyses.sensitivity import SENSITIVITY_METRICS
 from lidframe.cli import main
 from lidframe.data.simulate import simulate_system
+from lidframe.report.analysis_figures import plot_lid_ccdf
 
 
 @pytest.fixture(scope="module")
