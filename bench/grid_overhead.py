@@ -61,9 +61,9 @@ def timed_grid(folder: Path, calibrators, priors) -> float:
     out = folder / "out"
     shutil.rmtree(out, ignore_errors=True)
     start = time.perf_counter()
-    counts = run_grid(spec, out)
+    run = run_grid(spec, out)
     elapsed = time.perf_counter() - start
-    assert counts["error"] == 0, counts
+    assert run.error == 0, run.counts()
     return elapsed
 
 

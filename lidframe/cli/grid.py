@@ -36,7 +36,7 @@ def _note(line: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from lidframe.grid.runner import run_grid
 
-    counts = run_grid(
+    run = run_grid(
         args.spec,
         args.out,
         backend=args.backend,
@@ -48,12 +48,12 @@ def run(args: argparse.Namespace) -> int:
         log=print,
         note=_note,
     )
-    recomputed = f" ({counts['recomputed']} stored with inputs that changed)" if counts["recomputed"] else ""
+    recomputed = f" ({run.recomputed} stored with inputs that changed)" if run.recomputed else ""
     print(
-        f"grid {args.spec}: {counts['cells']} cells, {counts['skipped']} already stored, {counts['ok']} computed"
-        f"{recomputed}, {counts['error']} failed ({counts['fits']} calibrator fits, {counts['scored']} score sets "
+        f"grid {args.spec}: {run.cells} cells, {run.skipped} already stored, {run.ok} computed"
+        f"{recomputed}, {run.error} failed ({run.fits} calibrator fits, {run.scored} score sets "
         f"computed); store: {Path(args.out) / 'results.sqlite'}"
     )
-    if counts["error"]:
+    if run.error:
         print("failed cells are stored with their error; see lidframe report or the results.sqlite 'error' column")
-    return 1 if counts["error"] else 0
+    return 1 if run.error else 0

@@ -1,6 +1,11 @@
 """Grids: combinatorial comparisons, cached and resumable.
 
-The TOML spec (:mod:`~lidframe.grid.spec`), the planner and runner
-(:mod:`~lidframe.grid.runner`), the output folder's lock and SQLite result store
-(:mod:`~lidframe.grid.store`) and the report of a finished grid (:mod:`~lidframe.grid.report`).
+The TOML spec (:mod:`~lidframe.grid.spec`); the records a grid passes -- cells, score
+jobs, fit tasks, plans, finished cells and runs (:mod:`~lidframe.grid.records`); the
+cells' inputs (:mod:`~lidframe.grid.inputs`), the planner (:mod:`~lidframe.grid.plan`),
+freshness (:mod:`~lidframe.grid.freshness`), the workers' work (:mod:`~lidframe.grid.work`)
+and execution (:mod:`~lidframe.grid.execute`), run in order by
+:func:`lidframe.grid.runner.run_grid`; the output folder's lock (:mod:`~lidframe.grid.lock`)
+and SQLite result store (:mod:`~lidframe.grid.store`) and the report of a finished grid
+(:mod:`~lidframe.grid.report`).
 """

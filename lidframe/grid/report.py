@@ -12,7 +12,7 @@
     a comparison table like the LID paper's Table 4 per (attacker, calibrator, prior):
     systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax, each followed
     by its bootstrap interval ``[low, high]`` when the spec asked for intervals
-    (``[grid.ci]``), and a line naming their level, method, resamples and seed.  In the
+    (``[grid.bootstrap]``), and a line naming their level, method, resamples and seed.  In the
     Markdown, ``|`` and ``\\`` in a name are escaped (:func:`markdown_cell`) and names in
     headings are code spans that no backtick in them ends, so no name breaks a row.
 ``table.tex``
@@ -65,11 +65,12 @@ import numpy as np
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 from lidframe.grid import store
+from lidframe.grid.records import FinishedCell
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from lidframe.grid.runner import Freshness
+    from lidframe.grid.freshness import Freshness
     from lidframe.report.model import Report
 
 __all__ = [
@@ -120,7 +121,7 @@ _PAPER = [
 ]
 
 
-def load_results(out_dir: StrPath) -> list[dict[str, Any]]:
+def load_results(out_dir: StrPath) -> list[FinishedCell]:
     """Finished cells of a grid output folder: component columns, summary, per-trial path.
 
     Parameters
@@ -130,10 +131,12 @@ def load_results(out_dir: StrPath) -> list[dict[str, Any]]:
 
     Returns
     -------
-    list of dict
+    list of FinishedCell
         One record per logical cell with status ``ok``: ``system``, ``attacker``,
-        ``mechanism``, ``calibrator``, ``prior``, ``seed``, ``summary`` (the parsed JSON
-        summary), ``per_trial`` (the per-trial file, relative to *out_dir*) and ``cell_id``.
+        ``mechanism`` (None when the cell has none), ``calibrator``, ``prior``, ``seed``,
+        ``summary`` (the parsed JSON summary, a dict), ``per_trial`` (the per-trial file,
+        relative to *out_dir*), ``cell_id`` and ``per_trial_sha256``.  ``cell["summary"]``
+        still reads a cell as the stored row (:meth:`FinishedCell.to_dict`, ``-`` for none).
 
     Raises
     ------
@@ -183,8 +186,8 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
     Parameters
     ----------
-    results : sequence of mapping
-        Cell records as :func:`load_results` returns them.
+    results : sequence of FinishedCell or mapping
+        Cells as :func:`load_results` returns them (or their ``to_dict()``).
 
     Returns
     -------
@@ -196,8 +199,9 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
 
     rows = []
     for r in results:
-        row = {k: r[k] for k in _KEYS}
-        s = r["summary"]
+        stored = r.to_dict() if isinstance(r, FinishedCell) else r
+        row = {k: stored[k] for k in _KEYS}  # as stored: "-" for a component the cell has none of
+        s = stored["summary"]
         for key, value in s.items():
             if key in ("ci", "ci_settings", "calibrator_fit") or isinstance(value, (dict, list)):
                 continue
@@ -340,8 +344,8 @@ def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: 
 
 
 def _figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str]:
-    from lidframe.plotting import plain_text, pyplot, save_figure
     from lidframe.report.figures import FigureMaker
+    from lidframe.report.plotting import plain_text, pyplot, save_figure
 
     plt = pyplot()
     written = []
@@ -387,9 +391,9 @@ def _figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str]:
 
 def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     """Measured EER, ALID and LIDmax against mu per system, with the GDP bound curves."""
-    from lidframe.plotting import pyplot, save_figure
     from lidframe.privacy.mechanism import gdp_eer_bound, gdp_mi_bound_bits
     from lidframe.registry import parse_spec
+    from lidframe.report.plotting import pyplot, save_figure
 
     plt = pyplot()
     part = frame[
@@ -421,14 +425,14 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     save_figure(fig, path)
 
 
-def freshness_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]], out_dir: StrPath) -> list[str]:
+def freshness_warnings(freshness: Freshness, results: Sequence[FinishedCell], out_dir: StrPath) -> list[str]:
     """What a report of *results* must say about their freshness: one line per problem, none when current.
 
     Parameters
     ----------
     freshness : Freshness
-        From :func:`lidframe.grid.runner.check_freshness`.
-    results : sequence of mapping
+        From :func:`lidframe.grid.freshness.check_freshness`.
+    results : sequence of FinishedCell
         The reported cells (:func:`load_results`).
     out_dir : str or os.PathLike
         The grid folder (named in the rerun command).
@@ -440,15 +444,15 @@ def freshness_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]
             "These numbers were not checked against the current inputs: "
             f"{freshness.unchecked}. A cell is current only if lidframe grid would not recompute it."
         ]
-    stale = [r for r in results if r["cell_id"] in freshness.stale]
+    stale = [r for r in results if r.cell_id in freshness.stale]
     if not stale:
         return []
-    reasons = Counter(freshness.stale[r["cell_id"]] for r in stale).most_common()
+    reasons = Counter(freshness.stale[r.cell_id] for r in stale).most_common()
     why = "; ".join(f"{reason} ({count})" for reason, count in reasons[:3])
     more = f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
     cells = ", ".join(
-        " / ".join(str(r[k]) for k in ("system", "attacker", "mechanism", "calibrator", "prior"))
-        + f" / seed {r['seed']}"
+        " / ".join(str(r[k]) for k in ("system", "attacker", "mechanism", "calibrator", "prior"))  # "-" for none
+        + f" / seed {r.seed}"
         for r in stale[:8]
     )
     cells += f" and {len(stale) - 8} more" if len(stale) > 8 else ""
@@ -459,21 +463,21 @@ def freshness_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]
     ]
 
 
-def report_warnings(freshness: Freshness, results: Sequence[Mapping[str, Any]], out_dir: StrPath) -> list[str]:
+def report_warnings(freshness: Freshness, results: Sequence[FinishedCell], out_dir: StrPath) -> list[str]:
     """Everything a report of *results* must warn about: :func:`freshness_warnings`, then unchecked per-trial files.
 
     Parameters
     ----------
     freshness : Freshness
-        From :func:`lidframe.grid.runner.check_freshness`.
-    results : sequence of mapping
+        From :func:`lidframe.grid.freshness.check_freshness`.
+    results : sequence of FinishedCell
         The reported cells (:func:`load_results`); a cell whose ``per_trial_sha256`` is
         None (a store of an earlier layout) could not have its per-trial file checked.
     out_dir : str or os.PathLike
         The grid folder.
     """
     warnings = freshness_warnings(freshness, results, out_dir)
-    unchecked = sum(1 for r in results if r.get("per_trial_sha256") is None)
+    unchecked = sum(1 for r in results if r.per_trial_sha256 is None)
     if unchecked:
         warnings.append(
             f"The per-trial files of {unchecked} of {len(results)} cells were not checked against their cells: "
@@ -532,7 +536,7 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     store.verify_per_trial_files(out, results)
     frame = tidy_table(results)
     if freshness is None:
-        from lidframe.grid.runner import check_freshness
+        from lidframe.grid.freshness import check_freshness
 
         freshness = check_freshness(out)
     warnings = report_warnings(freshness, results, out)

@@ -13,7 +13,7 @@ znorm_ddof = 1
 k = [1, 4, "all"]
 fusions = ["sum", "temperature"]
 
-[grid.ci]                                     # optional: bootstrap intervals per cell
+[grid.bootstrap]                              # optional: bootstrap intervals per cell
 n_boot = 1000
 level = 0.95
 unit = "speaker"
@@ -34,6 +34,12 @@ the TOML key at fault.  Every axis -- ``calibrators``, ``priors``, ``attackers``
 TOML list, even of one entry: a single value (``calibrators = "logistic"``,
 ``seeds = 0``) is refused, naming the key and the list it should be.
 
+``[grid.bootstrap]`` was called ``[grid.ci]`` before: for one release a spec with
+``[grid.ci]`` is still read, with a :class:`FutureWarning` naming the new table (both
+tables in one spec is an error).  The name does not identify a cell -- its
+:class:`~lidframe.stats.bootstrap.Bootstrap` settings do -- so renaming the table
+recomputes nothing.
+
 Validation reads what the cells will read, so that bad input stops the grid before any
 cell runs: every score-set file is loaded, every data directory's ``wav.scp`` and
 ``utt2spk`` are read (a piped ``wav.scp`` entry is refused), every component spec's
@@ -51,6 +57,7 @@ import functools
 import hashlib
 import os
 import tomllib
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn, TypedDict
@@ -67,8 +74,19 @@ __all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "NOTE_CE
 #: A spec of at least this many cells says what it checks and plans (checking it takes seconds).
 NOTE_CELLS = 1000
 
-_GRID_KEYS = {"calibrators", "priors", "attackers", "mechanisms", "seeds", "znorm_ddof", "ci", "longitudinal"}
-_CI_KEYS = {"n_boot", "level", "unit", "method"}
+_GRID_KEYS = {
+    "calibrators",
+    "priors",
+    "attackers",
+    "mechanisms",
+    "seeds",
+    "znorm_ddof",
+    "bootstrap",
+    "ci",
+    "longitudinal",
+}
+#: The keys of ``[grid.bootstrap]``: :class:`~lidframe.stats.bootstrap.Bootstrap`'s, but its seed (one per cell).
+_BOOTSTRAP_KEYS = {"n_boot", "level", "unit", "method"}
 
 
 class DataDirSource(TypedDict):
@@ -94,7 +112,26 @@ class SystemSpec:
 
 @attrs.frozen
 class GridSpec:
-    """A validated grid spec (see the module docstring)."""
+    """A validated grid spec (see the module docstring).
+
+    Attributes
+    ----------
+    path : pathlib.Path
+        The TOML file.
+    digest : str
+        SHA-256 of its bytes.
+    systems : tuple of SystemSpec
+        Source paths absolute.
+    calibrators, priors, attackers, mechanisms : tuple of str
+        Component specs (``attackers`` and ``mechanisms`` empty when not given).
+    seeds : tuple of int
+        Bootstrap seeds, one cell each.
+    znorm_ddof : {0, 1}
+    bootstrap : Bootstrap or None
+        ``[grid.bootstrap]`` (each cell's seed replaces its ``seed``); None: no intervals.
+    longitudinal : dict or None
+        ``[grid.longitudinal]``: ``{"k": [...], "fusions": [...], "groups": int}``.
+    """
 
     path: Path
     digest: str
@@ -105,7 +142,7 @@ class GridSpec:
     mechanisms: tuple[str, ...]
     seeds: tuple[int, ...]
     znorm_ddof: int
-    ci: Bootstrap | None
+    bootstrap: Bootstrap | None
     longitudinal: dict[str, Any] | None = None
 
     def n_cells(self) -> int:
@@ -301,6 +338,181 @@ def _probe_priors(path: Path, specs: tuple[str, ...], priors: list[Any], enrolle
                 _fail(path, f"grid.priors[{i}]", f"{spec!r} on system {system!r}: {exc}")
 
 
+def _read_toml(path: Path) -> tuple[bytes, dict[str, Any]]:
+    """The spec file's bytes and its TOML document, checked to hold only ``[grid]`` and ``[systems]``."""
+    if path.is_dir():
+        raise InputError(f"{path}: is a folder; expected a grid spec file (TOML)")
+    if not path.is_file():
+        raise InputError(f"{path}: no such grid spec")
+    raw = path.read_bytes()
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid TOML ({exc})") from None
+    unknown = set(doc) - {"grid", "systems"}
+    if unknown:
+        _fail(path, sorted(unknown)[0], "is not a grid spec section; expected [grid] and [systems.NAME]")
+    return raw, doc
+
+
+def _grid_table(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
+    grid = doc.get("grid", {})
+    if not isinstance(grid, dict):
+        _fail(path, "grid", "must be a table")
+    unknown = set(grid) - _GRID_KEYS
+    if unknown:
+        _fail(path, f"grid.{sorted(unknown)[0]}", f"unknown key; expected one of {sorted(_GRID_KEYS - {'ci'})}")
+    return grid
+
+
+def _mechanisms(path: Path, grid: dict[str, Any]) -> tuple[str, ...]:
+    mechanisms = _string_list(
+        path, "grid.mechanisms", grid.get("mechanisms"), required=False, example='["gaussian?mu=1"]'
+    )
+    for i, spec in enumerate(mechanisms):
+        from lidframe.privacy.mechanism import GaussianSpeakerMechanism
+
+        try:
+            GaussianSpeakerMechanism.from_spec(spec)
+        except InputError as exc:
+            _fail(path, f"grid.mechanisms[{i}]", str(exc))
+    return mechanisms
+
+
+def _seeds(path: Path, grid: dict[str, Any]) -> tuple[int, ...]:
+    seeds = _axis(
+        path, "grid.seeds", grid.get("seeds", [0]), what="integers (bootstrap seeds)", example="[0]", item=int
+    )
+    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+        _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
+    if any(s < 0 for s in seeds):
+        _fail(path, "grid.seeds", f"must be non-negative integers (numpy seeds), got {seeds!r}")
+    if len(set(seeds)) != len(seeds):
+        _fail(path, "grid.seeds", f"has repeated entries: {seeds}")
+    return tuple(seeds)
+
+
+def _znorm_ddof(path: Path, grid: dict[str, Any]) -> int:
+    ddof = grid.get("znorm_ddof", 1)
+    if ddof not in (0, 1) or isinstance(ddof, bool):
+        _fail(path, "grid.znorm_ddof", f"must be 0 or 1, got {ddof!r}")
+    return int(ddof)
+
+
+def _bootstrap(path: Path, grid: dict[str, Any]) -> Bootstrap | None:
+    """``[grid.bootstrap]`` (or, with a FutureWarning, its old name ``[grid.ci]``) as a Bootstrap; None without."""
+    if "ci" in grid and "bootstrap" in grid:
+        _fail(path, "grid.ci", "is the old name of [grid.bootstrap]; give one of the two tables (grid.bootstrap)")
+    name = "grid.ci" if "ci" in grid else "grid.bootstrap"
+    table = grid.get("ci", grid.get("bootstrap"))
+    if table is None:
+        return None
+    if not isinstance(table, dict) or set(table) - _BOOTSTRAP_KEYS:
+        _fail(path, name, f"must be a table with keys among {sorted(_BOOTSTRAP_KEYS)}")
+    if "level" in table and not isinstance(table["level"], float):
+        _fail(path, f"{name}.level", f"must be a number in (0, 1), got {table['level']!r}")
+    for key, value in table.items():  # one key at a time, so that the error names it
+        try:
+            Bootstrap(**{key: value})
+        except InputError as exc:
+            _fail(path, f"{name}.{key}", str(exc))
+    if name == "grid.ci":  # read as it was, said once the table is valid (a refused spec says one line)
+        warnings.warn(
+            f"{path}: [grid.ci] is now called [grid.bootstrap]; rename the table (the old name is read "
+            "for one more release)",
+            FutureWarning,
+            stacklevel=4,
+        )
+    return Bootstrap(**table)  # the library's defaults fill the keys left out; seeds come per cell
+
+
+def _longitudinal(path: Path, grid: dict[str, Any]) -> dict[str, Any] | None:
+    longitudinal = grid.get("longitudinal")
+    if longitudinal is None:
+        return None
+    if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:
+        _fail(path, "grid.longitudinal", "must be a table with keys among ['fusions', 'groups', 'k']")
+    ks = _axis(
+        path,
+        "grid.longitudinal.k",
+        longitudinal.get("k", [1, 2, 4, 8, "all"]),
+        what="positive integers or 'all'",
+        example='[1, 4, "all"]',
+        item=(int, str),
+    )
+    if not ks or not all((isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks):
+        _fail(path, "grid.longitudinal.k", f"must be a list of positive integers or 'all', got {ks!r}")
+    fusions = _string_list(path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]), example='["sum"]')
+    bad = [f for f in fusions if f not in ("sum", "mean", "temperature")]
+    if bad:
+        _fail(path, "grid.longitudinal.fusions", f"unknown fusion {bad[0]!r}; expected sum, mean or temperature")
+    groups = longitudinal.get("groups", 10)
+    if not isinstance(groups, int) or groups < 1:
+        _fail(path, "grid.longitudinal.groups", f"must be a positive integer, got {groups!r}")
+    return {"k": ks, "fusions": list(fusions), "groups": groups}
+
+
+def _systems(path: Path, systems_doc: object) -> tuple[SystemSpec, ...]:
+    if not isinstance(systems_doc, dict) or not systems_doc:
+        _fail(path, "systems", "needs at least one [systems.NAME] table with dev and eval")
+    systems = []
+    for name, body in systems_doc.items():
+        key = f"systems.{name}"
+        if not name.strip() or any(not c.isprintable() for c in name):
+            _fail(path, f"systems.{name!r}", "a system name must be non-empty printable text")
+        if not isinstance(body, dict) or set(body) != {"dev", "eval"}:
+            _fail(
+                path,
+                key,
+                f"needs exactly the keys dev and eval, got {sorted(body) if isinstance(body, dict) else body!r}",
+            )
+        dev = _source(path, f"{key}.dev", body["dev"])
+        ev = _source(path, f"{key}.eval", body["eval"])
+        if isinstance(dev, dict) != isinstance(ev, dict):
+            _fail(path, key, "dev and eval must both be score-set files or both data-dir tables")
+        systems.append(SystemSpec(name, dev, ev))
+    return tuple(systems)
+
+
+def _parse(path: Path) -> GridSpec:
+    """The spec as the TOML says it, each key checked on its own (the components are not built yet)."""
+    raw, doc = _read_toml(path)
+    grid = _grid_table(path, doc)
+    spec = GridSpec(
+        path=path,
+        digest=hashlib.sha256(raw).hexdigest(),
+        calibrators=_string_list(
+            path, "grid.calibrators", grid.get("calibrators", ["logistic"]), example='["logistic"]'
+        ),
+        priors=_string_list(path, "grid.priors", grid.get("priors", ["uniform"]), example='["uniform"]'),
+        attackers=_string_list(
+            path, "grid.attackers", grid.get("attackers"), required=False, example='["ecapa?checkpoint=model.ckpt"]'
+        ),
+        mechanisms=_mechanisms(path, grid),
+        seeds=_seeds(path, grid),
+        znorm_ddof=_znorm_ddof(path, grid),
+        bootstrap=_bootstrap(path, grid),
+        longitudinal=_longitudinal(path, grid),
+        systems=_systems(path, doc.get("systems")),
+    )
+    if any(s.needs_attacker for s in spec.systems) and not spec.attackers:
+        _fail(path, "grid.attackers", "data-dir systems need at least one attacker spec")
+    if spec.mechanisms and not any(s.needs_attacker for s in spec.systems):
+        _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
+    return spec
+
+
+def _say_what_is_checked(spec: GridSpec, note: Callable[[str], Any], *, progress: bool, fit_calibrators: bool) -> None:
+    """The one line of a large spec (or with *progress*): its cells, and that they are checked and planned."""
+    n_cells = spec.n_cells()
+    if progress or n_cells >= NOTE_CELLS:
+        shape = _shape(spec.systems, spec.attackers, spec.mechanisms, spec.calibrators, spec.priors, spec.seeds)
+        fits = (
+            f" (each of the {len(spec.calibrators)} calibrators is fitted once to check it)" if fit_calibrators else ""
+        )
+        note(f"{spec.path}: {n_cells} cells ({shape}); checking the spec and planning the cells{fits}")
+
+
 def load_grid_spec(
     path: StrPath,
     *,
@@ -334,142 +546,23 @@ def load_grid_spec(
     ------
     InputError
         Naming the file and the TOML key: syntax errors, unknown keys, wrong types,
-        missing files or directories, unknown components or parameters.
+        missing files or directories, unknown components or parameters, ``[grid.ci]``
+        beside ``[grid.bootstrap]``.
+
+    Warns
+    -----
+    FutureWarning
+        A spec with ``[grid.ci]``, the old name of ``[grid.bootstrap]``.
     """
     path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a grid spec file (TOML)")
-    if not path.is_file():
-        raise InputError(f"{path}: no such grid spec")
-    raw = path.read_bytes()
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
-    unknown = set(doc) - {"grid", "systems"}
-    if unknown:
-        _fail(path, sorted(unknown)[0], "is not a grid spec section; expected [grid] and [systems.NAME]")
-    grid = doc.get("grid", {})
-    if not isinstance(grid, dict):
-        _fail(path, "grid", "must be a table")
-    unknown = set(grid) - _GRID_KEYS
-    if unknown:
-        _fail(path, f"grid.{sorted(unknown)[0]}", f"unknown key; expected one of {sorted(_GRID_KEYS)}")
-    calibrators = _string_list(path, "grid.calibrators", grid.get("calibrators", ["logistic"]), example='["logistic"]')
-    priors = _string_list(path, "grid.priors", grid.get("priors", ["uniform"]), example='["uniform"]')
-    attackers = _string_list(
-        path, "grid.attackers", grid.get("attackers"), required=False, example='["ecapa?checkpoint=model.ckpt"]'
-    )
-    mechanisms = _string_list(
-        path, "grid.mechanisms", grid.get("mechanisms"), required=False, example='["gaussian?mu=1"]'
-    )
-    for i, spec in enumerate(mechanisms):
-        from lidframe.privacy.mechanism import GaussianSpeakerMechanism
-
-        try:
-            GaussianSpeakerMechanism.from_spec(spec)
-        except InputError as exc:
-            _fail(path, f"grid.mechanisms[{i}]", str(exc))
-    seeds = _axis(
-        path, "grid.seeds", grid.get("seeds", [0]), what="integers (bootstrap seeds)", example="[0]", item=int
-    )
-    if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
-        _fail(path, "grid.seeds", f"must be a non-empty list of integers, got {seeds!r}")
-    if any(s < 0 for s in seeds):
-        _fail(path, "grid.seeds", f"must be non-negative integers (numpy seeds), got {seeds!r}")
-    if len(set(seeds)) != len(seeds):
-        _fail(path, "grid.seeds", f"has repeated entries: {seeds}")
-    ddof = grid.get("znorm_ddof", 1)
-    if ddof not in (0, 1) or isinstance(ddof, bool):
-        _fail(path, "grid.znorm_ddof", f"must be 0 or 1, got {ddof!r}")
-    ci = grid.get("ci")
-    if ci is not None:
-        if not isinstance(ci, dict) or set(ci) - _CI_KEYS:
-            _fail(path, "grid.ci", f"must be a table with keys among {sorted(_CI_KEYS)}")
-        if "level" in ci and not isinstance(ci["level"], float):
-            _fail(path, "grid.ci.level", f"must be a number in (0, 1), got {ci['level']!r}")
-        for key, value in ci.items():  # one key at a time, so that the error names it
-            try:
-                Bootstrap(**{key: value})
-            except InputError as exc:
-                _fail(path, f"grid.ci.{key}", str(exc))
-        ci = Bootstrap(**ci)  # the library's defaults fill the keys left out; seeds come per cell
-    longitudinal = grid.get("longitudinal")
-    if longitudinal is not None:
-        if not isinstance(longitudinal, dict) or set(longitudinal) - {"k", "fusions", "groups"}:
-            _fail(path, "grid.longitudinal", "must be a table with keys among ['fusions', 'groups', 'k']")
-        ks = _axis(
-            path,
-            "grid.longitudinal.k",
-            longitudinal.get("k", [1, 2, 4, 8, "all"]),
-            what="positive integers or 'all'",
-            example='[1, 4, "all"]',
-            item=(int, str),
-        )
-        if not ks or not all((isinstance(k, int) and not isinstance(k, bool) and k >= 1) or k == "all" for k in ks):
-            _fail(path, "grid.longitudinal.k", f"must be a list of positive integers or 'all', got {ks!r}")
-        fusions = _string_list(
-            path, "grid.longitudinal.fusions", longitudinal.get("fusions", ["sum"]), example='["sum"]'
-        )
-        bad = [f for f in fusions if f not in ("sum", "mean", "temperature")]
-        if bad:
-            _fail(path, "grid.longitudinal.fusions", f"unknown fusion {bad[0]!r}; expected sum, mean or temperature")
-        groups = longitudinal.get("groups", 10)
-        if not isinstance(groups, int) or groups < 1:
-            _fail(path, "grid.longitudinal.groups", f"must be a positive integer, got {groups!r}")
-        longitudinal = {"k": ks, "fusions": list(fusions), "groups": groups}
-    systems_doc = doc.get("systems")
-    if not isinstance(systems_doc, dict) or not systems_doc:
-        _fail(path, "systems", "needs at least one [systems.NAME] table with dev and eval")
-    systems = []
-    for name, body in systems_doc.items():
-        key = f"systems.{name}"
-        if not name.strip() or any(not c.isprintable() for c in name):
-            _fail(path, f"systems.{name!r}", "a system name must be non-empty printable text")
-        if not isinstance(body, dict) or set(body) != {"dev", "eval"}:
-            _fail(
-                path,
-                key,
-                f"needs exactly the keys dev and eval, got {sorted(body) if isinstance(body, dict) else body!r}",
-            )
-        dev = _source(path, f"{key}.dev", body["dev"])
-        ev = _source(path, f"{key}.eval", body["eval"])
-        if isinstance(dev, dict) != isinstance(ev, dict):
-            _fail(path, key, "dev and eval must both be score-set files or both data-dir tables")
-        systems.append(SystemSpec(name, dev, ev))
-    if any(s.needs_attacker for s in systems) and not attackers:
-        _fail(path, "grid.attackers", "data-dir systems need at least one attacker spec")
-    if mechanisms and not any(s.needs_attacker for s in systems):
-        _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
+    spec = _parse(path)
     if note is not None:
-        n_cells = _count_cells(systems, attackers, mechanisms, calibrators, priors, seeds)
-        if progress or n_cells >= NOTE_CELLS:
-            note(
-                f"{path}: {n_cells} cells ({_shape(systems, attackers, mechanisms, calibrators, priors, seeds)}); "
-                "checking the spec and planning the cells"
-                + (
-                    f" (each of the {len(calibrators)} calibrators is fitted once to check it)"
-                    if fit_calibrators
-                    else ""
-                )
-            )
-    built_calibrators = _check_components(path, "grid.calibrators", "calibrator", calibrators)
-    built_priors = _check_components(path, "grid.priors", "prior", priors)
-    _check_components(path, "grid.attackers", "attacker", attackers)
-    enrolled = {s.name: _speakers(path, s) for s in systems}
+        _say_what_is_checked(spec, note, progress=progress, fit_calibrators=fit_calibrators)
+    built_calibrators = _check_components(path, "grid.calibrators", "calibrator", spec.calibrators)
+    built_priors = _check_components(path, "grid.priors", "prior", spec.priors)
+    _check_components(path, "grid.attackers", "attacker", spec.attackers)
+    enrolled = {s.name: _speakers(path, s) for s in spec.systems}
     if fit_calibrators:
-        _probe_calibrators(path, calibrators, built_calibrators, ddof, progress=progress)
-    _probe_priors(path, priors, built_priors, enrolled)
-    return GridSpec(
-        path=path,
-        digest=hashlib.sha256(raw).hexdigest(),
-        systems=tuple(systems),
-        calibrators=calibrators,
-        priors=priors,
-        attackers=attackers,
-        mechanisms=mechanisms,
-        seeds=tuple(seeds),
-        znorm_ddof=ddof,
-        ci=ci,
-        longitudinal=longitudinal,
-    )
+        _probe_calibrators(path, spec.calibrators, built_calibrators, spec.znorm_ddof, progress=progress)
+    _probe_priors(path, spec.priors, built_priors, enrolled)
+    return spec

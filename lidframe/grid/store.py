@@ -1,4 +1,4 @@
-"""The grid's output folder: its lock and its result store ``OUT/results.sqlite``.
+"""The grid's result store ``OUT/results.sqlite``.
 
 Store
 -----
@@ -28,15 +28,10 @@ another process holds locked is refused with one line naming the file and what t
 (:class:`~lidframe.errors.InputError`), before anything is written; a store file that
 could not be created is not left behind.
 
-Lock
-----
-:func:`folder_lock` takes an exclusive ``fcntl.flock`` on ``OUT/.lock`` for the whole
-run and writes the holder's pid into it; a second ``lidframe grid`` on the same folder
-stops at once, naming that pid.  The kernel drops the lock when its holder exits, even
-by SIGKILL, so a stale lock file never blocks a later run.  A run that made the folder
-and stops before its store exists removes the lock file and the (then empty) folder
-while it still holds the lock, so it never removes what another run made; a run that
-locks a lock file removed meanwhile stops and asks to be run again.
+In memory a component a cell does not have is None; the store writes it ``-``
+(:data:`lidframe.grid.records.NONE`): :func:`cell_id`, :func:`stored_cells` and
+:func:`read_finished` convert, so ids and rows are those of every earlier lidframe.
+:func:`~lidframe.grid.lock.folder_lock` (re-exported here) holds the output folder's lock.
 """
 
 from __future__ import annotations
@@ -47,19 +42,22 @@ import json
 import os
 import sqlite3
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import attrs
 
 from lidframe.data.digests import sqlite_problem
 from lidframe.errors import InputError
+from lidframe.grid.lock import folder_lock
+from lidframe.grid.records import FinishedCell, from_stored, stored_name
 
 __all__ = [
     "SCHEMA_VERSION",
     "KEYS",
     "StoredCell",
+    "PerTrialRecord",
     "cell_id",
     "check_store",
     "folder_lock",
@@ -115,21 +113,52 @@ def _columns_of(version: int) -> tuple[str, ...]:
     return _V2_COLUMNS if version == 2 else _LEGACY_COLUMNS
 
 
-def cell_id(system: str, attacker: str, mechanism: str, calibrator: str, prior: str, seed: int) -> str:
-    """The id of a logical cell: 32 hex digits of SHA-256 over its six components (and nothing else)."""
-    digest = hashlib.sha256(json.dumps(["cell", system, attacker, mechanism, calibrator, prior, seed]).encode())
-    return digest.hexdigest()[:32]
+def cell_id(system: str, attacker: str | None, mechanism: str | None, calibrator: str, prior: str, seed: int) -> str:
+    """The id of a logical cell: 32 hex digits of SHA-256 over its six components (and nothing else).
+
+    A missing attacker or mechanism (None) counts as ``-``, as the store writes it.
+    """
+    components = ["cell", system, stored_name(attacker), stored_name(mechanism), calibrator, prior, seed]
+    return hashlib.sha256(json.dumps(components).encode()).hexdigest()[:32]
 
 
 @attrs.frozen
 class StoredCell:
-    """What the store holds about one cell: enough to decide whether it is fresh."""
+    """What the store holds about one cell: enough to decide whether it is fresh.
+
+    Attributes
+    ----------
+    status : {"ok", "error"}
+    inputs_digest : str or None
+        None in a store of the first layout.
+    inputs : dict or None
+        ``{key: [label, digest]}``; None when not stored (or unreadable).
+    per_trial : str or None
+        Its per-trial file, relative to the grid folder.
+    per_trial_sha256 : str or None
+        That file's SHA-256 as written; None in a store of an earlier layout.
+    name : str
+        Its six components joined by ``/``, as messages name it.
+    """
 
     status: str
     inputs_digest: str | None
     inputs: dict[str, list[str]] | None
     per_trial: str | None
     per_trial_sha256: str | None = None
+    name: str = ""
+
+
+class PerTrialRecord(Protocol):
+    """A stored cell's per-trial file, as :func:`verify_per_trial_files` checks it (a :class:`StoredCell`, a
+    :class:`~lidframe.grid.records.FinishedCell`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def per_trial(self) -> str | None: ...
+    @property
+    def per_trial_sha256(self) -> str | None: ...
 
 
 # ------------------------------------------------------------------ checking
@@ -233,89 +262,6 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
     return int(version)
 
 
-# --------------------------------------------------------------------- lock
-@contextlib.contextmanager
-def folder_lock(out_dir: str | os.PathLike[str], *, made: bool = False) -> Iterator[None]:
-    """Hold the exclusive lock of a grid output folder (``OUT/.lock``, module docstring).
-
-    Parameters
-    ----------
-    out_dir : str or os.PathLike
-        The output folder (it must exist).
-    made : bool
-        The caller has just created the folder.  If the lock is taken and the block then
-        fails before the folder holds a store, the lock file and the folder (when nothing
-        else is in it) are removed, still holding the lock: a run that stops leaves no
-        folder behind, and never removes what another run made (a run that does not get
-        the lock removes nothing).
-
-    Raises
-    ------
-    InputError
-        When another process holds it (naming its pid), when the lock file cannot be made
-        or written (a full disk), or when the lock file was removed (by a run that stopped
-        on a folder it had made) between opening and locking it: run again.
-    """
-    try:
-        import fcntl
-    except ImportError:  # not POSIX: no flock
-        warnings.warn(
-            f"{out_dir}: cannot lock the output folder on this platform; do not run two grids on it at once",
-            stacklevel=3,
-        )
-        yield
-        return
-    out = Path(out_dir)
-    path = out / ".lock"
-    try:
-        descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as exc:  # a full disk (no room for one more file), a read-only folder
-        if made:  # empty: this run made it a moment ago
-            with contextlib.suppress(OSError):
-                out.rmdir()
-        raise InputError(f"{path}: cannot create the lock file ({exc.strerror or exc})") from None
-    try:
-        try:
-            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip()
-            raise InputError(
-                f"{out_dir}: another lidframe grid (pid {holder or 'unknown'}) is running on this folder; "
-                "wait for it to finish or use another --out folder"
-            ) from None
-        if not _same_file(descriptor, path):
-            raise InputError(
-                f"{out_dir}: the lock file was removed while this grid took it (another lidframe grid stopped on "
-                "this folder, which it had made); run it again"
-            )
-        try:
-            try:
-                os.ftruncate(descriptor, 0)
-                os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
-            except OSError as exc:  # a full disk, an I/O error
-                raise InputError(f"{path}: cannot write the lock file ({exc.strerror or exc})") from None
-            yield
-        except BaseException:
-            if made and not _store_file(out).exists():  # nothing stored: the folder this run made goes again
-                with contextlib.suppress(OSError):
-                    path.unlink()
-                with contextlib.suppress(OSError):
-                    out.rmdir()  # only if empty: whatever else is in it stays
-            raise
-    finally:
-        os.close(descriptor)  # releases the lock
-
-
-def _same_file(descriptor: int, path: Path) -> bool:
-    """Whether *path* still names the file open as *descriptor* (not removed, nor replaced)."""
-    try:
-        named = os.stat(path)
-    except OSError:
-        return False
-    opened = os.fstat(descriptor)
-    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
-
-
 # ------------------------------------------------------------------ writing
 def open_store(out_dir: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str | None]:
     """Open the store for writing (creating or migrating it); return it and a note on a migration.
@@ -394,14 +340,15 @@ def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
     columns = {row[1] for row in connection.execute("PRAGMA table_info(cells)")}
     sha = "per_trial_sha256" if "per_trial_sha256" in columns else "NULL"  # layout 2: no per-trial digests
     out = {}
-    for key, status, digest, inputs, per_trial, per_trial_sha256 in connection.execute(
-        f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha} FROM cells"
+    for key, status, digest, inputs, per_trial, per_trial_sha256, *components in connection.execute(
+        f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha}, {', '.join(KEYS)} FROM cells"
     ):
         try:
             parsed = json.loads(inputs) if inputs else None
         except json.JSONDecodeError:
             parsed = None  # unreadable: compared as "no digests", so the cell is recomputed
-        out[key] = StoredCell(status, digest, parsed, per_trial, per_trial_sha256)
+        name = "/".join(str(c) for c in components)
+        out[key] = StoredCell(status, digest, parsed, per_trial, per_trial_sha256, name)
     return out
 
 
@@ -437,8 +384,10 @@ def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
             # the first layout kept no input digests: its cells read as stored without them,
             # which lidframe grid recomputes (and migrates the store)
             return {
-                key: StoredCell(status, None, None, per_trial)
-                for key, status, per_trial in connection.execute("SELECT cell_id, status, per_trial FROM cells")
+                key: StoredCell(status, None, None, per_trial, None, "/".join(str(c) for c in components))
+                for key, status, per_trial, *components in connection.execute(
+                    f"SELECT cell_id, status, per_trial, {', '.join(KEYS)} FROM cells"
+                )
             }
         finally:
             connection.close()
@@ -488,13 +437,13 @@ def write_cell(
 
 # ------------------------------------------------------------ per-trial files
 def cell_name(cell: Mapping[str, Any]) -> str:
-    """A cell's six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name it."""
+    """A stored row's six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name it."""
     return "/".join(str(cell[key]) for key in KEYS)
 
 
 def verify_per_trial_files(
     out_dir: str | os.PathLike[str],
-    cells: Iterable[Mapping[str, Any]],
+    cells: Iterable[PerTrialRecord],
     *,
     digest: Callable[[Path], str] | None = None,
 ) -> int:
@@ -504,9 +453,10 @@ def verify_per_trial_files(
     ----------
     out_dir : str or os.PathLike
         The grid's output folder (per-trial paths are relative to it).
-    cells : iterable of mapping
-        Each with the six components, ``per_trial`` and ``per_trial_sha256`` (None: a
-        cell stored before per-trial digests, not checked).
+    cells : iterable of PerTrialRecord
+        Stored cells (:class:`StoredCell`, :class:`~lidframe.grid.records.FinishedCell`):
+        their ``name``, ``per_trial`` and ``per_trial_sha256`` (None: a cell stored before
+        per-trial digests, not checked).
     digest : callable, optional
         ``path -> SHA-256`` (default :func:`lidframe.data.fileio.file_sha256`; the grid
         passes its digest cache).
@@ -528,25 +478,25 @@ def verify_per_trial_files(
     out = Path(out_dir)
     hashed = digest if digest is not None else file_sha256
     unchecked = 0
-    wrong: list[tuple[Path, Mapping[str, Any], str]] = []
+    wrong: list[tuple[Path, PerTrialRecord, str]] = []
     for cell in cells:
-        path = out / str(cell["per_trial"])
+        path = out / str(cell.per_trial)
         if not path.is_file():
             raise InputError(
-                f"{path}: the per-trial file of grid cell {cell_name(cell)} is missing; rerun lidframe grid on {out}"
+                f"{path}: the per-trial file of grid cell {cell.name} is missing; rerun lidframe grid on {out}"
             )
-        if cell.get("per_trial_sha256") is None:
+        if cell.per_trial_sha256 is None:
             unchecked += 1
             continue
         found = hashed(path)
-        if found != cell["per_trial_sha256"]:
+        if found != cell.per_trial_sha256:
             wrong.append((path, cell, found))
     if wrong:
         path, cell, found = wrong[0]
         more = f"; so do the per-trial files of {len(wrong) - 1} more cells" if len(wrong) > 1 else ""
         raise InputError(
-            f"{path}: the per-trial file of grid cell {cell_name(cell)} does not match the digest stored with the "
-            f"cell (sha256 {found[:12]}..., stored {str(cell['per_trial_sha256'])[:12]}...): it was changed, or "
+            f"{path}: the per-trial file of grid cell {cell.name} does not match the digest stored with the "
+            f"cell (sha256 {found[:12]}..., stored {str(cell.per_trial_sha256)[:12]}...): it was changed, or "
             f"swapped with another cell's, after the grid wrote it{more}; delete it and rerun lidframe grid on "
             f"{out}, which recomputes the cell"
         )
@@ -554,15 +504,15 @@ def verify_per_trial_files(
 
 
 # ------------------------------------------------------------------ reading
-def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
     """Rows with status ``ok``, one per logical cell, read without writing anything.
 
     Returns
     -------
-    list of dict
-        ``system``, ``attacker``, ``mechanism``, ``calibrator``, ``prior``, ``seed``,
-        ``summary`` (parsed JSON), ``per_trial`` (relative to *out_dir*), ``cell_id``
-        and ``per_trial_sha256`` (None in a store of an earlier layout).
+    list of FinishedCell
+        Components (a stored ``-`` read as None), ``summary`` (the parsed JSON, a dict),
+        ``per_trial`` (relative to *out_dir*), ``cell_id`` and ``per_trial_sha256`` (None
+        in a store of an earlier layout); in the order the cells finished.
 
     Raises
     ------
@@ -588,19 +538,28 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[dict[str, Any]]:
             connection.close()
     except sqlite3.Error as exc:
         raise _refusal(path, exc) from None
-    by_cell: dict[tuple[Any, ...], dict[str, Any]] = {}
+    by_cell: dict[tuple[Any, ...], FinishedCell] = {}
     for key, *components, summary, per_trial, per_trial_sha256, _ in rows:
-        record = dict(zip(KEYS, components))
+        system, attacker, mechanism, calibrator, prior, seed = components
         try:
             parsed = json.loads(summary)
         except (TypeError, json.JSONDecodeError):
             raise InputError(
-                f"{path}: cell {key} ({record['system']}, {record['calibrator']}, {record['prior']}) has an "
+                f"{path}: cell {key} ({system}, {calibrator}, {prior}) has an "
                 "unreadable summary; rerun lidframe grid with --force"
             ) from None
         # the first layout may hold two rows for one cell: the newest wins
-        by_cell[tuple(components)] = dict(
-            record, summary=parsed, per_trial=per_trial, cell_id=key, per_trial_sha256=per_trial_sha256
+        by_cell[tuple(components)] = FinishedCell(
+            cell_id=key,
+            system=system,
+            attacker=from_stored(attacker),
+            mechanism=from_stored(mechanism),
+            calibrator=calibrator,
+            prior=prior,
+            seed=seed,
+            summary=parsed,
+            per_trial=per_trial,
+            per_trial_sha256=per_trial_sha256,
         )
     if version == 0:
         warnings.warn(

@@ -195,10 +195,11 @@ def test_warnings_print_one_prefix(pair, capsys, monkeypatch):
     from importlib.metadata import EntryPoint
 
     from lidframe import registry
+    from lidframe.registry import discovery
 
     folder, dev, ev = pair
     bogus = EntryPoint(name="broken", value="no-colon-here", group="lidframe.calibrators")
-    monkeypatch.setattr(registry, "entry_points", lambda group: [bogus] if group == "lidframe.calibrators" else [])
+    monkeypatch.setattr(discovery, "entry_points", lambda group: [bogus] if group == "lidframe.calibrators" else [])
     registry.refresh()
     try:
         code, _, err = run(["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz"], capsys)

@@ -64,7 +64,7 @@ def rows(out: Path):
 def test_cells_shared_work_and_agreement_with_evaluate(tmp_path):
     spec = make_spec(tmp_path / "spec")
     counts = run_grid(spec, tmp_path / "out")
-    assert counts == {
+    assert counts.counts() == {
         "cells": 12,
         "skipped": 0,
         "ok": 12,
@@ -90,7 +90,7 @@ def test_cells_shared_work_and_agreement_with_evaluate(tmp_path):
         for key in ("alid", "pdr", "lid_max", "eer", "cllr"):
             assert got[key] == pytest.approx(want[key], abs=1e-12), (system, calibrator, prior, key)
     again = run_grid(spec, tmp_path / "out")
-    assert again["skipped"] == 12 and again["ok"] == 0 and again["fits"] == 0
+    assert again.skipped == 12 and again.ok == 0 and again.fits == 0
 
 
 def table_bytes(out: Path) -> bytes:
@@ -99,7 +99,7 @@ def table_bytes(out: Path) -> bytes:
 
 
 def test_same_spec_gives_a_byte_identical_table(tmp_path):
-    spec = make_spec(tmp_path / "spec", ci="[grid.ci]\nn_boot = 200\nlevel = 0.9\n")
+    spec = make_spec(tmp_path / "spec", ci="[grid.bootstrap]\nn_boot = 200\nlevel = 0.9\n")
     run_grid(spec, tmp_path / "a")
     run_grid(spec, tmp_path / "b", jobs=2)
     assert table_bytes(tmp_path / "a") == table_bytes(tmp_path / "b")
@@ -108,7 +108,7 @@ def test_same_spec_gives_a_byte_identical_table(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
-    spec = make_spec(tmp_path / "spec", ci="[grid.ci]\nn_boot = 3000\n")  # slow cells: time to kill
+    spec = make_spec(tmp_path / "spec", ci="[grid.bootstrap]\nn_boot = 3000\n")  # slow cells: time to kill
     reference = tmp_path / "reference"
     run_grid(spec, reference)
     killed = tmp_path / "killed"
@@ -134,7 +134,7 @@ def test_sigkill_mid_run_then_resume_gives_the_uninterrupted_result(tmp_path):
     stored = len(rows(killed))
     assert stored < 12, "the run finished before it could be killed"
     counts = run_grid(spec, killed)
-    assert counts["skipped"] == stored and counts["ok"] == 12 - stored
+    assert counts.skipped == stored and counts.ok == 12 - stored
     assert len(rows(killed)) == 12  # every cell exactly once
     leftovers = [p.name for p in (killed / "cells").iterdir() if not p.name.endswith(".npz") or p.name.startswith(".")]
     assert leftovers == []  # no half-written file
@@ -153,7 +153,7 @@ def test_dask_backend_on_a_local_cluster_gives_the_same_table(tmp_path):
         distributed.Client(cluster) as client,
     ):
         counts = run_grid(spec, tmp_path / "dask", backend="dask", scheduler=client)
-    assert counts["ok"] == 12
+    assert counts.ok == 12
     assert table_bytes(tmp_path / "dask") == table_bytes(tmp_path / "local")
 
 
@@ -226,7 +226,7 @@ dev = {{ enrol = "dev_enrolls", trials = ["dev_trials"] }}
 eval = {{ enrol = "eval_enrolls", trials = ["eval_trials"] }}
 """)
     counts = run_grid(folder / "grid.toml", tmp_path / "out")
-    assert counts["ok"] == 3 and counts["scored"] == 6  # dev + eval per mechanism
+    assert counts.ok == 3 and counts.scored == 6  # dev + eval per mechanism
     written = write_report(tmp_path / "out")
     assert any(p.endswith("dp_vs_mu.png") for p in written)
     import pandas as pd

@@ -75,11 +75,11 @@ def test_an_installed_distribution_is_versioned_by_its_release(tmp_path, monkeyp
     (info / "top_level.txt").write_text("labcal\n")
     monkeypatch.syspath_prepend(str(site))
     importlib.invalidate_caches()
-    registry._distributions_of.cache_clear()
+    registry.refresh()  # rereads the installed distributions
     try:
         assert registry.spec_inputs("calibrator", "labcal:Lab").version == "labcal-dist 3.1"
     finally:
-        registry._distributions_of.cache_clear()
+        registry.refresh()  # rereads the installed distributions
         sys.modules.pop("labcal", None)
 
 
@@ -115,8 +115,8 @@ def test_a_data_dirs_spk2utt_is_an_input_when_present(tmp_path):
 
     def cell_inputs():
         plan = plan_grid(load_grid_spec(folder / "grid.toml"), tmp_path / "out")
-        (cell,) = [c for task in plan["tasks"] for c in task["cells"]]
-        return cell["inputs"], cell["inputs_digest"]
+        (cell,) = plan.cells
+        return cell.inputs, cell.inputs_digest
 
     inputs, before = cell_inputs()
     assert any(key.endswith("spk2utt") for key in inputs)

@@ -55,7 +55,7 @@ def alive(pid: int) -> bool:
 
 
 def slow_spec(tmp_path: Path) -> Path:
-    return make_spec(tmp_path / "spec", ci="[grid.ci]\nn_boot = 4000\n")  # tens of seconds of cells
+    return make_spec(tmp_path / "spec", ci="[grid.bootstrap]\nn_boot = 4000\n")  # tens of seconds of cells
 
 
 def stored(out: Path) -> int:

@@ -141,14 +141,17 @@ MD_COLUMNS |= {"LIDmax": "lid_max"}
 
 @pytest.fixture(scope="module")
 def ci_grids(tmp_path_factory):
-    """Two runs of one 2 systems x 2 calibrators x 2 priors x 2 seeds grid: with [grid.ci] and without."""
+    """Two runs of one 2 systems x 2 calibrators x 2 priors x 2 seeds grid: with [grid.bootstrap] and without."""
     root = tmp_path_factory.mktemp("ci-grid")
     for name, leakage in {"weak": 0.5, "strong": 0.2}.items():
         dev, ev = simulate_system(leakage=leakage, seed=len(name), n_enrolled=8, trials_per_speaker=5)
         dev.save(root / f"{name}_dev.npz")
         ev.save(root / f"{name}_eval.npz")
     out = {}
-    for label, ci in {"ci": '\n[grid.ci]\nn_boot = 100\nlevel = 0.9\nmethod = "percentile"\n', "plain": ""}.items():
+    for label, ci in {
+        "ci": '\n[grid.bootstrap]\nn_boot = 100\nlevel = 0.9\nmethod = "percentile"\n',
+        "plain": "",
+    }.items():
         (root / f"{label}.toml").write_text(CI_SPEC.format(ci=ci))
         run_grid(root / f"{label}.toml", root / label)
         write_report(root / label, figures=False)
@@ -215,7 +218,7 @@ def test_summary_without_intervals_has_no_brackets(ci_grids):
 # ------------------------------------------------------------------ the grid figures
 def captured_figures(monkeypatch) -> dict[str, object]:
     """file name -> the matplotlib Figure that lidframe saved there (the figure is drawn first, to measure text)."""
-    import lidframe.plotting as plotting
+    import lidframe.report.plotting as plotting  # where lidframe.grid.report looks save_figure up
 
     saved: dict[str, object] = {}
     real = plotting.save_figure

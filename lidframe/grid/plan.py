@@ -1,0 +1,146 @@
+"""Plan a grid: its cells with their inputs, grouped into score jobs and calibrator fit tasks.
+
+A cell is (system, attacker, mechanism, calibrator, prior, seed); the attacker and the
+mechanism (a Gaussian speaker mechanism releasing the trial embeddings) apply to data-dir
+systems only, and are None for score-file systems.  The work is shared: score sets once
+per (system, attacker, mechanism, split), into the content-addressed cache
+``OUT/cache/scores/<hash>.npz`` (:class:`~lidframe.grid.records.ScoreJob`); calibrator
+fits once per (system, attacker, mechanism, calibrator), each evaluating every (prior,
+seed) cell (:class:`~lidframe.grid.records.FitTask`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import cast
+
+from lidframe._version import code_version
+from lidframe.data.digests import DigestCache
+from lidframe.data.fileio import StrPath
+from lidframe.grid import store
+from lidframe.grid.inputs import InputDigests, hash_parts, inputs_digest, settings_inputs
+from lidframe.grid.progress import progress_bar
+from lidframe.grid.records import Cell, FitTask, GridPlan, Inputs, ScoreJob, stored_name
+from lidframe.grid.spec import DataDirSource, GridSpec, SystemSpec
+
+__all__ = ["plan_grid"]
+
+
+def plan_grid(
+    spec: GridSpec, out_dir: StrPath, *, digests: DigestCache | None = None, progress: bool = False
+) -> GridPlan:
+    """Score jobs and fit tasks of *spec*, every cell with its inputs (see the module docstring).
+
+    Parameters
+    ----------
+    spec : GridSpec
+        A validated spec.
+    out_dir : str or os.PathLike
+        The output folder (score-cache paths lie below it).
+    digests : DigestCache, optional
+        Where file digests are looked up and remembered; an in-memory one by default.
+    progress : bool
+        A tqdm bar over the planned cells.
+
+    Returns
+    -------
+    GridPlan
+        Its ``score_jobs`` and ``tasks``; each task has its ``cells``, each cell its
+        ``cell_id``, components, ``inputs`` and ``inputs_digest``.
+    """
+    planner = _Planner(spec, Path(out_dir), InputDigests(digests if digests is not None else DigestCache()))
+    tasks = []
+    with progress_bar(spec.n_cells(), "planning cells", "cell", enabled=progress) as advance:
+        for system in spec.systems:
+            for attacker, mechanism in _attacks(spec, system):
+                for task in planner.tasks(system, attacker, mechanism):
+                    tasks.append(task)
+                    advance(len(task.cells))
+    return GridPlan(score_jobs=tuple(planner.score_jobs.values()), tasks=tuple(tasks))
+
+
+def _attacks(spec: GridSpec, system: SystemSpec) -> list[tuple[str | None, str | None]]:
+    """The (attacker, mechanism) pairs of *system*: every pair for data dirs, ``(None, None)`` for score files."""
+    if not system.needs_attacker:
+        return [(None, None)]
+    return [(a, m) for a in spec.attackers for m in (spec.mechanisms or (None,))]
+
+
+class _Planner:
+    """The tasks of one (system, attacker, mechanism) at a time, sharing input digests and score jobs."""
+
+    def __init__(self, spec: GridSpec, out: Path, found: InputDigests):
+        self.spec, self.out, self.found = spec, out, found
+        self.version = code_version()
+        self.settings = settings_inputs(spec, self.version)
+        self.score_jobs: dict[str, ScoreJob] = {}
+
+    def tasks(self, system: SystemSpec, attacker: str | None, mechanism: str | None) -> list[FitTask]:
+        """One fit task per calibrator, each with its (prior, seed) cells."""
+        sources, read = self._sources(system, attacker, mechanism)
+        return [
+            FitTask(
+                dev=sources["dev"],
+                eval=sources["eval"],
+                calibrator=calibrator,
+                cells=self._cells(system, attacker, mechanism, calibrator, read),
+                znorm_ddof=self.spec.znorm_ddof,
+                bootstrap=self.spec.bootstrap,
+                longitudinal=self.spec.longitudinal,
+            )
+            for calibrator in self.spec.calibrators
+        ]
+
+    def _sources(
+        self, system: SystemSpec, attacker: str | None, mechanism: str | None
+    ) -> tuple[dict[str, str], Inputs]:
+        """The dev and eval score-set files of the tasks (planning the score jobs), and what they read."""
+        attacker_inputs, reads_audio = self.found.component("attacker", attacker) if attacker else ({}, False)
+        sources: dict[str, str] = {}
+        data_inputs: Inputs = {}
+        for split in ("dev", "eval"):
+            source = getattr(system, split)
+            split_inputs = self.found.source(split, source, reads_audio=reads_audio)
+            data_inputs.update(split_inputs)
+            if attacker is None:  # a score-set file, read as it is
+                sources[split] = source
+                continue
+            key = hash_parts(
+                "scores",
+                inputs_digest(split_inputs),
+                inputs_digest(attacker_inputs),
+                attacker,
+                stored_name(mechanism),  # "-": the key every earlier lidframe computed
+                split,
+                self.version,
+            )
+            target = str(self.out / "cache" / "scores" / f"{key}.npz")
+            self.score_jobs[target] = ScoreJob(
+                source=cast(DataDirSource, source), attacker=attacker, mechanism=mechanism, target=target
+            )
+            sources[split] = target
+        return sources, {**data_inputs, **attacker_inputs}
+
+    def _cells(
+        self, system: SystemSpec, attacker: str | None, mechanism: str | None, calibrator: str, read: Inputs
+    ) -> tuple[Cell, ...]:
+        calibrator_inputs, _ = self.found.component("calibrator", calibrator)
+        cells = []
+        for prior in self.spec.priors:
+            prior_inputs, _ = self.found.component("prior", prior)
+            for seed in self.spec.seeds:
+                inputs = {**read, **calibrator_inputs, **prior_inputs, **self.settings}
+                cells.append(
+                    Cell(
+                        cell_id=store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed),
+                        system=system.name,
+                        attacker=attacker,
+                        mechanism=mechanism,
+                        calibrator=calibrator,
+                        prior=prior,
+                        seed=seed,
+                        inputs=inputs,
+                        inputs_digest=inputs_digest(inputs),
+                    )
+                )
+        return tuple(cells)

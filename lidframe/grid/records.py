@@ -1,0 +1,320 @@
+"""What a grid plans, computes and stores, as records.
+
+In memory a component that a cell does not have (the attacker and the mechanism of a
+score-file system, the mechanism of a grid without mechanisms) is ``None``; on disk --
+the store's columns, the cell ids, messages and the report's tables -- it is written
+``-`` (:data:`NONE`), as it always was, so every grid folder stays valid.  The
+conversion is :func:`stored_name` and :func:`from_stored` (used at the store's boundary
+only).
+
+:class:`Cell`, :class:`ScoreJob`, :class:`FitTask` and :class:`GridPlan` are what
+:func:`lidframe.grid.plan.plan_grid` returns; :class:`CellOutcome` is what a worker
+returns for one cell; :class:`FinishedCell` is a finished cell read back from the store
+(:func:`lidframe.grid.report.load_results`); :class:`GridRun` is what
+:func:`lidframe.grid.runner.run_grid` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+
+from lidframe.stats.bootstrap import Bootstrap
+
+if TYPE_CHECKING:
+    from lidframe.grid.spec import DataDirSource, GridSpec
+
+__all__ = [
+    "NONE",
+    "Inputs",
+    "stored_name",
+    "from_stored",
+    "Cell",
+    "ScoreJob",
+    "FitTask",
+    "GridPlan",
+    "CellOutcome",
+    "FinishedCell",
+    "GridRun",
+]
+
+#: How the store, the cell ids and the messages write a component a cell does not have.
+NONE = "-"
+
+#: ``{key: [label, digest]}``: what a cell or a score set was computed from.
+Inputs = dict[str, list[str]]
+
+
+def stored_name(component: str | None) -> str:
+    """*component* as the store writes it: :data:`NONE` for None."""
+    return NONE if component is None else component
+
+
+def from_stored(component: str) -> str | None:
+    """A component read from the store: None for :data:`NONE`."""
+    return None if component == NONE else component
+
+
+def _name(system: str, attacker: str | None, mechanism: str | None, calibrator: str, prior: str, seed: int) -> str:
+    return "/".join([system, stored_name(attacker), stored_name(mechanism), calibrator, prior, str(seed)])
+
+
+@attrs.frozen(kw_only=True)
+class Cell:
+    """One planned cell: a (system, attacker, mechanism, calibrator, prior, seed) and what it reads.
+
+    Attributes
+    ----------
+    cell_id : str
+        32 hex digits identifying the cell by its six components
+        (:func:`lidframe.grid.store.cell_id`).
+    system : str
+    attacker, mechanism : str or None
+        Component specs; None when the cell has none (a score-file system's attacker).
+    calibrator, prior : str
+        Component specs.
+    seed : int
+        The bootstrap seed (and the longitudinal grouping seed).
+    inputs : dict
+        ``{key: [label, digest]}`` of every file, code version and setting it reads.
+    inputs_digest : str
+        One hash of *inputs*' digests (:func:`lidframe.grid.inputs.inputs_digest`).
+    """
+
+    cell_id: str
+    system: str
+    attacker: str | None
+    mechanism: str | None
+    calibrator: str
+    prior: str
+    seed: int
+    inputs: Inputs = attrs.field(eq=False)
+    inputs_digest: str
+
+    @property
+    def name(self) -> str:
+        """The six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name a cell."""
+        return _name(self.system, self.attacker, self.mechanism, self.calibrator, self.prior, self.seed)
+
+
+@attrs.frozen(kw_only=True)
+class ScoreJob:
+    """Scoring one data-dir split with one attacker (and mechanism) into the score cache.
+
+    Attributes
+    ----------
+    source : DataDirSource
+        The split's enrolment and trial data dirs.
+    attacker : str
+        The attacker's component spec.
+    mechanism : str or None
+        The Gaussian speaker mechanism releasing the trial embeddings; None for none.
+    target : str
+        The cache file ``OUT/cache/scores/<hash>.npz`` it writes.
+    """
+
+    source: DataDirSource
+    attacker: str
+    mechanism: str | None
+    target: str
+
+
+@attrs.frozen(kw_only=True)
+class FitTask:
+    """One calibrator fitted on one dev set and evaluated in each of its cells (every prior and seed).
+
+    Attributes
+    ----------
+    dev, eval : str
+        Score-set files: the system's own, or the score cache a :class:`ScoreJob` writes.
+    calibrator : str
+        The calibrator's component spec.
+    cells : tuple of Cell
+        The cells it evaluates.
+    znorm_ddof : int
+    bootstrap : Bootstrap or None
+        ``[grid.bootstrap]``; each cell's seed replaces its ``seed``.  None: no intervals.
+    longitudinal : dict or None
+        ``[grid.longitudinal]`` (``k``, ``fusions``, ``groups``), for the uniform-prior cells.
+    """
+
+    dev: str
+    eval: str
+    calibrator: str
+    cells: tuple[Cell, ...]
+    znorm_ddof: int
+    bootstrap: Bootstrap | None
+    longitudinal: dict[str, Any] | None = attrs.field(eq=False)
+
+
+@attrs.frozen(kw_only=True)
+class GridPlan:
+    """The work of a grid: its score jobs and fit tasks (:func:`lidframe.grid.plan.plan_grid`)."""
+
+    score_jobs: tuple[ScoreJob, ...]
+    tasks: tuple[FitTask, ...]
+
+    @property
+    def cells(self) -> Iterator[Cell]:
+        """Every planned cell, task by task."""
+        return (cell for task in self.tasks for cell in task.cells)
+
+    @property
+    def n_cells(self) -> int:
+        """How many cells the plan has."""
+        return sum(len(task.cells) for task in self.tasks)
+
+
+@attrs.frozen(kw_only=True)
+class CellOutcome:
+    """What computing one cell gave: its summary and per-trial arrays, or its error.
+
+    Attributes
+    ----------
+    cell : Cell
+    status : {"ok", "error"}
+    error : str or None
+        The error text of a failed cell.
+    seconds : float
+        Wall time of the cell (of the calibrator fit, for a cell that failed there).
+    summary : dict or None
+        ``Result.to_dict()`` as plain JSON (plus ``longitudinal`` rows), for an ``ok`` cell.
+    trial_ids, trial_speakers, lid, posterior_true : ndarray, shape (T,), or None
+        The per-trial file's arrays (LID in bits, NaN for impostor trials).
+    """
+
+    cell: Cell
+    status: str
+    error: str | None = None
+    seconds: float = 0.0
+    summary: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    trial_ids: np.ndarray | None = attrs.field(default=None, eq=False)
+    trial_speakers: np.ndarray | None = attrs.field(default=None, eq=False)
+    lid: np.ndarray | None = attrs.field(default=None, eq=False)
+    posterior_true: np.ndarray | None = attrs.field(default=None, eq=False)
+
+
+#: The keys of :meth:`FinishedCell.to_dict`, in order.
+_FINISHED_KEYS = (
+    "system",
+    "attacker",
+    "mechanism",
+    "calibrator",
+    "prior",
+    "seed",
+    "summary",
+    "per_trial",
+    "cell_id",
+    "per_trial_sha256",
+)
+
+
+@attrs.frozen(kw_only=True)
+class FinishedCell(Mapping[str, Any]):
+    """A cell stored as ``ok``, read back from the store (:func:`lidframe.grid.report.load_results`).
+
+    ``cell["summary"]`` and ``dict(cell)`` still read it as the row it was: a read-only
+    mapping view of :meth:`to_dict`, whose missing components are ``-`` as stored.
+
+    Attributes
+    ----------
+    cell_id : str
+    system : str
+    attacker, mechanism : str or None
+        None when the cell has none (stored as ``-``).
+    calibrator, prior : str
+    seed : int
+    summary : dict
+        The stored summary JSON, parsed (a plain dict, as ``Result.to_dict()`` wrote it).
+    per_trial : str
+        Its per-trial file, relative to the grid folder.
+    per_trial_sha256 : str or None
+        That file's SHA-256 as written; None in a store of an earlier layout.
+    """
+
+    cell_id: str
+    system: str
+    attacker: str | None
+    mechanism: str | None
+    calibrator: str
+    prior: str
+    seed: int
+    summary: dict[str, Any] = attrs.field(eq=False)
+    per_trial: str
+    per_trial_sha256: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The six components joined by ``/``, as messages name a cell."""
+        return _name(self.system, self.attacker, self.mechanism, self.calibrator, self.prior, self.seed)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The cell as the store holds it: components (``-`` for none), summary, per-trial file, id, digest."""
+        values = attrs.asdict(self, recurse=False)
+        values["attacker"], values["mechanism"] = stored_name(self.attacker), stored_name(self.mechanism)
+        return {key: values[key] for key in _FINISHED_KEYS}
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in _FINISHED_KEYS:
+            raise KeyError(key)
+        return self.to_dict()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_FINISHED_KEYS)
+
+    def __len__(self) -> int:
+        return len(_FINISHED_KEYS)
+
+
+#: The counts of :class:`GridRun`, in the order ``grid.json``'s ``last_run`` holds them.
+_COUNTS = ("cells", "skipped", "ok", "error", "fits", "scored", "recomputed")
+
+
+@attrs.frozen(kw_only=True)
+class GridRun:
+    """What one :func:`lidframe.grid.runner.run_grid` did.
+
+    ``run["ok"]`` still reads a count, as when ``run_grid`` returned a dict.
+
+    Attributes
+    ----------
+    spec : GridSpec
+        The spec it ran.
+    out_dir : pathlib.Path
+        The output folder.
+    cells : int
+        Cells of the spec.
+    skipped : int
+        Cells stored as ``ok`` with unchanged inputs: not computed again.
+    ok, error : int
+        Cells computed now that succeeded / failed (a failed cell is stored with its error).
+    fits : int
+        Calibrator fits (fit tasks) run.
+    scored : int
+        Score sets computed into the score cache.
+    recomputed : int
+        Stored cells computed again because their inputs changed (or their per-trial file went).
+    """
+
+    spec: GridSpec
+    out_dir: Path
+    cells: int
+    skipped: int
+    ok: int
+    error: int
+    fits: int
+    scored: int
+    recomputed: int
+
+    def counts(self) -> dict[str, int]:
+        """The counts as ``grid.json``'s ``last_run`` holds them: ``{"cells", "skipped", ..., "recomputed"}``."""
+        return {key: getattr(self, key) for key in _COUNTS}
+
+    def __getitem__(self, key: str) -> int:
+        if key not in _COUNTS:
+            raise KeyError(key)
+        return int(getattr(self, key))
