@@ -23,13 +23,15 @@ from __future__ import annotations
 import json
 import math
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath, atomic_path
+from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError
 
 from ._torch import nn, torch
@@ -151,101 +153,192 @@ def train_attacker(
         raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
     if precision not in ("fp32", "bf16"):
         raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
-    labels = np.array([speakers.index(u.speaker) for u in utterances])
     out = Path(out)
     state_path = out.with_name(out.name + ".state")
-    torch.manual_seed(seed)
-    model = attacker.build_model()
-    if init is not None:  # checked before the audio is read and before anything is written
-        load_checkpoint(model, init, label=type(attacker).__name__)
-    embedding_dim = int(attacker.model_config()["lin_neurons"])
-    head = AAMSoftmax(embedding_dim, len(speakers))
-    model.to(dev)
-    head.to(dev)
-    optimiser = torch.optim.Adam(list(model.parameters()) + list(head.parameters()), lr=lr, weight_decay=2e-5)
-    rng = np.random.default_rng(seed)
-    history: list[dict[str, Any]] = []
-    start_epoch = 0
+    run = _TrainingRun.start(attacker, speakers, init=init, lr=lr, seed=seed, device=dev)
     if state_path.exists():
-        state = load_weights_file(state_path, what="training state", map_location=dev)
+        run.resume(state_path, label=type(attacker).__name__)
+        log(f"resuming {out} after epoch {run.epoch}")
+    data = _TrainingData.read(utterances, speakers, batch_size=batch_size, chunk_seconds=chunk_seconds)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    autocast = torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    for epoch in range(run.epoch, epochs):
+        record = run.train_epoch(data, autocast, desc=f"epoch {epoch + 1}/{epochs}" if progress else None)
+        run.save(out, state_path)
+        log(
+            f"epoch {epoch + 1}/{epochs}: loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, "
+            f"{record['seconds']:.1f} s; saved {out}"
+        )
+    return run.history
+
+
+@attrs.frozen(eq=False)
+class _TrainingData:
+    """The training utterances' audio and speaker labels, and how batches of chunks are cut from them.
+
+    Attributes
+    ----------
+    audio : list of ndarray
+        One mono 16 kHz waveform per utterance, shape (samples,).
+    labels : ndarray of int, shape (utterances,)
+        Each utterance's speaker, an index into the sorted speaker ids.
+    batch_size : int
+        Utterances (one chunk each) per step.
+    chunk_seconds : (float, float)
+        Range of the random chunk length in seconds.
+    """
+
+    audio: list[np.ndarray]
+    labels: np.ndarray
+    batch_size: int
+    chunk_seconds: tuple[float, float]
+    fbank: Fbank = attrs.field(factory=Fbank)
+
+    @classmethod
+    def read(
+        cls,
+        utterances: Sequence[Utterance],
+        speakers: list[str],
+        *,
+        batch_size: int,
+        chunk_seconds: tuple[float, float],
+    ) -> _TrainingData:
+        """Read the audio of *utterances* (each with its wav.scp path); label each by its speaker's index in *speakers*."""
+        return cls(
+            audio=[read_audio(cast(str, u.path)) for u in utterances],
+            labels=np.array([speakers.index(u.speaker) for u in utterances]),
+            batch_size=batch_size,
+            chunk_seconds=chunk_seconds,
+        )
+
+    def batches(self, rng: np.random.Generator) -> list[np.ndarray]:
+        """One epoch's batches of utterance indices, in a shuffled order drawn from *rng*."""
+        order = rng.permutation(len(self.audio))
+        return [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+
+    def features(self, batch: np.ndarray, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+        """The padded, mean-normalised filterbanks (B, frames, 80) of a random chunk of each utterance, and lengths (B,)."""
+        return _chunks(self.audio, batch, rng, self.fbank, *self.chunk_seconds)
+
+
+@attrs.define(eq=False)
+class _TrainingRun:
+    """What training changes -- encoder, AAM head, optimiser, random stream, history -- and its steps.
+
+    ``epoch`` counts the finished epochs (this run's and, after :meth:`resume`, earlier ones).
+    """
+
+    model: nn.Module
+    head: AAMSoftmax
+    optimiser: torch.optim.Optimizer
+    rng: np.random.Generator
+    device: torch.device
+    speakers: list[str]
+    history: list[dict[str, Any]] = attrs.field(factory=list)
+    epoch: int = 0
+
+    @classmethod
+    def start(
+        cls,
+        attacker: NeuralAttacker,
+        speakers: list[str],
+        *,
+        init: StrPath | None,
+        lr: float,
+        seed: int,
+        device: torch.device,
+    ) -> _TrainingRun:
+        """Seeded fresh weights (or *init*'s) for *attacker*'s encoder, an AAM head over *speakers*, and Adam."""
+        torch.manual_seed(seed)
+        model = attacker.build_model()
+        if init is not None:  # checked before the audio is read and before anything is written
+            load_checkpoint(model, init, label=type(attacker).__name__)
+        head = AAMSoftmax(int(attacker.model_config()["lin_neurons"]), len(speakers))
+        model.to(device)
+        head.to(device)
+        optimiser = torch.optim.Adam(list(model.parameters()) + list(head.parameters()), lr=lr, weight_decay=2e-5)
+        return cls(model, head, optimiser, np.random.default_rng(seed), device, speakers)
+
+    def resume(self, state_path: Path, *, label: str) -> None:
+        """Continue from the training state at *state_path*; one that is not one, or does not fit, is refused."""
+        state = load_weights_file(state_path, what="training state", map_location=self.device)
         lacking = sorted(_STATE_KEYS - set(state)) if isinstance(state, dict) else sorted(_STATE_KEYS)
         if lacking:
             raise InputError(f"{state_path}: not a lidframe training state (lacks {lacking}); delete it to start over")
-        if state["speakers"] != speakers:
+        if state["speakers"] != self.speakers:
             raise InputError(f"{state_path}: saved for other speakers; delete it to start over")
         try:
-            model.load_state_dict(state["model"])
-            head.load_state_dict(state["head"])
-            optimiser.load_state_dict(state["optimiser"])
+            self.model.load_state_dict(state["model"])
+            self.head.load_state_dict(state["head"])
+            self.optimiser.load_state_dict(state["optimiser"])
             torch.set_rng_state(state["torch_rng"])
-            rng.bit_generator.state = json.loads(state["numpy_rng"])
-            history = json.loads(state["history"])
-            start_epoch = int(state["epoch"])
+            self.rng.bit_generator.state = json.loads(state["numpy_rng"])
+            self.history = json.loads(state["history"])
+            self.epoch = int(state["epoch"])
         except (RuntimeError, ValueError, TypeError, KeyError) as exc:
             first = " ".join(str(exc).split())[:200]
             raise InputError(
-                f"{state_path}: training state does not fit this {type(attacker).__name__} ({first}); "
-                "delete it to start over"
+                f"{state_path}: training state does not fit this {label} ({first}); delete it to start over"
             ) from None
-        log(f"resuming {out} after epoch {start_epoch}")
-    audio = [read_audio(cast(str, u.path)) for u in utterances]  # read_data_dir gives each its wav.scp path
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fbank = Fbank()
-    autocast = torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=precision == "bf16")
-    for epoch in range(start_epoch, epochs):
+
+    def train_epoch(self, data: _TrainingData, autocast: torch.autocast, *, desc: str | None) -> dict[str, Any]:
+        """One pass over *data*; appends and returns its record (``epoch, loss, accuracy, seconds``).
+
+        *desc*: the label of a tqdm bar over the batches (None: no bar).
+        """
         began = time.perf_counter()
-        model.train()
-        head.train()
-        order = rng.permutation(len(utterances))
-        batches = [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+        self.model.train()
+        self.head.train()
+        batches = data.batches(self.rng)
         bar = None
-        if progress:
+        if desc is not None:
             from tqdm import tqdm
 
-            bar = tqdm(batches, desc=f"epoch {epoch + 1}/{epochs}", unit="batch")
+            bar = tqdm(batches, desc=desc, unit="batch")
         iterator: Iterable[np.ndarray] = batches if bar is None else bar
         total_loss, correct, seen = 0.0, 0, 0
         for batch in iterator:
-            feats, frames = _chunks(audio, batch, rng, fbank, *chunk_seconds)
-            target = torch.from_numpy(labels[batch]).to(dev)
+            feats, frames = data.features(batch, self.rng)
+            target = torch.from_numpy(data.labels[batch]).to(self.device)
             with autocast:
-                emb = model(feats.to(dev), Lengths(frames.to(dev), frames.to(torch.float32) / feats.shape[1]))[:, 0]
-                logits = head(emb.float(), target)
+                lengths = Lengths(frames.to(self.device), frames.to(torch.float32) / feats.shape[1])
+                emb = self.model(feats.to(self.device), lengths)[:, 0]
+                logits = self.head(emb.float(), target)
                 loss = nn.functional.cross_entropy(logits, target)
-            optimiser.zero_grad()
+            self.optimiser.zero_grad()
             loss.backward()
-            optimiser.step()
+            self.optimiser.step()
             total_loss += float(loss.detach()) * len(batch)
             correct += int((logits.argmax(1) == target).sum())
             seen += len(batch)
             if bar is not None:
                 bar.set_postfix(loss=f"{total_loss / seen:.3f}", acc=f"{correct / seen:.2f}")
+        self.epoch += 1
         record = {
-            "epoch": epoch + 1,
+            "epoch": self.epoch,
             "loss": total_loss / seen,
             "accuracy": correct / seen,
             "seconds": time.perf_counter() - began,
         }
-        history.append(record)
-        model.eval()
+        self.history.append(record)
+        return record
+
+    def save(self, out: Path, state_path: Path) -> None:
+        """The encoder as a plain state dict at *out*, and the whole training state at *state_path* (atomically)."""
+        self.model.eval()
         with atomic_path(out, suffix=".ckpt") as tmp:
-            torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
+            torch.save({k: v.detach().cpu() for k, v in self.model.state_dict().items()}, tmp)
         with atomic_path(state_path, suffix=".state") as tmp:
             torch.save(
                 {
-                    "model": model.state_dict(),
-                    "head": head.state_dict(),
-                    "optimiser": optimiser.state_dict(),
+                    "model": self.model.state_dict(),
+                    "head": self.head.state_dict(),
+                    "optimiser": self.optimiser.state_dict(),
                     "torch_rng": torch.get_rng_state(),
-                    "numpy_rng": json.dumps(rng.bit_generator.state),
-                    "epoch": epoch + 1,
-                    "speakers": speakers,
-                    "history": json.dumps(history),
+                    "numpy_rng": json.dumps(self.rng.bit_generator.state),
+                    "epoch": self.epoch,
+                    "speakers": self.speakers,
+                    "history": json.dumps(self.history),
                 },
                 tmp,
             )
-        log(
-            f"epoch {epoch + 1}/{epochs}: loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, "
-            f"{record['seconds']:.1f} s; saved {out}"
-        )
-    return history

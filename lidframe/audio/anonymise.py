@@ -34,12 +34,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, cast
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.signal import istft, resample_poly, stft
 
 from lidframe.data import fileio
 from lidframe.data.fileio import StrPath, real_path
+from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 
 __all__ = ["mcadams", "pitch_shift", "resample_shift", "anonymise_data_dir", "anonymise_data_dirs", "METHODS"]
@@ -291,15 +293,17 @@ def anonymise_data_dir(
         A bad method or range, a data dir :func:`lidframe.data.kaldi.read_data_dir`
         refuses, an id or audio file as above, or *out_dir* being *in_dir*.
     """
-    import soundfile
-
     from lidframe.data.kaldi import read_data_dir
 
-    if method not in METHODS:
-        raise InputError(f"anonymisation method must be one of {METHODS}, got {method!r}")
-    for label, bounds in (("alpha", alpha_range), ("ratio", ratio_range)):
-        if bounds is not None and not (len(bounds) == 2 and 0 < bounds[0] <= bounds[1]):
-            raise InputError(f"{label} range must be two increasing positive numbers, got {bounds}")
+    anonymiser = _Anonymiser(
+        method,
+        alpha=alpha,
+        alpha_range=alpha_range,
+        ratio=ratio,
+        ratio_range=ratio_range,
+        per_utterance=per_utterance,
+        seed=seed,
+    )
     source, out = Path(in_dir), Path(out_dir)
     utterances = read_data_dir(source)
     if real_path(out) == real_path(source):
@@ -309,6 +313,53 @@ def anonymise_data_dir(
     alphas: dict[str, float] = {}
     lines = []
     for utt in utterances:
+        key, value = anonymiser.draw(utt)
+        alphas[key] = value
+        _write_wav(out / "wav" / f"{utt.utt_id}.wav", *anonymiser.apply(utt, value))
+        lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
+    _write_tables(source, out, "".join(lines))
+    return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}
+
+
+def _write_tables(source: Path, out: Path, wav_scp: str) -> None:
+    """The new data dir's ``wav.scp`` (text *wav_scp*), and the other tables copied from the data dir *source*."""
+    with fileio.atomic_write(out / "wav.scp", encoding="utf-8") as handle:
+        handle.write(wav_scp)
+    for name in ("utt2spk", "spk2utt", "text", "spk2gender"):
+        if (source / name).is_file():
+            shutil.copyfile(source / name, out / name)
+
+
+@attrs.frozen
+class _Anonymiser:
+    """One anonymiser with its parameter, fixed or drawn per speaker (or utterance); the options of
+    :func:`anonymise_data_dir`, checked when made."""
+
+    method: str = attrs.field()
+    alpha: float = attrs.field(kw_only=True)
+    alpha_range: Sequence[float] | None = attrs.field(kw_only=True)
+    ratio: float = attrs.field(kw_only=True)
+    ratio_range: Sequence[float] | None = attrs.field(kw_only=True)
+    per_utterance: bool = attrs.field(kw_only=True)
+    seed: int = attrs.field(kw_only=True)
+
+    def __attrs_post_init__(self) -> None:
+        if self.method not in METHODS:
+            raise InputError(f"anonymisation method must be one of {METHODS}, got {self.method!r}")
+        for label, bounds in (("alpha", self.alpha_range), ("ratio", self.ratio_range)):
+            if bounds is not None and not (len(bounds) == 2 and 0 < bounds[0] <= bounds[1]):
+                raise InputError(f"{label} range must be two increasing positive numbers, got {bounds}")
+
+    def draw(self, utt: Utterance) -> tuple[str, float]:
+        """``(key, parameter)`` of *utt*: its speaker (or, per utterance, its id) and the alpha or ratio for it."""
+        key = utt.utt_id if self.per_utterance else utt.speaker
+        fixed, bounds = (self.alpha, self.alpha_range) if self.method == "mcadams" else (self.ratio, self.ratio_range)
+        return key, fixed if bounds is None else _speaker_alpha(key, bounds[0], bounds[1], self.seed)
+
+    def apply(self, utt: Utterance, value: float) -> tuple[np.ndarray, int]:
+        """*utt*'s audio (mixed to mono) anonymised with parameter *value*: the samples (float64) and the rate (Hz)."""
+        import soundfile
+
         try:
             # read_data_dir gives each utterance its wav.scp path
             with fileio.open_input(cast(str, utt.path), "an audio file (.wav, .flac)") as handle:
@@ -318,31 +369,23 @@ def anonymise_data_dir(
                 f"{utt.path}: cannot read audio: not audio, or corrupt ({_reason(exc)}) (utterance {quote(utt.utt_id)})"
             ) from None
         audio = audio.mean(axis=1)
-        key = utt.utt_id if per_utterance else utt.speaker
-        if method == "mcadams":
-            a = alpha if alpha_range is None else _speaker_alpha(key, alpha_range[0], alpha_range[1], seed)
-            alphas[key] = a
+        if self.method == "mcadams":
             try:
-                result = mcadams(audio, a, sample_rate=rate)
+                return mcadams(audio, value, sample_rate=rate), rate
             except InputError as exc:
                 raise InputError(f"{utt.path} (utterance {utt.utt_id}): {exc}") from None
-        else:
-            r = ratio if ratio_range is None else _speaker_alpha(key, ratio_range[0], ratio_range[1], seed)
-            alphas[key] = r
-            result = pitch_shift(audio, r) if method == "pitch" else resample_shift(audio, r)
-        peak = float(np.max(np.abs(result))) or 1.0
-        if peak > 0.99:
-            result = result * (0.99 / peak)
-        target = out / "wav" / f"{utt.utt_id}.wav"
-        with fileio.atomic_path(target, suffix=".wav") as tmp:
-            soundfile.write(str(tmp), result.astype(np.float32), rate, subtype="PCM_16", format="WAV")
-        lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
-    with fileio.atomic_write(out / "wav.scp", encoding="utf-8") as handle:
-        handle.write("".join(lines))
-    for name in ("utt2spk", "spk2utt", "text", "spk2gender"):
-        if (source / name).is_file():
-            shutil.copyfile(source / name, out / name)
-    return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}
+        return (pitch_shift(audio, value) if self.method == "pitch" else resample_shift(audio, value)), rate
+
+
+def _write_wav(target: Path, samples: np.ndarray, rate: int) -> None:
+    """*samples* as 16-bit PCM WAV at *target* (atomically), scaled down to a peak of 0.99 of full scale if above."""
+    import soundfile
+
+    peak = float(np.max(np.abs(samples))) or 1.0
+    if peak > 0.99:
+        samples = samples * (0.99 / peak)
+    with fileio.atomic_path(target, suffix=".wav") as tmp:
+        soundfile.write(str(tmp), samples.astype(np.float32), rate, subtype="PCM_16", format="WAV")
 
 
 def _anonymise_task(task: tuple[StrPath, StrPath, dict[str, Any]]) -> dict[str, Any]:

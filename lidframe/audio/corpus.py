@@ -81,6 +81,8 @@ _ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gb
 _ESPEAK_VARIANTS = (("m1", 45, 165), ("f2", 60, 175), ("m3", 35, 150), ("f4", 70, 160), ("m7", 50, 180))
 _MBROLA_ENGLISH = ("us1", "us2", "us3", "en1")
 _FLITE_VOICES = ("kal16", "awb", "rms", "slt")
+#: The data dirs of a corpus.
+_DATA_DIRS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
 
 
 @attrs.frozen
@@ -252,53 +254,87 @@ def build_corpus(
     from lidframe.runtime.workers import check_jobs
 
     check_jobs(jobs, what="engine processes")
-    available = {v.speaker: v for v in available_voices()}
-    if not available:
-        raise InputError(f"no speech engine found (espeak-ng, mbrola, flite); install them: {INSTALL_HINT}")
-    if voices is None:
-        chosen = list(available.values())
-    else:
-        unknown = [v for v in voices if v not in available]
-        if unknown:
-            raise InputError(f"voices not available here: {unknown[:5]}; available: {sorted(available)[:12]} ...")
-        chosen = [available[v] for v in voices]
+    chosen = _choose_voices(voices)
     if not 1 <= sentences <= len(SENTENCES) or not 1 <= enrol < sentences:
         raise InputError(f"need 1 <= enrol < sentences <= {len(SENTENCES)}, got enrol={enrol}, sentences={sentences}")
     if len(chosen) < 3:
         raise InputError(f"a corpus needs at least 3 voices (train, dev, eval), got {len(chosen)}")
     versions = _engine_versions()
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(chosen))
-    n = len(chosen)
+    groups = _split_speakers(len(chosen), split, rng)
+    out = Path(out_dir)
+    plan = _CorpusPlan(out, versions=versions, enrol=enrol)
+    for split_name, members in groups.items():
+        for index in members:
+            plan.add_speaker(chosen[index], split_name, rng.choice(len(SENTENCES), size=sentences, replace=False))
+    synthesized = _synthesize_missing(plan.work, jobs=jobs, progress=progress)
+    for name, utterances in plan.dirs.items():
+        _write_data_dir(out / name, utterances)
+    return {
+        "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
+        "engines": plan.engines,
+        "utterances": len(plan.work),
+        "synthesized": synthesized,
+    }
+
+
+def _choose_voices(voices: Sequence[str] | None) -> list[Voice]:
+    """The voices named by *voices* (default: every available one); no engine, or an unknown voice, is refused."""
+    available = {v.speaker: v for v in available_voices()}
+    if not available:
+        raise InputError(f"no speech engine found (espeak-ng, mbrola, flite); install them: {INSTALL_HINT}")
+    if voices is None:
+        return list(available.values())
+    unknown = [v for v in voices if v not in available]
+    if unknown:
+        raise InputError(f"voices not available here: {unknown[:5]}; available: {sorted(available)[:12]} ...")
+    return [available[v] for v in voices]
+
+
+def _split_speakers(n: int, split: tuple[float, float, float], rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """``{"train", "dev", "eval"} -> indices`` of *n* speakers in an order drawn from *rng*, shared as *split* says."""
+    order = rng.permutation(n)
     n_dev = max(1, round(split[1] * n))
     n_eval = max(1, round(split[2] * n))
     n_train = max(1, n - n_dev - n_eval)
-    groups = {"train": order[:n_train], "dev": order[n_train : n_train + n_dev], "eval": order[n_train + n_dev :]}
-    out = Path(out_dir)
-    dirs: dict[str, list[tuple[str, str, str, str]]] = {
-        "train": [],
-        "dev_enrolls": [],
-        "dev_trials": [],
-        "eval_enrolls": [],
-        "eval_trials": [],
-    }
-    engines: dict[str, int] = {}
-    work: list[tuple[Voice, str, Path]] = []
-    for split_name, members in groups.items():
-        for index in members:
-            voice = chosen[index]
-            engines[voice.engine] = engines.get(voice.engine, 0) + 1
-            picks = rng.choice(len(SENTENCES), size=sentences, replace=False)
-            for k, s in enumerate(picks):
-                utt = f"{voice.speaker}-{k:03d}"
-                name = f"{utt}-{_recipe_digest(voice, SENTENCES[s], versions)}.wav"
-                wav = out / "wav" / voice.speaker / name
-                work.append((voice, SENTENCES[s], wav))
-                if split_name == "train":
-                    target = "train"
-                else:
-                    target = f"{split_name}_enrolls" if k < enrol else f"{split_name}_trials"
-                dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{name}", SENTENCES[s]))
+    return {"train": order[:n_train], "dev": order[n_train : n_train + n_dev], "eval": order[n_train + n_dev :]}
+
+
+#: One line of a data dir: (utterance id, speaker, wav path relative to the data dir, text).
+_Row = tuple[str, str, str, str]
+
+
+@attrs.define
+class _CorpusPlan:
+    """What a corpus holds: each data dir's rows, the wav files to make, and the voices per engine.
+
+    ``work`` lists ``(voice, sentence, wav path)`` per utterance; a wav's name carries the
+    digest of its recipe (:func:`_recipe_digest`), so an existing file was made this way.
+    """
+
+    out: Path
+    versions: dict[str, str]
+    enrol: int
+    dirs: dict[str, list[_Row]] = attrs.field(factory=lambda: {name: [] for name in _DATA_DIRS})
+    engines: dict[str, int] = attrs.field(factory=dict)
+    work: list[tuple[Voice, str, Path]] = attrs.field(factory=list)
+
+    def add_speaker(self, voice: Voice, split_name: str, picks: np.ndarray) -> None:
+        """Add *voice*'s utterances of the sentences *picks* to *split_name* (dev/eval: first ``enrol`` enrolment)."""
+        self.engines[voice.engine] = self.engines.get(voice.engine, 0) + 1
+        for k, s in enumerate(picks):
+            utt = f"{voice.speaker}-{k:03d}"
+            name = f"{utt}-{_recipe_digest(voice, SENTENCES[s], self.versions)}.wav"
+            self.work.append((voice, SENTENCES[s], self.out / "wav" / voice.speaker / name))
+            if split_name == "train":
+                target = "train"
+            else:
+                target = f"{split_name}_enrolls" if k < self.enrol else f"{split_name}_trials"
+            self.dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{name}", SENTENCES[s]))
+
+
+def _synthesize_missing(work: list[tuple[Voice, str, Path]], *, jobs: int, progress: bool) -> int:
+    """Synthesize each wav of *work* not already there, *jobs* engines at once; how many were made."""
     missing = [(voice, text, wav) for voice, text, wav in work if not wav.is_file()]
     for _, _, wav in missing:
         wav.parent.mkdir(parents=True, exist_ok=True)
@@ -318,12 +354,4 @@ def build_corpus(
     finally:
         if bar is not None:
             bar.close()
-    synthesized = len(missing)
-    for name, utterances in dirs.items():
-        _write_data_dir(out / name, utterances)
-    return {
-        "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
-        "engines": engines,
-        "utterances": len(work),
-        "synthesized": synthesized,
-    }
+    return len(missing)

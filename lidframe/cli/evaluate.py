@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from lidframe.cli.options import (
     add_bootstrap_arguments,
@@ -15,6 +18,13 @@ from lidframe.cli.options import (
     check_output_paths,
 )
 from lidframe.cli.table import format_table, format_value, text_table
+
+if TYPE_CHECKING:
+    from lidframe.core.evaluation import Result
+    from lidframe.data.embedset import EmbeddingSet
+    from lidframe.data.scoreset import ScoreSet
+    from lidframe.report import Report
+    from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["register", "run", "format_ci_table"]
 
@@ -81,30 +91,61 @@ def format_ci_table(summary: dict) -> str:
     return title + "\n" + text_table(["metric", "estimate", "low", "high"], rows)
 
 
+@attrs.frozen
+class _Outputs:
+    """The files ``lidframe evaluate`` writes (each checked before any work; None: not asked for)."""
+
+    json: Path | None
+    per_trial: Path | None
+    per_speaker: Path | None
+    report: Path | None
+
+    @classmethod
+    def check(cls, args: argparse.Namespace) -> _Outputs:
+        """The output paths of *args*, refused (before any work) where one would clash or overwrite an input."""
+        named = {"--json": args.json, "--per-trial": args.per_trial, "--per-speaker": args.per_speaker}
+        json_out, per_trial_out, per_speaker_out = check_output_paths(named, inputs=(args.dev, args.eval))
+        report_out = None
+        if args.report is not None:
+            from lidframe.report import check_report_dir
+
+            report_out = check_report_dir(args.report, "--report", outputs=named, inputs=(args.dev, args.eval))
+        return cls(json_out, per_trial_out, per_speaker_out, report_out)
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.data.embedset import load_set
+
+    outputs = _Outputs.check(args)
+    eval_set = load_set(args.eval)
+    bootstrap = bootstrap_from_args(args) if args.ci else None
+    result = _evaluate(args, eval_set, bootstrap)
+    _print_result(args, result.summary)
+    speakers = None
+    if outputs.per_speaker is not None or outputs.report is not None:
+        speakers = per_speaker(result, bootstrap=bootstrap)
+    report = None if outputs.report is None else _report(args, result, speakers, bootstrap)
+    _write_outputs(outputs, result, speakers, report)
+    if outputs.report is not None:
+        print(f"\nwrote the audit report to {outputs.report}")
+    return 0
+
+
+def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, bootstrap: Bootstrap | None) -> Result:
+    """``lidframe.evaluate`` of *eval_set* on the dev set, with the flags' calibrator, prior, engine and scheduler."""
     from lidframe.core.engine import Engine
     from lidframe.core.evaluation import evaluate
-    from lidframe.data.embedset import EmbeddingSet, load_set
-    from lidframe.data.fileio import atomic_path, staged_outputs, write_json
+    from lidframe.data.embedset import EmbeddingSet
 
-    outputs = {"--json": args.json, "--per-trial": args.per_trial, "--per-speaker": args.per_speaker}
-    json_out, per_trial_out, per_speaker_out = check_output_paths(outputs, inputs=(args.dev, args.eval))
-    report_out = None
-    if args.report is not None:
-        from lidframe.report import check_report_dir
-
-        report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=(args.dev, args.eval))
-    eval_set = load_set(args.eval)
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
-    bootstrap = bootstrap_from_args(args) if args.ci else None
     engine = Engine(
         device=args.device,
         precision=args.precision,
         kernel=args.kernel,
         progress=isinstance(eval_set, EmbeddingSet) and n_pairs >= _PROGRESS_PAIRS and sys.stderr.isatty(),
     )
-    result = evaluate(
+    return evaluate(
         args.dev,
         eval_set,
         calibrator=args.calibrator,
@@ -115,7 +156,10 @@ def run(args: argparse.Namespace) -> int:
         engine=engine,
         scheduler=args.scheduler,
     )
-    s = result.summary
+
+
+def _print_result(args: argparse.Namespace, s: Any) -> None:
+    """Print the inputs and settings behind the summary *s*, its table, the other metrics and (``--ci``) intervals."""
     print(f"dev:  {args.dev}  ({s['n_dev_trials']} trials x {s['n_dev_enrolled']} enrolled)")
     print(
         f"eval: {args.eval}  ({s['n_trials']} trials x N = {s['n_enrolled']} enrolled; "
@@ -124,22 +168,7 @@ def run(args: argparse.Namespace) -> int:
     znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
     print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")
     if "engine" in s:
-        e = s["engine"]
-        if e["kernel"] == "dense":
-            print(
-                "engine: cosine matrix materialised, float64 (exact binary metrics hold every pair; "
-                "--no-binary-metrics streams)"
-            )
-        else:
-            print(
-                f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)"
-            )
-            if s.get("binary_method") == "binned":
-                print(
-                    f"binary metrics: binned in the streaming pass ({s['binary_bins']} bins per class; bounds in the JSON)"
-                )
-        if "scheduler" in s:
-            print(f"cluster: {s['n_blocks']} blocks of trials on the dask scheduler {s['scheduler']}")
+        _print_engine(s)
     print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
@@ -152,26 +181,43 @@ def run(args: argparse.Namespace) -> int:
     if args.ci:
         print()
         print(format_ci_table(s))
-    speakers = None
-    if per_speaker_out is not None or report_out is not None:
-        speakers = per_speaker(result, bootstrap=bootstrap)
-    report = None if report_out is None else _report(args, result, speakers, bootstrap)
+
+
+def _print_engine(s: Any) -> None:
+    """Print which engine ran (dense, or streaming with its kernel, device and precision) and, if any, the cluster."""
+    e = s["engine"]
+    if e["kernel"] == "dense":
+        print(
+            "engine: cosine matrix materialised, float64 (exact binary metrics hold every pair; "
+            "--no-binary-metrics streams)"
+        )
+    else:
+        print(f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)")
+        if s.get("binary_method") == "binned":
+            print(
+                f"binary metrics: binned in the streaming pass ({s['binary_bins']} bins per class; bounds in the JSON)"
+            )
+    if "scheduler" in s:
+        print(f"cluster: {s['n_blocks']} blocks of trials on the dask scheduler {s['scheduler']}")
+
+
+def _write_outputs(outputs: _Outputs, result: Result, speakers: Any, report: Report | None) -> None:
+    """Write the files asked for: every one or, on an error, none."""
+    from lidframe.data.fileio import atomic_path, staged_outputs, write_json
+
     with staged_outputs():  # every file or, on an error, none
-        if json_out is not None:
-            write_json(json_out, result.to_dict())
-        if per_trial_out is not None:
-            with atomic_path(per_trial_out) as tmp:
+        if outputs.json is not None:
+            write_json(outputs.json, result.to_dict())
+        if outputs.per_trial is not None:
+            with atomic_path(outputs.per_trial) as tmp:
                 result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
-        if per_speaker_out is not None and speakers is not None:
-            with atomic_path(per_speaker_out) as tmp:
+        if outputs.per_speaker is not None and speakers is not None:
+            with atomic_path(outputs.per_speaker) as tmp:
                 speakers.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
-        if report_out is not None and report is not None:
+        if outputs.report is not None and report is not None:
             from lidframe.report import write_report
 
-            write_report(report_out, report, make_folder=True)
-    if report_out is not None:
-        print(f"\nwrote the audit report to {report_out}")
-    return 0
+            write_report(outputs.report, report, make_folder=True)
 
 
 def _report(args: argparse.Namespace, result, speakers, bootstrap):

@@ -15,12 +15,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lidframe.cli.table import format_table
 from lidframe.core.evaluation import Result, evaluate
 from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
 from lidframe.data.simulate import simulate_system
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lidframe.report import Report
 
 __all__ = ["DEMO_SYSTEMS", "PER_TRIAL_FILE", "run_demo", "write_demo_outputs", "report_unavailable"]
 
@@ -98,35 +103,18 @@ def write_demo_outputs(
     lid_bits, posterior_true``); floats with 12 significant digits, impostor trials'
     LID as ``nan``.
     """
-    import pandas as pd
-
-    from lidframe.analyses.per_speaker import per_speaker
-
     out = Path(out_dir)
-    frames = [result.to_frame() for result in results.values()]
-    for label, frame in zip(results, frames):
-        frame.insert(0, "system", label)
     unavailable = report_unavailable()
     report = None
     if unavailable is None:
-        from lidframe.report import report_from_results
-
-        report = report_from_results(
-            results,
-            title=title,
-            systems=systems,
-            per_speaker={label: per_speaker(result) for label, result in results.items()},
-            inputs=inputs,
-            settings=settings,
-            notes=notes,
-        )
+        report = _demo_report(results, title=title, systems=systems, inputs=inputs, settings=settings, notes=notes)
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
     with staged_outputs():  # every file or, on an error, none
         write_json(out / "summary.json", summary)
         with atomic_write(out / "table.txt") as handle:
             handle.write(table + "\n")
         with atomic_path(out / PER_TRIAL_FILE) as tmp:
-            pd.concat(frames, ignore_index=True).to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
+            _per_trial_frame(results).to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
         if report is not None:
             from lidframe.report import REPORT_FILE, write_report
 
@@ -135,6 +123,53 @@ def write_demo_outputs(
         log(f"report.html not written: {unavailable}")
         return None
     return out / "report.html"
+
+
+def _per_trial_frame(results: Mapping[str, Result]) -> pd.DataFrame:
+    """The rows of ``per_trial.csv``: each result's :meth:`~lidframe.core.evaluation.Result.to_frame`, its label first.
+
+    Parameters
+    ----------
+    results : mapping of str to Result
+        label -> Result, in table order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per eval trial and label (the results' rows one after the other): the
+        column ``system`` (the label), then ``trial_id, trial_spk, impostor, lid_bits,
+        posterior_true``.
+    """
+    import pandas as pd
+
+    frames = [result.to_frame() for result in results.values()]
+    for label, frame in zip(results, frames):
+        frame.insert(0, "system", label)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _demo_report(
+    results: Mapping[str, Result],
+    *,
+    title: str,
+    systems: Mapping[str, str] | None,
+    inputs: Mapping[str, StrPath],
+    settings: Mapping[str, Any],
+    notes: list[str],
+) -> Report:
+    """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
+    from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.report import report_from_results
+
+    return report_from_results(
+        results,
+        title=title,
+        systems=systems,
+        per_speaker={label: per_speaker(result) for label, result in results.items()},
+        inputs=inputs,
+        settings=settings,
+        notes=notes,
+    )
 
 
 def run_demo(

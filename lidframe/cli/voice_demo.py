@@ -35,12 +35,16 @@ import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 
 from lidframe.cli.table import format_table
 from lidframe.data.fileio import StrPath, check_output_dir
+
+if TYPE_CHECKING:
+    from lidframe.core.evaluation import Result
 
 __all__ = ["run_voice_demo", "VOICE_DEMO_SYSTEMS", "SMALL_ECAPA", "CALIBRATORS"]
 
@@ -162,6 +166,18 @@ def _plural(n: int, one: str, many: str) -> str:
     return f"{n} {one if n == 1 else many}"
 
 
+@attrs.frozen
+class _DemoRun:
+    """The settings every stage of one demo run reads (the parameters of :func:`run_voice_demo`)."""
+
+    out: Path
+    seed: int
+    epochs: int
+    jobs: int
+    progress: bool
+    log: Callable[[str], object]
+
+
 def run_voice_demo(
     out_dir: StrPath,
     *,
@@ -202,31 +218,13 @@ def run_voice_demo(
     summaries : dict
         ``"<system>/<calibrator>"`` -> ``Result.to_dict()`` (also in ``summary.json``).
     """
-    from lidframe.attackers import EcapaTdnn, RandomAttacker
-    from lidframe.attackers.training import train_attacker
-    from lidframe.audio.corpus import build_corpus
-    from lidframe.cli.simulated_demo import write_demo_outputs
-    from lidframe.core.evaluation import Result, evaluate
+    from lidframe.core.evaluation import evaluate
 
     out = check_output_dir(out_dir, "--out")
     out.mkdir(exist_ok=True)
-    log(f"[corpus] synthesizing speech into {out / 'corpus'}")
-    corpus = build_corpus(
-        out / "corpus", voices=voices, sentences=sentences, enrol=3, seed=seed, jobs=jobs, progress=progress
-    )
-    sizes = {k: len(v) for k, v in corpus["speakers"].items()}
-    n_utt, made = corpus["utterances"], corpus["synthesized"]
-    if made == 0:
-        what = f"reused {n_utt} utterances from {out / 'corpus'}"
-    elif made == n_utt:
-        what = f"synthesized {n_utt} utterances"
-    else:
-        what = f"synthesized {made} utterances, reused {n_utt - made} from {out / 'corpus'}"
-    log(
-        f"corpus: {what}, {sum(sizes.values())} voices "
-        f"({', '.join(f'{n} {e}' for e, n in sorted(corpus['engines'].items()))}); speakers train {sizes['train']}, "
-        f"dev {sizes['dev']}, eval {sizes['eval']}"
-    )
+    run = _DemoRun(out, seed=seed, epochs=epochs, jobs=jobs, progress=progress, log=log)
+    corpus = _synthesize_corpus(run, sentences=sentences, voices=voices)
+    n_train = len(corpus["speakers"]["train"])
     results: dict[str, Result] = {}
     inputs: dict[str, StrPath] = {}
     training_code = _training_code()
@@ -235,100 +233,174 @@ def run_voice_demo(
         for name, params in VOICE_DEMO_SYSTEMS.items()
     }
     _anonymise_systems(out, roots, seed=seed, jobs=jobs, progress=progress, log=log)
-    for name in VOICE_DEMO_SYSTEMS:
-        root = roots[name]
-        # the checkpoint is keyed by what it is trained on and how: another corpus, seed or
-        # encoder trains another checkpoint instead of resuming (or reusing) a stale one
-        key = _digest(json.dumps([seed, SMALL_ECAPA, TRAINING]), training_code, _read_stamp(root / "train"))
-        checkpoint = out / "attackers" / f"{name}-{key[:12]}.ckpt"
-        log(f"[attacker {name}] training a small ECAPA-TDNN on the system's {sizes['train']} train speakers")
-        trained_now: list[str] = []  # train_attacker logs one "epoch k/n: ..." line per epoch it trains
-        history = train_attacker(
-            EcapaTdnn(**SMALL_ECAPA, device="cpu"),
-            root / "train",
-            checkpoint,
-            epochs=epochs,
-            **TRAINING,
-            seed=seed,
-            progress=progress,
-            log=lambda m: trained_now.append(m) if m.startswith("epoch ") else None,
-        )
-        earlier = len(history) - len(trained_now)
-        last = f"last loss {history[-1]['loss']:.3f}"
-        if not trained_now:
-            log(f"attacker {name}: reused checkpoint {checkpoint} (trained {_epochs(len(history))} earlier; {last})")
-        else:
-            seconds = sorted(h["seconds"] for h in history[earlier:])
-            resumed = f" after the {earlier} of an earlier run" if earlier else ""
-            log(
-                f"attacker {name}: trained {_epochs(len(trained_now))}{resumed} ({last}, "
-                f"{seconds[len(seconds) // 2]:.1f} s per epoch)"
-            )
-        attacker = EcapaTdnn(
-            **SMALL_ECAPA, device="cpu", checkpoint=checkpoint, cache_dir=out / "embedding-cache", progress=progress
-        )
-        log(f"[scores {name}] scoring dev and eval trials against every enrolled speaker")
-        scored = {}
-        for split in ("dev", "eval"):
-            path = out / "scores" / f"{name}_{split}.npz"
-            path.parent.mkdir(exist_ok=True)
-            _scores(attacker, root, split).save(path)  # always rescored: the embedding cache is the reuse
-            scored[split] = path
-            inputs[f"{name} {split}"] = path
-        if attacker.model_calls == 0:
-            log(f"scores {name}: reused every embedding from {out / 'embedding-cache'} (same audio, same checkpoint)")
+    for name, root in roots.items():
+        checkpoint = _train_system_attacker(run, name, root, training_code=training_code, n_train=n_train)
+        scored = _score_system(run, name, root, checkpoint)
+        inputs.update({f"{name} {split}": path for split, path in scored.items()})
         for calibrator in CALIBRATORS:
             results[f"{name}/{calibrator}"] = evaluate(scored["dev"], scored["eval"], calibrator=calibrator)
     log("[scores random] the random attacker (seeded random embeddings) on the plain speech")
-    random = RandomAttacker(seed=seed)
-    random_sets = {}
-    for split in ("dev", "eval"):
-        path = out / "scores" / f"random_{split}.npz"
-        _scores(random, out / "corpus", split).save(path)
-        random_sets[split] = path
-        inputs[f"random {split}"] = path
+    random_sets = _score_random(run)
+    inputs.update({f"random {split}": path for split, path in random_sets.items()})
     results[f"random/{CALIBRATORS[0]}"] = evaluate(random_sets["dev"], random_sets["eval"], calibrator=CALIBRATORS[0])
     table = format_table([(label, r.summary) for label, r in results.items()], name_header="system/calibrator")
+    _write_outputs(run, results, table=table, corpus=corpus, sentences=sentences, inputs=inputs)
+    return table, {label: r.to_dict() for label, r in results.items()}
+
+
+def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] | None) -> dict[str, Any]:
+    """Synthesize (or reuse) the corpus under ``out/corpus`` and say what was made; :func:`build_corpus`'s report."""
+    from lidframe.audio.corpus import build_corpus
+
+    folder = run.out / "corpus"
+    run.log(f"[corpus] synthesizing speech into {folder}")
+    corpus = build_corpus(
+        folder, voices=voices, sentences=sentences, enrol=3, seed=run.seed, jobs=run.jobs, progress=run.progress
+    )
+    sizes = {k: len(v) for k, v in corpus["speakers"].items()}
+    n_utt, made = corpus["utterances"], corpus["synthesized"]
+    if made == 0:
+        what = f"reused {n_utt} utterances from {folder}"
+    elif made == n_utt:
+        what = f"synthesized {n_utt} utterances"
+    else:
+        what = f"synthesized {made} utterances, reused {n_utt - made} from {folder}"
+    run.log(
+        f"corpus: {what}, {sum(sizes.values())} voices "
+        f"({', '.join(f'{n} {e}' for e, n in sorted(corpus['engines'].items()))}); speakers train {sizes['train']}, "
+        f"dev {sizes['dev']}, eval {sizes['eval']}"
+    )
+    return corpus
+
+
+def _train_system_attacker(run: _DemoRun, name: str, root: Path, *, training_code: str, n_train: int) -> Path:
+    """Train (resume, or reuse) system *name*'s attacker on ``root/train``; say what was done; its checkpoint.
+
+    The checkpoint is keyed by what it is trained on and how: another corpus, seed or
+    encoder trains another checkpoint instead of resuming (or reusing) a stale one.
+    """
+    from lidframe.attackers import EcapaTdnn
+    from lidframe.attackers.training import train_attacker
+
+    key = _digest(json.dumps([run.seed, SMALL_ECAPA, TRAINING]), training_code, _read_stamp(root / "train"))
+    checkpoint = run.out / "attackers" / f"{name}-{key[:12]}.ckpt"
+    run.log(f"[attacker {name}] training a small ECAPA-TDNN on the system's {n_train} train speakers")
+    trained_now: list[str] = []  # train_attacker logs one "epoch k/n: ..." line per epoch it trains
+    history = train_attacker(
+        EcapaTdnn(**SMALL_ECAPA, device="cpu"),
+        root / "train",
+        checkpoint,
+        epochs=run.epochs,
+        **TRAINING,
+        seed=run.seed,
+        progress=run.progress,
+        log=lambda m: trained_now.append(m) if m.startswith("epoch ") else None,
+    )
+    earlier = len(history) - len(trained_now)
+    last = f"last loss {history[-1]['loss']:.3f}"
+    if not trained_now:
+        run.log(f"attacker {name}: reused checkpoint {checkpoint} (trained {_epochs(len(history))} earlier; {last})")
+    else:
+        seconds = sorted(h["seconds"] for h in history[earlier:])
+        resumed = f" after the {earlier} of an earlier run" if earlier else ""
+        run.log(
+            f"attacker {name}: trained {_epochs(len(trained_now))}{resumed} ({last}, "
+            f"{seconds[len(seconds) // 2]:.1f} s per epoch)"
+        )
+    return checkpoint
+
+
+def _score_system(run: _DemoRun, name: str, root: Path, checkpoint: Path) -> dict[str, Path]:
+    """Score system *name*'s dev and eval trials with its trained attacker; ``split -> score file``.
+
+    Always rescored: the embedding cache is the reuse (and the scores never outlive a
+    changed checkpoint or corpus).
+    """
+    from lidframe.attackers import EcapaTdnn
+
+    attacker = EcapaTdnn(
+        **SMALL_ECAPA, device="cpu", checkpoint=checkpoint, cache_dir=run.out / "embedding-cache", progress=run.progress
+    )
+    run.log(f"[scores {name}] scoring dev and eval trials against every enrolled speaker")
+    scored = {}
+    for split in ("dev", "eval"):
+        path = run.out / "scores" / f"{name}_{split}.npz"
+        path.parent.mkdir(exist_ok=True)
+        _scores(attacker, root, split).save(path)
+        scored[split] = path
+    if attacker.model_calls == 0:
+        run.log(
+            f"scores {name}: reused every embedding from {run.out / 'embedding-cache'} (same audio, same checkpoint)"
+        )
+    return scored
+
+
+def _score_random(run: _DemoRun) -> dict[str, Path]:
+    """Score the plain speech's dev and eval trials with the seeded random attacker; ``split -> score file``."""
+    from lidframe.attackers import RandomAttacker
+
+    random = RandomAttacker(seed=run.seed)
+    scored = {}
+    for split in ("dev", "eval"):
+        path = run.out / "scores" / f"random_{split}.npz"
+        _scores(random, run.out / "corpus", split).save(path)
+        scored[split] = path
+    return scored
+
+
+def _write_outputs(
+    run: _DemoRun,
+    results: dict[str, Result],
+    *,
+    table: str,
+    corpus: dict[str, Any],
+    sentences: int,
+    inputs: dict[str, StrPath],
+) -> None:
+    """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder."""
+    from lidframe.cli.simulated_demo import write_demo_outputs
+
+    sizes = {k: len(v) for k, v in corpus["speakers"].items()}
     systems = {label: label.split("/")[0] for label in results}
-    log(f"[report] writing summary.json, table.txt, per_trial.csv, report.html and lid_ccdf.png to {out}")
+    run.log(f"[report] writing summary.json, table.txt, per_trial.csv, report.html and lid_ccdf.png to {run.out}")
     write_demo_outputs(
-        out,
+        run.out,
         results,
         table=table,
         record={
-            "seed": seed,
-            "epochs": epochs,
+            "seed": run.seed,
+            "epochs": run.epochs,
             "sentences": sentences,
             "corpus": {k: corpus[k] for k in ("speakers", "engines", "utterances")},
         },
         inputs=inputs,
         title="lidframe demo: real synthesized voices",
         notes=[
-            f"{n_utt} synthesized utterances of {sum(sizes.values())} voices; systems plain, mcadams and pitch "
-            f"(the a-a scenario); a small ECAPA-TDNN trained {epochs} epochs per system on its anonymised train "
-            "speakers; calibrated on dev, evaluated on eval; a random attacker is the floor. See docs/demo.md."
+            f"{corpus['utterances']} synthesized utterances of {sum(sizes.values())} voices; systems plain, mcadams "
+            f"and pitch (the a-a scenario); a small ECAPA-TDNN trained {run.epochs} epochs per system on its "
+            "anonymised train speakers; calibrated on dev, evaluated on eval; a random attacker is the floor. "
+            "See docs/demo.md."
         ],
         settings={
             "command": "lidframe demo",
-            "seed": seed,
-            "epochs": epochs,
+            "seed": run.seed,
+            "epochs": run.epochs,
             "sentences per voice": sentences,
             "attacker": f"EcapaTdnn({', '.join(f'{k}={v}' for k, v in SMALL_ECAPA.items())})",
             "calibrators": ", ".join(CALIBRATORS),
             "prior": "uniform",
         },
         systems=systems,
-        log=log,
+        log=run.log,
     )
-    from lidframe.plotting import save_lid_ccdf
+    from lidframe.report.lid_figures import save_lid_ccdf
 
     first = next(iter(results.values()))
     save_lid_ccdf(
         {label: r.lid[~r.is_impostor] for label, r in results.items()},
-        out / "lid_ccdf.png",
+        run.out / "lid_ccdf.png",
         log2_n=first.summary["log2_n"],
         title="Real-voice demo: LID per system and calibrator",
         groups=systems,
         variants={label: label.split("/")[1] for label in results},
     )
-    return table, {label: r.to_dict() for label, r in results.items()}

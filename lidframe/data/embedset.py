@@ -21,7 +21,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.data.npzfile import Kind, npz_keys, read_npz
-from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, _as_ids, as_real_array, check_ids
+from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, as_ids, as_real_array, check_ids
 from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
 
@@ -68,9 +68,9 @@ class EmbeddingSet(TrialBookkeeping):
 
     trial_vectors: np.ndarray = attrs.field(converter=_as_vectors)
     enrol_vectors: np.ndarray = attrs.field(converter=_as_vectors)
-    enrolled: np.ndarray = attrs.field(converter=_as_ids)
-    trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
-    trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
+    enrolled: np.ndarray = attrs.field(converter=as_ids)
+    trial_speakers: np.ndarray = attrs.field(converter=as_ids)
+    trial_ids: np.ndarray = attrs.field(default=None, converter=as_ids)  # None: "0", "1", ... are made
     source: str | None = attrs.field(default=None, kw_only=True)
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 

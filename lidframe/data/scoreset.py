@@ -86,10 +86,15 @@ def _as_scores(value: ArrayLike) -> np.ndarray:
 
 
 @overload
-def _as_ids(value: None) -> None: ...
+def as_ids(value: None) -> None: ...
 @overload
-def _as_ids(value: ArrayLike) -> np.ndarray: ...
-def _as_ids(value: ArrayLike | None) -> np.ndarray | None:
+def as_ids(value: ArrayLike) -> np.ndarray: ...
+def as_ids(value: ArrayLike | None) -> np.ndarray | None:
+    """*value* as a new read-only str array of ids (numbers are written as text); None stays None.
+
+    The converter of the id fields of :class:`ScoreSet` and
+    :class:`~lidframe.data.embedset.EmbeddingSet`.
+    """
     if value is None:
         return None
     ids = np.asarray(value)
@@ -247,9 +252,9 @@ class ScoreSet(TrialBookkeeping):
     """
 
     scores: np.ndarray = attrs.field(converter=_as_scores)
-    enrolled: np.ndarray = attrs.field(converter=_as_ids)
-    trial_speakers: np.ndarray = attrs.field(converter=_as_ids)
-    trial_ids: np.ndarray = attrs.field(default=None, converter=_as_ids)  # None: "0", "1", ... are made
+    enrolled: np.ndarray = attrs.field(converter=as_ids)
+    trial_speakers: np.ndarray = attrs.field(converter=as_ids)
+    trial_ids: np.ndarray = attrs.field(default=None, converter=as_ids)  # None: "0", "1", ... are made
     source: str | None = attrs.field(default=None, kw_only=True)
     _true_index: np.ndarray = attrs.field(init=False, repr=False)
 
@@ -387,40 +392,86 @@ class ScoreSet(TrialBookkeeping):
             row *r* is on line *r* + 2 (the header is line 1).  A reader of a file without
             a header, or one that skips blank lines, passes its own.
         """
-        import pandas as pd
-
         where = source or "table"
         line_of = np.arange(2, len(frame) + 2) if lines is None else np.asarray(lines, dtype=np.int64)
         if line_of.shape != (len(frame),):
             raise ValueError(f"lines has shape {line_of.shape}; expected one line number per row ({len(frame)},)")
+        _check_long_columns(frame, where, line_of)
+        scores = _long_scores(frame, where, line_of)
+        layout = _LongLayout.of(frame, where, line_of)
+        matrix = np.empty(layout.n_trials * layout.n_enrolled, dtype=np.float64)
+        matrix[layout.pair] = scores
+        return cls(
+            matrix.reshape(layout.n_trials, layout.n_enrolled),
+            np.asarray(layout.enrolled, dtype=str),
+            np.asarray(layout.trial_speakers, dtype=str),
+            np.asarray(layout.trial_ids, dtype=str),
+            source=source,
+        )
 
-        missing = [c for c in CSV_COLUMNS if c not in frame.columns]
-        if missing:
-            raise InputError(
-                f"{where}: missing column(s) {', '.join(missing)}; expected columns {','.join(CSV_COLUMNS)}"
-            )
-        extra = [str(c) for c in frame.columns if c not in CSV_COLUMNS]
-        if extra:
-            raise InputError(
-                f"{where}: unexpected column(s) {preview(extra)}; expected exactly the columns "
-                f"{','.join(CSV_COLUMNS)} (lidframe does not ignore data it was given)"
-            )
-        if len(frame) == 0:
-            raise InputError(f"{where}: no data rows")
-        for column in CSV_COLUMNS[:3]:
-            empty = frame[column].astype(str).str.strip().eq("").to_numpy()
-            if empty.any():
-                r = int(np.flatnonzero(empty)[0])
-                raise InputError(f"{where}: line {line_of[r]} has an empty {column}; every row needs all four fields")
-        raw = frame["score"]
-        scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
-        bad = ~np.isfinite(scores)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raise InputError(
-                f"{where}: line {line_of[r]} (trial {quote(frame['trial_id'].iat[r])}, enrolled "
-                f"{quote(frame['enroll_spk'].iat[r])}) has score {quote(raw.iat[r])}; expected a finite number"
-            )
+
+def _check_long_columns(frame: pd.DataFrame, where: str, line_of: np.ndarray) -> None:
+    """Refuse a long-layout frame without exactly :data:`CSV_COLUMNS`, without rows, or with an empty id."""
+    missing = [c for c in CSV_COLUMNS if c not in frame.columns]
+    if missing:
+        raise InputError(f"{where}: missing column(s) {', '.join(missing)}; expected columns {','.join(CSV_COLUMNS)}")
+    extra = [str(c) for c in frame.columns if c not in CSV_COLUMNS]
+    if extra:
+        raise InputError(
+            f"{where}: unexpected column(s) {preview(extra)}; expected exactly the columns "
+            f"{','.join(CSV_COLUMNS)} (lidframe does not ignore data it was given)"
+        )
+    if len(frame) == 0:
+        raise InputError(f"{where}: no data rows")
+    for column in CSV_COLUMNS[:3]:
+        empty = frame[column].astype(str).str.strip().eq("").to_numpy()
+        if empty.any():
+            r = int(np.flatnonzero(empty)[0])
+            raise InputError(f"{where}: line {line_of[r]} has an empty {column}; every row needs all four fields")
+
+
+def _long_scores(frame: pd.DataFrame, where: str, line_of: np.ndarray) -> np.ndarray:
+    """The ``score`` column as float64, shape (rows,); a row whose score is not a finite number is refused."""
+    import pandas as pd
+
+    raw = frame["score"]
+    scores = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(scores)
+    if bad.any():
+        r = int(np.flatnonzero(bad)[0])
+        raise InputError(
+            f"{where}: line {line_of[r]} (trial {quote(frame['trial_id'].iat[r])}, enrolled "
+            f"{quote(frame['enroll_spk'].iat[r])}) has score {quote(raw.iat[r])}; expected a finite number"
+        )
+    return scores
+
+
+@attrs.frozen(eq=False)
+class _LongLayout:
+    """Where each row of a long-layout frame goes in the (T, N) matrix, and the ids of its rows and columns.
+
+    Trials and enrolled speakers keep their order of first appearance; ``pair`` (rows,) is
+    each row's flat index ``trial * N + enrolled`` into the matrix.
+    """
+
+    trial_ids: np.ndarray
+    enrolled: np.ndarray
+    trial_speakers: np.ndarray
+    pair: np.ndarray
+
+    @property
+    def n_trials(self) -> int:
+        return len(self.trial_ids)
+
+    @property
+    def n_enrolled(self) -> int:
+        return len(self.enrolled)
+
+    @classmethod
+    def of(cls, frame: pd.DataFrame, where: str, line_of: np.ndarray) -> _LongLayout:
+        """The layout of *frame*; a trial with two speakers, or a pair missing or given twice, is refused."""
+        import pandas as pd
+
         trial_codes, trial_ids = pd.factorize(frame["trial_id"], sort=False)
         enroll_codes, enrolled = pd.factorize(frame["enroll_spk"], sort=False)
         n_trials, n_enrolled = len(trial_ids), len(enrolled)
@@ -453,15 +504,7 @@ class ScoreSet(TrialBookkeeping):
                 f"{quote(trial_ids[p // n_enrolled])}); every trial needs a score against all {n_enrolled} enrolled "
                 f"speakers ({holes.size} pairs missing)"
             )
-        matrix = np.empty(n_trials * n_enrolled, dtype=np.float64)
-        matrix[pair] = scores
-        return cls(
-            matrix.reshape(n_trials, n_enrolled),
-            np.asarray(enrolled, dtype=str),
-            np.asarray(trial_speakers, dtype=str),
-            np.asarray(trial_ids, dtype=str),
-            source=source,
-        )
+        return cls(trial_ids=trial_ids, enrolled=enrolled, trial_speakers=trial_speakers, pair=pair)
 
 
 def _load_npz(path: Path) -> ScoreSet:

@@ -41,7 +41,7 @@ Theory
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, cast, overload
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -63,6 +63,21 @@ __all__ = [
 ]
 
 SENSITIVITIES = ("diameter", "radius")
+
+
+class TensorLike(Protocol):
+    """A ``torch.Tensor`` as the overloads of this module tell it from an array: it has ``detach``.
+
+    Typed without naming torch, so that the static checks read this module the same with
+    torch installed or not: where torch is missing, ``torch.Tensor`` would be ``Any`` and
+    its overload would take every argument (mypy: the array overload "will never be matched").
+    """
+
+    def detach(self) -> Any: ...
+
+
+#: A tensor in, the same kind of tensor out (:func:`clip_to_norm`, :meth:`GaussianSpeakerMechanism.anonymise`).
+TensorT = TypeVar("TensorT", bound=TensorLike)
 
 
 def _check_mu(mu: float) -> float:
@@ -124,10 +139,10 @@ def mu_for_eer(eer: float) -> float:
 
 
 @overload
-def clip_to_norm(emb: torch.Tensor, clip_norm: float) -> torch.Tensor: ...
+def clip_to_norm(emb: TensorT, clip_norm: float) -> TensorT: ...
 @overload
 def clip_to_norm(emb: ArrayLike, clip_norm: float) -> np.ndarray: ...
-def clip_to_norm(emb: torch.Tensor | ArrayLike, clip_norm: float) -> torch.Tensor | np.ndarray:
+def clip_to_norm(emb: TensorLike | ArrayLike, clip_norm: float) -> TensorLike | np.ndarray:
     """Scale each row (or the vector) to L2 norm <= clip_norm; numpy or torch in, same out.
 
     Parameters
@@ -143,7 +158,7 @@ def clip_to_norm(emb: torch.Tensor | ArrayLike, clip_norm: float) -> torch.Tenso
         tensor = cast("torch.Tensor", emb)
         norms = torch.linalg.vector_norm(tensor, dim=-1, keepdim=True)
         return tensor * torch.clamp(clip_norm / torch.clamp(norms, min=1e-30), max=1.0)
-    array = np.asarray(emb, dtype=np.float64)
+    array = np.asarray(cast(ArrayLike, emb), dtype=np.float64)
     row_norms = np.linalg.norm(array, axis=-1, keepdims=True)
     return array * np.minimum(1.0, clip_norm / np.maximum(row_norms, 1e-300))
 
@@ -195,19 +210,19 @@ class GaussianSpeakerMechanism:
         return self.delta / self.mu
 
     @overload
-    def anonymise(self, emb: torch.Tensor) -> torch.Tensor: ...
+    def anonymise(self, emb: TensorT) -> TensorT: ...
     @overload
     def anonymise(self, emb: ArrayLike) -> np.ndarray: ...
-    def anonymise(self, emb: torch.Tensor | ArrayLike) -> torch.Tensor | np.ndarray:
+    def anonymise(self, emb: TensorLike | ArrayLike) -> TensorLike | np.ndarray:
         """Release *emb* (shape (d,) or (n, d); numpy array or torch tensor, same type back)."""
-        clipped = clip_to_norm(emb, self.clip_norm)
-        noise = self._rng.standard_normal(tuple(clipped.shape)) * self.sigma
-        if _is_torch(clipped):
+        if _is_torch(emb):
             import torch
 
-            tensor = cast("torch.Tensor", clipped)
+            tensor = clip_to_norm(cast("torch.Tensor", emb), self.clip_norm)
+            noise = self._rng.standard_normal(tuple(tensor.shape)) * self.sigma
             return tensor + torch.as_tensor(noise, dtype=tensor.dtype, device=tensor.device)
-        return clipped + noise
+        array = clip_to_norm(cast(ArrayLike, emb), self.clip_norm)
+        return array + self._rng.standard_normal(array.shape) * self.sigma
 
     @classmethod
     def from_spec(cls, spec: str) -> GaussianSpeakerMechanism:
