@@ -92,7 +92,7 @@ class LongitudinalRow(RowRecord):
     """One group size k of :func:`longitudinal` (a row of :class:`LongitudinalResult`).
 
     Also a read-only mapping of its fields (``row["alid"]``,
-    :class:`~lidframe.data.records.RowRecord`): ``ci`` is a key only of rows with
+    :class:`~lidframe.data.records.RowRecord`): ``intervals`` is a key only of rows with
     intervals, and ``dp_mu_k``, ``dp_eer_bound``, ``dp_mi_bound_bits`` only of rows with
     *dp_mu*.
 
@@ -116,7 +116,7 @@ class LongitudinalRow(RowRecord):
         (:func:`lidframe.metrics.aggregates.lid_summary`).
     pdr, ndr : float
         Share of groups with LID > 0, and with LID <= 0.
-    ci : dict or None
+    intervals : dict or None
         metric -> ``(low, high)``, the speaker-bootstrap interval of each
         :func:`lidframe.stats.bootstrap.bootstrap_ci` metric (a list in the mapping and
         the JSON); None without a bootstrap, or with fewer than two speakers or groups.
@@ -140,7 +140,7 @@ class LongitudinalRow(RowRecord):
     lid_q50: float
     lid_q90: float
     lid_q99: float
-    ci: dict[str, tuple[float, float]] | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    intervals: dict[str, tuple[float, float]] | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     dp: ComposedBounds | None = attrs.field(default=None, metadata=nested_row(ComposedBounds, optional=True))
 
 
@@ -302,7 +302,7 @@ def longitudinal(
                 n_enrolled=ev.n_enrolled,
                 log2_n=math.log2(ev.n_enrolled),
                 **lid_summary(lid),
-                ci=_speaker_intervals(lid, ev.trial_speakers[first_trials], bootstrap),
+                intervals=_speaker_intervals(lid, ev.trial_speakers[first_trials], bootstrap),
                 dp=None if dp_mu is None else _composed_bounds(dp_mu, max_trials if k == "all" else int(k)),
             )
         )

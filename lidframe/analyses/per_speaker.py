@@ -21,7 +21,7 @@ Intervals
 With ``bootstrap=`` each speaker's ALID, PDR and LIDmax get an interval from
 resampling **that speaker's trials** with replacement (trial-level resampling within
 one speaker: the only unit inside a single speaker, so the record's ``unit`` is not
-used and ``ci_settings["unit"]`` says ``"trial"``).  The intervals come from
+used and ``bootstrap["unit"]`` says ``"trial"``).  The intervals come from
 :func:`lidframe.stats.bootstrap.bootstrap_ci` (BCa or percentile as asked; LIDmax
 always percentile and biased low, see :mod:`lidframe.stats.bootstrap`).  They describe
 the variation of the speaker's own trials given its enrolment, not the variation over
@@ -131,7 +131,7 @@ class PerSpeakerResult(TableRecord):
         log2 N, the ceiling of LID under the uniform prior.
     calibrator, prior : str
         As in the evaluation's summary.
-    ci_settings : dict or None
+    bootstrap : dict or None
         The bootstrap settings used (``Bootstrap.to_dict()``: ``n_boot``, ``level``,
         ``method``, ``seed``, and ``unit`` = ``"trial"``), None without intervals.
     """
@@ -145,7 +145,7 @@ class PerSpeakerResult(TableRecord):
     log2_n: float
     calibrator: str
     prior: str
-    ci_settings: dict | None
+    bootstrap: dict | None
 
 
 def _speaker_columns(result: Result, closed: np.ndarray) -> np.ndarray:
@@ -247,7 +247,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         log2_n=math.log2(enrolled.size),
         calibrator=str(result.summary.get("calibrator")),
         prior=str(result.summary.get("prior")),
-        ci_settings=None if options is None else options.to_dict(),
+        bootstrap=None if options is None else options.to_dict(),
     )
 
 

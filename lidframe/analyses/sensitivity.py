@@ -62,7 +62,7 @@ SENSITIVITY_METRICS = {
 _SUMMARY_KEYS = (
     "n_enrolled",
     "log2_n",
-    "n_trials",
+    "n_enrolled_trials",
     "eer",
     "alid",
     "pdr",
@@ -106,8 +106,8 @@ class SensitivityRow(RowRecord):
         N, the eval's enrolled speakers.
     log2_n : float
         log2 N (bits), the ceiling of LID under the uniform prior.
-    n_trials : int
-        Closed-set eval trials.
+    n_enrolled_trials : int
+        Eval trials whose speaker is enrolled (with a LID).
     eer : float
         Pairwise EER (a fraction; NaN without the binary view).
     alid, lid_pos, lid_neg, lid_q99, lid_max : float
@@ -126,7 +126,7 @@ class SensitivityRow(RowRecord):
     describe: str
     n_enrolled: int
     log2_n: float
-    n_trials: int
+    n_enrolled_trials: int
     eer: float
     alid: float
     pdr: float

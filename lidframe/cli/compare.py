@@ -72,8 +72,8 @@ def run(args: argparse.Namespace) -> int:
     systems = {name: read_per_trial(path) for name, path in zip(names, args.tables)}
     result = compare_systems(systems, bootstrap=bootstrap_from_args(args, _defaults()), n_perm=args.permutations)
     print(
-        f"paired comparison on {len(next(iter(systems.values()))[0])} trials: {args.ci_level:.0%} paired bootstrap "
-        f"intervals and permutation p-values over {args.ci_unit}s ({args.n_boot} resamples, {args.permutations} "
+        f"paired comparison on {len(next(iter(systems.values()))[0])} trials: {args.bootstrap_level:.0%} paired bootstrap "
+        f"intervals and permutation p-values over {args.bootstrap_unit}s ({args.n_boot} resamples, {args.permutations} "
         f"permutations, seed {args.seed}); p_holm: Holm-adjusted within each metric"
     )
     header = ["A", "B", "metric", "A", "B", "A-B", "low", "high", "p", "p_holm"]

@@ -138,7 +138,7 @@ def _print_audit(result: DPAuditResult, args: argparse.Namespace, source: str) -
     print(
         f"clip U = {args.clip:g}, sensitivity {args.sensitivity}, enrolment "
         f"{'released through the mechanism' if args.anonymise_enrolment else 'clean (clipped)'}; "
-        f"N = {rows[0].n_enrolled} (log2 N = {rows[0].log2_n:.2f}); {args.ci_level:.0%} bootstrap intervals"
+        f"N = {rows[0].n_enrolled} (log2 N = {rows[0].log2_n:.2f}); {args.bootstrap_level:.0%} bootstrap intervals"
     )
     header = ["mu", "sigma", "EERbound", "bayesEER", "cosEER", "MIbound", "bayesALID", "cosALID", "bayesMax", "cosMax",
               "check"]  # fmt: skip

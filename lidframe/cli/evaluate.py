@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,12 +27,12 @@ if TYPE_CHECKING:
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["register", "run", "format_ci_table"]
+__all__ = ["register", "run", "format_interval_table"]
 
 # an eval embedding set with at least this many pairs shows progress on a terminal
 _PROGRESS_PAIRS = 1 << 30
 
-_CI_NAMES = {
+_INTERVAL_NAMES = {
     "alid": "ALID",
     "pdr": "PDR",
     "lid_pos": "LID+",
@@ -65,7 +66,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--per-speaker",
         metavar="OUT.csv",
         help="write per-speaker disclosure as CSV, most disclosed first (n_trials, ALID, LIDmax, PDR, "
-        "rank-1 rate; with --ci, intervals from resampling each speaker's trials)",
+        "rank-1 rate; with --bootstrap, intervals from resampling each speaker's trials)",
     )
     parser.add_argument(
         "--report",
@@ -77,16 +78,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def format_ci_table(summary: dict) -> str:
+def format_interval_table(summary: Mapping[str, Any]) -> str:
     """The bootstrap intervals of an evaluate summary as text."""
-    settings = summary["ci_settings"]
+    settings = summary["bootstrap"]
     title = (
         f"{settings['level']:.0%} bootstrap intervals ({settings['method']}, {settings['n_boot']} resamples of "
         f"{settings['unit']}s, seed {settings['seed']}; LIDmax: percentile, biased low -- prefer LIDq99)"
     )
     rows = [
-        [_CI_NAMES.get(key, key), format_value(summary[key]), format_value(low), format_value(high)]
-        for key, (low, high) in summary["ci"].items()
+        [_INTERVAL_NAMES.get(key, key), format_value(summary[key]), format_value(low), format_value(high)]
+        for key, (low, high) in summary["intervals"].items()
     ]
     return title + "\n" + text_table(["metric", "estimate", "low", "high"], rows)
 
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = _Outputs.check(args)
     eval_set = load_set(args.eval)
-    bootstrap = bootstrap_from_args(args) if args.ci else None
+    bootstrap = bootstrap_from_args(args) if args.bootstrap else None
     result = _evaluate(args, eval_set, bootstrap)
     _print_result(args, result.summary)
     speakers = None
@@ -159,10 +160,10 @@ def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, boots
 
 
 def _print_result(args: argparse.Namespace, s: Any) -> None:
-    """Print the inputs and settings behind the summary *s*, its table, the other metrics and (``--ci``) intervals."""
-    print(f"dev:  {args.dev}  ({s['n_dev_trials']} trials x {s['n_dev_enrolled']} enrolled)")
+    """Print the inputs and settings behind the summary *s*, its table, the other metrics and (``--bootstrap``) intervals."""
+    print(f"dev:  {args.dev}  ({s['n_dev_enrolled_trials']} trials x {s['n_dev_enrolled']} enrolled)")
     print(
-        f"eval: {args.eval}  ({s['n_trials']} trials x N = {s['n_enrolled']} enrolled; "
+        f"eval: {args.eval}  ({s['n_enrolled_trials']} trials x N = {s['n_enrolled']} enrolled; "
         f"{s['n_impostor_trials']} impostor trials excluded)"
     )
     znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
@@ -178,9 +179,9 @@ def _print_result(args: argparse.Namespace, s: Any) -> None:
         f"ZEBRA D_ECE {s['dece_bits']:.3f} bit, max|LLR| {s['max_abs_llr_log10']:.2f} ({s['zebra_tag']})   "
         f"D_sys {s['dsys']:.3f}"
     )
-    if args.ci:
+    if args.bootstrap:
         print()
-        print(format_ci_table(s))
+        print(format_interval_table(s))
 
 
 def _print_engine(s: Any) -> None:
@@ -238,7 +239,7 @@ def _report(args: argparse.Namespace, result, speakers, bootstrap):
         "--prior": args.prior,
         "--znorm-ddof": args.znorm_ddof,
         "binary metrics": s.get("binary_metrics", "computed"),
-        "intervals": "none (no --ci)" if bootstrap is None else f"--ci: {_bootstrap_text(bootstrap)}",
+        "intervals": "none (no --bootstrap)" if bootstrap is None else f"--bootstrap: {_bootstrap_text(bootstrap)}",
     }
     if bootstrap is not None:
         settings["per-speaker intervals"] = "resampling each speaker's own trials (unit trial), same n_boot and seed"

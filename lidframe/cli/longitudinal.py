@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"longitudinal attacker: {args.fusion} fusion of k utterances per speaker, calibrator {args.calibrator}, "
         f"N = {rows[0].n_enrolled} (LID <= log2 N = {rows[0].log2_n:.3f} bit); "
-        f"{args.ci_level:.0%} speaker-bootstrap CI of ALID"
+        f"{args.bootstrap_level:.0%} speaker-bootstrap CI of ALID"
     )
     dp = args.dp_mu is not None
     header = ["k", "groups", "skip", "temp", "ALID", "[low", "high]", "PDR", "LID+", "LID-", "q99", "LIDmax"]
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         header += ["mu_k", "EERbnd", "MIbnd"]
     body = []
     for r in rows:
-        ci = (r.ci or {}).get("alid", (float("nan"), float("nan")))
+        ci = (r.intervals or {}).get("alid", (float("nan"), float("nan")))
         line = [str(r.k), str(r.n_groups), str(r.n_speakers_skipped), f"{r.temperature:.2f}",
                 f"{r.alid:.3f}", f"{ci[0]:.3f}", f"{ci[1]:.3f}", f"{r.pdr:.3f}", f"{r.lid_pos:.3f}",
                 f"{r.lid_neg:.3f}", f"{r.lid_q99:.3f}", f"{r.lid_max:.3f}"]  # fmt: skip

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_paths, write_outputs
+from lidframe.cli.options import (
+    add_output_arguments,
+    add_renamed_flag,
+    add_scoreset_arguments,
+    check_output_paths,
+    write_outputs,
+)
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
@@ -17,8 +23,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--sizes", help="comma-separated database sizes (default: 2, 4, 8, ... and N)")
     parser.add_argument("--repeats", type=int, default=20, help="random distractor draws per size (default 20)")
     parser.add_argument(
-        "--ci-level", type=float, default=0.95, metavar="LEVEL", help="interval level over draws (default 0.95)"
+        "--level", type=float, default=0.95, metavar="LEVEL", help="interval level over draws (default 0.95)"
     )
+    add_renamed_flag(parser, "--ci-level", "--level", type=float)
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     add_output_arguments(parser, json="write the rows as JSON", plot="write the plot (needs matplotlib)")
     parser.set_defaults(run=run)
@@ -41,13 +48,13 @@ def run(args: argparse.Namespace) -> int:
         args.calibrator,
         sizes=sizes,
         repeats=args.repeats,
-        level=args.ci_level,
+        level=args.level,
         znorm_ddof=args.znorm_ddof,
         seed=args.seed,
     )
     print(
         f"disclosure vs database size (eval N = {result.n_enrolled}, calibrator {result.calibrator}; "
-        f"{args.repeats} random draws of distractors per size, {args.ci_level:.0%} interval over draws)"
+        f"{args.repeats} random draws of distractors per size, {args.level:.0%} interval over draws)"
     )
     header = ["n", "log2n", "ALID", "[low", "high]", "PDR", "LIDmax", "[low", "high]"]
     body = [

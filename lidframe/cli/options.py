@@ -2,8 +2,9 @@
 
 Every command that takes the same idea takes it with the same flag, default and help:
 score sets (``--dev``/``--eval``), calibrator and prior specs (the registry's
-``NAME?key=value`` syntax), the z-norm ddof, the bootstrap (``--ci``, ``--n-boot``,
-``--ci-level``, ``--ci-unit``, ``--ci-method``, ``--seed``), the streaming engine
+``NAME?key=value`` syntax), the z-norm ddof, the bootstrap (``--bootstrap``, ``--n-boot``,
+``--bootstrap-level``, ``--bootstrap-unit``, ``--bootstrap-method``, ``--seed``; their old
+names ``--ci``, ``--ci-level``, ... for one release, :class:`RenamedFlag`), the streaming engine
 (``--device``, ``--precision``, ``--kernel``) and the output files (``--json``,
 ``--plot``), which are checked before any work starts.
 """
@@ -11,7 +12,8 @@ score sets (``--dev``/``--eval``), calibrator and prior specs (the registry's
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable, Iterable, Mapping
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +24,11 @@ if TYPE_CHECKING:
     from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = [
+    "RenamedFlag",
     "add_bootstrap_arguments",
     "add_engine_arguments",
     "add_output_arguments",
+    "add_renamed_flag",
     "add_scoreset_arguments",
     "bootstrap_from_args",
     "check_output_dir",
@@ -59,6 +63,60 @@ def add_scoreset_arguments(
         parser.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1, help="row z-norm ddof (default 1)")
 
 
+class RenamedFlag(argparse.Action):
+    """The old name of a flag: parsed as the new flag is, with a :class:`FutureWarning` naming the new flag.
+
+    The warning (printed by the ``lidframe`` command as one line on stderr,
+    ``lidframe: warning: --ci is now --bootstrap; ...``) is given once per parse, however
+    often the old flag is repeated.  Added by :func:`add_renamed_flag`.
+
+    Parameters
+    ----------
+    option_strings, dest, **kwargs
+        As for :class:`argparse.Action`; ``nargs=0`` for a switch (it stores True).
+    new : str
+        The flag's name now (``"--bootstrap"``).
+    """
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, new: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.new = new
+        self._warned: argparse.Namespace | None = None
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, True if self.nargs == 0 else values)
+        if self._warned is not namespace:
+            self._warned = namespace
+            warnings.warn(
+                f"{option_string} is now {self.new}; the old name will be removed in the next release",
+                FutureWarning,
+                stacklevel=2,
+            )
+
+
+def add_renamed_flag(parser: argparse.ArgumentParser, old: str, new: str, **kwargs: Any) -> None:
+    """Keep *old*, hidden from ``--help``, as a :class:`RenamedFlag` of *new* (added before, same ``dest``).
+
+    Parameters
+    ----------
+    parser : ArgumentParser
+    old, new : str
+        The old and the new flag (``"--ci-level"``, ``"--bootstrap-level"``).
+    **kwargs
+        ``type``, ``choices`` or ``nargs=0`` (a switch), as the new flag has them.
+    """
+    dest = new.lstrip("-").replace("-", "_")
+    parser.add_argument(
+        old, action=RenamedFlag, new=new, dest=dest, default=argparse.SUPPRESS, help=argparse.SUPPRESS, **kwargs
+    )
+
+
 def add_bootstrap_arguments(
     parser: argparse.ArgumentParser,
     defaults: Bootstrap | None = None,
@@ -69,32 +127,40 @@ def add_bootstrap_arguments(
 ) -> None:
     """The bootstrap flags, defaulting to *defaults* (the analysis's own record; ``Bootstrap()``).
 
-    With *switch*, ``--ci`` turns the intervals on; *unit* and *method* add ``--ci-unit``
-    and ``--ci-method`` for the commands whose analysis lets them be chosen.  A flag left
-    out means what the Python API means with the argument left out.
+    With *switch*, ``--bootstrap`` turns the intervals on; *unit* and *method* add
+    ``--bootstrap-unit`` and ``--bootstrap-method`` for the commands whose analysis lets
+    them be chosen.  A flag left out means what the Python API means with the argument
+    left out.  The old names ``--ci``, ``--ci-level``, ``--ci-unit`` and ``--ci-method``
+    work for one release, hidden from ``--help``, with a warning (:func:`add_renamed_flag`).
     """
     from lidframe.stats.bootstrap import Bootstrap
 
     d = defaults or Bootstrap()
     if switch:
-        parser.add_argument("--ci", action="store_true", help="add bootstrap confidence intervals")
+        parser.add_argument("--bootstrap", action="store_true", help="add bootstrap confidence intervals")
+        add_renamed_flag(parser, "--ci", "--bootstrap", nargs=0)
     parser.add_argument(
         "--n-boot", type=int, default=d.n_boot, metavar="B", help=f"bootstrap resamples (default {d.n_boot})"
     )
     parser.add_argument(
-        "--ci-level", type=float, default=d.level, metavar="LEVEL", help=f"interval level (default {d.level})"
+        "--bootstrap-level", type=float, default=d.level, metavar="LEVEL", help=f"interval level (default {d.level})"
     )
+    add_renamed_flag(parser, "--ci-level", "--bootstrap-level", type=float)
     if unit:
+        units = ("speaker", "trial")
         parser.add_argument(
-            "--ci-unit",
-            choices=("speaker", "trial"),
+            "--bootstrap-unit",
+            choices=units,
             default=d.unit,
             help=f"resampling unit: speaker (cluster bootstrap) or trial (default {d.unit})",
         )
+        add_renamed_flag(parser, "--ci-unit", "--bootstrap-unit", choices=units)
     if method:
+        methods = ("bca", "percentile")
         parser.add_argument(
-            "--ci-method", choices=("bca", "percentile"), default=d.method, help=f"interval type (default {d.method})"
+            "--bootstrap-method", choices=methods, default=d.method, help=f"interval type (default {d.method})"
         )
+        add_renamed_flag(parser, "--ci-method", "--bootstrap-method", choices=methods)
     parser.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
 
 
@@ -105,9 +171,9 @@ def bootstrap_from_args(args: argparse.Namespace, defaults: Bootstrap | None = N
     d = defaults or Bootstrap()
     return Bootstrap(
         n_boot=args.n_boot,
-        level=args.ci_level,
-        unit=getattr(args, "ci_unit", d.unit),
-        method=getattr(args, "ci_method", d.method),
+        level=args.bootstrap_level,
+        unit=getattr(args, "bootstrap_unit", d.unit),
+        method=getattr(args, "bootstrap_method", d.method),
         seed=args.seed,
     )
 

@@ -71,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     )
     first = result.rows[0]
     print(
-        f"eval: {args.eval}  (T = {first.n_trials} trials, N = {first.n_enrolled} enrolled; "
+        f"eval: {args.eval}  (T = {first.n_enrolled_trials} trials, N = {first.n_enrolled} enrolled; "
         f"LID <= log2 N = {first.log2_n:.3f} bit under a uniform prior)"
     )
     print(f"dev:  {args.dev}   prior: {describe_component(prior)}")

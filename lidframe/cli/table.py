@@ -17,7 +17,7 @@ __all__ = ["SUMMARY_COLUMNS", "format_table", "format_value", "text_table"]
 SUMMARY_COLUMNS = (
     ("n_enrolled", "N", "d"),
     ("log2_n", "log2N", ".2f"),
-    ("n_trials", "T", "d"),
+    ("n_enrolled_trials", "T", "d"),
     ("n_impostor_trials", "imp", "d"),
     ("eer", "EER", ".3f"),
     ("cllr", "Cllr", ".3f"),

@@ -7,14 +7,15 @@ when skipped), the bootstrap intervals and their settings, and the settings that
 produced it, as typed attributes (``summary.alid``, ``summary.binary.eer``).
 
 A summary is also a read-only mapping, the dict that ``Result.summary`` was before:
-``summary["alid"]``, ``"ci" in summary``, ``dict(summary)`` and ``summary.get(key)`` give
-the raw values (NaN stays NaN) under the keys of :meth:`Summary.to_dict`, in its order;
-a key is present only where that dict has it (``ci`` and ``ci_settings`` with a
-bootstrap, ``engine`` for an eval embedding set, ``scheduler`` and ``n_blocks`` on a
-cluster).  Four attributes are named for what they hold and still read under their
-former keys (:data:`MAPPING_KEYS`): ``n_enrolled_trials`` as ``n_trials``,
-``n_dev_enrolled_trials`` as ``n_dev_trials``, ``intervals`` as ``ci`` (metric ->
-``[low, high]``) and ``bootstrap`` as ``ci_settings`` (:meth:`Bootstrap.to_dict`).
+``summary["alid"]``, ``"intervals" in summary``, ``dict(summary)`` and ``summary.get(key)``
+give the raw values (NaN stays NaN) under the keys of :meth:`Summary.to_dict`, in its
+order; a key is the attribute's name, and is present only where that dict has it
+(``intervals``, metric -> ``[low, high]``, and ``bootstrap``,
+:meth:`Bootstrap.to_dict`, with a bootstrap; ``engine`` for an eval embedding set;
+``scheduler`` and ``n_blocks`` on a cluster).  Four keys were renamed in this release
+(:data:`RENAMED_KEYS`): looking up an old one raises a :class:`KeyError` that names the
+new one (``.get`` gives its default), and :func:`with_current_keys` reads a summary
+stored under the old keys (a grid store written before).
 """
 
 from __future__ import annotations
@@ -41,16 +42,40 @@ from lidframe.stats.bootstrap import Bootstrap, Interval, PairLLRs, bootstrap_ci
 if TYPE_CHECKING:
     from lidframe.core.dispatch import EngineResult
 
-__all__ = ["Summary", "BinaryView", "EngineUsed", "MAPPING_KEYS", "summarise"]
+__all__ = ["Summary", "BinaryView", "EngineUsed", "RENAMED_KEYS", "summarise", "with_current_keys"]
 
-#: The mapping key of each attribute whose key is not its name (attribute -> key): the
-#: keys the summary dict had, which JSON files, grid stores and reports still read.
-MAPPING_KEYS = {
-    "n_enrolled_trials": "n_trials",
-    "n_dev_enrolled_trials": "n_dev_trials",
-    "intervals": "ci",
-    "bootstrap": "ci_settings",
+#: The summary's keys before this release: old key -> (its key now, the attribute's name;
+#: what it holds).  JSON files and grid stores written before hold the old keys.
+RENAMED_KEYS: dict[str, tuple[str, str]] = {
+    "n_trials": ("n_enrolled_trials", "trials whose speaker is enrolled"),
+    "n_dev_trials": ("n_dev_enrolled_trials", "dev trials whose speaker is enrolled"),
+    "ci": ("intervals", "the bootstrap intervals, metric -> [low, high]"),
+    "ci_settings": ("bootstrap", "the bootstrap settings"),
 }
+
+
+def with_current_keys(stored: Mapping[str, Any]) -> dict[str, Any]:
+    """A summary dict with the keys of :data:`RENAMED_KEYS` under their new names, in place.
+
+    Parameters
+    ----------
+    stored : mapping
+        A summary as :meth:`Summary.to_dict` wrote it, by this release or an earlier one.
+
+    Returns
+    -------
+    dict
+        The same entries in the same order, an old key renamed (where the new key is
+        also there, the new key's value is kept).
+    """
+    renamed: dict[str, Any] = {}
+    for key, value in stored.items():
+        new = RENAMED_KEYS[key][0] if key in RENAMED_KEYS else key
+        if new != key and new in stored:
+            continue
+        renamed[new] = value
+    return renamed
+
 
 #: The LID aggregates, in the order of :func:`lidframe.metrics.aggregates.lid_summary`.
 LID_FIELDS = (
@@ -74,10 +99,6 @@ _SETTING_FIELDS = (
     "n_dev_impostor_trials",
     "lidframe_version",
 )
-
-
-def _key(name: str) -> str:
-    return MAPPING_KEYS.get(name, name)
 
 
 @attrs.frozen(kw_only=True)
@@ -196,9 +217,9 @@ class Summary(Mapping[str, Any]):
     Attributes
     ----------
     n_enrolled_trials : int
-        Eval trials whose speaker is enrolled: the trials with a LID (mapping key
-        ``n_trials``; :attr:`ScoreSet.n_trials <lidframe.data.scoreset.ScoreSet.n_trials>`
-        counts every trial).
+        Eval trials whose speaker is enrolled: the trials with a LID
+        (:attr:`ScoreSet.n_trials <lidframe.data.scoreset.ScoreSet.n_trials>` counts every
+        trial).
     n_enrolled : int
         N, the enrolled speakers of the eval set.
     n_impostor_trials : int
@@ -219,17 +240,17 @@ class Summary(Mapping[str, Any]):
     binary : BinaryView or None
         The binary view; None when skipped (the mapping then shows NaN metrics).
     intervals : dict of str to Interval, or None
-        Bootstrap intervals per metric (mapping key ``ci``, shown as ``[low, high]``);
-        None without a bootstrap.
+        Bootstrap intervals per metric (in the mapping, ``[low, high]``); None without a
+        bootstrap.
     bootstrap : Bootstrap or None
-        The bootstrap settings (mapping key ``ci_settings``, shown as a dict).
+        The bootstrap settings (in the mapping, :meth:`Bootstrap.to_dict`).
     calibrator, prior : str
         The fitted calibrator and the prior, described (name and non-default parameters).
     znorm_ddof : int or None
         Row z-norm degrees of freedom; None for a calibrator on raw scores.
     n_dev_enrolled_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
-        Dev trials whose speaker is enrolled (mapping key ``n_dev_trials``), enrolled
-        speakers and impostor trials; None when no dev set was given.
+        Dev trials whose speaker is enrolled, enrolled speakers and impostor trials; None
+        when no dev set was given.
     lidframe_version : str
     engine : EngineUsed or None
         The engine that ran, for an eval embedding set; None for a score set.
@@ -273,13 +294,13 @@ class Summary(Mapping[str, Any]):
 
     def _entries(self) -> dict[str, Any]:
         """The mapping view as a fresh dict: keys in order, raw values."""
-        entries = {_key(name): getattr(self, name) for name in (*_COUNT_FIELDS, *LID_FIELDS, *_IDENTIFICATION_FIELDS)}
+        entries = {name: getattr(self, name) for name in (*_COUNT_FIELDS, *LID_FIELDS, *_IDENTIFICATION_FIELDS)}
         if self.intervals is not None:
-            entries[_key("intervals")] = {metric: [i.low, i.high] for metric, i in self.intervals.items()}
+            entries["intervals"] = {metric: [i.low, i.high] for metric, i in self.intervals.items()}
         if self.bootstrap is not None:
-            entries[_key("bootstrap")] = self.bootstrap.to_dict()
+            entries["bootstrap"] = self.bootstrap.to_dict()
         entries.update(_binary_entries(self.binary, self.binary_metrics))
-        entries.update({_key(name): getattr(self, name) for name in _SETTING_FIELDS})
+        entries.update({name: getattr(self, name) for name in _SETTING_FIELDS})
         if self.engine is not None:
             entries["engine"] = self.engine.to_dict()
         if self.scheduler is not None:
@@ -287,7 +308,13 @@ class Summary(Mapping[str, Any]):
         return entries
 
     def __getitem__(self, key: str) -> Any:
-        return self._entries()[key]
+        entries = self._entries()
+        if key in entries:
+            return entries[key]
+        if key in RENAMED_KEYS:
+            new, holds = RENAMED_KEYS[key]
+            raise KeyError(f"{key!r} is now {new!r} ({holds})")
+        raise KeyError(key)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries())

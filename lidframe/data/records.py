@@ -14,7 +14,7 @@ records, one per table row -- plus whatever settings describe the run.
 
 A row is a frozen attrs record with typed fields (``row.alid``) that subclasses
 :class:`RowRecord`, which also makes it a read-only mapping (``row["alid"]``,
-``"ci" in row``, ``dict(row)``) with the keys and values of the dict that stood for the
+``"intervals" in row``, ``dict(row)``) with the keys and values of the dict that stood for the
 row before the rows were records.  The mapping's keys follow one rule, written here once:
 
 * a field's key is its attribute name, so renaming a field renames its key;

@@ -203,12 +203,12 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         row = {k: stored[k] for k in _KEYS}  # as stored: "-" for a component the cell has none of
         s = stored["summary"]
         for key, value in s.items():
-            if key in ("ci", "ci_settings", "calibrator_fit") or isinstance(value, (dict, list)):
+            if key in ("intervals", "bootstrap", "calibrator_fit") or isinstance(value, (dict, list)):
                 continue
             # the summary's "calibrator"/"prior" describe the fitted components; the cell's
             # own columns keep the spec strings
             row[f"{key}_describe" if key in _KEYS else key] = value
-        for metric, (low, high) in (s.get("ci") or {}).items():
+        for metric, (low, high) in (s.get("intervals") or {}).items():
             row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = low, high
         for fusion, per_k in (s.get("longitudinal") or {}).items():  # k-utterance attacker columns
             for entry in per_k:
@@ -258,10 +258,10 @@ def _interval_note(results: Sequence[Mapping[str, Any]], group: tuple[str, str, 
     """The line that says what the brackets of a group's table are, or None without intervals."""
     attacker, calibrator, prior = group
     settings = [
-        r["summary"].get("ci_settings") or {}
+        r["summary"].get("bootstrap") or {}
         for r in results
         if (r["attacker"], r["calibrator"], r["prior"], r["seed"]) == (attacker, calibrator, prior, seed)
-        and r["summary"].get("ci")
+        and r["summary"].get("intervals")
     ]
     if not settings:
         return None

@@ -48,6 +48,7 @@ from typing import Any, Protocol
 
 import attrs
 
+from lidframe.core.summary import with_current_keys
 from lidframe.data.digests import sqlite_problem
 from lidframe.errors import InputError
 from lidframe.grid.lock import folder_lock
@@ -510,7 +511,8 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
     Returns
     -------
     list of FinishedCell
-        Components (a stored ``-`` read as None), ``summary`` (the parsed JSON, a dict),
+        Components (a stored ``-`` read as None), ``summary`` (the parsed JSON, a dict,
+        with the keys of this release: :func:`lidframe.core.summary.with_current_keys`),
         ``per_trial`` (relative to *out_dir*), ``cell_id`` and ``per_trial_sha256`` (None
         in a store of an earlier layout); in the order the cells finished.
 
@@ -548,6 +550,8 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
                 f"{path}: cell {key} ({system}, {calibrator}, {prior}) has an "
                 "unreadable summary; rerun lidframe grid with --force"
             ) from None
+        if isinstance(parsed, dict):  # a store written before this release holds the old summary keys
+            parsed = with_current_keys(parsed)
         # the first layout may hold two rows for one cell: the newest wins
         by_cell[tuple(components)] = FinishedCell(
             cell_id=key,

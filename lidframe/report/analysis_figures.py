@@ -74,7 +74,7 @@ def per_speaker_figure(
     per_speaker : TableRecord
         A :class:`lidframe.analyses.per_speaker.PerSpeakerResult` (or any record whose rows have
         ``speaker``, ``n_trials``, ``alid`` and optionally ``alid_low``/``alid_high``);
-        its ``log2_n``, ``ci_settings`` and ``n_speakers_without_trials`` are used when
+        its ``log2_n``, ``bootstrap`` and ``n_speakers_without_trials`` are used when
         present.  Rows without trials (NaN ALID) are left out and counted in the title.
     ax : matplotlib Axes, optional
         Draw into this Axes; by default a new figure is sized to the number of speakers
@@ -191,7 +191,7 @@ def _name_both_ends(
 
 def _per_speaker_title(per_speaker: TableRecord, has_ci: bool) -> str:
     """'Disclosure per speaker', with the interval settings and the speakers left out."""
-    settings = getattr(per_speaker, "ci_settings", None)
+    settings = getattr(per_speaker, "bootstrap", None)
     note = []
     if has_ci and settings:
         note.append(f"whiskers: {settings['level']:.0%} {settings['method']} CI, trials resampled within speaker")
@@ -293,8 +293,8 @@ def plot_longitudinal(result: LongitudinalResult, path: StrPath, *, title: str |
     for key, label, marker in (("alid", "ALID", "o"), ("lid_q99", "LID q99", "s"), ("lid_max", "LIDmax", "^")):
         y = np.array([r[key] for r in rows])
         ax.plot(x, y, marker=marker, label=label)
-        if key == "alid" and all("ci" in r for r in rows):
-            ci = np.array([r["ci"]["alid"] for r in rows])
+        if key == "alid" and all("intervals" in r for r in rows):
+            ci = np.array([r["intervals"]["alid"] for r in rows])
             ax.fill_between(x, ci[:, 0], ci[:, 1], alpha=0.2)
     ax.axhline(rows[0]["log2_n"], color="0.3", ls=":", label=f"log2 N = {rows[0]['log2_n']:.2f}")
     ax.set_xticks(x)

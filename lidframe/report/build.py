@@ -332,7 +332,7 @@ def _grid_system(
         )
     lid, posterior = _per_trial_lid(path, cell, out)
     closed = ~np.isnan(lid)
-    stored_trials = summary.get("n_trials")
+    stored_trials = summary.get("n_enrolled_trials")
     if stored_trials is not None and int(stored_trials) != int(closed.sum()):
         # the file and the stored summary come from different runs: no page mixes the two
         raise InputError(
@@ -454,8 +454,8 @@ def _dp_audit_summary(row: Mapping[str, Any], attacker: str, *, calibrator: str,
         "lid_q99": row[f"{attacker}_lid_q99"],
         "lid_max": row[f"{attacker}_lid_max"],
         "eer": row[f"{attacker}_eer"],
-        "ci": {"alid": row[f"{attacker}_alid_ci"], "eer": row[f"{attacker}_eer_ci"]},
-        "ci_settings": {"level": ci_level},
+        "intervals": {"alid": row[f"{attacker}_alid_ci"], "eer": row[f"{attacker}_eer_ci"]},
+        "bootstrap": {"level": ci_level},
         "calibrator": calibrator,
         "prior": "uniform",
     }

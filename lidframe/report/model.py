@@ -21,7 +21,7 @@ from lidframe.data.fileio import StrPath, file_sha256, json_clean
 from lidframe.errors import InputError
 
 __all__ = [
-    "CI_KEYS",
+    "INTERVAL_KEYS",
     "Interval",
     "Headline",
     "ReportSystem",
@@ -34,8 +34,8 @@ __all__ = [
     "share_text",
 ]
 
-#: Headline metrics that carry a bootstrap interval when the summary has one (``summary["ci"]``).
-CI_KEYS = ("alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max", "eer", "cllr")
+#: Headline metrics that carry a bootstrap interval when the summary has one (``summary["intervals"]``).
+INTERVAL_KEYS = ("alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max", "eer", "cllr")
 
 
 def _float(value: Any) -> float:
@@ -65,8 +65,8 @@ class Headline:
         N, the enrolled speakers the attacker searches.
     log2_n : float
         log2 N, the most a trial can disclose under a uniform prior.
-    n_trials : int or None
-        Closed-set eval trials (with a LID); None when the source does not say.
+    n_enrolled_trials : int or None
+        Eval trials whose speaker is enrolled (with a LID); None when the source does not say.
     n_impostor_trials : int or None
         Eval trials whose speaker is not enrolled (no LID).
     alid, lid_pos, lid_neg, lid_q99, lid_max : float
@@ -79,15 +79,15 @@ class Headline:
         Binary Cllr (bits); NaN when not computed.
     rank1_rate : float
         Share of trials whose true speaker has the top score; NaN when not computed.
-    ci : dict
-        metric -> :class:`Interval`, for the metrics of :data:`CI_KEYS` the source has intervals for.
-    ci_level : float or None
+    intervals : dict
+        metric -> :class:`Interval`, for the metrics of :data:`INTERVAL_KEYS` the source has intervals for.
+    interval_level : float or None
         Their confidence level (0.95), None without intervals.
     """
 
     n_enrolled: int
     log2_n: float
-    n_trials: int | None
+    n_enrolled_trials: int | None
     n_impostor_trials: int | None
     alid: float
     pdr: float
@@ -98,8 +98,8 @@ class Headline:
     eer: float
     cllr: float
     rank1_rate: float
-    ci: dict[str, Interval] = attrs.field(factory=dict)
-    ci_level: float | None = None
+    intervals: dict[str, Interval] = attrs.field(factory=dict)
+    interval_level: float | None = None
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, Any], *, where: str = "summary") -> Headline:
@@ -123,14 +123,14 @@ class Headline:
             raise InputError(f"{where}: not a lidframe evaluate summary (no {', '.join(missing)})")
         n_enrolled = int(summary["n_enrolled"])
         intervals = {}
-        for key, bounds in (summary.get("ci") or {}).items():
-            if key in CI_KEYS and bounds is not None:
+        for key, bounds in (summary.get("intervals") or {}).items():
+            if key in INTERVAL_KEYS and bounds is not None:
                 intervals[key] = Interval(_float(bounds[0]), _float(bounds[1]))
-        settings = summary.get("ci_settings") or {}
+        settings = summary.get("bootstrap") or {}
         return cls(
             n_enrolled=n_enrolled,
             log2_n=_float(summary.get("log2_n", math.log2(n_enrolled))),
-            n_trials=_int_or_none(summary.get("n_trials")),
+            n_enrolled_trials=_int_or_none(summary.get("n_enrolled_trials")),
             n_impostor_trials=_int_or_none(summary.get("n_impostor_trials")),
             alid=_float(summary["alid"]),
             pdr=_float(summary.get("pdr")),
@@ -141,8 +141,8 @@ class Headline:
             eer=_float(summary.get("eer")),
             cllr=_float(summary.get("cllr")),
             rank1_rate=_float(summary.get("rank1_rate")),
-            ci=intervals,
-            ci_level=_float(settings["level"]) if intervals and "level" in settings else None,
+            intervals=intervals,
+            interval_level=_float(settings["level"]) if intervals and "level" in settings else None,
         )
 
 
@@ -314,12 +314,14 @@ class SystemSettings:
     prior : str
     znorm_ddof : int or None
         Row z-norm degrees of freedom (None: the calibrator reads raw scores).
-    n_dev_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
-    n_eval_trials, n_eval_enrolled, n_eval_impostor_trials : int or None
+    n_dev_enrolled_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
+        Dev trials whose speaker is enrolled, enrolled speakers, impostor trials.
+    n_eval_enrolled_trials, n_eval_enrolled, n_eval_impostor_trials : int or None
+        The same of the eval set.
     binary_metrics : str or None
         ``"computed"`` or ``"skipped: <why>"``.
-    ci_settings : dict or None
-        The bootstrap settings of the intervals.
+    bootstrap : dict or None
+        The bootstrap settings of the intervals (``Bootstrap.to_dict()``).
     """
 
     label: str
@@ -327,14 +329,14 @@ class SystemSettings:
     calibrator_fit: dict | None
     prior: str
     znorm_ddof: int | None
-    n_dev_trials: int | None
+    n_dev_enrolled_trials: int | None
     n_dev_enrolled: int | None
     n_dev_impostor_trials: int | None
-    n_eval_trials: int | None
+    n_eval_enrolled_trials: int | None
     n_eval_enrolled: int | None
     n_eval_impostor_trials: int | None
     binary_metrics: str | None
-    ci_settings: dict | None
+    bootstrap: dict | None
 
     @classmethod
     def from_summary(cls, label: str, summary: Mapping[str, Any], calibrator_fit: dict | None = None) -> SystemSettings:
@@ -345,14 +347,14 @@ class SystemSettings:
             calibrator_fit=json_clean(calibrator_fit) if calibrator_fit else None,
             prior=str(summary.get("prior", "?")),
             znorm_ddof=_int_or_none(summary.get("znorm_ddof")),
-            n_dev_trials=_int_or_none(summary.get("n_dev_trials")),
+            n_dev_enrolled_trials=_int_or_none(summary.get("n_dev_enrolled_trials")),
             n_dev_enrolled=_int_or_none(summary.get("n_dev_enrolled")),
             n_dev_impostor_trials=_int_or_none(summary.get("n_dev_impostor_trials")),
-            n_eval_trials=_int_or_none(summary.get("n_trials")),
+            n_eval_enrolled_trials=_int_or_none(summary.get("n_enrolled_trials")),
             n_eval_enrolled=_int_or_none(summary.get("n_enrolled")),
             n_eval_impostor_trials=_int_or_none(summary.get("n_impostor_trials")),
             binary_metrics=summary.get("binary_metrics"),
-            ci_settings=json_clean(summary["ci_settings"]) if summary.get("ci_settings") else None,
+            bootstrap=json_clean(summary["bootstrap"]) if summary.get("bootstrap") else None,
         )
 
 

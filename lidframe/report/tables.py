@@ -143,7 +143,7 @@ def _number_cell(value: Any, fmt: Callable[[Any], str], interval: Interval | Non
 METRIC_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = (
     ("n_enrolled", "N", count, "enrolled speakers the attacker searches"),
     ("log2_n", "log2 N", bits, "the most a trial can disclose under a uniform prior (bits)"),
-    ("n_trials", "trials", count, "closed-set eval trials (with a LID)"),
+    ("n_enrolled_trials", "trials", count, "eval trials whose speaker is enrolled (with a LID)"),
     ("alid", "ALID", bits, "average LID (bits)"),
     ("pdr", "PDR", percent, "share of trials with LID > 0"),
     ("lid_pos", "LID+", bits, "mean LID of the trials with LID > 0 (bits)"),
@@ -177,7 +177,7 @@ class Card:
     prior: str
     items: tuple[HeadlineItem, ...]
     reading: str
-    ci_level: str
+    interval_level: str
 
 
 #: (key, title, formatter) of a headline card.
@@ -207,15 +207,15 @@ def headline_card(system: ReportSystem, index: int) -> Card:
     """
     h: Headline = system.headline
     items = tuple(
-        HeadlineItem(title, fmt(getattr(h, key)), _interval(h.ci.get(key), fmt), _sort_key(getattr(h, key)))
+        HeadlineItem(title, fmt(getattr(h, key)), _interval(h.intervals.get(key), fmt), _sort_key(getattr(h, key)))
         for key, title, fmt in CARD_ITEMS
     )
-    if not h.ci:
+    if not h.intervals:
         level = "no intervals computed"
-    elif h.ci_level is None:
+    elif h.interval_level is None:
         level = "intervals in brackets"
     else:
-        level = f"{h.ci_level:.0%} intervals in brackets"
+        level = f"{h.interval_level:.0%} intervals in brackets"
     return Card(
         f"card-{index}", system.label, system.name, system.calibrator, system.prior, items, system.reading, level
     )
@@ -241,7 +241,9 @@ def comparison_table(report: Report) -> Table:
         cells += [_text_cell(s.calibrator), _text_cell(s.prior)]
         if seeds:
             cells.append(_text_cell(s.seed))
-        cells += [_number_cell(getattr(s.headline, key), fmt, s.headline.ci.get(key)) for key, _, fmt, _ in metrics]
+        cells += [
+            _number_cell(getattr(s.headline, key), fmt, s.headline.intervals.get(key)) for key, _, fmt, _ in metrics
+        ]
         rows.append(tuple(cells))
     caption = "Every system, with its confidence intervals where computed"
     left_out = [title for key, title, _, _ in METRIC_COLUMNS if all(m[0] != key for m in metrics)]
@@ -253,6 +255,7 @@ def comparison_table(report: Report) -> Table:
 # ------------------------------------------------------------------ analyses
 _RECORD_FORMATS: dict[str, tuple[str, Callable[[Any], str]]] = {
     "n_trials": ("trials", count),
+    "n_enrolled_trials": ("trials", count),
     "n_enrolled": ("N", count),
     "alid": ("ALID", bits),
     "alid_low": ("ALID low", bits),
@@ -428,10 +431,10 @@ def settings_table(report: Report) -> Table:
         ("calibrator", "calibrator"),
         ("prior", "prior"),
         ("znorm_ddof", "z-norm ddof"),
-        ("n_dev_trials", "dev trials"),
+        ("n_dev_enrolled_trials", "dev trials"),
         ("n_dev_enrolled", "dev N"),
         ("n_dev_impostor_trials", "dev impostor trials"),
-        ("n_eval_trials", "eval trials"),
+        ("n_eval_enrolled_trials", "eval trials"),
         ("n_eval_enrolled", "eval N"),
         ("n_eval_impostor_trials", "eval impostor trials"),
         ("binary_metrics", "binary metrics"),
@@ -497,7 +500,7 @@ def fit_notes(report: Report) -> list[FitNote]:
         FitNote(
             s.label,
             key_values(s.calibrator_fit) if s.calibrator_fit else f"{s.calibrator} (no fitted record)",
-            key_values(s.ci_settings) if s.ci_settings else "none computed",
+            key_values(s.bootstrap) if s.bootstrap else "none computed",
         )
         for s in report.provenance.systems
     ]

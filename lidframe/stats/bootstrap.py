@@ -133,9 +133,9 @@ def _check_seed(_record, _attribute, seed) -> None:
 class Bootstrap:
     """How bootstrap confidence intervals are drawn: the one record of the bootstrap settings.
 
-    :func:`bootstrap_ci`, :func:`lidframe.evaluate` (``bootstrap=``), the analyses and
-    the grid's ``[grid.ci]`` table all take (or build) this record, so its defaults are
-    the library's.
+    :func:`bootstrap_ci`, :func:`lidframe.evaluate` (``bootstrap=``), the analyses, the
+    grid's ``[grid.bootstrap]`` table and the commands' ``--bootstrap`` flags all take (or
+    build) this record, so its defaults are the library's.
 
     Attributes
     ----------
@@ -168,7 +168,7 @@ class Bootstrap:
     seed: int = attrs.field(default=0, validator=_check_seed)
 
     def to_dict(self) -> dict:
-        """The settings as a JSON-able dict (how ``Summary.bootstrap`` shows as ``summary["ci_settings"]``)."""
+        """The settings as a JSON-able dict (how ``Summary.bootstrap`` shows as ``summary["bootstrap"]``)."""
         return attrs.asdict(self)
 
 

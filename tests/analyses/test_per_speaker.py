@@ -90,7 +90,7 @@ def test_table_matches_the_hand_computation(prior):
             else:
                 assert row[key] == pytest.approx(value, abs=1e-12), (row["speaker"], key)
     assert (table.n_enrolled, table.n_trials, table.n_impostor_trials, table.n_speakers_without_trials) == (4, 9, 1, 1)
-    assert table.ci_settings is None
+    assert table.bootstrap is None
     n_closed = sum(w["n_trials"] for w in want.values())
     assert table.alid == pytest.approx(
         sum(w["n_trials"] * w["alid"] for w in want.values() if w["n_trials"]) / n_closed
@@ -140,7 +140,7 @@ def test_speaker_rows_add_up_to_the_evaluation(data):
     frame = table.to_frame()
     closed = ~result.is_impostor
     assert sorted(frame["speaker"]) == sorted(data.enrolled)  # every enrolled speaker once, none dropped
-    assert frame["n_trials"].sum() == table.n_trials == int(closed.sum()) == result.summary["n_trials"]
+    assert frame["n_trials"].sum() == table.n_trials == int(closed.sum()) == result.summary["n_enrolled_trials"]
     assert table.n_impostor_trials == data.n_impostor_trials
     has = frame[frame["n_trials"] > 0]
     assert (frame["n_trials"] == 0).sum() == table.n_speakers_without_trials
@@ -178,7 +178,7 @@ def test_intervals_contain_the_estimate_are_seeded_and_use_only_the_speakers_tri
     table = per_speaker(result, bootstrap=options)
     again = per_speaker(result, bootstrap=options)
     assert table.to_dict() == again.to_dict()  # reproducible with the seed
-    assert table.ci_settings == {"n_boot": 200, "level": 0.95, "unit": "trial", "method": method, "seed": seed}
+    assert table.bootstrap == {"n_boot": 200, "level": 0.95, "unit": "trial", "method": method, "seed": seed}
     assert table.rows[-1]["n_trials"] == 0 and math.isnan(table.rows[-1]["alid_low"])
     for row in table.rows[:-1]:
         own = lids[int(row["speaker"][1:])]
@@ -259,7 +259,7 @@ def test_cli_writes_the_table_the_api_gives(tmp_path, capsys):
     assert list(table.columns) == ["speaker", "n_trials", "alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling"]
     assert list(table["speaker"]) == list(want["speaker"])
     np.testing.assert_allclose(table.drop(columns="speaker"), want.drop(columns="speaker"), rtol=1e-10)
-    argv = [*base, "--per-speaker", str(tmp_path / "ci.csv"), "--ci", "--n-boot", "200", "--seed", "3"]
+    argv = [*base, "--per-speaker", str(tmp_path / "ci.csv"), "--bootstrap", "--n-boot", "200", "--seed", "3"]
     assert main(argv) == 0
     table = pd.read_csv(tmp_path / "ci.csv")
     want = per_speaker(evaluate(dev, ev), bootstrap=Bootstrap(n_boot=200, seed=3)).to_frame()

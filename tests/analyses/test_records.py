@@ -111,7 +111,7 @@ def test_per_speaker_json_and_frame_are_the_hand_written_ones():
         "log2_n": 1.0,
         "calibrator": "identity",
         "prior": "uniform",
-        "ci_settings": None,
+        "bootstrap": None,
     }  # fmt: skip
     got = table.to_dict()
     assert list(got) == list(want) and [list(r) for r in got["rows"]] == [list(r) for r in want["rows"]]
@@ -146,7 +146,7 @@ def _longitudinal_rows():
                   "lid_min": -1.5, "lid_q50": 0.25, "lid_q90": 1.5, "lid_q99": 1.9}  # fmt: skip
     with_all = LongitudinalRow(
         k=2, n_groups=8, n_speakers_skipped=1, temperature=1.0, n_enrolled=4, log2_n=2.0, **aggregates,
-        ci={"alid": (0.25, 0.75)}, dp=ComposedBounds(mu_k=1.5, eer_bound=0.25, mi_bound_bits=1.5),
+        intervals={"alid": (0.25, 0.75)}, dp=ComposedBounds(mu_k=1.5, eer_bound=0.25, mi_bound_bits=1.5),
     )  # fmt: skip
     bare = LongitudinalRow(
         k="all", n_groups=4, n_speakers_skipped=0, temperature=0.5, n_enrolled=4, log2_n=2.0,
@@ -162,12 +162,12 @@ def test_longitudinal_rows_keep_their_keys_optional_keys_and_nested_bounds():
     record = LongitudinalResult(fusion="sum", rows=[with_all, bare])
     common = ["k", "n_groups", "n_speakers_skipped", "temperature", "n_enrolled", "log2_n", "alid", "pdr", "ndr",
               "lid_pos", "lid_neg", "lid_max", "lid_min", "lid_q50", "lid_q90", "lid_q99"]  # fmt: skip
-    assert list(with_all) == [*common, "ci", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]
+    assert list(with_all) == [*common, "intervals", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]
     assert list(bare) == common and len(bare) == 16
-    assert with_all["ci"] == {"alid": [0.25, 0.75]} and with_all.ci == {"alid": (0.25, 0.75)}
+    assert with_all["intervals"] == {"alid": [0.25, 0.75]} and with_all.intervals == {"alid": (0.25, 0.75)}
     assert with_all["dp_mi_bound_bits"] == with_all.dp.mi_bound_bits == 1.5
-    assert "ci" not in bare and "dp_mu_k" not in bare and bare.get("ci", {}) == {}
-    for missing in ("ci", "dp_mu_k", "dp", "nope"):
+    assert "intervals" not in bare and "dp_mu_k" not in bare and bare.get("intervals", {}) == {}
+    for missing in ("intervals", "dp_mu_k", "dp", "nope"):
         with pytest.raises(KeyError):
             bare[missing]
     assert record.to_dict() == {
@@ -175,7 +175,7 @@ def test_longitudinal_rows_keep_their_keys_optional_keys_and_nested_bounds():
         "rows": [
             {"k": 2, "n_groups": 8, "n_speakers_skipped": 1, "temperature": 1.0, "n_enrolled": 4, "log2_n": 2.0,
              "alid": 0.5, "pdr": 0.75, "ndr": 0.25, "lid_pos": 1.0, "lid_neg": -1.0, "lid_max": 2.0, "lid_min": -1.5,
-             "lid_q50": 0.25, "lid_q90": 1.5, "lid_q99": 1.9, "ci": {"alid": [0.25, 0.75]}, "dp_mu_k": 1.5,
+             "lid_q50": 0.25, "lid_q90": 1.5, "lid_q99": 1.9, "intervals": {"alid": [0.25, 0.75]}, "dp_mu_k": 1.5,
              "dp_eer_bound": 0.25, "dp_mi_bound_bits": 1.5},
             {"k": "all", "n_groups": 4, "n_speakers_skipped": 0, "temperature": 0.5, "n_enrolled": 4, "log2_n": 2.0,
              "alid": 0.5, "pdr": 0.75, "ndr": 0.25, "lid_pos": 1.0, "lid_neg": None, "lid_max": 2.0, "lid_min": -1.5,
@@ -183,8 +183,8 @@ def test_longitudinal_rows_keep_their_keys_optional_keys_and_nested_bounds():
         ],
     }  # fmt: skip
     frame = record.to_frame()
-    assert list(frame.columns) == [*common, "ci", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]
-    assert frame["ci"].iloc[0] == {"alid": [0.25, 0.75]} and math.isnan(frame["ci"].iloc[1])
+    assert list(frame.columns) == [*common, "intervals", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]
+    assert frame["intervals"].iloc[0] == {"alid": [0.25, 0.75]} and math.isnan(frame["intervals"].iloc[1])
     assert frame["dp_mu_k"].iloc[0] == 1.5 and math.isnan(frame["dp_mu_k"].iloc[1])
 
 

@@ -257,7 +257,7 @@ def test_a_json_output_through_a_symlink_writes_the_target_and_keeps_the_link(fo
         assert (out / name).is_symlink(), f"{name}: the link was replaced"
     assert os.readlink(out / "s.json") == str(real / "s.json")
     record = json.loads((real / "s.json").read_text())
-    assert record["n_enrolled"] == 6 and record["n_trials"] == 24
+    assert record["n_enrolled"] == 6 and record["n_enrolled_trials"] == 24
     assert (real / "p.csv").read_text().startswith("trial_id,")
     assert stat.S_IMODE((real / "s.json").stat().st_mode) == 0o640  # the target keeps its mode
     assert leftovers(out) == [] and leftovers(real) == []

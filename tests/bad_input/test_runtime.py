@@ -131,7 +131,7 @@ def test_a_connection_that_outlives_the_deadline_is_refused_on_time(monkeypatch)
 # --------------------------------------------------------------------------- bootstrap sizes
 def test_a_bootstrap_too_large_to_hold_is_refused_before_anything_is_allocated(folders, capsys):
     data, out = folders
-    argv = ["evaluate", "--dev", data / "dev.npz", "--eval", data / "eval.npz", "--ci", "--n-boot", "100000000"]
+    argv = ["evaluate", "--dev", data / "dev.npz", "--eval", data / "eval.npz", "--bootstrap", "--n-boot", "100000000"]
     argv += ["--json", out / "s.json"]
     tracemalloc.start()
     started = time.monotonic()

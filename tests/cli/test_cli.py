@@ -46,7 +46,7 @@ def test_evaluate_prints_table_and_writes_json_and_per_trial(pair, capsys):
     assert "N = 8 enrolled" in out and "log2 N = 3.000 bit" in out
     assert "ALID" in out and "LIDmax" in out
     summary = json.loads((folder / "s.json").read_text())
-    assert summary["n_enrolled"] == 8 and summary["n_trials"] == 48
+    assert summary["n_enrolled"] == 8 and summary["n_enrolled_trials"] == 48
     import pandas as pd
 
     table = pd.read_csv(folder / "p.csv")
@@ -267,7 +267,7 @@ def test_demo_command(tmp_path, capsys):
     assert set(summary["systems"]) == {"plain", "anon-weak", "anon-strong", "uneven", "random"}
 
 
-def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_path, capsys):
+def test_evaluate_bootstrap_prints_intervals_and_compare_prints_adjusted_p_values(tmp_path, capsys):
     dev, ev = simulate_system(leakage=0.3, seed=6, n_enrolled=10, trials_per_speaker=8)
     dev.save(tmp_path / "dev.npz")
     ev.save(tmp_path / "eval.npz")
@@ -275,10 +275,10 @@ def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_p
     code = main(
         base
         + [
-            "--ci",
+            "--bootstrap",
             "--n-boot",
             "300",
-            "--ci-level",
+            "--bootstrap-level",
             "0.9",
             "--json",
             str(tmp_path / "s.json"),
@@ -289,8 +289,8 @@ def test_evaluate_ci_prints_intervals_and_compare_prints_adjusted_p_values(tmp_p
     out = capsys.readouterr().out
     assert code == 0 and "90% bootstrap intervals (bca, 300 resamples of speakers, seed 0" in out
     summary = json.loads((tmp_path / "s.json").read_text())
-    low, high = summary["ci"]["alid"]
-    assert low <= summary["alid"] <= high and summary["ci_settings"]["unit"] == "speaker"
+    low, high = summary["intervals"]["alid"]
+    assert low <= summary["alid"] <= high and summary["bootstrap"]["unit"] == "speaker"
     assert main(base + ["--calibrator", "isotonic", "--per-trial", str(tmp_path / "iso.csv")]) == 0
     capsys.readouterr()
     code = main(

@@ -86,7 +86,7 @@ def check_demo_folder(out: Path, stdout: str, labels: list[str], eval_file) -> d
     for label in labels:
         rows = trials[trials["system"] == label]
         record = summary["systems"][label]
-        assert len(rows) == record["n_trials"] + record["n_impostor_trials"]
+        assert len(rows) == record["n_enrolled_trials"] + record["n_impostor_trials"]
         assert rows["lid_bits"].mean() == pytest.approx(record["alid"], abs=1e-10)
         dev, ev = eval_file(label, "dev"), eval_file(label, "eval")
         again = evaluate(dev, ev, calibrator=record["calibrator"])  # from the score files written beside them

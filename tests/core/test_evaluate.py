@@ -44,7 +44,7 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
     result = evaluate(dev, ev, znorm_ddof=ddof, engine=Engine(tile_rows=7))
     np.testing.assert_allclose(result.lid, want, atol=1e-6)  # solver tolerance, not the engine
     s = result.summary
-    assert s["n_trials"] == 90 and s["n_enrolled"] == 11 and s["n_impostor_trials"] == 0
+    assert s["n_enrolled_trials"] == 90 and s["n_enrolled"] == 11 and s["n_impostor_trials"] == 0
     assert s["alid"] == pytest.approx(want.mean(), abs=1e-6)
     assert s["pdr"] == pytest.approx(np.mean(want > 0))
     assert s["lid_max"] == pytest.approx(want.max(), abs=1e-6)
@@ -100,7 +100,7 @@ def test_summary_identities_on_arbitrary_score_sets(dev, ev):
     s = result.summary
     lid = result.lid[~result.is_impostor]
     assert np.isnan(result.lid[result.is_impostor]).all()
-    assert s["n_trials"] + s["n_impostor_trials"] == ev.n_trials
+    assert s["n_enrolled_trials"] + s["n_impostor_trials"] == ev.n_trials
     assert s["alid"] == pytest.approx(alid_decomposition(s), abs=1e-12)
     assert (lid <= math.log2(ev.n_enrolled) + 1e-12).all()
     np.testing.assert_allclose(result.posterior_true[~result.is_impostor], 2.0**lid / ev.n_enrolled, rtol=1e-10)
@@ -115,7 +115,7 @@ def test_impostor_trials_are_counted_and_excluded():
     ev_imp = ScoreSet(ev.scores, ev.enrolled, speakers, ev.trial_ids)
     full = evaluate(dev, ev_imp)
     closed = evaluate(dev, ev_imp.closed_set())
-    assert full.summary["n_impostor_trials"] == 2 and full.summary["n_trials"] == 18
+    assert full.summary["n_impostor_trials"] == 2 and full.summary["n_enrolled_trials"] == 18
     np.testing.assert_array_equal(full.lid[~full.is_impostor], closed.lid)
     assert full.summary["alid"] == closed.summary["alid"]
     assert full.summary["eer"] == closed.summary["eer"]

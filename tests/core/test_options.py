@@ -98,9 +98,9 @@ def test_evaluate_takes_the_records_and_reports_them():
     dev, ev = simulate_system(leakage=0.5, seed=4)
     options = Bootstrap(n_boot=200, level=0.9, unit="trial", method="percentile", seed=3)
     s = evaluate(dev, ev, bootstrap=options, engine=Engine(tile_rows=5)).summary
-    assert s["ci_settings"] == {"level": 0.9, "unit": "trial", "method": "percentile", "n_boot": 200, "seed": 3}
-    assert set(s["ci"]) >= {"alid", "pdr", "lid_q99", "eer", "cllr"}
-    assert "ci" not in evaluate(dev, ev).summary
+    assert s["bootstrap"] == {"level": 0.9, "unit": "trial", "method": "percentile", "n_boot": 200, "seed": 3}
+    assert set(s["intervals"]) >= {"alid", "pdr", "lid_q99", "eer", "cllr"}
+    assert "intervals" not in evaluate(dev, ev).summary
     with pytest.raises(InputError, match="bootstrap must be None or a record of type Bootstrap"):
         evaluate(dev, ev, bootstrap={"n_boot": 200})
     with pytest.raises(InputError, match="engine must be None or a record of type Engine"):

@@ -1,7 +1,9 @@
 """Result.summary: a typed record (Summary) that also reads as the summary dict it replaced.
 
 The record's attributes are checked against numpy on the per-trial arrays of the Result;
-the mapping view against the attributes and against the keys the dict had, in its order;
+the mapping view against the attributes (a key is the attribute's name) and against the
+order of the dict it replaced; the four keys renamed in this release against the message
+that names the new key, and a stored summary with the old keys against its translation;
 and positional ``calibrator`` / ``prior`` against the keyword call (a FutureWarning, the
 same numbers).
 """
@@ -17,7 +19,7 @@ import pytest
 from hypothesis import given, settings
 
 from lidframe import Bootstrap, Engine, InputError, evaluate, evaluate_fitted, fit_calibrator
-from lidframe.core.summary import MAPPING_KEYS, BinaryView, EngineUsed, Summary
+from lidframe.core.summary import RENAMED_KEYS, BinaryView, EngineUsed, Summary, with_current_keys
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import lid_summary
@@ -25,9 +27,9 @@ from lidframe.metrics.binary_view import BINARY_KEYS
 from lidframe.stats.bootstrap import Interval
 from tests.strategies import scoresets
 
-#: The keys of the summary dict (lidframe before the Summary record), in its order.
+#: The keys of the summary dict (lidframe before the Summary record), in its order (four renamed since).
 HEAD_KEYS = [
-    "n_trials",
+    "n_enrolled_trials",
     "n_enrolled",
     "n_impostor_trials",
     "log2_n",
@@ -64,7 +66,7 @@ SETTING_KEYS = [
     "calibrator",
     "prior",
     "znorm_ddof",
-    "n_dev_trials",
+    "n_dev_enrolled_trials",
     "n_dev_enrolled",
     "n_dev_impostor_trials",
     "lidframe_version",
@@ -120,7 +122,7 @@ def check_views_agree(summary: Summary) -> None:
         name = field.name
         if name == "binary":
             continue
-        key = MAPPING_KEYS.get(name, name)
+        key = name  # a key is the attribute's name
         if getattr(summary, name) is None and name in ("intervals", "bootstrap", "engine", "scheduler", "n_blocks"):
             assert key not in summary, key
             continue
@@ -176,10 +178,11 @@ def test_the_mapping_view_has_the_keys_of_the_summary_dict_in_its_order(systems)
     plain = evaluate(dev, ev).summary
     assert list(plain) == HEAD_KEYS + BINARY_VIEW_KEYS + SETTING_KEYS
     boot = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200)).summary
-    assert list(boot) == HEAD_KEYS + ["ci", "ci_settings"] + BINARY_VIEW_KEYS + SETTING_KEYS
-    assert boot["ci_settings"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 0}
-    assert boot["ci"]["alid"] == [boot.intervals["alid"].low, boot.intervals["alid"].high]
-    assert boot["n_trials"] == boot.n_enrolled_trials and boot["n_dev_trials"] == boot.n_dev_enrolled_trials
+    assert list(boot) == HEAD_KEYS + ["intervals", "bootstrap"] + BINARY_VIEW_KEYS + SETTING_KEYS
+    assert boot["bootstrap"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 0}
+    assert boot["intervals"]["alid"] == [boot.intervals["alid"].low, boot.intervals["alid"].high]
+    assert boot["n_enrolled_trials"] == boot.n_enrolled_trials
+    assert boot["n_dev_enrolled_trials"] == boot.n_dev_enrolled_trials
     edev, eev = embedding_sets()
     streamed = evaluate(edev, eev, binary_metrics=True, engine=Engine(device="cpu")).summary
     assert list(streamed) == HEAD_KEYS + BINARY_VIEW_KEYS + SETTING_KEYS + ["engine"]
@@ -210,7 +213,7 @@ def test_the_summary_is_read_only(systems):
         s.pop("alid")
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         s.alid = 0.0
-    assert s["alid"] == s.alid and s.get("no such key") is None and "ci" not in s
+    assert s["alid"] == s.alid and s.get("no such key") is None and "intervals" not in s
 
 
 def test_to_dict_is_json_and_is_the_mapping_with_nan_as_none(systems):
@@ -221,7 +224,7 @@ def test_to_dict_is_json_and_is_the_mapping_with_nan_as_none(systems):
     assert json.loads(json.dumps(record, allow_nan=False)) == record
     for key, value in s.items():
         want = None if isinstance(value, float) and math.isnan(value) else value
-        if key == "ci":
+        if key == "intervals":
             want = {m: [None if math.isnan(v) else v for v in bounds] for m, bounds in value.items()}
         assert record[key] == want, key
     assert pickle.loads(pickle.dumps(s)).to_dict() == record
@@ -238,6 +241,40 @@ def test_the_two_views_agree_on_drawn_score_sets(dev, ev):
     check_views_agree(result.summary)
     check_attributes_against_the_trials(result)
     assert result.to_dict().items() >= result.summary.to_dict().items()
+
+
+#: The four keys renamed in this release, old -> new, written out here (not read from the module).
+OLD_TO_NEW = {"n_trials": "n_enrolled_trials", "n_dev_trials": "n_dev_enrolled_trials", "ci": "intervals",
+              "ci_settings": "bootstrap"}  # fmt: skip
+
+
+def test_an_old_key_is_a_key_error_that_names_the_new_key_and_get_gives_the_default(systems):
+    dev, ev = systems
+    s = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200)).summary
+    assert {old: new for old, (new, _) in RENAMED_KEYS.items()} == OLD_TO_NEW
+    with pytest.raises(KeyError, match=r"'n_trials' is now 'n_enrolled_trials' \(trials whose speaker is enrolled\)"):
+        s["n_trials"]
+    for old, new in OLD_TO_NEW.items():
+        with pytest.raises(KeyError, match=f"'{old}' is now '{new}' "):
+            s[old]
+        assert old not in s and new in s and old not in list(s) and old not in s.to_dict()
+        sentinel = object()
+        assert s.get(old) is None and s.get(old, sentinel) is sentinel
+    with pytest.raises(KeyError) as caught:  # an unknown key is a plain KeyError of the key
+        s["no such key"]
+    assert caught.value.args == ("no such key",)
+
+
+def test_a_summary_stored_with_the_old_keys_reads_with_the_new_ones(systems):
+    dev, ev = systems
+    record = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200)).summary.to_dict()
+    new_to_old = {new: old for old, new in OLD_TO_NEW.items()}
+    stored = {new_to_old.get(key, key): value for key, value in record.items()}  # as lidframe wrote it before
+    assert set(OLD_TO_NEW) <= set(stored) and not set(OLD_TO_NEW.values()) & set(stored)
+    assert list(with_current_keys(stored)) == list(record) and with_current_keys(stored) == record
+    assert with_current_keys(record) == record  # a summary of this release is left as it is
+    both = {**stored, "intervals": {"alid": [0.0, 1.0]}}  # where both are there, the new key wins
+    assert with_current_keys(both)["intervals"] == {"alid": [0.0, 1.0]}
 
 
 def test_the_lid_fields_are_the_aggregates():

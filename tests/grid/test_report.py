@@ -189,7 +189,7 @@ def test_summary_shows_the_intervals_the_spec_asked_for(ci_grids):
                 if key == "n_enrolled":
                     assert row[title] == str(value)
                     continue
-                low, high = summary["ci"][key]
+                low, high = summary["intervals"][key]
                 if value is None:
                     want = "-"
                 elif low is None or high is None:
@@ -381,5 +381,36 @@ def test_a_per_trial_file_of_another_run_is_refused_not_mixed_into_the_page(figu
     with connection:  # no digest to check the file against, as in a store of layout 2
         connection.execute("UPDATE cells SET per_trial_sha256 = NULL WHERE per_trial = ?", (cell["per_trial"],))
     connection.close()
-    expect = [path.name, f"holds {cell['summary']['n_trials'] - 3} closed-set trials", "stale", "rerun lidframe grid"]
+    expect = [
+        path.name,
+        f"holds {cell['summary']['n_enrolled_trials'] - 3} closed-set trials",
+        "stale",
+        "rerun lidframe grid",
+    ]
     assert_refused(["report", out], capsys, expect=expect, watch=[out])
+
+
+def test_a_store_written_before_the_renamed_summary_keys_reports_its_intervals(ci_grids, tmp_path):
+    """Summaries stored with the keys of an earlier lidframe (n_trials, n_dev_trials, ci, ci_settings) read as new."""
+    import json
+    import sqlite3
+
+    from lidframe.grid.report import load_results
+
+    old = tmp_path / "old"
+    shutil.copytree(ci_grids["ci"], old)
+    shutil.rmtree(old / "report")
+    renamed = {"n_enrolled_trials": "n_trials", "n_dev_enrolled_trials": "n_dev_trials", "intervals": "ci",
+               "bootstrap": "ci_settings"}  # fmt: skip
+    with sqlite3.connect(old / "results.sqlite") as connection:
+        rows = connection.execute("SELECT cell_id, summary FROM cells WHERE status = 'ok'").fetchall()
+        for cell_id, text in rows:
+            summary = {renamed.get(key, key): value for key, value in json.loads(text).items()}
+            assert "ci" in summary and "intervals" not in summary
+            connection.execute("UPDATE cells SET summary = ? WHERE cell_id = ?", (json.dumps(summary), cell_id))
+    connection.close()
+    assert [c["summary"] for c in load_results(old)] == [c["summary"] for c in load_results(ci_grids["ci"])]
+    write_report(old, figures=False)
+    text = (old / "report" / "summary.md").read_text()
+    assert text == (ci_grids["ci"] / "report" / "summary.md").read_text()
+    assert text.count("90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2).") == 4

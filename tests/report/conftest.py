@@ -192,7 +192,7 @@ def cli_runs(tmp_path_factory) -> dict[str, CliRun]:
     ev.save(folder / "eval.npz")
     files = {"dev": folder / "dev.npz", "eval": folder / "eval.npz", "per_speaker": folder / "speakers.csv"}
     code, out = run_cli(
-        ["evaluate", "--dev", files["dev"], "--eval", files["eval"], "--ci", "--n-boot", "120", "--seed", "4",
+        ["evaluate", "--dev", files["dev"], "--eval", files["eval"], "--bootstrap", "--n-boot", "120", "--seed", "4",
          "--json", folder / "summary.json", "--per-speaker", files["per_speaker"], "--report", folder / "audit"]
     )  # fmt: skip
     assert code == 0, out

@@ -38,7 +38,7 @@ CARD_KEYS = {
 COLUMN_KEYS = {
     "N": "n_enrolled",
     "log2 N": "log2_n",
-    "trials": "n_trials",
+    "trials": "n_enrolled_trials",
     "ALID": "alid",
     "PDR": "pdr",
     "LID+": "lid_pos",
@@ -56,7 +56,7 @@ def shown(key: str, value) -> str:
     """A summary value as the page prints it (docs/report.md, "Number formats")."""
     if value is None:
         return "—"
-    if key in ("n_enrolled", "n_trials"):
+    if key in ("n_enrolled", "n_enrolled_trials", "n_trials"):
         return f"{int(value):,}"
     if key in SHARES:
         return f"{100 * value:.1f} %"
@@ -101,8 +101,8 @@ def test_evaluate_report_shows_the_numbers_of_the_json_summary(cli_runs):
     for title, key in CARD_KEYS.items():
         assert sort_value(items[title].attrs["data-sort"]) == record[key], title  # full precision, exactly
         want = shown(key, record[key])
-        if key in record["ci"]:
-            want += " " + shown_interval(key, record["ci"][key])
+        if key in record["intervals"]:
+            want += " " + shown_interval(key, record["intervals"][key])
         assert items[title].find("dd").text() == want, title
     assert card.find("p", **{"class": "ci-level"}).text() == "95% intervals in brackets"
 
@@ -123,7 +123,7 @@ def test_evaluate_report_has_the_per_speaker_table_of_the_same_run(cli_runs):
     for title, column in (("trials", "n_trials"), ("ALID", "alid"), ("LIDmax", "lid_max"), ("PDR", "pdr")):
         page = np.array([sort_value(r[headers.index(title)].attrs["data-sort"]) for r in rows], dtype=float)
         np.testing.assert_allclose(page, csv[column].to_numpy(dtype=float), rtol=1e-10, atol=1e-12)
-    # --ci gives each speaker's ALID its within-speaker interval, printed in its cell
+    # --bootstrap gives each speaker's ALID its within-speaker interval, printed in its cell
     alid_cells = [r[headers.index("ALID")] for r in rows]
     for cell, low, high in zip(alid_cells, csv["alid_low"], csv["alid_high"]):
         if not (math.isnan(low) or math.isnan(high)):
@@ -141,10 +141,10 @@ def test_evaluate_report_provenance_names_the_inputs_their_digests_and_the_flags
     settings = provenance_settings(root)
     assert settings["--calibrator"] == "logistic" and settings["--prior"] == "uniform"
     assert settings["--znorm-ddof"] == "1"
-    assert settings["intervals"] == "--ci: level 0.95, bca, 120 resamples of speakers, seed 4"
+    assert settings["intervals"] == "--bootstrap: level 0.95, bca, 120 resamples of speakers, seed 4"
     headers, (row,) = table_rows(root, "settings-table")
     assert row[headers.index("z-norm ddof")].text() == "1"
-    assert row[headers.index("eval trials")].text() == f"{run.record['n_trials']:,}"
+    assert row[headers.index("eval trials")].text() == f"{run.record['n_enrolled_trials']:,}"
 
 
 def test_evaluate_report_without_per_speaker_flag_still_has_the_per_speaker_section(tmp_path, capsys):
@@ -178,7 +178,7 @@ def test_evaluate_report_without_per_speaker_flag_still_has_the_per_speaker_sect
         lid_max = sort_value(row[headers.index("LIDmax")].attrs["data-sort"])
         assert lid_max == pytest.approx(by_hand.loc[speaker, "max"], abs=1e-10)
         assert int(row[headers.index("trials")].attrs["data-sort"]) == by_hand.loc[speaker, "size"]
-    assert provenance_settings(root)["intervals"] == "none (no --ci)"
+    assert provenance_settings(root)["intervals"] == "none (no --bootstrap)"
 
 
 # ------------------------------------------------------------------ lidframe report GRID_DIR
@@ -195,7 +195,7 @@ def test_grid_report_page_shows_the_numbers_of_the_store(cli_runs):
         for title, metric in COLUMN_KEYS.items():
             assert sort_value(row[headers.index(title)].attrs["data-sort"]) == summary[metric], (key, title)
         alid = row[headers.index("ALID")]
-        assert alid.text() == f"{shown('alid', summary['alid'])} {shown_interval('alid', summary['ci']['alid'])}"
+        assert alid.text() == f"{shown('alid', summary['alid'])} {shown_interval('alid', summary['intervals']['alid'])}"
     # the figures of the page: CCDF and EER-vs-LID, one panel per calibrator x prior (4 here)
     captions = [f.text() for f in root.find_all("figcaption")]
     assert any(c.startswith("LID CCDF per system, one panel per calibrator × prior (4 combinations") for c in captions)
@@ -358,7 +358,7 @@ def test_json_of_the_evaluate_run_is_what_the_page_was_built_from(cli_runs):
     run = cli_runs["evaluate"]
     root = parse(run.page.read_text(encoding="utf-8"))
     reading = root.find("p", **{"class": "reading"}).text()
-    assert f"of {run.record['n_trials']})" in reading
+    assert f"of {run.record['n_enrolled_trials']})" in reading
     assert reading.endswith(f"a possible {math.log2(run.record['n_enrolled']):.2f}.")
     assert json.loads(json.dumps(run.record))["lidframe_version"] in root.find("header").text()
 

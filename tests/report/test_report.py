@@ -59,7 +59,7 @@ CARD = {
 
 
 def expected_interval(summary, key, fmt) -> str:
-    bounds = (summary.get("ci") or {}).get(key)
+    bounds = (summary.get("intervals") or {}).get(key)
     if bounds is None:
         return ""
     low, high = fmt(bounds[0]), fmt(bounds[1])
@@ -329,10 +329,10 @@ def test_provenance_holds_the_input_digests(rendered):
         assert shown[role] == (str(path), digest)
     settings = built.report.provenance.systems[0]
     summary = built.sources["anon-weak"].summary
-    assert (settings.znorm_ddof, settings.n_dev_trials, settings.n_eval_trials) == (
+    assert (settings.znorm_ddof, settings.n_dev_enrolled_trials, settings.n_eval_enrolled_trials) == (
         summary["znorm_ddof"],
-        summary["n_dev_trials"],
-        summary["n_trials"],
+        summary["n_dev_enrolled_trials"],
+        summary["n_enrolled_trials"],
     )
     assert settings.calibrator_fit["fitted"]["slope_"] == built.sources["anon-weak"].calibrator.slope_
     assert built.report.provenance.created == "2026-01-02T03:04:05+00:00" == CREATED.isoformat()

@@ -60,9 +60,9 @@ def test_weighted_binary_metrics_equal_direct_computation():
 
 def test_fixed_seed_gives_identical_intervals_and_other_seeds_differ():
     dev, ev = simulate_system(leakage=0.4, seed=2)
-    a = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=7)).summary["ci"]
-    b = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=7)).summary["ci"]
-    c = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=8)).summary["ci"]
+    a = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=7)).summary["intervals"]
+    b = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=7)).summary["intervals"]
+    c = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=300, seed=8)).summary["intervals"]
     assert a == b and a != c
     s = evaluate(dev, ev).summary
     for key, (low, high) in a.items():
