@@ -119,8 +119,9 @@ class PerSpeakerResult(TableRecord):
         speakers without trials last.
     n_enrolled : int
         N, the enrolled speakers (= ``len(rows)``).
-    n_trials : int
-        Closed-set trials (= the sum of the rows' ``n_trials``).
+    n_enrolled_trials : int
+        Eval trials whose speaker is enrolled (= the sum of the rows' ``n_trials``; the
+        summary's ``n_enrolled_trials``).
     n_impostor_trials : int
         Trials left out because their speaker is not enrolled.
     n_speakers_without_trials : int
@@ -138,7 +139,7 @@ class PerSpeakerResult(TableRecord):
 
     rows: tuple[PerSpeakerRow, ...] = attrs.field(converter=as_rows)
     n_enrolled: int
-    n_trials: int
+    n_enrolled_trials: int
     n_impostor_trials: int
     n_speakers_without_trials: int
     alid: float
@@ -199,7 +200,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     >>> from lidframe.data.simulate import simulate_system
     >>> dev, ev = simulate_system(leakage=0.5, seed=0)
     >>> table = per_speaker(evaluate(dev, ev))
-    >>> table.n_trials == sum(row.n_trials for row in table.rows)
+    >>> table.n_enrolled_trials == sum(row.n_trials for row in table.rows)
     True
     """
     if not isinstance(result, Result):
@@ -240,7 +241,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     return PerSpeakerResult(
         rows=with_trials + without,
         n_enrolled=int(enrolled.size),
-        n_trials=int(closed.size),
+        n_enrolled_trials=int(closed.size),
         n_impostor_trials=int(np.asarray(result.is_impostor).sum()),
         n_speakers_without_trials=len(without),
         alid=float(lid.mean()) if lid.size else float("nan"),

@@ -10,7 +10,7 @@ The enrolled (closed-set) trials of an eval set go to one of three engines:
   (:func:`lidframe.core.cluster.lid_on_cluster`), :func:`run_cluster`.
 
 :func:`run_engine` picks one; each returns the same record, from which
-:func:`lidframe.core.evaluation.summarise` builds the :class:`~lidframe.core.summary.Summary`.
+:func:`lidframe.core.summary.summarise` builds the :class:`~lidframe.core.summary.Summary`.
 """
 
 from __future__ import annotations

@@ -13,14 +13,17 @@ order; a key is the attribute's name, and is present only where that dict has it
 (``intervals``, metric -> ``[low, high]``, and ``bootstrap``,
 :meth:`Bootstrap.to_dict`, with a bootstrap; ``engine`` for an eval embedding set;
 ``scheduler`` and ``n_blocks`` on a cluster).  Four keys were renamed in this release
-(:data:`RENAMED_KEYS`): looking up an old one raises a :class:`KeyError` that names the
-new one (``.get`` gives its default), and :func:`with_current_keys` reads a summary
-stored under the old keys (a grid store written before).
+(:data:`RENAMED_KEYS`): for one release looking one up (``summary["ci"]``, ``.get("ci")``,
+``"ci" in summary``) answers with the value under its new key and a :class:`FutureWarning`
+naming it; old keys are not iterated, counted or written by :meth:`Summary.to_dict`.
+:func:`with_current_keys` reads a summary stored under the old keys (a grid store written before).
 """
 
 from __future__ import annotations
 
 import math
+import sys
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -46,12 +49,28 @@ __all__ = ["Summary", "BinaryView", "EngineUsed", "RENAMED_KEYS", "summarise", "
 
 #: The summary's keys before this release: old key -> (its key now, the attribute's name;
 #: what it holds).  JSON files and grid stores written before hold the old keys.
+_MAPPING_FILE = Mapping.get.__code__.co_filename  # a frame between the user and __getitem__ (Mapping.get)
+
 RENAMED_KEYS: dict[str, tuple[str, str]] = {
     "n_trials": ("n_enrolled_trials", "trials whose speaker is enrolled"),
     "n_dev_trials": ("n_dev_enrolled_trials", "dev trials whose speaker is enrolled"),
     "ci": ("intervals", "the bootstrap intervals, metric -> [low, high]"),
     "ci_settings": ("bootstrap", "the bootstrap settings"),
 }
+
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning from :meth:`Summary.__getitem__` at the user's line.
+
+    ``summary["ci"]`` calls ``__getitem__`` directly; ``summary.get("ci")`` and ``"ci" in
+    summary`` go through :class:`~collections.abc.Mapping`'s ``get`` or our ``__contains__`` first.
+    """
+    frame = sys._getframe(2)  # the caller of __getitem__
+    level = 2
+    while frame is not None and frame.f_code.co_filename in (__file__, _MAPPING_FILE):
+        frame = frame.f_back  # type: ignore[assignment]
+        level += 1
+    return level
 
 
 def with_current_keys(stored: Mapping[str, Any]) -> dict[str, Any]:
@@ -311,10 +330,25 @@ class Summary(Mapping[str, Any]):
         entries = self._entries()
         if key in entries:
             return entries[key]
-        if key in RENAMED_KEYS:
+        if key in RENAMED_KEYS:  # for one release: the value under its new key, with a warning
             new, holds = RENAMED_KEYS[key]
-            raise KeyError(f"{key!r} is now {new!r} ({holds})")
+            if new in entries:
+                warnings.warn(
+                    f"summary[{key!r}] is now summary[{new!r}] ({holds}); the old key will be removed "
+                    "in the next release",
+                    FutureWarning,
+                    stacklevel=_caller_level(),
+                )
+                return entries[new]
         raise KeyError(key)
+
+    def __contains__(self, key: object) -> bool:
+        # an old key answers as its new one (with the warning of __getitem__), as .get does
+        try:
+            self[key]  # type: ignore[index]
+        except KeyError:
+            return False
+        return True
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._entries())

@@ -274,11 +274,13 @@ class FinishedCell(Mapping[str, Any]):
 _COUNTS = ("cells", "skipped", "ok", "error", "fits", "scored", "recomputed")
 
 
-@attrs.frozen(kw_only=True)
-class GridRun:
+@attrs.frozen(kw_only=True, eq=False)
+class GridRun(Mapping[str, int]):
     """What one :func:`lidframe.grid.runner.run_grid` did.
 
-    ``run["ok"]`` still reads a count, as when ``run_grid`` returned a dict.
+    Also a read-only mapping of its counts, as when ``run_grid`` returned a dict:
+    ``run["ok"]``, ``"ok" in run``, ``dict(run)`` and ``run == {"cells": 12, ...}`` (equality
+    is that of the counts) keep working.
 
     Attributes
     ----------
@@ -318,3 +320,9 @@ class GridRun:
         if key not in _COUNTS:
             raise KeyError(key)
         return int(getattr(self, key))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(_COUNTS)
+
+    def __len__(self) -> int:
+        return len(_COUNTS)

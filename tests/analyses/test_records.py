@@ -104,7 +104,7 @@ def test_per_speaker_json_and_frame_are_the_hand_written_ones():
              "lid_ceiling": 1.0},
         ],
         "n_enrolled": 2,
-        "n_trials": 2,
+        "n_enrolled_trials": 2,
         "n_impostor_trials": 0,
         "n_speakers_without_trials": 1,
         "alid": lid / 2,

@@ -2,8 +2,8 @@
 
 The record's attributes are checked against numpy on the per-trial arrays of the Result;
 the mapping view against the attributes (a key is the attribute's name) and against the
-order of the dict it replaced; the four keys renamed in this release against the message
-that names the new key, and a stored summary with the old keys against its translation;
+order of the dict it replaced; the four keys renamed in this release against the value of
+the new key with a warning that names it, and a stored summary with the old keys against its translation;
 and positional ``calibrator`` / ``prior`` against the keyword call (a FutureWarning, the
 same numbers).
 """
@@ -21,6 +21,7 @@ from hypothesis import given, settings
 from lidframe import Bootstrap, Engine, InputError, evaluate, evaluate_fitted, fit_calibrator
 from lidframe.core.summary import RENAMED_KEYS, BinaryView, EngineUsed, Summary, with_current_keys
 from lidframe.data.embedset import EmbeddingSet
+from lidframe.data.fileio import json_clean
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.binary_view import BINARY_KEYS
@@ -248,18 +249,33 @@ OLD_TO_NEW = {"n_trials": "n_enrolled_trials", "n_dev_trials": "n_dev_enrolled_t
               "ci_settings": "bootstrap"}  # fmt: skip
 
 
-def test_an_old_key_is_a_key_error_that_names_the_new_key_and_get_gives_the_default(systems):
+def test_an_old_key_still_reads_for_one_release_with_a_warning_naming_the_new_key(systems):
     dev, ev = systems
     s = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200)).summary
     assert {old: new for old, (new, _) in RENAMED_KEYS.items()} == OLD_TO_NEW
-    with pytest.raises(KeyError, match=r"'n_trials' is now 'n_enrolled_trials' \(trials whose speaker is enrolled\)"):
-        s["n_trials"]
+    as_json = s.to_dict()
     for old, new in OLD_TO_NEW.items():
-        with pytest.raises(KeyError, match=f"'{old}' is now '{new}' "):
-            s[old]
-        assert old not in s and new in s and old not in list(s) and old not in s.to_dict()
+        want = json.loads(json.dumps(as_json[new]))  # the value under the new key, as JSON holds it
+        reads = {"item": lambda: s[old], "get": lambda: s.get(old), "in": lambda: old in s}
+        for how, read in reads.items():
+            with pytest.warns(FutureWarning, match=rf"summary\['{old}'\] is now summary\['{new}'\]") as caught:
+                got = read()
+            assert len(caught) == 1 and caught[0].filename == __file__  # points at the user's line
+            if how == "in":
+                assert got is True
+            else:
+                assert json_clean(got) == want
+        assert old not in list(s) and old not in as_json and len(s) == len(as_json)
+    with pytest.warns(FutureWarning, match=r"\(trials whose speaker is enrolled\)"):
+        assert s["n_trials"] == int(np.count_nonzero(~ev.is_impostor))
+    without = evaluate(dev, ev).summary  # no bootstrap: neither the new nor the old key is there
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         sentinel = object()
-        assert s.get(old) is None and s.get(old, sentinel) is sentinel
+        assert "ci" not in without and without.get("ci_settings", sentinel) is sentinel
+        with pytest.raises(KeyError) as caught:
+            without["ci"]
+    assert caught.value.args == ("ci",)
     with pytest.raises(KeyError) as caught:  # an unknown key is a plain KeyError of the key
         s["no such key"]
     assert caught.value.args == ("no such key",)

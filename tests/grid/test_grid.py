@@ -64,7 +64,7 @@ def rows(out: Path):
 def test_cells_shared_work_and_agreement_with_evaluate(tmp_path):
     spec = make_spec(tmp_path / "spec")
     counts = run_grid(spec, tmp_path / "out")
-    assert counts.counts() == {
+    assert counts == {
         "cells": 12,
         "skipped": 0,
         "ok": 12,

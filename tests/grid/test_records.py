@@ -114,6 +114,10 @@ def test_run_grid_returns_a_record_that_still_reads_as_counts(finished):
     assert first["ok"] == 12
     with pytest.raises(KeyError):
         first["spec"]
+    # the dict run_grid returned before, written out: the record reads, iterates and compares as it
+    before = {"cells": 12, "skipped": 0, "ok": 12, "error": 0, "fits": 6, "scored": first.scored, "recomputed": 0}
+    assert first == before and dict(first) == before and list(first) == list(before) and len(first) == 7
+    assert "ok" in first and "spec" not in first and first.get("spec") is None
     again = run_grid(load_grid_spec(spec), out)  # a spec object runs as its file does
     assert again.counts() == {**first.counts(), "skipped": 12, "ok": 0, "fits": 0}
     assert json.loads((out / "grid.json").read_text())["last_run"] == again.counts()
