@@ -89,7 +89,8 @@ def test_table_matches_the_hand_computation(prior):
                 assert math.isnan(row[key]), (row["speaker"], key)
             else:
                 assert row[key] == pytest.approx(value, abs=1e-12), (row["speaker"], key)
-    assert (table.n_enrolled, table.n_enrolled_trials, table.n_impostor_trials, table.n_speakers_without_trials) == (4, 9, 1, 1)
+    counts = (table.n_enrolled, table.n_enrolled_trials, table.n_impostor_trials, table.n_speakers_without_trials)
+    assert counts == (4, 9, 1, 1)
     assert table.bootstrap is None
     n_closed = sum(w["n_trials"] for w in want.values())
     assert table.alid == pytest.approx(
@@ -140,7 +141,9 @@ def test_speaker_rows_add_up_to_the_evaluation(data):
     frame = table.to_frame()
     closed = ~result.is_impostor
     assert sorted(frame["speaker"]) == sorted(data.enrolled)  # every enrolled speaker once, none dropped
-    assert frame["n_trials"].sum() == table.n_enrolled_trials == int(closed.sum()) == result.summary["n_enrolled_trials"]
+    assert (
+        frame["n_trials"].sum() == table.n_enrolled_trials == int(closed.sum()) == result.summary["n_enrolled_trials"]
+    )
     assert table.n_impostor_trials == data.n_impostor_trials
     has = frame[frame["n_trials"] > 0]
     assert (frame["n_trials"] == 0).sum() == table.n_speakers_without_trials
