@@ -59,13 +59,9 @@ def from_stored(component: str) -> str | None:
     return None if component == NONE else component
 
 
-def _name(system: str, attacker: str | None, mechanism: str | None, calibrator: str, prior: str, seed: int) -> str:
-    return "/".join([system, stored_name(attacker), stored_name(mechanism), calibrator, prior, str(seed)])
-
-
 @attrs.frozen(kw_only=True)
-class Cell:
-    """One planned cell: a (system, attacker, mechanism, calibrator, prior, seed) and what it reads.
+class CellComponents:
+    """What names a cell: its id and its six components (:class:`Cell`, :class:`FinishedCell`).
 
     Attributes
     ----------
@@ -74,15 +70,12 @@ class Cell:
         (:func:`lidframe.grid.store.cell_id`).
     system : str
     attacker, mechanism : str or None
-        Component specs; None when the cell has none (a score-file system's attacker).
+        Component specs; None when the cell has none (a score-file system's attacker;
+        stored as ``-``).
     calibrator, prior : str
         Component specs.
     seed : int
         The bootstrap seed (and the longitudinal grouping seed).
-    inputs : dict
-        ``{key: [label, digest]}`` of every file, code version and setting it reads.
-    inputs_digest : str
-        One hash of *inputs*' digests (:func:`lidframe.grid.inputs.inputs_digest`).
     """
 
     cell_id: str
@@ -92,13 +85,38 @@ class Cell:
     calibrator: str
     prior: str
     seed: int
-    inputs: Inputs = attrs.field(eq=False)
-    inputs_digest: str
 
     @property
     def name(self) -> str:
         """The six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name a cell."""
-        return _name(self.system, self.attacker, self.mechanism, self.calibrator, self.prior, self.seed)
+        return "/".join(
+            [
+                self.system,
+                stored_name(self.attacker),
+                stored_name(self.mechanism),
+                self.calibrator,
+                self.prior,
+                str(self.seed),
+            ]
+        )
+
+
+@attrs.frozen(kw_only=True)
+class Cell(CellComponents):
+    """One planned cell: a (system, attacker, mechanism, calibrator, prior, seed) and what it reads.
+
+    Attributes
+    ----------
+    cell_id, system, attacker, mechanism, calibrator, prior, seed
+        As in :class:`CellComponents`.
+    inputs : dict
+        ``{key: [label, digest]}`` of every file, code version and setting it reads.
+    inputs_digest : str
+        One hash of *inputs*' digests (:func:`lidframe.grid.inputs.inputs_digest`).
+    """
+
+    inputs: Inputs = attrs.field(eq=False)
+    inputs_digest: str
 
 
 @attrs.frozen(kw_only=True)
@@ -214,7 +232,7 @@ _FINISHED_KEYS = (
 
 
 @attrs.frozen(kw_only=True)
-class FinishedCell(Mapping[str, Any]):
+class FinishedCell(CellComponents, Mapping[str, Any]):
     """A cell stored as ``ok``, read back from the store (:func:`lidframe.grid.report.load_results`).
 
     ``cell["summary"]`` and ``dict(cell)`` still read it as the row it was: a read-only
@@ -222,12 +240,8 @@ class FinishedCell(Mapping[str, Any]):
 
     Attributes
     ----------
-    cell_id : str
-    system : str
-    attacker, mechanism : str or None
-        None when the cell has none (stored as ``-``).
-    calibrator, prior : str
-    seed : int
+    cell_id, system, attacker, mechanism, calibrator, prior, seed
+        As in :class:`CellComponents`.
     summary : dict
         The stored summary JSON, parsed (a plain dict, as ``Result.to_dict()`` wrote it).
     per_trial : str
@@ -236,21 +250,9 @@ class FinishedCell(Mapping[str, Any]):
         That file's SHA-256 as written; None in a store of an earlier layout.
     """
 
-    cell_id: str
-    system: str
-    attacker: str | None
-    mechanism: str | None
-    calibrator: str
-    prior: str
-    seed: int
     summary: dict[str, Any] = attrs.field(eq=False)
     per_trial: str
     per_trial_sha256: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The six components joined by ``/``, as messages name a cell."""
-        return _name(self.system, self.attacker, self.mechanism, self.calibrator, self.prior, self.seed)
 
     def to_dict(self) -> dict[str, Any]:
         """The cell as the store holds it: components (``-`` for none), summary, per-trial file, id, digest."""

@@ -16,7 +16,7 @@ colour and marker, its variants (calibrators) differ by line style.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -245,6 +245,45 @@ def _merged_styles(
     return {label: dict((styles or {}).get(label) or derived[label]) for label in labels}
 
 
+def _panels_figure(
+    panels: Mapping[tuple[str, str], Mapping[str, Any]],
+    *,
+    title: str,
+    groups: Mapping[str, str] | None,
+    styles: Mapping[str, Mapping[str, Any]] | None,
+    draw: Callable[[Axes, Mapping[str, Any], Mapping[str, Mapping[str, Any]]], None],
+    finish: Callable[[Axes, str], None],
+    kind: str,
+) -> Figure:
+    """Small multiples, rows calibrators and columns priors, sharing axes, styles and one legend below.
+
+    *draw* (axes, the panel's {label: data}, styles) draws each panel; *finish* (axes, panel
+    title) decorates it once every panel is drawn, so the shared limits are final; *kind* is
+    the legend's (``"line"`` or ``"scatter"``, :func:`_legend_below`).
+    """
+    rows = list(dict.fromkeys(c for c, _ in panels))
+    cols = list(dict.fromkeys(p for _, p in panels))
+    labels = list(dict.fromkeys(label for data in panels.values() for label in data))
+    chosen = _merged_styles(labels, groups, styles)
+    fig, axes = _panel_grid(rows, cols)
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            draw(axes[i, j], panels.get((calibrator, prior), {}), chosen)
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            ax = axes[i, j]
+            finish(ax, _panel_title(calibrator, prior))
+            ax.title.set_fontsize(8)
+            if i < len(rows) - 1:
+                ax.set_xlabel("")
+            if j > 0:
+                ax.set_ylabel("")
+    bottom = _legend_below(fig, chosen, kind=kind)
+    fig.suptitle(plain_text(title), fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig
+
+
 def lid_ccdf_panels_figure(
     panels: Mapping[tuple[str, str], Mapping[str, ArrayLike]],
     *,
@@ -275,32 +314,16 @@ def lid_ccdf_panels_figure(
     -------
     matplotlib.figure.Figure
     """
-    rows = list(dict.fromkeys(c for c, _ in panels))
-    cols = list(dict.fromkeys(p for _, p in panels))
-    labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
-    chosen = _merged_styles(labels, groups, styles)
-    fig, axes = _panel_grid(rows, cols)
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            ax = axes[i, j]
-            curves = panels.get((calibrator, prior), {})
-            _ccdf_curves(ax, curves, chosen)
-            if not curves:
-                ax.text(0.5, 0.5, "not in the grid", transform=ax.transAxes, ha="center", color="0.4")
-    # references and titles once every panel is drawn: the shared limits are final
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            ax = axes[i, j]
-            _ccdf_finish(ax, log2_n=log2_n, guides=True, title=_panel_title(calibrator, prior))
-            ax.title.set_fontsize(8)
-            if i < len(rows) - 1:
-                ax.set_xlabel("")
-            if j > 0:
-                ax.set_ylabel("")
-    bottom = _legend_below(fig, chosen, kind="line")
-    fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig
+
+    def draw(ax: Axes, curves: Mapping[str, ArrayLike], chosen: Mapping[str, Mapping[str, Any]]) -> None:
+        _ccdf_curves(ax, curves, chosen)
+        if not curves:
+            ax.text(0.5, 0.5, "not in the grid", transform=ax.transAxes, ha="center", color="0.4")
+
+    def finish(ax: Axes, panel_title: str) -> None:
+        _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title)
+
+    return _panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
 
 
 def lid_histogram_figure(
@@ -471,25 +494,10 @@ def eer_alid_panels_figure(
     -------
     matplotlib.figure.Figure
     """
-    rows = list(dict.fromkeys(c for c, _ in panels))
-    cols = list(dict.fromkeys(p for _, p in panels))
-    labels = list(dict.fromkeys(label for points in panels.values() for label in points))
-    chosen = _merged_styles(labels, groups, styles)
-    fig, axes = _panel_grid(rows, cols)
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            _eer_points(axes[i, j], panels.get((calibrator, prior), {}), chosen)
-    # decoration once every panel is drawn: the shared limits are final
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            ax = axes[i, j]
-            _eer_finish(ax, log2_n=log2_n, title=_panel_title(calibrator, prior))
-            ax.title.set_fontsize(8)
-            if i < len(rows) - 1:
-                ax.set_xlabel("")
-            if j > 0:
-                ax.set_ylabel("")
-    bottom = _legend_below(fig, chosen, kind="scatter")
-    fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig
+
+    def finish(ax: Axes, panel_title: str) -> None:
+        _eer_finish(ax, log2_n=log2_n, title=panel_title)
+
+    return _panels_figure(
+        panels, title=title, groups=groups, styles=styles, draw=_eer_points, finish=finish, kind="scatter"
+    )
