@@ -63,7 +63,7 @@ def line(name, times):
 
 
 def same_as(anchor, result) -> str:
-    closed = ~anchor.is_impostor
+    closed = ~anchor.is_outsider
     lid_diff = float(np.max(np.abs(result.lid[closed] - anchor.lid[closed])))
     ranks = bool(np.array_equal(result.true_rank, anchor.true_rank))
     keys = ("eer", "cllr", "min_cllr", "dece_bits")

@@ -157,7 +157,7 @@ def check_rows_input(z: ArrayLike, true_index: ArrayLike) -> tuple[np.ndarray, n
     if not np.isfinite(z).all():
         i, j = np.argwhere(~np.isfinite(z))[0]
         raise InputError(f"dev rows must be finite; row {i}, column {j} is {z[i, j]}")
-    return z, check_true_index(true_index, z.shape[0], z.shape[1], allow_impostor=False)
+    return z, check_true_index(true_index, z.shape[0], z.shape[1], allow_outsider=False)
 
 
 def check_fit_size(owner: str, max_pairs: int | None, bins: int) -> None:

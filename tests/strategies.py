@@ -52,14 +52,14 @@ def priors_of_every_kind(draw, n_enrolled):
 
 
 @st.composite
-def scoresets(draw, max_trials=10, max_enrolled=8, impostors=True):
-    """ScoreSets with string ids; some trial speakers may be non-enrolled (impostors)."""
+def scoresets(draw, max_trials=10, max_enrolled=8, outsiders=True):
+    """ScoreSets with string ids; some trial speakers may be non-enrolled (outsiders)."""
     from lidframe import ScoreSet
 
     scores = draw(score_matrices(max_trials=max_trials, max_enrolled=max_enrolled))
     n_trials, n_enrolled = scores.shape
     enrolled = [f"spk{j}" for j in range(n_enrolled)]
-    pool = enrolled + (["outsider0", "outsider1"] if impostors else [])
+    pool = enrolled + (["outsider0", "outsider1"] if outsiders else [])
     speakers = draw(st.lists(st.sampled_from(pool), min_size=n_trials, max_size=n_trials))
     trial_ids = [f"utt{i:03d}" for i in range(n_trials)]
     return ScoreSet(scores, enrolled, speakers, trial_ids)

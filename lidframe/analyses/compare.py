@@ -237,7 +237,7 @@ def paired_comparison(
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise InputError(f"paired comparison needs two LID vectors of the same length >= 2, got {a.shape}, {b.shape}")
     if np.isnan(a).any() or np.isnan(b).any():
-        raise InputError("paired comparison: LID values contain NaN (drop impostor trials)")
+        raise InputError("paired comparison: LID values contain NaN (drop outsider trials)")
     if not isinstance(bootstrap, Bootstrap):
         raise InputError(f"bootstrap must be a Bootstrap record, got {type(bootstrap).__name__}")
     if bootstrap.method != "percentile":

@@ -230,7 +230,7 @@ def _group_lid(fused: np.ndarray, true_cols: np.ndarray, log_prior: np.ndarray) 
 
 
 def _llr_matrix(scoreset, calibrator, znorm_ddof):
-    closed = scoreset.closed_set() if scoreset.n_impostor_trials else scoreset
+    closed = scoreset.closed_set() if scoreset.n_outsider_trials else scoreset
     return closed, calibrated_llr(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
 
 

@@ -158,8 +158,8 @@ def nsweep(
     """
     dev = as_scoreset(dev, "dev")
     eval_set = as_scoreset(eval, "eval")
-    closed = eval_set.closed_set() if eval_set.n_impostor_trials else eval_set
-    if closed.n_trials < 1 or eval_set.n_impostor_trials == eval_set.n_trials:
+    closed = eval_set.closed_set() if eval_set.n_outsider_trials else eval_set
+    if closed.n_trials < 1 or eval_set.n_outsider_trials == eval_set.n_trials:
         raise InputError("eval: no trial's speaker is enrolled")
     big_n = closed.n_enrolled
     sizes = default_sizes(big_n) if sizes is None else sorted({int(n) for n in sizes})

@@ -31,8 +31,8 @@ are seeded from ``Bootstrap.seed`` and its column among the enrolled (a
 
 Speakers and trials that are not in the table's numbers
 -------------------------------------------------------
-Impostor trials (speaker not enrolled, NaN LID) belong to no enrolled speaker: they are
-left out and counted in ``n_impostor_trials``.  Enrolled speakers without a closed-set
+Outsider trials (speaker not enrolled, NaN LID) belong to no enrolled speaker: they are
+left out and counted in ``n_outsider_trials``.  Enrolled speakers without a closed-set
 trial stay in the table, after the others (in enrolment order), with ``n_trials`` 0
 and NaN metrics, and are counted in ``n_speakers_without_trials``.
 """
@@ -122,7 +122,7 @@ class PerSpeakerResult(TableRecord):
     n_enrolled_trials : int
         Eval trials whose speaker is enrolled (= the sum of the rows' ``n_trials``; the
         summary's ``n_enrolled_trials``).
-    n_impostor_trials : int
+    n_outsider_trials : int
         Trials left out because their speaker is not enrolled.
     n_speakers_without_trials : int
         Enrolled speakers with no closed-set trial (the NaN rows at the end).
@@ -140,7 +140,7 @@ class PerSpeakerResult(TableRecord):
     rows: tuple[PerSpeakerRow, ...] = attrs.field(converter=as_rows)
     n_enrolled: int
     n_enrolled_trials: int
-    n_impostor_trials: int
+    n_outsider_trials: int
     n_speakers_without_trials: int
     alid: float
     log2_n: float
@@ -209,7 +209,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
     options = None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
     enrolled = np.asarray(result.enrolled)
-    closed = np.flatnonzero(~np.asarray(result.is_impostor, dtype=bool))
+    closed = np.flatnonzero(~np.asarray(result.is_outsider, dtype=bool))
     lid = np.asarray(result.lid, dtype=np.float64)[closed]
     column = _speaker_columns(result, closed)
     measured = _speaker_metrics(lid, np.asarray(result.true_rank)[closed] == 1, column, enrolled.size)
@@ -242,7 +242,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         rows=with_trials + without,
         n_enrolled=int(enrolled.size),
         n_enrolled_trials=int(closed.size),
-        n_impostor_trials=int(np.asarray(result.is_impostor).sum()),
+        n_outsider_trials=int(np.asarray(result.is_outsider).sum()),
         n_speakers_without_trials=len(without),
         alid=float(lid.mean()) if lid.size else float("nan"),
         log2_n=math.log2(enrolled.size),

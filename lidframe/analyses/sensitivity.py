@@ -75,7 +75,7 @@ _SUMMARY_KEYS = (
 
 
 def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
-    closed = dev.closed_set() if dev.n_impostor_trials else dev
+    closed = dev.closed_set() if dev.n_outsider_trials else dev
     n = closed.n_enrolled
     lid = lid_from_scores(
         closed.scores,
@@ -165,7 +165,7 @@ class SensitivityResult(TableRecord):
 
     def lids(self) -> dict:
         """calibrator spec -> (T,) LID bits of the closed-set eval trials."""
-        return {spec: r.lid[~r.is_impostor] for spec, r in self.results.items()}
+        return {spec: r.lid[~r.is_outsider] for spec, r in self.results.items()}
 
 
 def sensitivity(

@@ -14,6 +14,10 @@ from lidframe.errors import InputError, shorten
 
 __all__ = ["register", "run", "read_per_trial"]
 
+#: Columns that flag an outsider trial (speaker not enrolled), in the order looked for:
+#: ``outsider``, and ``impostor``, its name in per-trial tables written before this release.
+_OUTSIDER_COLUMNS = ("outsider", "impostor")
+
 
 def _defaults():
     from lidframe.analyses.compare import PAIRED_BOOTSTRAP
@@ -34,7 +38,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(trial ids, trial speakers, LID bits) of the closed-set trials of an ``evaluate --per-trial`` CSV."""
+    """(trial ids, trial speakers, LID bits) of the closed-set trials of an ``evaluate --per-trial`` CSV.
+
+    Rows flagged 1 in the ``outsider`` column (``impostor`` in a table written before this
+    release) are outsider trials and are left out; without either column every row counts.
+    """
     import pandas as pd
 
     try:
@@ -48,14 +56,13 @@ def read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
             f"{path}: missing column(s) {', '.join(missing)}; expected the output of lidframe evaluate --per-trial"
         )
     lid = pd.to_numeric(frame["lid_bits"], errors="coerce").to_numpy()
-    impostor = (
-        frame["impostor"].astype(str).eq("1").to_numpy() if "impostor" in frame.columns else np.zeros(len(frame), bool)
-    )
-    bad = np.isnan(lid) & ~impostor
+    flag = next((c for c in _OUTSIDER_COLUMNS if c in frame.columns), None)
+    outsider = frame[flag].astype(str).eq("1").to_numpy() if flag is not None else np.zeros(len(frame), bool)
+    bad = np.isnan(lid) & ~outsider
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise InputError(f"{path}: line {r + 2} has lid_bits {frame['lid_bits'].iat[r]!r}; expected a number")
-    keep = ~impostor
+    keep = ~outsider
     return frame["trial_id"].to_numpy()[keep], frame["trial_spk"].to_numpy()[keep], lid[keep]
 
 

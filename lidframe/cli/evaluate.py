@@ -164,7 +164,7 @@ def _print_result(args: argparse.Namespace, s: Any) -> None:
     print(f"dev:  {args.dev}  ({s['n_dev_enrolled_trials']} trials x {s['n_dev_enrolled']} enrolled)")
     print(
         f"eval: {args.eval}  ({s['n_enrolled_trials']} trials x N = {s['n_enrolled']} enrolled; "
-        f"{s['n_impostor_trials']} impostor trials excluded)"
+        f"{s['n_outsider_trials']} outsider trials excluded)"
     )
     znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
     print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")

@@ -105,6 +105,6 @@ def run(args: argparse.Namespace) -> int:
     scores.save(out)
     print(
         f"scored {scores.n_trials} trials against N = {scores.n_enrolled} enrolled speakers "
-        f"({scores.n_impostor_trials} impostor trials) with {args.attacker}; wrote {out}"
+        f"({scores.n_outsider_trials} outsider trials) with {args.attacker}; wrote {out}"
     )
     return 0

@@ -99,8 +99,8 @@ def write_demo_outputs(
     Notes
     -----
     ``per_trial.csv`` has the column ``system`` (the label) and then the columns of
-    :meth:`lidframe.core.evaluation.Result.to_frame` (``trial_id, trial_spk, impostor,
-    lid_bits, posterior_true``); floats with 12 significant digits, impostor trials'
+    :meth:`lidframe.core.evaluation.Result.to_frame` (``trial_id, trial_spk, outsider,
+    lid_bits, posterior_true``); floats with 12 significant digits, outsider trials'
     LID as ``nan``.
     """
     out = Path(out_dir)
@@ -137,7 +137,7 @@ def _per_trial_frame(results: Mapping[str, Result]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per eval trial and label (the results' rows one after the other): the
-        column ``system`` (the label), then ``trial_id, trial_spk, impostor, lid_bits,
+        column ``system`` (the label), then ``trial_id, trial_spk, outsider, lid_bits,
         posterior_true``.
     """
     import pandas as pd

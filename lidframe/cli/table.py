@@ -18,7 +18,7 @@ SUMMARY_COLUMNS = (
     ("n_enrolled", "N", "d"),
     ("log2_n", "log2N", ".2f"),
     ("n_enrolled_trials", "T", "d"),
-    ("n_impostor_trials", "imp", "d"),
+    ("n_outsider_trials", "out", "d"),
     ("eer", "EER", ".3f"),
     ("cllr", "Cllr", ".3f"),
     ("min_cllr", "minCllr", ".3f"),

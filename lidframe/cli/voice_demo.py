@@ -397,7 +397,7 @@ def _write_outputs(
 
     first = next(iter(results.values()))
     save_lid_ccdf(
-        {label: r.lid[~r.is_impostor] for label, r in results.items()},
+        {label: r.lid[~r.is_outsider] for label, r in results.items()},
         run.out / "lid_ccdf.png",
         log2_n=first.summary["log2_n"],
         title="Real-voice demo: LID per system and calibrator",

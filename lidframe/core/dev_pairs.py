@@ -50,7 +50,7 @@ def dev_pair_groups(
     trial_emb : array_like, shape (T, d)
     enrol_emb : array_like, shape (N, d)
     true_index : array_like of int, shape (T,)
-        Column of each trial's true speaker, in [0, N) (drop impostor trials first).
+        Column of each trial's true speaker, in [0, N) (drop outsider trials first).
     znorm_ddof : {0, 1}
     bins : int
         z bins (default :data:`~lidframe.calibrators.base.DEFAULT_FIT_BINS`).
@@ -73,7 +73,7 @@ def dev_pair_groups(
         raise InputError(f"bins must be an integer >= 2, got {bins!r}")
     trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
     n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
-    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=False)
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, znorm_ddof, True, row_names)
     z_bound = pair_z_bound(keys, row_scale, n_enrolled, znorm_ddof, True)
     pairs = BinnedPairs(BinGrid.uniform(-z_bound, z_bound, bins), value_sums=True, cllr_sums=False)

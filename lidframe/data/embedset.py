@@ -93,7 +93,7 @@ class EmbeddingSet(TrialBookkeeping):
 
     @property
     def n_trials(self) -> int:
-        """T, the number of trials, impostor trials included."""
+        """T, the number of trials, outsider trials included."""
         return self.trial_vectors.shape[0]
 
     @property
@@ -119,8 +119,8 @@ class EmbeddingSet(TrialBookkeeping):
         )
 
     def closed_set(self) -> EmbeddingSet:
-        """The set without impostor trials."""
-        return self.subset(~self.is_impostor)
+        """The set without outsider trials."""
+        return self.subset(~self.is_outsider)
 
     def to_scoreset(self, *, max_values: int = 1 << 28) -> ScoreSet:
         """The implied T x N cosine :class:`~lidframe.ScoreSet` (float64), if it has at most *max_values* scores."""

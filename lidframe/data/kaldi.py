@@ -301,7 +301,7 @@ def scoreset_from_kaldi(
     """A full ScoreSet from Kaldi ``enroll trial score`` lines.
 
     The trial speakers come from *utt2spk_path* when given, else from the key's mated
-    (``target``) pairs (a trial without a mated enrolment is an impostor trial, speaker
+    (``target``) pairs (a trial without a mated enrolment is an outsider trial, speaker
     ``"?"+id``).
 
     Raises

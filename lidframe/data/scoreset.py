@@ -2,12 +2,12 @@
 
 Row *i* is one trial utterance (speaker ``trial_speakers[i]``, id ``trial_ids[i]``);
 column *j* is one enrolled speaker ``enrolled[j]``.  A trial whose speaker is not
-among the enrolled ids is an *impostor trial*: it has no mated column, so it is
+among the enrolled ids is an *outsider trial*: it has no mated column, so it is
 excluded from LID (closed-set assumption) and counted in every result.
 
 The module also holds the rules both kinds of set share: :func:`check_ids` (ids against
 the matrix shape), :func:`check_true_index` (the one validation of true-speaker columns,
-:data:`IMPOSTOR` = -1 included, that every engine and calibrator applies) and
+:data:`OUTSIDER` = -1 included, that every engine and calibrator applies) and
 :class:`TrialBookkeeping` (the closed-set views that :class:`ScoreSet` and
 :class:`~lidframe.data.embedset.EmbeddingSet` inherit).
 
@@ -25,6 +25,7 @@ Two file layouts are read and written:
 from __future__ import annotations
 
 import os
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, overload
 
@@ -39,7 +40,16 @@ from lidframe.errors import InputError, preview, quote, shorten
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["ScoreSet", "CSV_COLUMNS", "NPZ_KEYS", "IMPOSTOR", "check_ids", "check_true_index", "TrialBookkeeping"]
+__all__ = [
+    "ScoreSet",
+    "CSV_COLUMNS",
+    "NPZ_KEYS",
+    "OUTSIDER",
+    "IMPOSTOR",
+    "check_ids",
+    "check_true_index",
+    "TrialBookkeeping",
+]
 
 #: Column names of the long CSV layout (published LID reference code).
 CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
@@ -48,8 +58,11 @@ CSV_COLUMNS = ("enroll_spk", "trial_spk", "trial_id", "score")
 NPZ_KEYS = ("scores", "enrolled", "trial_speakers", "trial_ids")
 _NPZ_KINDS: dict[str, Kind] = {"scores": "numbers", "enrolled": "ids", "trial_speakers": "ids", "trial_ids": "ids"}
 
-#: ``true_index`` value of an impostor trial (its speaker is not enrolled).
-IMPOSTOR = -1
+#: ``true_index`` value of an outsider trial (its speaker is not enrolled).
+OUTSIDER = -1
+#: Deprecated: the old name of :data:`OUTSIDER` (an outsider trial was called an impostor
+#: trial); it will be removed in the next release.
+IMPOSTOR = OUTSIDER
 
 # what a score-set file is, in messages about a path that is not one
 _SCORE_SET_FILE = "a score-set file (.npz or .csv)"
@@ -150,13 +163,13 @@ def check_ids(
     return enrolled, trial_speakers, trial_ids, _readonly(true_index)
 
 
-def check_true_index(true_index: ArrayLike, n_trials: int, n_enrolled: int, *, allow_impostor: bool) -> np.ndarray:
+def check_true_index(true_index: ArrayLike, n_trials: int, n_enrolled: int, *, allow_outsider: bool) -> np.ndarray:
     """Validate the true-speaker column of each trial; the one rule every engine and calibrator uses.
 
     The rule: ``true_index`` is an integer array of shape (T,) whose entries are columns
-    ``0 <= j < N``; with ``allow_impostor=True`` an entry may also be :data:`IMPOSTOR`
+    ``0 <= j < N``; with ``allow_outsider=True`` an entry may also be :data:`OUTSIDER`
     (-1, a trial whose speaker is not enrolled: LID engines give it NaN).  Any other
-    value (>= N, or negative other than -1, or -1 where impostors are not allowed) is
+    value (>= N, or negative other than -1, or -1 where outsiders are not allowed) is
     an error naming the first bad row.
 
     Parameters
@@ -165,8 +178,8 @@ def check_true_index(true_index: ArrayLike, n_trials: int, n_enrolled: int, *, a
         Column of each trial's true speaker.
     n_trials, n_enrolled : int
         T and N.
-    allow_impostor : bool
-        Whether -1 (impostor trial) is accepted: True for the LID engines on score
+    allow_outsider : bool
+        Whether -1 (outsider trial) is accepted: True for the LID engines on score
         matrices (:mod:`lidframe.core.lid`), False for closed-set consumers (the
         streaming engine, a calibrator's ``fit_rows``, ``true_speaker_rank``).
 
@@ -185,12 +198,12 @@ def check_true_index(true_index: ArrayLike, n_trials: int, n_enrolled: int, *, a
         raise InputError(
             f"true_index must be an integer array of shape ({n_trials},), got shape {values.shape} dtype {values.dtype}"
         )
-    low = IMPOSTOR if allow_impostor else 0
+    low = OUTSIDER if allow_outsider else 0
     bad = (values < low) | (values >= n_enrolled)
     if bad.any():
         rows = np.flatnonzero(bad)
         i = int(rows[0])
-        allowed = " or -1 (impostor trial)" if allow_impostor else " (impostor trials, -1, must be dropped first)"
+        allowed = " or -1 (outsider trial)" if allow_outsider else " (outsider trials, -1, must be dropped first)"
         more = f"; {rows.size} bad rows: {preview(rows)}" if rows.size > 1 else ""
         raise InputError(
             f"true_index of row {i} is {values[i].item()}; expected a column in [0, {n_enrolled}){allowed}{more}"
@@ -199,25 +212,52 @@ def check_true_index(true_index: ArrayLike, n_trials: int, n_enrolled: int, *, a
 
 
 class TrialBookkeeping:
-    """The closed-set views shared by score and embedding sets (from their ``_true_index``)."""
+    """The closed-set views shared by score and embedding sets (from their ``_true_index``).
+
+    ``is_impostor`` and ``n_impostor_trials``, the old names of :attr:`is_outsider` and
+    :attr:`n_outsider_trials`, still read for one release, with a :class:`FutureWarning`.
+    """
 
     # set by each subclass (an attrs field filled in ``__attrs_post_init__``); declared for the type checker
     _true_index: np.ndarray
 
     @property
     def true_index(self) -> np.ndarray:
-        """(T,) int: column of each trial's true speaker, -1 for impostor trials."""
+        """(T,) int: column of each trial's true speaker, -1 for outsider trials."""
         return self._true_index
 
     @property
-    def is_impostor(self) -> np.ndarray:
+    def is_outsider(self) -> np.ndarray:
         """(T,) bool: True where the trial's speaker is not enrolled."""
         return self._true_index < 0
 
     @property
-    def n_impostor_trials(self) -> int:
+    def n_outsider_trials(self) -> int:
         """Number of trials whose speaker is not enrolled."""
         return int(np.count_nonzero(self._true_index < 0))
+
+    @property
+    def is_impostor(self) -> np.ndarray:
+        """Deprecated: :attr:`is_outsider` (a FutureWarning; removed in the next release)."""
+        name = type(self).__name__
+        warnings.warn(
+            f"{name}.is_impostor is now {name}.is_outsider; the old name will be removed in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.is_outsider
+
+    @property
+    def n_impostor_trials(self) -> int:
+        """Deprecated: :attr:`n_outsider_trials` (a FutureWarning; removed in the next release)."""
+        name = type(self).__name__
+        warnings.warn(
+            f"{name}.n_impostor_trials is now {name}.n_outsider_trials; the old name will be removed in the next "
+            "release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.n_outsider_trials
 
 
 @attrs.frozen(eq=False)
@@ -231,7 +271,7 @@ class ScoreSet(TrialBookkeeping):
     enrolled : array_like of str, shape (N,)
         Enrolled speaker ids, unique, N >= 2.
     trial_speakers : array_like of str, shape (T,)
-        True speaker of each trial.  Ids not in ``enrolled`` mark impostor trials.
+        True speaker of each trial.  Ids not in ``enrolled`` mark outsider trials.
     trial_ids : array_like of str, shape (T,), optional
         Unique trial (utterance) ids; ``"0"``, ``"1"``, ... when omitted.
     source : str, optional (keyword only)
@@ -279,7 +319,7 @@ class ScoreSet(TrialBookkeeping):
     # ------------------------------------------------------------------ views
     @property
     def n_trials(self) -> int:
-        """T, the number of trials (rows), impostor trials included."""
+        """T, the number of trials (rows), outsider trials included."""
         return self.scores.shape[0]
 
     @property
@@ -288,7 +328,7 @@ class ScoreSet(TrialBookkeeping):
         return self.scores.shape[1]
 
     def mated_mask(self) -> np.ndarray:
-        """(T, N) bool: True at each trial's true-speaker column (none on impostor rows)."""
+        """(T, N) bool: True at each trial's true-speaker column (none on outsider rows)."""
         mask = np.zeros(self.scores.shape, dtype=bool)
         rows = np.flatnonzero(self._true_index >= 0)
         mask[rows, self._true_index[rows]] = True
@@ -302,7 +342,7 @@ class ScoreSet(TrialBookkeeping):
         )
 
     def closed_set(self) -> ScoreSet:
-        """Return the score set without impostor trials."""
+        """Return the score set without outsider trials."""
         return self.subset(self._true_index >= 0)
 
     def equals(self, other: ScoreSet) -> bool:

@@ -202,7 +202,7 @@ class CellOutcome:
     summary : dict or None
         ``Result.to_dict()`` as plain JSON (plus ``longitudinal`` rows), for an ``ok`` cell.
     trial_ids, trial_speakers, lid, posterior_true : ndarray, shape (T,), or None
-        The per-trial file's arrays (LID in bits, NaN for impostor trials).
+        The per-trial file's arrays (LID in bits, NaN for outsider trials).
     """
 
     cell: Cell

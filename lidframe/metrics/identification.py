@@ -46,7 +46,7 @@ def true_speaker_rank(scores: ArrayLike, true_index: ArrayLike, *, tile_rows: in
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2:
         raise InputError(f"scores must be a (T, N) array, got shape {scores.shape}")
-    true_index = check_true_index(true_index, scores.shape[0], scores.shape[1], allow_impostor=False)
+    true_index = check_true_index(true_index, scores.shape[0], scores.shape[1], allow_outsider=False)
     out = np.empty(scores.shape[0], dtype=np.int64)
     for start in range(0, scores.shape[0], tile_rows):
         block = scores[start : start + tile_rows]
@@ -95,6 +95,6 @@ def cllr_multiclass(posterior_true: ArrayLike) -> float:
     """Multiclass cost C_llr^mc = -mean log2 p_true (bits) of posteriors of the true speaker."""
     p = np.asarray(posterior_true, dtype=np.float64)
     if p.size == 0 or np.isnan(p).any() or (p < 0).any() or (p > 1).any():
-        raise InputError("cllr_multiclass needs posteriors in [0, 1] (no NaN: drop impostor trials)")
+        raise InputError("cllr_multiclass needs posteriors in [0, 1] (no NaN: drop outsider trials)")
     with np.errstate(divide="ignore"):
         return float(-np.mean(np.log2(p)))

@@ -81,7 +81,7 @@ def lid_ceiling_bits(result: Result) -> float:
         Bits.
     """
     column = {str(s): j for j, s in enumerate(result.enrolled)}
-    closed = ~np.asarray(result.is_impostor, dtype=bool)
+    closed = ~np.asarray(result.is_outsider, dtype=bool)
     true = np.array([column[str(s)] for s in result.trial_speakers[closed]], dtype=np.intp)
     return float(np.max(-result.log_prior[true]) / LN2)
 
@@ -143,7 +143,7 @@ def _result_system(
         calibrator=str(summary.get("calibrator", "?")),
         prior=str(summary.get("prior", "?")),
         headline=Headline.from_summary(summary, where=f"result {label!r}"),
-        lid_bits=result.lid[~result.is_impostor],
+        lid_bits=result.lid[~result.is_outsider],
         lid_ceiling_bits=lid_ceiling_bits(result),
         sensitivity=sensitivity,
         per_speaker=per_speaker,
@@ -265,7 +265,7 @@ def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.n
     Returns
     -------
     lid : ndarray, shape (T,)
-        NaN for impostor trials.
+        NaN for outsider trials.
     posterior : ndarray, shape (T,), or None
         None in a file written before lidframe stored it.
     """

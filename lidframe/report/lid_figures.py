@@ -351,7 +351,7 @@ def lid_histogram_figure(
     """
     values = np.asarray(lid, dtype=np.float64).ravel()
     if values.size == 0 or np.isnan(values).any():
-        raise InputError("the LID histogram needs at least one LID value and no NaN (drop impostor trials first)")
+        raise InputError("the LID histogram needs at least one LID value and no NaN (drop outsider trials first)")
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 3.8), dpi=120)
     edges = np.histogram_bin_edges(values, bins="auto")

@@ -67,7 +67,7 @@ class Headline:
         log2 N, the most a trial can disclose under a uniform prior.
     n_enrolled_trials : int or None
         Eval trials whose speaker is enrolled (with a LID); None when the source does not say.
-    n_impostor_trials : int or None
+    n_outsider_trials : int or None
         Eval trials whose speaker is not enrolled (no LID).
     alid, lid_pos, lid_neg, lid_q99, lid_max : float
         ALID, LID+, LID-, the 99th percentile and the maximum of per-trial LID.
@@ -88,7 +88,7 @@ class Headline:
     n_enrolled: int
     log2_n: float
     n_enrolled_trials: int | None
-    n_impostor_trials: int | None
+    n_outsider_trials: int | None
     alid: float
     pdr: float
     lid_pos: float
@@ -131,7 +131,7 @@ class Headline:
             n_enrolled=n_enrolled,
             log2_n=_float(summary.get("log2_n", math.log2(n_enrolled))),
             n_enrolled_trials=_int_or_none(summary.get("n_enrolled_trials")),
-            n_impostor_trials=_int_or_none(summary.get("n_impostor_trials")),
+            n_outsider_trials=_int_or_none(summary.get("n_outsider_trials")),
             alid=_float(summary["alid"]),
             pdr=_float(summary.get("pdr")),
             lid_pos=_float(summary.get("lid_pos")),
@@ -314,9 +314,9 @@ class SystemSettings:
     prior : str
     znorm_ddof : int or None
         Row z-norm degrees of freedom (None: the calibrator reads raw scores).
-    n_dev_enrolled_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
-        Dev trials whose speaker is enrolled, enrolled speakers, impostor trials.
-    n_eval_enrolled_trials, n_eval_enrolled, n_eval_impostor_trials : int or None
+    n_dev_enrolled_trials, n_dev_enrolled, n_dev_outsider_trials : int or None
+        Dev trials whose speaker is enrolled, enrolled speakers, outsider trials.
+    n_eval_enrolled_trials, n_eval_enrolled, n_eval_outsider_trials : int or None
         The same of the eval set.
     binary_metrics : str or None
         ``"computed"`` or ``"skipped: <why>"``.
@@ -331,10 +331,10 @@ class SystemSettings:
     znorm_ddof: int | None
     n_dev_enrolled_trials: int | None
     n_dev_enrolled: int | None
-    n_dev_impostor_trials: int | None
+    n_dev_outsider_trials: int | None
     n_eval_enrolled_trials: int | None
     n_eval_enrolled: int | None
-    n_eval_impostor_trials: int | None
+    n_eval_outsider_trials: int | None
     binary_metrics: str | None
     bootstrap: dict | None
 
@@ -349,10 +349,10 @@ class SystemSettings:
             znorm_ddof=_int_or_none(summary.get("znorm_ddof")),
             n_dev_enrolled_trials=_int_or_none(summary.get("n_dev_enrolled_trials")),
             n_dev_enrolled=_int_or_none(summary.get("n_dev_enrolled")),
-            n_dev_impostor_trials=_int_or_none(summary.get("n_dev_impostor_trials")),
+            n_dev_outsider_trials=_int_or_none(summary.get("n_dev_outsider_trials")),
             n_eval_enrolled_trials=_int_or_none(summary.get("n_enrolled_trials")),
             n_eval_enrolled=_int_or_none(summary.get("n_enrolled")),
-            n_eval_impostor_trials=_int_or_none(summary.get("n_impostor_trials")),
+            n_eval_outsider_trials=_int_or_none(summary.get("n_outsider_trials")),
             binary_metrics=summary.get("binary_metrics"),
             bootstrap=json_clean(summary["bootstrap"]) if summary.get("bootstrap") else None,
         )

@@ -433,10 +433,10 @@ def settings_table(report: Report) -> Table:
         ("znorm_ddof", "z-norm ddof"),
         ("n_dev_enrolled_trials", "dev trials"),
         ("n_dev_enrolled", "dev N"),
-        ("n_dev_impostor_trials", "dev impostor trials"),
+        ("n_dev_outsider_trials", "dev outsider trials"),
         ("n_eval_enrolled_trials", "eval trials"),
         ("n_eval_enrolled", "eval N"),
-        ("n_eval_impostor_trials", "eval impostor trials"),
+        ("n_eval_outsider_trials", "eval outsider trials"),
         ("binary_metrics", "binary metrics"),
     )
     columns = [Column("system", False)] + [Column(title, key.startswith("n_")) for key, title in keys]

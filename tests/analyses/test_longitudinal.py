@@ -116,7 +116,7 @@ def test_k_larger_than_every_speaker_is_an_error_and_cli(tmp_path, capsys):
 
 def test_mean_fusion_can_be_more_confident_than_every_single_utterance():
     # N = 3, both utterances from the first speaker, LLRs used as they are (identity):
-    # each row rules out one impostor, their mean rules out both
+    # each row rules out one non-target speaker, their mean rules out both
     rows = np.array([[0.0, 0.0, -30.0], [0.0, -30.0, 0.0]])
     enrolled = ["a", "b", "c"]
     ev = ScoreSet(rows, enrolled, ["a", "a"], ["u0", "u1"])

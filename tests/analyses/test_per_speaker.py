@@ -30,7 +30,7 @@ TRIALS = {
     "c2": ("C", (1, 3, 1, 1)),  # p = 1/6, rank 2
     "c3": ("C", (1, 1, 1, 5)),  # p = 1/8, rank 2
     "c4": ("C", (2, 1, 9, 0.5)),  # p = 9/12.5, rank 1
-    "x1": ("X", (1, 2, 3, 4)),  # impostor: X is not enrolled
+    "x1": ("X", (1, 2, 3, 4)),  # outsider: X is not enrolled
 }
 
 
@@ -89,7 +89,7 @@ def test_table_matches_the_hand_computation(prior):
                 assert math.isnan(row[key]), (row["speaker"], key)
             else:
                 assert row[key] == pytest.approx(value, abs=1e-12), (row["speaker"], key)
-    counts = (table.n_enrolled, table.n_enrolled_trials, table.n_impostor_trials, table.n_speakers_without_trials)
+    counts = (table.n_enrolled, table.n_enrolled_trials, table.n_outsider_trials, table.n_speakers_without_trials)
     assert counts == (4, 9, 1, 1)
     assert table.bootstrap is None
     n_closed = sum(w["n_trials"] for w in want.values())
@@ -107,7 +107,7 @@ def test_table_matches_the_hand_computation(prior):
 @pytest.mark.parametrize("kernel", ["numpy", pytest.param("torch", marks=pytest.mark.slow)])
 def test_result_true_rank_matches_hand_ranks_and_streaming_engine(kernel):
     result = evaluate_hand()
-    want = [1, 2, 1, 1, 1, 1, 2, 2, 1, 0]  # TRIALS in order; 0 for the impostor trial x1
+    want = [1, 2, 1, 1, 1, 1, 2, 2, 1, 0]  # TRIALS in order; 0 for the outsider trial x1
     assert result.true_rank.tolist() == want
     assert result.summary["rank1_rate"] == pytest.approx(6 / 9)
     # the streaming engine (an eval embedding set, binary view off) ranks the same way
@@ -132,19 +132,19 @@ def test_result_true_rank_matches_hand_ranks_and_streaming_engine(kernel):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=scoresets(max_trials=12, max_enrolled=6))
 def test_speaker_rows_add_up_to_the_evaluation(data):
-    if data.n_impostor_trials == data.n_trials:
+    if data.n_outsider_trials == data.n_trials:
         with pytest.raises(InputError):
             evaluate(data, data, calibrator="identity")
         return
     result = evaluate(data, data, calibrator="identity")
     table = per_speaker(result)
     frame = table.to_frame()
-    closed = ~result.is_impostor
+    closed = ~result.is_outsider
     assert sorted(frame["speaker"]) == sorted(data.enrolled)  # every enrolled speaker once, none dropped
     assert (
         frame["n_trials"].sum() == table.n_enrolled_trials == int(closed.sum()) == result.summary["n_enrolled_trials"]
     )
-    assert table.n_impostor_trials == data.n_impostor_trials
+    assert table.n_outsider_trials == data.n_outsider_trials
     has = frame[frame["n_trials"] > 0]
     assert (frame["n_trials"] == 0).sum() == table.n_speakers_without_trials
     assert frame["alid"].isna().sum() == table.n_speakers_without_trials

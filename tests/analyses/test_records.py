@@ -105,7 +105,7 @@ def test_per_speaker_json_and_frame_are_the_hand_written_ones():
         ],
         "n_enrolled": 2,
         "n_enrolled_trials": 2,
-        "n_impostor_trials": 0,
+        "n_outsider_trials": 0,
         "n_speakers_without_trials": 1,
         "alid": lid / 2,
         "log2_n": 1.0,

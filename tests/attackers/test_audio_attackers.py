@@ -214,7 +214,7 @@ def test_end_to_end_score_then_evaluate(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "scored 12 trials against N = 4 enrolled speakers" in out
     scores = ScoreSet.load(tmp_path / "test.npz")
-    assert scores.scores.shape == (12, 4) and scores.n_impostor_trials == 0
+    assert scores.scores.shape == (12, 4) and scores.n_outsider_trials == 0
     code = main(
         [
             "evaluate",

@@ -61,7 +61,7 @@ def test_scoring_and_enrolment_aggregations(tmp_path, vectors):
         base = unit if how == "mean_of_normalised" else vec
         profiles = np.stack([base[[0, 1]].mean(0), base[[2, 3]].mean(0)])
         np.testing.assert_allclose(scores.scores, cosine(vec[[4, 5]], profiles), atol=1e-12)
-        assert scores.enrolled.tolist() == ["A", "B"] and scores.is_impostor.tolist() == [False, True]
+        assert scores.enrolled.tolist() == ["A", "B"] and scores.is_outsider.tolist() == [False, True]
 
 
 def test_precomputed_errors(tmp_path, vectors):

@@ -160,7 +160,7 @@ def set_identical_profiles(d):
     return savez(d / "e.npz", changed(enrol_vectors=np.ones((N, D)))), ["e.npz (eval)", "z-norm is undefined", "'u00'"]
 
 
-def set_all_impostors(d):
+def set_all_outsiders(d):
     speakers = np.array([f"x{i}" for i in range(T)])
     return savez(d / "e.npz", changed(trial_speakers=speakers)), ["e.npz (eval)", "no trial's speaker is enrolled"]
 
@@ -186,7 +186,7 @@ SET_CASES: list[Callable] = [
     set_forged_header,
     set_zip_bomb,
     set_identical_profiles,
-    set_all_impostors,
+    set_all_outsiders,
 ]
 
 

@@ -331,7 +331,7 @@ def npz_constant_row(d, ev):
     ]
 
 
-def npz_all_impostors(d, ev):
+def npz_all_outsiders(d, ev):
     speakers = np.array([f"outsider{i}" for i in range(len(ev.trial_ids))])
     return savez(d / "e.npz", **changed(ev, trial_speakers=speakers)), [
         "e.npz (eval)",
@@ -535,7 +535,7 @@ CASES: list[Callable] = [
     npz_absent,
     npz_unknown_suffix,
     npz_constant_row,
-    npz_all_impostors,
+    npz_all_outsiders,
     csv_missing_column,
     csv_extra_column,
     csv_pandas_index_column,

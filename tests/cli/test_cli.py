@@ -50,7 +50,7 @@ def test_evaluate_prints_table_and_writes_json_and_per_trial(pair, capsys):
     import pandas as pd
 
     table = pd.read_csv(folder / "p.csv")
-    assert list(table.columns) == ["trial_id", "trial_spk", "impostor", "lid_bits", "posterior_true"]
+    assert list(table.columns) == ["trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true"]
     assert table["lid_bits"].mean() == pytest.approx(summary["alid"], abs=1e-9)
 
 
@@ -314,3 +314,32 @@ def test_evaluate_bootstrap_prints_intervals_and_compare_prints_adjusted_p_value
     code = main(["compare", str(tmp_path / "log.csv"), str(tmp_path / "bad.csv")])
     err = capsys.readouterr().err
     assert code == 2 and "bad.csv: missing column(s) trial_spk" in err
+
+
+def test_compare_reads_per_trial_tables_with_the_outsider_column_or_the_old_impostor_column(pair, capsys):
+    folder, dev, ev = pair
+    speakers = ["stranger", "stranger", *ev.trial_speakers[2:]]  # two outsider trials
+    ScoreSet(ev.scores, ev.enrolled, speakers, ev.trial_ids).save(folder / "outsiders.npz")
+    data = ["--dev", folder / "dev.npz", "--eval", folder / "outsiders.npz"]
+    for name, options in {"log": [], "iso": ["--calibrator", "isotonic"]}.items():
+        code, _, err = run(["evaluate", *data, *options, "--per-trial", folder / f"{name}.csv"], capsys)
+        assert code == 0, err
+        text = (folder / f"{name}.csv").read_text()
+        assert text.startswith("trial_id,trial_spk,outsider,lid_bits,posterior_true\n")
+        # the same table as lidframe wrote it before the rename: the flag column named "impostor"
+        (folder / f"old_{name}.csv").write_text(text.replace(",outsider,", ",impostor,", 1))
+    from lidframe.cli.compare import read_per_trial
+
+    new, old = read_per_trial(folder / "log.csv"), read_per_trial(folder / "old_log.csv")
+    assert new[0].size == ev.n_trials - 2 and "stranger" not in new[1].tolist()
+    for got, want in zip(old, new):
+        np.testing.assert_array_equal(got, want)
+    results = {}
+    for kind, prefix in (("new", ""), ("old", "old_")):
+        tables = [folder / f"{prefix}log.csv", folder / f"{prefix}iso.csv"]
+        argv = ["compare", *tables, "--names", "log,iso", "--n-boot", "200", "--permutations", "300"]
+        code, out, err = run([*argv, "--json", folder / f"{kind}.json"], capsys)
+        assert code == 0, err
+        assert f"paired comparison on {ev.n_trials - 2} trials" in out
+        results[kind] = json.loads((folder / f"{kind}.json").read_text())["rows"]
+    assert results["old"] == results["new"]

@@ -81,12 +81,12 @@ def check_demo_folder(out: Path, stdout: str, labels: list[str], eval_file) -> d
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert list(summary["systems"]) == labels and "seed" in summary
     trials = pd.read_csv(out / "per_trial.csv")
-    assert list(trials.columns) == ["system", "trial_id", "trial_spk", "impostor", "lid_bits", "posterior_true"]
+    assert list(trials.columns) == ["system", "trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true"]
     assert list(dict.fromkeys(trials["system"])) == labels
     for label in labels:
         rows = trials[trials["system"] == label]
         record = summary["systems"][label]
-        assert len(rows) == record["n_enrolled_trials"] + record["n_impostor_trials"]
+        assert len(rows) == record["n_enrolled_trials"] + record["n_outsider_trials"]
         assert rows["lid_bits"].mean() == pytest.approx(record["alid"], abs=1e-10)
         dev, ev = eval_file(label, "dev"), eval_file(label, "eval")
         again = evaluate(dev, ev, calibrator=record["calibrator"])  # from the score files written beside them

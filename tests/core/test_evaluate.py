@@ -44,7 +44,7 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
     result = evaluate(dev, ev, znorm_ddof=ddof, engine=Engine(tile_rows=7))
     np.testing.assert_allclose(result.lid, want, atol=1e-6)  # solver tolerance, not the engine
     s = result.summary
-    assert s["n_enrolled_trials"] == 90 and s["n_enrolled"] == 11 and s["n_impostor_trials"] == 0
+    assert s["n_enrolled_trials"] == 90 and s["n_enrolled"] == 11 and s["n_outsider_trials"] == 0
     assert s["alid"] == pytest.approx(want.mean(), abs=1e-6)
     assert s["pdr"] == pytest.approx(np.mean(want > 0))
     assert s["lid_max"] == pytest.approx(want.max(), abs=1e-6)
@@ -88,37 +88,53 @@ def test_identity_free_scores_give_alid_near_zero_and_lid_uses_the_true_column(s
 @settings(max_examples=30)
 @given(scoresets(max_trials=12, max_enrolled=6), scoresets(max_trials=12, max_enrolled=6))
 def test_summary_identities_on_arbitrary_score_sets(dev, ev):
-    if dev.n_impostor_trials == dev.n_trials or ev.n_impostor_trials == ev.n_trials:
+    if dev.n_outsider_trials == dev.n_trials or ev.n_outsider_trials == ev.n_trials:
         with pytest.raises(InputError, match="no trial's speaker is enrolled"):
             evaluate(dev, ev)
         return
     mated = dev.mated_mask()
-    dev_rows = ~dev.is_impostor
+    dev_rows = ~dev.is_outsider
     if mated[dev_rows].all() or not mated[dev_rows].any():  # pragma: no cover - N >= 2 makes this impossible
         return
     result = evaluate(dev, ev)
     s = result.summary
-    lid = result.lid[~result.is_impostor]
-    assert np.isnan(result.lid[result.is_impostor]).all()
-    assert s["n_enrolled_trials"] + s["n_impostor_trials"] == ev.n_trials
+    lid = result.lid[~result.is_outsider]
+    assert np.isnan(result.lid[result.is_outsider]).all()
+    assert s["n_enrolled_trials"] + s["n_outsider_trials"] == ev.n_trials
     assert s["alid"] == pytest.approx(alid_decomposition(s), abs=1e-12)
     assert (lid <= math.log2(ev.n_enrolled) + 1e-12).all()
-    np.testing.assert_allclose(result.posterior_true[~result.is_impostor], 2.0**lid / ev.n_enrolled, rtol=1e-10)
+    np.testing.assert_allclose(result.posterior_true[~result.is_outsider], 2.0**lid / ev.n_enrolled, rtol=1e-10)
 
 
-def test_impostor_trials_are_counted_and_excluded():
+def test_outsider_trials_are_counted_and_excluded():
     rng = np.random.default_rng(0)
     dev = random_scoreset(rng, 60, 5, "d", mated_shift=2.0)
     ev = random_scoreset(rng, 20, 5, "e", mated_shift=2.0)
     speakers = ev.trial_speakers.copy()
     speakers[[3, 7]] = "stranger"
-    ev_imp = ScoreSet(ev.scores, ev.enrolled, speakers, ev.trial_ids)
-    full = evaluate(dev, ev_imp)
-    closed = evaluate(dev, ev_imp.closed_set())
-    assert full.summary["n_impostor_trials"] == 2 and full.summary["n_enrolled_trials"] == 18
-    np.testing.assert_array_equal(full.lid[~full.is_impostor], closed.lid)
+    ev_out = ScoreSet(ev.scores, ev.enrolled, speakers, ev.trial_ids)
+    full = evaluate(dev, ev_out)
+    closed = evaluate(dev, ev_out.closed_set())
+    assert full.summary["n_outsider_trials"] == 2 and full.summary["n_enrolled_trials"] == 18
+    np.testing.assert_array_equal(full.lid[~full.is_outsider], closed.lid)
     assert full.summary["alid"] == closed.summary["alid"]
     assert full.summary["eer"] == closed.summary["eer"]
+
+
+def test_result_is_impostor_still_reads_for_one_release_with_a_warning():
+    rng = np.random.default_rng(0)
+    dev = random_scoreset(rng, 60, 5, "d", mated_shift=2.0)
+    ev = random_scoreset(rng, 20, 5, "e", mated_shift=2.0)
+    speakers = ev.trial_speakers.copy()
+    speakers[[3, 7]] = "stranger"
+    result = evaluate(dev, ScoreSet(ev.scores, ev.enrolled, speakers, ev.trial_ids))
+    message = r"Result\.is_impostor is now Result\.is_outsider; the old name will be removed in the next release"
+    with pytest.warns(FutureWarning, match=message) as caught:
+        old = result.is_impostor
+    assert len(caught) == 1 and caught[0].filename == __file__  # points at the user's line
+    np.testing.assert_array_equal(old, result.is_outsider)
+    assert np.flatnonzero(old).tolist() == [3, 7]
+    assert "outsider" in result.to_frame().columns and "impostor" not in result.to_frame().columns
 
 
 def test_watchlist_prior_changes_lid_and_respects_bound():

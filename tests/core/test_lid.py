@@ -130,7 +130,7 @@ def test_slope_zero_calibration_gives_zero_lid_and_no_disclosure(case, data, int
     assert (summary["alid"], summary["pdr"], summary["ndr"], summary["lid_max"]) == (0.0, 0.0, 1.0, 0.0)
 
 
-def test_impostor_rows_get_nan_and_others_unaffected():
+def test_outsider_rows_get_nan_and_others_unaffected():
     rng = np.random.default_rng(3)
     scores = rng.normal(size=(6, 5))
     true_index = np.array([0, -1, 2, 3, -1, 4])

@@ -12,10 +12,10 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 
 
-def make_set(seed, n_trials=300, n_enrolled=40, dim=24, impostors=3):
+def make_set(seed, n_trials=300, n_enrolled=40, dim=24, outsiders=3):
     rng = np.random.default_rng(seed)
     enrol = rng.normal(size=(n_enrolled, dim))
-    speaker = rng.integers(0, n_enrolled + impostors, n_trials)  # ids >= N are not enrolled
+    speaker = rng.integers(0, n_enrolled + outsiders, n_trials)  # ids >= N are not enrolled
     trial = np.where(
         (speaker < n_enrolled)[:, None], enrol[np.minimum(speaker, n_enrolled - 1)], rng.normal(size=(n_trials, dim))
     )
@@ -42,7 +42,7 @@ def test_save_load_roundtrip_and_kind_detection(tmp_path):
     t, e = emb.trial_vectors, emb.enrol_vectors
     want = (t @ e.T) / np.outer(np.linalg.norm(t, axis=1), np.linalg.norm(e, axis=1))
     np.testing.assert_allclose(scores.scores, want, rtol=0, atol=1e-14)
-    assert np.array_equal(scores.true_index, emb.true_index) and emb.n_impostor_trials == scores.n_impostor_trials > 0
+    assert np.array_equal(scores.true_index, emb.true_index) and emb.n_outsider_trials == scores.n_outsider_trials > 0
 
 
 def test_bad_files_are_named(tmp_path):
@@ -82,7 +82,7 @@ def test_evaluate_streams_an_embedding_set_like_its_score_set(calibrator):
     dense = evaluate(dev.to_scoreset(), ev.to_scoreset(), calibrator=calibrator, binary_metrics=False)
     assert streamed.summary["engine"] == {"kernel": "numpy", "device": "cpu", "precision": "float64"}
     assert "engine" not in dense.summary
-    np.testing.assert_allclose(streamed.lid, dense.lid, rtol=0, atol=1e-9)  # NaN at the same impostor rows
+    np.testing.assert_allclose(streamed.lid, dense.lid, rtol=0, atol=1e-9)  # NaN at the same outsider rows
     for key in ("alid", "pdr", "lid_max", "rank1_rate", "rank_disclosure_bits", "cllr_mc"):
         assert streamed.summary[key] == pytest.approx(dense.summary[key], abs=1e-9), key
     with_binary = evaluate(dev, ev, calibrator=calibrator)

@@ -6,6 +6,8 @@ import pytest
 from hypothesis import given
 
 from lidframe import InputError, ScoreSet
+from lidframe.data.embedset import EmbeddingSet
+from lidframe.data.scoreset import IMPOSTOR, OUTSIDER
 from tests.strategies import scoresets
 
 
@@ -19,10 +21,27 @@ def test_closed_set_bookkeeping():
     s = make(scores=[[1, 2, 3], [3, 1, 2], [2, 3, 1]], speakers=["b", "x", "a"], ids=["t1", "t2", "t3"])
     assert s.scores.dtype == np.float64
     assert s.true_index.tolist() == [1, -1, 0]
-    assert s.is_impostor.tolist() == [False, True, False]
-    assert s.n_impostor_trials == 1
+    assert s.is_outsider.tolist() == [False, True, False]
+    assert s.n_outsider_trials == 1
     assert s.closed_set().trial_ids.tolist() == ["t1", "t3"]
     assert s.mated_mask().sum() == 2 and s.mated_mask()[2, 0]
+
+
+def test_old_outsider_names_still_read_for_one_release_with_a_warning():
+    s = make(scores=[[1, 2, 3], [3, 1, 2], [2, 3, 1]], speakers=["b", "x", "a"], ids=["t1", "t2", "t3"])
+    e = EmbeddingSet(np.eye(3), np.eye(3) + 0.5, ["a", "b", "c"], ["x", "b", "y"], ["u1", "u2", "u3"])
+    for data, name in ((s, "ScoreSet"), (e, "EmbeddingSet")):
+        for old, new in (("is_impostor", "is_outsider"), ("n_impostor_trials", "n_outsider_trials")):
+            message = rf"{name}\.{old} is now {name}\.{new}; the old name will be removed in the next release"
+            with pytest.warns(FutureWarning, match=message) as caught:
+                value = getattr(data, old)
+            assert len(caught) == 1 and caught[0].filename == __file__  # points at the user's line
+            np.testing.assert_array_equal(value, getattr(data, new))
+    with pytest.warns(FutureWarning):
+        assert s.n_impostor_trials == 1 and e.n_impostor_trials == 2
+    with pytest.warns(FutureWarning):
+        assert s.is_impostor.tolist() == [False, True, False]
+    assert IMPOSTOR == OUTSIDER == -1  # the old constant: a plain alias
 
 
 def test_arrays_are_read_only_and_default_trial_ids():

@@ -150,7 +150,7 @@ def test_evaluate_report_provenance_names_the_inputs_their_digests_and_the_flags
 def test_evaluate_report_without_per_speaker_flag_still_has_the_per_speaker_section(tmp_path, capsys):
     """The page's per-speaker numbers are the per-trial CSV's LIDs grouped by speaker (pandas, here).
 
-    Two eval trials are relabelled to a speaker who is not enrolled: impostor trials, in no speaker's row.
+    Two eval trials are relabelled to a speaker who is not enrolled: outsider trials, in no speaker's row.
     """
     from lidframe import ScoreSet
     from lidframe.cli import main
@@ -167,7 +167,7 @@ def test_evaluate_report_without_per_speaker_flag_still_has_the_per_speaker_sect
     root = parse((tmp_path / "new" / "report.html").read_text(encoding="utf-8"))
     headers, rows = table_rows(root, "per-speaker-1-1")
     trials = pd.read_csv(tmp_path / "lid.csv")
-    closed = trials[~trials["impostor"].astype(bool)]
+    closed = trials[~trials["outsider"].astype(bool)]
     assert len(closed) == len(trials) - 2
     by_hand = closed.groupby("trial_spk")["lid_bits"].agg(["mean", "max", "size"])
     assert sorted(r[0].text() for r in rows) == sorted(map(str, ev.enrolled))

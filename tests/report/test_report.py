@@ -235,7 +235,7 @@ def test_share_text_has_two_significant_digits_below_ten_percent(count, total):
 def test_reading_in_the_page_is_computed_from_the_trials(rendered):
     built, page = rendered["evaluate"]
     result = built.sources["anon-weak"]
-    lid = result.lid[~result.is_impostor]
+    lid = result.lid[~result.is_outsider]
     q99 = hand_q99(lid)
     assert math.isclose(q99, result.summary["lid_q99"], rel_tol=0, abs_tol=1e-12)
     above = int(np.count_nonzero(lid > q99))
@@ -257,7 +257,7 @@ def test_lid_ceiling_under_a_watch_list_prior():
     total = weight * len(listed) + (6 - len(listed))  # prior mass: w for each listed speaker, 1 for the others
     unlisted = -math.log2(1 / total)  # the least likely true speaker bounds every trial's LID
     assert math.isclose(lid_ceiling_bits(result), unlisted, rel_tol=1e-12)
-    assert np.all(result.lid[~result.is_impostor] <= unlisted + 1e-9)
+    assert np.all(result.lid[~result.is_outsider] <= unlisted + 1e-9)
     uniform = lidframe.evaluate(dev, ev)
     assert lid_ceiling_bits(uniform) == pytest.approx(math.log2(6), abs=1e-12)
 
