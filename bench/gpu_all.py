@@ -164,7 +164,7 @@ def bench_lid(n, device, repeats, dense=False, anchor_warmup=True):
         try:
 
             def fused():
-                lse2, mated2, _ = lid_lse_triton(q2, k2, None, cols, threshold, **blocks)
+                lse2, _max2, mated2, _ = lid_lse_triton(q2, k2, None, cols, threshold, **blocks)
                 return mated2 - lse2 + math.log2(n)
 
             out, times = timed(fused, device, repeats)

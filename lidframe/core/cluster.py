@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.core.engine import Engine
 from lidframe.core.lid import check_log_prior
+from lidframe.core.openset import OpenSetStats
 from lidframe.core.streaming import StreamingResult, as_llr_map, check_embeddings, lid_from_embeddings, pair_llr_grid
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
@@ -291,8 +292,8 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
     return None
 
 
-def _block_lid(trial_rows, true_index, row_names, enrol_emb, llr_map, log_prior, znorm_ddof, engine, grid):
-    """One block's per-trial LID, ranks and pair counts: the task a worker runs (no state outside it)."""
+def _block_lid(trial_rows, true_index, row_names, enrol_emb, llr_map, log_prior, znorm_ddof, engine, grid, open_set):
+    """One block's per-trial LID, ranks, pair counts and open-set statistics: the task a worker runs (no state outside it)."""
     lid = lid_from_embeddings(
         trial_rows,
         enrol_emb,
@@ -303,8 +304,9 @@ def _block_lid(trial_rows, true_index, row_names, enrol_emb, llr_map, log_prior,
         engine=engine,
         row_names=row_names,
         binary_bins=grid,
+        open_set=open_set,
     )
-    return lid.lid_bits, lid.true_rank, lid.binned_pairs, (lid.kernel, lid.device, lid.precision)
+    return lid.lid_bits, lid.true_rank, lid.binned_pairs, (lid.kernel, lid.device, lid.precision), lid.open_stats
 
 
 def _default_block_rows(n_trials: int, dim: int, n_workers: int) -> int:
@@ -330,6 +332,7 @@ def lid_on_cluster(
     row_names: ArrayLike | None = None,
     binary_bins: int | None = None,
     block_rows: int | None = None,
+    open_set: bool = False,
 ) -> ClusterResult:
     """:func:`~lidframe.core.streaming.lid_from_embeddings` with the trial rows shared out over a dask cluster.
 
@@ -338,7 +341,8 @@ def lid_on_cluster(
     trial_emb : array_like, shape (T, d)
     enrol_emb : array_like, shape (N, d)
     true_index : array_like of int, shape (T,)
-        Column of each trial's true speaker, in [0, N) (no impostor trials).
+        Column of each trial's true speaker, in [0, N); -1 for an outsider trial only
+        with *open_set*.
     calibrator : fitted calibrator or llr map
         Its closed-form map (``llr_map()``) is what the workers get.
     log_prior : array_like, shape (N,)
@@ -356,6 +360,9 @@ def lid_on_cluster(
         (:func:`~lidframe.core.streaming.pair_llr_grid`, fixed here before any task).
     block_rows : int, optional
         Trials per task (default: ~4 MiB of trial rows and at least 4 blocks per worker).
+    open_set : bool, default False
+        Also return every trial's open-set statistics (``lid.open_stats``), as
+        :func:`~lidframe.core.streaming.lid_from_embeddings` does.
 
     Returns
     -------
@@ -363,7 +370,9 @@ def lid_on_cluster(
     """
     znorm_ddof = check_ddof(znorm_ddof)
     engine = Engine() if engine is None else engine
-    trials, enrol, true_index, log_prior, names = _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names)
+    trials, enrol, true_index, log_prior, names = _checked_rows(
+        trial_emb, enrol_emb, true_index, log_prior, row_names, open_set
+    )
     if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
         raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
     if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
@@ -389,7 +398,7 @@ def lid_on_cluster(
             )
             for start in range(0, n_trials, block_rows)
         ]
-        results = _run_blocks(client, blocks, shared, znorm_ddof, engine)
+        results = _run_blocks(client, blocks, shared, znorm_ddof, engine, bool(open_set))
     finally:
         if own_client:
             client.close()
@@ -398,13 +407,13 @@ def lid_on_cluster(
     )
 
 
-def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names) -> tuple[np.ndarray, ...]:
+def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names, open_set) -> tuple[np.ndarray, ...]:
     """(trials (T, d), enrolled (N, d), true_index, log_prior, row names) as the blocks get them, checked."""
     trial_unit, _enrol_unit = check_embeddings(trial_emb, enrol_emb)  # NaN rows named by their global row
     n_trials = trial_unit.shape[0]
     enrol = np.ascontiguousarray(enrol_emb, dtype=np.float64)
     trials = np.asarray(trial_emb, dtype=np.float64)
-    true_index = check_true_index(true_index, n_trials, enrol.shape[0], allow_impostor=False)
+    true_index = check_true_index(true_index, n_trials, enrol.shape[0], allow_outsider=bool(open_set))
     log_prior = check_log_prior(log_prior, enrol.shape[0])
     names = np.arange(n_trials) if row_names is None else np.asarray(row_names)
     return trials, enrol, true_index, log_prior, names
@@ -416,6 +425,7 @@ def _run_blocks(
     shared: list,
     znorm_ddof: int,
     engine: Engine,
+    open_set: bool,
 ) -> list:
     """Submit one task per block of (trial rows, true index, names) and gather them in order (cancelled on an error)."""
     futures = []
@@ -423,7 +433,9 @@ def _run_blocks(
         warnings.filterwarnings("ignore", message=".*[Ll]arge graph.*")
         for rows, cols, names in blocks:
             futures.append(
-                client.submit(_block_lid, rows, cols, names, *shared[:3], znorm_ddof, engine, shared[3], pure=False)
+                client.submit(
+                    _block_lid, rows, cols, names, *shared[:3], znorm_ddof, engine, shared[3], open_set, pure=False
+                )
             )
     try:
         return client.gather(futures)
@@ -439,6 +451,12 @@ def _merged(blocks: list) -> StreamingResult:
         if block[2] is not None:
             binned = block[2] if binned is None else binned.merge(block[2])
     ran = [block[3] for block in blocks]
+    open_stats = None
+    if blocks[0][4] is not None:
+        open_stats = OpenSetStats(
+            log_evidence=np.concatenate([block[4].log_evidence for block in blocks]),
+            log_top=np.concatenate([block[4].log_top for block in blocks]),
+        )
     return StreamingResult(
         lid_bits=np.concatenate([block[0] for block in blocks]),
         true_rank=np.concatenate([block[1] for block in blocks]),
@@ -446,4 +464,5 @@ def _merged(blocks: list) -> StreamingResult:
         device=_joined(r[1] for r in ran),
         precision=_joined(r[2] for r in ran),
         binned_pairs=binned,
+        open_stats=open_stats,
     )

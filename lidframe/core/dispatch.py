@@ -1,6 +1,7 @@
 """One dispatch over the LID engines of :func:`lidframe.evaluate_fitted`, each returning an :class:`EngineResult`.
 
-The enrolled (closed-set) trials of an eval set go to one of three engines:
+The trials of an eval set -- its enrolled trials, or every trial in the open set
+(``open_set=True``, :mod:`lidframe.core.openset`) -- go to one of three engines:
 
 * a score set (or an embedding set scored in full for the exact binary view): the tiled
   dense engine (:func:`lidframe.core.lid.lid_from_scores`), :func:`run_dense`;
@@ -23,6 +24,7 @@ import numpy as np
 from lidframe.core.cluster import lid_on_cluster
 from lidframe.core.engine import Engine
 from lidframe.core.lid import lid_from_scores
+from lidframe.core.openset import OpenSetStats
 from lidframe.core.streaming import StreamingResult, lid_from_embeddings
 from lidframe.core.summary import EngineUsed
 from lidframe.core.znorm import FittedCalibrator
@@ -37,17 +39,17 @@ DENSE_ENGINE = EngineUsed(kernel="dense", device="cpu", precision="float64")
 
 @attrs.frozen(eq=False, kw_only=True)
 class EngineResult:
-    """What an engine returns for the T_c enrolled trials of an eval set (N enrolled speakers).
+    """What an engine returns for the T trials it ran (N enrolled speakers), T_c of them enrolled.
 
     Attributes
     ----------
-    lid_bits : ndarray, shape (T_c,), float64
-        LID in bits, in trial order.
-    true_rank : ndarray of int64, shape (T_c,)
-        Rank of the true speaker (1 = first).
+    lid_bits : ndarray, shape (T,), float64
+        Closed-set LID in bits, in trial order; NaN for an outsider trial (open set).
+    true_rank : ndarray of int64, shape (T,)
+        Rank of the true speaker (1 = first); 0 for an outsider trial.
     pair_llr : tuple of ndarray, or None
-        ``(mated (T_c,), non_mated (T_c (N - 1),))``: every pair's LLR, in trial order,
-        for the exact binary view; None otherwise.
+        ``(mated (T_c,), non_mated (T_c (N - 1),))``: every enrolled trial's pair LLRs,
+        in trial order, for the exact binary view; None otherwise.
     binned_pairs : BinnedPairs or None
         Per-class histograms of every pair's LLR, for the binned binary view; None otherwise.
     engine : EngineUsed or None
@@ -56,6 +58,8 @@ class EngineResult:
         Address of the dask scheduler that ran the blocks; None in one process.
     n_blocks : int or None
         Blocks of trial rows run on the cluster; None in one process.
+    open_stats : OpenSetStats or None
+        Every trial's log evidence and log top posterior (open set); None otherwise.
     """
 
     lid_bits: np.ndarray
@@ -65,6 +69,7 @@ class EngineResult:
     engine: EngineUsed | None = None
     scheduler: str | None = None
     n_blocks: int | None = None
+    open_stats: OpenSetStats | None = None
 
 
 def run_dense(
@@ -76,10 +81,17 @@ def run_dense(
     engine: Engine,
     exact_pairs: bool,
     engine_used: EngineUsed | None = None,
+    open_set: bool = False,
 ) -> EngineResult:
-    """The tiled dense engine on a closed-set score set; *exact_pairs* also keeps every pair's LLR."""
+    """The tiled dense engine on a score set; *exact_pairs* also keeps every enrolled trial's pair LLRs.
+
+    *closed* holds enrolled trials only, or (*open_set*) outsider trials too.
+    """
     n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
-    pair_llr = (np.empty(n_trials), np.empty(n_trials * (n_enrolled - 1))) if exact_pairs else None
+    enrolled = closed.true_index >= 0
+    n_enrolled_trials = int(enrolled.sum())
+    pair_llr = (np.empty(n_enrolled_trials), np.empty(n_enrolled_trials * (n_enrolled - 1))) if exact_pairs else None
+    stats = OpenSetStats.empty(n_trials) if open_set else None
     lid_bits = lid_from_scores(
         closed.scores,
         closed.true_index,
@@ -89,9 +101,14 @@ def run_dense(
         tile_rows=engine.tile_rows,
         row_names=closed.trial_ids,
         pair_llr_out=pair_llr,
+        stats_out=None if stats is None else (stats.log_evidence, stats.log_top),
     )
-    ranks = true_speaker_rank(closed.scores, closed.true_index)
-    return EngineResult(lid_bits=lid_bits, true_rank=ranks, pair_llr=pair_llr, engine=engine_used)
+    if n_enrolled_trials == n_trials:
+        ranks = true_speaker_rank(closed.scores, closed.true_index)
+    else:  # 0 for an outsider trial: no true speaker to rank
+        ranks = np.zeros(n_trials, dtype=np.int64)
+        ranks[enrolled] = true_speaker_rank(closed.scores[enrolled], closed.true_index[enrolled])
+    return EngineResult(lid_bits=lid_bits, true_rank=ranks, pair_llr=pair_llr, engine=engine_used, open_stats=stats)
 
 
 def _engine_used(streamed: StreamingResult) -> EngineUsed:
@@ -106,8 +123,9 @@ def run_streaming(
     znorm_ddof: int,
     engine: Engine,
     binary_bins: int | None,
+    open_set: bool = False,
 ) -> EngineResult:
-    """The streaming engine on a closed-set embedding set; *binary_bins* also counts the pairs."""
+    """The streaming engine on an embedding set; *binary_bins* also counts the enrolled trials' pairs."""
     streamed = lid_from_embeddings(
         closed.trial_vectors,
         closed.enrol_vectors,
@@ -118,12 +136,14 @@ def run_streaming(
         engine=engine,
         row_names=closed.trial_ids,
         binary_bins=binary_bins,
+        open_set=open_set,
     )
     return EngineResult(
         lid_bits=streamed.lid_bits,
         true_rank=streamed.true_rank,
         binned_pairs=streamed.binned_pairs,
         engine=_engine_used(streamed),
+        open_stats=streamed.open_stats,
     )
 
 
@@ -136,6 +156,7 @@ def run_cluster(
     engine: Engine,
     binary_bins: int | None,
     scheduler: Any,
+    open_set: bool = False,
 ) -> EngineResult:
     """The streaming engine over blocks of trial rows on the dask cluster at *scheduler*."""
     run = lid_on_cluster(
@@ -149,6 +170,7 @@ def run_cluster(
         engine=engine,
         row_names=closed.trial_ids,
         binary_bins=binary_bins,
+        open_set=open_set,
     )
     return EngineResult(
         lid_bits=run.lid.lid_bits,
@@ -157,6 +179,7 @@ def run_cluster(
         engine=_engine_used(run.lid),
         scheduler=run.scheduler,
         n_blocks=run.n_blocks,
+        open_stats=run.lid.open_stats,
     )
 
 
@@ -170,13 +193,15 @@ def run_engine(
     binary_method: str | None,
     scheduler: Any = None,
     engine_used: EngineUsed | None = None,
+    open_set: bool = False,
 ) -> EngineResult:
-    """LID of the closed-set trials of *closed* by the engine that fits it (module docstring).
+    """LID of the trials of *closed* by the engine that fits it (module docstring).
 
     Parameters
     ----------
     closed : ScoreSet or EmbeddingSet
-        Eval trials whose speaker is enrolled (no impostor trials).
+        Eval trials whose speaker is enrolled (no outsider trials), or every eval trial
+        with *open_set*.
     fitted : calibrator
         A fitted calibrator.
     log_prior : ndarray, shape (N,)
@@ -190,6 +215,8 @@ def run_engine(
         Run an embedding set on this dask cluster.
     engine_used : EngineUsed, optional
         Recorded for a score set (:data:`DENSE_ENGINE` for an embedding set scored in full).
+    open_set : bool, default False
+        Also compute every trial's open-set statistics (``EngineResult.open_stats``).
     """
     if isinstance(closed, ScoreSet):
         exact_pairs = binary_method == "exact"
@@ -201,10 +228,10 @@ def run_engine(
             engine=engine,
             exact_pairs=exact_pairs,
             engine_used=engine_used,
+            open_set=open_set,
         )
     bins = DEFAULT_BINS if binary_method == "binned" else None
+    common: dict[str, Any] = {"znorm_ddof": znorm_ddof, "engine": engine, "binary_bins": bins, "open_set": open_set}
     if scheduler is not None:
-        return run_cluster(
-            closed, fitted, log_prior, znorm_ddof=znorm_ddof, engine=engine, binary_bins=bins, scheduler=scheduler
-        )
-    return run_streaming(closed, fitted, log_prior, znorm_ddof=znorm_ddof, engine=engine, binary_bins=bins)
+        return run_cluster(closed, fitted, log_prior, scheduler=scheduler, **common)
+    return run_streaming(closed, fitted, log_prior, **common)

@@ -15,8 +15,12 @@ An eval *embedding* set takes the same steps inside the streaming engine
 :func:`~lidframe.core.dispatch.run_engine` picks the engine.  A dev embedding set is
 scored in full (it must fit in memory).
 
-Impostor trials (speaker not enrolled) are left out of the calibration and of LID,
-counted in ``summary.n_impostor_trials`` (eval) and ``summary.n_dev_impostor_trials``.
+Outsider trials (speaker not enrolled) are counted in ``summary.n_outsider_trials``
+(eval) and ``summary.n_dev_outsider_trials``.  In the closed set (the prior's ``outside``
+0, the default) they are left out of the calibration and of LID.  In the open set
+(``outside`` > 0, :mod:`lidframe.core.openset`) every eval trial gets a LID -- an outsider
+trial its membership disclosure -- and the dev set's outsider trials add their pairs to
+the calibration as non-mated pairs.
 
 Options come as records: bootstrap intervals as a :class:`~lidframe.stats.bootstrap.Bootstrap`
 (``bootstrap=``, None for none) and the engine settings as an
@@ -73,7 +77,8 @@ import numpy as np
 from lidframe.core.dispatch import DENSE_ENGINE, run_engine
 from lidframe.core.engine import Engine, resolve_device
 from lidframe.core.lid import LN2
-from lidframe.core.summary import EngineUsed, Summary, summarise
+from lidframe.core.openset import open_set_trials, resolve_outside
+from lidframe.core.summary import EngineUsed, Summary, check_misattribution_threshold, summarise
 from lidframe.core.znorm import calibrator_input, check_ddof
 from lidframe.data.embedset import EmbeddingSet, load_set
 from lidframe.data.fileio import StrPath
@@ -152,22 +157,32 @@ def as_scoreset(obj: SetLike, role: str) -> ScoreSet:
 
 
 def fit_calibrator(
-    dev: ScoreSet, calibrator: str | CalibratorLike = "logistic", *, znorm_ddof: int = 1
+    dev: ScoreSet,
+    calibrator: str | CalibratorLike = "logistic",
+    *,
+    znorm_ddof: int = 1,
+    outsider_pairs: bool = False,
 ) -> CalibratorLike:
-    """Fit a calibrator on the row-z-normed closed-set pairs (or rows) of *dev*.
+    """Fit a calibrator on the row-z-normed pairs (or rows) of *dev*'s enrolled trials.
 
     A calibrator with a ``fit_rows(z, true_index)`` method is fitted on the (T, N) dev
-    rows; others on the flattened pairs with labels 1 = mated.  A calibrator whose
-    ``input_scale`` is ``"raw"`` gets the raw scores instead of z-scores.
+    rows of the enrolled trials; others on the flattened pairs with labels 1 = mated.  A
+    calibrator whose ``input_scale`` is ``"raw"`` gets the raw scores instead of z-scores.
+    With *outsider_pairs* (the open set) the dev set's outsider trials add their N pairs
+    each as non-mated pairs (a ``fit_rows`` calibrator, which needs a true column per
+    row, still gets the enrolled rows only).
 
     Parameters
     ----------
     dev : ScoreSet
-        Development scores; impostor trials are left out.
+        Development scores; outsider trials are left out.
     calibrator : str or calibrator
         Registry name, ``"package.module:Class"``, or an instance (cloned, not modified).
     znorm_ddof : {0, 1}
         Delta degrees of freedom of the row z-norm.
+    outsider_pairs : bool, default False
+        Also fit on the outsider trials' pairs, as non-mated pairs (what
+        :func:`evaluate` does in the open set).
 
     Returns
     -------
@@ -176,14 +191,15 @@ def fit_calibrator(
     """
     znorm_ddof = check_ddof(znorm_ddof)
     calibrator = resolve_calibrator(calibrator)
+    fit_rows = getattr(calibrator, "fit_rows", None)  # the optional whole-row hook
     with naming_set(dev, "dev"):
-        if dev.n_impostor_trials == dev.n_trials:
+        if dev.n_outsider_trials == dev.n_trials:
             raise InputError("no trial's speaker is enrolled, so there is no mated pair to calibrate on")
-        closed = dev.closed_set() if dev.n_impostor_trials else dev
+        keep_outsiders = outsider_pairs and not callable(fit_rows)
+        closed = dev.closed_set() if dev.n_outsider_trials and not keep_outsiders else dev
         z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
         if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
             z = z.copy()
-    fit_rows = getattr(calibrator, "fit_rows", None)  # the optional whole-row hook
     try:  # a bad parameter value (C=-1) shows here too: name the calibrator as well as the set
         if callable(fit_rows):
             fitted = fit_rows(z, closed.true_index)
@@ -203,21 +219,25 @@ class Result:
     Attributes
     ----------
     lid : ndarray, shape (T,)
-        LID in bits per eval trial, in eval order; NaN for impostor trials.
+        LID in bits per eval trial, in eval order; NaN for outsider trials in the closed
+        set, their membership disclosure in the open set (every trial has a LID).
     posterior_true : ndarray, shape (T,)
-        Attacker's posterior probability of the true speaker; NaN for impostor trials.
+        Attacker's posterior probability of the true speaker (of ∅, "nobody enrolled",
+        for an outsider trial in the open set); NaN for outsider trials in the closed set.
     true_rank : ndarray of int64, shape (T,)
         Rank of the true speaker among the N enrolled by the attacker's score (1 = first;
         1 + the number of enrolled speakers scoring strictly higher, so ties count for the
         attacker: :func:`~lidframe.metrics.identification.true_speaker_rank`); 0 for
-        impostor trials.  ``summary.rank1_rate`` is the share of closed-set ranks equal to 1.
-    is_impostor : ndarray of bool, shape (T,)
-        Trials whose speaker is not enrolled (excluded from LID).
+        outsider trials.  ``summary.rank1_rate`` is the share of closed-set ranks equal to 1.
+    is_outsider : ndarray of bool, shape (T,)
+        Trials whose speaker is not enrolled (without a LID in the closed set).  Its old name
+        ``is_impostor`` still reads for one release, with a :class:`FutureWarning`.
     trial_ids, trial_speakers : ndarray of str, shape (T,)
         From the eval score set.
     enrolled : ndarray of str, shape (N,)
     log_prior : ndarray, shape (N,)
-        Natural-log prior used for the posterior.
+        Natural-log prior over the enrolled speakers given enrolment (sums to 1); in the
+        open set enrolled speaker j has prior (1 - outside) exp(log_prior_j).
     summary : Summary
         The LID aggregates, identification metrics, binary view, intervals and the
         settings behind them, as attributes (``summary.alid``) and as a read-only
@@ -225,12 +245,21 @@ class Result:
     calibrator : object
         The fitted calibrator.
     prior : object
+    outside : float
+        π_∅, the prior mass of "nobody enrolled" (0: the closed set;
+        :mod:`lidframe.core.openset`), resolved when the prior asked for ``"auto"``.
+    membership_bits : ndarray, shape (T,), or None
+        Open set: membership disclosure, log2 p(enrolled | s) / (1 - π_∅) of an enrolled
+        trial and its LID for an outsider trial; None in the closed set.
+    top_posterior : ndarray, shape (T,), or None
+        Open set: max_j p(j | s), the posterior of the attacker's best enrolled guess
+        (an outsider trial above 0.5 is misattributed); None in the closed set.
     """
 
     lid: np.ndarray
     posterior_true: np.ndarray
     true_rank: np.ndarray
-    is_impostor: np.ndarray
+    is_outsider: np.ndarray
     trial_ids: np.ndarray
     trial_speakers: np.ndarray
     enrolled: np.ndarray
@@ -238,6 +267,19 @@ class Result:
     summary: Summary
     calibrator: object
     prior: object
+    outside: float = 0.0
+    membership_bits: np.ndarray | None = None
+    top_posterior: np.ndarray | None = None
+
+    @property
+    def is_impostor(self) -> np.ndarray:
+        """Deprecated: :attr:`is_outsider` (a FutureWarning; removed in the next release)."""
+        warnings.warn(
+            "Result.is_impostor is now Result.is_outsider; the old name will be removed in the next release",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return self.is_outsider
 
     def to_dict(self) -> dict:
         """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
@@ -252,18 +294,24 @@ class Result:
         return json.dumps(self.to_dict(), indent=indent)
 
     def to_frame(self) -> pd.DataFrame:
-        """Per-trial table (pandas): trial_id, trial_spk, impostor, lid_bits, posterior_true."""
+        """Per-trial table (pandas): trial_id, trial_spk, outsider, lid_bits, posterior_true.
+
+        In the open set also ``membership_bits`` and ``top_posterior``.
+        """
         import pandas as pd
 
-        return pd.DataFrame(
-            {
-                "trial_id": self.trial_ids,
-                "trial_spk": self.trial_speakers,
-                "impostor": self.is_impostor.astype(int),
-                "lid_bits": self.lid,
-                "posterior_true": self.posterior_true,
-            }
-        )
+        columns = {
+            "trial_id": self.trial_ids,
+            "trial_spk": self.trial_speakers,
+            "outsider": self.is_outsider.astype(int),
+            "lid_bits": self.lid,
+            "posterior_true": self.posterior_true,
+        }
+        if self.membership_bits is not None:
+            columns["membership_bits"] = self.membership_bits
+        if self.top_posterior is not None:
+            columns["top_posterior"] = self.top_posterior
+        return pd.DataFrame(columns)
 
 
 def keyword_only(*names: str) -> Callable[[Callable[P, R]], Callable[P, R]]:
@@ -316,6 +364,7 @@ def evaluate(
     bootstrap: Bootstrap | None = None,
     engine: Engine | None = None,
     scheduler: str | Any | None = None,
+    misattribution_threshold: float = 0.9,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
@@ -330,8 +379,11 @@ def evaluate(
         Registry name, ``"package.module:Class"`` or an instance (cloned and fitted on dev).
         Keyword-only (by position: a FutureWarning, for one release).
     prior : str or prior, default "uniform"
-        ``"uniform"`` or a prior instance (``WatchList``, ``Explicit``, ...), applied to
-        the eval enrolled speakers.  Keyword-only, as *calibrator*.
+        ``"uniform"``, a spec string (``"uniform?outside=0.2"``) or a prior instance
+        (``WatchList``, ``Explicit``, ...), applied to the eval enrolled speakers.  Its
+        ``outside`` > 0 makes this an open-set evaluation (module docstring,
+        :mod:`lidframe.core.openset`); ``outside="auto"`` takes the dev set's share of
+        outsider trials.  Keyword-only, as *calibrator*.
     znorm_ddof : {0, 1}, default 1
         Row z-norm degrees of freedom (1 = reference code, 0 = the paper's example).
     binary_metrics : {"auto", True, False}, default "auto"
@@ -349,6 +401,9 @@ def evaluate(
         Run the streaming engine of an eval embedding set on a dask.distributed cluster
         (a scheduler address or a client; module docstring).  A score set cannot be
         sharded (an InputError).
+    misattribution_threshold : float, default 0.9
+        Open set: the chosen threshold of ``summary.open_set.misattribution_rate_at_threshold``
+        (the share of outsider trials whose top enrolled posterior exceeds it), in [0.5, 1).
 
     Returns
     -------
@@ -364,7 +419,9 @@ def evaluate(
     """
     dev = as_scoreset(dev, "dev")
     eval_set = as_set(eval, "eval")
-    fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof))
+    prior = resolve_prior(prior)
+    outside, _source = resolve_outside(prior, dev)
+    fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof), outsider_pairs=outside > 0)
     return evaluate_fitted(
         eval_set,
         fitted,
@@ -375,6 +432,7 @@ def evaluate(
         bootstrap=bootstrap,
         engine=engine,
         scheduler=scheduler,
+        misattribution_threshold=misattribution_threshold,
     )
 
 
@@ -423,11 +481,11 @@ def _scored_in_full(
 
 def _enrolled_trials(eval_set: ScoreSet | EmbeddingSet) -> tuple[np.ndarray, ScoreSet | EmbeddingSet]:
     """(rows of the trials whose speaker is enrolled, those trials as a set); an InputError if there are none."""
-    closed_rows = np.flatnonzero(~eval_set.is_impostor)
+    closed_rows = np.flatnonzero(~eval_set.is_outsider)
     if closed_rows.size == 0:
         raise InputError(
             f"{set_label(eval_set, 'eval')}: no trial's speaker is enrolled, so no trial has a LID "
-            "(all are impostor trials)"
+            "(all are outsider trials)"
         )
     return closed_rows, eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
 
@@ -451,16 +509,18 @@ def evaluate_fitted(
     bootstrap: Bootstrap | None = None,
     engine: Engine | None = None,
     scheduler: str | Any | None = None,
+    misattribution_threshold: float = 0.9,
 ) -> Result:
     """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
 
     Parameters
     ----------
     fitted : calibrator
-        A fitted calibrator, used as is (not copied).
+        A fitted calibrator, used as is (not copied).  For an open-set prior, fit it with
+        ``fit_calibrator(..., outsider_pairs=True)`` as :func:`evaluate` does.
     dev : ScoreSet, optional
-        Only fills the dev sizes of the summary.
-    eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler
+        Fills the dev sizes of the summary, and gives ``outside="auto"`` its estimate.
+    eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler, misattribution_threshold
         As for :func:`evaluate` (``prior`` keyword-only; by position: a FutureWarning, for one release).
 
     Returns
@@ -470,17 +530,20 @@ def evaluate_fitted(
     eval_set = as_set(eval, "eval")
     bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
     settings: Engine = _check_option(engine, Engine, "engine") or Engine()
+    threshold = check_misattribution_threshold(misattribution_threshold)
     _check_scheduler(eval_set, scheduler)
     binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics, on_cluster=scheduler is not None)
     eval_set, engine_used = _scored_in_full(eval_set, binary_method, settings)
     znorm_ddof = check_ddof(znorm_ddof)
     prior = resolve_prior(prior)
+    outside, outside_source = resolve_outside(prior, dev)
     with naming_set(eval_set, "eval"):  # a watch-list id not enrolled in this file, ...
         log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
     closed_rows, closed = _enrolled_trials(eval_set)
-    with naming_set(closed, "eval"):  # z-norm errors name the trial; this adds the file and split
+    run_set = eval_set if outside > 0 else closed  # the open set: every trial gets a LID
+    with naming_set(run_set, "eval"):  # z-norm errors name the trial; this adds the file and split
         run = run_engine(
-            closed,
+            run_set,
             fitted,
             log_prior,
             znorm_ddof=znorm_ddof,
@@ -488,27 +551,43 @@ def evaluate_fitted(
             binary_method=binary_method,
             scheduler=scheduler,
             engine_used=engine_used,
+            open_set=outside > 0,
         )
+    closed_lid = run.lid_bits if outside == 0 else run.lid_bits[closed_rows]
     # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain: clipped
-    posterior_closed = np.minimum(np.exp(run.lid_bits * LN2 + log_prior[closed.true_index]), 1.0)
+    posterior_closed = np.minimum(np.exp(closed_lid * LN2 + log_prior[closed.true_index]), 1.0)
+    open_trials = None
+    if outside > 0:
+        assert run.open_stats is not None  # every engine returns them with open_set=True
+        with naming_set(run_set, "eval"):
+            open_trials = open_set_trials(run.lid_bits, run.open_stats, run_set.true_index, log_prior, outside)
     summary = summarise(
         run,
-        closed,
+        run_set,
         posterior_closed,
-        n_impostor_trials=eval_set.n_impostor_trials,
+        n_outsider_trials=eval_set.n_outsider_trials,
         binary_status=binary_status,
         bootstrap=bootstrap,
         fitted=fitted,
         prior=prior,
         znorm_ddof=znorm_ddof,
         dev=dev,
+        open_trials=open_trials,
+        outside_source=outside_source,
+        misattribution_threshold=threshold,
     )
-    per_trial = functools.partial(_per_trial, eval_set.n_trials, closed_rows)
+    if open_trials is not None:
+        lid, posterior_true, true_rank = open_trials.lid_bits, open_trials.posterior_true, run.true_rank
+    else:
+        per_trial = functools.partial(_per_trial, eval_set.n_trials, closed_rows)
+        lid = per_trial(run.lid_bits, np.nan, np.float64)
+        posterior_true = per_trial(posterior_closed, np.nan, np.float64)
+        true_rank = per_trial(run.true_rank, 0, np.int64)  # 0: outsider trial, no rank
     return Result(
-        lid=per_trial(run.lid_bits, np.nan, np.float64),
-        posterior_true=per_trial(posterior_closed, np.nan, np.float64),
-        true_rank=per_trial(run.true_rank, 0, np.int64),  # 0: impostor trial, no rank
-        is_impostor=eval_set.is_impostor,
+        lid=lid,
+        posterior_true=posterior_true,
+        true_rank=true_rank,
+        is_outsider=eval_set.is_outsider,
         trial_ids=eval_set.trial_ids,
         trial_speakers=eval_set.trial_speakers,
         enrolled=eval_set.enrolled,
@@ -516,4 +595,7 @@ def evaluate_fitted(
         summary=summary,
         calibrator=fitted,
         prior=prior,
+        outside=outside,
+        membership_bits=None if open_trials is None else open_trials.membership_bits,
+        top_posterior=None if open_trials is None else open_trials.top_posterior,
     )

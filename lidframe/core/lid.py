@@ -72,7 +72,7 @@ def _prepare(
 ) -> tuple[np.ndarray, np.ndarray, int, float | None]:
     """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
     log_prior = check_log_prior(log_prior, n_enrolled)
-    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=True)
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=True)
     return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), uniform_log_n(log_prior)
 
 
@@ -81,7 +81,15 @@ def row_label(row: int, row_names) -> str:
     return f"row {row}" if row_names is None else f"trial {str(row_names[row])!r}"
 
 
-def tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log_n, row_offset: int, row_names=None):
+def tile_lid(
+    llr_tile: np.ndarray,
+    true_cols: np.ndarray,
+    log_prior,
+    uniform_log_n,
+    row_offset: int,
+    row_names=None,
+    stats_out: tuple[np.ndarray, np.ndarray] | None = None,
+):
     """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN.
 
     An error names a bad row by its trial id when *row_names* (the ids of every row of the
@@ -92,12 +100,18 @@ def tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log
     0.0 directly rather than from the floating-point sum, which under a non-uniform
     prior leaves rounding noise of the order of 1e-16 bit (``-logsumexp(log_prior)`` in
     float64), enough to move a zero-information trial into PDR.
+
+    *stats_out*, the open set's ``(log_evidence, log_top)`` views of the tile's rows
+    (:class:`lidframe.core.openset.OpenSetStats`), is filled for every row, outsider rows
+    included: log Σ_j π_j e^{l_ij} and max_j log p(j | s_i) in nats.  A row whose LLRs
+    all equal c gets log evidence c and log top max_j log π_j exactly.
     """
     rows = np.arange(llr_tile.shape[0])
     closed = true_cols >= 0
     llr_true = np.where(closed, llr_tile[rows, np.where(closed, true_cols, 0)], np.nan)
     peak = llr_tile.max(axis=1)
     constant = peak == llr_tile.min(axis=1)  # False for NaN rows, which raise below
+    constant_llr = peak.copy()  # a row of equal LLRs: its one value (the open set's log evidence)
     if uniform_log_n is None:
         llr_tile += log_prior
         peak = llr_tile.max(axis=1)
@@ -109,9 +123,8 @@ def tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log
     llr_tile -= peak[:, None]
     np.exp(llr_tile, out=llr_tile)
     # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak
-    log_norm = np.log(llr_tile.sum(axis=1))
-    if uniform_log_n is not None:  # log_prior = -log N was not added to the tile
-        log_norm -= uniform_log_n
+    log_sum = np.log(llr_tile.sum(axis=1))
+    log_norm = log_sum - uniform_log_n if uniform_log_n is not None else log_sum  # log_prior = -log N not added
     lid_bits = ((llr_true - peak) - log_norm) / LN2
     if np.isnan(lid_bits[closed]).any():
         bad = int(np.flatnonzero(np.isnan(lid_bits) & closed)[0])
@@ -119,6 +132,12 @@ def tile_lid(llr_tile: np.ndarray, true_cols: np.ndarray, log_prior, uniform_log
             f"LLR of the true speaker in {row_label(row_offset + bad, row_names)} is NaN; check the calibrator"
         )
     lid_bits[constant & closed] = 0.0
+    if stats_out is not None:
+        log_evidence, log_top = stats_out
+        np.add(peak, log_norm, out=log_evidence)
+        np.negative(log_sum, out=log_top)
+        log_evidence[constant] = constant_llr[constant]
+        log_top[constant] = -uniform_log_n if uniform_log_n is not None else float(np.max(log_prior))
     return lid_bits
 
 
@@ -138,7 +157,12 @@ def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_mated_pos: int):
 
 
 def lid_from_llr(
-    llr: ArrayLike, log_prior: ArrayLike, true_index: ArrayLike, *, tile_rows: int | None = None
+    llr: ArrayLike,
+    log_prior: ArrayLike,
+    true_index: ArrayLike,
+    *,
+    tile_rows: int | None = None,
+    stats_out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Per-trial LID in bits from a full LLR matrix.
 
@@ -149,14 +173,17 @@ def lid_from_llr(
     log_prior : array_like, shape (N,)
         Natural-log prior probabilities of the enrolled speakers (logsumexp = 0).
     true_index : array_like of int, shape (T,)
-        Column of each trial's true speaker; -1 marks an impostor trial.
+        Column of each trial's true speaker; -1 marks an outsider trial.
     tile_rows : int, optional
         Trials per tile (default: about 16 MiB per tile).
+    stats_out : tuple of (ndarray, ndarray), optional
+        ``(log_evidence, log_top)`` float64 buffers of shape (T,), filled for every trial
+        (outsider trials included) with the open set's statistics (:func:`tile_lid`).
 
     Returns
     -------
     lid_bits : ndarray, shape (T,), float64
-        LID_i in bits; NaN for impostor trials.
+        LID_i in bits (closed set); NaN for outsider trials.
     """
     llr = np.asarray(llr, dtype=np.float64)
     if llr.ndim != 2:
@@ -167,7 +194,8 @@ def lid_from_llr(
     for start in range(0, n_trials, tile_rows):
         stop = min(start + tile_rows, n_trials)
         tile = np.array(llr[start:stop], copy=True)
-        out[start:stop] = tile_lid(tile, true_index[start:stop], log_prior, log_n, start)
+        views = None if stats_out is None else (stats_out[0][start:stop], stats_out[1][start:stop])
+        out[start:stop] = tile_lid(tile, true_index[start:stop], log_prior, log_n, start, stats_out=views)
     return out
 
 
@@ -198,6 +226,7 @@ def lid_from_scores(
     tile_rows: int | None = None,
     row_names: np.ndarray | Sequence[str] | None = None,
     pair_llr_out: tuple[np.ndarray, np.ndarray] | None = None,
+    stats_out: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> np.ndarray:
     """Per-trial LID in bits from raw scores: z-norm, calibrate and normalise tile by tile.
 
@@ -206,7 +235,7 @@ def lid_from_scores(
     scores : array_like, shape (T, N)
         Raw attacker similarities.
     true_index : array_like of int, shape (T,)
-        Column of each trial's true speaker; -1 marks an impostor trial (LID NaN).
+        Column of each trial's true speaker; -1 marks an outsider trial (LID NaN).
     calibrator : fitted calibrator or callable
         A fitted calibrator (its ``llr`` is applied; ``input_scale == "raw"`` skips the
         row z-norm) or an elementwise, non-decreasing map from z-scores (any shape) to
@@ -221,13 +250,16 @@ def lid_from_scores(
         Trial ids, used to name constant rows in errors.
     pair_llr_out : tuple of (ndarray, ndarray), optional
         ``(mated, non_mated)`` float64 buffers of sizes T_c and T_c (N - 1), where T_c
-        counts the non-impostor trials; filled, in trial order, with the LLR of every
+        counts the non-outsider trials; filled, in trial order, with the LLR of every
         mated and non-mated pair for binary metrics (this is the one O(T x N) output).
+    stats_out : tuple of (ndarray, ndarray), optional
+        ``(log_evidence, log_top)`` float64 buffers of shape (T,), filled for every trial
+        with the open set's statistics (:func:`tile_lid`).
 
     Returns
     -------
     lid_bits : ndarray, shape (T,), float64
-        NaN for impostor trials.
+        NaN for outsider trials.
     """
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2:
@@ -246,5 +278,6 @@ def lid_from_scores(
         cols = true_index[start:stop]
         if pair_llr_out is not None:
             mated_pos, non_mated_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_mated_pos)
-        out[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names)
+        views = None if stats_out is None else (stats_out[0][start:stop], stats_out[1][start:stop])
+        out[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names, views)
     return out

@@ -6,6 +6,17 @@ probabilities of the enrolled speakers.  LID measures the
 information an attacker gains *beyond* its prior, LID_i = log2(p_i,true / prior_true),
 so the prior both sets the ceiling (LID <= -log2 prior_true) and the baseline.
 
+Open set
+--------
+Every prior also has ``outside`` = π_∅, the prior mass of "this voice is nobody
+enrolled" (:mod:`lidframe.core.openset`): ``Uniform(outside=0.2)``,
+``WatchList(ids, weight, outside=0.2)``, ``Explicit(mapping, outside=0.2)``, spec strings
+``"uniform?outside=0.2"``.  ``log_prior`` stays the prior *given* enrolment (it sums to 1);
+enrolled speaker j then has prior (1 - π_∅) exp(log_prior_j).  The default 0 is the closed
+set of the LID paper.  ``outside="auto"`` asks :func:`lidframe.evaluate` to estimate π_∅
+as the share of outsider trials in the dev set: the attacker's belief, not a fact about
+the eval set.
+
 Built-ins
 ---------
 ``Uniform()``
@@ -30,7 +41,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, SupportsFloat
+from typing import Any, Literal, SupportsFloat
 
 import attrs
 import numpy as np
@@ -38,6 +49,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, open_text, read_text
 from lidframe.errors import InputError, preview, quote, shorten
+from lidframe.registry.contracts import check_outside
 
 __all__ = ["Prior", "Uniform", "WatchList", "Explicit", "check_named_ids", "read_id_list", "read_prior_table"]
 
@@ -75,10 +87,29 @@ def check_named_ids(kind: str, named: Iterable[str], enrolled: np.ndarray) -> No
         )
 
 
+def outside_field() -> Any:
+    """The ``outside`` field every built-in prior has: keyword-only, default 0 (closed set), checked.
+
+    A number in [0, 1) or ``"auto"`` (:func:`lidframe.registry.contracts.check_outside`).
+    """
+    return attrs.field(default=0.0, converter=check_outside, kw_only=True)
+
+
+def _with_outside(name: str, outside: float | str) -> str:
+    """*name* with ``(outside=...)`` appended when the prior has open-set mass."""
+    if outside == 0.0:
+        return name
+    text = outside if isinstance(outside, str) else f"{outside:g}"
+    if name.endswith(")"):
+        return f"{name[:-1]}, outside={text})"
+    return f"{name}(outside={text})"
+
+
 class Prior:
     """Base class of priors; their contract is :class:`lidframe.registry.PriorLike`.
 
-    Subclasses implement :meth:`log_prior` and :meth:`describe`.
+    Subclasses implement :meth:`log_prior` and :meth:`describe`; the built-ins also have
+    ``outside`` (:func:`outside_field`).
     """
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
@@ -98,14 +129,21 @@ class Uniform(Prior):
     --------
     >>> np.exp(Uniform().log_prior(["a", "b", "c", "d"])).tolist()
     [0.25, 0.25, 0.25, 0.25]
+
+    Parameters
+    ----------
+    outside : float or "auto", default 0
+        Prior mass of "nobody enrolled" (module docstring, "Open set").
     """
+
+    outside: float | str = outside_field()
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
         return np.full(ids.size, -math.log(ids.size))
 
     def describe(self) -> str:
-        return "uniform"
+        return _with_outside("uniform", self.outside)
 
 
 def _as_id_tuple(ids: str | Iterable[object]) -> tuple[str, ...]:
@@ -138,6 +176,8 @@ class WatchList(Prior):
     weight : float
         Prior mass of a listed speaker relative to an unlisted one; > 0 and finite
         (> 1 up-weights the watch list, < 1 down-weights it).
+    outside : float or "auto", default 0
+        Prior mass of "nobody enrolled" (module docstring, "Open set").
 
     Examples
     --------
@@ -147,6 +187,7 @@ class WatchList(Prior):
 
     ids: tuple[str, ...] = attrs.field(converter=_as_id_tuple)
     weight: float = attrs.field(converter=_as_float)
+    outside: float | str = outside_field()
 
     def __attrs_post_init__(self) -> None:
         if not self.ids:
@@ -164,6 +205,7 @@ class WatchList(Prior):
         ids: str | Sequence[str] | None = None,
         file: StrPath | None = None,
         weight: float = 10.0,
+        outside: float | Literal["auto"] = 0.0,
     ) -> WatchList:
         """Build from spec parameters: ``watchlist?file=ids.txt&weight=5`` or ``?ids=a,b``.
 
@@ -176,6 +218,8 @@ class WatchList(Prior):
             One id per line (see :func:`read_id_list`).
         weight : float
             Relative prior mass of a listed speaker (default 10).
+        outside : float or "auto"
+            Prior mass of "nobody enrolled" (default 0).
         """
         if (ids is None) == (file is None):
             raise InputError("a watch-list prior needs exactly one of ids=a,b,... or file=PATH")
@@ -186,10 +230,10 @@ class WatchList(Prior):
                 raise InputError(
                     f"watch-list ids={shorten(repr(ids))}: an empty id; expected comma-separated speaker ids"
                 )
-            return cls(listed, weight)
+            return cls(listed, weight, outside=outside)
         listed = read_id_list(file)
         try:
-            return cls(listed, weight)
+            return cls(listed, weight, outside=outside)
         except InputError as exc:
             raise InputError(f"{file}: {exc}") from None
 
@@ -201,7 +245,7 @@ class WatchList(Prior):
         return np.log(mass) - math.log(mass.sum())
 
     def describe(self) -> str:
-        return f"watchlist({len(self.ids)} ids, weight={self.weight:g})"
+        return _with_outside(f"watchlist({len(self.ids)} ids, weight={self.weight:g})", self.outside)
 
 
 def _as_mapping(mapping: Mapping[Any, SupportsFloat]) -> dict[str, float]:
@@ -227,6 +271,9 @@ class Explicit(Prior):
         no other (the watch list's rule, :func:`check_named_ids`), all values positive
         and finite.  Values are renormalised, with a :class:`UserWarning` when they do not
         already sum to 1 (within 1e-9).
+    outside : float or "auto", default 0
+        Prior mass of "nobody enrolled" (module docstring, "Open set"); the mapping then
+        gives the prior given enrolment (shared out over 1 - outside).
 
     Examples
     --------
@@ -235,6 +282,7 @@ class Explicit(Prior):
     """
 
     mapping: dict[str, float] = attrs.field(converter=_as_mapping, eq=False)
+    outside: float | str = outside_field()
 
     def __attrs_post_init__(self) -> None:
         for key, value in self.mapping.items():
@@ -242,11 +290,11 @@ class Explicit(Prior):
                 raise InputError(f"explicit prior of {quote(key)} is {value}; expected a positive finite probability")
 
     @classmethod
-    def from_params(cls, *, file: StrPath | None = None) -> Explicit:
-        """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``)."""
+    def from_params(cls, *, file: StrPath | None = None, outside: float | Literal["auto"] = 0.0) -> Explicit:
+        """Build from spec parameters: ``explicit?file=prior.csv`` (CSV ``enroll_spk,prior``), ``&outside=0.2``."""
         if file is None:
             raise InputError("an explicit prior needs file=PRIOR.csv (columns enroll_spk,prior)")
-        return cls(read_prior_table(file))
+        return cls(read_prior_table(file), outside=outside)
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:
         ids = _enrolled_ids(enrolled)
@@ -261,7 +309,7 @@ class Explicit(Prior):
         return np.log(mass) - math.log(total)
 
     def describe(self) -> str:
-        return f"explicit({len(self.mapping)} ids)"
+        return _with_outside(f"explicit({len(self.mapping)} ids)", self.outside)
 
 
 def read_id_list(path: StrPath) -> list[str]:

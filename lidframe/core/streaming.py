@@ -42,6 +42,7 @@ from numpy.typing import ArrayLike
 from lidframe.calibrators.maps import AffineMap, llr_map_of
 from lidframe.core.engine import Engine, resolve_device, resolve_precision, torch_available
 from lidframe.core.lid import LN2, check_log_prior, default_tile_rows, row_label, tile_lid, uniform_log_n
+from lidframe.core.openset import OpenSetStats
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.data.vectors import unit_rows
@@ -83,6 +84,9 @@ class StreamingResult:
         With ``binary_bins``: per-class histograms of every pair's LLR (intercept
         included), counted in the same tile pass, for
         :func:`lidframe.metrics.binned.binned_summary`; else None.
+    open_stats : OpenSetStats or None
+        With ``open_set``: every trial's log evidence and log top posterior
+        (:mod:`lidframe.core.openset`); else None.
     """
 
     lid_bits: np.ndarray
@@ -91,6 +95,7 @@ class StreamingResult:
     device: str
     precision: str
     binned_pairs: BinnedPairs | None = None
+    open_stats: OpenSetStats | None = None
 
 
 def _to_numpy(values):
@@ -313,6 +318,7 @@ def _numpy_path(
     progress,
     row_names,
     binary_bins,
+    open_set,
 ):
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
@@ -325,21 +331,28 @@ def _numpy_path(
     log_n = uniform_log_n(log_prior)
     lid = np.empty(n_trials)
     rank = np.empty(n_trials, dtype=np.int64)
+    stats = OpenSetStats.empty(n_trials) if open_set else None
     tile_rows = tile_rows or default_tile_rows(n_enrolled)
+    folded = affine and slope > 0  # the products are a z: the map is folded into them
     for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
         stop = min(start + tile_rows, n_trials)
         cols = true_index[start:stop]
         scores = np.asarray(query[start:stop] @ keys_t, dtype=np.float64)  # a * z (affine) or z
         rows = np.arange(stop - start)
-        rank[start:stop] = 1 + (scores > scores[rows, cols][:, None]).sum(axis=1)
-        folded = affine and slope > 0  # the products are a z: the map is folded into them
+        enrolled = cols >= 0  # all True in the closed set
+        above = (scores > scores[rows, np.maximum(cols, 0)][:, None]).sum(axis=1)
+        rank[start:stop] = np.where(enrolled, 1 + above, 0)
         llr = scores if folded else np.asarray(llr_map(scores), dtype=np.float64)
         if llr.shape != scores.shape:
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")
-        if binned is not None:  # before tile_lid, which overwrites the tile
-            binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
-        lid[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names)
-    return lid, rank, binned
+        if binned is not None:  # before tile_lid, which overwrites the tile; enrolled trials' pairs only
+            pair_llr = _pair_llr(llr, llr_map, folded)
+            binned.add_tile(*((pair_llr, cols) if enrolled.all() else (pair_llr[enrolled], cols[enrolled])))
+        views = None if stats is None else (stats.log_evidence[start:stop], stats.log_top[start:stop])
+        lid[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names, views)
+    if stats is not None and folded and llr_map.intercept != 0:  # the folded products left the intercept out
+        np.add(stats.log_evidence, llr_map.intercept, out=stats.log_evidence)
+    return lid, rank, binned, stats
 
 
 def _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names):
@@ -393,6 +406,7 @@ def _torch_path(
     progress,
     row_names,
     binary_bins,
+    open_set,
 ):
     import torch
 
@@ -410,24 +424,37 @@ def _torch_path(
     cols_all = torch.as_tensor(np.array(true_index, copy=True), device=device)
     lid = torch.empty(n_trials, dtype=torch.float64, device=device)
     rank = torch.empty(n_trials, dtype=torch.int64, device=device)
+    if open_set:
+        log_evidence = torch.empty(n_trials, dtype=torch.float64, device=device)
+        log_top = torch.empty(n_trials, dtype=torch.float64, device=device)
+        top_of_constant = -log_n if log_n is not None else float(np.max(log_prior))
     budget = _TILE_VALUES_CUDA if str(device).startswith("cuda") else _TILE_VALUES_TORCH_CPU
     tile_rows = tile_rows or max(1, budget // n_enrolled)
+    folded = affine and slope > 0  # the products are a z: the map is folded into them
     with torch.inference_mode(), _matmul_precision(device, "tf32" if precision == "bfloat16" else "ieee"):
         for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
             stop = min(start + tile_rows, n_trials)
             cols = cols_all[start:stop]
+            outsider = cols < 0  # none in the closed set
+            has_outsider = open_set and bool(outsider.any())
+            if has_outsider:
+                cols = cols.clamp(min=0)  # a stand-in column; the outsider rows' LID and rank are set below
             scores = query[start:stop] @ keys_t  # a * z (affine) or z
             mated_score = scores.gather(1, cols[:, None])
             rank[start:stop] = 1 + (scores > mated_score).sum(dim=1)
-            folded = affine and slope > 0  # the products are a z: the map is folded into them
             llr = scores if folded else llr_map(scores)
             if binned is not None:
-                binned.add_tile(_pair_llr(llr, llr_map, folded), cols)
+                pair_llr = _pair_llr(llr, llr_map, folded)
+                binned.add_tile(*((pair_llr[~outsider], cols[~outsider]) if has_outsider else (pair_llr, cols)))
             mated_llr = llr.gather(1, cols[:, None])[:, 0]
-            constant = llr.amax(dim=1) == llr.amin(dim=1)  # no evidence: LID exactly 0 (as tile_lid)
+            peak = llr.amax(dim=1)
+            constant = peak == llr.amin(dim=1)  # no evidence: LID exactly 0 (as tile_lid)
+            constant_llr = peak
             if bias is not None:
                 llr = llr + bias
             lse = torch.logsumexp(llr, dim=1)
+            if open_set:
+                top = (llr.amax(dim=1) if bias is not None else peak) - lse
             if log_n is not None:
                 lse = lse - log_n
             if not bool(torch.isfinite(lse).all()):
@@ -435,11 +462,33 @@ def _torch_path(
                 raise InputError(f"LLRs of {row_label(bad, row_names)} are not finite; check the calibrator")
             tile_lid = ((mated_llr - lse) / LN2).to(torch.float64)
             lid[start:stop] = tile_lid.masked_fill_(constant, 0.0)
-    return lid.cpu().numpy(), rank.cpu().numpy(), binned
+            if open_set:
+                evidence = torch.where(constant, constant_llr, lse).to(torch.float64)
+                log_evidence[start:stop] = evidence + llr_map.intercept if folded else evidence
+                log_top[start:stop] = top.to(torch.float64).masked_fill_(constant, top_of_constant)
+            if has_outsider:
+                lid[start:stop].masked_fill_(outsider, float("nan"))
+                rank[start:stop].masked_fill_(outsider, 0)
+    stats = None
+    if open_set:
+        stats = OpenSetStats(log_evidence=log_evidence.cpu().numpy(), log_top=log_top.cpu().numpy())
+    return lid.cpu().numpy(), rank.cpu().numpy(), binned, stats
 
 
 def _triton_path(
-    trial_unit, enrol_unit, true_index, llr_map, log_prior, ddof, znorm, precision, device, progress, row_names, blocks
+    trial_unit,
+    enrol_unit,
+    true_index,
+    llr_map,
+    log_prior,
+    ddof,
+    znorm,
+    precision,
+    device,
+    progress,
+    row_names,
+    blocks,
+    open_set,
 ):
     import torch
 
@@ -455,13 +504,25 @@ def _triton_path(
     threshold = (query.float() * keys[cols].float()).sum(dim=1)
     log_n = uniform_log_n(log_prior)
     bias = None if log_n is not None else torch.as_tensor(log_prior * _LOG2E, dtype=torch.float32, device=device)
-    lse2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
+    lse2, max2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
     lid = mated2.double() - lse2.double()
     if log_n is not None:
         lid += log_n * _LOG2E
     if llr_map.slope == 0:  # llr = intercept for every speaker: LID exactly 0 (as tile_lid)
         lid.zero_()
-    return lid.cpu().numpy(), (1 + above.long()).cpu().numpy()
+    rank = 1 + above.long()
+    outsider = cols < 0
+    lid.masked_fill_(outsider, float("nan"))
+    rank.masked_fill_(outsider, 0)
+    stats = None
+    if open_set:
+        log_evidence = lse2.double() * LN2 - (log_n if log_n is not None else 0.0) + llr_map.intercept
+        log_top = (max2.double() - lse2.double()) * LN2
+        if llr_map.slope == 0:  # every LLR is the intercept (as tile_lid)
+            log_evidence.fill_(llr_map.intercept)
+            log_top.fill_(-log_n if log_n is not None else float(np.max(log_prior)))
+        stats = OpenSetStats(log_evidence=log_evidence.cpu().numpy(), log_top=log_top.cpu().numpy())
+    return lid.cpu().numpy(), rank.cpu().numpy(), stats
 
 
 def _checked_map(calibrator: FittedCalibrator, binary_bins: object) -> Callable[[np.ndarray], ArrayLike]:
@@ -488,6 +549,7 @@ def lid_from_embeddings(
     row_names: ArrayLike | None = None,
     triton_blocks: dict | None = None,
     binary_bins: int | BinGrid | None = None,
+    open_set: bool = False,
 ) -> StreamingResult:
     """Per-trial LID of a cosine attacker straight from embeddings.
 
@@ -498,7 +560,8 @@ def lid_from_embeddings(
     enrol_emb : array_like, shape (N, d)
         One profile per enrolled speaker, in enrolled order.
     true_index : array_like of int, shape (T,)
-        Column of each trial's true speaker, in [0, N) (drop impostor trials first).
+        Column of each trial's true speaker, in [0, N); -1 for an outsider trial only
+        with *open_set* (its LID NaN and rank 0 here; drop outsider trials otherwise).
     calibrator : fitted calibrator or llr map
         A fitted calibrator (its ``llr_map()`` is used when it has one, else its ``llr``)
         or a map from :mod:`lidframe.calibrators.maps`.  ``input_scale == "raw"`` skips the z-norm.
@@ -524,7 +587,12 @@ def lid_from_embeddings(
         memory O(bins + tile).  The fused Triton kernel does not count pairs: the torch
         path runs instead (``StreamingResult.kernel`` says which ran).  A :class:`BinGrid`
         counts on that grid as given (:func:`pair_llr_grid` of the whole set, for blocks
-        of its rows whose counts are merged: :mod:`lidframe.core.cluster`).
+        of its rows whose counts are merged: :mod:`lidframe.core.cluster`).  Only the
+        enrolled trials' pairs are counted.
+    open_set : bool, default False
+        Also return every trial's open-set statistics (``StreamingResult.open_stats``,
+        :class:`~lidframe.core.openset.OpenSetStats`, LLR intercept included), in the
+        same pass, on every path.
 
     Returns
     -------
@@ -536,7 +604,7 @@ def lid_from_embeddings(
     precision = resolve_precision(engine.precision, device)
     trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
     n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
-    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_impostor=False)
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=bool(open_set))
     log_prior = check_log_prior(log_prior, n_enrolled)
     znorm = uses_znorm(calibrator)
     llr_map = _checked_map(calibrator, binary_bins)
@@ -547,11 +615,21 @@ def lid_from_embeddings(
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
     binned = None
     if kernel == "numpy":
-        lid, rank, binned = _numpy_path(*common, engine.tile_rows, engine.progress, row_names, binary_bins)
+        lid, rank, binned, stats = _numpy_path(
+            *common, engine.tile_rows, engine.progress, row_names, binary_bins, open_set
+        )
     elif kernel == "torch":
-        lid, rank, binned = _torch_path(*common, device, engine.tile_rows, engine.progress, row_names, binary_bins)
+        lid, rank, binned, stats = _torch_path(
+            *common, device, engine.tile_rows, engine.progress, row_names, binary_bins, open_set
+        )
     else:
-        lid, rank = _triton_path(*common, device, engine.progress, row_names, triton_blocks or {})
+        lid, rank, stats = _triton_path(*common, device, engine.progress, row_names, triton_blocks or {}, open_set)
     return StreamingResult(
-        lid_bits=lid, true_rank=rank, kernel=kernel, device=device, precision=precision, binned_pairs=binned
+        lid_bits=lid,
+        true_rank=rank,
+        kernel=kernel,
+        device=device,
+        precision=precision,
+        binned_pairs=binned,
+        open_stats=stats,
     )

@@ -12,7 +12,7 @@ give the raw values (NaN stays NaN) under the keys of :meth:`Summary.to_dict`, i
 order; a key is the attribute's name, and is present only where that dict has it
 (``intervals``, metric -> ``[low, high]``, and ``bootstrap``,
 :meth:`Bootstrap.to_dict`, with a bootstrap; ``engine`` for an eval embedding set;
-``scheduler`` and ``n_blocks`` on a cluster).  Four keys were renamed in this release
+``scheduler`` and ``n_blocks`` on a cluster).  Six keys were renamed in this release
 (:data:`RENAMED_KEYS`): for one release looking one up (``summary["ci"]``, ``.get("ci")``,
 ``"ci" in summary``) answers with the value under its new key and a :class:`FutureWarning`
 naming it; old keys are not iterated, counted or written by :meth:`Summary.to_dict`.
@@ -31,11 +31,13 @@ import attrs
 import numpy as np
 
 from lidframe._version import __version__
+from lidframe.core.openset import OpenSetTrials
 from lidframe.core.znorm import uses_znorm
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.fileio import json_clean
 from lidframe.data.scoreset import ScoreSet
-from lidframe.metrics.aggregates import LID_QUANTILES, lid_summary
+from lidframe.errors import InputError
+from lidframe.metrics.aggregates import LID_QUANTILES, LIDAggregates, lid_summary
 from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary
 from lidframe.metrics.binned import BinnedPairs, binned_summary
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure
@@ -45,7 +47,17 @@ from lidframe.stats.bootstrap import Bootstrap, Interval, PairLLRs, bootstrap_ci
 if TYPE_CHECKING:
     from lidframe.core.dispatch import EngineResult
 
-__all__ = ["Summary", "BinaryView", "EngineUsed", "RENAMED_KEYS", "summarise", "with_current_keys"]
+__all__ = [
+    "Summary",
+    "BinaryView",
+    "EngineUsed",
+    "OpenSetView",
+    "OPEN_SET_INTERVALS",
+    "check_misattribution_threshold",
+    "RENAMED_KEYS",
+    "summarise",
+    "with_current_keys",
+]
 
 #: The summary's keys before this release: old key -> (its key now, the attribute's name;
 #: what it holds).  JSON files and grid stores written before hold the old keys.
@@ -56,6 +68,8 @@ RENAMED_KEYS: dict[str, tuple[str, str]] = {
     "n_dev_trials": ("n_dev_enrolled_trials", "dev trials whose speaker is enrolled"),
     "ci": ("intervals", "the bootstrap intervals, metric -> [low, high]"),
     "ci_settings": ("bootstrap", "the bootstrap settings"),
+    "n_impostor_trials": ("n_outsider_trials", "trials whose speaker is not enrolled"),
+    "n_dev_impostor_trials": ("n_dev_outsider_trials", "dev trials whose speaker is not enrolled"),
 }
 
 
@@ -107,7 +121,7 @@ LID_FIELDS = (
     "lid_min",
     *(f"lid_q{round(level * 100)}" for level in LID_QUANTILES),
 )
-_COUNT_FIELDS = ("n_enrolled_trials", "n_enrolled", "n_impostor_trials", "log2_n")
+_COUNT_FIELDS = ("n_enrolled_trials", "n_enrolled", "n_outsider_trials", "log2_n")
 _IDENTIFICATION_FIELDS = ("cllr_mc", "rank1_rate", "rank_disclosure_bits")
 _SETTING_FIELDS = (
     "calibrator",
@@ -115,7 +129,7 @@ _SETTING_FIELDS = (
     "znorm_ddof",
     "n_dev_enrolled_trials",
     "n_dev_enrolled",
-    "n_dev_impostor_trials",
+    "n_dev_outsider_trials",
     "lidframe_version",
 )
 
@@ -211,6 +225,102 @@ class BinaryView:
         )
 
 
+#: The open set's metrics with bootstrap intervals, besides those of :data:`~lidframe.stats.bootstrap.LID_METRICS`.
+OPEN_SET_INTERVALS = (
+    "alid_enrolled",
+    "alid_outsider",
+    "membership_enrolled",
+    "misattribution_rate",
+    "misattribution_rate_at_threshold",
+)
+
+
+@attrs.frozen(kw_only=True)
+class OpenSetView:
+    """What an open-set evaluation adds (:mod:`lidframe.core.openset`): disclosures by group, misattribution.
+
+    Attributes
+    ----------
+    outside : float
+        π_∅, the prior mass of "nobody enrolled" the posterior used.
+    outside_source : {"given", "auto"}
+        ``"auto"``: estimated as the share of outsider trials in the dev set (the
+        attacker's belief, not a fact about the eval set).
+    enrolled : LIDAggregates
+        LID of the enrolled trials (identification disclosure, bits).
+    outsider : LIDAggregates or None
+        LID of the outsider trials (membership disclosure, bits); None when the eval set
+        has no outsider trial.
+    membership_enrolled : LIDAggregates
+        Membership disclosure of the enrolled trials, log2 p(enrolled | s) / (1 - π_∅) (bits).
+    misattribution_rate : float
+        Share of outsider trials whose top enrolled posterior max_j p(j | s) exceeds 0.5:
+        linked to the wrong person more likely than not (NaN without outsider trials).
+    misattribution_threshold : float
+        The second, chosen threshold.
+    misattribution_rate_at_threshold : float
+        Share of outsider trials whose top enrolled posterior exceeds it.
+    """
+
+    outside: float
+    outside_source: str
+    enrolled: LIDAggregates
+    outsider: LIDAggregates | None
+    membership_enrolled: LIDAggregates
+    misattribution_rate: float
+    misattribution_threshold: float
+    misattribution_rate_at_threshold: float
+
+    @classmethod
+    def of(cls, trials: OpenSetTrials, *, outside_source: str, misattribution_threshold: float) -> OpenSetView:
+        """The view of every trial's open-set disclosure (*trials*, :func:`lidframe.core.openset.open_set_trials`)."""
+        enrolled, outsider = ~trials.is_outsider, trials.is_outsider
+        aggregates = LIDAggregates.of(trials.lid_bits[enrolled])
+        membership = LIDAggregates.of(trials.membership_bits[enrolled])
+        if aggregates is None or membership is None:
+            raise InputError("an open-set evaluation needs at least one trial whose speaker is enrolled")
+        top = trials.top_posterior[outsider]
+        with np.errstate(invalid="ignore"):
+            rate = float(np.mean(top > 0.5)) if top.size else math.nan
+            rate_at = float(np.mean(top > misattribution_threshold)) if top.size else math.nan
+        return cls(
+            outside=trials.outside,
+            outside_source=outside_source,
+            enrolled=aggregates,
+            outsider=LIDAggregates.of(trials.lid_bits[outsider]),
+            membership_enrolled=membership,
+            misattribution_rate=rate,
+            misattribution_threshold=float(misattribution_threshold),
+            misattribution_rate_at_threshold=rate_at,
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as a dict (groups as dicts; NaN kept)."""
+        return {
+            "outside": self.outside,
+            "outside_source": self.outside_source,
+            "enrolled": self.enrolled.to_dict(),
+            "outsider": None if self.outsider is None else self.outsider.to_dict(),
+            "membership_enrolled": self.membership_enrolled.to_dict(),
+            "misattribution_rate": self.misattribution_rate,
+            "misattribution_threshold": self.misattribution_threshold,
+            "misattribution_rate_at_threshold": self.misattribution_rate_at_threshold,
+        }
+
+
+def check_misattribution_threshold(value: object) -> float:
+    """*value* as a probability threshold in [0.5, 1), or an InputError."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise InputError(f"misattribution_threshold must be a number in [0.5, 1), got {value!r}")
+    threshold = float(value)
+    if not 0.5 <= threshold < 1.0:
+        raise InputError(
+            f"misattribution_threshold = {threshold!r}: a posterior threshold in [0.5, 1) "
+            "(above it the attacker names an enrolled speaker more likely than not)"
+        )
+    return threshold
+
+
 def _binary_entries(binary: BinaryView | None, status: str) -> dict[str, Any]:
     """The binary keys of the mapping view: the metrics (NaN, or None for text, when skipped), then how."""
     if binary is None:
@@ -241,7 +351,7 @@ class Summary(Mapping[str, Any]):
         trial).
     n_enrolled : int
         N, the enrolled speakers of the eval set.
-    n_impostor_trials : int
+    n_outsider_trials : int
         Eval trials whose speaker is not enrolled (left out of LID).
     log2_n : float
         log2 N, the bound of LID under a uniform prior (bits).
@@ -267,8 +377,8 @@ class Summary(Mapping[str, Any]):
         The fitted calibrator and the prior, described (name and non-default parameters).
     znorm_ddof : int or None
         Row z-norm degrees of freedom; None for a calibrator on raw scores.
-    n_dev_enrolled_trials, n_dev_enrolled, n_dev_impostor_trials : int or None
-        Dev trials whose speaker is enrolled, enrolled speakers and impostor trials; None
+    n_dev_enrolled_trials, n_dev_enrolled, n_dev_outsider_trials : int or None
+        Dev trials whose speaker is enrolled, enrolled speakers and outsider trials; None
         when no dev set was given.
     lidframe_version : str
     engine : EngineUsed or None
@@ -277,11 +387,16 @@ class Summary(Mapping[str, Any]):
         Address of the dask scheduler that ran the blocks; None in one process.
     n_blocks : int or None
         Blocks of trial rows run on the cluster; None in one process.
+    open_set : OpenSetView or None
+        The open set's groups and misattribution (in the mapping, ``open_set``, a dict);
+        None in the closed set (``outside`` 0).  In the open set the LID aggregates above
+        are over every trial (each has a LID), and ``cllr_mc``, ``rank1_rate`` and
+        ``rank_disclosure_bits`` stay closed-set metrics of the enrolled trials.
     """
 
     n_enrolled_trials: int
     n_enrolled: int
-    n_impostor_trials: int
+    n_outsider_trials: int
     log2_n: float
     alid: float
     pdr: float
@@ -306,14 +421,17 @@ class Summary(Mapping[str, Any]):
     bootstrap: Bootstrap | None = None
     n_dev_enrolled_trials: int | None = None
     n_dev_enrolled: int | None = None
-    n_dev_impostor_trials: int | None = None
+    n_dev_outsider_trials: int | None = None
     engine: EngineUsed | None = None
     scheduler: str | None = None
     n_blocks: int | None = None
+    open_set: OpenSetView | None = None
 
     def _entries(self) -> dict[str, Any]:
         """The mapping view as a fresh dict: keys in order, raw values."""
         entries = {name: getattr(self, name) for name in (*_COUNT_FIELDS, *LID_FIELDS, *_IDENTIFICATION_FIELDS)}
+        if self.open_set is not None:
+            entries["open_set"] = self.open_set.to_dict()
         if self.intervals is not None:
             entries["intervals"] = {metric: [i.low, i.high] for metric, i in self.intervals.items()}
         if self.bootstrap is not None:
@@ -363,29 +481,33 @@ class Summary(Mapping[str, Any]):
 
 def summarise(
     run: EngineResult,
-    closed: ScoreSet | EmbeddingSet,
-    posterior_true: np.ndarray,
+    run_set: ScoreSet | EmbeddingSet,
+    posterior_closed: np.ndarray,
     *,
-    n_impostor_trials: int,
+    n_outsider_trials: int,
     binary_status: str,
     bootstrap: Bootstrap | None,
     fitted: CalibratorLike,
     prior: PriorLike,
     znorm_ddof: int,
     dev: ScoreSet | None,
+    open_trials: OpenSetTrials | None = None,
+    outside_source: str = "given",
+    misattribution_threshold: float = 0.9,
 ) -> Summary:
-    """The :class:`~lidframe.core.summary.Summary` of an engine's run on the closed-set trials of *closed*.
+    """The :class:`~lidframe.core.summary.Summary` of an engine's run on the trials of *run_set*.
 
     Parameters
     ----------
     run : EngineResult
-        LID, ranks and pair LLRs (or counts) of the T_c trials of *closed*.
-    closed : ScoreSet or EmbeddingSet
-        The eval trials whose speaker is enrolled.
-    posterior_true : ndarray, shape (T_c,)
-        The attacker's posterior of each trial's true speaker.
-    n_impostor_trials : int
-        Eval trials left out (speaker not enrolled).
+        LID, ranks and pair LLRs (or counts) of the T trials of *run_set*.
+    run_set : ScoreSet or EmbeddingSet
+        The eval trials the engine ran: those whose speaker is enrolled (closed set), or
+        every trial (open set).
+    posterior_closed : ndarray, shape (T_c,)
+        The closed-set posterior of each enrolled trial's true speaker.
+    n_outsider_trials : int
+        Eval trials whose speaker is not enrolled.
     binary_status : str
         ``"computed"`` or ``"skipped: <why>"``.
     bootstrap : Bootstrap or None
@@ -393,29 +515,51 @@ def summarise(
         resampled first, then sorted in place for the binary view.
     fitted, prior, znorm_ddof, dev
         The settings recorded (dev: its sizes, or None).
+    open_trials : OpenSetTrials, optional
+        Every trial's open-set disclosure (:func:`lidframe.core.openset.open_set_trials`);
+        None in the closed set.
+    outside_source : {"given", "auto"}
+    misattribution_threshold : float
+        The chosen threshold of :attr:`OpenSetView.misattribution_rate_at_threshold`.
     """
-    n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
-    aggregates = lid_summary(run.lid_bits)
+    n_enrolled = run_set.n_enrolled
+    enrolled = np.asarray(run_set.true_index) >= 0
+    n_enrolled_trials = int(enrolled.sum())
+    lid_bits = run.lid_bits if open_trials is None else open_trials.lid_bits
+    ranks = run.true_rank[enrolled] if open_trials is not None else run.true_rank
+    aggregates = lid_summary(lid_bits)
     intervals = None
     if bootstrap is not None:
         pairs = None
         if run.pair_llr is not None:
-            pairs = PairLLRs(run.pair_llr[0], run.pair_llr[1].reshape(n_trials, n_enrolled - 1))
-        intervals = bootstrap_ci(run.lid_bits, bootstrap, speakers=closed.trial_speakers, pairs=pairs)
+            pairs = PairLLRs(run.pair_llr[0], run.pair_llr[1].reshape(n_enrolled_trials, n_enrolled - 1))
+        intervals = bootstrap_ci(
+            lid_bits,
+            bootstrap,
+            speakers=run_set.trial_speakers,
+            pairs=pairs,
+            pair_rows=None if open_trials is None else np.flatnonzero(enrolled),
+            group_means=None if open_trials is None else _open_set_means(open_trials, misattribution_threshold),
+        )
     binary = None
     if run.pair_llr is not None:  # after the bootstrap: this sorts the buffers in place
         binary = BinaryView.from_pair_llrs(*run.pair_llr, overwrite=True)
     elif run.binned_pairs is not None:
         binary = BinaryView.from_binned(run.binned_pairs)
+    open_set = None
+    if open_trials is not None:
+        open_set = OpenSetView.of(
+            open_trials, outside_source=outside_source, misattribution_threshold=misattribution_threshold
+        )
     return Summary(
-        n_enrolled_trials=int(n_trials),
+        n_enrolled_trials=n_enrolled_trials,
         n_enrolled=int(n_enrolled),
-        n_impostor_trials=int(n_impostor_trials),
+        n_outsider_trials=int(n_outsider_trials),
         log2_n=math.log2(n_enrolled),
         **aggregates,
-        cllr_mc=cllr_multiclass(posterior_true),
-        rank1_rate=rank1_rate(run.true_rank),
-        rank_disclosure_bits=rank_disclosure(run.true_rank, n_enrolled)[1],
+        cllr_mc=cllr_multiclass(posterior_closed),
+        rank1_rate=rank1_rate(ranks),
+        rank_disclosure_bits=rank_disclosure(ranks, n_enrolled)[1],
         intervals=intervals,
         bootstrap=bootstrap,
         binary_metrics=binary_status,
@@ -423,11 +567,28 @@ def summarise(
         calibrator=describe_component(fitted),
         prior=describe_component(prior),
         znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
-        n_dev_enrolled_trials=None if dev is None else int(dev.n_trials - dev.n_impostor_trials),
+        n_dev_enrolled_trials=None if dev is None else int(dev.n_trials - dev.n_outsider_trials),
         n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
-        n_dev_impostor_trials=None if dev is None else int(dev.n_impostor_trials),
+        n_dev_outsider_trials=None if dev is None else int(dev.n_outsider_trials),
         lidframe_version=__version__,
         engine=run.engine,
         scheduler=run.scheduler,
         n_blocks=run.n_blocks,
+        open_set=open_set,
     )
+
+
+def _open_set_means(trials: OpenSetTrials, threshold: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """The group means of :data:`OPEN_SET_INTERVALS` as (per-trial values, group) for the bootstrap."""
+    enrolled, outsider = ~trials.is_outsider, trials.is_outsider
+    means = {
+        "alid_enrolled": (trials.lid_bits, enrolled),
+        "alid_outsider": (trials.lid_bits, outsider),
+        "membership_enrolled": (trials.membership_bits, enrolled),
+        "misattribution_rate": ((trials.top_posterior > 0.5).astype(np.float64), outsider),
+        "misattribution_rate_at_threshold": ((trials.top_posterior > threshold).astype(np.float64), outsider),
+    }
+    if not outsider.any():  # no outsider trial: nothing to resample
+        for key in ("alid_outsider", "misattribution_rate", "misattribution_rate_at_threshold"):
+            del means[key]
+    return means

@@ -6,6 +6,7 @@ program owns BLOCK_M trials and walks the N enrolled speakers BLOCK_N at a time:
 
     s = q . k^T (+ log2 prior_j)              fp32 accumulation of bf16/fp16/fp32 inputs
     run_max, run_sum  <- online log2-sum-exp2 of s over the columns seen so far
+                         (run_max is also returned: the open set's best enrolled guess)
     mated_i          += s_i,true (before the prior is added)
     above_i          += #{j != true : q_i . k_j > threshold_i}
 
@@ -40,6 +41,7 @@ def _lid_kernel(
     true_ptr,
     threshold_ptr,
     lse_ptr,
+    max_ptr,
     mated_ptr,
     above_ptr,
     n_rows,
@@ -89,6 +91,7 @@ def _lid_kernel(
         run_sum = run_sum * tl.exp2(run_max - safe_max) + tl.sum(tl.exp2(s - safe_max[:, None]), axis=1)
         run_max = new_max
     tl.store(lse_ptr + rows, run_max + tl.log2(run_sum), mask=row_ok)
+    tl.store(max_ptr + rows, run_max, mask=row_ok)
     tl.store(mated_ptr + rows, mated, mask=row_ok)
     tl.store(above_ptr + rows, above, mask=row_ok)
 
@@ -129,7 +132,7 @@ def lid_lse_triton(
     *,
     block_m: int | None = None,
     block_n: int | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Run the fused kernel.
 
     Parameters
@@ -141,7 +144,8 @@ def lid_lse_triton(
         Column offsets (log2 prior); None for a uniform prior (then the caller subtracts
         log2 N).
     true_col : Tensor of int32, shape (T,)
-        Column of each trial's true speaker.
+        Column of each trial's true speaker (-1 for an outsider trial: ``mated2`` 0,
+        ``above`` meaningless).
     threshold : Tensor of fp32, shape (T,)
         Scores strictly above it (other than the true column) are counted in ``above``.
     block_m, block_n : int, optional
@@ -149,13 +153,15 @@ def lid_lse_triton(
 
     Returns
     -------
-    lse2, mated2 : Tensor of fp32, shape (T,)
-        log2 sum_j 2^(s_ij + bias_j) and s_i,true (log2 units, without bias).
+    lse2, max2, mated2 : Tensor of fp32, shape (T,)
+        log2 sum_j 2^(s_ij + bias_j), max_j (s_ij + bias_j) and s_i,true (log2 units,
+        the last without bias).
     above : Tensor of int32, shape (T,)
     """
     n_rows, dim = query.shape
     n_cols = key.shape[0]
     lse2 = torch.empty(n_rows, dtype=torch.float32, device=query.device)
+    max2 = torch.empty_like(lse2)
     mated2 = torch.empty_like(lse2)
     above = torch.empty(n_rows, dtype=torch.int32, device=query.device)
     kernel, blocks = _kernel_for(block_m, block_n)
@@ -173,6 +179,7 @@ def lid_lse_triton(
         true_col,
         threshold,
         lse2,
+        max2,
         mated2,
         above,
         n_rows,
@@ -185,4 +192,4 @@ def lid_lse_triton(
         INPUT_PRECISION=precision,
         **blocks,
     )
-    return lse2, mated2, above
+    return lse2, max2, mated2, above

@@ -23,12 +23,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
 
-__all__ = ["LID_QUANTILES", "lid_summary", "alid_decomposition"]
+__all__ = ["LID_QUANTILES", "LIDAggregates", "lid_summary", "alid_decomposition"]
 
 #: Quantile levels reported as ``lid_q50``, ``lid_q90``, ``lid_q99``.
 LID_QUANTILES = (0.5, 0.9, 0.99)
@@ -39,7 +40,7 @@ def _check_lid(lid_bits: ArrayLike) -> np.ndarray:
     if lid.size == 0:
         raise InputError("no closed-set trials: LID aggregates need at least one trial whose speaker is enrolled")
     if np.isnan(lid).any():
-        raise InputError("LID values contain NaN; drop impostor trials (speaker not enrolled) first")
+        raise InputError("LID values contain NaN; drop outsider trials (speaker not enrolled) first")
     return lid
 
 
@@ -77,11 +78,56 @@ def lid_summary(lid_bits: ArrayLike) -> dict:
     return out
 
 
-def alid_decomposition(summary: Mapping[str, float]) -> float:
+@attrs.frozen(kw_only=True)
+class LIDAggregates:
+    """The aggregates of :func:`lid_summary` of one group of trials, and its size.
+
+    The open set (:mod:`lidframe.core.openset`) reports one for the enrolled trials, one
+    for the outsider trials and one for the membership disclosure of the enrolled trials.
+
+    Attributes
+    ----------
+    n_trials : int
+        Trials in the group.
+    alid, pdr, ndr, lid_pos, lid_neg, lid_max, lid_min, lid_q50, lid_q90, lid_q99 : float
+        As :func:`lid_summary` (bits or fractions).
+    """
+
+    n_trials: int
+    alid: float
+    pdr: float
+    ndr: float
+    lid_pos: float
+    lid_neg: float
+    lid_max: float
+    lid_min: float
+    lid_q50: float
+    lid_q90: float
+    lid_q99: float
+
+    @classmethod
+    def of(cls, lid_bits: ArrayLike) -> LIDAggregates | None:
+        """The aggregates of *lid_bits* (bits, no NaN); None for an empty group."""
+        values = np.asarray(lid_bits, dtype=np.float64).ravel()
+        if values.size == 0:
+            return None
+        return cls(n_trials=int(values.size), **lid_summary(values))
+
+    def __getitem__(self, key: str) -> float:
+        """``group["pdr"]``: the field, so that :func:`alid_decomposition` reads a group as a summary."""
+        return getattr(self, key)
+
+    def to_dict(self) -> dict:
+        """The fields as a JSON-able dict (NaN kept; :func:`lidframe.data.fileio.json_clean` writes it as null)."""
+        return attrs.asdict(self)
+
+
+def alid_decomposition(summary: Mapping[str, float] | LIDAggregates) -> float:
     """PDR * LID+ + NDR * LID-, an empty side's term counting as 0 (equals ALID).
 
     *summary* is a mapping with ``pdr``, ``ndr``, ``lid_pos`` and ``lid_neg``: the dict of
-    :func:`lid_summary` or an evaluation's :class:`~lidframe.core.summary.Summary`.
+    :func:`lid_summary`, an evaluation's :class:`~lidframe.core.summary.Summary`, or a
+    :class:`LIDAggregates` group.
     """
     pos = summary["pdr"] * summary["lid_pos"] if summary["pdr"] > 0 else 0.0
     neg = summary["ndr"] * summary["lid_neg"] if summary["ndr"] > 0 else 0.0

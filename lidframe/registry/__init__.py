@@ -16,13 +16,16 @@ the one statement of the spec grammar.  The wing has three rooms:
 from lidframe.registry.coercion import parse_spec
 from lidframe.registry.contracts import (
     KINDS,
+    OUTSIDE_AUTO,
     PROTOCOLS,
     AttackerLike,
     CalibratorLike,
     ContractMethod,
     PriorLike,
     check_contract,
+    check_outside,
     contract_methods,
+    outside_of,
 )
 from lidframe.registry.discovery import (
     BUILTINS,
@@ -41,12 +44,14 @@ from lidframe.registry.discovery import (
 )
 from lidframe.registry.specs import (
     SpecInputs,
+    WithOutside,
     accepted_params,
     create,
     describe_component,
     resolve_calibrator,
     resolve_prior,
     spec_inputs,
+    with_outside,
 )
 
 __all__ = [
@@ -79,4 +84,9 @@ __all__ = [
     "PROTOCOLS",
     "ContractMethod",
     "contract_methods",
+    "OUTSIDE_AUTO",
+    "check_outside",
+    "outside_of",
+    "WithOutside",
+    "with_outside",
 ]

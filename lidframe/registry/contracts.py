@@ -38,7 +38,13 @@ __all__ = [
     "check_contract",
     "check_kind",
     "target_of",
+    "OUTSIDE_AUTO",
+    "check_outside",
+    "outside_of",
 ]
+
+#: The ``outside`` value that asks for π_∅ to be estimated from the dev set.
+OUTSIDE_AUTO = "auto"
 
 
 class CalibratorLike(Protocol):
@@ -85,7 +91,14 @@ class CalibratorLike(Protocol):
 class PriorLike(Protocol):
     """What a prior provides: natural-log prior probabilities of the enrolled speakers.
 
-    Priors may also have ``describe()`` (a short name with parameters, for tables).
+    Priors may also have ``describe()`` (a short name with parameters, for tables) and an
+    ``outside`` attribute: the prior mass π_∅ of "nobody enrolled" (the open set,
+    :mod:`lidframe.core.openset`), a number in [0, 1) or ``"auto"`` (estimated from the
+    dev set's share of outsider trials); a prior without it has ``outside`` 0 (the closed
+    set).  ``log_prior`` is the prior *given* enrolment either way: enrolled speaker j has
+    prior (1 - π_∅) exp(log_prior_j).  A spec string gives any prior ``outside``
+    (``"myprior?outside=0.2"``): one whose builder does not take it is wrapped
+    (:class:`lidframe.registry.specs.WithOutside`).
     """
 
     def log_prior(self, enrolled: np.ndarray) -> np.ndarray:
@@ -210,6 +223,38 @@ def contract_methods(kind: str) -> tuple[ContractMethod, ...]:
         arguments = [p.name for p in inspect.signature(member).parameters.values() if p.kind in positional]
         methods.append(ContractMethod(name, tuple(arguments[1:]), _returns_line(member)))
     return tuple(methods)
+
+
+def check_outside(value: object) -> float | str:
+    """*value* as a prior's ``outside``: a float in [0, 1), or :data:`OUTSIDE_AUTO`.
+
+    Text is read as a number (``"0.2"``) or ``"auto"``; anything else is an InputError
+    that says what was expected.
+
+    Examples
+    --------
+    >>> check_outside("0.2"), check_outside(0), check_outside("auto")
+    (0.2, 0.0, 'auto')
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        if text == OUTSIDE_AUTO:
+            return OUTSIDE_AUTO
+        try:
+            value = float(text)
+        except ValueError:
+            raise InputError(f"outside = {value!r}: expected a number in [0, 1) or 'auto'") from None
+    if isinstance(value, bool) or (not isinstance(value, (int, float)) and not hasattr(value, "__float__")):
+        raise InputError(f"outside = {value!r}: expected a number in [0, 1) or 'auto'")
+    number = float(value)
+    if not 0.0 <= number < 1.0:
+        raise InputError(f"outside = {number!r}: the prior mass of 'nobody enrolled' must be in [0, 1) (or 'auto')")
+    return number
+
+
+def outside_of(prior: object) -> float | str:
+    """The prior's ``outside`` (π_∅, or ``"auto"``), checked; 0.0 for a prior without one (the closed set)."""
+    return check_outside(getattr(prior, "outside", 0.0))
 
 
 def target_of(obj: object) -> str:

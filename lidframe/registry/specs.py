@@ -17,7 +17,14 @@ import attrs
 from lidframe.data.fileio import check_input_file
 from lidframe.errors import InputError, quote
 from lidframe.registry.coercion import builder, builder_params, parse_spec, split_query
-from lidframe.registry.contracts import AttackerLike, CalibratorLike, PriorLike, check_contract, check_kind
+from lidframe.registry.contracts import (
+    AttackerLike,
+    CalibratorLike,
+    PriorLike,
+    check_contract,
+    check_kind,
+    check_outside,
+)
 from lidframe.registry.discovery import code_version, import_target, load
 
 __all__ = [
@@ -28,7 +35,63 @@ __all__ = [
     "resolve_calibrator",
     "resolve_prior",
     "describe_component",
+    "WithOutside",
+    "with_outside",
 ]
+
+#: The one parameter every prior takes, whether or not its builder does (:class:`WithOutside`).
+OUTSIDE_PARAM = "outside"
+
+
+@attrs.frozen
+class WithOutside:
+    """A prior given an ``outside`` mass π_∅ that it does not take itself (a plugin's).
+
+    ``log_prior`` is the wrapped prior's (the prior given enrolment); ``outside`` is the
+    mass of "nobody enrolled" (:data:`~lidframe.registry.contracts.PriorLike`).
+
+    Attributes
+    ----------
+    prior : prior
+        Any object with ``log_prior(enrolled)``.
+    outside : float or "auto"
+    """
+
+    prior: Any
+    outside: float | str = attrs.field(converter=check_outside)
+
+    def log_prior(self, enrolled: Any) -> Any:
+        """The wrapped prior's ``log_prior(enrolled)``."""
+        return self.prior.log_prior(enrolled)
+
+    def describe(self) -> str:
+        """The wrapped prior's description with ``(outside=...)``."""
+        return f"{describe_component(self.prior)}(outside={_outside_text(self.outside)})"
+
+
+def _outside_text(outside: float | str) -> str:
+    return outside if isinstance(outside, str) else f"{outside:g}"
+
+
+def with_outside(prior: Any, outside: float | str) -> Any:
+    """*prior* with prior mass *outside* on "nobody enrolled".
+
+    A prior that has an ``outside`` field (the built-ins, attrs records) gets a copy with
+    it set; any other is wrapped in :class:`WithOutside`.  ``outside`` 0 returns a prior
+    without open-set mass (the closed set).
+
+    Examples
+    --------
+    >>> from lidframe.core.priors import Uniform
+    >>> with_outside(Uniform(), 0.2)
+    Uniform(outside=0.2)
+    """
+    outside = check_outside(outside)
+    if attrs.has(type(prior)) and OUTSIDE_PARAM in attrs.fields_dict(type(prior)):
+        return attrs.evolve(prior, outside=outside)
+    if isinstance(prior, WithOutside):
+        prior = prior.prior
+    return prior if outside == 0.0 else WithOutside(prior, outside)
 
 
 def accepted_params(kind: str, spec: object) -> tuple[str, ...] | None:
@@ -115,10 +178,28 @@ def create(kind: str, spec: object, **params: Any) -> Any:
         return spec
     name, factory, spec_params = _factory_and_params(kind, spec)
     spec_params.update(params)
+    outside = _outside_to_wrap(kind, factory, spec_params)
     try:
-        return builder(factory)(**spec_params)
+        built = builder(factory)(**spec_params)
     except TypeError as exc:
         raise InputError(f"{kind} {name!r}: {exc}") from None
+    return built if outside is None else with_outside(built, outside)
+
+
+def _takes_outside(kind: str, factory: Any) -> bool:
+    """Whether a prior's builder takes ``outside`` itself (else a spec's ``outside`` wraps what it builds)."""
+    accepted = builder_params(factory)
+    return kind == "prior" and (accepted is None or OUTSIDE_PARAM in accepted)
+
+
+def _outside_to_wrap(kind: str, factory: Any, spec_params: dict) -> float | str | None:
+    """Pop and check a prior spec's ``outside`` when the builder does not take it itself."""
+    if kind != "prior" or OUTSIDE_PARAM not in spec_params or _takes_outside(kind, factory):
+        return None
+    try:
+        return check_outside(spec_params.pop(OUTSIDE_PARAM))
+    except InputError as exc:
+        raise InputError(f"prior {getattr(factory, '__name__', factory)!r}: {exc}") from None
 
 
 def _factory_and_params(kind: str, spec: str) -> tuple[str, Any, dict]:
@@ -132,7 +213,8 @@ def _factory_and_params(kind: str, spec: str) -> tuple[str, Any, dict]:
     _, spec_params = parse_spec(spec, factory)
     accepted = builder_params(factory)
     if accepted is not None:
-        unknown = [k for k in spec_params if k not in accepted]
+        wrapped = {OUTSIDE_PARAM} if kind == "prior" else set()  # every prior takes outside (WithOutside)
+        unknown = [k for k in spec_params if k not in accepted and k not in wrapped]
         if unknown:
             raise InputError(
                 f"{kind} {name!r} has no parameter {', '.join(map(repr, unknown))}; "

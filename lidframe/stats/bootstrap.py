@@ -32,7 +32,7 @@ Paired comparisons of systems are in :mod:`lidframe.analyses.compare`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import attrs
 import numpy as np
@@ -54,6 +54,7 @@ __all__ = [
     "resample_weight_blocks",
     "lid_metrics_weighted",
     "binary_metrics_weighted",
+    "group_means_weighted",
 ]
 
 #: Per-trial LID metrics with intervals.
@@ -410,12 +411,38 @@ def _bca(estimate: float, boot: np.ndarray, jack: np.ndarray, level: float):
     return float(low), float(high)
 
 
+def group_means_weighted(group_means: Mapping[str, tuple[np.ndarray, np.ndarray]], weights: np.ndarray) -> dict:
+    """The mean of each group's values over its trials, for each row of trial weights.
+
+    Parameters
+    ----------
+    group_means : mapping of str to (values (T,), member (T,) bool)
+        Per metric: per-trial values and which trials form the group (values outside it
+        are ignored, may be NaN).
+    weights : ndarray, shape (B, T)
+
+    Returns
+    -------
+    dict of ndarray (B,)
+        NaN where a resample holds no trial of the group.
+    """
+    out = {}
+    for metric, (values, member) in group_means.items():
+        member = np.asarray(member, dtype=bool)
+        inside = np.where(member, values, 0.0)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[metric] = (weights @ inside) / (weights @ member.astype(np.float64))
+    return out
+
+
 def bootstrap_ci(
     lid: ArrayLike,
     bootstrap: Bootstrap | None = None,
     *,
     speakers: ArrayLike | None = None,
     pairs: PairLLRs | None = None,
+    pair_rows: np.ndarray | None = None,
+    group_means: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
 ) -> dict[str, Interval]:
     """Bootstrap confidence intervals of the LID summary (and EER, Cllr with *pairs*).
 
@@ -428,7 +455,14 @@ def bootstrap_ci(
     speakers : array_like of str, shape (T,), optional
         Trial speakers; needed for ``unit="speaker"``.
     pairs : PairLLRs, optional
-        Pair LLRs of the same trials, to add ``eer`` (ROCCH) and ``cllr``.
+        Pair LLRs of the same trials (or of the trials *pair_rows*), to add ``eer``
+        (ROCCH) and ``cllr``.
+    pair_rows : ndarray of int, optional
+        The rows of *lid* that *pairs* belong to (the enrolled trials of an open-set
+        evaluation); default every row.
+    group_means : mapping of str to (values, member), optional
+        More metrics, each the mean of per-trial values over a group of trials
+        (:func:`group_means_weighted`; the open set's enrolled and outsider ALID, say).
 
     Returns
     -------
@@ -441,7 +475,7 @@ def bootstrap_ci(
     n_boot, level, unit, method, seed = options.n_boot, options.level, options.unit, options.method, options.seed
     lid = np.asarray(lid, dtype=np.float64)
     if lid.ndim != 1 or lid.size < 2 or np.isnan(lid).any():
-        raise InputError("bootstrap needs at least two closed-set LID values and no NaN")
+        raise InputError("bootstrap needs at least two LID values and no NaN")
     unit_of_trial, n_units = resampling_units(lid.size, speakers, unit)
     if n_units < 2:
         raise InputError(f"bootstrap over {unit}s needs at least two of them, got {n_units}")
@@ -450,7 +484,9 @@ def bootstrap_ci(
     def compute(weights):
         values = lid_metrics_weighted(lid, weights)
         if pairs is not None:
-            values.update(binary_metrics_weighted(pairs, weights))
+            values.update(binary_metrics_weighted(pairs, weights if pair_rows is None else weights[:, pair_rows]))
+        if group_means:
+            values.update(group_means_weighted(group_means, weights))
         return values
 
     # Resamples are drawn and evaluated a block at a time (the same draws, and the same

@@ -162,7 +162,7 @@ def empty_spec(d, ev):
 
 
 def uniform_with_parameters(d, ev):
-    return "uniform?n=5", ["no parameter 'n'", "no parameters"]
+    return "uniform?n=5", ["no parameter 'n'", "it takes outside"]
 
 
 def import_target_missing(d, ev):

@@ -165,7 +165,7 @@ def test_a_score_set_with_a_scheduler_is_an_input_error_before_connecting():
 
 
 def write_sets(folder, seed=11, n_trials=120, n_enrolled=25, dim=16):
-    """A dev and an eval embedding set (.npz), the eval one with 3 impostor trials."""
+    """A dev and an eval embedding set (.npz), the eval one with 3 outsider trials."""
     paths = {}
     for role, offset in (("dev", 0), ("eval", 1)):
         trial, enrol, true_index = embeddings(seed + offset, n_trials, n_enrolled, dim, noise=1.5)
@@ -206,7 +206,13 @@ def assert_same_summary(single: dict, sharded: dict):
     """Equal summaries: floats within 1e-12 (means of LIDs), everything else exactly."""
     assert sharded.keys() == single.keys()
     for key, value in single.items():
-        if isinstance(value, float) and not np.isnan(value):
+        if isinstance(value, dict) and key == "open_set":  # the open set's groups: the same rule, one level down
+            for group, inner in value.items():
+                if isinstance(inner, dict):
+                    assert_same_summary(inner, sharded[key][group])
+                else:
+                    assert_same_summary({group: inner}, {group: sharded[key][group]})
+        elif isinstance(value, float) and not np.isnan(value):
             assert sharded[key] == pytest.approx(value, rel=LID_TOLERANCE, abs=LID_TOLERANCE), key
         elif isinstance(value, float):
             assert np.isnan(sharded[key]), key
@@ -214,7 +220,11 @@ def assert_same_summary(single: dict, sharded: dict):
             assert sharded[key] == value, key
 
 
-@pytest.mark.parametrize("prior", ["uniform", WatchList(["spk1", "spk2"], 10.0)], ids=["uniform", "watchlist"])
+@pytest.mark.parametrize(
+    "prior",
+    ["uniform", WatchList(["spk1", "spk2"], 10.0), "uniform?outside=0.3", WatchList(["spk1"], 5.0, outside=0.1)],
+    ids=["uniform", "watchlist", "open-uniform", "open-watchlist"],
+)
 def test_evaluate_with_a_scheduler_equals_the_single_process_evaluate(client, tmp_path, prior):
     paths = write_sets(tmp_path)
     single = evaluate(
@@ -234,10 +244,15 @@ def test_evaluate_with_a_scheduler_equals_the_single_process_evaluate(client, tm
     assert sharded_summary.pop("scheduler") == client.scheduler.address == sharded.summary.scheduler
     assert sharded_summary.pop("n_blocks") >= 2
     assert_same_summary(dict(single.summary), sharded_summary)
-    closed = ~single.is_impostor
+    closed = ~single.is_outsider
     assert np.array_equal(np.isnan(single.lid), np.isnan(sharded.lid)) and closed.sum() == 117
-    assert np.abs(single.lid[closed] - sharded.lid[closed]).max() <= LID_TOLERANCE
+    with_lid = ~np.isnan(single.lid)  # every trial in the open set
+    assert with_lid.sum() == (120 if single.outside > 0 else 117)
+    assert np.abs(single.lid[with_lid] - sharded.lid[with_lid]).max() <= LID_TOLERANCE
     assert np.array_equal(single.true_rank, sharded.true_rank)
+    if single.outside > 0:
+        assert np.abs(single.membership_bits - sharded.membership_bits).max() <= LID_TOLERANCE
+        assert np.abs(single.top_posterior - sharded.top_posterior).max() <= LID_TOLERANCE
 
 
 def without_cluster_keys(summary: dict) -> dict:

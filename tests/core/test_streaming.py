@@ -313,7 +313,7 @@ def test_bad_input_is_named():
     trial, enrol, true_index = embeddings(1, 10, 5, 4)
     log_prior = log_priors(5)["uniform"]
     cal = AffineMap(2.0)
-    with pytest.raises(InputError, match="impostor"):
+    with pytest.raises(InputError, match="outsider"):
         lid_from_embeddings(trial, enrol, np.r_[true_index[:-1], -1], cal, log_prior)
     bad = trial.copy()
     bad[3, 1] = np.nan
@@ -377,9 +377,10 @@ _INTERPRETER_CHECK = textwrap.dedent(
     q = torch.from_numpy(rng.normal(size=(37, 24))).half(); k = torch.from_numpy(rng.normal(size=(50, 24))).half()
     cols = torch.from_numpy(rng.integers(0, 50, 37)).int()
     s = q.double() @ k.double().T
-    lse, mated, above = lid_lse_triton(q, k, None, cols, torch.zeros(37), block_m=16, block_n=16)
+    lse, peak, mated, above = lid_lse_triton(q, k, None, cols, torch.zeros(37), block_m=16, block_n=16)
     want = torch.logsumexp(s * np.log(2), 1) / np.log(2)
     assert torch.allclose(lse.double(), want, atol=1e-4), (lse.double() - want).abs().max()
+    assert torch.allclose(peak.double(), s.max(1).values, atol=1e-4), (peak.double() - s.max(1).values).abs().max()
     assert torch.allclose(mated.double(), s[torch.arange(37), cols.long()], atol=1e-4)
     others = (s > 0) & (torch.arange(50)[None, :] != cols.long()[:, None])
     assert torch.equal(above.long(), others.sum(1))

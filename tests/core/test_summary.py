@@ -2,7 +2,7 @@
 
 The record's attributes are checked against numpy on the per-trial arrays of the Result;
 the mapping view against the attributes (a key is the attribute's name) and against the
-order of the dict it replaced; the four keys renamed in this release against the value of
+order of the dict it replaced; the six keys renamed in this release against the value of
 the new key with a warning that names it, and a stored summary with the old keys against its translation;
 and positional ``calibrator`` / ``prior`` against the keyword call (a FutureWarning, the
 same numbers).
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from lidframe import Bootstrap, Engine, InputError, evaluate, evaluate_fitted, fit_calibrator
+from lidframe import Bootstrap, Engine, InputError, ScoreSet, evaluate, evaluate_fitted, fit_calibrator
 from lidframe.core.summary import RENAMED_KEYS, BinaryView, EngineUsed, Summary, with_current_keys
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.fileio import json_clean
@@ -28,11 +28,11 @@ from lidframe.metrics.binary_view import BINARY_KEYS
 from lidframe.stats.bootstrap import Interval
 from tests.strategies import scoresets
 
-#: The keys of the summary dict (lidframe before the Summary record), in its order (four renamed since).
+#: The keys of the summary dict (lidframe before the Summary record), in its order (six renamed since).
 HEAD_KEYS = [
     "n_enrolled_trials",
     "n_enrolled",
-    "n_impostor_trials",
+    "n_outsider_trials",
     "log2_n",
     "alid",
     "pdr",
@@ -69,7 +69,7 @@ SETTING_KEYS = [
     "znorm_ddof",
     "n_dev_enrolled_trials",
     "n_dev_enrolled",
-    "n_dev_impostor_trials",
+    "n_dev_outsider_trials",
     "lidframe_version",
 ]
 
@@ -88,7 +88,7 @@ def embedding_sets(seed=0, n_trials=40, n_enrolled=8, dim=12):
         speaker = rng.integers(0, n_enrolled, size=n_trials)
         trials = profiles[speaker] + 0.8 * rng.normal(size=(n_trials, dim))
         speakers = [names[k] for k in speaker]
-        speakers[0] = "stranger"  # one impostor trial
+        speakers[0] = "stranger"  # one outsider trial
         ids = [f"{tag}{i}" for i in range(n_trials)]
         return EmbeddingSet(trials, profiles + 0.3 * rng.normal(size=profiles.shape), names, speakers, ids)
 
@@ -113,6 +113,16 @@ def expected_entry(summary: Summary, name: str):
         return {metric: [interval.low, interval.high] for metric, interval in value.items()}
     if name in ("bootstrap", "engine"):
         return value.to_dict()
+    if name == "open_set":  # its groups as dicts of their fields
+        groups = ("enrolled", "outsider", "membership_enrolled")
+        return {
+            field.name: (
+                attrs.asdict(getattr(value, field.name))
+                if field.name in groups and getattr(value, field.name) is not None
+                else getattr(value, field.name)
+            )
+            for field in attrs.fields(type(value))
+        }
     return value
 
 
@@ -124,7 +134,14 @@ def check_views_agree(summary: Summary) -> None:
         if name == "binary":
             continue
         key = name  # a key is the attribute's name
-        if getattr(summary, name) is None and name in ("intervals", "bootstrap", "engine", "scheduler", "n_blocks"):
+        if getattr(summary, name) is None and name in (
+            "intervals",
+            "bootstrap",
+            "engine",
+            "scheduler",
+            "n_blocks",
+            "open_set",
+        ):
             assert key not in summary, key
             continue
         assert same(summary[key], expected_entry(summary, name)), key
@@ -146,9 +163,9 @@ def check_views_agree(summary: Summary) -> None:
 def check_attributes_against_the_trials(result) -> None:
     """The record's numbers recomputed with numpy from the Result's per-trial arrays."""
     s = result.summary
-    closed = ~result.is_impostor
+    closed = ~result.is_outsider
     lid = result.lid[closed]
-    assert s.n_enrolled_trials == int(closed.sum()) and s.n_impostor_trials == int(result.is_impostor.sum())
+    assert s.n_enrolled_trials == int(closed.sum()) and s.n_outsider_trials == int(result.is_outsider.sum())
     assert s.n_enrolled == result.enrolled.size and s.log2_n == pytest.approx(np.log2(result.enrolled.size))
     assert s.alid == pytest.approx(lid.mean(), abs=1e-12)
     assert s.pdr == np.mean(lid > 0) and s.ndr == np.mean(lid <= 0)
@@ -171,7 +188,7 @@ def test_the_record_holds_what_the_per_trial_arrays_give(systems):
     assert all(isinstance(i, Interval) for i in s.intervals.values())
     assert s.intervals["alid"].estimate == pytest.approx(s.alid, abs=1e-12)
     assert s.bootstrap == Bootstrap(n_boot=200, seed=1) and s.engine is None and s.scheduler is None
-    assert s.n_dev_enrolled_trials == dev.n_trials - dev.n_impostor_trials and s.n_dev_enrolled == dev.n_enrolled
+    assert s.n_dev_enrolled_trials == dev.n_trials - dev.n_outsider_trials and s.n_dev_enrolled == dev.n_enrolled
 
 
 def test_the_mapping_view_has_the_keys_of_the_summary_dict_in_its_order(systems):
@@ -244,9 +261,10 @@ def test_the_two_views_agree_on_drawn_score_sets(dev, ev):
     assert result.to_dict().items() >= result.summary.to_dict().items()
 
 
-#: The four keys renamed in this release, old -> new, written out here (not read from the module).
+#: The six keys renamed in this release, old -> new, written out here (not read from the module).
 OLD_TO_NEW = {"n_trials": "n_enrolled_trials", "n_dev_trials": "n_dev_enrolled_trials", "ci": "intervals",
-              "ci_settings": "bootstrap"}  # fmt: skip
+              "ci_settings": "bootstrap", "n_impostor_trials": "n_outsider_trials",
+              "n_dev_impostor_trials": "n_dev_outsider_trials"}  # fmt: skip
 
 
 def test_an_old_key_still_reads_for_one_release_with_a_warning_naming_the_new_key(systems):
@@ -267,7 +285,7 @@ def test_an_old_key_still_reads_for_one_release_with_a_warning_naming_the_new_ke
                 assert json_clean(got) == want
         assert old not in list(s) and old not in as_json and len(s) == len(as_json)
     with pytest.warns(FutureWarning, match=r"\(trials whose speaker is enrolled\)"):
-        assert s["n_trials"] == int(np.count_nonzero(~ev.is_impostor))
+        assert s["n_trials"] == int(np.count_nonzero(~ev.is_outsider))
     without = evaluate(dev, ev).summary  # no bootstrap: neither the new nor the old key is there
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -291,6 +309,33 @@ def test_a_summary_stored_with_the_old_keys_reads_with_the_new_ones(systems):
     assert with_current_keys(record) == record  # a summary of this release is left as it is
     both = {**stored, "intervals": {"alid": [0.0, 1.0]}}  # where both are there, the new key wins
     assert with_current_keys(both)["intervals"] == {"alid": [0.0, 1.0]}
+
+
+def test_the_old_outsider_keys_read_the_outsider_counts_with_a_warning(systems):
+    dev, ev = systems
+
+    def with_outsiders(scores, n):  # the first n trials relabelled to a speaker who is not enrolled
+        speakers = ["stranger"] * n + list(scores.trial_speakers[n:])
+        return ScoreSet(scores.scores, scores.enrolled, speakers, scores.trial_ids)
+
+    s = evaluate(with_outsiders(dev, 2), with_outsiders(ev, 3)).summary
+    assert (s.n_outsider_trials, s.n_dev_outsider_trials) == (3, 2)
+    for old, new, holds, want in (
+        ("n_impostor_trials", "n_outsider_trials", "trials whose speaker is not enrolled", 3),
+        ("n_dev_impostor_trials", "n_dev_outsider_trials", "dev trials whose speaker is not enrolled", 2),
+    ):
+        message = rf"summary\['{old}'\] is now summary\['{new}'\] \({holds}\); the old key will be removed"
+        with pytest.warns(FutureWarning, match=message) as caught:
+            assert s[old] == s.get(old) == want
+        assert len(caught) == 2 and all(w.filename == __file__ for w in caught)
+    old_names = {"n_outsider_trials": "n_impostor_trials", "n_dev_outsider_trials": "n_dev_impostor_trials"}
+    stored = {old_names.get(key, key): value for key, value in s.to_dict().items()}  # as lidframe wrote it before
+    assert (stored["n_impostor_trials"], stored["n_dev_impostor_trials"]) == (3, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # translating a stored summary does not warn
+        current = with_current_keys(stored)
+    assert current == s.to_dict() and list(current) == list(s.to_dict())
+    assert "n_impostor_trials" not in current and "n_dev_impostor_trials" not in current
 
 
 def test_the_lid_fields_are_the_aggregates():
