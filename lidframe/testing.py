@@ -35,6 +35,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.core.znorm import uses_znorm
 from lidframe.errors import NotFittedError
+from lidframe.registry.contracts import outside_of
 from lidframe.registry import check_contract
 
 if TYPE_CHECKING:
@@ -300,7 +301,9 @@ def check_prior(prior: Any, *, enrolled: Iterable[str] | None = None) -> list[st
     Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
     ``log_prior`` returns a float array of shape (N,), finite, with
     logsumexp 0 (to 1e-9); it accepts a list and a numpy array alike; permuting the
-    enrolled ids permutes the output; an empty id list raises ``ValueError``.
+    enrolled ids permutes the output; an empty id list raises ``ValueError``; an
+    ``outside`` attribute, where the prior has one (the open set), is a number in [0, 1)
+    or ``"auto"`` (:func:`~lidframe.registry.contracts.check_outside`).
 
     Returns
     -------
@@ -339,6 +342,8 @@ def check_prior(prior: Any, *, enrolled: Iterable[str] | None = None) -> list[st
         "empty ids raise ValueError",
         lambda: _expect_raises(ValueError, lambda: prior.log_prior([]), "log_prior([])"),
     )
+
+    checks.run("outside is a mass in [0, 1) or 'auto'", lambda: outside_of(prior))
     return checks.finish()
 
 

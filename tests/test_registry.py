@@ -439,7 +439,16 @@ def test_builtin_calibrators_conform(name):
     check_calibrator(create("calibrator", name))
 
 
-@pytest.mark.parametrize("spec", ["uniform", "watchlist?ids=spk1,spk4&weight=4", "watchlist?ids=spk0&weight=0.2"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "uniform",
+        "watchlist?ids=spk1,spk4&weight=4",
+        "watchlist?ids=spk0&weight=0.2",
+        "uniform?outside=0.2",
+        "watchlist?ids=spk0&weight=3&outside=auto",
+    ],
+)
 def test_builtin_priors_conform(spec):
     from lidframe.testing import check_prior
 

@@ -128,6 +128,7 @@ def test_the_suites_run_the_same_checks_in_the_same_order():
         "log_prior shape and normalisation",
         "log_prior follows the id order",
         "empty ids raise ValueError",
+        "outside is a mass in [0, 1) or 'auto'",
     ]
     assert check_attacker(RandomAttacker()) == [
         "contract",
@@ -175,3 +176,26 @@ def test_the_wing_reexports_its_public_api():
         for name in module.__all__:
             assert not name.startswith("_")
     assert np.isfinite(registry.create("prior", "uniform").log_prior(["a", "b"])).all()
+
+
+def test_the_prior_suite_checks_an_outside_attribute():
+    """A prior's outside must be a mass in [0, 1) or 'auto'; a prior without one is the closed set."""
+    import numpy as np
+
+    from lidframe.core.priors import Uniform
+
+    class Flat:
+        def __init__(self, outside):
+            self.outside = outside
+
+        def log_prior(self, enrolled):
+            if len(enrolled) == 0:
+                raise ValueError("no enrolled speakers")
+            return np.full(len(enrolled), -np.log(len(enrolled)))
+
+    for good in (0.0, 0.3, "auto"):
+        assert "outside is a mass in [0, 1) or 'auto'" in check_prior(Flat(good))
+    for bad in (1.0, -0.2, "most", float("nan")):
+        with pytest.raises(ConformanceError, match="outside is a mass.*InputError: outside"):
+            check_prior(Flat(bad))
+    assert "outside is a mass in [0, 1) or 'auto'" in check_prior(Uniform(outside=0.5))
