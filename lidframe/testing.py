@@ -35,8 +35,8 @@ from numpy.typing import ArrayLike
 
 from lidframe.core.znorm import uses_znorm
 from lidframe.errors import NotFittedError
-from lidframe.registry.contracts import outside_of
 from lidframe.registry import check_contract
+from lidframe.registry.contracts import outside_of
 
 if TYPE_CHECKING:
     from lidframe.data.utterance import Utterance
