@@ -340,3 +340,24 @@ def test_isotonic_open_set_uses_the_calibrators_own_intercept():
     a = run(ev, fitted, Uniform(outside=0.2), CPU64)
     b = run(ev, fitted, Uniform(outside=0.2), None)
     assert np.allclose(a.lid, b.lid, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("outside_zero", [False, True], ids=["default-prior", "outside=0"])
+def test_outside_zero_gives_the_closed_set_lids_of_the_release_before(outside_zero):
+    """LIDs written by lidframe before the open set (commit a9576b5, tests/fixtures/make_closed_set_lids.py).
+
+    Bit for bit on the machine that wrote them; within 1e-12 bit elsewhere (another BLAS may
+    round the cosine products differently).
+    """
+    from tests.fixtures.make_closed_set_lids import closed_set_lids
+
+    before = np.load(ROOT / "tests" / "fixtures" / "closed_set_lids.npz")
+    priors = {"uniform": "uniform", "watchlist": WatchList(["spk1", "spk2"], 8.0)}
+    if outside_zero:
+        priors = {"uniform": Uniform(outside=0.0), "watchlist": WatchList(["spk1", "spk2"], 8.0, outside=0.0)}
+    now = closed_set_lids(priors)
+    assert sorted(now) == sorted(before.files)
+    for name, lid in now.items():
+        atol = 1e-5 if "32" in name else 1e-12
+        assert np.array_equal(np.isnan(lid), np.isnan(before[name])) and np.isnan(lid).sum() == 25, name
+        assert np.allclose(lid, before[name], rtol=0, atol=atol, equal_nan=True), name
