@@ -199,8 +199,9 @@ def open_set_trials(
     is_outsider = true_index < 0
     log_z = log_normaliser(evidence, outside)
     gap = log_z - evidence  # log Z - E: 0 exactly where E = 0
-    lid = np.where(is_outsider, -log_z / LN2, closed_lid - gap / LN2)
-    membership = np.where(is_outsider, lid, -gap / LN2)
+    # + 0.0: a zero disclosure is +0.0, never -0.0 (printed "-0.000"), as in the closed set
+    lid = np.where(is_outsider, -log_z / LN2, closed_lid - gap / LN2) + 0.0
+    membership = np.where(is_outsider, lid, -gap / LN2) + 0.0
     log_enrolled_mass = math.log1p(-outside)
     log_prior_true = np.where(is_outsider, math.log(outside), log_enrolled_mass + log_prior[np.maximum(true_index, 0)])
     # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain: clipped

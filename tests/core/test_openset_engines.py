@@ -142,6 +142,7 @@ def test_a_row_of_equal_llrs_discloses_exactly_its_llr(name, outside, intercept)
     result = run(ev, AffineMap(0.0, intercept), WatchList(["spk0"], 4.0, outside=outside), engines()[name])
     if intercept == 0.0:
         assert np.array_equal(result.lid, np.zeros(30)) and np.array_equal(result.membership_bits, np.zeros(30))
+        assert not np.signbit(result.lid).any() and not np.signbit(result.membership_bits).any()  # +0.0, not -0.0
     else:  # every enrolled speaker's likelihood ratio is e^c against nobody
         log_z = math.log(outside + (1 - outside) * math.exp(intercept))
         want = np.where(ev.is_outsider, -log_z, intercept - log_z) / math.log(2)
