@@ -1,6 +1,8 @@
 """Paired comparison of systems evaluated on the same trials.
 
-For two systems A and B with per-trial LIDs on the same closed-set trials,
+For two systems A and B with per-trial LIDs on the same trials (the enrolled trials of a
+closed-set evaluation; every trial of an open-set one, an outsider trial's LID being its
+membership disclosure),
 :func:`paired_comparison` gives, for each LID metric, metric(A) - metric(B) with a
 paired percentile bootstrap interval (the same resampled units for both systems) and a
 two-sided paired permutation p-value (A and B swapped within each unit at random; for
@@ -217,7 +219,8 @@ def paired_comparison(
     Parameters
     ----------
     lid_a, lid_b : array_like, shape (T,)
-        Per-trial LID of the same closed-set trials, in the same order.
+        Per-trial LID of the same trials (those with a LID: the enrolled trials in the
+        closed set, every trial in the open set), in the same order.
     speakers : array_like, shape (T,), optional
         Needed for ``unit="speaker"`` (swaps and resamples whole speakers).
     bootstrap : Bootstrap, default :data:`PAIRED_BOOTSTRAP`
@@ -237,7 +240,10 @@ def paired_comparison(
     if a.shape != b.shape or a.ndim != 1 or a.size < 2:
         raise InputError(f"paired comparison needs two LID vectors of the same length >= 2, got {a.shape}, {b.shape}")
     if np.isnan(a).any() or np.isnan(b).any():
-        raise InputError("paired comparison: LID values contain NaN (drop outsider trials)")
+        raise InputError(
+            "paired comparison: LID values contain NaN (drop the outsider trials of a closed-set evaluation, "
+            "which have no LID)"
+        )
     if not isinstance(bootstrap, Bootstrap):
         raise InputError(f"bootstrap must be a Bootstrap record, got {type(bootstrap).__name__}")
     if bootstrap.method != "percentile":

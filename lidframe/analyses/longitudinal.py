@@ -31,6 +31,14 @@ result carries the EER and mutual-information bounds at each k.
 The result is a frozen :class:`LongitudinalResult` record (one row per k;
 ``to_dict()`` / ``to_frame()``); :func:`lidframe.report.analysis_figures.plot_longitudinal`
 draws it.  :func:`draw_groups` and :func:`fuse` are the grouping and fusion steps on their own.
+
+A closed-set analysis by definition: the prior is uniform over the N enrolled speakers
+given enrolment (there is no prior to give, so no ``outside``; :mod:`lidframe.core.openset`),
+the eval groups are drawn from the trials whose speaker is enrolled (outsider trials are
+left out: a group of an outsider's utterances has no true enrolled speaker to fuse
+towards), and the calibrator is fitted on the dev set's enrolled trials only, as
+:func:`lidframe.evaluate` fits it in the closed set.  A grid runs it in its
+``uniform``-prior cells only, never in an open-set cell.
 """
 
 from __future__ import annotations

@@ -16,6 +16,12 @@ to which distractors are drawn), next to the ceiling log2 n.
 The result is a frozen :class:`NSweepResult` record (one row per n; ``to_dict()`` /
 ``to_frame()``); :func:`lidframe.report.analysis_figures.plot_nsweep` draws it and
 :func:`default_sizes` gives the default grid of n.  Memory: the eval LLR matrix (T x N float64) is held once.
+
+A closed-set analysis by definition: each trial's n candidates include its true enrolled
+speaker and the prior is uniform over them given enrolment, so there is no prior to give
+and no ``outside`` (the open set, :mod:`lidframe.core.openset`, is :func:`lidframe.evaluate`'s):
+outsider trials of the eval set are left out, and the calibrator is fitted on the dev
+set's enrolled trials only, as :func:`lidframe.evaluate` fits it in the closed set.
 """
 
 from __future__ import annotations

@@ -31,15 +31,42 @@ are seeded from ``Bootstrap.seed`` and its column among the enrolled (a
 
 Speakers and trials that are not in the table's numbers
 -------------------------------------------------------
-Outsider trials (speaker not enrolled, NaN LID) belong to no enrolled speaker: they are
-left out and counted in ``n_outsider_trials``.  Enrolled speakers without a closed-set
-trial stay in the table, after the others (in enrolment order), with ``n_trials`` 0
-and NaN metrics, and are counted in ``n_speakers_without_trials``.
+In the closed set, outsider trials (speaker not enrolled, NaN LID) belong to no enrolled
+speaker: they are left out and counted in ``n_outsider_trials``.  Enrolled speakers
+without a closed-set trial stay in the table, after the others (in enrolment order),
+with ``n_trials`` 0 and NaN metrics, and are counted in ``n_speakers_without_trials``.
+
+Open set
+--------
+With an open-set prior (``result.outside`` = π_∅ > 0, :mod:`lidframe.core.openset`)
+every trial has a LID, and the table has a row for every speaker of the eval trials:
+
+* each enrolled speaker's row as above, over its open-set LIDs (identification
+  disclosure; ``lid_ceiling`` -log2((1 - π_∅) prior(speaker))), with ``outsider`` False,
+  ``membership_bits`` the mean membership disclosure of its trials,
+  log2 p(enrolled | s) / (1 - π_∅) (bits), and ``misattribution_rate`` NaN;
+* then one row per **outsider speaker** (a trial speaker who is not enrolled), flagged
+  ``outsider`` True, most disclosed first: ``n_trials`` its trials, ``alid``, ``lid_max``
+  and ``pdr`` of their LIDs -- their membership disclosure, what the attacker learned
+  that this voice is not enrolled -- so ``membership_bits`` equals ``alid``;
+  ``rank1_rate`` NaN (no true enrolled speaker to rank), ``lid_ceiling`` -log2 π_∅, and
+  ``misattribution_rate`` the share of its trials whose top enrolled posterior exceeds
+  0.5 (linked to an enrolled person who is not them).  With ``bootstrap=`` their
+  intervals resample their own trials, seeded by the next children of the seed sequence.
+
+The outsider rows come after the enrolled ones because their LID is another quantity
+(membership, not identification disclosure).  ``n_outsider_trials`` then counts the
+trials in the outsider rows, ``n_outsider_speakers`` those rows, ``outside`` is π_∅, and
+``alid`` -- the trial-weighted mean of every row's -- is the summary's ALID over all
+trials.  In the closed set the rows have no ``outsider``, ``membership_bits`` or
+``misattribution_rate`` key and the record no ``outside`` or ``n_outsider_speakers``
+(the table and its JSON are as they always were).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
 import numpy as np
@@ -85,9 +112,19 @@ class PerSpeakerRow(RowRecord):
     pdr_low, pdr_high : float or None
         Interval of ``pdr``, as for ``alid``.
     rank1_rate : float
-        Share of them whose true speaker the attacker ranks first.
+        Share of them whose true speaker the attacker ranks first (NaN for an outsider speaker).
     lid_ceiling : float
-        -log2 prior(speaker) (bits): the most one trial of this speaker can disclose.
+        -log2 prior(speaker) (bits): the most one trial of this speaker can disclose (open
+        set: -log2((1 - π_∅) prior(speaker)), and -log2 π_∅ for an outsider speaker).
+    outsider : bool or None
+        Open set: whether the speaker is not enrolled (an outsider speaker's row); None in
+        the closed set.
+    membership_bits : float or None
+        Open set: mean membership disclosure of the speaker's trials (bits; an outsider
+        speaker's equals its ``alid``); None in the closed set.
+    misattribution_rate : float or None
+        Open set: share of an outsider speaker's trials whose top enrolled posterior
+        exceeds 0.5 (NaN for an enrolled speaker); None in the closed set.
     """
 
     speaker: str
@@ -103,6 +140,9 @@ class PerSpeakerRow(RowRecord):
     pdr_high: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     rank1_rate: float
     lid_ceiling: float
+    outsider: bool | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    membership_bits: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    misattribution_rate: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
 
 
 @attrs.frozen(eq=False)
@@ -116,18 +156,21 @@ class PerSpeakerResult(TableRecord):
     ----------
     rows : tuple of PerSpeakerRow
         One per enrolled speaker, sorted by ``alid`` descending (ties by speaker id), the
-        speakers without trials last.
+        speakers without trials last; in the open set then one per outsider speaker,
+        sorted alike (module docstring).
     n_enrolled : int
-        N, the enrolled speakers (= ``len(rows)``).
+        N, the enrolled speakers (= ``len(rows)`` in the closed set).
     n_enrolled_trials : int
         Eval trials whose speaker is enrolled (= the sum of the rows' ``n_trials``; the
         summary's ``n_enrolled_trials``).
     n_outsider_trials : int
-        Trials left out because their speaker is not enrolled.
+        Trials whose speaker is not enrolled: left out in the closed set, in the outsider
+        rows in the open set.
     n_speakers_without_trials : int
-        Enrolled speakers with no closed-set trial (the NaN rows at the end).
+        Enrolled speakers with no eval trial (the NaN rows after the other enrolled ones).
     alid : float
-        The overall ALID (bits) of the evaluation, the trial-weighted mean of the rows'.
+        The overall ALID (bits) of the evaluation, the trial-weighted mean of the rows'
+        (over every trial in the open set).
     log2_n : float
         log2 N, the ceiling of LID under the uniform prior.
     calibrator, prior : str
@@ -135,6 +178,11 @@ class PerSpeakerResult(TableRecord):
     bootstrap : dict or None
         The bootstrap settings used (``Bootstrap.to_dict()``: ``n_boot``, ``level``,
         ``method``, ``seed``, and ``unit`` = ``"trial"``), None without intervals.
+    outside : float or None
+        Open set: π_∅, the prior mass of "nobody enrolled"; None in the closed set (and
+        then not a key of :meth:`to_dict`).
+    n_outsider_speakers : int or None
+        Open set: the outsider rows; None in the closed set (not a key of :meth:`to_dict`).
     """
 
     rows: tuple[PerSpeakerRow, ...] = attrs.field(converter=as_rows)
@@ -147,6 +195,20 @@ class PerSpeakerResult(TableRecord):
     calibrator: str
     prior: str
     bootstrap: dict | None
+    outside: float | None = None
+    n_outsider_speakers: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able record (:meth:`TableRecord.to_dict`), without the open-set fields in the closed set."""
+        out = super().to_dict()
+        for key in _OPEN_SET_FIELDS:
+            if out[key] is None:
+                del out[key]
+        return out
+
+
+#: The fields of :class:`PerSpeakerResult` that only an open-set table has.
+_OPEN_SET_FIELDS = ("outside", "n_outsider_speakers")
 
 
 def _speaker_columns(result: Result, closed: np.ndarray) -> np.ndarray:
@@ -209,24 +271,110 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
     options = None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
     enrolled = np.asarray(result.enrolled)
-    closed = np.flatnonzero(~np.asarray(result.is_outsider, dtype=bool))
-    lid = np.asarray(result.lid, dtype=np.float64)[closed]
+    is_outsider = np.asarray(result.is_outsider, dtype=bool)
+    closed = np.flatnonzero(~is_outsider)
+    all_lid = np.asarray(result.lid, dtype=np.float64)
+    lid = all_lid[closed]
     column = _speaker_columns(result, closed)
-    measured = _speaker_metrics(lid, np.asarray(result.true_rank)[closed] == 1, column, enrolled.size)
+    open_set = result.outside > 0
+    outsider_speakers, outsider_column = np.unique(np.asarray(result.trial_speakers)[is_outsider], return_inverse=True)
+    seeds = [] if options is None else _speaker_seeds(options.seed, enrolled.size + outsider_speakers.size)
+    log_enrolled = math.log1p(-result.outside) if open_set else 0.0
+    ceiling = -(np.asarray(result.log_prior, dtype=np.float64) + log_enrolled) / math.log(2.0)
+    extra: dict[str, np.ndarray] = {}
+    if open_set:
+        assert result.membership_bits is not None
+        extra["membership_bits"] = _column_means(np.asarray(result.membership_bits)[closed], column, enrolled.size)
+    rows = _rows(
+        enrolled,
+        lid,
+        np.asarray(result.true_rank)[closed] == 1,
+        column,
+        ceiling,
+        options,
+        seeds[: enrolled.size],
+        outsider=False if open_set else None,
+        extra=extra,
+    )
+    with_trials = sorted((r for r in rows if r.n_trials > 0), key=lambda r: (-r.alid, r.speaker))
+    without = [r for r in rows if r.n_trials == 0]
+    outsider_rows: list[PerSpeakerRow] = []
+    if open_set:
+        assert result.top_posterior is not None
+        misattributed = (np.asarray(result.top_posterior)[is_outsider] > 0.5).astype(np.float64)
+        outsider_lid = all_lid[is_outsider]
+        n_speakers = outsider_speakers.size
+        outsider_rows = _rows(
+            outsider_speakers,
+            outsider_lid,
+            np.zeros(outsider_lid.size, dtype=bool),
+            outsider_column,
+            np.full(n_speakers, -math.log2(result.outside)),
+            options,
+            seeds[enrolled.size :],
+            outsider=True,
+            extra={
+                "membership_bits": _column_means(outsider_lid, outsider_column, n_speakers),
+                "misattribution_rate": _column_means(misattributed, outsider_column, n_speakers),
+                "rank1_rate": np.full(n_speakers, np.nan),
+            },
+        )
+        outsider_rows.sort(key=lambda r: (-r.alid, r.speaker))
+    counted = all_lid if open_set else lid
+    return PerSpeakerResult(
+        rows=with_trials + without + outsider_rows,
+        n_enrolled=int(enrolled.size),
+        n_enrolled_trials=int(closed.size),
+        n_outsider_trials=int(is_outsider.sum()),
+        n_speakers_without_trials=len(without),
+        alid=float(counted.mean()) if counted.size else float("nan"),
+        log2_n=math.log2(enrolled.size),
+        calibrator=str(result.summary.get("calibrator")),
+        prior=str(result.summary.get("prior")),
+        bootstrap=None if options is None else options.to_dict(),
+        outside=float(result.outside) if open_set else None,
+        n_outsider_speakers=int(outsider_speakers.size) if open_set else None,
+    )
+
+
+def _rows(
+    speakers: np.ndarray,
+    lid: np.ndarray,
+    first: np.ndarray,
+    column: np.ndarray,
+    ceiling: np.ndarray,
+    options: Bootstrap | None,
+    seeds: list[int],
+    *,
+    outsider: bool | None,
+    extra: dict[str, np.ndarray],
+) -> list[PerSpeakerRow]:
+    """One row per speaker (column) of the trials *lid* (bits), in column order (:func:`per_speaker`).
+
+    *first*, *column*: per trial, ranked first and its speaker's column; *ceiling*: per
+    speaker (bits); *seeds*: one per speaker, with *options*; *outsider* and *extra*
+    (field -> value per speaker, overriding the measured ones) fill the open-set fields.
+    """
+    measured = {**_speaker_metrics(lid, first, column, speakers.size), **extra}
     n_trials = measured["n_trials"]
-    ceiling = -np.asarray(result.log_prior, dtype=np.float64) / math.log(2.0)
     by_speaker = np.argsort(column, kind="stable")
     trial_lids = np.split(lid[by_speaker], np.cumsum(n_trials)[:-1])
-    seeds = [] if options is None else _speaker_seeds(options.seed, enrolled.size)
     rows = []
-    for j in range(enrolled.size):
-        intervals = {}
+    for j in range(speakers.size):
+        intervals: dict[str, Any] = {}
         if options is not None:
             found = bootstrap_ci(trial_lids[j], attrs.evolve(options, seed=seeds[j])) if n_trials[j] >= 2 else None
             intervals = _interval_fields(found)  # a speaker with fewer than two trials has none: NaN
+        open_fields: dict[str, Any] = {}
+        if outsider is not None:
+            open_fields = {
+                "outsider": outsider,
+                "membership_bits": float(measured["membership_bits"][j]),
+                "misattribution_rate": float(measured["misattribution_rate"][j]) if outsider else math.nan,
+            }
         rows.append(
             PerSpeakerRow(
-                speaker=str(enrolled[j]),
+                speaker=str(speakers[j]),
                 n_trials=int(n_trials[j]),
                 alid=float(measured["alid"][j]),
                 lid_max=float(measured["lid_max"][j]),
@@ -234,22 +382,17 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
                 rank1_rate=float(measured["rank1_rate"][j]),
                 lid_ceiling=float(ceiling[j]),
                 **intervals,
+                **open_fields,
             )
         )
-    with_trials = sorted((r for r in rows if r.n_trials > 0), key=lambda r: (-r.alid, r.speaker))
-    without = [r for r in rows if r.n_trials == 0]
-    return PerSpeakerResult(
-        rows=with_trials + without,
-        n_enrolled=int(enrolled.size),
-        n_enrolled_trials=int(closed.size),
-        n_outsider_trials=int(np.asarray(result.is_outsider).sum()),
-        n_speakers_without_trials=len(without),
-        alid=float(lid.mean()) if lid.size else float("nan"),
-        log2_n=math.log2(enrolled.size),
-        calibrator=str(result.summary.get("calibrator")),
-        prior=str(result.summary.get("prior")),
-        bootstrap=None if options is None else options.to_dict(),
-    )
+    return rows
+
+
+def _column_means(values: np.ndarray, column: np.ndarray, n_columns: int) -> np.ndarray:
+    """Mean of *values* per column (NaN for a column without values), shape (n_columns,)."""
+    counts = np.bincount(column, minlength=n_columns)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.bincount(column, weights=np.asarray(values, dtype=np.float64), minlength=n_columns) / counts
 
 
 def _speaker_metrics(lid: np.ndarray, first: np.ndarray, column: np.ndarray, n_enrolled: int) -> dict[str, np.ndarray]:

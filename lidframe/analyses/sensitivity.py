@@ -16,6 +16,18 @@ The result is a frozen :class:`SensitivityResult` record (one row per calibrator
 spread and worst case, and each calibrator's full ``Result``; ``to_dict()`` /
 ``to_frame()``); :func:`lidframe.report.analysis_figures.plot_lid_ccdf` draws the LID
 distribution per calibrator.
+
+Open set
+--------
+With an open-set prior (``outside`` > 0, :mod:`lidframe.core.openset`) each calibrator is
+fitted and evaluated as :func:`lidframe.evaluate` does it in the open set: every trial
+has a LID, the LID metrics of a row are over every trial (the summary's), and
+:meth:`SensitivityResult.lids` gives every trial's.  Each row then also has the open-set
+metrics :data:`OPEN_SET_SENSITIVITY_METRICS` (ALID of the enrolled and of the outsider
+trials, the enrolled trials' membership disclosure, the misattribution rate), with their
+spread and worst case (the highest: the attacker's best calibrator, or the worst harm).
+``dev_logloss_bits`` stays the closed-set 1-to-N objective on the enrolled dev rows.  In
+the closed set rows, spread and worst case have no open-set key.
 """
 
 from __future__ import annotations
@@ -29,13 +41,14 @@ import numpy as np
 
 from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
-from lidframe.data.records import OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
+from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.registry import CalibratorLike, PriorLike
 
 __all__ = [
     "DEFAULT_CALIBRATORS",
     "SENSITIVITY_METRICS",
+    "OPEN_SET_SENSITIVITY_METRICS",
     "sensitivity",
     "SensitivityRow",
     "SensitivityResult",
@@ -55,6 +68,15 @@ SENSITIVITY_METRICS = {
     "lid_max": "max",
     "cllr": "min",
     "dev_logloss_bits": "min",
+}
+
+#: Open set: metric -> direction favouring the attacker, from the summary's ``open_set``
+#: (named as its bootstrap intervals are, :data:`lidframe.core.summary.OPEN_SET_INTERVALS`).
+OPEN_SET_SENSITIVITY_METRICS = {
+    "alid_enrolled": "max",
+    "alid_outsider": "max",
+    "membership_enrolled": "max",
+    "misattribution_rate": "max",
 }
 
 
@@ -120,6 +142,12 @@ class SensitivityRow(RowRecord):
     dev_logloss_bits : float
         The fitted calibrator's multiclass cross-entropy on the dev rows (bits; module
         docstring).
+    alid_enrolled, alid_outsider, membership_enrolled : float or None
+        Open set: ALID of the enrolled trials, of the outsider trials (NaN without any)
+        and the enrolled trials' mean membership disclosure (bits); None in the closed set.
+    misattribution_rate : float or None
+        Open set: share of outsider trials whose top enrolled posterior exceeds 0.5; None
+        in the closed set.
     """
 
     calibrator: str
@@ -136,6 +164,10 @@ class SensitivityRow(RowRecord):
     lid_max: float
     cllr: float
     dev_logloss_bits: float
+    alid_enrolled: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    alid_outsider: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    membership_enrolled: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    misattribution_rate: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
 
 
 @attrs.frozen(eq=False)
@@ -151,7 +183,8 @@ class SensitivityResult(TableRecord):
     rows : tuple of SensitivityRow
         One per calibrator, in the order given.
     spread : dict
-        metric -> max - min over calibrators (NaN-aware).
+        metric -> max - min over calibrators (NaN-aware); in the open set also of
+        :data:`OPEN_SET_SENSITIVITY_METRICS`.
     worst_case : dict
         metric -> ``{"value": v, "calibrator": spec}``, the attacker-favourable extreme.
     results : dict
@@ -164,8 +197,8 @@ class SensitivityResult(TableRecord):
     results: dict = attrs.field(metadata=OMIT_FROM_DICT)
 
     def lids(self) -> dict:
-        """calibrator spec -> (T,) LID bits of the closed-set eval trials."""
-        return {spec: r.lid[~r.is_outsider] for spec, r in self.results.items()}
+        """calibrator spec -> LID bits of the eval trials that have one: the enrolled trials, every trial in the open set."""
+        return {spec: r.lid if r.outside > 0 else r.lid[~r.is_outsider] for spec, r in self.results.items()}
 
 
 def sensitivity(
@@ -185,7 +218,8 @@ def sensitivity(
     calibrators : sequence of str or calibrator
         Specs (``"isotonic?laplace=false"``) or instances; at least one, unique.
     prior : str or prior
-        Applied to every calibrator alike.
+        Applied to every calibrator alike; with ``outside`` > 0 the evaluations are
+        open-set (module docstring).
     znorm_ddof : {0, 1}
 
     Returns
@@ -205,12 +239,23 @@ def sensitivity(
         result = evaluate(dev, eval_set, calibrator=spec, prior=prior, znorm_ddof=znorm_ddof)
         s = result.summary
         measured = {k: s[k] for k in _SUMMARY_KEYS}
+        if s.open_set is not None:
+            o = s.open_set
+            measured.update(
+                alid_enrolled=o.enrolled.alid,
+                alid_outsider=math.nan if o.outsider is None else o.outsider.alid,
+                membership_enrolled=o.membership_enrolled.alid,
+                misattribution_rate=o.misattribution_rate,
+            )
         logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
         rows.append(SensitivityRow(calibrator=key, describe=s["calibrator"], **measured, dev_logloss_bits=logloss))
         results[key] = result
     spread: dict[str, float] = {}
     worst: dict[str, dict[str, Any]] = {}
-    for metric, direction in SENSITIVITY_METRICS.items():
+    metrics = dict(SENSITIVITY_METRICS)
+    if any(r.alid_enrolled is not None for r in rows):
+        metrics.update(OPEN_SET_SENSITIVITY_METRICS)
+    for metric, direction in metrics.items():
         values = np.array([getattr(r, metric) for r in rows], dtype=np.float64)
         if np.isnan(values).all():
             spread[metric] = float("nan")

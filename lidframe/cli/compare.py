@@ -38,11 +38,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(trial ids, trial speakers, LID bits) of the closed-set trials of an ``evaluate --per-trial`` CSV.
+    """(trial ids, trial speakers, LID bits) of the trials with a LID of an ``evaluate --per-trial`` CSV.
 
     Rows flagged 1 in the ``outsider`` column (``impostor`` in a table written before this
-    release) are outsider trials and are left out; without either column every row counts.
+    release) are outsider trials: left out of a closed-set table (their LID is NaN), kept
+    in an open-set one (their LID is their membership disclosure, a number); without
+    either column every row counts.
     """
+    ids, speakers, lid, _ = _read_per_trial(path)
+    return ids, speakers, lid
+
+
+def _read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray, int]:
+    """:func:`read_per_trial`, and how many outsider trials with a LID it kept (> 0: an open-set table)."""
     import pandas as pd
 
     try:
@@ -62,8 +70,22 @@ def read_per_trial(path: StrPath) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     if bad.any():
         r = int(np.flatnonzero(bad)[0])
         raise InputError(f"{path}: line {r + 2} has lid_bits {frame['lid_bits'].iat[r]!r}; expected a number")
-    keep = ~outsider
-    return frame["trial_id"].to_numpy()[keep], frame["trial_spk"].to_numpy()[keep], lid[keep]
+    keep = ~np.isnan(lid)  # an outsider trial has a LID in the open set only
+    n_open = int((outsider & keep).sum())
+    return frame["trial_id"].to_numpy()[keep], frame["trial_spk"].to_numpy()[keep], lid[keep], n_open
+
+
+def _check_alike(tables: dict[str, tuple[StrPath, int]]) -> None:
+    """Refuse a mix of open-set tables (outsider trials with a LID) and closed-set ones: their trials differ."""
+    open_tables = [(name, path) for name, (path, n_open) in tables.items() if n_open]
+    closed = [(name, path) for name, (path, n_open) in tables.items() if not n_open]
+    if open_tables and closed:
+        (open_name, open_path), (closed_name, closed_path) = open_tables[0], closed[0]
+        raise InputError(
+            f"{open_path} ({open_name}) is an open-set table (its outsider trials have a LID: their membership "
+            f"disclosure) but {closed_path} ({closed_name}) is not; compare tables evaluated alike, all with a "
+            "prior whose outside > 0 or all without"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -76,7 +98,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--names gives {len(names)} names for {len(args.tables)} tables")
     if len(set(names)) != len(names):
         raise InputError(f"system names must be unique, got {names}")
-    systems = {name: read_per_trial(path) for name, path in zip(names, args.tables)}
+    read = {name: _read_per_trial(path) for name, path in zip(names, args.tables)}
+    _check_alike({name: (path, read[name][3]) for name, path in zip(names, args.tables)})
+    systems = {name: found[:3] for name, found in read.items()}
     result = compare_systems(systems, bootstrap=bootstrap_from_args(args, _defaults()), n_perm=args.permutations)
     print(
         f"paired comparison on {len(next(iter(systems.values()))[0])} trials: {args.bootstrap_level:.0%} paired bootstrap "

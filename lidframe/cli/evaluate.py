@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["register", "run", "format_interval_table"]
+__all__ = ["register", "run", "format_interval_table", "format_open_set", "misattribution_threshold"]
 
 # an eval embedding set with at least this many pairs shows progress on a terminal
 _PROGRESS_PAIRS = 1 << 30
@@ -41,7 +42,38 @@ _INTERVAL_NAMES = {
     "lid_max": "LIDmax",
     "eer": "EER",
     "cllr": "Cllr",
+    "alid_enrolled": "ALID enrolled",
+    "alid_outsider": "ALID outsider",
+    "membership_enrolled": "membership enrolled",
+    "misattribution_rate": "misattributed >0.5",
+    "misattribution_rate_at_threshold": "misattributed >threshold",
 }
+
+#: The default of ``--misattribution-threshold`` (``lidframe.evaluate``'s).
+DEFAULT_MISATTRIBUTION_THRESHOLD = 0.9
+
+#: The rows of the open-set table: (title, key of the group in the summary's ``open_set``; None: the top level).
+_OPEN_SET_ROWS = (
+    ("all trials", None),
+    ("enrolled", "enrolled"),
+    ("outsider", "outsider"),
+    ("membership of enrolled", "membership_enrolled"),
+)
+_OPEN_SET_COLUMNS = (("alid", "ALID"), ("pdr", "PDR"), ("lid_pos", "LID+"), ("lid_neg", "LID-"), ("lid_max", "LIDmax"))
+
+
+def misattribution_threshold(text: str) -> float:
+    """The value of ``--misattribution-threshold``: a number in [0.5, 1) (argparse ``type``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0.5 <= value < 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected a posterior threshold in [0.5, 1) (an outsider trial whose top enrolled "
+            "posterior exceeds it counts as misattributed at that threshold)"
+        )
+    return value
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -61,12 +93,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(e.g. tcp://10.0.0.5:8786; same numbers as one process; binary metrics binned)",
     )
     add_output_arguments(parser, json="write the summary as JSON")
-    parser.add_argument("--per-trial", metavar="OUT.csv", help="write per-trial LID as CSV")
+    parser.add_argument(
+        "--per-trial",
+        metavar="OUT.csv",
+        help="write per-trial LID as CSV (open set: every trial's, and its membership_bits and top_posterior)",
+    )
     parser.add_argument(
         "--per-speaker",
         metavar="OUT.csv",
         help="write per-speaker disclosure as CSV, most disclosed first (n_trials, ALID, LIDmax, PDR, "
-        "rank-1 rate; with --bootstrap, intervals from resampling each speaker's trials)",
+        "rank-1 rate; with --bootstrap, intervals from resampling each speaker's trials; open set: then a row "
+        "per outsider speaker, flagged, with its membership disclosure and misattribution rate)",
     )
     parser.add_argument(
         "--report",
@@ -74,22 +111,81 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write DIR/report.html, the audit report: headline, per-speaker table, figures, settings and "
         "input digests (DIR is made if missing; needs jinja2 and matplotlib)",
     )
+    parser.add_argument(
+        "--misattribution-threshold",
+        type=misattribution_threshold,
+        default=DEFAULT_MISATTRIBUTION_THRESHOLD,
+        metavar="P",
+        help="open set (a --prior with outside > 0): also report the share of outsider trials whose top enrolled "
+        f"posterior exceeds P, in [0.5, 1) (default {DEFAULT_MISATTRIBUTION_THRESHOLD}; the share above 0.5 is "
+        "always reported)",
+    )
     add_bootstrap_arguments(parser)
     parser.set_defaults(run=run)
 
 
 def format_interval_table(summary: Mapping[str, Any]) -> str:
-    """The bootstrap intervals of an evaluate summary as text."""
+    """The bootstrap intervals of an evaluate summary as text (in the open set, those of its groups too)."""
     settings = summary["bootstrap"]
     title = (
         f"{settings['level']:.0%} bootstrap intervals ({settings['method']}, {settings['n_boot']} resamples of "
         f"{settings['unit']}s, seed {settings['seed']}; LIDmax: percentile, biased low -- prefer LIDq99)"
     )
+    estimates = dict(summary)
+    if summary.get("open_set"):
+        from lidframe.report.model import open_set_estimates
+
+        estimates.update(open_set_estimates(summary["open_set"]))
     rows = [
-        [_INTERVAL_NAMES.get(key, key), format_value(summary[key]), format_value(low), format_value(high)]
+        [_INTERVAL_NAMES.get(key, key), format_value(estimates.get(key)), format_value(low), format_value(high)]
         for key, (low, high) in summary["intervals"].items()
     ]
     return title + "\n" + text_table(["metric", "estimate", "low", "high"], rows)
+
+
+def format_open_set(summary: Mapping[str, Any]) -> str:
+    """The open-set section of an evaluate summary as text: π_∅, the groups' LID, membership and misattribution.
+
+    Parameters
+    ----------
+    summary : mapping
+        An open-set summary (with ``open_set``; :class:`lidframe.core.summary.Summary` or
+        its JSON form).
+    """
+    o = summary["open_set"]
+    source = (
+        "auto from dev: the dev set's share of outsider trials, the attacker's belief"
+        if o["outside_source"] == "auto"
+        else "given"
+    )
+    lines = [
+        f"open set: outside = pi_0 = {o['outside']:.4g} ({source}), the prior mass of 'nobody enrolled'; every trial "
+        "has a LID: an enrolled trial's identification disclosure, an outsider trial's membership disclosure",
+    ]
+    n_all = int(summary["n_enrolled_trials"]) + int(summary["n_outsider_trials"])
+    body = []
+    for title, key in _OPEN_SET_ROWS:
+        group = summary if key is None else o.get(key)
+        if not group:
+            continue
+        n = n_all if key is None else int(group["n_trials"])
+        body.append([title, str(n)] + [format_value(group.get(k)) for k, _ in _OPEN_SET_COLUMNS])
+    lines.append(text_table(["trials", "n"] + [t for _, t in _OPEN_SET_COLUMNS], body))
+    if not summary["n_outsider_trials"]:
+        lines.append("misattribution rate: none (the eval set has no outsider trial)")
+    else:
+        lines.append(
+            f"misattribution rate: {format_value(o['misattribution_rate'])} of the {summary['n_outsider_trials']} "
+            "outsider trials have a top enrolled posterior above 0.5 (linked to an enrolled speaker who is not "
+            f"theirs, more likely than not), {format_value(o['misattribution_rate_at_threshold'])} above "
+            f"{o['misattribution_threshold']:g}"
+        )
+    lines.append(
+        "(the system table above: T counts the enrolled trials, out the outsider trials, and its LID columns are over all "
+        "of them; EER, Cllr, rank-1 rate, rank disclosure and multiclass Cllr are over the enrolled trials, as in "
+        "the closed set)"
+    )
+    return "\n".join(lines)
 
 
 @attrs.frozen
@@ -115,6 +211,7 @@ class _Outputs:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run ``lidframe evaluate`` on the parsed *args*; the exit status."""
     from lidframe.analyses.per_speaker import per_speaker
     from lidframe.data.embedset import load_set
 
@@ -156,21 +253,39 @@ def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, boots
         bootstrap=bootstrap,
         engine=engine,
         scheduler=args.scheduler,
+        misattribution_threshold=args.misattribution_threshold,
     )
 
 
 def _print_result(args: argparse.Namespace, s: Any) -> None:
-    """Print the inputs and settings behind the summary *s*, its table, the other metrics and (``--bootstrap``) intervals."""
-    print(f"dev:  {args.dev}  ({s['n_dev_enrolled_trials']} trials x {s['n_dev_enrolled']} enrolled)")
+    """Print the inputs and settings behind the summary *s*, its table, the other metrics and (``--bootstrap``) intervals.
+
+    In the open set (``s["open_set"]``) also the open-set section (:func:`format_open_set`);
+    the closed-set output is as it always was.
+    """
+    open_set = s.get("open_set")
+    dev_outsiders = ""
+    if open_set and s["n_dev_outsider_trials"]:
+        dev_outsiders = f"; its {s['n_dev_outsider_trials']} outsider trials calibrated as non-mated pairs"
+    print(f"dev:  {args.dev}  ({s['n_dev_enrolled_trials']} trials x {s['n_dev_enrolled']} enrolled{dev_outsiders})")
+    outsiders = "each with its membership disclosure" if open_set else "excluded"
     print(
         f"eval: {args.eval}  ({s['n_enrolled_trials']} trials x N = {s['n_enrolled']} enrolled; "
-        f"{s['n_outsider_trials']} outsider trials excluded)"
+        f"{s['n_outsider_trials']} outsider trials {outsiders})"
     )
     znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
     print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")
     if "engine" in s:
         _print_engine(s)
-    print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
+    if open_set:
+        outside = float(open_set["outside"])
+        print(
+            "LID <= -log2 prior(true speaker, or nobody enrolled); uniform prior: LID <= log2(N / (1 - pi_0)) = "
+            f"{s['log2_n'] - math.log2(1.0 - outside):.3f} bit (enrolled trial), -log2 pi_0 = "
+            f"{-math.log2(outside):.3f} bit (outsider trial)"
+        )
+    else:
+        print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
     print(format_table([(Path(args.eval).stem, s)]))
     print(
@@ -179,6 +294,9 @@ def _print_result(args: argparse.Namespace, s: Any) -> None:
         f"ZEBRA D_ECE {s['dece_bits']:.3f} bit, max|LLR| {s['max_abs_llr_log10']:.2f} ({s['zebra_tag']})   "
         f"D_sys {s['dsys']:.3f}"
     )
+    if open_set:
+        print()
+        print(format_open_set(s))
     if args.bootstrap:
         print()
         print(format_interval_table(s))
@@ -238,6 +356,7 @@ def _report(args: argparse.Namespace, result, speakers, bootstrap):
         "--calibrator": args.calibrator,
         "--prior": args.prior,
         "--znorm-ddof": args.znorm_ddof,
+        **({"--misattribution-threshold": args.misattribution_threshold} if s.get("open_set") else {}),
         "binary metrics": s.get("binary_metrics", "computed"),
         "intervals": "none (no --bootstrap)" if bootstrap is None else f"--bootstrap: {_bootstrap_text(bootstrap)}",
     }

@@ -11,6 +11,7 @@ from lidframe.cli.options import (
     bootstrap_from_args,
     check_output_paths,
     comma_list,
+    refuse_prior,
 )
 from lidframe.cli.table import text_table
 
@@ -22,6 +23,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "longitudinal", help="disclosure when the attacker fuses k utterances of one speaker"
     )
     add_scoreset_arguments(parser, prior=False, znorm=False)
+    refuse_prior(
+        parser,
+        "the longitudinal attacker is a closed-set analysis, LID under a uniform prior over the N enrolled "
+        "speakers (outsider trials left out)",
+    )
     parser.add_argument(
         "--k", default="1,2,4,8,all", help="group sizes, comma-separated; 'all' = every trial (default 1,2,4,8,all)"
     )

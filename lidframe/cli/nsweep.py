@@ -9,6 +9,7 @@ from lidframe.cli.options import (
     add_renamed_flag,
     add_scoreset_arguments,
     check_output_paths,
+    refuse_prior,
     write_outputs,
 )
 from lidframe.cli.table import text_table
@@ -20,6 +21,11 @@ __all__ = ["register", "run"]
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("nsweep", help="disclosure versus database size n (subsampled enrolment)")
     add_scoreset_arguments(parser, prior=False)
+    refuse_prior(
+        parser,
+        "the N-sweep is a closed-set analysis, LID under a uniform prior over each trial's n enrolled candidates "
+        "(outsider trials left out)",
+    )
     parser.add_argument("--sizes", help="comma-separated database sizes (default: 2, 4, 8, ... and N)")
     parser.add_argument("--repeats", type=int, default=20, help="random distractor draws per size (default 20)")
     parser.add_argument(

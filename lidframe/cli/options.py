@@ -30,6 +30,7 @@ __all__ = [
     "add_output_arguments",
     "add_renamed_flag",
     "add_scoreset_arguments",
+    "refuse_prior",
     "bootstrap_from_args",
     "check_output_dir",
     "check_output_path",
@@ -57,10 +58,42 @@ def add_scoreset_arguments(
             "--prior",
             default="uniform",
             help="prior spec: uniform (default), watchlist?file=IDS.txt&weight=10, watchlist?ids=a,b, "
-            "explicit?file=PRIOR.csv, or any NAME?key=value&...",
+            "explicit?file=PRIOR.csv, or any NAME?key=value&...; add outside=P (e.g. uniform?outside=0.2) for "
+            "the open set, P the attacker's prior mass of 'nobody enrolled' in [0, 1), or outside=auto (the dev "
+            "set's share of outsider trials): every trial then gets a LID",
         )
     if znorm:
         parser.add_argument("--znorm-ddof", type=int, choices=(0, 1), default=1, help="row z-norm ddof (default 1)")
+
+
+class _ClosedSetPrior(argparse.Action):
+    """``--prior`` of a closed-set analysis (hidden): refused with one line saying why (:func:`refuse_prior`)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, *, why: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.why = why
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        raise InputError(
+            f"{parser.prog} takes no --prior ({values!r}): {self.why}; for another prior, the open set "
+            "included (--prior 'uniform?outside=0.2'), use lidframe evaluate"
+        )
+
+
+def refuse_prior(parser: argparse.ArgumentParser, why: str) -> None:
+    """A hidden ``--prior`` that a closed-set analysis refuses with one line: *why* it has no prior to give.
+
+    The N-sweep and the longitudinal attacker compute LID under a uniform prior given
+    enrolment (closed set, no ``outside``); ``--prior`` there is an :class:`InputError`
+    (exit status 2) naming the command and *why*, not argparse's "unrecognized arguments".
+    """
+    parser.add_argument("--prior", action=_ClosedSetPrior, why=why, default=argparse.SUPPRESS, help=argparse.SUPPRESS)
 
 
 class RenamedFlag(argparse.Action):

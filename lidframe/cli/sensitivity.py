@@ -24,6 +24,13 @@ _COLUMNS = [
     ("cllr", "Cllr"),
     ("dev_logloss_bits", "devLogLoss"),
 ]
+#: The open-set columns, after those (rows of an open-set prior only).
+_OPEN_SET_COLUMNS = [
+    ("alid_enrolled", "ALIDenr"),
+    ("alid_outsider", "ALIDout"),
+    ("membership_enrolled", "member"),
+    ("misattribution_rate", "misattr"),
+]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -44,15 +51,22 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def format_sensitivity_table(result: SensitivityResult) -> str:
-    """Text table: one row per calibrator, then the spread and the attacker's worst case."""
-    from lidframe.analyses.sensitivity import SENSITIVITY_METRICS
+    """Text table: one row per calibrator, then the spread and the attacker's worst case.
 
-    body = [[r.calibrator] + [format_value(getattr(r, k)) for k, _ in _COLUMNS] for r in result.rows]
-    body.append(["spread (max-min)"] + [format_value(result.spread[k]) for k, _ in _COLUMNS])
-    body.append(["worst case"] + [format_value(result.worst_case[k]["value"]) for k, _ in _COLUMNS])
-    body.append(["  reached by"] + [result.worst_case[k]["calibrator"] or "-" for k, _ in _COLUMNS])
-    table = text_table(["calibrator"] + [title for _, title in _COLUMNS], body, rules=[len(result.rows) - 1])
-    directions = ", ".join(f"{t} {'max' if SENSITIVITY_METRICS[k] == 'max' else 'min'}" for k, t in _COLUMNS)
+    In the open set (rows with the open-set metrics) four more columns: ALID of the enrolled
+    (``ALIDenr``) and of the outsider trials (``ALIDout``), the enrolled trials' membership
+    disclosure (``member``) and the misattribution rate (``misattr``).
+    """
+    from lidframe.analyses.sensitivity import OPEN_SET_SENSITIVITY_METRICS, SENSITIVITY_METRICS
+
+    directions_of = {**SENSITIVITY_METRICS, **OPEN_SET_SENSITIVITY_METRICS}
+    columns = _COLUMNS + (_OPEN_SET_COLUMNS if "alid_enrolled" in result.spread else [])
+    body = [[r.calibrator] + [format_value(getattr(r, k)) for k, _ in columns] for r in result.rows]
+    body.append(["spread (max-min)"] + [format_value(result.spread[k]) for k, _ in columns])
+    body.append(["worst case"] + [format_value(result.worst_case[k]["value"]) for k, _ in columns])
+    body.append(["  reached by"] + [result.worst_case[k]["calibrator"] or "-" for k, _ in columns])
+    table = text_table(["calibrator"] + [title for _, title in columns], body, rules=[len(result.rows) - 1])
+    directions = ", ".join(f"{t} {'max' if directions_of[k] == 'max' else 'min'}" for k, t in columns)
     return table + f"\n(worst case = attacker's best calibrator per metric: {directions})"
 
 
@@ -74,6 +88,13 @@ def run(args: argparse.Namespace) -> int:
         f"eval: {args.eval}  (T = {first.n_enrolled_trials} trials, N = {first.n_enrolled} enrolled; "
         f"LID <= log2 N = {first.log2_n:.3f} bit under a uniform prior)"
     )
+    if first.alid_enrolled is not None:
+        print(
+            "open set (the prior's outside > 0): every trial has a LID, the LID columns are over all of them "
+            "(an outsider trial's is its membership disclosure); ALIDenr/ALIDout: ALID of the enrolled/outsider "
+            "trials, member: membership disclosure of the enrolled trials, misattr: share of outsider trials "
+            "whose top enrolled posterior exceeds 0.5"
+        )
     print(f"dev:  {args.dev}   prior: {describe_component(prior)}")
     print()
     print(format_sensitivity_table(result))

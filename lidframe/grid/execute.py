@@ -196,6 +196,8 @@ def say_why(reasons: Counter, log: Callable[[str], Any]) -> None:
 
 #: The arrays of a per-trial file, in the order they are written (the file's bytes, hence its SHA-256, follow it).
 _PER_TRIAL_ARRAYS = ("trial_ids", "trial_speakers", "lid", "posterior_true")
+#: The further arrays of an open-set cell's file, after those (a closed-set cell's file is as it always was).
+_OPEN_SET_ARRAYS = ("outsider", "membership_bits", "top_posterior")
 
 
 class CellWriter:
@@ -234,6 +236,7 @@ class CellWriter:
     def _per_trial_file(self, outcome: CellOutcome) -> tuple[Path, str]:
         buffer = io.BytesIO()
         arrays: dict[str, Any] = {name: getattr(outcome, name) for name in _PER_TRIAL_ARRAYS}
+        arrays.update({name: getattr(outcome, name) for name in _OPEN_SET_ARRAYS if getattr(outcome, name) is not None})
         np.savez(buffer, **arrays)
         content = buffer.getvalue()
         sha256 = hashlib.sha256(content).hexdigest()  # file_sha256 of the file written below

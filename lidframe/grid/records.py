@@ -202,7 +202,11 @@ class CellOutcome:
     summary : dict or None
         ``Result.to_dict()`` as plain JSON (plus ``longitudinal`` rows), for an ``ok`` cell.
     trial_ids, trial_speakers, lid, posterior_true : ndarray, shape (T,), or None
-        The per-trial file's arrays (LID in bits, NaN for outsider trials).
+        The per-trial file's arrays (LID in bits, NaN for outsider trials in the closed set).
+    outsider, membership_bits, top_posterior : ndarray, shape (T,), or None
+        An open-set cell's further arrays (:class:`lidframe.core.evaluation.Result`):
+        1 for an outsider trial (int8), the membership disclosure (bits) and the top
+        enrolled posterior; None for a closed-set cell (its file holds the four above only).
     """
 
     cell: Cell
@@ -214,6 +218,9 @@ class CellOutcome:
     trial_speakers: np.ndarray | None = attrs.field(default=None, eq=False)
     lid: np.ndarray | None = attrs.field(default=None, eq=False)
     posterior_true: np.ndarray | None = attrs.field(default=None, eq=False)
+    outsider: np.ndarray | None = attrs.field(default=None, eq=False)
+    membership_bits: np.ndarray | None = attrs.field(default=None, eq=False)
+    top_posterior: np.ndarray | None = attrs.field(default=None, eq=False)
 
 
 #: The keys of :meth:`FinishedCell.to_dict`, in order.
@@ -297,7 +304,8 @@ class GridRun(Mapping[str, int]):
     ok, error : int
         Cells computed now that succeeded / failed (a failed cell is stored with its error).
     fits : int
-        Calibrator fits (fit tasks) run.
+        Calibrator fit tasks run (one per system, attacker, mechanism and calibrator; a task
+        whose priors are both closed and open fits its calibrator once for each).
     scored : int
         Score sets computed into the score cache.
     recomputed : int

@@ -7,7 +7,10 @@
     the tidy table, one row per finished cell (system, attacker, calibrator, prior,
     seed, every summary metric, and ``<metric>_ci_low`` / ``_ci_high`` where the grid
     computed intervals), sorted by the cell's components; timings are left out so the
-    same spec gives a byte-identical table.
+    same spec gives a byte-identical table.  When any cell is open-set (its prior's
+    ``outside`` > 0) every row also has the open-set columns :data:`OPEN_SET_COLUMNS`
+    (``outside`` 0 and the others empty for a closed-set cell; in an open-set cell
+    ``alid`` and the other top-level LID columns are over every trial).
 ``summary.md`` / ``summary.html``
     a comparison table like the LID paper's Table 4 per (attacker, calibrator, prior):
     systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax, each followed
@@ -110,6 +113,17 @@ _LATEX = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
 }
+#: The open-set columns of the tidy table (when any cell is open-set), from the summary's ``open_set``.
+OPEN_SET_COLUMNS = (
+    "outside",
+    "outside_source",
+    "alid_enrolled",
+    "alid_outsider",
+    "membership_enrolled",
+    "misattribution_rate",
+    "misattribution_threshold",
+    "misattribution_rate_at_threshold",
+)
 _PAPER = [
     ("n_enrolled", "N", "{:d}"),
     ("eer", "EER", "{:.2f}"),
@@ -193,13 +207,15 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     -------
     pandas.DataFrame
         One row per cell: the component columns, then every scalar summary metric,
-        ``<metric>_ci_low`` / ``<metric>_ci_high`` and ``long_<fusion>_k<k>_<metric>`` columns.
+        ``<metric>_ci_low`` / ``<metric>_ci_high`` and ``long_<fusion>_k<k>_<metric>`` columns,
+        and the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set.
     """
     import pandas as pd
 
     rows = []
-    for r in results:
-        stored = r.to_dict() if isinstance(r, FinishedCell) else r
+    stored_cells = [r.to_dict() if isinstance(r, FinishedCell) else r for r in results]
+    any_open = any(cell["summary"].get("open_set") for cell in stored_cells)
+    for stored in stored_cells:
         row = {k: stored[k] for k in _KEYS}  # as stored: "-" for a component the cell has none of
         s = stored["summary"]
         for key, value in s.items():
@@ -208,6 +224,8 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             # the summary's "calibrator"/"prior" describe the fitted components; the cell's
             # own columns keep the spec strings
             row[f"{key}_describe" if key in _KEYS else key] = value
+        if any_open:
+            row.update(_open_set_columns(s.get("open_set")))
         for metric, (low, high) in (s.get("intervals") or {}).items():
             row[f"{metric}_ci_low"], row[f"{metric}_ci_high"] = low, high
         for fusion, per_k in (s.get("longitudinal") or {}).items():  # k-utterance attacker columns
@@ -219,6 +237,16 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     if frame.empty:
         raise InputError("no finished cells to report")
     return frame.sort_values(_KEYS, kind="stable").reset_index(drop=True)
+
+
+def _open_set_columns(open_set: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The :data:`OPEN_SET_COLUMNS` of one cell: from its summary's ``open_set``, or outside 0 (closed set)."""
+    if not open_set:
+        return {key: (0.0 if key == "outside" else None) for key in OPEN_SET_COLUMNS}
+    from lidframe.report.model import open_set_estimates
+
+    estimates = open_set_estimates(open_set)  # the groups' ALID, the rates
+    return {key: estimates[key] if key in estimates else open_set.get(key) for key in OPEN_SET_COLUMNS}
 
 
 def _paper_tables(frame: pd.DataFrame) -> list[tuple[tuple[str, str, str], pd.DataFrame]]:

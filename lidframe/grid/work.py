@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import attrs
+import numpy as np
 
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
@@ -61,19 +62,71 @@ def score_split(job: ScoreJob) -> str:
 
 
 def run_task(task: FitTask) -> list[CellOutcome]:
-    """Fit one calibrator on dev, evaluate every (prior, seed) cell; errors are returned, not raised."""
-    from lidframe.core.evaluation import fit_calibrator
+    """Fit one calibrator on dev, evaluate every (prior, seed) cell; errors are returned, not raised.
+
+    The fit depends on whether a cell's prior is open (``outside`` > 0, or ``"auto"`` on a
+    dev set with outsider trials): in the open set the dev outsider trials add non-mated
+    pairs (:func:`lidframe.core.evaluation.fit_calibrator`, as :func:`lidframe.evaluate`
+    does).  So the calibrator is fitted lazily, once per openness its cells need: at most
+    twice per task, once when every prior is closed (or every one open).
+    """
     from lidframe.data.scoreset import ScoreSet
 
     start = time.perf_counter()
     try:
         dev, ev = ScoreSet.load(task.dev), ScoreSet.load(task.eval)
-        fitted = fit_calibrator(dev, task.calibrator, znorm_ddof=task.znorm_ddof)
     except Exception as exc:  # recorded per cell, the grid goes on
         error = f"{type(exc).__name__}: {exc}"
-        fit_seconds = time.perf_counter() - start
-        return [CellOutcome(cell=cell, status="error", error=error, seconds=fit_seconds) for cell in task.cells]
-    return [_evaluate_cell(task, cell, dev, ev, fitted) for cell in task.cells]
+        return [
+            CellOutcome(cell=cell, status="error", error=error, seconds=time.perf_counter() - start)
+            for cell in task.cells
+        ]
+    fits = _LazyFits(task, dev, start)
+    outcomes = []
+    for cell in task.cells:
+        try:
+            open_set = _is_open(cell.prior, dev)
+        except Exception as exc:
+            outcomes.append(CellOutcome(cell=cell, status="error", error=f"{type(exc).__name__}: {exc}"))
+            continue
+        fitted, fit_error, fit_seconds = fits.get(open_set)
+        if fit_error is not None:
+            outcomes.append(CellOutcome(cell=cell, status="error", error=fit_error, seconds=fit_seconds))
+        else:
+            outcomes.append(_evaluate_cell(task, cell, dev, ev, fitted))
+    return outcomes
+
+
+def _is_open(prior_spec: str, dev: ScoreSet) -> bool:
+    """Whether *prior_spec* is an open-set prior on *dev* (its ``outside`` > 0, ``"auto"`` resolved on dev)."""
+    from lidframe.core.openset import resolve_outside
+    from lidframe.registry import resolve_prior
+
+    outside, _ = resolve_outside(resolve_prior(prior_spec), dev)
+    return outside > 0
+
+
+class _LazyFits:
+    """The calibrator of one task fitted on dev at most once per openness (closed, open), on first need."""
+
+    def __init__(self, task: FitTask, dev: ScoreSet, start: float):
+        self.task, self.dev, self.start = task, dev, start
+        self.fitted: dict[bool, tuple[Any, str | None, float]] = {}
+
+    def get(self, open_set: bool) -> tuple[Any, str | None, float]:
+        """(fitted calibrator or None, error text or None, seconds the fit took) for *open_set*."""
+        from lidframe.core.evaluation import fit_calibrator
+
+        if open_set not in self.fitted:
+            began = time.perf_counter() if self.fitted else self.start  # the first fit also counts the loading
+            try:
+                fitted = fit_calibrator(
+                    self.dev, self.task.calibrator, znorm_ddof=self.task.znorm_ddof, outsider_pairs=open_set
+                )
+                self.fitted[open_set] = (fitted, None, time.perf_counter() - began)
+            except Exception as exc:  # recorded per cell, the grid goes on
+                self.fitted[open_set] = (None, f"{type(exc).__name__}: {exc}", time.perf_counter() - began)
+        return self.fitted[open_set]
 
 
 def _evaluate_cell(task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitted: Any) -> CellOutcome:
@@ -101,6 +154,9 @@ def _evaluate_cell(task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitte
             trial_speakers=result.trial_speakers,
             lid=result.lid,
             posterior_true=result.posterior_true,
+            outsider=None if result.outside == 0 else result.is_outsider.astype(np.int8),
+            membership_bits=result.membership_bits,
+            top_posterior=result.top_posterior,
             seconds=time.perf_counter() - began,
         )
     except Exception as exc:

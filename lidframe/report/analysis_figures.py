@@ -61,7 +61,9 @@ def per_speaker_figure(
 ) -> Figure:
     """Dot plot of ALID per speaker, sorted, with CI whiskers and the top and bottom speakers named.
 
-    One row per speaker with trials (most disclosed at the top); a dot at its ALID, a
+    One row per enrolled speaker with trials (most disclosed at the top; an open-set
+    table's outsider speakers, whose ALID is a membership disclosure, are left out and
+    counted in the title); a dot at its ALID, a
     whisker from ``alid_low`` to ``alid_high`` when the rows have them; vertical guides
     at 0 bit, at the overall ALID (the trial-weighted mean of the rows) and at the
     ceiling log2 N.  With at most :data:`PER_SPEAKER_ALL_LABELS` speakers (and room for
@@ -91,9 +93,13 @@ def per_speaker_figure(
     """
     if isinstance(n_labelled, bool) or not isinstance(n_labelled, int) or n_labelled < 1:
         raise InputError(f"n_labelled must be a positive integer, got {n_labelled!r}")
-    rows = [r for r in per_speaker.rows if r.get("n_trials", 0) > 0 and np.isfinite(r.get("alid", np.nan))]
+    rows = [
+        r
+        for r in per_speaker.rows
+        if r.get("n_trials", 0) > 0 and np.isfinite(r.get("alid", np.nan)) and not r.get("outsider", False)
+    ]
     if not rows:
-        raise InputError("the per-speaker table has no speaker with trials: nothing to plot")
+        raise InputError("the per-speaker table has no enrolled speaker with trials: nothing to plot")
     rows.sort(key=lambda r: (-r["alid"], r["speaker"]))
     n = len(rows)
     own_figure = ax is None
@@ -108,7 +114,12 @@ def per_speaker_figure(
     colour = np.full(n, "C0" if named_all else "0.5", dtype=object)
     colour[:k], colour[n - k :] = "C3", "C0"
     y = np.arange(n)[::-1].astype(np.float64)  # the most disclosed speaker at the top
-    has_ci = _draw_speaker_dots(ax, rows, y, colour, log2_n=getattr(per_speaker, "log2_n", None))
+    overall_name = (
+        "ALID of the enrolled trials" if getattr(per_speaker, "n_outsider_speakers", None) else "overall ALID"
+    )
+    has_ci = _draw_speaker_dots(
+        ax, rows, y, colour, log2_n=getattr(per_speaker, "log2_n", None), overall_name=overall_name
+    )
     names = [f"{r['speaker']} ({r['n_trials']})" for r in rows]
     if named_all:
         ax.set_yticks(y)
@@ -127,7 +138,9 @@ def per_speaker_figure(
     return fig
 
 
-def _draw_speaker_dots(ax: Axes, rows: list, y: np.ndarray, colour: np.ndarray, *, log2_n: float | None) -> bool:
+def _draw_speaker_dots(
+    ax: Axes, rows: list, y: np.ndarray, colour: np.ndarray, *, log2_n: float | None, overall_name: str = "overall ALID"
+) -> bool:
     """The dots (ALID), whiskers (its interval, when every row has one) and guides of :func:`per_speaker_figure`.
 
     Parameters
@@ -141,6 +154,8 @@ def _draw_speaker_dots(ax: Axes, rows: list, y: np.ndarray, colour: np.ndarray, 
         Each speaker's colour.
     log2_n : float, optional
         Draw the ceiling log2 N (bits).
+    overall_name : str
+        The legend's name of the trial-weighted mean of the rows' ALID.
 
     Returns
     -------
@@ -160,7 +175,7 @@ def _draw_speaker_dots(ax: Axes, rows: list, y: np.ndarray, colour: np.ndarray, 
     ax.scatter(alid, y, s=dot**2, c=list(colour), zorder=3, edgecolors="none")
     ax.axvline(0.0, color="0.6", lw=0.8)
     overall = float(np.sum(alid * counts) / counts.sum())
-    ax.axvline(overall, color="C1", lw=1.0, ls="--", label=f"overall ALID {overall:.2f} bit")
+    ax.axvline(overall, color="C1", lw=1.0, ls="--", label=f"{overall_name} {overall:.2f} bit")
     if log2_n is not None:
         ax.axvline(log2_n, color="0.3", lw=0.8, ls=":", label=f"log2 N = {log2_n:.2f} bit")
     ax.set_ylim(-1, n)
@@ -198,6 +213,9 @@ def _per_speaker_title(per_speaker: TableRecord, has_ci: bool) -> str:
     missing = getattr(per_speaker, "n_speakers_without_trials", 0)
     if missing:
         note.append(f"{missing} enrolled speakers without trials not shown")
+    outsiders = getattr(per_speaker, "n_outsider_speakers", None)
+    if outsiders:
+        note.append(f"{outsiders} outsider speakers (membership disclosure) in the table only")
     return "Disclosure per speaker" + (f"\n({'; '.join(note)})" if note else "")
 
 

@@ -34,6 +34,8 @@ from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
 from lidframe.report.model import (
     Headline,
     InputFile,
+    OpenSetHeadline,
+    OpenSetPerTrial,
     Provenance,
     Report,
     ReportSystem,
@@ -66,10 +68,12 @@ def _versions(summaries: Sequence[Mapping[str, Any]]) -> str:
 
 
 def lid_ceiling_bits(result: Result) -> float:
-    """The largest LID any closed-set trial of *result* could reach: max_i -log2 prior(true speaker of i).
+    """The largest LID any trial of *result* with a LID could reach: max_i -log2 prior(true speaker of i).
 
     LID_i = log2(p_i / pi_i) <= -log2 pi_i, since p_i <= 1; under a uniform prior this is
-    log2 N for every trial.
+    log2 N for every trial of the closed set.  In the open set (``result.outside`` = π_∅
+    > 0) an enrolled speaker's prior is (1 - π_∅) times its prior given enrolment, and an
+    outsider trial's true hypothesis ("nobody enrolled") has prior π_∅.
 
     Parameters
     ----------
@@ -81,9 +85,14 @@ def lid_ceiling_bits(result: Result) -> float:
         Bits.
     """
     column = {str(s): j for j, s in enumerate(result.enrolled)}
-    closed = ~np.asarray(result.is_outsider, dtype=bool)
-    true = np.array([column[str(s)] for s in result.trial_speakers[closed]], dtype=np.intp)
-    return float(np.max(-result.log_prior[true]) / LN2)
+    outsider = np.asarray(result.is_outsider, dtype=bool)
+    true = np.array([column[str(s)] for s in result.trial_speakers[~outsider]], dtype=np.intp)
+    outside = float(result.outside)
+    neg_log_prior = -result.log_prior[true] - (math.log1p(-outside) if outside > 0 else 0.0)
+    ceiling = float(np.max(neg_log_prior, initial=-np.inf))
+    if outside > 0 and outsider.any():
+        ceiling = max(ceiling, -math.log(outside))
+    return ceiling / LN2
 
 
 def _keyed(name: str, records: Mapping[str, Any] | None, keys: Sequence[str]) -> dict[str, Any]:
@@ -135,18 +144,25 @@ def _result_system(
     sensitivity: SensitivityResult | None,
     per_speaker: Any,
 ) -> ReportSystem:
-    """The report's row of one ``evaluate`` Result: its headline and its closed-set trials' LID."""
+    """The report's row of one ``evaluate`` Result: its headline and the LID of its trials that have one.
+
+    Those are the enrolled trials in the closed set, every trial in the open set (with the
+    open-set numbers and per-trial arrays).
+    """
     summary = result.summary
+    open_set = result.outside > 0
     return ReportSystem(
         label=str(label),
         name=name,
         calibrator=str(summary.get("calibrator", "?")),
         prior=str(summary.get("prior", "?")),
         headline=Headline.from_summary(summary, where=f"result {label!r}"),
-        lid_bits=result.lid[~result.is_outsider],
+        lid_bits=result.lid if open_set else result.lid[~result.is_outsider],
         lid_ceiling_bits=lid_ceiling_bits(result),
         sensitivity=sensitivity,
         per_speaker=per_speaker,
+        open_set=OpenSetHeadline.from_summary(summary),
+        open_trials=OpenSetPerTrial(result.is_outsider, result.top_posterior) if open_set else None,
     )
 
 
@@ -251,12 +267,15 @@ def _grid_ceiling(lid: np.ndarray, posterior: np.ndarray | None, log2_n: float) 
 
 
 #: The arrays of a grid cell's per-trial file (``lidframe.grid.runner`` writes them);
-#: ``posterior_true`` is missing from the files of early lidframe versions.
+#: ``posterior_true`` is missing from the files of early lidframe versions, and only an
+#: open-set cell's file has ``outsider``, ``membership_bits`` and ``top_posterior``.
 _PER_TRIAL_KEYS = ("trial_ids", "trial_speakers", "lid")
-_PER_TRIAL_OPTIONAL = ("posterior_true",)
+_PER_TRIAL_OPTIONAL = ("posterior_true", "outsider", "membership_bits", "top_posterior")
 
 
-def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.ndarray, np.ndarray | None]:
+def _per_trial_lid(
+    path: Path, cell: Mapping[str, Any], out: Path
+) -> tuple[np.ndarray, np.ndarray | None, OpenSetPerTrial | None]:
     """LID (bits) and posterior of the true speaker per trial, from a cell's per-trial file.
 
     Read through :func:`lidframe.data.npzfile.read_npz`, so a damaged, truncated or forged
@@ -265,16 +284,18 @@ def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.n
     Returns
     -------
     lid : ndarray, shape (T,)
-        NaN for outsider trials.
+        NaN for outsider trials in the closed set.
     posterior : ndarray, shape (T,), or None
         None in a file written before lidframe stored it.
+    open_trials : OpenSetPerTrial or None
+        An open-set cell's outsider flags and top enrolled posteriors; None otherwise.
     """
     try:
         arrays = read_npz(
             path,
             _PER_TRIAL_KEYS,
             _PER_TRIAL_OPTIONAL,
-            kinds={"lid": "numbers", "posterior_true": "numbers"},
+            kinds=dict.fromkeys(("lid", *_PER_TRIAL_OPTIONAL), "numbers"),
             what="per-trial LID file",
         )
     except InputError as exc:
@@ -284,12 +305,14 @@ def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.n
             f"rerun lidframe grid on {out}, which recomputes the cell"
         ) from None
     lid = np.asarray(arrays["lid"], dtype=np.float64).ravel()
-    posterior = arrays.get("posterior_true")
-    if posterior is not None:
-        posterior = np.asarray(posterior, dtype=np.float64).ravel()
-        if posterior.shape != lid.shape:
+    optional: dict[str, np.ndarray] = {}
+    for key in _PER_TRIAL_OPTIONAL:
+        if arrays.get(key) is None:
+            continue
+        optional[key] = np.asarray(arrays[key], dtype=np.float64).ravel()
+        if optional[key].shape != lid.shape:
             raise InputError(
-                f"{path}: posterior_true has {posterior.size} values but lid {lid.size} (grid cell "
+                f"{path}: {key} has {optional[key].size} values but lid {lid.size} (grid cell "
                 f"{_cell_name(cell)}); delete the file and rerun lidframe grid on {out}"
             )
     if lid.size == 0 or np.isnan(lid).all():
@@ -297,7 +320,10 @@ def _per_trial_lid(path: Path, cell: Mapping[str, Any], out: Path) -> tuple[np.n
             f"{path}: no closed-set trial with a LID (grid cell {_cell_name(cell)}); delete the file and rerun "
             f"lidframe grid on {out}"
         )
-    return lid, posterior
+    open_trials = None
+    if "outsider" in optional:
+        open_trials = OpenSetPerTrial(optional["outsider"] != 0, optional.get("top_posterior"))
+    return lid, optional.get("posterior_true"), open_trials
 
 
 def _grid_cells(cells: Sequence[Any], out: Path) -> list[Mapping[str, Any]]:
@@ -330,26 +356,36 @@ def _grid_system(
         raise InputError(
             f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
         )
-    lid, posterior = _per_trial_lid(path, cell, out)
-    closed = ~np.isnan(lid)
+    lid, posterior, open_trials = _per_trial_lid(path, cell, out)
+    with_lid = ~np.isnan(lid)  # the enrolled trials in the closed set, every trial in the open set
+    open_set = OpenSetHeadline.from_summary(summary)
     stored_trials = summary.get("n_enrolled_trials")
-    if stored_trials is not None and int(stored_trials) != int(closed.sum()):
+    if stored_trials is not None and open_set is not None:
+        stored_trials = int(stored_trials) + int(summary.get("n_outsider_trials") or 0)
+    if stored_trials is not None and int(stored_trials) != int(with_lid.sum()):
         # the file and the stored summary come from different runs: no page mixes the two
         raise InputError(
-            f"{path}: holds {int(closed.sum())} closed-set trials but grid cell {_cell_name(cell)} was summarised "
-            f"over {int(stored_trials)}; the file is stale: delete it and rerun lidframe grid on {out}"
+            f"{path}: holds {int(with_lid.sum())} {'trials with a LID' if open_set else 'closed-set trials'} but grid "
+            f"cell {_cell_name(cell)} was summarised over {int(stored_trials)}; the file is stale: delete it and "
+            f"rerun lidframe grid on {out}"
         )
     headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
+    if open_trials is not None and not with_lid.all():
+        open_trials = None  # a closed-set file: its outsider trials have no LID to draw
     system = ReportSystem(
         label=label,
         name=name,
         calibrator=str(cell["calibrator"]),
         prior=str(cell["prior"]),
         headline=headline,
-        lid_bits=lid[closed],
-        lid_ceiling_bits=_grid_ceiling(lid[closed], None if posterior is None else posterior[closed], headline.log2_n),
+        lid_bits=lid[with_lid],
+        lid_ceiling_bits=_grid_ceiling(
+            lid[with_lid], None if posterior is None else posterior[with_lid], headline.log2_n
+        ),
         attacker=str(cell["attacker"]),
         seed=int(cell["seed"]),
+        open_set=open_set,
+        open_trials=open_trials,
     )
     settings = SystemSettings.from_summary(label, summary, summary.get("calibrator_fit"))
     return system, settings, InputFile.of(f"per-trial LID of {label}", path)

@@ -18,6 +18,7 @@ from lidframe.report.lid_figures import (
     lid_ccdf_figure,
     lid_ccdf_panels_figure,
     lid_histogram_figure,
+    open_set_figure,
 )
 from lidframe.report.plotting import curve_styles, figure_svg, inline_svg
 
@@ -249,6 +250,48 @@ class FigureMaker:
                 fig, f"ALID per speaker of {system.label} (calibrator {system.calibrator}, prior {system.prior})."
             )
         ]
+
+    def open_set(self) -> list[InlineFigure]:
+        """The open-set figure (:func:`lidframe.report.lid_figures.open_set_figure`) of each system.
+
+        One per system name: its first cell with an open-set prior and the per-trial arrays
+        to draw (in a grid, as for the histogram of :meth:`system`).
+        """
+        out = []
+        for name in self.report.system_names():
+            cell = next(
+                (
+                    s
+                    for s in self.report.systems
+                    if s.name == name
+                    and s.open_set is not None
+                    and s.open_trials is not None
+                    and s.lid_bits is not None
+                ),
+                None,
+            )
+            if cell is None:
+                continue
+            assert cell.open_set is not None and cell.open_trials is not None and cell.lid_bits is not None
+            threshold = cell.open_set.misattribution_threshold
+            fig = open_set_figure(
+                cell.lid_bits,
+                cell.open_trials.outsider,
+                cell.open_trials.top_posterior,
+                threshold=threshold,
+                title=f"{cell.label}: open set (π_∅ = {cell.open_set.outside:.3g}, prior {cell.prior})",
+                log2_n=cell.headline.log2_n,
+                color=self.styles[cell.label]["color"],
+            )
+            n_outsider = int(cell.open_trials.outsider.sum())
+            caption = (
+                f"Open set of {cell.label} (calibrator {cell.calibrator}, prior {cell.prior}): left, the share of "
+                f"the {cell.lid_bits.size - n_outsider} enrolled and the {n_outsider} outsider trials whose LID "
+                "exceeds x; right, the outsider trials' top enrolled posterior, with lines at 0.5 and at the "
+                f"threshold {threshold:g}."
+            )
+            out.append(self._inline(fig, caption))
+        return out
 
     def dp_audit(self) -> list[InlineFigure]:
         """Measured EER and ALID against the GDP bounds (:func:`lidframe.report.analysis_figures.plot_dp_audit`)."""

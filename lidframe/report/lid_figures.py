@@ -12,6 +12,9 @@ colour and marker, its variants (calibrators) differ by line style.
 - :func:`lid_histogram_figure`: LID per trial, with its 99th percentile.
 - :func:`draw_eer_alid`, :func:`eer_alid_figure`, :func:`eer_alid_panels_figure`: each
   system's ALID and LIDmax against its EER.
+- :func:`open_set_figure`: the open set of one system: the LID CCDF of its enrolled and
+  its outsider trials, and the histogram of the outsiders' top enrolled posterior with
+  the misattribution thresholds.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ __all__ = [
     "draw_eer_alid",
     "eer_alid_figure",
     "eer_alid_panels_figure",
+    "open_set_figure",
 ]
 
 
@@ -501,3 +505,76 @@ def eer_alid_panels_figure(
     return _panels_figure(
         panels, title=title, groups=groups, styles=styles, draw=_eer_points, finish=finish, kind="scatter"
     )
+
+
+def open_set_figure(
+    lid: ArrayLike,
+    outsider: ArrayLike,
+    top_posterior: ArrayLike | None,
+    *,
+    threshold: float,
+    title: str,
+    log2_n: float | None = None,
+    color: str = SYSTEM_COLOURS[0],
+) -> Figure:
+    """The open set of one system: LID CCDF of enrolled and outsider trials, and the outsiders' top posterior.
+
+    Left: P(LID > x) of the enrolled trials (identification disclosure, solid) and of the
+    outsider trials (membership disclosure, dashed), with the 0 bit, 1 bit and log2 N
+    lines.  Right: the histogram of the outsider trials' top enrolled posterior
+    max_j p(j | s) on [0, 1], with lines at 0.5 (above it an outsider is linked to an
+    enrolled speaker more likely than not: misattributed) and at *threshold*.
+
+    Parameters
+    ----------
+    lid : array_like, shape (T,)
+        LID of every trial (bits, no NaN: the open set gives each trial one).
+    outsider : array_like of bool, shape (T,)
+        The outsider trials.
+    top_posterior : array_like, shape (T,), or None
+        max_j p(j | s) per trial; None: the right panel says it was not kept.
+    threshold : float
+        The chosen misattribution threshold (in [0.5, 1)).
+    title : str
+    log2_n : float, optional
+        Draw and label the log2 N line on the left.
+    color : str
+        The system's colour.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    values = np.asarray(lid, dtype=np.float64).ravel()
+    flags = np.asarray(outsider, dtype=bool).ravel()
+    if values.size == 0 or np.isnan(values).any() or flags.shape != values.shape:
+        raise InputError("the open-set figure needs every trial's LID (no NaN) and an outsider flag per trial")
+    plt = pyplot()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), dpi=120)
+    curves = {"enrolled trials": values[~flags], "outsider trials": values[flags]}
+    curves = {label: lid_values for label, lid_values in curves.items() if lid_values.size}
+    styles = {
+        "enrolled trials": {"color": color, "marker": "o", "linestyle": "-"},
+        "outsider trials": {"color": "0.35", "marker": "s", "linestyle": "--"},
+    }
+    draw_lid_ccdf(
+        left, curves, styles=styles, log2_n=log2_n, title="LID: identification (enrolled), membership (outsider)"
+    )
+    right.set_xlim(0.0, 1.0)
+    top = None if top_posterior is None else np.asarray(top_posterior, dtype=np.float64).ravel()[flags]
+    if top is None or top.size == 0:
+        why = "no outsider trial" if not flags.any() else "top posteriors not kept"
+        right.text(0.5, 0.5, why, transform=right.transAxes, ha="center", color="0.4")
+    else:
+        right.hist(top, bins=np.linspace(0.0, 1.0, 21), color="0.55", alpha=0.9, edgecolor="white", linewidth=0.4)
+        from matplotlib.ticker import MaxNLocator
+
+        right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    rows = vertical_references(right, [(0.5, "0.5", "--"), (float(threshold), f"threshold {threshold:g}", ":")])
+    right.set_xlabel("top enrolled posterior max_j p(j | s) of an outsider trial")
+    right.set_ylabel("outsider trials")
+    right.grid(alpha=0.3, axis="y")
+    set_title(right, "Misattribution: outsiders above a line", rows)
+    fig.suptitle(plain_text(title), fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -38,6 +38,8 @@ from lidframe.report.tables import (
     dp_audit_table,
     fit_notes,
     headline_card,
+    misattribution_table,
+    open_set_table,
     per_speaker_table,
     sensitivity_table,
     settings_table,
@@ -136,6 +138,7 @@ def render_html(report: Report) -> str:
     maker = FigureMaker(report)
     cards = [headline_card(s, k) for k, s in enumerate(report.systems, start=1)]
     overview = maker.overview()
+    open_set_figures = maker.open_set()
     dp_figures = maker.dp_audit()
     sections = _system_sections(report, maker, cards)
     script = _asset("report.js")
@@ -147,6 +150,10 @@ def render_html(report: Report) -> str:
         cards=cards,
         comparison=comparison_table(report),
         overview=overview,
+        open_set_table=open_set_table(report),
+        misattribution_table=misattribution_table(report),
+        open_set_figures=open_set_figures,
+        open_set_auto=any(s.open_set is not None and s.open_set.outside_source == "auto" for s in report.systems),
         dp_table=dp_audit_table(report.dp_audit) if report.dp_audit is not None else None,
         dp_figures=dp_figures,
         dp_reason=report.dp_audit.rows[0].get("bounds_reason") if report.dp_audit is not None else None,

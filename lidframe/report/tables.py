@@ -9,6 +9,8 @@ page's sorting script reads.  :mod:`lidframe.report.render` puts them on the pag
 - :func:`comparison_table`: every system with its headline metrics;
 - :func:`sensitivity_table`, :func:`per_speaker_table`, :func:`dp_audit_table`: the
   analyses' records;
+- :func:`open_set_table`, :func:`misattribution_table`: the open set's groups of trials
+  and its harm by misattribution, of the systems evaluated with an open-set prior;
 - :func:`settings_table`, :func:`fit_notes`: the settings behind every number.
 """
 
@@ -44,6 +46,8 @@ __all__ = [
     "sensitivity_table",
     "per_speaker_table",
     "dp_audit_table",
+    "open_set_table",
+    "misattribution_table",
     "settings_table",
     "key_values",
     "fit_notes",
@@ -271,6 +275,11 @@ _RECORD_FORMATS: dict[str, tuple[str, Callable[[Any], str]]] = {
     "cllr": ("Cllr", bits),
     "dev_logloss_bits": ("dev log-loss (bits)", bits),
     "lid_ceiling": ("ceiling", bits),
+    "membership_bits": ("membership", bits),
+    "alid_enrolled": ("ALID enrolled", bits),
+    "alid_outsider": ("ALID outsider", bits),
+    "membership_enrolled": ("membership enrolled", bits),
+    "misattribution_rate": ("misattributed", percent),
 }
 
 
@@ -304,7 +313,22 @@ def _record_table(table_id: str, caption: str, rows: Sequence[Mapping[str, Any]]
     return Table(table_id, caption, tuple(columns), tuple(body))
 
 
-_SENSITIVITY_KEYS = ("calibrator", "describe", "alid", "pdr", "lid_q99", "lid_max", "eer", "cllr", "dev_logloss_bits")
+_SENSITIVITY_KEYS = (
+    "calibrator",
+    "describe",
+    "alid",
+    "pdr",
+    "lid_q99",
+    "lid_max",
+    "eer",
+    "cllr",
+    "dev_logloss_bits",
+    # open set only (:data:`lidframe.analyses.sensitivity.OPEN_SET_SENSITIVITY_METRICS`)
+    "alid_enrolled",
+    "alid_outsider",
+    "membership_enrolled",
+    "misattribution_rate",
+)
 
 
 def sensitivity_table(system: ReportSystem, table_id: str) -> tuple[Table, list[str]]:
@@ -413,6 +437,92 @@ def dp_audit_table(record: DPAuditResult) -> Table:
             )
         )
     return Table("dp-table", "Measured disclosure against the GDP bounds, per mu", tuple(columns), tuple(rows))
+
+
+# ------------------------------------------------------------------ open set
+#: (attribute of :class:`~lidframe.report.model.LIDGroup`, title, formatter, tooltip) of the open-set table.
+OPEN_SET_GROUP_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = (
+    ("n_trials", "trials", count, "trials in the group"),
+    ("alid", "ALID", bits, "average LID of the group (bits)"),
+    ("pdr", "PDR", percent, "share of the group's trials with LID > 0"),
+    ("lid_pos", "LID+", bits, "mean LID of the group's trials with LID > 0 (bits)"),
+    ("lid_neg", "LID−", bits, "mean LID of the group's trials with LID ≤ 0 (bits)"),
+    ("lid_max", "LIDmax", bits, "largest LID of the group (bits)"),
+)
+
+
+def _open_systems(report: Report) -> list[ReportSystem]:
+    return [s for s in report.systems if s.open_set is not None]
+
+
+def open_set_table(report: Report) -> Table | None:
+    """One row per (open-set system, group of trials): trials, ALID, PDR, LID+, LID−, LIDmax.
+
+    The groups are all trials, the enrolled trials (identification disclosure), the
+    outsider trials (membership disclosure) and the membership disclosure of the enrolled
+    trials (:class:`~lidframe.report.model.OpenSetHeadline`); ALID with its interval where
+    computed.  None when no system of *report* is open-set.
+    """
+    systems = _open_systems(report)
+    if not systems:
+        return None
+    columns = [Column("system", False), Column("group", False)]
+    columns += [Column(title, True, tip) for _, title, _, tip in OPEN_SET_GROUP_COLUMNS]
+    rows = []
+    for s in systems:
+        assert s.open_set is not None
+        for group in s.open_set.groups:
+            cells = [_text_cell(s.label), _text_cell(group.name)]
+            cells += [
+                _number_cell(getattr(group, key), fmt, group.interval if key == "alid" else None)
+                for key, _, fmt, _ in OPEN_SET_GROUP_COLUMNS
+            ]
+            rows.append(tuple(cells))
+    caption = "Open set: disclosure per group of trials (an outsider trial's LID is its membership disclosure)"
+    return Table("open-set-table", caption, tuple(columns), tuple(rows))
+
+
+def _probability(value: Any) -> str:
+    return NOT_COMPUTED if _missing(value) else f"{float(value):.3g}"
+
+
+def misattribution_table(report: Report) -> Table | None:
+    """One row per open-set system: π_∅ and its source, outsider trials, misattribution rates at 0.5 and the threshold.
+
+    None when no system of *report* is open-set.
+    """
+    systems = _open_systems(report)
+    if not systems:
+        return None
+    columns = (
+        Column("system", False),
+        Column("π_∅", True, "the attacker's prior mass of 'nobody enrolled' (outside)"),
+        Column("π_∅ from", False, "given, or auto: the dev set's share of outsider trials (the attacker's belief)"),
+        Column("outsider trials", True, "eval trials whose speaker is not enrolled"),
+        Column("misattributed > 0.5", True, "share of outsider trials whose top enrolled posterior exceeds 0.5"),
+        Column("threshold", True, "the chosen posterior threshold"),
+        Column("misattributed > threshold", True, "share of outsider trials whose top posterior exceeds it"),
+    )
+    rows = []
+    for s in systems:
+        o = s.open_set
+        assert o is not None
+        source = "auto (dev share of outsider trials)" if o.outside_source == "auto" else o.outside_source
+        rows.append(
+            (
+                _text_cell(s.label),
+                _number_cell(o.outside, _probability),
+                _text_cell(source),
+                _number_cell(o.n_outsider_trials, count),
+                _number_cell(o.misattribution_rate, percent, o.intervals.get("misattribution_rate")),
+                _number_cell(o.misattribution_threshold, _probability),
+                _number_cell(
+                    o.misattribution_rate_at_threshold, percent, o.intervals.get("misattribution_rate_at_threshold")
+                ),
+            )
+        )
+    caption = "Open set: the prior mass of 'nobody enrolled' and the outsider trials linked to an enrolled speaker"
+    return Table("misattribution-table", caption, columns, tuple(rows))
 
 
 # ------------------------------------------------------------------ provenance
