@@ -77,11 +77,11 @@ def test_worked_example_prints_0_9(tmp_path, monkeypatch, capsys):
     assert capsys.readouterr().out.strip() == "0.9"
 
 
-def test_demo_tables_in_readme_and_quickstart_are_what_the_demo_prints():
+def test_demo_tables_in_readme_quickstart_and_openset_are_what_the_demo_prints():
     from lidframe.cli.simulated_demo import run_demo
 
     table, _ = run_demo(seed=0)
-    for page in (DOCS.parent / "README.md", DOCS / "quickstart.md"):
+    for page in (DOCS.parent / "README.md", DOCS / "quickstart.md", DOCS / "openset.md"):
         assert f"```\n{table}\n```" in page.read_text(), page
 
 

@@ -92,14 +92,17 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nwrote summary.json, table.txt, {PER_TRIAL_FILE} and the LID CCDF plot lid_ccdf.png to {out}")
         _print_report_path(out, report_unavailable())
         return 0
-    from lidframe.cli.simulated_demo import run_demo
+    from lidframe.cli.simulated_demo import DEMO_OPEN_SET_PRIOR, run_demo
 
     if args.out:
         check_output_dir(args.out, "--out")
     if unavailable is not None:
         print(f"lidframe demo: {unavailable}; showing the simulated demo", file=sys.stderr)
     table, _ = run_demo(args.out, seed=args.seed, log=lambda m: print(f"lidframe demo: {m}", file=sys.stderr))
-    print("lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior")
+    print(
+        "lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior; "
+        f"outALID and misattr: the outsider trials under the prior {DEMO_OPEN_SET_PRIOR} (see docs/openset.md)"
+    )
     print(table)
     if args.out:
         print(f"\nwrote score sets, summary.json, table.txt and {PER_TRIAL_FILE} to {args.out}")

@@ -1,7 +1,9 @@
 """The simulated demo (``lidframe demo --simulated``): five simulated systems through ``evaluate``, one table.
 
 The systems are drawn from the generative model of :mod:`lidframe.data.simulate`
-(N = 29 enrolled speakers as in the VoicePrivacy LibriSpeech splits, 20 trials each):
+(N = 29 enrolled speakers as in the VoicePrivacy LibriSpeech splits, 20 trials each, and
+7 speakers who are not enrolled, 20 outsider trials each: 140 of the 720 trials of each
+dev and eval set):
 
 ``plain``        no anonymisation (leakage 1)
 ``anon-weak``    leakage 0.5
@@ -9,6 +11,11 @@ The systems are drawn from the generative model of :mod:`lidframe.data.simulate`
 ``uneven``       leakage 0.1, but the anonymiser fails (leakage 0.6) on ~10 % of speakers:
                  EER near 50 %, yet some trials disclose a bit or more
 ``random``       leakage 0, no speaker information at all
+
+Each system is evaluated twice with the logistic calibrator: in the closed set (uniform
+prior, outsider trials left out: the table's first columns) and in the open set
+(:data:`DEMO_OPEN_SET_PRIOR`, :mod:`lidframe.core.openset`: the columns ``outALID``, the
+outsider trials' mean membership disclosure, and ``misattr``, their misattribution rate).
 """
 
 from __future__ import annotations
@@ -17,8 +24,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lidframe.cli.table import format_table
+from lidframe.cli.table import SUMMARY_COLUMNS, format_value, text_table
 from lidframe.core.evaluation import Result, evaluate
+from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
 from lidframe.data.simulate import simulate_system
 
@@ -27,16 +35,42 @@ if TYPE_CHECKING:
 
     from lidframe.report import Report
 
-__all__ = ["DEMO_SYSTEMS", "PER_TRIAL_FILE", "run_demo", "write_demo_outputs", "report_unavailable"]
+__all__ = [
+    "DEMO_OPEN_SET_PRIOR",
+    "DEMO_OUTSIDERS",
+    "DEMO_SYSTEMS",
+    "OPEN_SET_COLUMNS",
+    "PER_TRIAL_FILE",
+    "format_demo_table",
+    "run_demo",
+    "write_demo_outputs",
+    "report_unavailable",
+]
 
+#: Speakers of each dev and eval set who are not enrolled (20 outsider trials each).
+DEMO_OUTSIDERS = 7
 #: name -> keyword arguments of :func:`lidframe.data.simulate.simulate_system`.
 DEMO_SYSTEMS = {
-    "plain": {"leakage": 1.0},
-    "anon-weak": {"leakage": 0.5},
-    "anon-strong": {"leakage": 0.2},
-    "uneven": {"leakage": 0.1, "leaky_share": 0.1, "leaky_leakage": 0.6},
-    "random": {"leakage": 0.0},
+    name: {**params, "n_outsiders": DEMO_OUTSIDERS}
+    for name, params in {
+        "plain": {"leakage": 1.0},
+        "anon-weak": {"leakage": 0.5},
+        "anon-strong": {"leakage": 0.2},
+        "uneven": {"leakage": 0.1, "leaky_share": 0.1, "leaky_leakage": 0.6},
+        "random": {"leakage": 0.0},
+    }.items()
 }
+#: The prior of the demo's open-set evaluation: uniform over the enrolled, π_∅ = 0.2.
+DEMO_OPEN_SET_PRIOR = "uniform?outside=0.2"
+#: The demo table's open-set columns: (header, what it holds, format), after :data:`~lidframe.cli.table.SUMMARY_COLUMNS`.
+OPEN_SET_COLUMNS = (
+    ("outALID", "mean membership disclosure of the outsider trials (bits), summary.open_set.outsider.alid", ".3f"),
+    (
+        "misattr",
+        "share of outsider trials with top enrolled posterior > 0.5, summary.open_set.misattribution_rate",
+        ".3f",
+    ),
+)
 #: The per-trial table of both demos: one row per eval trial and system, the system's label first.
 PER_TRIAL_FILE = "per_trial.csv"
 
@@ -172,10 +206,43 @@ def _demo_report(
     )
 
 
+def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summary]) -> str:
+    """The demo table: a system's closed-set row (as ``lidframe evaluate`` prints it), then its open-set columns.
+
+    Parameters
+    ----------
+    closed : mapping of str to Summary
+        System -> summary of the closed-set evaluation (uniform prior), in table order.
+    open_set : mapping of str to Summary
+        System -> summary of the open-set evaluation (:data:`DEMO_OPEN_SET_PRIOR`).
+
+    Returns
+    -------
+    str
+        The aligned table: :data:`~lidframe.cli.table.SUMMARY_COLUMNS` of *closed*, then
+        :data:`OPEN_SET_COLUMNS` of *open_set* (``-`` where a system has no outsider trial).
+    """
+    header = ["system", *(title for _, title, _ in SUMMARY_COLUMNS), *(title for title, _, _ in OPEN_SET_COLUMNS)]
+    rows = []
+    for name, summary in closed.items():
+        view = open_set[name].open_set
+        extra: tuple[float | None, float | None] = (None, None)
+        if view is not None and view.outsider is not None:
+            extra = (view.outsider.alid, view.misattribution_rate)
+        rows.append(
+            [
+                name,
+                *(format_value(summary.get(key), fmt) for key, _, fmt in SUMMARY_COLUMNS),
+                *(format_value(value, fmt) for value, (_, _, fmt) in zip(extra, OPEN_SET_COLUMNS)),
+            ]
+        )
+    return text_table(header, rows)
+
+
 def run_demo(
     out_dir: StrPath | None = None, *, seed: int = 0, log: Callable[[str], object] = print
 ) -> tuple[str, dict]:
-    """Simulate, evaluate and tabulate the demo systems.
+    """Simulate, evaluate (closed and open set) and tabulate the demo systems.
 
     Parameters
     ----------
@@ -192,19 +259,26 @@ def run_demo(
     Returns
     -------
     table : str
-        The comparison table.
-    summaries : dict
-        System name -> summary dict.
+        The comparison table (:func:`format_demo_table`).
+    record : dict
+        What ``summary.json`` holds: ``seed``; ``systems``, system -> the closed-set
+        ``Result.to_dict()``; ``open_set``, with the ``prior`` (:data:`DEMO_OPEN_SET_PRIOR`)
+        and ``systems``, system -> the open-set ``Result.to_dict()``.
     """
     out = None if out_dir is None else check_output_dir(out_dir, "--out")
     results: dict[str, Result] = {}
+    open_results: dict[str, Result] = {}
     sets = {}
     for offset, (name, params) in enumerate(DEMO_SYSTEMS.items()):
         dev, ev = simulate_system(seed=seed * 1000 + offset, **params)
         results[name] = evaluate(dev, ev)
+        open_results[name] = evaluate(dev, ev, prior=DEMO_OPEN_SET_PRIOR)
         sets[name] = (dev, ev)
-    table = format_table([(name, result.summary) for name, result in results.items()])
-    summaries = {name: result.to_dict() for name, result in results.items()}
+    table = format_demo_table(
+        {name: r.summary for name, r in results.items()}, {name: r.summary for name, r in open_results.items()}
+    )
+    open_set = {"prior": DEMO_OPEN_SET_PRIOR, "systems": {name: r.to_dict() for name, r in open_results.items()}}
+    record = {"seed": seed, "systems": {name: r.to_dict() for name, r in results.items()}, "open_set": open_set}
     if out is not None:
         out.mkdir(exist_ok=True)
         inputs: dict[str, StrPath] = {}
@@ -217,19 +291,22 @@ def run_demo(
             out,
             results,
             table=table,
-            record={"seed": seed},
+            record={"seed": seed, "open_set": open_set},
             inputs=inputs,
             title="lidframe demo: simulated systems",
             notes=[
-                "Five simulated systems (lidframe.data.simulate, N = 29 enrolled speakers, 20 trials each), "
-                "logistic calibrator fitted on each system's dev set, uniform prior; see docs/quickstart.md."
+                "Five simulated systems (lidframe.data.simulate, N = 29 enrolled speakers and 7 speakers who are "
+                "not enrolled, 20 trials each), logistic calibrator fitted on each system's dev set, uniform prior; "
+                "outsider trials are left out of LID here. summary.json's open_set holds the same systems evaluated "
+                f"under the prior {DEMO_OPEN_SET_PRIOR} (docs/openset.md); see docs/quickstart.md."
             ],
             settings={
                 "command": "lidframe demo --simulated",
                 "seed": seed,
                 "calibrator": "logistic",
                 "prior": "uniform",
+                "open set (summary.json's open_set)": DEMO_OPEN_SET_PRIOR,
             },
             log=log,
         )
-    return table, summaries
+    return table, record

@@ -13,7 +13,15 @@ pipeline, each enrolled speaker's profile is the mean of its L2-normalised enrol
 embeddings (also anonymised: the attacker enrols anonymised speech), and a trial is
 scored by cosine similarity against every profile, giving a full T x N score set.
 
-Dev and eval use disjoint speakers; ids are ``dev-spk000`` ... and ``eval-spk000`` ....
+*Outsider* speakers (``n_outsiders``) come from the same population and go through the
+same anonymiser, but are not enrolled: their trials are scored against the N profiles
+like any other trial (outsider trials, the open set of :mod:`lidframe.core.openset`).
+They are drawn after everything else from the same random stream and their trials are
+appended after the enrolled speakers' trials, so adding outsiders leaves every other
+score unchanged.
+
+Dev and eval use disjoint speakers; ids are ``dev-spk000`` ... and ``eval-spk000`` ...
+(outsider speakers continue the numbering after the N enrolled ones).
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ def simulate_scoreset(
     within_sd: float = 0.5,
     leaky_share: float = 0.0,
     leaky_leakage: float = 0.6,
+    n_outsiders: int = 0,
     prefix: str = "spk",
     rng: np.random.Generator | int | None = None,
 ) -> ScoreSet:
@@ -59,7 +68,7 @@ def simulate_scoreset(
     n_enrolled : int
         N, enrolled speakers (each also speaks ``trials_per_speaker`` trials).
     trials_per_speaker : int
-        Trial utterances per speaker; T = N * trials_per_speaker.
+        Trial utterances per speaker; T = (N + n_outsiders) * trials_per_speaker.
     enrol_utterances : int
         Utterances averaged into each enrolment profile.
     dim : int
@@ -72,21 +81,29 @@ def simulate_scoreset(
         anonymiser whose average looks safe).
     leaky_leakage : float in [0, 1]
         Leakage of those speakers.
+    n_outsiders : int
+        Speakers who are not enrolled, each with ``trials_per_speaker`` trials (outsider
+        trials, after the enrolled speakers' trials); drawn as the enrolled speakers
+        (``leaky_share`` included) from the same stream after everything else, so the
+        other scores do not depend on it.
     prefix : str
-        Speaker ids are ``f"{prefix}{k:03d}"``; trial ids ``f"{speaker}-{u:03d}"``.
+        Speaker ids are ``f"{prefix}{k:03d}"`` (k = 0 ... N + n_outsiders - 1, the
+        outsiders last); trial ids ``f"{speaker}-{u:03d}"``.
     rng : numpy.random.Generator or int, optional
         Randomness (seeded generator or seed).
 
     Returns
     -------
     ScoreSet
-        Cosine scores, shape (N * trials_per_speaker, N).
+        Cosine scores, shape ((N + n_outsiders) * trials_per_speaker, N).
     """
     for name, value in (("leakage", leakage), ("leaky_share", leaky_share), ("leaky_leakage", leaky_leakage)):
         if not 0.0 <= value <= 1.0:
             raise InputError(f"{name} must be in [0, 1], got {value}")
-    if n_enrolled < 2 or trials_per_speaker < 1 or enrol_utterances < 1 or dim < 1:
-        raise InputError("need n_enrolled >= 2, trials_per_speaker >= 1, enrol_utterances >= 1, dim >= 1")
+    if n_enrolled < 2 or trials_per_speaker < 1 or enrol_utterances < 1 or dim < 1 or n_outsiders < 0:
+        raise InputError(
+            "need n_enrolled >= 2, trials_per_speaker >= 1, enrol_utterances >= 1, dim >= 1, n_outsiders >= 0"
+        )
     rng = np.random.default_rng(rng)
     identity = rng.standard_normal((n_enrolled, dim))
     speaker_leakage = np.where(rng.random(n_enrolled) < leaky_share, leaky_leakage, leakage)
@@ -99,10 +116,20 @@ def simulate_scoreset(
         np.repeat(identity, trials_per_speaker, axis=0), np.repeat(speaker_leakage, trials_per_speaker), within_sd, rng
     )
     scores = unit_rows(trials, what="simulated trial embeddings") @ profiles.T
-    speakers = np.array([f"{prefix}{k:03d}" for k in range(n_enrolled)])
+    if n_outsiders:  # last, from the same stream, scored apart: the scores above do not depend on them
+        outsider_identity = rng.standard_normal((n_outsiders, dim))
+        outsider_leakage = np.where(rng.random(n_outsiders) < leaky_share, leaky_leakage, leakage)
+        outsider_trials = _embeddings(
+            np.repeat(outsider_identity, trials_per_speaker, axis=0),
+            np.repeat(outsider_leakage, trials_per_speaker),
+            within_sd,
+            rng,
+        )
+        scores = np.concatenate([scores, unit_rows(outsider_trials, what="simulated trial embeddings") @ profiles.T])
+    speakers = np.array([f"{prefix}{k:03d}" for k in range(n_enrolled + n_outsiders)])
     trial_speakers = np.repeat(speakers, trials_per_speaker)
     trial_ids = np.array([f"{s}-{u:03d}" for s in speakers for u in range(trials_per_speaker)])
-    return ScoreSet(scores, speakers, trial_speakers, trial_ids)
+    return ScoreSet(scores, speakers[:n_enrolled], trial_speakers, trial_ids)
 
 
 def simulate_system(*, leakage: float, seed: int = 0, **kwargs: Any) -> tuple[ScoreSet, ScoreSet]:

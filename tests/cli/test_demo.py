@@ -4,7 +4,9 @@ Both demos write ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report
 into ``--out`` and print the report's path last.  The per-trial LIDs are checked against
 a dense float64 recomputation from the score files written beside them (row z-norm with
 ddof 1, the logistic map fitted on dev as summary.json records it, softmax under the
-uniform prior, log2(p_true * N)), and the page's numbers against summary.json.
+uniform prior, log2(p_true * N)), and the page's numbers against summary.json.  The
+simulated demo's open-set numbers (``summary.json``'s ``open_set`` and the table's last
+two columns) are recomputed the same way over N + 1 hypotheses (docs/theory.md).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lidframe.cli.simulated_demo import DEMO_SYSTEMS, run_demo
+from lidframe.cli.simulated_demo import DEMO_OPEN_SET_PRIOR, DEMO_OUTSIDERS, DEMO_SYSTEMS, run_demo
 from lidframe.data.fileio import json_clean
 from tests.report.htmltree import parse
 from tests.report.test_browser import browser, check_page  # noqa: F401 - browser is a fixture
@@ -29,9 +31,10 @@ from tests.report.test_cli_reports import COLUMN_KEYS, sort_value, table_rows
 
 
 def test_demo_is_deterministic_and_ordered():
-    table, summaries = run_demo(seed=0)
+    table, record = run_demo(seed=0)
     again, _ = run_demo(seed=0)
     assert table == again
+    summaries = record["systems"]
     alid = {name: s["alid"] for name, s in summaries.items()}
     assert alid["plain"] > alid["anon-weak"] > alid["anon-strong"] > alid["random"]
     assert abs(alid["plain"] - math.log2(29)) < 0.01
@@ -39,6 +42,20 @@ def test_demo_is_deterministic_and_ordered():
     # the point of the uneven system: EER near chance, yet some trials leak a bit or more
     uneven = summaries["uneven"]
     assert uneven["eer"] > 0.4 and uneven["lid_max"] > 1.0
+    # every dev and eval set holds the outsider trials of DEMO_OUTSIDERS speakers, 20 each
+    for s in summaries.values():
+        assert s["n_outsider_trials"] == s["n_dev_outsider_trials"] == DEMO_OUTSIDERS * 20
+        assert s.get("open_set") is None  # the table's first columns: the closed set
+    # the open set: the plain attacker all but rules outsiders out (at most -log2 0.2 bits),
+    # the random one learns exactly nothing about anyone
+    assert record["open_set"]["prior"] == DEMO_OPEN_SET_PRIOR
+    opened = {name: s["open_set"] for name, s in record["open_set"]["systems"].items()}
+    assert list(opened) == list(DEMO_SYSTEMS)
+    assert all(o["outside"] == 0.2 and o["outside_source"] == "given" for o in opened.values())
+    assert math.log2(1 / 0.2) - 0.1 < opened["plain"]["outsider"]["alid"] <= math.log2(1 / 0.2)
+    assert opened["plain"]["misattribution_rate"] < 0.05
+    assert opened["random"]["outsider"]["alid"] == 0.0 and opened["random"]["enrolled"]["alid"] == 0.0
+    assert opened["random"]["misattribution_rate"] == 0.0
 
 
 def test_the_real_voice_demo_runs_where_engines_and_torch_are(monkeypatch):
@@ -54,19 +71,54 @@ def test_the_real_voice_demo_runs_where_engines_and_torch_are(monkeypatch):
 
 
 # ---------------------------------------------------------------- what --out holds (both demos)
-def dense_lid(scores_path: Path, fit: dict) -> tuple[list[str], np.ndarray]:
-    """Trial ids and LID (bits) of an eval score file, recomputed here in float64 from a logistic fit's slope/intercept."""
+def dense_llr(scores_path: Path, fit: dict) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """Trial ids, LLRs (T, N) and each trial's true column (-1: not enrolled) of an eval score file.
+
+    Recomputed here in float64: row z-norm (ddof 1), then a logistic fit's slope and intercept.
+    """
     from lidframe import ScoreSet
 
     ev = ScoreSet.load(scores_path)
     scores = np.asarray(ev.scores, dtype=np.float64)
     z = (scores - scores.mean(axis=1, keepdims=True)) / scores.std(axis=1, ddof=1, keepdims=True)
-    llr = fit["slope_"] * z + fit["intercept_"]
-    llr -= llr.max(axis=1, keepdims=True)
-    posterior = np.exp(llr) / np.exp(llr).sum(axis=1, keepdims=True)
     column = {str(s): j for j, s in enumerate(ev.enrolled)}
-    true = np.array([column[str(s)] for s in ev.trial_speakers])
-    return [str(t) for t in ev.trial_ids], np.log2(posterior[np.arange(len(true)), true] * scores.shape[1])
+    true = np.array([column.get(str(s), -1) for s in ev.trial_speakers])
+    return [str(t) for t in ev.trial_ids], fit["slope_"] * z + fit["intercept_"], true
+
+
+def dense_lid(scores_path: Path, fit: dict) -> tuple[list[str], np.ndarray]:
+    """Trial ids and closed-set LID (bits; NaN for an outsider trial) of an eval score file, uniform prior."""
+    ids, llr, true = dense_llr(scores_path, fit)
+    llr = llr - llr.max(axis=1, keepdims=True)
+    posterior = np.exp(llr) / np.exp(llr).sum(axis=1, keepdims=True)
+    p_true = np.where(true >= 0, posterior[np.arange(len(true)), np.maximum(true, 0)], np.nan)
+    return ids, np.log2(p_true * llr.shape[1])
+
+
+def dense_open_set(scores_path: Path, fit: dict, outside: float) -> dict[str, np.ndarray]:
+    """Every trial's open-set numbers of an eval score file: the posterior over N + 1 hypotheses, written out.
+
+    Uniform prior given enrolment: p(j | s) = (1 - π_∅)/N e^{l_j} / Z, p(∅ | s) = π_∅ / Z.
+    Returns the LID (bits; membership disclosure of an outsider trial), the enrolled
+    trials' membership disclosure, the top enrolled posterior and the outsider flags.
+    """
+    from scipy.special import logsumexp
+
+    _, llr, true = dense_llr(scores_path, fit)
+    n_enrolled = llr.shape[1]
+    log_pi = math.log((1 - outside) / n_enrolled)
+    joint = np.concatenate([llr + log_pi, np.full((len(true), 1), math.log(outside))], axis=1)
+    log_post = joint - logsumexp(joint, axis=1, keepdims=True)
+    outsider = true < 0
+    column = np.where(outsider, n_enrolled, true)
+    log_prior_true = np.where(outsider, math.log(outside), log_pi)
+    p_nobody = np.exp(log_post[:, n_enrolled])
+    return {
+        "lid": (log_post[np.arange(len(true)), column] - log_prior_true) / math.log(2),
+        "membership": np.log2((1 - p_nobody) / (1 - outside)),
+        "top": np.exp(log_post[:, :n_enrolled].max(axis=1)),
+        "outsider": outsider,
+    }
 
 
 def check_demo_folder(out: Path, stdout: str, labels: list[str], eval_file) -> dict:
@@ -136,10 +188,46 @@ def simulated(tmp_path_factory):
 def test_simulated_demo_writes_summary_table_per_trial_csv_and_report(simulated):
     out, stdout = simulated
     summary = check_demo_folder(out, stdout, list(DEMO_SYSTEMS), lambda label, split: out / f"{label}_{split}.npz")
-    table, summaries = run_demo(seed=0)
+    table, record = run_demo(seed=0)
     assert (out / "table.txt").read_text(encoding="utf-8") == table + "\n"  # the table the docs embed, unchanged
     assert f"\n{table}\n" in stdout
-    assert summary["systems"] == json_clean(summaries)  # NaN written as null
+    assert summary == json_clean(record)  # NaN written as null
+    assert DEMO_OPEN_SET_PRIOR in stdout.splitlines()[0]  # the first line says what the last columns are
+
+
+def test_simulated_demo_open_set_numbers_are_the_dense_posterior_over_n_plus_one(simulated):
+    """summary.json's open_set and the table's outALID / misattr, recomputed from the score files and the fit."""
+    out, _ = simulated
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    header, *rows = (out / "table.txt").read_text(encoding="utf-8").splitlines()
+    columns = header.split()
+    table = {row.split()[0]: dict(zip(columns, row.split())) for row in rows}
+    assert columns[-2:] == ["outALID", "misattr"]
+    for name in DEMO_SYSTEMS:
+        record = summary["open_set"]["systems"][name]
+        view = record["open_set"]
+        assert record["prior"] == "uniform(outside=0.2)" and view["outside"] == 0.2
+        dense = dense_open_set(out / f"{name}_eval.npz", record["calibrator_fit"]["fitted"], 0.2)
+        outsider, enrolled = dense["outsider"], ~dense["outsider"]
+        assert view["outsider"]["n_trials"] == outsider.sum() == DEMO_OUTSIDERS * 20
+        for got, want in (
+            (record["alid"], dense["lid"].mean()),
+            (view["enrolled"]["alid"], dense["lid"][enrolled].mean()),
+            (view["outsider"]["alid"], dense["lid"][outsider].mean()),
+            (view["outsider"]["lid_max"], dense["lid"][outsider].max()),
+            (view["membership_enrolled"]["alid"], dense["membership"][enrolled].mean()),
+        ):
+            assert got == pytest.approx(want, abs=1e-9), name
+        top = dense["top"][outsider]
+        assert not np.any(np.abs(top - 0.5) < 1e-9) and not np.any(np.abs(top - 0.9) < 1e-9)  # no tie at a threshold
+        assert view["misattribution_rate"] == np.mean(top > 0.5)
+        assert view["misattribution_rate_at_threshold"] == np.mean(top > 0.9)
+        # (a dense mean of -1e-17 formats as -0.000, the exact 0 of the random system as 0.000)
+        assert table[name]["outALID"] == f"{dense['lid'][outsider].mean():.3f}".replace("-0.000", "0.000")
+        assert table[name]["misattr"] == f"{np.mean(top > 0.5):.3f}"
+        # the closed-set columns of the row are the closed-set summary's
+        assert table[name]["ALID"] == f"{summary['systems'][name]['alid']:.3f}"
+        assert table[name]["out"] == str(DEMO_OUTSIDERS * 20)
 
 
 @pytest.mark.browser
