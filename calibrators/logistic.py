@@ -47,9 +47,10 @@ Standard errors (``standard_errors``): statsmodels refits the full, unpooled dev
 computes them (opt-in for large dev sets); False never.
 
 The intercept adds the same constant to every LLR of a trial's row, and a constant
-added to a whole row cancels in the posterior softmax under *any* prior (uniform,
-watch-list or explicit), so only the slope moves LID.  The intercept matters only where
-pairs are read one at a time, as the binary view's actual ``cllr`` does.
+added to a whole row cancels in the closed-set posterior softmax under *any* prior (uniform,
+watch-list or explicit), so only the slope moves closed-set LID.  The intercept matters
+where pairs are read one at a time, as the binary view's actual ``cllr`` does, and in the
+open set (:mod:`lidframe.core.openset`), where "nobody enrolled" has no LLR to move with it.
 """
 
 from __future__ import annotations

@@ -72,7 +72,7 @@ class AffineMap:
     slope : float
         Nats per unit score; >= 0 for a non-decreasing map.
     intercept : float
-        Nats; cancels in LID under any prior.
+        Nats; cancels in closed-set LID under any prior (not in the open set).
     """
 
     slope: float = attrs.field(converter=_as_float)

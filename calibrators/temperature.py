@@ -7,7 +7,7 @@ rows (the multiclass cross-entropy of a softmax over each trial's N enrolled)::
     a* = argmax_a  mean_i [ a z_i,true - logsumexp_j (a z_ij) ]
 
 The objective is concave in a, so the optimum is unique.  Under a uniform prior this is
-the strongest affine attacker on the dev set (an intercept cancels in the softmax, so
+the strongest affine attacker on the dev set (an intercept cancels in the closed-set softmax, so
 none is fitted).  It needs the row structure, so it implements the ``fit_rows`` hook
 (:mod:`lidframe.calibrators.base`), which :func:`lidframe.core.evaluation.fit_calibrator`
 (and so ``evaluate``) calls with the dev z-matrix.
@@ -74,6 +74,9 @@ class Temperature(Calibrator):
     """
 
     name = "temperature"
+    #: Its LLRs are a z: right up to a constant per row, which cancels in the closed set only;
+    #: the open set (a prior with ``outside`` > 0) refuses it (:func:`lidframe.evaluate`).
+    absolute_llr = False
     _fitted_attributes = ("slope_", "dev_mean_log_posterior_")
 
     def __init__(self, *, max_slope: float = 100.0, max_pairs: int | None = DEFAULT_MAX_PAIRS):

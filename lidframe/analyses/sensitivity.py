@@ -43,7 +43,7 @@ from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
 from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
-from lidframe.registry import CalibratorLike, PriorLike
+from lidframe.registry import CalibratorLike, PriorLike, outside_of, resolve_calibrator, resolve_prior
 
 __all__ = [
     "DEFAULT_CALIBRATORS",
@@ -234,6 +234,11 @@ def sensitivity(
     keys = [c if isinstance(c, str) else type(c).__name__ for c in calibrators]
     if len(set(keys)) != len(keys):
         raise InputError(f"calibrators repeated: {keys}")
+    if tuple(calibrators) == DEFAULT_CALIBRATORS and outside_of(resolve_prior(prior)) != 0:
+        # the open set needs LLRs that are likelihood ratios: the default list leaves out those that are not
+        keep = [getattr(resolve_calibrator(c), "absolute_llr", True) for c in calibrators]
+        calibrators = [c for c, k in zip(calibrators, keep) if k]
+        keys = [k for k, ok in zip(keys, keep) if ok]
     rows, results = [], {}
     for key, spec in zip(keys, calibrators):
         result = evaluate(dev, eval_set, calibrator=spec, prior=prior, znorm_ddof=znorm_ddof)

@@ -26,8 +26,8 @@ _COLUMNS = [
 ]
 #: The open-set columns, after those (rows of an open-set prior only).
 _OPEN_SET_COLUMNS = [
-    ("alid_enrolled", "ALIDenr"),
-    ("alid_outsider", "ALIDout"),
+    ("alid_enrolled", "enrALID"),
+    ("alid_outsider", "outALID"),
     ("membership_enrolled", "member"),
     ("misattribution_rate", "misattr"),
 ]
@@ -54,7 +54,7 @@ def format_sensitivity_table(result: SensitivityResult) -> str:
     """Text table: one row per calibrator, then the spread and the attacker's worst case.
 
     In the open set (rows with the open-set metrics) four more columns: ALID of the enrolled
-    (``ALIDenr``) and of the outsider trials (``ALIDout``), the enrolled trials' membership
+    (``enrALID``) and of the outsider trials (``outALID``), the enrolled trials' membership
     disclosure (``member``) and the misattribution rate (``misattr``).
     """
     from lidframe.analyses.sensitivity import OPEN_SET_SENSITIVITY_METRICS, SENSITIVITY_METRICS
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     if first.alid_enrolled is not None:
         print(
             "open set (the prior's outside > 0): every trial has a LID, the LID columns are over all of them "
-            "(an outsider trial's is its membership disclosure); ALIDenr/ALIDout: ALID of the enrolled/outsider "
+            "(an outsider trial's is its membership disclosure); enrALID/outALID: ALID of the enrolled/outsider "
             "trials, member: membership disclosure of the enrolled trials, misattr: share of outsider trials "
             "whose top enrolled posterior exceeds 0.5"
         )

@@ -479,15 +479,34 @@ def _scored_in_full(
     return eval_set, None
 
 
-def _enrolled_trials(eval_set: ScoreSet | EmbeddingSet) -> tuple[np.ndarray, ScoreSet | EmbeddingSet]:
-    """(rows of the trials whose speaker is enrolled, those trials as a set); an InputError if there are none."""
+def _enrolled_trials(
+    eval_set: ScoreSet | EmbeddingSet, *, open_set: bool = False
+) -> tuple[np.ndarray, ScoreSet | EmbeddingSet | None]:
+    """(rows of the trials whose speaker is enrolled, those trials as a set); an InputError if there are none.
+
+    In the open set the set of enrolled trials is not built (None): the engine runs on every trial.
+    """
     closed_rows = np.flatnonzero(~eval_set.is_outsider)
     if closed_rows.size == 0:
-        raise InputError(
-            f"{set_label(eval_set, 'eval')}: no trial's speaker is enrolled, so no trial has a LID "
-            "(all are outsider trials)"
+        why = (
+            "an open-set evaluation needs at least one enrolled trial (its identification disclosure)"
+            if open_set
+            else "so no trial has a LID (all are outsider trials)"
         )
+        raise InputError(f"{set_label(eval_set, 'eval')}: no trial's speaker is enrolled, {why}")
+    if open_set:
+        return closed_rows, None
     return closed_rows, eval_set if closed_rows.size == eval_set.n_trials else eval_set.subset(closed_rows)
+
+
+def _check_open_set_calibrator(fitted: CalibratorLike, outside: float) -> None:
+    """An InputError for an open-set evaluation with a calibrator whose LLRs are right only up to a constant per row."""
+    if outside > 0 and not getattr(fitted, "absolute_llr", True):
+        raise InputError(
+            f"calibrator {describe_component(fitted)} gives LLRs up to a constant per row, which cancels in the "
+            "closed set only; the open set (outside > 0) needs LLRs that are likelihood ratios: use logistic, "
+            "isotonic, beta or gaussian"
+        )
 
 
 def _per_trial(n_trials: int, rows: np.ndarray, values: np.ndarray, fill: float | int, dtype: type) -> np.ndarray:
@@ -539,8 +558,9 @@ def evaluate_fitted(
     outside, outside_source = resolve_outside(prior, dev)
     with naming_set(eval_set, "eval"):  # a watch-list id not enrolled in this file, ...
         log_prior = np.asarray(prior.log_prior(eval_set.enrolled), dtype=np.float64)
-    closed_rows, closed = _enrolled_trials(eval_set)
-    run_set = eval_set if outside > 0 else closed  # the open set: every trial gets a LID
+    _check_open_set_calibrator(fitted, outside)
+    closed_rows, closed = _enrolled_trials(eval_set, open_set=outside > 0)
+    run_set = eval_set if closed is None else closed  # the open set: every trial gets a LID
     with naming_set(run_set, "eval"):  # z-norm errors name the trial; this adds the file and split
         run = run_engine(
             run_set,
@@ -555,7 +575,7 @@ def evaluate_fitted(
         )
     closed_lid = run.lid_bits if outside == 0 else run.lid_bits[closed_rows]
     # exp(LID ln 2 + ln prior) can round to a hair above 1 when the attacker is certain: clipped
-    posterior_closed = np.minimum(np.exp(closed_lid * LN2 + log_prior[closed.true_index]), 1.0)
+    posterior_closed = np.minimum(np.exp(closed_lid * LN2 + log_prior[eval_set.true_index[closed_rows]]), 1.0)
     open_trials = None
     if outside > 0:
         assert run.open_stats is not None  # every engine returns them with open_set=True

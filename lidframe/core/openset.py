@@ -259,7 +259,8 @@ def resolve_outside(prior: object, dev: object | None) -> tuple[float, str]:
     Raises
     ------
     InputError
-        ``"auto"`` without a dev set.
+        ``"auto"`` without a dev set, or with a dev set without outsider trials (its
+        estimate would be 0, silently the closed set).
     """
     outside = outside_of(prior)
     if outside != OUTSIDE_AUTO:
@@ -270,4 +271,9 @@ def resolve_outside(prior: object, dev: object | None) -> tuple[float, str]:
             "trials; give the dev set (dev=...) or a number"
         )
     n_outsider, n_trials = int(dev.n_outsider_trials), int(dev.n_trials)  # type: ignore[attr-defined]
+    if n_outsider == 0:
+        raise InputError(
+            "outside='auto': the dev set has no outsider trial, so its estimate of the mass of 'nobody enrolled' "
+            "is 0 (the closed set); give outside a number, or a dev set with outsider trials"
+        )
     return n_outsider / n_trials, "auto"

@@ -183,6 +183,11 @@ def create(kind: str, spec: object, **params: Any) -> Any:
         built = builder(factory)(**spec_params)
     except TypeError as exc:
         raise InputError(f"{kind} {name!r}: {exc}") from None
+    if kind == "prior" and outside is None and OUTSIDE_PARAM in spec_params:
+        # a builder that takes **options may have swallowed outside: the prior must carry what was asked
+        asked = check_outside(spec_params[OUTSIDE_PARAM])
+        if getattr(built, OUTSIDE_PARAM, None) != asked:
+            outside = asked
     return built if outside is None else with_outside(built, outside)
 
 

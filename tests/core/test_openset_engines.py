@@ -362,3 +362,46 @@ def test_outside_zero_gives_the_closed_set_lids_of_the_release_before(outside_ze
         atol = 1e-5 if "32" in name else 1e-12
         assert np.array_equal(np.isnan(lid), np.isnan(before[name])) and np.isnan(lid).sum() == 25, name
         assert np.allclose(lid, before[name], rtol=0, atol=atol, equal_nan=True), name
+
+
+def test_the_open_set_refuses_a_calibrator_whose_llrs_have_no_level():
+    """Temperature's LLRs are a z: right up to a constant per row, which only the closed set cancels."""
+    dev, ev = make_sets(23, 60, 8, 12)
+    assert np.isfinite(evaluate(dev, ev, calibrator="temperature").summary.alid)
+    with pytest.raises(InputError, match="temperature.*up to a constant per row.*open set"):
+        evaluate(dev, ev, calibrator="temperature", prior="uniform?outside=0.2")
+    from lidframe.analyses.sensitivity import DEFAULT_CALIBRATORS, sensitivity
+
+    opened = sensitivity(dev.to_scoreset(), ev.to_scoreset(), prior="uniform?outside=0.2")
+    assert [row.calibrator for row in opened.rows] == [c for c in DEFAULT_CALIBRATORS if c != "temperature"]
+    with pytest.raises(InputError, match="temperature"):
+        sensitivity(dev.to_scoreset(), ev.to_scoreset(), ["logistic", "temperature"], prior="uniform?outside=0.2")
+
+
+def test_outside_auto_without_outsider_trials_in_dev_is_an_error_not_the_closed_set():
+    dev, ev = make_sets(25, 60, 8, 12)
+    closed_dev = dev.subset(~dev.is_outsider)
+    with pytest.raises(InputError, match="outside='auto': the dev set has no outsider trial"):
+        evaluate(closed_dev, ev, prior="uniform?outside=auto")
+
+
+class OptionsPrior:
+    """A plugin prior whose builder takes any keyword (``**options``) and keeps none of them."""
+
+    def __init__(self, **options):
+        self.options = options
+
+    def log_prior(self, enrolled):
+        return np.full(len(enrolled), -np.log(len(enrolled)))
+
+
+def test_a_plugin_prior_that_swallows_outside_is_still_given_it():
+    prior = resolve_prior("tests.core.test_openset_engines:OptionsPrior?outside=0.2")
+    assert isinstance(prior, WithOutside) and prior.outside == 0.2
+
+
+def test_an_eval_set_of_outsiders_only_is_refused_with_the_open_set_reason():
+    dev, ev = make_sets(27, 40, 6, 8)
+    outsiders_only = ev.subset(ev.is_outsider)
+    with pytest.raises(InputError, match="an open-set evaluation needs at least one enrolled trial"):
+        evaluate(dev, outsiders_only, prior="uniform?outside=0.3")
