@@ -21,6 +21,7 @@ from lidframe import ScoreSet
 from lidframe.cli import main
 from lidframe.core.summary import OPEN_SET_INTERVALS
 from lidframe.data.simulate import simulate_system
+from tests.cli.test_cli import run
 
 OPEN = "uniform?outside=0.2"
 
@@ -38,12 +39,6 @@ def sets(tmp_path_factory):
     dev.save(folder / "dev.npz")
     ev.save(folder / "eval.npz")
     return folder, dev, ev
-
-
-def run(argv, capsys):
-    code = main([str(a) for a in argv])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def base(folder):
