@@ -6,7 +6,8 @@ The interface (:mod:`lidframe.attackers.base`): ``embed(utterances) -> (n, d)`` 
 
 Built-in, with registry names: :class:`RandomAttacker` (``random``),
 :class:`PrecomputedEmbeddings` (``precomputed``), and the torch speaker encoders
-:class:`EcapaTdnn` (``ecapa``) and :class:`XVector` (``xvector``).  ``import
+:class:`EcapaTdnn` (``ecapa``), :class:`XVector` (``xvector``) and the pretrained
+:class:`Ge2e` (``ge2e``: Resemblyzer's GE2E weights, ``pip install -e '.[pretrained]'``).  ``import
 lidframe.attackers`` does not import torch: the encoders load it on first access.
 :class:`Utterance` and :func:`group_by_speaker` are re-exported from
 :mod:`lidframe.data.utterance`.
@@ -37,6 +38,7 @@ __all__ = [
     "PrecomputedEmbeddings",
     "EcapaTdnn",
     "XVector",
+    "Ge2e",
 ]
 
 #: What to install for the torch attackers (README.md, "Install"); quoted by every missing-torch error.
@@ -45,7 +47,11 @@ TORCH_INSTALL_HINT = (
     "pip install torch --index-url https://download.pytorch.org/whl/cpu)"
 )
 
-_LAZY = {"EcapaTdnn": "lidframe.attackers.ecapa", "XVector": "lidframe.attackers.xvector"}
+_LAZY = {
+    "EcapaTdnn": "lidframe.attackers.ecapa",
+    "XVector": "lidframe.attackers.xvector",
+    "Ge2e": "lidframe.attackers.ge2e",
+}
 
 
 def __getattr__(name):  # PEP 562: torch is imported only when an encoder is asked for

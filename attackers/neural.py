@@ -111,8 +111,14 @@ def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: 
         raise InputError(f"{path}: not a torch {what}, or a corrupt one ({first})") from None
 
 
-def load_checkpoint(model: torch.nn.Module, path: StrPath, *, label: str = "model") -> str:
-    """Load a SpeechBrain-style state dict into *model* (strict); return its SHA-256.
+def load_checkpoint(
+    model: torch.nn.Module, path: StrPath, *, label: str = "model", state: Mapping[str, Any] | None = None
+) -> str:
+    """Load a SpeechBrain-style state dict into *model* (strict); return the file's SHA-256.
+
+    *state*: the state dict already read from *path* by a reader of another file layout
+    (:func:`lidframe.attackers.ge2e_model.load_ge2e_state`); by default the file is read
+    with :func:`load_weights_file` and must hold a plain state dict.
 
     Raises
     ------
@@ -122,7 +128,8 @@ def load_checkpoint(model: torch.nn.Module, path: StrPath, *, label: str = "mode
         not match the model (the message lists missing and unexpected keys).
     """
     path = Path(path)
-    state = load_weights_file(path, what="checkpoint")
+    if state is None:
+        state = load_weights_file(path, what="checkpoint")
     if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise InputError(f"{path}: expected a state dict of tensors (torch.save(model.state_dict()))")
     expected = set(model.state_dict())
@@ -181,6 +188,9 @@ class NeuralAttacker(EmbeddingAttacker):
         batches pay the compilation (tens of seconds), large runs gain.  Ignored on CPU.
     """
 
+    #: Range of the random chunk length (seconds) that training cuts from each utterance.
+    training_chunk_seconds: tuple[float, float] = (2.0, 3.0)
+
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
         """The checkpoint, when one is given: a file the attacker reads, which must exist (grid validation, cache keys)."""
@@ -228,6 +238,41 @@ class NeuralAttacker(EmbeddingAttacker):
     def model_config(self) -> dict:  # pragma: no cover - interface
         raise NotImplementedError
 
+    # -- hooks with the filterbank encoders' defaults ------------------------------
+    def build_frontend(self) -> torch.nn.Module:
+        """The feature extractor of waveforms (B, samples): 80 log-mel filterbanks (:class:`Fbank`)."""
+        return Fbank()
+
+    def frontend_config(self) -> str:
+        """What the front end computes, for the embedding cache's keys."""
+        return "fbank80-sentence-mean-fp32"
+
+    def default_weights(self) -> Path | None:
+        """The weights file used when no ``checkpoint`` is given; None: a seeded random initialisation."""
+        return None
+
+    def load_weights(self, model: torch.nn.Module, path: StrPath) -> str:
+        """Load the weights file *path* into *model* (strict); return its SHA-256 (:func:`load_checkpoint`)."""
+        return load_checkpoint(model, path, label=type(self).__name__)
+
+    def prepare_audio(self, waveform: np.ndarray) -> np.ndarray:
+        """A 16 kHz waveform as this encoder reads it (embedding and training); unchanged by default."""
+        return waveform
+
+    def chunk_features(self, frontend: torch.nn.Module, chunks: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Training features of waveform chunks: padded, sentence-normalised filterbanks (B, T, 80) and frames (B,)."""
+        feats = [frontend(torch.from_numpy(np.ascontiguousarray(c))[None])[0] for c in chunks]
+        frames = torch.tensor([f.shape[0] for f in feats])
+        padded = torch.zeros(len(feats), int(frames.max()), feats[0].shape[1])
+        for j, f in enumerate(feats):
+            padded[j, : f.shape[0]] = f
+        return sentence_mean_norm(padded, frames), frames
+
+    def encode(self, model: torch.nn.Module, feats: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
+        """Training forward pass: embeddings (B, d) of features (B, T, C) with *frames* valid frames each."""
+        lengths = Lengths(frames, frames.to(torch.float32) / feats.shape[1])
+        return model(feats, lengths)[:, 0]
+
     # -- model --------------------------------------------------------------------
     def _check_options(self):
         if self.precision not in ("fp32", "bf16"):
@@ -244,9 +289,10 @@ class NeuralAttacker(EmbeddingAttacker):
             self._check_options()
             device = resolve_device(self.device)  # before the model is built or its checkpoint read
             torch.manual_seed(self.seed)
+            weights = self.checkpoint if self.checkpoint is not None else self.default_weights()
             model = self.build_model()
-            if self.checkpoint is not None:
-                self._weights_hash = load_checkpoint(model, self.checkpoint, label=type(self).__name__)
+            if weights is not None:
+                self._weights_hash = self.load_weights(model, weights)
             else:
                 digest = hashlib.sha256()
                 for name, tensor in model.state_dict().items():
@@ -254,7 +300,7 @@ class NeuralAttacker(EmbeddingAttacker):
                     digest.update(tensor.detach().cpu().numpy().tobytes())
                 self._weights_hash = digest.hexdigest()
             self._model = model.to(device).eval()
-            self._fbank = Fbank().to(device)
+            self._fbank = self.build_frontend().to(device)
             self._forward = self._model
             if self.compile and device.type == "cuda":
                 self._forward = torch.compile(self._model, dynamic=True)
@@ -265,7 +311,7 @@ class NeuralAttacker(EmbeddingAttacker):
             {
                 "model": self.model_config(),
                 "class": type(self).__name__,
-                "frontend": "fbank80-sentence-mean-fp32",
+                "frontend": self.frontend_config(),
                 "padding": self.padding,
                 "precision": self.precision,
             },
@@ -384,7 +430,7 @@ class NeuralAttacker(EmbeddingAttacker):
         with self._cache_run() as cache:
             self.model  # noqa: B018 - builds the model (and its weights hash for cache keys)
             # no None path: checked above
-            audio = [read_audio(cast(str, u.path), sample_rate=SAMPLE_RATE) for u in utterances]
+            audio = [self.prepare_audio(read_audio(cast(str, u.path), sample_rate=SAMPLE_RATE)) for u in utterances]
             result: list = [None] * len(audio)
             todo = list(range(len(audio)))
             keys: list[str] = []

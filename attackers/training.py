@@ -35,9 +35,8 @@ from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError
 
 from ._torch import nn, torch
-from .frontend import Fbank, read_audio, sentence_mean_norm
-from .layers import Lengths
-from .neural import NeuralAttacker, load_checkpoint, load_weights_file, resolve_device
+from .frontend import read_audio
+from .neural import NeuralAttacker, load_weights_file, resolve_device
 
 __all__ = ["AAMSoftmax", "train_attacker"]
 
@@ -68,29 +67,24 @@ class AAMSoftmax(nn.Module):
         return self.scale * (target * shifted + (1 - target) * cosine)
 
 
-def _chunks(
+def _cut_chunks(
     audio: list[np.ndarray],
     indices: np.ndarray,
     rng: np.random.Generator,
-    fbank: Fbank,
     min_s: float,
     max_s: float,
     rate: int = 16000,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random min_s..max_s second chunks (whole utterance when shorter) -> padded features + lengths."""
-    feats = []
+) -> list[np.ndarray]:
+    """A random min_s..max_s second chunk of each utterance of *indices* (the whole utterance when shorter)."""
+    chunks = []
     for i in indices:
         wave = audio[i]
         length = int(rng.uniform(min_s, max_s) * rate)
         if wave.shape[0] > length:
             start = int(rng.integers(0, wave.shape[0] - length + 1))
             wave = wave[start : start + length]
-        feats.append(fbank(torch.from_numpy(np.ascontiguousarray(wave))[None])[0])
-    frames = torch.tensor([f.shape[0] for f in feats])
-    padded = torch.zeros(len(feats), int(frames.max()), feats[0].shape[1])
-    for j, f in enumerate(feats):
-        padded[j, : f.shape[0]] = f
-    return sentence_mean_norm(padded, frames), frames
+        chunks.append(wave)
+    return chunks
 
 
 def train_attacker(
@@ -101,7 +95,7 @@ def train_attacker(
     epochs: int = 10,
     batch_size: int = 16,
     lr: float = 1e-3,
-    chunk_seconds: tuple[float, float] = (2.0, 3.0),
+    chunk_seconds: tuple[float, float] | None = None,
     init: StrPath | None = None,
     device: str = "auto",
     precision: str = "fp32",
@@ -126,10 +120,12 @@ def train_attacker(
         Utterances (one chunk each) per step.
     lr : float
         Adam learning rate.
-    chunk_seconds : (float, float)
-        Range of the random chunk length in seconds.
+    chunk_seconds : (float, float), optional
+        Range of the random chunk length in seconds; default the encoder's
+        ``training_chunk_seconds`` (2-3 s; GE2E: its 1.6 s window).
     init : str or os.PathLike, optional
-        Checkpoint to fine-tune from.
+        Checkpoint to fine-tune from, read as the attacker reads its own
+        (``load_weights``: a GE2E file in Resemblyzer's layout too).
     device, precision : str
         ``"auto"``/``"cpu"``/``"cuda[:i]"``, and ``"fp32"`` or ``"bf16"`` (autocast).
     seed : int
@@ -159,7 +155,9 @@ def train_attacker(
     if state_path.exists():
         run.resume(state_path, label=type(attacker).__name__)
         log(f"resuming {out} after epoch {run.epoch}")
-    data = _TrainingData.read(utterances, speakers, batch_size=batch_size, chunk_seconds=chunk_seconds)
+    if chunk_seconds is None:
+        chunk_seconds = attacker.training_chunk_seconds
+    data = _TrainingData.read(attacker, utterances, speakers, batch_size=batch_size, chunk_seconds=chunk_seconds)
     out.parent.mkdir(parents=True, exist_ok=True)
     autocast = torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=precision == "bf16")
     for epoch in range(run.epoch, epochs):
@@ -178,8 +176,10 @@ class _TrainingData:
 
     Attributes
     ----------
+    attacker : NeuralAttacker
+        Whose front end turns chunks into features (``chunk_features``).
     audio : list of ndarray
-        One mono 16 kHz waveform per utterance, shape (samples,).
+        One mono 16 kHz waveform per utterance as the encoder reads it (``prepare_audio``), shape (samples,).
     labels : ndarray of int, shape (utterances,)
         Each utterance's speaker, an index into the sorted speaker ids.
     batch_size : int
@@ -188,15 +188,17 @@ class _TrainingData:
         Range of the random chunk length in seconds.
     """
 
+    attacker: NeuralAttacker
     audio: list[np.ndarray]
     labels: np.ndarray
     batch_size: int
     chunk_seconds: tuple[float, float]
-    fbank: Fbank = attrs.field(factory=Fbank)
+    frontend: nn.Module
 
     @classmethod
     def read(
         cls,
+        attacker: NeuralAttacker,
         utterances: Sequence[Utterance],
         speakers: list[str],
         *,
@@ -205,10 +207,12 @@ class _TrainingData:
     ) -> _TrainingData:
         """Read the audio of *utterances* (each with its wav.scp path); label each by its speaker's index in *speakers*."""
         return cls(
-            audio=[read_audio(cast(str, u.path)) for u in utterances],
+            attacker=attacker,
+            audio=[attacker.prepare_audio(read_audio(cast(str, u.path))) for u in utterances],
             labels=np.array([speakers.index(u.speaker) for u in utterances]),
             batch_size=batch_size,
             chunk_seconds=chunk_seconds,
+            frontend=attacker.build_frontend(),
         )
 
     def batches(self, rng: np.random.Generator) -> list[np.ndarray]:
@@ -217,8 +221,9 @@ class _TrainingData:
         return [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
 
     def features(self, batch: np.ndarray, rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-        """The padded, mean-normalised filterbanks (B, frames, 80) of a random chunk of each utterance, and lengths (B,)."""
-        return _chunks(self.audio, batch, rng, self.fbank, *self.chunk_seconds)
+        """The features (B, frames, channels) of a random chunk of each utterance, and their valid frames (B,)."""
+        chunks = _cut_chunks(self.audio, batch, rng, *self.chunk_seconds)
+        return self.attacker.chunk_features(self.frontend, chunks)
 
 
 @attrs.define(eq=False)
@@ -228,6 +233,7 @@ class _TrainingRun:
     ``epoch`` counts the finished epochs (this run's and, after :meth:`resume`, earlier ones).
     """
 
+    attacker: NeuralAttacker
     model: nn.Module
     head: AAMSoftmax
     optimiser: torch.optim.Optimizer
@@ -252,12 +258,12 @@ class _TrainingRun:
         torch.manual_seed(seed)
         model = attacker.build_model()
         if init is not None:  # checked before the audio is read and before anything is written
-            load_checkpoint(model, init, label=type(attacker).__name__)
-        head = AAMSoftmax(int(attacker.model_config()["lin_neurons"]), len(speakers))
+            attacker.load_weights(model, init)
+        head = AAMSoftmax(attacker.embedding_dim(), len(speakers))
         model.to(device)
         head.to(device)
         optimiser = torch.optim.Adam(list(model.parameters()) + list(head.parameters()), lr=lr, weight_decay=2e-5)
-        return cls(model, head, optimiser, np.random.default_rng(seed), device, speakers)
+        return cls(attacker, model, head, optimiser, np.random.default_rng(seed), device, speakers)
 
     def resume(self, state_path: Path, *, label: str) -> None:
         """Continue from the training state at *state_path*; one that is not one, or does not fit, is refused."""
@@ -301,8 +307,7 @@ class _TrainingRun:
             feats, frames = data.features(batch, self.rng)
             target = torch.from_numpy(data.labels[batch]).to(self.device)
             with autocast:
-                lengths = Lengths(frames.to(self.device), frames.to(torch.float32) / feats.shape[1])
-                emb = self.model(feats.to(self.device), lengths)[:, 0]
+                emb = self.attacker.encode(self.model, feats.to(self.device), frames.to(self.device))
                 logits = self.head(emb.float(), target)
                 loss = nn.functional.cross_entropy(logits, target)
             self.optimiser.zero_grad()

@@ -284,7 +284,7 @@ def test_unknown_names_list_what_is_available():
         match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or",
     ):
         create("calibrator", "isotonc")
-    with pytest.raises(InputError, match=r"unknown attacker 'wavlm'; available: ecapa, precomputed, random, xvector"):
+    with pytest.raises(InputError, match=r"unknown attacker 'wavlm'; available: ecapa, ge2e, precomputed, random, xvector"):
         registry.load("attacker", "wavlm")
 
 
@@ -469,7 +469,7 @@ def test_builtin_attackers_conform(tmp_path):
     check_attacker(create("attacker", f"precomputed?path={tmp_path / 'emb.npz'}"))
 
 
-@pytest.mark.parametrize("name", ["ecapa", "xvector"])
+@pytest.mark.parametrize("name", ["ecapa", "xvector", "ge2e"])
 def test_builtin_neural_attackers_conform(name, tmp_path):
     pytest.importorskip("torch")
     pytest.importorskip("soundfile")
@@ -483,13 +483,13 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
         f"s{s}": [Utterance(f"e{s}", f"s{s}", str(write_voice(tmp_path / f"e{s}.wav", s, 50 + s, 1.0)))]
         for s in range(3)
     }
-    small = (
-        "channels=32,32,32,32,96&attention_channels=16&se_channels=16"
-        if name == "ecapa"
-        else "tdnn_channels=32,32,32,32,96"
-    )
+    small = {
+        "ecapa": "channels=32,32,32,32,96&attention_channels=16&se_channels=16&lin_neurons=24",
+        "xvector": "tdnn_channels=32,32,32,32,96&lin_neurons=24",
+        "ge2e": "pretrained=false&hidden_size=32&embedding_size=24",  # no resemblyzer needed
+    }[name]
     check_attacker(
-        create("attacker", f"{name}?{small}&lin_neurons=24&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment
+        create("attacker", f"{name}?{small}&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment
     )
 
 
@@ -498,6 +498,7 @@ def test_every_builtin_is_covered_by_a_conformance_test():
     assert builtin == {
         ("attacker", "random"),
         ("attacker", "precomputed"),
+        ("attacker", "ge2e"),
         ("attacker", "ecapa"),
         ("attacker", "xvector"),
         ("calibrator", "logistic"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from lidframe.errors import InputError
@@ -19,18 +20,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument(
         "--arch",
-        required=True,
-        help="attacker spec of a neural encoder: ecapa or xvector (or a registered plugin), with model options: "
-        "ecapa?channels=256,256,256,256,768",
+        help="attacker spec of a neural encoder: ecapa, xvector or ge2e (or a registered plugin), with model options: "
+        "ecapa?channels=256,256,256,256,768 (default: the attacker --init names)",
     )
     parser.add_argument("--data", required=True, metavar="DIR", help="training data dir (wav.scp, utt2spk)")
     parser.add_argument(
         "--out", required=True, metavar="CKPT", help="encoder checkpoint (state dict; state in CKPT.state)"
     )
-    parser.add_argument("--init", metavar="CKPT", help="fine-tune from this checkpoint")
+    parser.add_argument(
+        "--init",
+        metavar="CKPT|NAME",
+        help="fine-tune from this checkpoint (for ecapa/xvector a SpeechBrain embedding_model.ckpt), or from the "
+        "pretrained weights of the attacker NAME (ge2e: Resemblyzer's, pip install -e '.[pretrained]')",
+    )
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument(
+        "--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3; fine-tuning: try 1e-4)"
+    )
     parser.add_argument("--device", default="auto")
     parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     parser.add_argument("--seed", type=int, default=0)
@@ -39,26 +46,43 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.registry import create
+    from lidframe import registry
 
+    # --init NAME: the pretrained weights of attacker NAME, which is also the default --arch
+    pretrained = args.init is not None and not Path(args.init).exists() and args.init in registry.attackers()
+    arch = args.arch or (args.init if pretrained else None)
+    if arch is None:
+        raise InputError("--arch is required (or --init NAME of an attacker with pretrained weights, e.g. --init ge2e)")
     # the registry resolves the name (built-in or plugin) and its parameters, as for every
     # other command; only encoders that can build a torch model are trainable
-    attacker = create("attacker", args.arch)
+    attacker = registry.create("attacker", arch)
     if not callable(getattr(attacker, "build_model", None)):
         raise InputError(
-            f"--arch {args.arch!r}: {type(attacker).__name__} has no trainable encoder (build_model); "
-            "expected ecapa, xvector or a plugin subclassing lidframe.attackers.neural.NeuralAttacker"
+            f"--arch {arch!r}: {type(attacker).__name__} has no trainable encoder (build_model); "
+            "expected ecapa, xvector, ge2e or a plugin subclassing lidframe.attackers.neural.NeuralAttacker"
         )
+    encoder = cast("NeuralAttacker", attacker)  # it has build_model (checked above): a trainable encoder
+    init = args.init
+    if pretrained:
+        if arch.partition("?")[0] != args.init:
+            raise InputError(f"--init {args.init}: the pretrained weights of {args.init!r} do not fit --arch {arch!r}")
+        weights = encoder.default_weights()
+        if weights is None:
+            raise InputError(
+                f"--init {args.init}: the {args.init} attacker has no pretrained weights here; give a checkpoint file "
+                "(for ecapa or xvector, a SpeechBrain embedding_model.ckpt)"
+            )
+        init = str(weights)
     from lidframe.attackers.training import train_attacker
 
     history = train_attacker(
-        cast("NeuralAttacker", attacker),  # it has build_model (checked above): a NeuralAttacker's trainable encoder
+        encoder,
         args.data,
         args.out,
         epochs=args.epochs,
         batch_size=args.batch_size,
         lr=args.lr,
-        init=args.init,
+        init=init,
         device=args.device,
         precision=args.precision,
         seed=args.seed,
@@ -67,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     last = history[-1] if history else None
     if last:
         print(
-            f"trained {args.arch} for {last['epoch']} epochs on {args.data}: loss {last['loss']:.4f}, "
+            f"trained {arch}{f' from {args.init}' if args.init else ''} for {last['epoch']} epochs on {args.data}: loss {last['loss']:.4f}, "
             f"accuracy {last['accuracy']:.3f}; checkpoint {args.out}"
         )
     return 0

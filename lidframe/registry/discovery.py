@@ -58,6 +58,7 @@ BUILTINS: Mapping[str, Mapping[str, str]] = MappingProxyType(
                 "precomputed": "lidframe.attackers.precomputed:PrecomputedEmbeddings",
                 "ecapa": "lidframe.attackers.ecapa:EcapaTdnn",
                 "xvector": "lidframe.attackers.xvector:XVector",
+                "ge2e": "lidframe.attackers.ge2e:Ge2e",
             }
         ),
         "calibrator": MappingProxyType(
