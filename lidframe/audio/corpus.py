@@ -8,7 +8,15 @@ speech with the engines installed on the machine.  Each *voice* is one speaker:
   real recorded diphones, the most distinct speakers;
 * espeak-ng's English accents (``en-us``, ``en-gb``, ``en-gb-scotland``, ...) with its
   voice variants (``+m3``, ``+f2``, ...) and a fixed pitch and speed per speaker;
-* flite voices (``kal16``, ``awb``, ``rms``, ``slt``).
+* flite voices (``kal16``, ``awb``, ``rms``, ``slt``);
+* festival voices (``festival-<voice>``, from Debian's ``festvox-*`` packages): the
+  English ``ked_diphone``, the Czech ``czech_dita``, ``czech_krb``, ``czech_machac``,
+  ``czech_ph``, the Finnish ``suo_fi_lj_diphone`` and ``hy_fi_mv_diphone``, the Catalan
+  ``upc_ca_ona_hts`` and the Russian ``msu_ru_nsh_clunits``, each reading the English
+  sentences with its own phone set and text rules (still one distinct recorded speaker).
+  ``kal_diphone`` and ``cmu_us_slt_arctic_hts`` are the speakers of flite's ``kal16`` and
+  ``slt`` and are used only where flite does not offer them; the Italian, Hindi, Marathi
+  and Telugu voices are left out (:data:`_FESTIVAL_LEFT_OUT` says why).
 
 :func:`build_corpus` synthesizes K sentences per voice, converts them to 16 kHz mono
 16-bit WAV, splits the speakers into train / dev / eval (and dev/eval utterances into
@@ -17,10 +25,12 @@ enrolment and trials), and writes data directories with ``wav.scp``, ``utt2spk``
 its version, voice arguments, sentence, sample rate, this module's code), so a rerun
 reuses only files made the way it would make them -- another seed or sentence count picks other sentences, hence other
 files, never a stale one.  The engines run as subprocesses with argument lists (no
-shell), ``jobs`` of them at a time.
+shell), ``jobs`` of them at a time; festival runs once per voice for all of that voice's
+missing utterances (its start-up, ~0.4 s, is most of the cost of one utterance), each
+utterance synthesized from the same random state as a fresh ``text2wave`` call, so a
+batch writes exactly what ``text2wave -eval '(voice_<name>)'`` writes for each sentence.
 
-Install the engines with ``apt-get install espeak-ng flite`` and, for MBROLA (Debian
-contrib/non-free), ``apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbrola-en1``.
+Install the engines with :data:`INSTALL_HINT`.
 """
 
 from __future__ import annotations
@@ -43,7 +53,9 @@ from lidframe.errors import InputError
 __all__ = ["Voice", "available_voices", "build_corpus", "SENTENCES", "INSTALL_HINT"]
 
 INSTALL_HINT = (
-    "apt-get install espeak-ng flite (and for MBROLA voices, with Debian contrib/non-free enabled: "
+    "apt-get install espeak-ng flite festival festvox-kdlpc16k festvox-czech-dita festvox-czech-krb "
+    "festvox-czech-machac festvox-czech-ph festvox-suopuhe-lj festvox-suopuhe-mv festvox-ca-ona-hts festvox-ru "
+    "(and for MBROLA voices, with Debian contrib/non-free enabled: "
     "apt-get install mbrola mbrola-us1 mbrola-us2 mbrola-us3 mbrola-en1)"
 )
 
@@ -81,13 +93,46 @@ _ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gb
 _ESPEAK_VARIANTS = (("m1", 45, 165), ("f2", 60, 175), ("m3", 35, 150), ("f4", 70, 160), ("m7", 50, 180))
 _MBROLA_ENGLISH = ("us1", "us2", "us3", "en1")
 _FLITE_VOICES = ("kal16", "awb", "rms", "slt")
+#: festival's voice folder (its ``voice-path``): ``<lang>/<voice>/festvox/<voice>.scm``.
+_FESTIVAL_VOICE_ROOT = Path("/usr/share/festival/voices")
+#: festival voices used, in this order, each with the flite voice of the same recorded
+#: speaker (then it is used only where that flite voice is not available).  Each was
+#: checked on the 24 SENTENCES: speech of 3.4-7.6 s per sentence, no failure.
+_FESTIVAL_VOICES: tuple[tuple[str, str | None], ...] = (
+    ("ked_diphone", None),  # festvox-kdlpc16k, US English male
+    ("kal_diphone", "flite-kal16"),  # festvox-kallpc16k: the diphones flite's kal16 is made of
+    ("cmu_us_slt_arctic_hts", "flite-slt"),  # festvox-us-slt-hts: CMU ARCTIC slt, as flite's slt
+    ("czech_dita", None),  # festvox-czech-dita, adult female
+    ("czech_krb", None),  # festvox-czech-krb, child male
+    ("czech_machac", None),  # festvox-czech-machac, adult male
+    ("czech_ph", None),  # festvox-czech-ph, male
+    ("suo_fi_lj_diphone", None),  # festvox-suopuhe-lj, Finnish female
+    ("hy_fi_mv_diphone", None),  # festvox-suopuhe-mv, Finnish male
+    ("upc_ca_ona_hts", None),  # festvox-ca-ona-hts, Catalan female
+    ("msu_ru_nsh_clunits", None),  # festvox-ru, Russian male
+)
+#: Installed festival voices that are not used, and why (checked on the 24 SENTENCES).
+_FESTIVAL_LEFT_OUT = {
+    "lp_diphone": "festvox-italp16k: the Italian intonation fails (SIOD ERROR in Int_Targets, no audio, exit "
+    "status 0) on '... on the northern cape?'",
+    "pc_diphone": "festvox-itapc16k: as lp_diphone",
+    "hindi_NSK_diphone": "festvox-hi-nsk: its text rules read Devanagari only; English text gives no audio",
+    "marathi_NSK_diphone": "festvox-mr-nsk: as hindi_NSK_diphone (and the same speaker, NSK)",
+    "telugu_NSK_diphone": "festvox-te-nsk: its text rules read Telugu script only; English text gives no audio",
+}
+#: Scheme run before each utterance of a festival batch: the random state of a fresh
+#: process (the Czech prosody draws from ``rand``), so a batch equals one call per utterance.
+_FESTIVAL_RESET = "(srand 1) (if (symbol-bound? 'czech-rand-range) (set! czech-rand-range nil))"
 #: The data dirs of a corpus.
 _DATA_DIRS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
 
 
 @attrs.frozen
 class Voice:
-    """One synthetic speaker: the engine, the id used as speaker id, and the engine arguments."""
+    """One synthetic speaker: the engine, the id used as speaker id, and the engine arguments.
+
+    For festival, ``args`` holds the Scheme expression that selects the voice, ``(voice_<name>)``.
+    """
 
     engine: str
     speaker: str
@@ -102,8 +147,16 @@ def _mbrola_dirs() -> set[str]:
     return found
 
 
+def _festival_installed() -> set[str]:
+    """Names of the festival voices installed (folders ``<lang>/<voice>/festvox/<voice>.scm``), no process run."""
+    root = _FESTIVAL_VOICE_ROOT
+    if not root.is_dir():
+        return set()
+    return {p.parent.parent.name for p in root.glob("*/*/festvox/*.scm") if p.stem == p.parent.parent.name}
+
+
 def available_voices() -> list[Voice]:
-    """Voices of the engines installed here, in a fixed order (MBROLA, espeak-ng, flite)."""
+    """Voices of the engines installed here, in a fixed order (MBROLA, espeak-ng, flite, festival)."""
     voices: list[Voice] = []
     espeak = shutil.which("espeak-ng")
     if espeak:
@@ -132,16 +185,20 @@ def available_voices() -> list[Voice]:
         for name in _FLITE_VOICES:
             if name in listing.split():
                 voices.append(Voice("flite", f"flite-{name}", ("-voice", name)))
+    if shutil.which("festival"):
+        installed = _festival_installed()
+        have = {v.speaker for v in voices}
+        for name, twin in _FESTIVAL_VOICES:
+            if name in installed and twin not in have:
+                voices.append(Voice("festival", f"festival-{name}", (f"(voice_{name})",)))
     return voices
 
 
 def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = SAMPLE_RATE) -> None:
     """Synthesize *text* with *voice* into a 16 kHz mono 16-bit WAV at *path* (atomically)."""
-    import soundfile
-    from scipy.signal import resample_poly
-
-    from lidframe.data.fileio import atomic_path
-
+    if voice.engine == "festival":
+        _synthesize_festival(voice, [(text, path)], sample_rate)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         raw = Path(tmp) / "raw.wav"
         if voice.engine in ("espeak", "mbrola"):
@@ -151,7 +208,57 @@ def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = SAMPLE_R
         done = subprocess.run(command, capture_output=True, text=True, check=False)
         if done.returncode != 0 or not raw.is_file() or raw.stat().st_size < 100:
             raise InputError(f"{voice.engine} failed for voice {voice.speaker!r}: {done.stderr.strip()[:200]}")
-        audio, rate = soundfile.read(str(raw), dtype="float32", always_2d=True)
+        _write_wav(raw, path, sample_rate)
+
+
+def _scheme_string(text: str) -> str:
+    """*text* as a Scheme string literal (backslashes and double quotes escaped)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _synthesize_festival(voice: Voice, items: Sequence[tuple[str, Path]], sample_rate: int = SAMPLE_RATE) -> None:
+    """Synthesize each ``(text, wav path)`` of *items* with the festival *voice*, in one festival process.
+
+    Each utterance starts from a fresh process's random state (``_FESTIVAL_RESET``), so
+    its audio does not depend on the batch it is in, and is synthesized only while the
+    voice is *voice* (festival keeps its default voice when selecting one fails).  The
+    utterances festival made are written even when another fails; then the first failure
+    is raised.
+    """
+    name = voice.speaker.removeprefix("festival-")
+    with tempfile.TemporaryDirectory() as tmp:
+        raws = [Path(tmp) / f"raw{k}.wav" for k in range(len(items))]
+        lines = [*voice.args]
+        for (text, _), raw in zip(items, raws, strict=True):
+            synth = f"(utt.synth (Utterance Text {_scheme_string(text)}))"
+            save = f"(utt.save.wave {synth} {_scheme_string(str(raw))} 'riff)"
+            lines.append(f"(if (equal? current-voice '{name}) (begin {_FESTIVAL_RESET} {save}))")
+        done = subprocess.run(
+            ["festival", "--pipe"], input="\n".join(lines) + "\n", capture_output=True, text=True, check=False
+        )
+        failed = []
+        for (text, path), raw in zip(items, raws, strict=True):
+            if raw.is_file() and raw.stat().st_size >= 100:
+                _write_wav(raw, path, sample_rate)
+            else:
+                failed.append(text)
+    if failed:
+        # festival warns on every diphone it substitutes ("UniSyn: ..."): report the rest
+        errors = " ".join(line for line in done.stderr.splitlines() if not line.startswith("UniSyn"))
+        raise InputError(
+            f"festival failed for voice {voice.speaker!r} on {len(failed)} of {len(items)} sentences "
+            f"(first: {failed[0]!r}): {errors.strip()[:200]}"
+        )
+
+
+def _write_wav(raw: Path, path: Path, sample_rate: int) -> None:
+    """The engine's wav *raw* as a mono 16-bit WAV at *sample_rate* Hz, peak 0.9, at *path* (atomically)."""
+    import soundfile
+    from scipy.signal import resample_poly
+
+    from lidframe.data.fileio import atomic_path
+
+    audio, rate = soundfile.read(str(raw), dtype="float32", always_2d=True)
     audio = audio.mean(axis=1)
     if rate != sample_rate:
         from math import gcd
@@ -166,7 +273,11 @@ def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = SAMPLE_R
 
 def _engine_versions() -> dict[str, str]:
     """``engine -> version text`` of the installed engines (what ``--version`` prints; MBROLA runs through espeak-ng)."""
-    commands = {"espeak": ["espeak-ng", "--version"], "flite": ["flite", "--version"]}
+    commands = {
+        "espeak": ["espeak-ng", "--version"],
+        "flite": ["flite", "--version"],
+        "festival": ["festival", "--version"],
+    }
     versions = {}
     for engine, command in commands.items():
         if shutil.which(command[0]):
@@ -282,7 +393,7 @@ def _choose_voices(voices: Sequence[str] | None) -> list[Voice]:
     """The voices named by *voices* (default: every available one); no engine, or an unknown voice, is refused."""
     available = {v.speaker: v for v in available_voices()}
     if not available:
-        raise InputError(f"no speech engine found (espeak-ng, mbrola, flite); install them: {INSTALL_HINT}")
+        raise InputError(f"no speech engine found (espeak-ng, mbrola, flite, festival); install them: {INSTALL_HINT}")
     if voices is None:
         return list(available.values())
     unknown = [v for v in voices if v not in available]
@@ -334,10 +445,29 @@ class _CorpusPlan:
 
 
 def _synthesize_missing(work: list[tuple[Voice, str, Path]], *, jobs: int, progress: bool) -> int:
-    """Synthesize each wav of *work* not already there, *jobs* engines at once; how many were made."""
+    """Synthesize each wav of *work* not already there, *jobs* engines at once; how many were made.
+
+    One task per utterance, except festival: one task (one process) per voice.
+    """
     missing = [(voice, text, wav) for voice, text, wav in work if not wav.is_file()]
     for _, _, wav in missing:
         wav.parent.mkdir(parents=True, exist_ok=True)
+    batches: dict[Voice, list[tuple[str, Path]]] = {}
+    for voice, text, wav in missing:
+        if voice.engine == "festival":
+            batches.setdefault(voice, []).append((text, wav))
+    # the festival batches (seconds each) first, so that the short calls fill in around them
+    tasks: list[tuple[Voice, list[tuple[str, Path]]]] = list(batches.items())
+    tasks += [(voice, [(text, wav)]) for voice, text, wav in missing if voice.engine != "festival"]
+
+    def run(task: tuple[Voice, list[tuple[str, Path]]]) -> int:
+        voice, items = task
+        if voice.engine == "festival":
+            _synthesize_festival(voice, items)
+        else:
+            _synthesize(voice, *items[0])
+        return len(items)
+
     bar = None
     if progress:
         from tqdm import tqdm
@@ -348,9 +478,9 @@ def _synthesize_missing(work: list[tuple[Voice, str, Path]], *, jobs: int, progr
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            for _ in pool.map(lambda item: _synthesize(*item), missing):
+            for made in pool.map(run, tasks):
                 if bar is not None:
-                    bar.update()
+                    bar.update(made)
     finally:
         if bar is not None:
             bar.close()
