@@ -1,4 +1,15 @@
-"""``lidframe score``: score trial audio against enrolled speakers with an attacker (a T x N score set)."""
+"""``lidframe score``: score trial audio against enrolled speakers with an attacker (a T x N score set).
+
+With ``--scenario NAME`` (:data:`lidframe.data.scenario.SCENARIOS`) the run also says
+which rung of the threat-model ladder it stands for: one line naming the scenario, its
+code, the enrolment side (``--enrol``), the trial side (``--trials``) and the model (the
+attacker spec and its checkpoint, or its default weights).  What lidframe can check, it
+checks before anything is read: ``semi-informed`` needs a model adapted on anonymised
+training speech, so an attacker that takes a checkpoint must be given one (``--checkpoint``
+or ``checkpoint=`` in ``--attacker``).  Which speech the folders hold it cannot check:
+the line states what the run assumes.  The score set written is the same with or without
+the flag.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +18,7 @@ import warnings
 from pathlib import Path
 
 from lidframe.cli.options import check_output_paths
+from lidframe.data.scenario import Scenario, check_scenario
 from lidframe.errors import InputError
 
 __all__ = ["register", "run"]
@@ -27,6 +39,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--batch-size", type=int)
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")
+    parser.add_argument(
+        "--scenario",
+        metavar="NAME",
+        help="the threat-model scenario the run stands for: ignorant (original --enrol, o-a), lazy-informed or "
+        "semi-informed (anonymised --enrol, a-a; semi-informed needs an adapted --checkpoint); stated in the output",
+    )
     parser.set_defaults(run=run)
 
 
@@ -79,17 +97,62 @@ def _attacker_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def _model(args: argparse.Namespace, params: dict, scenario: Scenario) -> str:
+    """What the attacker scores with, in words; refuses ``semi-informed`` without an adapted checkpoint.
+
+    Parameters
+    ----------
+    args : argparse.Namespace
+        The command line (``--attacker``).
+    params : dict
+        The parameters the flags give (:func:`_attacker_params`); ``--checkpoint`` overrides
+        ``checkpoint=`` in the spec, as :func:`lidframe.registry.create` applies them.
+    scenario : Scenario
+
+    Returns
+    -------
+    str
+        ``"ecapa, checkpoint adapted.ckpt"``, ``"ecapa, its default weights"`` or
+        ``"random, which loads no checkpoint"``.
+
+    Raises
+    ------
+    InputError
+        ``semi-informed`` with an attacker that takes a checkpoint and was given none: its
+        default weights were not adapted on anonymised speech.
+    """
+    from lidframe.registry import accepted_params
+    from lidframe.registry.coercion import split_query
+
+    name, pairs = split_query(args.attacker)
+    takes = accepted_params("attacker", args.attacker)
+    if takes is not None and "checkpoint" not in takes:
+        return f"{args.attacker}, which loads no checkpoint"
+    checkpoint = params.get("checkpoint") or dict(pairs).get("checkpoint")
+    if checkpoint:
+        return f"{args.attacker}, checkpoint {checkpoint}"
+    if scenario.adapted_model and takes is not None:
+        raise InputError(
+            f"--scenario {scenario.name}: attacker {name!r} must score with a model {scenario.model}; give its "
+            "checkpoint with --checkpoint (or checkpoint= in --attacker): its default weights were not adapted"
+        )
+    return f"{args.attacker}, its default weights"
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
     from lidframe.registry import create
 
+    scenario = None if args.scenario is None else check_scenario(args.scenario, key="--scenario")
     if Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out {args.out}: expected a .npz or .csv score-set file")
     inputs = [args.enrol, *args.trials, *([args.embeddings] if args.embeddings else [])]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
-    attacker = create("attacker", args.attacker, **_attacker_params(args))
+    params = _attacker_params(args)
+    model = None if scenario is None else _model(args, params, scenario)
+    attacker = create("attacker", args.attacker, **params)
     enrol = read_data_dir(args.enrol)
     found_in = dict.fromkeys((u.utt_id for u in enrol), f"--enrol {args.enrol}")
     trials = []
@@ -103,6 +166,11 @@ def run(args: argparse.Namespace) -> int:
             trials.append(utt)
     scores = attacker.score(trials, group_by_speaker(enrol))
     scores.save(out)
+    if scenario is not None and model is not None:
+        stated = scenario.stated(
+            enrolment=f"--enrol {args.enrol}", trials=[f"--trials {t}" for t in args.trials], model=model
+        )
+        print(f"scenario {stated}")
     print(
         f"scored {scores.n_trials} trials against N = {scores.n_enrolled} enrolled speakers "
         f"({scores.n_outsider_trials} outsider trials) with {args.attacker}; wrote {out}"

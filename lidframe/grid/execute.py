@@ -267,6 +267,7 @@ class CellWriter:
             "inputs_digest": cell.inputs_digest,
             "inputs": json.dumps(cell.inputs, sort_keys=True),
             "per_trial_sha256": sha256,
+            "scenario": stored_name(cell.scenario),
         }
 
 

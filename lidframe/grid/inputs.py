@@ -2,7 +2,9 @@
 
 Every cell records the SHA-256 of each file it reads (score-set files; a data dir's
 ``wav.scp``, ``utt2spk`` and ``spk2utt``, and the audio they list when the attacker reads
-audio; every file a component spec names or declares), the code (lidframe's version and
+audio -- for an ``ignorant`` cell those of the ``original_enrol`` dir it enrols; every
+file a component spec names or declares, for a ``semi-informed`` cell the adapted
+checkpoint its attacker scores with), the code (lidframe's version and
 each component's distribution version) and the settings ``znorm_ddof``,
 ``[grid.bootstrap]`` and ``[grid.longitudinal]``.  Only the keys and digests identify a
 cell (:func:`inputs_digest`); the labels say in messages what changed.  The keys are
@@ -80,12 +82,26 @@ class InputDigests:
         self._folders: dict[tuple[str, bool], Inputs] = {}
         self._components: dict[tuple[str, str], tuple[Inputs, bool]] = {}
 
-    def source(self, split: str, source: str | DataDirSource, *, reads_audio: bool) -> Inputs:
-        """Inputs of one split: a score-set file, or data dirs (their lists, and audio if read)."""
+    def source(
+        self, split: str, source: str | DataDirSource, *, reads_audio: bool, enrol_role: str = "enrol"
+    ) -> Inputs:
+        """Inputs of one split: a score-set file, or data dirs (their lists, and audio if read).
+
+        Parameters
+        ----------
+        split : {"dev", "eval"}
+        source : str or DataDirSource
+            A score-set file, or the enrolment and trial dirs that are scored.
+        reads_audio : bool
+            Whether the attacker opens the audio the lists name (then it is an input too).
+        enrol_role : str
+            What the enrolment dir is, in the input keys: ``"enrol"``, or
+            ``"original_enrol"`` when the ``ignorant`` scenario enrols the original speech.
+        """
         if isinstance(source, str):
             return {f"{split} file": [f"{split} file {shown_path(source)}", self.digests.digest(source)]}
         inputs: Inputs = {}
-        for role, folder in [("enrol", source["enrol"])] + [("trials", f) for f in source["trials"]]:
+        for role, folder in [(enrol_role, source["enrol"])] + [("trials", f) for f in source["trials"]]:
             for key, value in self._folder(folder, reads_audio).items():
                 inputs[f"{split} {role} {key}"] = [f"{split} {value[0]}", value[1]]
         return inputs

@@ -1,12 +1,20 @@
 """Plan a grid: its cells with their inputs, grouped into score jobs and calibrator fit tasks.
 
-A cell is (system, attacker, mechanism, calibrator, prior, seed); the attacker and the
-mechanism (a Gaussian speaker mechanism releasing the trial embeddings) apply to data-dir
-systems only, and are None for score-file systems.  The work is shared: score sets once
-per (system, attacker, mechanism, split), into the content-addressed cache
+A cell is (system, attacker, mechanism, calibrator, prior, seed) and, in a grid with the
+``scenarios`` axis, a scenario; the attacker, the mechanism (a Gaussian speaker mechanism
+releasing the trial embeddings) and the scenario apply to data-dir systems only, and are
+None for score-file systems.  The work is shared: score sets once per (system, attacker,
+mechanism, scenario, split), into the content-addressed cache
 ``OUT/cache/scores/<hash>.npz`` (:class:`~lidframe.grid.records.ScoreJob`); calibrator
-fits once per (system, attacker, mechanism, calibrator), each evaluating every (prior,
-seed) cell (:class:`~lidframe.grid.records.FitTask`).
+fits once per (system, attacker, mechanism, scenario, calibrator), each evaluating every
+(prior, seed) cell (:class:`~lidframe.grid.records.FitTask`).
+
+A scenario changes what is scored, not how: an ``ignorant`` split is scored with the
+split's ``original_enrol`` as its enrolment (its inputs are that folder's, under the role
+``original_enrol``), a ``semi-informed`` one by the attacker with the system's adapted
+checkpoint (:meth:`~lidframe.grid.spec.SystemSpec.scoring_attacker`, whose file is the
+attacker's input).  The cache is keyed by what is scored, so a ``lazy-informed`` split
+shares its score set with the same split of a grid without scenarios.
 """
 
 from __future__ import annotations
@@ -17,11 +25,12 @@ from typing import cast
 from lidframe._version import code_version
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath
+from lidframe.data.scenario import SCENARIOS
 from lidframe.grid import store
 from lidframe.grid.inputs import InputDigests, hash_parts, inputs_digest, settings_inputs
 from lidframe.grid.progress import progress_bar
 from lidframe.grid.records import Cell, FitTask, GridPlan, Inputs, ScoreJob, stored_name
-from lidframe.grid.spec import DataDirSource, GridSpec, SystemSpec
+from lidframe.grid.spec import GridSpec, SystemSpec
 
 __all__ = ["plan_grid"]
 
@@ -52,18 +61,20 @@ def plan_grid(
     tasks = []
     with progress_bar(spec.n_cells(), "planning cells", "cell", enabled=progress) as advance:
         for system in spec.systems:
-            for attacker, mechanism in _attacks(spec, system):
-                for task in planner.tasks(system, attacker, mechanism):
+            for attacker, mechanism, scenario in _attacks(spec, system):
+                for task in planner.tasks(system, attacker, mechanism, scenario):
                     tasks.append(task)
                     advance(len(task.cells))
     return GridPlan(score_jobs=tuple(planner.score_jobs.values()), tasks=tuple(tasks))
 
 
-def _attacks(spec: GridSpec, system: SystemSpec) -> list[tuple[str | None, str | None]]:
-    """The (attacker, mechanism) pairs of *system*: every pair for data dirs, ``(None, None)`` for score files."""
+def _attacks(spec: GridSpec, system: SystemSpec) -> list[tuple[str | None, str | None, str | None]]:
+    """The (attacker, mechanism, scenario) of *system*: every one for data dirs, all None for score files."""
     if not system.needs_attacker:
-        return [(None, None)]
-    return [(a, m) for a in spec.attackers for m in (spec.mechanisms or (None,))]
+        return [(None, None, None)]
+    return [
+        (a, m, s) for a in spec.attackers for m in (spec.mechanisms or (None,)) for s in (spec.scenarios or (None,))
+    ]
 
 
 class _Planner:
@@ -75,15 +86,17 @@ class _Planner:
         self.settings = settings_inputs(spec, self.version)
         self.score_jobs: dict[str, ScoreJob] = {}
 
-    def tasks(self, system: SystemSpec, attacker: str | None, mechanism: str | None) -> list[FitTask]:
+    def tasks(
+        self, system: SystemSpec, attacker: str | None, mechanism: str | None, scenario: str | None = None
+    ) -> list[FitTask]:
         """One fit task per calibrator, each with its (prior, seed) cells."""
-        sources, read = self._sources(system, attacker, mechanism)
+        sources, read = self._sources(system, attacker, mechanism, scenario)
         return [
             FitTask(
                 dev=sources["dev"],
                 eval=sources["eval"],
                 calibrator=calibrator,
-                cells=self._cells(system, attacker, mechanism, calibrator, read),
+                cells=self._cells(system, attacker, mechanism, scenario, calibrator, read),
                 znorm_ddof=self.spec.znorm_ddof,
                 bootstrap=self.spec.bootstrap,
                 longitudinal=self.spec.longitudinal,
@@ -92,37 +105,44 @@ class _Planner:
         ]
 
     def _sources(
-        self, system: SystemSpec, attacker: str | None, mechanism: str | None
+        self, system: SystemSpec, attacker: str | None, mechanism: str | None, scenario: str | None
     ) -> tuple[dict[str, str], Inputs]:
         """The dev and eval score-set files of the tasks (planning the score jobs), and what they read."""
-        attacker_inputs, reads_audio = self.found.component("attacker", attacker) if attacker else ({}, False)
-        sources: dict[str, str] = {}
         data_inputs: Inputs = {}
+        if attacker is None:  # score-set files, read as they are
+            for split in ("dev", "eval"):
+                data_inputs.update(self.found.source(split, getattr(system, split), reads_audio=False))
+            return {"dev": cast(str, system.dev), "eval": cast(str, system.eval)}, data_inputs
+        scoring = system.scoring_attacker(attacker, scenario)  # semi-informed: the adapted checkpoint
+        attacker_inputs, reads_audio = self.found.component("attacker", scoring)
+        enrol_role = "original_enrol" if scenario is not None and SCENARIOS[scenario].original_enrolment else "enrol"
+        sources: dict[str, str] = {}
         for split in ("dev", "eval"):
-            source = getattr(system, split)
-            split_inputs = self.found.source(split, source, reads_audio=reads_audio)
+            source = system.scored_source(split, scenario)  # ignorant: the original enrolment
+            split_inputs = self.found.source(split, source, reads_audio=reads_audio, enrol_role=enrol_role)
             data_inputs.update(split_inputs)
-            if attacker is None:  # a score-set file, read as it is
-                sources[split] = source
-                continue
             key = hash_parts(
                 "scores",
                 inputs_digest(split_inputs),
                 inputs_digest(attacker_inputs),
-                attacker,
+                scoring,
                 stored_name(mechanism),  # "-": the key every earlier lidframe computed
                 split,
                 self.version,
             )
             target = str(self.out / "cache" / "scores" / f"{key}.npz")
-            self.score_jobs[target] = ScoreJob(
-                source=cast(DataDirSource, source), attacker=attacker, mechanism=mechanism, target=target
-            )
+            self.score_jobs[target] = ScoreJob(source=source, attacker=scoring, mechanism=mechanism, target=target)
             sources[split] = target
         return sources, {**data_inputs, **attacker_inputs}
 
     def _cells(
-        self, system: SystemSpec, attacker: str | None, mechanism: str | None, calibrator: str, read: Inputs
+        self,
+        system: SystemSpec,
+        attacker: str | None,
+        mechanism: str | None,
+        scenario: str | None,
+        calibrator: str,
+        read: Inputs,
     ) -> tuple[Cell, ...]:
         calibrator_inputs, _ = self.found.component("calibrator", calibrator)
         cells = []
@@ -132,10 +152,11 @@ class _Planner:
                 inputs = {**read, **calibrator_inputs, **prior_inputs, **self.settings}
                 cells.append(
                     Cell(
-                        cell_id=store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed),
+                        cell_id=store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed, scenario),
                         system=system.name,
                         attacker=attacker,
                         mechanism=mechanism,
+                        scenario=scenario,
                         calibrator=calibrator,
                         prior=prior,
                         seed=seed,

@@ -1,7 +1,8 @@
 """What a grid plans, computes and stores, as records.
 
 In memory a component that a cell does not have (the attacker and the mechanism of a
-score-file system, the mechanism of a grid without mechanisms) is ``None``; on disk --
+score-file system, the mechanism of a grid without mechanisms, the scenario of a grid
+without the ``scenarios`` axis or of a score-file system) is ``None``; on disk --
 the store's columns, the cell ids, messages and the report's tables -- it is written
 ``-`` (:data:`NONE`), as it always was, so every grid folder stays valid.  The
 conversion is :func:`stored_name` and :func:`from_stored` (used at the store's boundary
@@ -61,12 +62,12 @@ def from_stored(component: str) -> str | None:
 
 @attrs.frozen(kw_only=True)
 class CellComponents:
-    """What names a cell: its id and its six components (:class:`Cell`, :class:`FinishedCell`).
+    """What names a cell: its id and its components (:class:`Cell`, :class:`FinishedCell`).
 
     Attributes
     ----------
     cell_id : str
-        32 hex digits identifying the cell by its six components
+        32 hex digits identifying the cell by its components
         (:func:`lidframe.grid.store.cell_id`).
     system : str
     attacker, mechanism : str or None
@@ -76,6 +77,10 @@ class CellComponents:
         Component specs.
     seed : int
         The bootstrap seed (and the longitudinal grouping seed).
+    scenario : str or None
+        The threat-model scenario (:data:`lidframe.data.scenario.SCENARIOS`) of a data-dir
+        system's cell in a grid with the ``scenarios`` axis; None otherwise (stored as ``-``),
+        and then the cell is named and keyed by its six other components alone.
     """
 
     cell_id: str
@@ -85,29 +90,27 @@ class CellComponents:
     calibrator: str
     prior: str
     seed: int
+    scenario: str | None = None
 
     @property
     def name(self) -> str:
-        """The six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name a cell."""
-        return "/".join(
-            [
-                self.system,
-                stored_name(self.attacker),
-                stored_name(self.mechanism),
-                self.calibrator,
-                self.prior,
-                str(self.seed),
-            ]
-        )
+        """The components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name a cell.
+
+        A cell with a scenario has it after the mechanism (``b3/ecapa/-/ignorant/logistic/uniform/0``).
+        """
+        parts = [self.system, stored_name(self.attacker), stored_name(self.mechanism)]
+        if self.scenario is not None:
+            parts.append(self.scenario)
+        return "/".join([*parts, self.calibrator, self.prior, str(self.seed)])
 
 
 @attrs.frozen(kw_only=True)
 class Cell(CellComponents):
-    """One planned cell: a (system, attacker, mechanism, calibrator, prior, seed) and what it reads.
+    """One planned cell: a (system, attacker, mechanism, calibrator, prior, seed), its scenario, and what it reads.
 
     Attributes
     ----------
-    cell_id, system, attacker, mechanism, calibrator, prior, seed
+    cell_id, system, attacker, mechanism, calibrator, prior, seed, scenario
         As in :class:`CellComponents`.
     inputs : dict
         ``{key: [label, digest]}`` of every file, code version and setting it reads.
@@ -126,9 +129,11 @@ class ScoreJob:
     Attributes
     ----------
     source : DataDirSource
-        The split's enrolment and trial data dirs.
+        The enrolment and trial data dirs it scores (for the ``ignorant`` scenario, the
+        split's ``original_enrol`` as the enrolment).
     attacker : str
-        The attacker's component spec.
+        The attacker's component spec, as it scores (for the ``semi-informed`` scenario,
+        with the system's adapted checkpoint).
     mechanism : str or None
         The Gaussian speaker mechanism releasing the trial embeddings; None for none.
     target : str
@@ -231,6 +236,7 @@ _FINISHED_KEYS = (
     "calibrator",
     "prior",
     "seed",
+    "scenario",
     "summary",
     "per_trial",
     "cell_id",
@@ -247,7 +253,7 @@ class FinishedCell(CellComponents, Mapping[str, Any]):
 
     Attributes
     ----------
-    cell_id, system, attacker, mechanism, calibrator, prior, seed
+    cell_id, system, attacker, mechanism, calibrator, prior, seed, scenario
         As in :class:`CellComponents`.
     summary : dict
         The stored summary JSON, parsed (a plain dict, as ``Result.to_dict()`` wrote it).
@@ -264,7 +270,8 @@ class FinishedCell(CellComponents, Mapping[str, Any]):
     def to_dict(self) -> dict[str, Any]:
         """The cell as the store holds it: components (``-`` for none), summary, per-trial file, id, digest."""
         values = attrs.asdict(self, recurse=False)
-        values["attacker"], values["mechanism"] = stored_name(self.attacker), stored_name(self.mechanism)
+        for key in ("attacker", "mechanism", "scenario"):
+            values[key] = stored_name(values[key])
         return {key: values[key] for key in _FINISHED_KEYS}
 
     def __getitem__(self, key: str) -> Any:
@@ -304,7 +311,7 @@ class GridRun(Mapping[str, int]):
     ok, error : int
         Cells computed now that succeeded / failed (a failed cell is stored with its error).
     fits : int
-        Calibrator fit tasks run (one per system, attacker, mechanism and calibrator; a task
+        Calibrator fit tasks run (one per system, attacker, mechanism, scenario and calibrator; a task
         whose priors are both closed and open fits its calibrator once for each).
     scored : int
         Score sets computed into the score cache.

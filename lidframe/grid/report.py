@@ -4,15 +4,18 @@
 :func:`write_report` writes into ``OUT_DIR/report/``:
 
 ``table.csv`` / ``table.parquet``
-    the tidy table, one row per finished cell (system, attacker, calibrator, prior,
-    seed, every summary metric, and ``<metric>_ci_low`` / ``_ci_high`` where the grid
-    computed intervals), sorted by the cell's components; timings are left out so the
+    the tidy table, one row per finished cell (system, attacker, mechanism, calibrator,
+    prior, seed -- and ``scenario`` after the mechanism when any cell has one, the grid's
+    ``scenarios`` axis -- every summary metric, and ``<metric>_ci_low`` / ``_ci_high``
+    where the grid computed intervals), sorted by the cell's components; timings are left out so the
     same spec gives a byte-identical table.  When any cell is open-set (its prior's
     ``outside`` > 0) every row also has the open-set columns :data:`OPEN_SET_COLUMNS`
     (``outside`` 0 and the others empty for a closed-set cell; in an open-set cell
     ``alid`` and the other top-level LID columns are over every trial).
 ``summary.md`` / ``summary.html``
-    a comparison table like the LID paper's Table 4 per (attacker, calibrator, prior):
+    with scenarios, first a table of the scenarios the cells hold (:func:`scenario_rows`:
+    scenario, code, enrolment, trials, model); then
+    a comparison table like the LID paper's Table 4 per (attacker, scenario, calibrator, prior):
     systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax, each followed
     by its bootstrap interval ``[low, high]`` when the spec asked for intervals
     (``[grid.bootstrap]``), and a line naming their level, method, resamples and seed.  In the
@@ -66,9 +69,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lidframe.data.fileio import StrPath
+from lidframe.data.scenario import SCENARIOS
 from lidframe.errors import InputError
 from lidframe.grid import store
-from lidframe.grid.records import FinishedCell
+from lidframe.grid.records import NONE, FinishedCell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -84,9 +88,25 @@ __all__ = [
     "report_warnings",
     "latex_escape",
     "markdown_cell",
+    "scenario_rows",
+    "SCENARIO_COLUMNS",
 ]
 
 _KEYS = list(store.KEYS)
+#: The columns of the scenario table (:func:`scenario_rows`).
+SCENARIO_COLUMNS = ("scenario", "code", "enrolment", "trials", "model")
+#: What each side and model of a scenario is, in a grid spec's terms.
+_GRID_SIDES = {
+    "original": "original speech (the split's original_enrol)",
+    "anonymised": "anonymised speech (the split's enrol)",
+}
+_GRID_MODELS = {
+    "trained on clear speech": "trained on clear speech (the attacker as given in grid.attackers)",
+    "adapted on anonymised training speech": (
+        "adapted on anonymised training speech (the system's [systems.NAME.adapted] checkpoint, for an attacker "
+        "that takes one)"
+    ),
+}
 #: Every file a report may write (those of an earlier report that this one does not write are removed).
 REPORT_FILES = (
     "table.csv",
@@ -195,6 +215,54 @@ def _comment(text: object) -> str:
     return " ".join(str(text).split())
 
 
+def _scenario(cell: Mapping[str, Any]) -> str:
+    """A stored cell's scenario as stored (``-`` for none, and for a mapping of an earlier layout without the key)."""
+    return str(cell.get("scenario", NONE))
+
+
+def _keys(cells: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The component columns: :data:`lidframe.grid.store.KEYS`, with ``scenario`` after the mechanism when any cell has one."""
+    if all(_scenario(cell) == NONE for cell in cells):
+        return list(_KEYS)
+    return [*_KEYS[:3], "scenario", *_KEYS[3:]]
+
+
+def scenario_rows(names: Sequence[str]) -> list[tuple[str, str, str, str, str]]:
+    """One row per scenario among *names*, in ladder order: :data:`SCENARIO_COLUMNS` in a grid spec's terms.
+
+    Parameters
+    ----------
+    names : sequence of str
+        Scenario names (others, such as ``-``, are left out).
+
+    Returns
+    -------
+    list of tuple
+        ``(scenario, code, enrolment, trials, model)``, e.g. ``("ignorant", "o-a", "original
+        speech (the split's original_enrol)", "anonymised speech (the split's trials)",
+        "trained on clear speech (the attacker as given in grid.attackers)")``.
+    """
+    found = set(names)
+    return [
+        (
+            s.name,
+            s.code,
+            _GRID_SIDES[s.enrolment],
+            f"{s.trials} speech (the split's trials)",
+            _GRID_MODELS[s.model],
+        )
+        for s in SCENARIOS.values()
+        if s.name in found
+    ]
+
+
+#: What the scenario table says under it.
+_SCENARIO_NOTE = (
+    "Each split is scored the scenario's way: dev (which fits the calibrator) as well as eval; "
+    "an attacker that has no model (random, precomputed) scores as it is in every scenario."
+)
+
+
 def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     """One row per cell, every scalar metric and CI bound as columns, sorted by the components.
 
@@ -206,7 +274,8 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        One row per cell: the component columns, then every scalar summary metric,
+        One row per cell: the component columns (``scenario`` after ``mechanism`` when any
+        cell has a scenario), then every scalar summary metric,
         ``<metric>_ci_low`` / ``<metric>_ci_high`` and ``long_<fusion>_k<k>_<metric>`` columns,
         and the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set.
     """
@@ -215,8 +284,10 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     rows = []
     stored_cells = [r.to_dict() if isinstance(r, FinishedCell) else r for r in results]
     any_open = any(cell["summary"].get("open_set") for cell in stored_cells)
+    keys = _keys(stored_cells)
     for stored in stored_cells:
-        row = {k: stored[k] for k in _KEYS}  # as stored: "-" for a component the cell has none of
+        # as stored: "-" for a component the cell has none of
+        row = {k: _scenario(stored) if k == "scenario" else stored[k] for k in keys}
         s = stored["summary"]
         for key, value in s.items():
             if key in ("intervals", "bootstrap", "calibrator_fit") or isinstance(value, (dict, list)):
@@ -236,7 +307,7 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     frame = pd.DataFrame(rows)
     if frame.empty:
         raise InputError("no finished cells to report")
-    return frame.sort_values(_KEYS, kind="stable").reset_index(drop=True)
+    return frame.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
 def _open_set_columns(open_set: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -249,13 +320,36 @@ def _open_set_columns(open_set: Mapping[str, Any] | None) -> dict[str, Any]:
     return {key: estimates[key] if key in estimates else open_set.get(key) for key in OPEN_SET_COLUMNS}
 
 
-def _paper_tables(frame: pd.DataFrame) -> list[tuple[tuple[str, str, str], pd.DataFrame]]:
+#: A comparison table's group: (attacker, calibrator, prior, scenario), the scenario ``-`` for none.
+_Group = tuple[str, str, str, str]
+
+
+def _paper_tables(frame: pd.DataFrame) -> list[tuple[_Group, pd.DataFrame]]:
     groups = []
     base = frame[frame["seed"] == frame["seed"].min()].copy()
     base["system"] = [s if m == "-" else f"{s} [{m}]" for s, m in zip(base["system"], base["mechanism"])]
-    for (attacker, calibrator, prior), part in base.groupby(["attacker", "calibrator", "prior"], sort=True):
-        groups.append(((attacker, calibrator, prior), part.sort_values("alid", ascending=False, kind="stable")))
-    return groups
+    if "scenario" not in base.columns:
+        base["scenario"] = NONE
+    for (attacker, scenario, calibrator, prior), part in base.groupby(
+        ["attacker", "scenario", "calibrator", "prior"], sort=True
+    ):
+        group = (str(attacker), str(calibrator), str(prior), str(scenario))
+        groups.append((group, part.sort_values("alid", ascending=False, kind="stable")))
+    return sorted(groups, key=lambda g: (g[0][0], _ladder(g[0][3]), g[0][1], g[0][2]))
+
+
+def _ladder(scenario: str) -> int:
+    """A scenario's rung (its place in :data:`SCENARIOS`); -1 for none."""
+    return list(SCENARIOS).index(scenario) if scenario in SCENARIOS else -1
+
+
+def _heading(group: _Group, code: Any = str) -> str:
+    """A comparison table's heading: ``attacker X, calibrator Y, prior Z``, with ``scenario S (code)`` when it has one."""
+    attacker, calibrator, prior, scenario = group
+    where = f"attacker {code(attacker)}"
+    if scenario != NONE:
+        where += f", scenario {code(scenario)}" + (f" ({SCENARIOS[scenario].code})" if scenario in SCENARIOS else "")
+    return f"{where}, calibrator {code(calibrator)}, prior {code(prior)}"
 
 
 def _missing(value: Any) -> bool:
@@ -282,13 +376,14 @@ def _shown_rows(part: pd.DataFrame) -> list[list[str]]:
     return [[str(row["system"]), *(_shown(row, key, fmt) for key, _, fmt in _PAPER)] for row in part.to_dict("records")]
 
 
-def _interval_note(results: Sequence[Mapping[str, Any]], group: tuple[str, str, str], seed: int) -> str | None:
+def _interval_note(results: Sequence[Mapping[str, Any]], group: _Group, seed: int) -> str | None:
     """The line that says what the brackets of a group's table are, or None without intervals."""
-    attacker, calibrator, prior = group
+    attacker, calibrator, prior, scenario = group
     settings = [
         r["summary"].get("bootstrap") or {}
         for r in results
-        if (r["attacker"], r["calibrator"], r["prior"], r["seed"]) == (attacker, calibrator, prior, seed)
+        if (r["attacker"], r["calibrator"], r["prior"], r["seed"], _scenario(r))
+        == (attacker, calibrator, prior, seed, scenario)
         and r["summary"].get("intervals")
     ]
     if not settings:
@@ -308,10 +403,16 @@ def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warning
     lines = ["# Grid report", ""]
     for warning in warnings:
         lines += [f"> **Warning.** {warning}", ""]
+    scenarios = scenario_rows(list(frame["scenario"])) if "scenario" in frame.columns else []
+    if scenarios:
+        lines += ["## Scenarios", ""]
+        lines.append("| " + " | ".join(SCENARIO_COLUMNS) + " |")
+        lines.append("|---" * len(SCENARIO_COLUMNS) + "|")
+        lines += ["| " + " | ".join(markdown_cell(cell) for cell in row) + " |" for row in scenarios]
+        lines += ["", _SCENARIO_NOTE, ""]
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
-        attacker, calibrator, prior = group
-        lines += [f"## attacker {_code(attacker)}, calibrator {_code(calibrator)}, prior {_code(prior)}", ""]
+        lines += [f"## {_heading(group, _code)}", ""]
         lines.append("| system | " + " | ".join(t for _, t, _ in _PAPER) + " |")
         lines.append("|---|" + "---|" * len(_PAPER))
         for shown in _shown_rows(part):
@@ -331,10 +432,14 @@ def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], war
 
     parts = ["<!doctype html><meta charset='utf-8'><title>lidframe grid report</title>\n"]
     parts += [f"<p><strong>Warning.</strong> {html.escape(warning)}</p>\n" for warning in warnings]
+    scenarios = scenario_rows(list(frame["scenario"])) if "scenario" in frame.columns else []
+    if scenarios:
+        parts.append("<h2>Scenarios</h2>\n")
+        parts.append(pd.DataFrame(scenarios, columns=list(SCENARIO_COLUMNS)).to_html(index=False))
+        parts.append(f"\n<p>{html.escape(_SCENARIO_NOTE)}</p>\n")
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
-        attacker, calibrator, prior = (html.escape(str(g)) for g in group)
-        parts.append(f"<h2>attacker {attacker}, calibrator {calibrator}, prior {prior}</h2>\n")
+        parts.append(f"<h2>{_heading(group, lambda g: html.escape(str(g)))}</h2>\n")
         shown = pd.DataFrame(_shown_rows(part), columns=["system"] + [k for k, _, _ in _PAPER])
         parts.append(shown.to_html(index=False))
         note = _interval_note(results, group, seed)
@@ -345,10 +450,12 @@ def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], war
 
 def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
     out = [_comment(f"% Warning. {warning}") for warning in warnings]
+    if "scenario" in frame.columns:
+        for name, code, enrolment, trials, model in scenario_rows(list(frame["scenario"])):
+            out.append(_comment(f"% scenario {name} ({code}): enrolment {enrolment}, trials {trials}, model {model}"))
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
-        attacker, calibrator, prior = group
-        out.append(_comment(f"% attacker {attacker}, calibrator {calibrator}, prior {prior}"))
+        out.append(_comment(f"% {_heading(group)}"))
         note = _interval_note(results, group, seed)
         if note:
             out.append(_comment(f"% {note}"))
@@ -388,6 +495,8 @@ def _figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str]:
         & (frame["seed"] == frame["seed"].min())
         & (frame["mechanism"] == frame["mechanism"].iloc[0])
     ]
+    if "scenario" in frame.columns:  # one scenario per bar (a score-file system's cells have none)
+        base = base[base["scenario"].isin([base["scenario"].iloc[0], NONE])]
     systems = sorted(base["system"].unique())
     calibrators = list(dict.fromkeys(base["calibrator"]))
     fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
@@ -407,6 +516,8 @@ def _figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str]:
         shown += f", attacker {base['attacker'].iloc[0]}"
     if frame["mechanism"].nunique() > 1:
         shown += f", mechanism {base['mechanism'].iloc[0]}"
+    if "scenario" in frame.columns and frame["scenario"].nunique() > 1:
+        shown += f", scenario {base['scenario'].iloc[0]}"
     fig.suptitle(plain_text(f"Calibrator sensitivity ({shown})"), fontsize=10)
     fig.tight_layout()
     save_figure(fig, folder / "calibrator_sensitivity.png")
@@ -435,6 +546,8 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
     left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2)")
     right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label="MI bound")
+    if "scenario" in part.columns:  # a system in each scenario is its own line
+        part["system"] = [s if c == NONE else f"{s} ({c})" for s, c in zip(part["system"], part["scenario"])]
     for (system, attacker), rows in part.groupby(["system", "attacker"], sort=True):
         rows = rows.sort_values("mu")
         left.plot(rows["mu"], rows["eer"], marker="o", label=f"{system} / {attacker}")
@@ -478,8 +591,9 @@ def freshness_warnings(freshness: Freshness, results: Sequence[FinishedCell], ou
     reasons = Counter(freshness.stale[r.cell_id] for r in stale).most_common()
     why = "; ".join(f"{reason} ({count})" for reason, count in reasons[:3])
     more = f"; {len(reasons) - 3} other reasons" if len(reasons) > 3 else ""
+    components = ("system", "attacker", "mechanism", "scenario", "calibrator", "prior")
     cells = ", ".join(
-        " / ".join(str(r[k]) for k in ("system", "attacker", "mechanism", "calibrator", "prior"))  # "-" for none
+        " / ".join(str(r[k]) for k in components if k != "scenario" or r.scenario is not None)  # "-" for none
         + f" / seed {r.seed}"
         for r in stale[:8]
     )
@@ -572,7 +686,12 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     if figures:  # reads (and digests) every per-trial file: a damaged one stops here, before any file is written
         from lidframe.report import report_from_grid
 
-        report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=warnings)
+        scenarios = [
+            f"Scenario {name} ({code}): enrolment {enrolment}; trials {trials}; model {model}."
+            for name, code, enrolment, trials, model in scenario_rows([_scenario(r) for r in results])
+        ]
+        notes = [*warnings, *scenarios, *([_SCENARIO_NOTE] if scenarios else [])]
+        report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=notes)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings)

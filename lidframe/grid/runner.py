@@ -8,15 +8,16 @@ the folder's lock (:mod:`~lidframe.grid.lock`); this module runs them in order.
 
 Planning
 --------
-A cell is (system, attacker, mechanism, calibrator, prior, seed); the mechanism (a
-Gaussian speaker mechanism releasing the trial embeddings; None for none, stored as
-``-``) applies to data-dir systems only.  The work is shared:
+A cell is (system, attacker, mechanism, calibrator, prior, seed), and with the
+``scenarios`` axis a threat-model scenario (:mod:`lidframe.data.scenario`); the mechanism
+(a Gaussian speaker mechanism releasing the trial embeddings) and the scenario apply to
+data-dir systems only (None for none, stored as ``-``).  The work is shared:
 
-* score sets once per (system, attacker, mechanism, split): score-set files are read as
-  they are; data-dir systems are scored by each attacker into the content-addressed
-  cache ``OUT/cache/scores/<hash>.npz``;
-* calibrator fits once per (system, attacker, mechanism, calibrator): one *task* fits
-  the calibrator on dev and evaluates every (prior, seed) cell with it.
+* score sets once per (system, attacker, mechanism, scenario, split): score-set files are
+  read as they are; data-dir systems are scored by each attacker into the
+  content-addressed cache ``OUT/cache/scores/<hash>.npz``;
+* calibrator fits once per (system, attacker, mechanism, scenario, calibrator): one
+  *task* fits the calibrator on dev and evaluates every (prior, seed) cell with it.
 
 Inputs
 ------

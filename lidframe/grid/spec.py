@@ -6,6 +6,7 @@ calibrators = ["logistic", "isotonic"]        # component specs, NAME?key=value
 priors = ["uniform", "watchlist?ids=spk1,spk2&weight=5"]
 attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt"]   # for data-dir systems only
 mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of trial embeddings
+scenarios = ["ignorant", "lazy-informed", "semi-informed"]   # optional threat-model ladder (data dirs)
 seeds = [0]                                   # bootstrap seeds (one cell per seed)
 znorm_ddof = 1
 
@@ -23,16 +24,28 @@ dev = "scores/plain_dev.npz"
 eval = "scores/plain_eval.npz"
 
 [systems.b3]                                  # data dirs, scored by every attacker
-dev = { enrol = "data/libri_dev_enrolls_b3", trials = ["data/libri_dev_trials_f_b3", "data/libri_dev_trials_m_b3"] }
-eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials_f_b3", "data/libri_test_trials_m_b3"] }
+dev = { enrol = "data/libri_dev_enrolls_b3", trials = ["data/libri_dev_trials_f_b3", "data/libri_dev_trials_m_b3"],
+        original_enrol = "data/libri_dev_enrolls" }        # the same speakers' clear speech (ignorant)
+eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials_f_b3", "data/libri_test_trials_m_b3"],
+         original_enrol = "data/libri_test_enrolls" }
+
+[systems.b3.adapted]                          # attacker name -> checkpoint adapted on b3's output (semi-informed)
+ecapa = "asv/ecapa_adapted_b3.ckpt"
 ```
 
 File paths in ``[systems]`` are relative to the spec file; paths inside component specs
 (``checkpoint=``, ``file=``) are relative to the working directory.  Every error names
 the TOML key at fault.  Every axis -- ``calibrators``, ``priors``, ``attackers``,
-``mechanisms``, ``seeds`` and ``[grid.longitudinal]``'s ``k`` and ``fusions`` -- is a
-TOML list, even of one entry: a single value (``calibrators = "logistic"``,
-``seeds = 0``) is refused, naming the key and the list it should be.
+``mechanisms``, ``scenarios``, ``seeds`` and ``[grid.longitudinal]``'s ``k`` and
+``fusions`` -- is a TOML list, even of one entry: a single value (``calibrators =
+"logistic"``, ``seeds = 0``) is refused, naming the key and the list it should be.
+
+``scenarios`` (:data:`lidframe.data.scenario.SCENARIOS`) applies to data-dir systems: an
+``ignorant`` cell scores the anonymised trials against the split's ``original_enrol``
+(required, with the speakers of ``enrol``), a ``lazy-informed`` cell against ``enrol``,
+and a ``semi-informed`` cell like a lazy-informed one with each attacker that takes a
+checkpoint given the system's ``[systems.NAME.adapted]`` checkpoint for it (required).
+Without the axis neither is used and every cell is keyed as before it.
 
 ``[grid.bootstrap]`` was called ``[grid.ci]`` before: for one release a spec with
 ``[grid.ci]`` is still read, with a :class:`FutureWarning` naming the new table (both
@@ -60,13 +73,15 @@ import tomllib
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, TypedDict
+from typing import Any, NoReturn, NotRequired, TypedDict
+from urllib.parse import quote as url_quote
 
 import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath, check_input_file
-from lidframe.errors import InputError, quote, shorten
+from lidframe.data.scenario import SCENARIOS, check_scenario
+from lidframe.errors import InputError, mismatch, quote, shorten
 from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "NOTE_CELLS"]
@@ -79,6 +94,7 @@ _GRID_KEYS = {
     "priors",
     "attackers",
     "mechanisms",
+    "scenarios",
     "seeds",
     "znorm_ddof",
     "bootstrap",
@@ -90,24 +106,90 @@ _BOOTSTRAP_KEYS = {"n_boot", "level", "unit", "method"}
 
 
 class DataDirSource(TypedDict):
-    """A system split given as Kaldi data dirs (absolute paths): one enrolment dir, one or more trial dirs."""
+    """A system split given as Kaldi data dirs (absolute paths): one enrolment dir, one or more trial dirs.
+
+    ``original_enrol``, where given, is the clear-speech enrolment of the same speakers,
+    which the ``ignorant`` scenario enrols.
+    """
 
     enrol: str
     trials: list[str]
+    original_enrol: NotRequired[str]
+
+
+#: The parameter of an attacker that names its model's weights (what ``[systems.NAME.adapted]`` replaces).
+CHECKPOINT = "checkpoint"
+
+
+def attacker_name(spec: str) -> str:
+    """The name of an attacker spec, as ``[systems.NAME.adapted]`` keys it: ``"ecapa"`` for ``"ecapa?device=cpu"``."""
+    return spec.partition("?")[0].strip()
+
+
+def with_checkpoint(spec: str, checkpoint: str) -> str:
+    """The attacker *spec* with its ``checkpoint`` parameter set to *checkpoint* (replaced, or added last).
+
+    Examples
+    --------
+    >>> with_checkpoint("ecapa?checkpoint=clear.ckpt&device=cpu", "/m/adapted b3.ckpt")
+    'ecapa?checkpoint=/m/adapted%20b3.ckpt&device=cpu'
+    >>> with_checkpoint("xvector", "/m/x.ckpt")
+    'xvector?checkpoint=/m/x.ckpt'
+    """
+    from lidframe.registry.coercion import split_query
+
+    name, pairs = split_query(spec)
+    pairs = [(k, checkpoint if k == CHECKPOINT else v) for k, v in pairs]
+    if all(k != CHECKPOINT for k, _ in pairs):
+        pairs.append((CHECKPOINT, checkpoint))
+    return name + "?" + "&".join(f"{url_quote(k, safe='')}={url_quote(v, safe='/,:')}" for k, v in pairs)
 
 
 @attrs.frozen
 class SystemSpec:
-    """One system: dev and eval sources, each a score-set path or ``{"enrol": dir, "trials": [dirs]}``."""
+    """One system: dev and eval sources, each a score-set path or ``{"enrol": dir, "trials": [dirs]}``.
+
+    Attributes
+    ----------
+    name : str
+    dev, eval : str or DataDirSource
+        Absolute paths.
+    adapted : dict
+        ``[systems.NAME.adapted]``: attacker name -> absolute path of its checkpoint adapted on
+        this system's anonymised training speech (the ``semi-informed`` scenario); empty
+        when not given.
+    """
 
     name: str
     dev: str | DataDirSource
     eval: str | DataDirSource
+    adapted: dict[str, str] = attrs.field(factory=dict)
 
     @property
     def needs_attacker(self) -> bool:
         """True when the sources are data dirs, which an attacker must score first."""
         return isinstance(self.dev, dict)
+
+    def scored_source(self, split: str, scenario: str | None) -> DataDirSource:
+        """The data dirs a data-dir *split* is scored from in *scenario* (None: the grid has no scenarios).
+
+        The ``ignorant`` scenario enrols the split's ``original_enrol``; the others (and no
+        scenario) its ``enrol``; the trials are the split's in each.
+        """
+        source = getattr(self, split)
+        enrol = source["original_enrol"] if scenario is not None and SCENARIOS[scenario].original_enrolment else None
+        return {"enrol": enrol or source["enrol"], "trials": list(source["trials"])}
+
+    def scoring_attacker(self, attacker: str, scenario: str | None) -> str:
+        """The attacker spec that scores in *scenario*: *attacker*, or for ``semi-informed`` with its adapted checkpoint.
+
+        An attacker without an entry in :attr:`adapted` (one that has no model: validation
+        requires one for every attacker that takes a checkpoint) scores as it is.
+        """
+        if scenario is None or not SCENARIOS[scenario].adapted_model:
+            return attacker
+        checkpoint = self.adapted.get(attacker_name(attacker))
+        return attacker if checkpoint is None else with_checkpoint(attacker, checkpoint)
 
 
 @attrs.frozen
@@ -124,6 +206,9 @@ class GridSpec:
         Source paths absolute.
     calibrators, priors, attackers, mechanisms : tuple of str
         Component specs (``attackers`` and ``mechanisms`` empty when not given).
+    scenarios : tuple of str
+        Threat-model scenarios (names of :data:`lidframe.data.scenario.SCENARIOS`) of the
+        data-dir systems' cells; empty when not given (the cells have none).
     seeds : tuple of int
         Bootstrap seeds, one cell each.
     znorm_ddof : {0, 1}
@@ -144,26 +229,28 @@ class GridSpec:
     znorm_ddof: int
     bootstrap: Bootstrap | None
     longitudinal: dict[str, Any] | None = None
+    scenarios: tuple[str, ...] = ()
 
     def n_cells(self) -> int:
-        """Number of cells the grid expands to (attacker x mechanism pairs only for data-dir systems)."""
-        return _count_cells(self.systems, self.attackers, self.mechanisms, self.calibrators, self.priors, self.seeds)
+        """Number of cells the grid expands to (attacker x mechanism x scenario only for data-dir systems)."""
+        return _count_cells(
+            self.systems, self.attackers, self.mechanisms, self.calibrators, self.priors, self.seeds, self.scenarios
+        )
 
 
-def _count_cells(systems, attackers, mechanisms, calibrators, priors, seeds) -> int:
+def _count_cells(systems, attackers, mechanisms, calibrators, priors, seeds, scenarios=()) -> int:
     with_attacker = sum(1 for s in systems if s.needs_attacker)
-    per_system = len(attackers) * max(1, len(mechanisms))
+    per_system = len(attackers) * max(1, len(mechanisms)) * max(1, len(scenarios))
     pairs = with_attacker * per_system + (len(systems) - with_attacker)
     return pairs * len(calibrators) * len(priors) * len(seeds)
 
 
-def _shape(systems, attackers, mechanisms, calibrators, priors, seeds) -> str:
-    """The axes in words: ``"3 systems x 2 calibrators x 2 priors x 1 seed"`` (attackers and mechanisms when given)."""
-    axes = [("system", systems), ("attacker", attackers), ("mechanism", mechanisms)]
+def _shape(systems, attackers, mechanisms, calibrators, priors, seeds, scenarios=()) -> str:
+    """The axes in words: ``"3 systems x 2 calibrators x 2 priors x 1 seed"`` (attackers, mechanisms, scenarios when given)."""
+    axes = [("system", systems), ("attacker", attackers), ("mechanism", mechanisms), ("scenario", scenarios)]
     axes += [("calibrator", calibrators), ("prior", priors), ("seed", seeds)]
-    return " x ".join(
-        f"{len(v)} {name}{'' if len(v) == 1 else 's'}" for name, v in axes if v or name not in ("attacker", "mechanism")
-    )
+    optional = ("attacker", "mechanism", "scenario")
+    return " x ".join(f"{len(v)} {name}{'' if len(v) == 1 else 's'}" for name, v in axes if v or name not in optional)
 
 
 def _fail(path: Path, key: str, message: str) -> NoReturn:
@@ -214,8 +301,18 @@ def _string_list(path: Path, key: str, value: object, *, required: bool = True, 
     return tuple(value)
 
 
+def _spec_folder(path: Path) -> Path:
+    """The folder relative ``[systems]`` paths are resolved against: the spec file's, absolute and without symlinks.
+
+    As ``OUT/grid.json`` records the spec (resolved), so that a grid run with a relative
+    spec path (``lidframe grid grid.toml``) keys its data dirs as the report that plans it
+    again from ``grid.json`` does.
+    """
+    return path.resolve().parent
+
+
 def _source(path: Path, key: str, value: object) -> str | DataDirSource:
-    folder = path.parent
+    folder = _spec_folder(path)
     if isinstance(value, str):
         file = (folder / value) if not Path(value).is_absolute() else Path(value)
         if file.suffix.lower() not in (".npz", ".csv"):
@@ -228,13 +325,19 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
             _fail(path, key, f"{quote(value)}: {exc}")
         return str(file)
     if isinstance(value, dict):
-        unknown = set(value) - {"enrol", "trials"}
+        unknown = set(value) - {"enrol", "trials", "original_enrol"}
         if unknown or "enrol" not in value or "trials" not in value:
-            _fail(path, key, f"a data-dir source needs exactly 'enrol' and 'trials', got {sorted(value)}")
+            _fail(
+                path,
+                key,
+                f"a data-dir source needs exactly 'enrol' and 'trials' (and may have 'original_enrol'), "
+                f"got {sorted(value)}",
+            )
         enrol = value["enrol"]
         trials = value["trials"] if isinstance(value["trials"], list) else [value["trials"]]
         dirs = []
-        for sub, d in [("enrol", enrol)] + [(f"trials[{i}]", t) for i, t in enumerate(trials)]:
+        original = [("original_enrol", value["original_enrol"])] if "original_enrol" in value else []
+        for sub, d in [("enrol", enrol)] + [(f"trials[{i}]", t) for i, t in enumerate(trials)] + original:
             if not isinstance(d, str):
                 _fail(path, f"{key}.{sub}", f"must be a path string, got {d!r}")
             full = (folder / d) if not Path(d).is_absolute() else Path(d)
@@ -247,6 +350,8 @@ def _source(path: Path, key: str, value: object) -> str | DataDirSource:
                 )
                 _fail(path, f"{key}.{sub}", f"{d!r}: {problem}")
             dirs.append(str(full))
+        if original:
+            return {"enrol": dirs[0], "trials": dirs[1:-1], "original_enrol": dirs[-1]}
         return {"enrol": dirs[0], "trials": dirs[1:]}
     _fail(path, key, f"must be a score-set path or a table {{enrol = DIR, trials = [DIRS]}}, got {_shown(value)}")
 
@@ -318,13 +423,26 @@ def _speakers(path: Path, system: SystemSpec) -> np.ndarray:
             if split == "eval":
                 enrolled = np.asarray(scores.enrolled)
             continue
-        for sub, folder in [("enrol", source["enrol"])] + [(f"trials[{i}]", t) for i, t in enumerate(source["trials"])]:
+        folders = [("enrol", source["enrol"])] + [(f"trials[{i}]", t) for i, t in enumerate(source["trials"])]
+        folders += [("original_enrol", source["original_enrol"])] if "original_enrol" in source else []
+        speakers: dict[str, list[str]] = {}
+        for sub, folder in folders:
             try:
                 utterances = read_data_dir(folder)
             except InputError as exc:
                 _fail(path, f"{key}.{sub}", str(exc))
+            speakers[sub] = list(dict.fromkeys(u.speaker for u in utterances))
             if split == "eval" and sub == "enrol":
-                enrolled = np.array(list(dict.fromkeys(u.speaker for u in utterances)), dtype=str)
+                enrolled = np.array(speakers[sub], dtype=str)
+        if "original_enrol" in speakers and set(speakers["original_enrol"]) != set(speakers["enrol"]):
+            only_original = [s for s in speakers["original_enrol"] if s not in set(speakers["enrol"])]
+            only_enrol = [s for s in speakers["enrol"] if s not in set(speakers["original_enrol"])]
+            _fail(
+                path,
+                f"{key}.original_enrol",
+                "must enrol the speakers of enrol (their original speech): "
+                + mismatch("not in enrol:", only_original, "missing:", only_enrol),
+            )
     return enrolled
 
 
@@ -460,18 +578,114 @@ def _systems(path: Path, systems_doc: object) -> tuple[SystemSpec, ...]:
         key = f"systems.{name}"
         if not name.strip() or any(not c.isprintable() for c in name):
             _fail(path, f"systems.{name!r}", "a system name must be non-empty printable text")
-        if not isinstance(body, dict) or set(body) != {"dev", "eval"}:
+        if not isinstance(body, dict) or not {"dev", "eval"} <= set(body) <= {"dev", "eval", "adapted"}:
             _fail(
                 path,
                 key,
-                f"needs exactly the keys dev and eval, got {sorted(body) if isinstance(body, dict) else body!r}",
+                "needs exactly the keys dev and eval (and may have the table adapted), "
+                f"got {sorted(body) if isinstance(body, dict) else body!r}",
             )
         dev = _source(path, f"{key}.dev", body["dev"])
         ev = _source(path, f"{key}.eval", body["eval"])
         if isinstance(dev, dict) != isinstance(ev, dict):
             _fail(path, key, "dev and eval must both be score-set files or both data-dir tables")
-        systems.append(SystemSpec(name, dev, ev))
+        adapted = _adapted(path, f"{key}.adapted", body.get("adapted"), data_dirs=isinstance(dev, dict))
+        systems.append(SystemSpec(name, dev, ev, adapted))
     return tuple(systems)
+
+
+def _adapted(path: Path, key: str, value: object, *, data_dirs: bool) -> dict[str, str]:
+    """``[systems.NAME.adapted]``: attacker name -> checkpoint path (relative to the spec file; made absolute)."""
+    if value is None:
+        return {}
+    if not data_dirs:
+        _fail(
+            path,
+            key,
+            "applies to data-dir systems (the checkpoints their attackers score with); this system has score-set files",
+        )
+    if not isinstance(value, dict):
+        _fail(path, key, f"must be a table of attacker name = checkpoint path, got {_shown(value)}")
+    adapted = {}
+    for name, checkpoint in value.items():
+        if not isinstance(checkpoint, str) or not checkpoint.strip():
+            _fail(path, f"{key}.{name}", f"must be a checkpoint path, got {_shown(checkpoint)}")
+        file = Path(checkpoint) if Path(checkpoint).is_absolute() else _spec_folder(path) / checkpoint
+        if not os.path.lexists(file):
+            _fail(path, f"{key}.{name}", f"{quote(checkpoint)}: no such checkpoint ({shorten(str(file))})")
+        try:
+            check_input_file(file, "a checkpoint file")
+        except InputError as exc:
+            _fail(path, f"{key}.{name}", f"{quote(checkpoint)}: {exc}")
+        adapted[name] = str(file)
+    return adapted
+
+
+def _scenarios(path: Path, grid: dict[str, Any]) -> tuple[str, ...]:
+    """``[grid] scenarios``: names of :data:`~lidframe.data.scenario.SCENARIOS`, in the order given; () when not given."""
+    value = grid.get("scenarios")
+    if value is None:
+        return ()
+    names = _axis(
+        path, "grid.scenarios", value, what="scenario names", example='["ignorant", "lazy-informed"]', item=str
+    )
+    if not names:
+        _fail(path, "grid.scenarios", f"is empty; expected at least one of {', '.join(SCENARIOS)} (or no key)")
+    for i, name in enumerate(names):
+        try:
+            check_scenario(name)
+        except InputError as exc:
+            _fail(path, f"grid.scenarios[{i}]", str(exc).removeprefix("scenario: "))
+    if len(set(names)) != len(names):
+        _fail(path, "grid.scenarios", f"has repeated entries: {names}")
+    return tuple(names)
+
+
+def _check_scenario_inputs(path: Path, spec: GridSpec) -> None:
+    """What each scenario of the grid needs of each data-dir system, and that ``adapted`` names a model attacker.
+
+    ``ignorant`` needs each split's ``original_enrol``; ``semi-informed`` an ``adapted``
+    checkpoint for each attacker that takes a checkpoint (its default or given weights
+    are those of a model trained on clear speech).  An ``adapted`` entry must name an
+    attacker of ``[grid] attackers`` that takes a checkpoint.
+    """
+    from lidframe.registry import accepted_params
+
+    takes = {attacker_name(a): accepted_params("attacker", a) for a in spec.attackers}
+    for system in spec.systems:
+        key = f"systems.{system.name}"
+        for name in system.adapted:
+            if name not in takes:
+                _fail(
+                    path,
+                    f"{key}.adapted.{name}",
+                    f"no attacker named {name!r} in grid.attackers (attacker names: {', '.join(map(repr, takes)) or 'none'})",
+                )
+            params = takes[name]
+            if params is not None and CHECKPOINT not in params:
+                _fail(path, f"{key}.adapted.{name}", f"attacker {name!r} takes no checkpoint: it has no model to adapt")
+        if not system.needs_attacker:
+            continue
+        if "ignorant" in spec.scenarios:
+            for split in ("dev", "eval"):
+                if "original_enrol" not in getattr(system, split):
+                    _fail(
+                        path,
+                        f"{key}.{split}.original_enrol",
+                        "is missing: the ignorant scenario enrols the speakers' original (clear) speech; give the "
+                        "data dir of the same speakers' original enrolment utterances",
+                    )
+        if "semi-informed" in spec.scenarios:
+            for attacker in spec.attackers:
+                name = attacker_name(attacker)
+                params = takes[name]
+                if params is not None and CHECKPOINT in params and name not in system.adapted:
+                    _fail(
+                        path,
+                        f"{key}.adapted.{name}",
+                        f"is missing: the semi-informed scenario scores with attacker {attacker!r} adapted on this "
+                        "system's anonymised training speech; give its checkpoint (a path relative to the spec file)",
+                    )
 
 
 def _parse(path: Path) -> GridSpec:
@@ -489,6 +703,7 @@ def _parse(path: Path) -> GridSpec:
             path, "grid.attackers", grid.get("attackers"), required=False, example='["ecapa?checkpoint=model.ckpt"]'
         ),
         mechanisms=_mechanisms(path, grid),
+        scenarios=_scenarios(path, grid),
         seeds=_seeds(path, grid),
         znorm_ddof=_znorm_ddof(path, grid),
         bootstrap=_bootstrap(path, grid),
@@ -499,6 +714,13 @@ def _parse(path: Path) -> GridSpec:
         _fail(path, "grid.attackers", "data-dir systems need at least one attacker spec")
     if spec.mechanisms and not any(s.needs_attacker for s in spec.systems):
         _fail(path, "grid.mechanisms", "mechanisms transform embeddings: they need data-dir systems and an attacker")
+    if spec.scenarios and not any(s.needs_attacker for s in spec.systems):
+        _fail(
+            path,
+            "grid.scenarios",
+            "scenarios say what an attacker enrols and which model it scores with: they need data-dir systems and "
+            "an attacker",
+        )
     return spec
 
 
@@ -506,7 +728,9 @@ def _say_what_is_checked(spec: GridSpec, note: Callable[[str], Any], *, progress
     """The one line of a large spec (or with *progress*): its cells, and that they are checked and planned."""
     n_cells = spec.n_cells()
     if progress or n_cells >= NOTE_CELLS:
-        shape = _shape(spec.systems, spec.attackers, spec.mechanisms, spec.calibrators, spec.priors, spec.seeds)
+        shape = _shape(
+            spec.systems, spec.attackers, spec.mechanisms, spec.calibrators, spec.priors, spec.seeds, spec.scenarios
+        )
         fits = (
             f" (each of the {len(spec.calibrators)} calibrators is fitted once to check it)" if fit_calibrators else ""
         )
@@ -547,7 +771,8 @@ def load_grid_spec(
     InputError
         Naming the file and the TOML key: syntax errors, unknown keys, wrong types,
         missing files or directories, unknown components or parameters, ``[grid.ci]``
-        beside ``[grid.bootstrap]``.
+        beside ``[grid.bootstrap]``, an unknown scenario, a scenario without what it
+        needs (``original_enrol``, an ``adapted`` checkpoint).
 
     Warns
     -----
@@ -561,6 +786,7 @@ def load_grid_spec(
     built_calibrators = _check_components(path, "grid.calibrators", "calibrator", spec.calibrators)
     built_priors = _check_components(path, "grid.priors", "prior", spec.priors)
     _check_components(path, "grid.attackers", "attacker", spec.attackers)
+    _check_scenario_inputs(path, spec)
     enrolled = {s.name: _speakers(path, s) for s in spec.systems}
     if fit_calibrators:
         _probe_calibrators(path, spec.calibrators, built_calibrators, spec.znorm_ddof, progress=progress)

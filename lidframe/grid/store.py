@@ -3,8 +3,10 @@
 Store
 -----
 One table, ``cells``, with one row per *logical* cell -- (system, attacker, mechanism,
-calibrator, prior, seed) -- whose ``cell_id`` is a hash of those six and nothing else,
-so a recomputed cell replaces its row (``INSERT OR REPLACE``; the six are also declared
+calibrator, prior, seed) and, in a grid with the ``scenarios`` axis, its scenario --
+whose ``cell_id`` is a hash of those components and nothing else (a cell without a
+scenario is hashed from the six alone, as before the axis), so a recomputed cell
+replaces its row (``INSERT OR REPLACE``; the seven columns are also declared
 ``UNIQUE``).  What the cell was computed from is kept beside it: ``inputs`` (JSON,
 ``{key: [label, digest]}`` for every file, code version and setting it read) and
 ``inputs_digest`` (a hash of those), which the runner compares to decide whether a
@@ -20,7 +22,10 @@ read as they are by ``lidframe report``:
   reads it deduplicated;
 * layout 2 (no per-trial digests): the column is added empty; ``lidframe grid``
   recomputes those cells (their per-trial files cannot be checked) and ``lidframe
-  report`` says that their per-trial files were not checked.
+  report`` says that their per-trial files were not checked;
+* layout 3 (no ``scenario`` column): the table is rebuilt with the column, ``-`` in
+  every row (its cells had no scenario), and the ``UNIQUE`` constraint over the seven;
+  nothing is recomputed for it.
 
 A store that cannot be read (not SQLite, damaged, a folder, written by a newer lidframe,
 a table of another program), that cannot be written (read-only, its disk full) or that
@@ -52,7 +57,7 @@ from lidframe.core.summary import with_current_keys
 from lidframe.data.digests import sqlite_problem
 from lidframe.errors import InputError
 from lidframe.grid.lock import folder_lock
-from lidframe.grid.records import FinishedCell, from_stored, stored_name
+from lidframe.grid.records import NONE, FinishedCell, from_stored, stored_name
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -71,12 +76,14 @@ __all__ = [
 ]
 
 #: ``PRAGMA user_version`` of the current layout (0: the first layout, without input digests;
-#: 2: without per-trial digests).
-SCHEMA_VERSION = 3
+#: 2: without per-trial digests; 3: without the scenario column).
+SCHEMA_VERSION = 4
 #: Seconds a connection waits for another process's lock on the store before giving up.
 BUSY_TIMEOUT_S = 10.0
-#: The logical identity of a cell.
+#: The logical identity of a cell (with its scenario, :data:`SCENARIO`, where it has one).
 KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
+#: The column of a cell's scenario (``-``: none; every cell of a grid without the ``scenarios`` axis).
+SCENARIO = "scenario"
 
 _COLUMNS = (
     "cell_id",
@@ -91,10 +98,13 @@ _COLUMNS = (
     "inputs_digest",
     "inputs",
     "per_trial_sha256",
+    SCENARIO,
 )
-#: The columns of layout 2 (without per-trial digests) and of the first layout (0, without input digests).
-_V2_COLUMNS = _COLUMNS[:-1]
-_LEGACY_COLUMNS = _COLUMNS[:-3]
+#: The columns of layout 3 (without the scenario), of layout 2 (nor per-trial digests) and of the
+#: first layout (0, nor input digests).
+_V3_COLUMNS = _COLUMNS[:-1]
+_V2_COLUMNS = _COLUMNS[:-2]
+_LEGACY_COLUMNS = _COLUMNS[:-4]
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS cells (
     cell_id TEXT PRIMARY KEY,
@@ -102,25 +112,45 @@ CREATE TABLE IF NOT EXISTS cells (
     prior TEXT NOT NULL, seed INTEGER NOT NULL,
     spec_digest TEXT, status TEXT, error TEXT, summary TEXT, per_trial TEXT,
     seconds REAL, finished_at REAL, inputs_digest TEXT, inputs TEXT, per_trial_sha256 TEXT,
-    UNIQUE (system, attacker, mechanism, calibrator, prior, seed)
+    scenario TEXT NOT NULL DEFAULT '-',
+    UNIQUE (system, attacker, mechanism, calibrator, prior, seed, scenario)
 )
 """
 
 
 def _columns_of(version: int) -> tuple[str, ...]:
     """The columns of the ``cells`` table in store layout *version*."""
-    if version == SCHEMA_VERSION:
-        return _COLUMNS
-    return _V2_COLUMNS if version == 2 else _LEGACY_COLUMNS
+    return {SCHEMA_VERSION: _COLUMNS, 3: _V3_COLUMNS, 2: _V2_COLUMNS}.get(version, _LEGACY_COLUMNS)
 
 
-def cell_id(system: str, attacker: str | None, mechanism: str | None, calibrator: str, prior: str, seed: int) -> str:
-    """The id of a logical cell: 32 hex digits of SHA-256 over its six components (and nothing else).
+def cell_id(
+    system: str,
+    attacker: str | None,
+    mechanism: str | None,
+    calibrator: str,
+    prior: str,
+    seed: int,
+    scenario: str | None = None,
+) -> str:
+    """The id of a logical cell: 32 hex digits of SHA-256 over its components (and nothing else).
 
-    A missing attacker or mechanism (None) counts as ``-``, as the store writes it.
+    A missing attacker or mechanism (None) counts as ``-``, as the store writes it.  A cell
+    without a scenario (None: every cell of a grid without the ``scenarios`` axis) is
+    hashed from its six components alone, so its id is the one every earlier lidframe
+    computed; a scenario is hashed after them.
     """
     components = ["cell", system, stored_name(attacker), stored_name(mechanism), calibrator, prior, seed]
+    if scenario is not None:
+        components.append(scenario)
     return hashlib.sha256(json.dumps(components).encode()).hexdigest()[:32]
+
+
+def _joined(components: Iterable[Any], scenario: str | None) -> str:
+    """A cell's six components joined by ``/``, its scenario (if any) after the mechanism, as messages name it."""
+    parts = [str(c) for c in components]
+    if scenario not in (None, NONE):
+        parts.insert(3, str(scenario))
+    return "/".join(parts)
 
 
 @attrs.frozen
@@ -139,7 +169,8 @@ class StoredCell:
     per_trial_sha256 : str or None
         That file's SHA-256 as written; None in a store of an earlier layout.
     name : str
-        Its six components joined by ``/``, as messages name it.
+        Its six components joined by ``/`` (its scenario after the mechanism, where it has
+        one), as messages name it.
     """
 
     status: str
@@ -289,8 +320,10 @@ def open_store(out_dir: str | os.PathLike[str]) -> tuple[sqlite3.Connection, str
             tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if version == 0 and "cells" in tables:
                 note, orphans = _migrate(connection, out)
-            elif version == 2 and "cells" in tables:  # its cells are recomputed: no per-trial digest to check
-                connection.execute("ALTER TABLE cells ADD COLUMN per_trial_sha256 TEXT")
+            elif version in (2, 3) and "cells" in tables:
+                if version == 2:  # its cells are recomputed: no per-trial digest to check
+                    connection.execute("ALTER TABLE cells ADD COLUMN per_trial_sha256 TEXT")
+                _add_scenarios(connection)
             if version != SCHEMA_VERSION or "cells" not in tables:  # a current store is not written to here
                 connection.execute(_SCHEMA)
                 connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
@@ -323,7 +356,7 @@ def _migrate(connection: sqlite3.Connection, out: Path) -> tuple[str, list[str]]
         key = cell_id(*(record[k] for k in KEYS))
         if key in newest and newest[key][11]:
             dropped_files.append(newest[key][11])
-        newest[key] = (key, *row[1:], None, None, None)
+        newest[key] = (key, *row[1:], None, None, None, NONE)
     connection.execute("DROP TABLE cells")
     connection.execute(_SCHEMA)
     connection.executemany(f"INSERT INTO cells VALUES ({', '.join('?' * len(_COLUMNS))})", list(newest.values()))
@@ -336,20 +369,38 @@ def _migrate(connection: sqlite3.Connection, out: Path) -> tuple[str, list[str]]
     return note, dropped_files
 
 
+def _add_scenarios(connection: sqlite3.Connection) -> None:
+    """Layout 3 -> current: the table rebuilt with the scenario column (``-`` in every row) and its constraint.
+
+    SQLite cannot widen a ``UNIQUE`` constraint in place, so the rows are copied into a
+    new table (within the caller's transaction) and the old one dropped.
+    """
+    connection.execute("ALTER TABLE cells RENAME TO cells_layout3")
+    connection.execute(_SCHEMA)
+    old = ", ".join(_V3_COLUMNS)
+    connection.execute(f"INSERT INTO cells ({old}, {SCENARIO}) SELECT {old}, '{NONE}' FROM cells_layout3")
+    connection.execute("DROP TABLE cells_layout3")
+
+
+def _scenario_column(columns: Iterable[str]) -> str:
+    """What to select for the scenario: the column, or ``'-'`` in a store of an earlier layout."""
+    return SCENARIO if SCENARIO in set(columns) else f"'{NONE}'"
+
+
 def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
     """``cell_id -> StoredCell`` of every row."""
     columns = {row[1] for row in connection.execute("PRAGMA table_info(cells)")}
     sha = "per_trial_sha256" if "per_trial_sha256" in columns else "NULL"  # layout 2: no per-trial digests
     out = {}
-    for key, status, digest, inputs, per_trial, per_trial_sha256, *components in connection.execute(
-        f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha}, {', '.join(KEYS)} FROM cells"
+    for key, status, digest, inputs, per_trial, per_trial_sha256, scenario, *components in connection.execute(
+        f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha}, {_scenario_column(columns)}, "
+        f"{', '.join(KEYS)} FROM cells"
     ):
         try:
             parsed = json.loads(inputs) if inputs else None
         except json.JSONDecodeError:
             parsed = None  # unreadable: compared as "no digests", so the cell is recomputed
-        name = "/".join(str(c) for c in components)
-        out[key] = StoredCell(status, digest, parsed, per_trial, per_trial_sha256, name)
+        out[key] = StoredCell(status, digest, parsed, per_trial, per_trial_sha256, _joined(components, scenario))
     return out
 
 
@@ -385,7 +436,7 @@ def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
             # the first layout kept no input digests: its cells read as stored without them,
             # which lidframe grid recomputes (and migrates the store)
             return {
-                key: StoredCell(status, None, None, per_trial, None, "/".join(str(c) for c in components))
+                key: StoredCell(status, None, None, per_trial, None, _joined(components, None))
                 for key, status, per_trial, *components in connection.execute(
                     f"SELECT cell_id, status, per_trial, {', '.join(KEYS)} FROM cells"
                 )
@@ -438,8 +489,11 @@ def write_cell(
 
 # ------------------------------------------------------------ per-trial files
 def cell_name(cell: Mapping[str, Any]) -> str:
-    """A stored row's six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name it."""
-    return "/".join(str(cell[key]) for key in KEYS)
+    """A stored row's six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name it.
+
+    A row with a scenario has it after the mechanism (``b3/ecapa/-/ignorant/logistic/uniform/0``).
+    """
+    return _joined((cell[key] for key in KEYS), cell.get(SCENARIO))
 
 
 def verify_per_trial_files(
@@ -511,7 +565,8 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
     Returns
     -------
     list of FinishedCell
-        Components (a stored ``-`` read as None), ``summary`` (the parsed JSON, a dict,
+        Components (a stored ``-`` read as None; ``scenario`` None in a store of an earlier
+        layout), ``summary`` (the parsed JSON, a dict,
         with the keys of this release: :func:`lidframe.core.summary.with_current_keys`),
         ``per_trial`` (relative to *out_dir*), ``cell_id`` and ``per_trial_sha256`` (None
         in a store of an earlier layout); in the order the cells finished.
@@ -531,9 +586,10 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
     try:
         connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
         try:
-            sha = "per_trial_sha256" if version == SCHEMA_VERSION else "NULL"
+            sha = "per_trial_sha256" if version in (3, SCHEMA_VERSION) else "NULL"
+            scenario = SCENARIO if version == SCHEMA_VERSION else f"'{NONE}'"
             rows = connection.execute(
-                f"SELECT cell_id, {', '.join(KEYS)}, summary, per_trial, {sha}, finished_at FROM cells "
+                f"SELECT cell_id, {', '.join(KEYS)}, {scenario}, summary, per_trial, {sha}, finished_at FROM cells "
                 "WHERE status = 'ok' ORDER BY finished_at"
             ).fetchall()
         finally:
@@ -542,7 +598,7 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
         raise _refusal(path, exc) from None
     by_cell: dict[tuple[Any, ...], FinishedCell] = {}
     for key, *components, summary, per_trial, per_trial_sha256, _ in rows:
-        system, attacker, mechanism, calibrator, prior, seed = components
+        system, attacker, mechanism, calibrator, prior, seed, scenario = components
         try:
             parsed = json.loads(summary)
         except (TypeError, json.JSONDecodeError):
@@ -561,6 +617,7 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
             calibrator=calibrator,
             prior=prior,
             seed=seed,
+            scenario=from_stored(scenario),
             summary=parsed,
             per_trial=per_trial,
             per_trial_sha256=per_trial_sha256,

@@ -249,8 +249,16 @@ def report_from_results(
 _GRID_KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
 
 
+def _scenario(cell: Mapping[str, Any]) -> str | None:
+    """A grid cell's scenario (the ``scenarios`` axis); None for none (stored ``-``, or no key)."""
+    scenario = cell.get("scenario")
+    return None if scenario in (None, "-") else str(scenario)
+
+
 def _cell_name(cell: Mapping[str, Any]) -> str:
-    return "/".join(str(cell[k]) for k in _GRID_KEYS)
+    parts = [str(cell[k]) for k in _GRID_KEYS]
+    scenario = _scenario(cell)
+    return "/".join(parts if scenario is None else [*parts[:3], scenario, *parts[3:]])
 
 
 def _grid_ceiling(lid: np.ndarray, posterior: np.ndarray | None, log2_n: float) -> float:
@@ -335,7 +343,13 @@ def _grid_cells(cells: Sequence[Any], out: Path) -> list[Mapping[str, Any]]:
         missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in row]
         if missing:
             raise InputError(f"grid cell {row!r:.80}: not a finished cell record (no {', '.join(missing)})")
-    return sorted(rows, key=lambda c: tuple(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS))
+    return sorted(
+        rows,
+        key=lambda c: (
+            *(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS),
+            _scenario(c) or "",
+        ),
+    )
 
 
 def _grid_system(
@@ -346,6 +360,8 @@ def _grid_system(
     name = str(cell["system"])
     if cell["mechanism"] not in (None, "-"):
         name += f" [{cell['mechanism']}]"
+    if _scenario(cell) is not None:  # one system per scenario (the grid's scenarios axis)
+        name += f" ({_scenario(cell)})"
     if several_attackers:
         name += f" / {cell['attacker']}"
     label = f"{name} · {cell['calibrator']} · {cell['prior']}"

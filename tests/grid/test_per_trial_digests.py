@@ -32,6 +32,30 @@ def stored(out: Path) -> list[tuple]:
         connection.close()
 
 
+#: The columns of store layout 2, the layout before per-trial digests (and before scenarios).
+LAYOUT_2_COLUMNS = (
+    "cell_id, system, attacker, mechanism, calibrator, prior, seed, spec_digest, status, error, summary, per_trial, "
+    "seconds, finished_at, inputs_digest, inputs"
+)
+
+
+def to_layout_2(path) -> None:
+    """Rewrite a store as layout 2 wrote it: its table without per_trial_sha256 and scenario, user_version 2."""
+    connection = sqlite3.connect(path)
+    connection.execute("ALTER TABLE cells RENAME TO newer")
+    connection.execute(
+        "CREATE TABLE cells (cell_id TEXT PRIMARY KEY, system TEXT NOT NULL, attacker TEXT NOT NULL, "
+        "mechanism TEXT NOT NULL, calibrator TEXT NOT NULL, prior TEXT NOT NULL, seed INTEGER NOT NULL, "
+        "spec_digest TEXT, status TEXT, error TEXT, summary TEXT, per_trial TEXT, seconds REAL, finished_at REAL, "
+        "inputs_digest TEXT, inputs TEXT, UNIQUE (system, attacker, mechanism, calibrator, prior, seed))"
+    )
+    connection.execute(f"INSERT INTO cells SELECT {LAYOUT_2_COLUMNS} FROM newer")
+    connection.execute("DROP TABLE newer")
+    connection.execute("PRAGMA user_version = 2")
+    connection.commit()
+    connection.close()
+
+
 def test_each_cell_stores_the_sha256_of_its_per_trial_file(tmp_path, capsys):
     _, out = make_grid(tmp_path, capsys)
     rows = stored(out)
@@ -42,11 +66,7 @@ def test_each_cell_stores_the_sha256_of_its_per_trial_file(tmp_path, capsys):
 
 def test_a_store_without_per_trial_digests_is_reported_as_not_checked_and_its_cells_recomputed(tmp_path, capsys):
     spec, out = make_grid(tmp_path, capsys)
-    connection = sqlite3.connect(out / "results.sqlite")
-    connection.execute("ALTER TABLE cells DROP COLUMN per_trial_sha256")  # the layout before per-trial digests
-    connection.execute("PRAGMA user_version = 2")
-    connection.commit()
-    connection.close()
+    to_layout_2(out / "results.sqlite")
     assert main(["report", str(out), "--no-figures"]) == 0
     captured = capsys.readouterr()
     warning = [line for line in captured.err.splitlines() if "per-trial" in line]

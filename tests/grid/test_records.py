@@ -135,7 +135,8 @@ def test_finished_cells_are_records_with_the_stored_row_as_a_read_only_view(fini
         assert type(cell.summary) is dict and cell.summary == json.loads(row["summary"])
         assert cell["summary"] == cell.summary and cell["per_trial"] == row["per_trial"] == cell.per_trial
         assert cell.name == "/".join(str(row[k]) for k in store.KEYS)
-        assert set(cell) == {*store.KEYS, "summary", "per_trial", "cell_id", "per_trial_sha256"}
+        assert set(cell) == {*store.KEYS, "scenario", "summary", "per_trial", "cell_id", "per_trial_sha256"}
+        assert cell.scenario is None and cell["scenario"] == "-" == row["scenario"]  # a grid without scenarios
         with pytest.raises(TypeError):
             cell["summary"] = {}  # read-only
 
