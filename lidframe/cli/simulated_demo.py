@@ -20,7 +20,7 @@ outsider trials' mean membership disclosure, and ``misattr``, their misattributi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,7 +33,7 @@ from lidframe.data.simulate import simulate_system
 if TYPE_CHECKING:
     import pandas as pd
 
-    from lidframe.report import Report
+    from lidframe.report import LadderEntry, Report
 
 __all__ = [
     "DEMO_OPEN_SET_PRIOR",
@@ -98,6 +98,7 @@ def write_demo_outputs(
     notes: list[str],
     settings: Mapping[str, Any],
     systems: Mapping[str, str] | None = None,
+    ladder: Sequence[LadderEntry] | None = None,
     log: Callable[[str], object] = print,
 ) -> Path | None:
     """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
@@ -122,6 +123,9 @@ def write_demo_outputs(
         Of the report (:func:`lidframe.report.report_from_results`).
     systems : mapping of str to str, optional
         label -> system, for calibrator variants of one system (one colour, line styles).
+    ladder : sequence of LadderEntry, optional
+        The threat-model ladder of the results (the report's section "Threat-model
+        ladder"; :func:`lidframe.report.report_from_results`).
     log : callable
         Told when the report cannot be rendered here (jinja2 or matplotlib missing).
 
@@ -141,7 +145,9 @@ def write_demo_outputs(
     unavailable = report_unavailable()
     report = None
     if unavailable is None:
-        report = _demo_report(results, title=title, systems=systems, inputs=inputs, settings=settings, notes=notes)
+        report = _demo_report(
+            results, title=title, systems=systems, inputs=inputs, settings=settings, notes=notes, ladder=ladder
+        )
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
     with staged_outputs():  # every file or, on an error, none
         write_json(out / "summary.json", summary)
@@ -190,6 +196,7 @@ def _demo_report(
     inputs: Mapping[str, StrPath],
     settings: Mapping[str, Any],
     notes: list[str],
+    ladder: Sequence[LadderEntry] | None = None,
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -203,6 +210,7 @@ def _demo_report(
         inputs=inputs,
         settings=settings,
         notes=notes,
+        ladder=ladder,
     )
 
 

@@ -7,7 +7,9 @@ renders that as one HTML file (:mod:`lidframe.report.render`): headlines per sys
 a one-sentence reading computed from the numbers, a sortable comparison table with
 intervals (:mod:`lidframe.report.tables`), LID figures as inline SVG
 (:mod:`lidframe.report.figures`), and the settings and input-file digests behind every
-number.  The page makes no network request, reads offline and prints.
+number.  The page makes no network request, reads offline and prints.  Given a
+threat-model ladder (``report_from_results(..., ladder=[LadderEntry(...), ...])``), the
+page also shows each anonymised system's disclosure rung by rung.
 
 Every figure of lidframe is drawn here, the analyses only compute: matplotlib access and
 drawing primitives in :mod:`lidframe.report.plotting`, the LID figures in
@@ -27,8 +29,24 @@ jinja2 nor matplotlib (``pip install 'lidframe[report]'``): rendering does.
 True
 """
 
-from lidframe.report.build import lid_ceiling_bits, report_from_dp_audit, report_from_grid, report_from_results
-from lidframe.report.model import Headline, InputFile, Interval, Provenance, Report, ReportSystem, SystemSettings
+from lidframe.report.build import (
+    ladder_from_results,
+    lid_ceiling_bits,
+    report_from_dp_audit,
+    report_from_grid,
+    report_from_results,
+)
+from lidframe.report.model import (
+    Headline,
+    InputFile,
+    Interval,
+    Ladder,
+    LadderEntry,
+    Provenance,
+    Report,
+    ReportSystem,
+    SystemSettings,
+)
 from lidframe.report.render import REPORT_FILE, check_report_dir, render_html, require_renderer, write_report
 
 __all__ = [
@@ -39,9 +57,12 @@ __all__ = [
     "Provenance",
     "SystemSettings",
     "InputFile",
+    "LadderEntry",
+    "Ladder",
     "report_from_results",
     "report_from_grid",
     "report_from_dp_audit",
+    "ladder_from_results",
     "lid_ceiling_bits",
     "render_html",
     "write_report",

@@ -8,6 +8,9 @@
     returns) and their per-trial files (``lidframe report GRID_DIR``).
 :func:`report_from_dp_audit`
     a :func:`lidframe.privacy.audit.dp_audit` record (``lidframe dp-audit --report``).
+:func:`ladder_from_results`
+    the threat-model ladder of Results (:class:`~lidframe.report.model.LadderEntry` per
+    label): ``report_from_results(..., ladder=entries)`` adds it to the page.
 
 Each digests the input files it is told about (and, for a grid, the store and the
 per-trial files it reads) into the report's :class:`~lidframe.report.model.Provenance`.
@@ -17,7 +20,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +32,14 @@ from lidframe.core.evaluation import Result
 from lidframe.core.lid import LN2
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
-from lidframe.errors import InputError
+from lidframe.errors import InputError, preview, quote
 from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
 from lidframe.report.model import (
     Headline,
     InputFile,
+    Ladder,
+    LadderCell,
+    LadderEntry,
     OpenSetHeadline,
     OpenSetPerTrial,
     Provenance,
@@ -42,7 +48,13 @@ from lidframe.report.model import (
     SystemSettings,
 )
 
-__all__ = ["report_from_results", "report_from_grid", "report_from_dp_audit", "lid_ceiling_bits"]
+__all__ = [
+    "report_from_results",
+    "report_from_grid",
+    "report_from_dp_audit",
+    "ladder_from_results",
+    "lid_ceiling_bits",
+]
 
 
 def _now(created: _dt.datetime | None) -> str:
@@ -166,6 +178,45 @@ def _result_system(
     )
 
 
+def ladder_from_results(entries: Sequence[LadderEntry], results: Mapping[str, Result]) -> Ladder:
+    """The threat-model ladder of *results*: each entry with the numbers of the Result of its label.
+
+    Parameters
+    ----------
+    entries : sequence of LadderEntry
+        One per evaluated row of the ladder (the real-voice demo makes them from its rows:
+        ``LadderEntry(**row.to_dict())``): at least one with a scenario; those without
+        one (plain speech) are the reference.
+    results : mapping of str to Result
+        label -> Result; every entry's label must be one of them (other labels are left out
+        of the ladder).
+
+    Returns
+    -------
+    Ladder
+        Per entry its ALID and LIDmax with their bootstrap intervals, its EER and log2 N,
+        read from ``results[label].summary``.
+
+    Raises
+    ------
+    InputError
+        An entry that is not a LadderEntry, a label without a Result (named), no entry
+        with a scenario, a label given twice, or two entries of one system, attacker and rung.
+    """
+    if isinstance(entries, (str, bytes, Mapping)) or not isinstance(entries, Iterable):
+        raise InputError(f"ladder must be a sequence of LadderEntry records, got {type(entries).__name__}")
+    entries = list(entries)
+    for k, entry in enumerate(entries):
+        if not isinstance(entry, LadderEntry):
+            raise InputError(f"ladder entry {k} is a {type(entry).__name__}, not a LadderEntry")
+    for entry in entries:
+        if entry.label not in results:
+            raise InputError(
+                f"ladder entry {quote(entry.label)}: no Result with that label (the results: {preview(results)})"
+            )
+    return Ladder(LadderCell.from_summary(entry, results[entry.label].summary) for entry in entries)
+
+
 def report_from_results(
     results: Mapping[str, Result],
     *,
@@ -177,6 +228,7 @@ def report_from_results(
     settings: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
     created: _dt.datetime | None = None,
+    ladder: Sequence[LadderEntry] | None = None,
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -203,6 +255,10 @@ def report_from_results(
         Sentences shown under the title.
     created : datetime, optional
         Time stamp of the report (timezone-aware; default now, UTC).
+    ladder : sequence of LadderEntry, optional
+        The threat-model ladder: one entry per label evaluated on a rung (and the plain
+        speech's labels as its reference); the page then has a section "Threat-model
+        ladder" (:func:`ladder_from_results`).  None: no such section.
 
     Returns
     -------
@@ -212,9 +268,11 @@ def report_from_results(
     ------
     InputError
         No results, a value that is not a Result, a sensitivity / per-speaker record for
-        an unknown label, or an input file that does not exist.
+        an unknown label, an input file that does not exist, or a ladder entry whose label
+        has no Result (or the other faults :func:`ladder_from_results` names).
     """
     results, sensitivity_of, per_speaker_of, name_of = _checked_results(results, sensitivity, per_speaker, systems)
+    ladder_record = None if ladder is None else ladder_from_results(ladder, results)
     report_systems, settings_rows = [], []
     for label, result in results.items():
         report_systems.append(
@@ -243,6 +301,7 @@ def report_from_results(
         systems=report_systems,
         provenance=provenance,
         notes=notes,
+        ladder=ladder_record,
     )
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from lidframe.report.analysis_figures import per_speaker_figure, plot_dp_audit
+from lidframe.report.analysis_figures import ladder_figure, per_speaker_figure, plot_dp_audit
 from lidframe.report.lid_figures import (
     eer_alid_figure,
     eer_alid_panels_figure,
@@ -188,6 +188,40 @@ class FigureMaker:
     def overview(self) -> list[InlineFigure]:
         """The comparison figures (:meth:`overview_figures`) as inline SVG."""
         return [self._inline(fig, caption) for _, fig, caption in self.overview_figures()]
+
+    # -------------------------------------------------------------- threat-model ladder
+    def ladder(self) -> list[InlineFigure]:
+        """ALID per rung of the report's ladder (:func:`lidframe.report.analysis_figures.ladder_figure`).
+
+        A ladder system that is also a system of the page keeps its colour and marker; none
+        without a ladder.
+        """
+        ladder = self.report.ladder
+        if ladder is None:
+            return []
+        labels = set(ladder.labels())
+        cells = [s for s in self.report.systems if s.label in labels]
+        setting = _caption_setting(cells)
+        styles = {name: self.system_styles[name] for name in ladder.systems() if name in self.system_styles}
+        fig = ladder_figure(ladder, styles=styles, title=f"ALID up the threat-model ladder ({setting})")
+        levels = sorted({c.interval_level for c in ladder.cells if c.interval_level is not None})
+        bars = (
+            f"error bars: {', '.join(f'{level:.0%}' for level in levels)} bootstrap intervals"
+            if levels
+            else "no intervals computed"
+        )
+        attackers = ladder.attackers()
+        lines = f"solid lines: attacker {attackers[0]}"
+        if len(attackers) > 1:
+            lines += f"; dashed, hollow marks: attacker{'s' if len(attackers) > 2 else ''} {', '.join(attackers[1:])}"
+        caption = (
+            f"ALID (bits) of each anonymised system at each rung of the threat-model ladder ({setting}); {bars}; "
+            f"{lines}"
+        )
+        if ladder.references():
+            caption += "; grey horizontal lines: the plain speech (nothing anonymised) of the reference rows"
+        caption += "; dotted line: the ceiling log2 N."
+        return [self._inline(fig, caption)]
 
     # -------------------------------------------------------------- per system
     def system(self, name: str) -> list[InlineFigure]:

@@ -38,6 +38,7 @@ from lidframe.report.tables import (
     dp_audit_table,
     fit_notes,
     headline_card,
+    ladder_table,
     misattribution_table,
     open_set_table,
     per_speaker_table,
@@ -138,6 +139,7 @@ def render_html(report: Report) -> str:
     maker = FigureMaker(report)
     cards = [headline_card(s, k) for k, s in enumerate(report.systems, start=1)]
     overview = maker.overview()
+    ladder_figures = maker.ladder()
     open_set_figures = maker.open_set()
     dp_figures = maker.dp_audit()
     sections = _system_sections(report, maker, cards)
@@ -150,6 +152,8 @@ def render_html(report: Report) -> str:
         cards=cards,
         comparison=comparison_table(report),
         overview=overview,
+        ladder=ladder_table(report.ladder) if report.ladder is not None else None,
+        ladder_figures=ladder_figures,
         open_set_table=open_set_table(report),
         misattribution_table=misattribution_table(report),
         open_set_figures=open_set_figures,

@@ -11,6 +11,8 @@ page's sorting script reads.  :mod:`lidframe.report.render` puts them on the pag
   analyses' records;
 - :func:`open_set_table`, :func:`misattribution_table`: the open set's groups of trials
   and its harm by misattribution, of the systems evaluated with an open-set prior;
+- :func:`ladder_table`: the threat-model ladder, anonymised systems by rung, the plain
+  speech as the reference, and the rungs' sides and models;
 - :func:`settings_table`, :func:`fit_notes`: the settings behind every number.
 """
 
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from lidframe.report.model import Headline, Interval, Report, ReportSystem
+from lidframe.report.model import Headline, Interval, Ladder, LadderCell, LadderRung, Report, ReportSystem
 
 if TYPE_CHECKING:
     from lidframe.privacy.audit import DPAuditResult
@@ -48,6 +50,12 @@ __all__ = [
     "dp_audit_table",
     "open_set_table",
     "misattribution_table",
+    "LadderMetric",
+    "LadderShown",
+    "LadderRow",
+    "LadderColumn",
+    "LadderTable",
+    "ladder_table",
     "settings_table",
     "key_values",
     "fit_notes",
@@ -523,6 +531,174 @@ def misattribution_table(report: Report) -> Table | None:
         )
     caption = "Open set: the prior mass of 'nobody enrolled' and the outsider trials linked to an enrolled speaker"
     return Table("misattribution-table", caption, columns, tuple(rows))
+
+
+# ------------------------------------------------------------------ threat-model ladder
+@attrs.frozen
+class LadderMetric:
+    """One number of a ladder cell: its key, title, text, interval and full-precision value."""
+
+    key: str
+    title: str
+    text: str
+    interval: str
+    sort: str
+    biased_low: bool = False
+
+
+@attrs.frozen
+class LadderShown:
+    """One cell of the ladder table: an entry's numbers over *span* columns; no label and no metrics: not evaluated."""
+
+    label: str
+    span: int
+    metrics: tuple[LadderMetric, ...]
+
+
+@attrs.frozen
+class LadderRow:
+    """One row of the ladder table: its header (a system), a note under it, its cells."""
+
+    header: str
+    note: str
+    cells: tuple[LadderShown, ...]
+
+
+@attrs.frozen
+class LadderColumn:
+    """One column of the ladder table: an attacker at a rung (with the rung's code)."""
+
+    attacker: str
+    rung: str
+    code: str
+
+
+@attrs.frozen
+class LadderTable:
+    """The ladder section's tables: the numbers by system and rung, and the rungs' sides and models.
+
+    Attributes
+    ----------
+    table_id, caption : str
+    groups : tuple of (str, int)
+        (attacker, how many columns it has), the first header row.
+    columns : tuple of LadderColumn
+        The second header row.
+    rows : tuple of LadderRow
+        One per anonymised system.
+    references : tuple of LadderRow
+        The plain speech (nothing anonymised): per system its entries, each under its
+        attacker's columns; an entry of an attacker without columns in a row of its own.
+    rungs : tuple of LadderRung
+        The rung table's rows (:meth:`lidframe.report.model.Ladder.rungs`).
+    interval_level : str
+        ``"95 % bootstrap intervals in brackets"``, or ``"no intervals computed"``.
+    biased_low : bool
+        Whether a LIDmax interval is shown (and so the note that it is biased low).
+    log2_n : tuple of float
+        The distinct ceilings log2 N of the entries (bits).
+    ceiling : str
+        They as the page prints them (``"4.86"``, ``"4.86 or 5.00"``).
+    """
+
+    table_id: str
+    caption: str
+    groups: tuple[tuple[str, int], ...]
+    columns: tuple[LadderColumn, ...]
+    rows: tuple[LadderRow, ...]
+    references: tuple[LadderRow, ...]
+    rungs: tuple[LadderRung, ...]
+    interval_level: str
+    biased_low: bool
+    log2_n: tuple[float, ...]
+    ceiling: str
+
+
+def _ladder_shown(cell: LadderCell | None, span: int = 1) -> LadderShown:
+    """The numbers of *cell* (ALID, LIDmax, EER, with the intervals) as a table cell; an empty cell for None."""
+    if cell is None:
+        return LadderShown("", span, ())
+    metrics = (
+        LadderMetric("alid", "ALID", bits(cell.alid), _interval(cell.alid_interval, bits), _sort_key(cell.alid)),
+        LadderMetric(
+            "lid_max",
+            "LIDmax",
+            bits(cell.lid_max),
+            _interval(cell.lid_max_interval, bits),
+            _sort_key(cell.lid_max),
+            biased_low=bool(_interval(cell.lid_max_interval, bits)),
+        ),
+        LadderMetric("eer", "EER", percent(cell.eer), "", _sort_key(cell.eer)),
+    )
+    return LadderShown(cell.label, span, metrics)
+
+
+def _reference_rows(ladder: Ladder, groups: Sequence[tuple[str, int]], n_columns: int) -> list[LadderRow]:
+    """The reference rows: per system its plain-speech entries under their attackers' columns, then the others."""
+    references = ladder.references()
+    grouped = {attacker for attacker, _ in groups}
+    rows = []
+    for system in dict.fromkeys(c.entry.system for c in references):
+        mine = [c for c in references if c.entry.system == system]
+        if any(c.entry.attacker in grouped for c in mine):
+            cells = [_ladder_shown(ladder.cell(system, attacker, None), span) for attacker, span in groups]
+            rows.append(LadderRow(system, "nothing anonymised (o-o)", tuple(cells)))
+        for cell in mine:
+            if cell.entry.attacker not in grouped:
+                note = f"nothing anonymised (o-o), attacker {cell.entry.attacker}"
+                rows.append(LadderRow(system, note, (_ladder_shown(cell, n_columns),)))
+    return rows
+
+
+def ladder_table(ladder: Ladder) -> LadderTable:
+    """The threat-model ladder as the page shows it: anonymised systems (rows) by attacker and rung (columns).
+
+    Each cell holds the entry's ALID and LIDmax (bits) with their intervals, and its EER;
+    the rows of the plain speech follow as the reference; the rung table states each
+    rung's enrolment and trial sides and each attacker's model.
+
+    Parameters
+    ----------
+    ladder : Ladder
+
+    Returns
+    -------
+    LadderTable
+    """
+    from lidframe.data.scenario import SCENARIOS
+
+    columns = tuple(LadderColumn(attacker, rung, SCENARIOS[rung].code) for attacker, rung in ladder.columns())
+    groups = tuple((attacker, sum(c.attacker == attacker for c in columns)) for attacker in ladder.attackers())
+    rows = tuple(
+        LadderRow(system, "", tuple(_ladder_shown(ladder.cell(system, c.attacker, c.rung)) for c in columns))
+        for system in ladder.systems()
+    )
+    levels = sorted({c.interval_level for c in ladder.cells if c.interval_level is not None})
+    has_intervals = any(c.alid_interval is not None or c.lid_max_interval is not None for c in ladder.cells)
+    if not has_intervals:
+        level = "no intervals computed"
+    elif levels:
+        level = f"{', '.join(f'{v:.0%}' for v in levels)} bootstrap intervals in brackets"
+    else:
+        level = "bootstrap intervals in brackets"
+    references = tuple(_reference_rows(ladder, groups, len(columns)))
+    shown = [c for row in (*rows, *references) for c in row.cells]
+    caption = "ALID and LIDmax (bits) and EER of each anonymised system (rows) by attacker and rung (columns)"
+    if references:
+        caption += "; under them the plain speech, the reference"
+    return LadderTable(
+        table_id="ladder-table",
+        caption=caption,
+        groups=groups,
+        columns=columns,
+        rows=rows,
+        references=references,
+        rungs=tuple(ladder.rungs()),
+        interval_level=level,
+        biased_low=any(m.biased_low for c in shown for m in c.metrics),
+        log2_n=tuple(ladder.log2_n_values()),
+        ceiling=" or ".join(bits(v) for v in ladder.log2_n_values()),
+    )
 
 
 # ------------------------------------------------------------------ provenance
