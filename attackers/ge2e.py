@@ -35,7 +35,16 @@ from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 
 from ._torch import torch
-from .ge2e_model import HOP, PARTIAL_FRAMES, Ge2eMel, Ge2eModel, load_ge2e_state, normalise_volume, partial_starts
+from .ge2e_model import (
+    HOP,
+    PARTIAL_FRAMES,
+    Ge2eMel,
+    Ge2eModel,
+    load_ge2e_state,
+    normalise_volume,
+    partial_starts,
+    unit_output,
+)
 from .neural import NeuralAttacker, load_checkpoint
 
 __all__ = ["Ge2e", "PRETRAINED_INSTALL_HINT", "resemblyzer_weights"]
@@ -186,20 +195,39 @@ class Ge2e(NeuralAttacker):
         """Training forward pass: the unit embeddings (B, 256) of whole windows (every frame is valid)."""
         return model(feats)
 
+    def output_layer(self, model: Ge2eModel) -> torch.nn.Module:
+        """The part of *model* that :func:`~lidframe.attackers.training.train_output_layer` adapts.
+
+        The linear layer and what follows it (ReLU, L2 normalisation), as a module of
+        the LSTM's final states (B, hidden_size) -> unit embeddings (B, embedding_size),
+        sharing its parameters with *model*.
+        """
+        return _OutputLayer(model)
+
+    def output_layer_inputs(self, model: Ge2eModel, windows: torch.Tensor) -> torch.Tensor:
+        """The last LSTM layer's final states (B, hidden_size) of windows (B, 160, n_mels) (:meth:`window_features`)."""
+        _, (hidden, _) = model.lstm(windows)
+        return hidden[-1]
+
     def _check_options(self):
         super()._check_options()
         partial_starts(16000, rate=self.rate, min_coverage=self.min_coverage)  # refuses a bad rate or coverage
 
-    def windows(self, waveform: np.ndarray) -> torch.Tensor:
-        """The partial-utterance windows (n, 160, n_mels) of one prepared 16 kHz waveform (on the model's device)."""
-        device = next(self.model.parameters()).device
+    def window_features(self, frontend: torch.nn.Module, waveform: np.ndarray) -> torch.Tensor:
+        """The partial-utterance windows (n, 160, n_mels) of one prepared 16 kHz waveform, on *frontend*'s device."""
+        device = next(frontend.buffers()).device
         starts = partial_starts(waveform.shape[0], rate=self.rate, min_coverage=self.min_coverage)
         end = int(starts[-1] + PARTIAL_FRAMES) * HOP
         if end >= waveform.shape[0]:
             waveform = np.pad(waveform, (0, end - waveform.shape[0]))
-        mel = self._fbank(torch.from_numpy(np.ascontiguousarray(waveform, dtype=np.float32))[None].to(device))[0]
+        mel = frontend(torch.from_numpy(np.ascontiguousarray(waveform, dtype=np.float32))[None].to(device))[0]
         index = torch.from_numpy(starts[:, None] + np.arange(PARTIAL_FRAMES)[None, :]).to(device)
         return mel[index]
+
+    def windows(self, waveform: np.ndarray) -> torch.Tensor:
+        """:meth:`window_features` of the attacker's own front end (on the model's device)."""
+        self.model  # noqa: B018 - builds the model and its front end
+        return self.window_features(self._fbank, waveform)
 
     def embed_audio(self, waveforms: list[np.ndarray]) -> np.ndarray:
         """Embeddings (n, 256) float32 of prepared 16 kHz waveforms: the unit mean of each one's window embeddings.
@@ -243,3 +271,14 @@ class Ge2e(NeuralAttacker):
                 flush(len(owners))
         norms = torch.linalg.vector_norm(sums, dim=1, keepdim=True).clamp_min(1e-300)
         return (sums / norms).numpy().astype(np.float32)
+
+
+class _OutputLayer(torch.nn.Module):
+    """GE2E's output layer as a module of its own (its linear layer shared with the model it was taken from)."""
+
+    def __init__(self, model: Ge2eModel):
+        super().__init__()
+        self.linear = model.linear
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        return unit_output(self.linear, states)

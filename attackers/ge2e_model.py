@@ -48,6 +48,7 @@ __all__ = [
     "normalise_volume",
     "partial_starts",
     "slaney_mel_filters",
+    "unit_output",
 ]
 
 #: Frames of one partial utterance (1.6 s at a 10 ms hop).
@@ -189,8 +190,17 @@ class Ge2eModel(nn.Module):
     def forward(self, mels: torch.Tensor) -> torch.Tensor:
         """Unit-length embeddings (B, embedding_size) of windows (B, frames, n_mels)."""
         _, (hidden, _) = self.lstm(mels)
-        raw = torch.relu(self.linear(hidden[-1]))
-        return raw / torch.linalg.vector_norm(raw, dim=1, keepdim=True).clamp_min(1e-12)
+        return self.output(hidden[-1])
+
+    def output(self, states: torch.Tensor) -> torch.Tensor:
+        """The output layer: unit embeddings (B, embedding_size) of the last LSTM layer's final states (B, hidden_size)."""
+        return unit_output(self.linear, states)
+
+
+def unit_output(linear: nn.Module, states: torch.Tensor) -> torch.Tensor:
+    """GE2E's output layer: ``relu(linear(states))``, L2-normalised per row (B, embedding_size)."""
+    raw = torch.relu(linear(states))
+    return raw / torch.linalg.vector_norm(raw, dim=1, keepdim=True).clamp_min(1e-12)
 
 
 def load_ge2e_state(path: StrPath) -> dict[str, torch.Tensor]:

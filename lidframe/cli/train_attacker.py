@@ -33,7 +33,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="fine-tune from this checkpoint (for ecapa/xvector a SpeechBrain embedding_model.ckpt), or from the "
         "pretrained weights of the attacker NAME (ge2e: Resemblyzer's, pip install -e '.[pretrained]')",
     )
-    parser.add_argument("--epochs", type=int, default=10)
+    parser.add_argument(
+        "--layers",
+        choices=("all", "output"),
+        default="all",
+        help="train every layer (default), or only the output layer of a pretrained encoder on frozen states "
+        "(ge2e; seconds on a CPU; no .state file)",
+    )
+    parser.add_argument(
+        "--epochs", type=int, help="epochs (default 10); with --layers output: full-batch steps (default 200)"
+    )
     parser.add_argument("--batch-size", type=int, default=16)
     parser.add_argument(
         "--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3; fine-tuning: try 1e-4)"
@@ -73,25 +82,42 @@ def run(args: argparse.Namespace) -> int:
                 "(for ecapa or xvector, a SpeechBrain embedding_model.ckpt)"
             )
         init = str(weights)
-    from lidframe.attackers.training import train_attacker
+    if args.epochs is not None and args.epochs < 1:
+        raise InputError(f"--epochs must be a positive integer, got {args.epochs}")
+    if args.layers == "output":
+        from lidframe.attackers.training import train_output_layer
 
-    history = train_attacker(
-        encoder,
-        args.data,
-        args.out,
-        epochs=args.epochs,
-        batch_size=args.batch_size,
-        lr=args.lr,
-        init=init,
-        device=args.device,
-        precision=args.precision,
-        seed=args.seed,
-        progress=args.progress,
-    )
+        history = train_output_layer(
+            encoder,
+            args.data,
+            args.out,
+            epochs=args.epochs or 200,
+            lr=args.lr,
+            init=init,
+            seed=args.seed,
+            log=lambda m: None,
+        )
+    else:
+        from lidframe.attackers.training import train_attacker
+
+        history = train_attacker(
+            encoder,
+            args.data,
+            args.out,
+            epochs=args.epochs or 10,
+            batch_size=args.batch_size,
+            lr=args.lr,
+            init=init,
+            device=args.device,
+            precision=args.precision,
+            seed=args.seed,
+            progress=args.progress,
+        )
     last = history[-1] if history else None
     if last:
         print(
-            f"trained {arch}{f' from {args.init}' if args.init else ''} for {last['epoch']} epochs on {args.data}: loss {last['loss']:.4f}, "
+            f"trained {'the output layer of ' if args.layers == 'output' else ''}{arch}"
+            f"{f' from {args.init}' if args.init else ''} for {last['epoch']} {'steps' if args.layers == 'output' else 'epochs'} on {args.data}: loss {last['loss']:.4f}, "
             f"accuracy {last['accuracy']:.3f}; checkpoint {args.out}"
         )
     return 0

@@ -243,3 +243,42 @@ def test_embedding_with_the_pretrained_weights_runs_no_resemblyzer_code():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_score_command_with_ge2e_on_kaldi_data_dirs(tmp_path, capsys):
+    """``lidframe score --attacker ge2e --scenario ...`` on Kaldi data dirs: a T x N score set, the rung stated."""
+    from lidframe.cli import main
+    from lidframe.data.scoreset import ScoreSet
+    from tests.voices import write_voice
+
+    try:
+        resemblyzer_weights()
+    except InputError as exc:
+        pytest.skip(str(exc))
+    for name, utts in (("enrol", [(s, 0) for s in range(3)]), ("trials", [(s, k) for s in range(3) for k in (1, 2)])):
+        folder = tmp_path / name
+        folder.mkdir()
+        lines, spk = [], []
+        for s, k in utts:
+            write_voice(folder / f"s{s}_{k}.wav", s, k, 2.0)
+            lines.append(f"s{s}_{k} {folder / f's{s}_{k}.wav'}\n")
+            spk.append(f"s{s}_{k} spk{s}\n")
+        (folder / "wav.scp").write_text("".join(lines))
+        (folder / "utt2spk").write_text("".join(spk))
+    out = tmp_path / "scores.npz"
+    argv = ["score", "--attacker", "ge2e", "--scenario", "lazy-informed", "--device", "cpu"]
+    code = main([*argv, "--enrol", str(tmp_path / "enrol"), "--trials", str(tmp_path / "trials"), "--out", str(out)])
+    stdout, stderr = capsys.readouterr()
+    assert code == 0, stderr
+    assert "lazy-informed (a-a)" in stdout and "scored 6 trials against N = 3 enrolled speakers" in stdout
+    scores = ScoreSet.load(out)
+    assert scores.scores.shape == (6, 3) and list(scores.enrolled) == ["spk0", "spk1", "spk2"]
+    # the same cosines computed here from the attacker's embeddings
+    attacker = Ge2e(device="cpu")
+    from lidframe.data.kaldi import read_data_dir
+
+    trials, enrol = read_data_dir(tmp_path / "trials"), read_data_dir(tmp_path / "enrol")
+    t, e = attacker.embed(trials), attacker.embed(enrol)
+    t /= np.linalg.norm(t, axis=1, keepdims=True)
+    e /= np.linalg.norm(e, axis=1, keepdims=True)
+    np.testing.assert_allclose(scores.scores, t @ e.T, atol=1e-6)
