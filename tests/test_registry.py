@@ -284,7 +284,9 @@ def test_unknown_names_list_what_is_available():
         match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or",
     ):
         create("calibrator", "isotonc")
-    with pytest.raises(InputError, match=r"unknown attacker 'wavlm'; available: ecapa, ge2e, precomputed, random, xvector"):
+    with pytest.raises(
+        InputError, match=r"unknown attacker 'wavlm'; available: ecapa, ge2e, precomputed, random, xvector"
+    ):
         registry.load("attacker", "wavlm")
 
 
@@ -488,9 +490,7 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
         "xvector": "tdnn_channels=32,32,32,32,96&lin_neurons=24",
         "ge2e": "pretrained=false&hidden_size=32&embedding_size=24",  # no resemblyzer needed
     }[name]
-    check_attacker(
-        create("attacker", f"{name}?{small}&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment
-    )
+    check_attacker(create("attacker", f"{name}?{small}&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment)
 
 
 def test_every_builtin_is_covered_by_a_conformance_test():

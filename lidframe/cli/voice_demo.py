@@ -1,29 +1,41 @@
-"""The real-voice demo: synthesized speakers, two anonymisers, semi-informed attackers trained here.
+"""The real-voice demo: synthesized speakers, four anonymisers, the threat-model ladder of attackers.
 
 :func:`run_voice_demo` runs the whole LID pipeline on audio:
 
-1. synthesize a corpus with the installed engines (:mod:`lidframe.audio.corpus`; cached);
-2. make three systems: ``plain`` (no anonymisation), ``mcadams`` (McAdams with alpha drawn
-   per utterance in [0.5, 0.9]) and ``pitch`` (pitch shift by a ratio drawn per utterance in
-   [0.75, 1.35]), applied to train, enrolment and trial speech alike (the "a-a" scenario);
-3. per system, train a small ECAPA-TDNN on that system's *train* speakers (the
-   semi-informed attacker: it learns what the anonymiser leaves), checkpointed and
-   resumable;
-4. score dev and eval (every trial against every enrolled speaker), calibrate on dev with
-   ``logistic`` and ``isotonic``, and evaluate on eval; a ``random`` attacker (seeded
-   random embeddings on the plain speech) gives the zero-leakage floor;
-5. print the comparison table and write, like the simulated demo, ``summary.json``,
-   ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png``.
+1. synthesize a corpus with the installed engines (:mod:`lidframe.audio.corpus`; cached),
+   most voices eval speakers (:data:`DEMO_SPLIT`);
+2. make the systems of :data:`VOICE_DEMO_SYSTEMS`: ``plain`` (no anonymisation),
+   ``mcadams`` (McAdams with alpha drawn per utterance in [0.5, 0.9]), ``pitch`` (pitch
+   shift by a ratio drawn per utterance in [0.75, 1.35]) and ``mcadams-spk``,
+   ``pitch-spk`` (the same, drawn once per speaker), applied to every split;
+3. attack every anonymised system up the ladder (:mod:`lidframe.data.scenario`) with the
+   pretrained GE2E encoder (:class:`~lidframe.attackers.Ge2e`, Resemblyzer's weights):
+   ignorant (original enrolment, anonymised trials), lazy-informed (anonymised enrolment)
+   and semi-informed (anonymised enrolment, the encoder's output layer adapted on the
+   system's anonymised train speakers); the plain speech with the pretrained encoder is the
+   reference;
+4. beside it, a small ECAPA-TDNN trained here on each of ``mcadams`` and ``pitch``'s
+   anonymised train speakers (a second semi-informed attacker, checkpointed and
+   resumable), and a ``random`` attacker (seeded random embeddings on the plain speech),
+   the zero-leakage floor;
+5. score dev and eval (every trial against every enrolled speaker, each row's dev scored
+   its rung's way), calibrate on dev with ``logistic``, and evaluate on eval with speaker-
+   bootstrap intervals;
+6. print the comparison table and the ladder, and write, like the simulated demo,
+   ``summary.json`` (with each row's attacker, rung, sides and model), ``table.txt``,
+   ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png``.
+
+Without resemblyzer's weights the GE2E rows are left out, saying why in one line.
 
 Everything is cached under the output folder, so a rerun only redoes what is missing, and
 says which stages it reused -- each cache keyed by what made it, so that another seed,
 sentence count or voice set never reuses a stale one: the corpus's wav files (named by
 engine, voice, sentence and rate), the anonymised data dirs (a stamp with the digest of
 their corpus data dir, the anonymiser's parameters and the seed), each attacker's
-checkpoint ``attackers/<system>-<key>.ckpt`` (keyed by its train data dir, the seed, the
+checkpoint ``attackers/<system>-<key>.ckpt`` and ``attackers/<system>-ge2e-<key>.ckpt`` (keyed by its train data dir, the seed, the
 encoder and training settings, and the attackers' code and torch's version; training resumes where it stopped; a checkpoint with the epochs asked for is
 reused) and the embeddings (keyed by the audio and the checkpoint's weights,
-:mod:`lidframe.attackers.cache`).  The anonymisers of both systems share one pool of
+:mod:`lidframe.attackers.cache`).  The anonymisers of all systems share one pool of
 ``jobs`` worker processes, and ``jobs`` speech engines run at once.  The scores are recomputed from the embeddings on every
 run, so they never outlive a changed checkpoint or corpus.  Each stage is named as it starts; with
 ``progress`` tqdm bars show synthesis, training, embedding and scoring.
@@ -33,7 +45,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,33 +58,122 @@ from lidframe.data.fileio import StrPath, check_output_dir
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
 
-__all__ = ["run_voice_demo", "VOICE_DEMO_SYSTEMS", "SMALL_ECAPA", "CALIBRATORS"]
+__all__ = [
+    "run_voice_demo",
+    "VOICE_DEMO_SYSTEMS",
+    "SMALL_ECAPA",
+    "CALIBRATOR",
+    "DEMO_SPLIT",
+    "GE2E_ADAPTATION",
+    "DemoRow",
+    "demo_rows",
+]
 
-#: name -> anonymise_data_dir keyword arguments (None: the plain speech).
+#: name -> anonymise_data_dir keyword arguments (None: the plain speech).  The parameter is
+#: drawn per utterance (``mcadams``, ``pitch``: a speaker's recordings do not share it) or
+#: per speaker (``-spk``: every recording of a speaker gets the same one, the consistency
+#: that a lazy-informed attacker's anonymised enrolment exploits).
 VOICE_DEMO_SYSTEMS: dict[str, dict[str, Any] | None] = {
     "plain": None,
     "mcadams": {"method": "mcadams", "alpha_range": (0.5, 0.9), "per_utterance": True},
     "pitch": {"method": "pitch", "ratio_range": (0.75, 1.35), "per_utterance": True},
+    "mcadams-spk": {"method": "mcadams", "alpha_range": (0.5, 0.9), "per_utterance": False},
+    "pitch-spk": {"method": "pitch", "ratio_range": (0.75, 1.35), "per_utterance": False},
 }
+#: The systems that also get the small ECAPA-TDNN trained here (a second semi-informed attacker, beside GE2E's).
+ECAPA_SYSTEMS = ("mcadams", "pitch")
 #: The demo attackers' encoder: a small ECAPA-TDNN that trains in seconds per epoch on a CPU.
 SMALL_ECAPA = {"channels": (64, 64, 64, 64, 192), "attention_channels": 32, "se_channels": 32, "lin_neurons": 64}
-#: train_attacker's settings for the demo's attackers (beside epochs and seed).
+#: train_attacker's settings for the demo's ECAPA attackers (beside epochs and seed).
 TRAINING: dict[str, Any] = {"batch_size": 16}
-#: The calibrators each trained attacker's scores are evaluated with (the random floor: the first).
-CALIBRATORS = ("logistic", "isotonic")
+#: How the semi-informed GE2E attacker is adapted: the pretrained encoder's output layer trained on a system's
+#: anonymised train speakers (:func:`lidframe.attackers.training.train_output_layer`).
+GE2E_ADAPTATION: dict[str, Any] = {"epochs": 200, "lr": 1e-3}
+#: The calibrator of every row (fitted on dev).
+CALIBRATOR = "logistic"
+#: Shares of the voices for train, dev and eval: most of them eval, so that N is near the paper's 29-40.
+DEMO_SPLIT = (0.3, 0.2, 0.5)
+#: Resamples of the speaker bootstrap behind every headline interval.
+N_BOOT = 1000
 _SPLITS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
+
+
+@attrs.frozen
+class DemoRow:
+    """One row of the real-voice demo: which attacker scored which speech of which system, and how.
+
+    Attributes
+    ----------
+    label : str
+        ``system/attacker/scenario`` (``system/attacker`` on the plain speech, ``random``).
+    system : str
+        A key of :data:`VOICE_DEMO_SYSTEMS`, or ``"random"``.
+    attacker : str
+        ``"ge2e"`` (pretrained), ``"ecapa"`` (the small ECAPA-TDNN trained here) or ``"random"``.
+    scenario : str or None
+        A rung of :data:`lidframe.data.scenario.SCENARIOS`; None on the plain speech (nothing anonymised).
+    enrolment, trials : str
+        The speech enrolled and scored: ``"original"`` or ``"anonymised"``.
+    model : str
+        What the attacker's model is, in words.
+    """
+
+    label: str
+    system: str
+    attacker: str
+    scenario: str | None
+    enrolment: str
+    trials: str
+    model: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready fields (``summary.json``'s ``rows``)."""
+        return attrs.asdict(self)
+
+
+_GE2E_MODEL = "GE2E pretrained on real speech (Resemblyzer's weights)"
+_GE2E_ADAPTED = "GE2E with its output layer adapted on the system's anonymised train speakers"
+_ECAPA_MODEL = "small ECAPA-TDNN trained here on the system's train speakers"
+
+
+def demo_rows(*, ge2e: bool = True) -> list[DemoRow]:
+    """The rows of the real-voice demo in table order (:class:`DemoRow`); without *ge2e*, the ECAPA and random rows."""
+    from lidframe.data.scenario import ANONYMISED, ORIGINAL, SCENARIOS
+
+    rows = []
+    for system, params in VOICE_DEMO_SYSTEMS.items():
+        if params is None:
+            if ge2e:
+                rows.append(DemoRow(f"{system}/ge2e", system, "ge2e", None, ORIGINAL, ORIGINAL, _GE2E_MODEL))
+            if system in ECAPA_SYSTEMS:
+                rows.append(DemoRow(f"{system}/ecapa", system, "ecapa", None, ORIGINAL, ORIGINAL, _ECAPA_MODEL))
+            continue
+        if ge2e:
+            for rung in SCENARIOS.values():
+                model = _GE2E_ADAPTED if rung.adapted_model else _GE2E_MODEL
+                rows.append(
+                    DemoRow(f"{system}/ge2e/{rung.name}", system, "ge2e", rung.name, rung.enrolment, ANONYMISED, model)
+                )
+        if system in ECAPA_SYSTEMS:
+            rung = SCENARIOS["semi-informed"]
+            rows.append(
+                DemoRow(f"{system}/ecapa/{rung.name}", system, "ecapa", rung.name, ANONYMISED, ANONYMISED, _ECAPA_MODEL)
+            )
+    rows.append(DemoRow("random", "random", "random", None, ORIGINAL, ORIGINAL, "seeded random embeddings (the floor)"))
+    return rows
 
 
 def _epochs(n: int) -> str:
     return f"{n} epoch" if n == 1 else f"{n} epochs"
 
 
-def _scores(attacker, root: Path, split: str):
+def _scores(attacker, enrol_root: Path, trial_root: Path, split: str):
+    """*attacker*'s score set of ``trial_root/<split>_trials`` against the speakers of ``enrol_root/<split>_enrolls``."""
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
 
-    enrol = read_data_dir(root / f"{split}_enrolls")
-    trials = read_data_dir(root / f"{split}_trials")
+    enrol = read_data_dir(enrol_root / f"{split}_enrolls")
+    trials = read_data_dir(trial_root / f"{split}_trials")
     return attacker.score(trials, group_by_speaker(enrol))
 
 
@@ -178,6 +279,19 @@ class _DemoRun:
     log: Callable[[str], object]
 
 
+def ge2e_unavailable() -> str | None:
+    """Why the demo's GE2E rows cannot run here (resemblyzer's weights missing), in one line; None where they can."""
+    from lidframe.errors import InputError
+
+    try:
+        from lidframe.attackers.ge2e import resemblyzer_weights
+
+        resemblyzer_weights()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
 def run_voice_demo(
     out_dir: StrPath,
     *,
@@ -186,6 +300,7 @@ def run_voice_demo(
     sentences: int = 8,
     voices: Sequence[str] | None = None,
     jobs: int = 1,
+    n_boot: int = N_BOOT,
     progress: bool = False,
     log: Callable[[str], object] = print,
 ) -> tuple[str, dict]:
@@ -196,9 +311,9 @@ def run_voice_demo(
     out_dir : path
         Output and cache folder (checked before any work; made when missing).
     seed : int
-        Seed of the corpus split, the anonymisers, the training and the random attacker.
+        Seed of the corpus split, the anonymisers, the training, the random attacker and the bootstrap.
     epochs : int
-        Training epochs per attacker (a rerun with more continues the checkpoint).
+        Training epochs of each small ECAPA-TDNN (a rerun with more continues the checkpoint).
     sentences : int
         Sentences per voice.
     voices : sequence of str, optional
@@ -206,6 +321,8 @@ def run_voice_demo(
     jobs : int
         Speech engines run at once, and worker processes of the anonymisers (the
         training uses torch's threads).
+    n_boot : int
+        Resamples of the speaker bootstrap behind each row's intervals.
     progress : bool
         tqdm bars for synthesis, training (one per epoch), embedding and scoring.
     log : callable
@@ -216,36 +333,83 @@ def run_voice_demo(
     table : str
         The comparison table (also in ``table.txt``).
     summaries : dict
-        ``"<system>/<calibrator>"`` -> ``Result.to_dict()`` (also in ``summary.json``).
+        Row label (:func:`demo_rows`) -> ``Result.to_dict()`` (also in ``summary.json``).
     """
     from lidframe.core.evaluation import evaluate
+    from lidframe.stats.bootstrap import Bootstrap
 
     out = check_output_dir(out_dir, "--out")
     out.mkdir(exist_ok=True)
     run = _DemoRun(out, seed=seed, epochs=epochs, jobs=jobs, progress=progress, log=log)
+    no_ge2e = ge2e_unavailable()
+    if no_ge2e is not None:
+        log(f"the pretrained GE2E rows are left out: {no_ge2e}")
+    rows = demo_rows(ge2e=no_ge2e is None)
     corpus = _synthesize_corpus(run, sentences=sentences, voices=voices)
     n_train = len(corpus["speakers"]["train"])
-    results: dict[str, Result] = {}
-    inputs: dict[str, StrPath] = {}
     training_code = _training_code()
     roots = {
         name: out / "corpus" if params is None else out / "systems" / name
         for name, params in VOICE_DEMO_SYSTEMS.items()
     }
     _anonymise_systems(out, roots, seed=seed, jobs=jobs, progress=progress, log=log)
-    for name, root in roots.items():
-        checkpoint = _train_system_attacker(run, name, root, training_code=training_code, n_train=n_train)
-        scored = _score_system(run, name, root, checkpoint)
-        inputs.update({f"{name} {split}": path for split, path in scored.items()})
-        for calibrator in CALIBRATORS:
-            results[f"{name}/{calibrator}"] = evaluate(scored["dev"], scored["eval"], calibrator=calibrator)
+    scored: dict[str, dict[str, Path]] = {}
+    for name in ECAPA_SYSTEMS:
+        checkpoint = _train_system_attacker(run, name, roots[name], training_code=training_code, n_train=n_train)
+        scored.update(_score_ecapa(run, name, roots[name], checkpoint))
+    if no_ge2e is None:
+        scored.update(_score_ge2e(run, roots, training_code=training_code, n_train=n_train))
     log("[scores random] the random attacker (seeded random embeddings) on the plain speech")
-    random_sets = _score_random(run)
-    inputs.update({f"random {split}": path for split, path in random_sets.items()})
-    results[f"random/{CALIBRATORS[0]}"] = evaluate(random_sets["dev"], random_sets["eval"], calibrator=CALIBRATORS[0])
-    table = format_table([(label, r.summary) for label, r in results.items()], name_header="system/calibrator")
-    _write_outputs(run, results, table=table, corpus=corpus, sentences=sentences, inputs=inputs)
-    return table, {label: r.to_dict() for label, r in results.items()}
+    scored["random"] = _score_random(run)
+    bootstrap = Bootstrap(n_boot=n_boot, unit="speaker", seed=seed)
+    run.log(f"[evaluate] {len(rows)} rows: {CALIBRATOR} calibration on dev, LID on eval, {n_boot} speaker resamples")
+    results: dict[str, Result] = {
+        row.label: evaluate(
+            scored[row.label]["dev"], scored[row.label]["eval"], calibrator=CALIBRATOR, bootstrap=bootstrap
+        )
+        for row in rows
+    }
+    inputs = {f"{label} {split}": path for label, paths in scored.items() for split, path in paths.items()}
+    table = format_table(
+        [(row.label, results[row.label].summary) for row in rows], name_header="system/attacker/scenario"
+    )
+    ladder = ladder_table(rows, results)
+    _write_outputs(
+        run, rows, results, table=table, ladder=ladder, corpus=corpus, sentences=sentences, inputs=inputs, n_boot=n_boot
+    )
+    return table + "\n\n" + ladder, {label: r.to_dict() for label, r in results.items()}
+
+
+def ladder_table(rows: Sequence[DemoRow], results: Mapping[str, Result]) -> str:
+    """The threat-model ladder as text: per anonymised system, ALID [interval] and LIDmax of the GE2E rungs.
+
+    Columns: the system, then per rung of :data:`lidframe.data.scenario.SCENARIOS` its
+    ALID with the speaker-bootstrap interval and its LIDmax; the plain speech's GE2E ALID
+    is the first line (nothing anonymised), the small ECAPA's semi-informed ALID the last column.
+    """
+    from lidframe.cli.table import text_table
+    from lidframe.data.scenario import SCENARIOS
+
+    def alid(label: str) -> str:
+        result = results.get(label)
+        if result is None:
+            return "-"
+        summary = result.summary
+        interval = (summary.intervals or {}).get("alid")
+        text = f"{summary.alid:.2f}"
+        if interval is not None:
+            text += f" [{interval.low:.2f}, {interval.high:.2f}]"
+        return f"{text} / {summary.lid_max:.2f}"
+
+    header = ["system", *SCENARIOS, "ecapa semi-informed"]
+    body = []
+    for system in dict.fromkeys(row.system for row in rows if row.system != "random"):
+        if VOICE_DEMO_SYSTEMS[system] is None:
+            body.append([f"{system} (nothing anonymised)", alid(f"{system}/ge2e"), "", "", alid(f"{system}/ecapa")])
+            continue
+        cells = [alid(f"{system}/ge2e/{rung}") for rung in SCENARIOS]
+        body.append([system, *cells, alid(f"{system}/ecapa/semi-informed")])
+    return "ALID [95 % speaker-bootstrap interval] / LIDmax, bits, by rung of the ladder\n" + text_table(header, body)
 
 
 def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] | None) -> dict[str, Any]:
@@ -255,7 +419,14 @@ def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] |
     folder = run.out / "corpus"
     run.log(f"[corpus] synthesizing speech into {folder}")
     corpus = build_corpus(
-        folder, voices=voices, sentences=sentences, enrol=3, seed=run.seed, jobs=run.jobs, progress=run.progress
+        folder,
+        voices=voices,
+        sentences=sentences,
+        enrol=3,
+        split=DEMO_SPLIT,
+        seed=run.seed,
+        jobs=run.jobs,
+        progress=run.progress,
     )
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
     n_utt, made = corpus["utterances"], corpus["synthesized"]
@@ -310,87 +481,175 @@ def _train_system_attacker(run: _DemoRun, name: str, root: Path, *, training_cod
     return checkpoint
 
 
-def _score_system(run: _DemoRun, name: str, root: Path, checkpoint: Path) -> dict[str, Path]:
-    """Score system *name*'s dev and eval trials with its trained attacker; ``split -> score file``.
+def _score_both_splits(run: _DemoRun, attacker, label: str, enrol_root: Path, trial_root: Path) -> dict[str, Path]:
+    """Score dev and eval trials of *trial_root* against the speakers of *enrol_root*; ``split -> score file``.
 
     Always rescored: the embedding cache is the reuse (and the scores never outlive a
     changed checkpoint or corpus).
     """
+    scored = {}
+    for split in ("dev", "eval"):
+        path = run.out / "scores" / f"{label.replace('/', '_')}_{split}.npz"
+        path.parent.mkdir(exist_ok=True)
+        _scores(attacker, enrol_root, trial_root, split).save(path)
+        scored[split] = path
+    return scored
+
+
+def _score_ecapa(run: _DemoRun, name: str, root: Path, checkpoint: Path) -> dict[str, dict[str, Path]]:
+    """Score system *name*'s dev and eval trials with its small ECAPA-TDNN; ``row label -> split -> score file``."""
     from lidframe.attackers import EcapaTdnn
 
     attacker = EcapaTdnn(
         **SMALL_ECAPA, device="cpu", checkpoint=checkpoint, cache_dir=run.out / "embedding-cache", progress=run.progress
     )
-    run.log(f"[scores {name}] scoring dev and eval trials against every enrolled speaker")
-    scored = {}
-    for split in ("dev", "eval"):
-        path = run.out / "scores" / f"{name}_{split}.npz"
-        path.parent.mkdir(exist_ok=True)
-        _scores(attacker, root, split).save(path)
-        scored[split] = path
+    label = f"{name}/ecapa" if VOICE_DEMO_SYSTEMS[name] is None else f"{name}/ecapa/semi-informed"
+    run.log(f"[scores {label}] scoring dev and eval trials against every enrolled speaker")
+    scored = {label: _score_both_splits(run, attacker, label, root, root)}
     if attacker.model_calls == 0:
         run.log(
-            f"scores {name}: reused every embedding from {run.out / 'embedding-cache'} (same audio, same checkpoint)"
+            f"scores {label}: reused every embedding from {run.out / 'embedding-cache'} (same audio, same checkpoint)"
         )
     return scored
+
+
+def _score_ge2e(
+    run: _DemoRun, roots: Mapping[str, Path], *, training_code: str, n_train: int
+) -> dict[str, dict[str, Path]]:
+    """The GE2E rows: the pretrained encoder up the ladder for every system, adapted for the semi-informed rung.
+
+    ``row label -> split -> score file``.  The ignorant rung enrols the plain speech
+    (``corpus/``) and scores the system's anonymised trials; the lazy-informed rung enrols
+    the system's anonymised speech; the semi-informed rung does the same with the encoder
+    with its output layer adapted on the system's anonymised train speakers (:func:`_adapt_ge2e`).
+    """
+    from lidframe.attackers.ge2e import Ge2e
+
+    cache = run.out / "embedding-cache"
+    pretrained = Ge2e(device="cpu", cache_dir=cache, progress=run.progress)
+    plain = roots["plain"]
+    run.log(
+        f"[scores ge2e] the pretrained GE2E encoder: {sum(1 for p in VOICE_DEMO_SYSTEMS.values() if p)} systems x 2 rungs"
+    )
+    scored: dict[str, dict[str, Path]] = {}
+    for name, root in roots.items():
+        if VOICE_DEMO_SYSTEMS[name] is None:
+            scored[f"{name}/ge2e"] = _score_both_splits(run, pretrained, f"{name}/ge2e", root, root)
+            continue
+        scored[f"{name}/ge2e/ignorant"] = _score_both_splits(run, pretrained, f"{name}/ge2e/ignorant", plain, root)
+        scored[f"{name}/ge2e/lazy-informed"] = _score_both_splits(
+            run, pretrained, f"{name}/ge2e/lazy-informed", root, root
+        )
+    for name, root in roots.items():
+        if VOICE_DEMO_SYSTEMS[name] is None:
+            continue
+        checkpoint = _adapt_ge2e(run, name, root, training_code=training_code, n_train=n_train)
+        adapted = Ge2e(device="cpu", checkpoint=checkpoint, cache_dir=cache, progress=run.progress)
+        label = f"{name}/ge2e/semi-informed"
+        run.log(f"[scores {label}] scoring with the adapted encoder")
+        scored[label] = _score_both_splits(run, adapted, label, root, root)
+    return scored
+
+
+def _adapt_ge2e(run: _DemoRun, name: str, root: Path, *, training_code: str, n_train: int) -> Path:
+    """Adapt (or reuse) the pretrained GE2E's output layer on system *name*'s anonymised train speakers; its checkpoint.
+
+    :func:`~lidframe.attackers.training.train_output_layer`: the LSTM keeps Resemblyzer's
+    weights, the output layer learns the anonymised train speakers (seconds on the CPU,
+    where fine-tuning the whole LSTM takes minutes per epoch).  Keyed like the ECAPA
+    checkpoints (seed, settings, the attackers' code and torch, the train data dir's
+    stamp) and by the pretrained weights' digest; a checkpoint of the same key is reused.
+    """
+    from lidframe.attackers.ge2e import Ge2e, resemblyzer_weights
+    from lidframe.attackers.training import train_output_layer
+    from lidframe.data.fileio import file_sha256
+
+    weights = resemblyzer_weights()
+    key = _digest(
+        json.dumps([run.seed, GE2E_ADAPTATION]), training_code, _read_stamp(root / "train"), file_sha256(weights)
+    )
+    checkpoint = run.out / "attackers" / f"{name}-ge2e-{key[:12]}.ckpt"
+    if checkpoint.is_file():
+        run.log(f"attacker {name}/ge2e: reused checkpoint {checkpoint}")
+        return checkpoint
+    run.log(
+        f"[attacker {name}/ge2e] adapting the pretrained GE2E's output layer on the {n_train} anonymised train speakers"
+    )
+    train_output_layer(
+        Ge2e(device="cpu"), root / "train", checkpoint, init=weights, seed=run.seed, **GE2E_ADAPTATION, log=run.log
+    )
+    return checkpoint
 
 
 def _score_random(run: _DemoRun) -> dict[str, Path]:
     """Score the plain speech's dev and eval trials with the seeded random attacker; ``split -> score file``."""
     from lidframe.attackers import RandomAttacker
 
-    random = RandomAttacker(seed=run.seed)
-    scored = {}
-    for split in ("dev", "eval"):
-        path = run.out / "scores" / f"random_{split}.npz"
-        _scores(random, run.out / "corpus", split).save(path)
-        scored[split] = path
-    return scored
+    corpus = run.out / "corpus"
+    return _score_both_splits(run, RandomAttacker(seed=run.seed), "random", corpus, corpus)
 
 
 def _write_outputs(
     run: _DemoRun,
+    rows: Sequence[DemoRow],
     results: dict[str, Result],
     *,
     table: str,
+    ladder: str,
     corpus: dict[str, Any],
     sentences: int,
-    inputs: dict[str, StrPath],
+    inputs: Mapping[str, StrPath],
+    n_boot: int,
 ) -> None:
     """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder."""
     from lidframe.cli.simulated_demo import write_demo_outputs
+    from lidframe.data.scenario import SCENARIOS
+    from lidframe.report.model import LadderEntry
 
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
-    systems = {label: label.split("/")[0] for label in results}
+    systems = {row.label: row.system for row in rows}
     run.log(f"[report] writing summary.json, table.txt, per_trial.csv, report.html and lid_ccdf.png to {run.out}")
     write_demo_outputs(
         run.out,
         results,
-        table=table,
+        table=table + "\n\n" + ladder,
         record={
             "seed": run.seed,
             "epochs": run.epochs,
             "sentences": sentences,
+            "calibrator": CALIBRATOR,
+            "bootstrap": {"n_boot": n_boot, "unit": "speaker", "level": 0.95},
             "corpus": {k: corpus[k] for k in ("speakers", "engines", "utterances")},
+            "scenarios": {name: attrs.asdict(rung) for name, rung in SCENARIOS.items()},
+            "rows": {row.label: row.to_dict() for row in rows},
         },
         inputs=inputs,
-        title="lidframe demo: real synthesized voices",
+        title="lidframe demo: real synthesized voices, the threat-model ladder",
         notes=[
-            f"{corpus['utterances']} synthesized utterances of {sum(sizes.values())} voices; systems plain, mcadams "
-            f"and pitch (the a-a scenario); a small ECAPA-TDNN trained {run.epochs} epochs per system on its "
-            "anonymised train speakers; calibrated on dev, evaluated on eval; a random attacker is the floor. "
-            "See docs/demo.md."
+            f"{corpus['utterances']} synthesized utterances of {sum(sizes.values())} voices (train {sizes['train']}, "
+            f"dev {sizes['dev']}, eval {sizes['eval']}); systems {', '.join(VOICE_DEMO_SYSTEMS)} (-spk: the anonymiser's "
+            "parameter drawn once per speaker, else once per utterance). Each anonymised system is attacked up the "
+            "ladder: ignorant (o-a: original enrolment, pretrained GE2E), lazy-informed (a-a: anonymised enrolment, "
+            "pretrained GE2E), semi-informed (a-a, GE2E with its output layer adapted on the system's anonymised train "
+            "speakers); a small "
+            f"ECAPA-TDNN trained {run.epochs} epochs per system here is a second semi-informed attacker; {CALIBRATOR} "
+            f"calibration on dev, LID on eval, {n_boot} speaker-bootstrap resamples; a random attacker is the floor. "
+            "See docs/demo.md.",
+            *(rung.describe() for rung in SCENARIOS.values()),
         ],
         settings={
             "command": "lidframe demo",
             "seed": run.seed,
-            "epochs": run.epochs,
+            "epochs (small ECAPA)": run.epochs,
+            "GE2E adaptation": "output layer, " + ", ".join(f"{k} {v}" for k, v in GE2E_ADAPTATION.items()),
             "sentences per voice": sentences,
-            "attacker": f"EcapaTdnn({', '.join(f'{k}={v}' for k, v in SMALL_ECAPA.items())})",
-            "calibrators": ", ".join(CALIBRATORS),
+            "small ECAPA": ", ".join(f"{k}={v}" for k, v in SMALL_ECAPA.items()),
+            "calibrator": CALIBRATOR,
             "prior": "uniform",
+            "bootstrap": f"{n_boot} resamples of speakers, 95 %",
         },
         systems=systems,
+        ladder=[LadderEntry(**row.to_dict()) for row in rows],
         log=run.log,
     )
     from lidframe.report.lid_figures import save_lid_ccdf
@@ -400,7 +659,7 @@ def _write_outputs(
         {label: r.lid[~r.is_outsider] for label, r in results.items()},
         run.out / "lid_ccdf.png",
         log2_n=first.summary["log2_n"],
-        title="Real-voice demo: LID per system and calibrator",
+        title="Real-voice demo: LID per system, attacker and rung",
         groups=systems,
-        variants={label: label.split("/")[1] for label in results},
+        variants={row.label: row.label.partition("/")[2] or row.label for row in rows},
     )

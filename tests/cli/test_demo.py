@@ -287,35 +287,63 @@ def voice_runs(tmp_path_factory):
 @pytest.mark.slow
 @needs_voices
 def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_reused(voice_runs):
+    from lidframe.cli.voice_demo import ECAPA_SYSTEMS, VOICE_DEMO_SYSTEMS, demo_rows, ge2e_unavailable
+    from lidframe.data.scenario import SCENARIOS
+
     out, runs = voice_runs
     cold, rerun = (run.splitlines() for run in runs)
-    labels = [f"{s}/{c}" for s in ("plain", "mcadams", "pitch") for c in ("logistic", "isotonic")] + ["random/logistic"]
+    ge2e = ge2e_unavailable() is None
+    labels = [row.label for row in demo_rows(ge2e=ge2e)]
     summary = check_demo_folder(
-        out, runs[1], labels, lambda label, split: out / "scores" / f"{label.split('/')[0]}_{split}.npz"
+        out, runs[1], labels, lambda label, split: out / "scores" / f"{label.replace('/', '_')}_{split}.npz"
     )
     assert summary["epochs"] == 1 and summary["corpus"]["utterances"] == 12 * 8
     assert (out / "lid_ccdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # every row states its attacker, rung, sides and model; the rungs are the ladder's
+    for label, row in summary["rows"].items():
+        assert row["label"] == label and set(row) == {
+            "label",
+            "system",
+            "attacker",
+            "scenario",
+            "enrolment",
+            "trials",
+            "model",
+        }
+        if row["scenario"] is not None:
+            rung = SCENARIOS[row["scenario"]]
+            assert (row["enrolment"], row["trials"]) == (rung.enrolment, rung.trials)
+    if ge2e:
+        anonymised = [name for name, params in VOICE_DEMO_SYSTEMS.items() if params]
+        assert {label for label in labels if "/ge2e/" in label} == {
+            f"{name}/ge2e/{rung}" for name in anonymised for rung in SCENARIOS
+        }
+        assert "ALID [95 % speaker-bootstrap interval] / LIDmax" in runs[1]
     stages = [line for line in cold if line.startswith("[")]
     assert [s.split("]")[0] + "]" for s in stages][:4] == [
         "[corpus]",
         "[systems]",
-        "[attacker plain]",
-        "[scores plain]",
+        f"[attacker {ECAPA_SYSTEMS[0]}]",
+        f"[scores {ECAPA_SYSTEMS[0]}/ecapa/semi-informed]",
     ]
     assert any(line.startswith("corpus: synthesized 96 utterances") for line in cold)
-    assert any(line.startswith("attacker plain: trained 1 epoch (") for line in cold)
+    assert any(line.startswith(f"attacker {ECAPA_SYSTEMS[0]}: trained 1 epoch (") for line in cold)
     # the rerun trains nothing, synthesizes nothing, and says so
     assert not [line for line in rerun if line.startswith("corpus: synthesized") or ": trained 1 epoch" in line]
     assert not [line for line in rerun if line.startswith("attacker ") and ": reused" not in line]
+    assert not [line for line in rerun if line.startswith("adapted the output layer")]
     assert any(line.startswith(f"corpus: reused 96 utterances from {out / 'corpus'}") for line in rerun)
-    for name in ("plain", "mcadams", "pitch"):
+    for name in ECAPA_SYSTEMS:
         assert any(
             line.startswith(f"attacker {name}: reused checkpoint") and "(trained 1 epoch earlier;" in line
             for line in rerun
         )
-        assert any(line.startswith(f"scores {name}: reused every embedding") for line in rerun)
-    for name in ("mcadams", "pitch"):
-        assert f"system {name}: reused its 5 anonymised data dirs from {out / 'systems' / name}" in rerun
+        assert any(line.startswith(f"scores {name}/ecapa/semi-informed: reused every embedding") for line in rerun)
+    for name, params in VOICE_DEMO_SYSTEMS.items():
+        if params:
+            assert f"system {name}: reused its 5 anonymised data dirs from {out / 'systems' / name}" in rerun
+            if ge2e:
+                assert any(line.startswith(f"attacker {name}/ge2e: reused checkpoint") for line in rerun)
 
 
 @pytest.mark.slow
