@@ -40,7 +40,15 @@ from lidframe.errors import InputError
 
 from ._torch import nn, torch
 
-__all__ = ["Fbank", "sentence_mean_norm", "probe_audio", "read_audio", "SAMPLE_RATE", "MIN_SAMPLE_RATE"]
+__all__ = [
+    "Fbank",
+    "power_spectrum",
+    "sentence_mean_norm",
+    "probe_audio",
+    "read_audio",
+    "SAMPLE_RATE",
+    "MIN_SAMPLE_RATE",
+]
 
 SAMPLE_RATE = 16000
 
@@ -106,23 +114,32 @@ class Fbank(nn.Module):
 
     def forward(self, wav: torch.Tensor) -> torch.Tensor:
         """(B, samples) float32 waveforms -> (B, T, n_mels) log-mel features in dB."""
-        stft = torch.stft(
-            wav,
-            self.n_fft,
-            hop_length=self.hop_length,
-            win_length=self.win_length,
-            window=self.window,
-            center=True,
-            pad_mode="constant",
-            normalized=False,
-            onesided=True,
-            return_complex=True,
-        )
-        power = stft.real.pow(2) + stft.imag.pow(2)  # (B, n_freqs, T)
+        power = power_spectrum(wav, self.window, n_fft=self.n_fft, hop_length=self.hop_length)
         mel = torch.matmul(power.transpose(1, 2), self.mel_weights)  # (B, T, n_mels)
         db = 10.0 * torch.log10(torch.clamp(mel, min=1e-10))
         floor = db.amax(dim=(-2, -1), keepdim=True) - self.top_db
         return torch.maximum(db, floor)
+
+
+def power_spectrum(wav: torch.Tensor, window: torch.Tensor, *, n_fft: int, hop_length: int) -> torch.Tensor:
+    """|X|^2 of the one-sided STFT of (B, samples) waveforms: (B, n_fft // 2 + 1, T).
+
+    Centred frames with zero (constant) padding, so T = 1 + samples // hop_length; the
+    window's length is the frame length.
+    """
+    stft = torch.stft(
+        wav,
+        n_fft,
+        hop_length=hop_length,
+        win_length=window.shape[0],
+        window=window,
+        center=True,
+        pad_mode="constant",
+        normalized=False,
+        onesided=True,
+        return_complex=True,
+    )
+    return stft.real.pow(2) + stft.imag.pow(2)
 
 
 def sentence_mean_norm(feats: torch.Tensor, frames: torch.Tensor | None = None) -> torch.Tensor:

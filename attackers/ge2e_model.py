@@ -38,6 +38,7 @@ from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 
 from ._torch import nn, torch
+from .frontend import power_spectrum
 
 __all__ = [
     "Ge2eMel",
@@ -116,19 +117,7 @@ class Ge2eMel(nn.Module):
 
     def forward(self, wav: torch.Tensor) -> torch.Tensor:
         """(B, samples) float32 waveforms -> (B, T, n_mels) mel power (not logarithmic)."""
-        stft = torch.stft(
-            wav,
-            self.n_fft,
-            hop_length=HOP,
-            win_length=self.n_fft,
-            window=self.window,
-            center=True,
-            pad_mode="constant",
-            normalized=False,
-            onesided=True,
-            return_complex=True,
-        )
-        power = stft.real.pow(2) + stft.imag.pow(2)  # (B, n_bins, T)
+        power = power_spectrum(wav, self.window, n_fft=self.n_fft, hop_length=HOP)  # (B, n_bins, T)
         return torch.matmul(power.transpose(1, 2), self.filters)
 
 

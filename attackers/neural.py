@@ -16,7 +16,9 @@ and :class:`~lidframe.attackers.XVector`:
   under CUDA/CPU autocast; everything under ``torch.inference_mode``; a tqdm progress
   bar with ``progress=True``;
 * **cache**: with ``cache_dir``, each embedding is stored as ``<key>.npz`` where the key
-  hashes the audio samples, the model weights and the front-end/model configuration;
+  hashes the audio samples, the model weights, the front-end/model configuration, and
+  the code that computes it (this folder's source, a subclass's own module, torch's
+  version);
   a hit skips the model.  A corrupt entry is a miss (recomputed, replaced atomically), a
   folder that cannot be written is used read-only, and either is reported by one
   :class:`~lidframe.attackers.cache.CacheWarning` per ``embed``/``enrol``/``score`` call;
@@ -230,6 +232,7 @@ class NeuralAttacker(EmbeddingAttacker):
         self.model_calls = 0  # number of batches run through the model (for cache tests)
         self._cache: EmbeddingCache | None = None  # the cache of the outermost embed/enrol/score call
         self._embedding_dim: int | None = None
+        self._code: str | None = None  # _code_digest(), computed once
 
     # -- to implement -------------------------------------------------------------
     def build_model(self) -> torch.nn.Module:  # pragma: no cover - interface
@@ -320,7 +323,28 @@ class NeuralAttacker(EmbeddingAttacker):
         digest = hashlib.sha256(audio.tobytes())
         digest.update(self._weights_hash.encode())
         digest.update(config.encode())
+        digest.update(self._code_digest().encode())
         return digest.hexdigest()
+
+    def _code_digest(self) -> str:
+        """What computes an embedding besides the weights: the attackers' source, the class's own module, torch's version.
+
+        Part of every cache key, so that an edited front end or network (lidframe's, or a
+        plugin subclass's module) never reads embeddings the old code made, even where the
+        weights file is the same (a pretrained one).
+        """
+        if self._code is None:
+            import inspect
+
+            from lidframe._version import tree_digest
+
+            digest = hashlib.sha256(tree_digest([Path(__file__).parent]).encode())
+            source = inspect.getsourcefile(type(self))
+            if source is not None and Path(source).parent != Path(__file__).parent:
+                digest.update(Path(source).read_bytes())
+            digest.update(torch.__version__.encode())
+            self._code = digest.hexdigest()
+        return self._code
 
     # -- embedding ----------------------------------------------------------------
     def embed_audio(self, waveforms: list[np.ndarray]) -> np.ndarray:

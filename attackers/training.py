@@ -357,6 +357,8 @@ def train_output_layer(
     epochs: int = 200,
     lr: float = 1e-3,
     init: StrPath | None = None,
+    batch_size: int = 64,
+    device: str = "auto",
     seed: int = 0,
     log: Callable[[str], object] = print,
 ) -> list[dict[str, Any]]:
@@ -368,7 +370,9 @@ def train_output_layer(
     ``attacker.output_layer_inputs``, 64 windows at a time); then the
     output layer and an AAM-softmax head over the training speakers (margin 0.2, scale
     30) are trained on all of them at once, *epochs* full-batch Adam steps (weight decay
-    2e-5).  On the CPU this takes seconds where fine-tuning a whole LSTM
+    2e-5); accuracy and loss are those of the adapted layer (the AAM head's margin
+    included).  Only the states are kept (``hidden`` floats per window), not the
+    spectrograms.  On the CPU this takes seconds where fine-tuning a whole LSTM
     (:func:`train_attacker`) takes minutes per epoch.
 
     Parameters
@@ -384,7 +388,12 @@ def train_output_layer(
     lr : float
         Adam learning rate.
     init : str or os.PathLike, optional
-        The weights to start from (default: the attacker's ``default_weights``).
+        The weights to start from (default: the attacker's ``checkpoint``, else its
+        ``default_weights``; an attacker with neither is refused).
+    batch_size : int
+        Windows per forward pass of the frozen layers.
+    device : str
+        ``"auto"``, ``"cpu"``, ``"cuda[:i]"``.
     seed : int
         Seed of the AAM head's initialisation.
     log : callable
@@ -404,37 +413,54 @@ def train_output_layer(
         raise InputError(f"{type(attacker).__name__} has no separate output layer to adapt; train it whole")
     if not (isinstance(epochs, int) and epochs >= 1):
         raise InputError(f"epochs must be a positive integer, got {epochs!r}")
+    if not (isinstance(batch_size, int) and batch_size >= 1):
+        raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
     began = time.perf_counter()
     utterances = read_data_dir(data_dir)
     speakers = sorted({u.speaker for u in utterances})
     if len(speakers) < 2:
         raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
-    weights = init if init is not None else attacker.default_weights()
+    weights = init if init is not None else attacker.checkpoint
+    if weights is None:
+        weights = attacker.default_weights()
+    if weights is None:
+        raise InputError(
+            f"{type(attacker).__name__}: adapting only the output layer needs trained weights below it: give init "
+            "(--init) or the attacker's checkpoint"
+        )
     torch.manual_seed(seed)
     model = attacker.build_model()
     if weights is not None:
         attacker.load_weights(model, weights)
-    model.eval()
-    frontend = attacker.build_frontend()
-    windows, labels = [], []
+    dev = resolve_device(device)
+    model.to(dev).eval()
+    frontend = attacker.build_frontend().to(dev)
+    states: list[torch.Tensor] = []  # the output layer's inputs, (windows, hidden): a few kB per window
+    pending: list[torch.Tensor] = []
+    labels: list[int] = []
     with torch.no_grad():
         for u in utterances:
             found = windows_of(frontend, attacker.prepare_audio(read_audio(cast(str, u.path))))
-            windows.append(found)
+            pending.append(found)
             labels += [speakers.index(u.speaker)] * found.shape[0]
-        stacked = torch.cat(windows)
-        x = torch.cat([inputs_of(model, stacked[i : i + 64]) for i in range(0, stacked.shape[0], 64)])
-    target = torch.tensor(labels)
+            if sum(p.shape[0] for p in pending) >= batch_size:
+                states.append(inputs_of(model, torch.cat(pending)))
+                pending.clear()
+        if pending:
+            states.append(inputs_of(model, torch.cat(pending)))
+    x = torch.cat(states)
+    target = torch.tensor(labels, device=dev)
     layer = output_layer(model)
-    head = AAMSoftmax(attacker.embedding_dim(), len(speakers))
+    head = AAMSoftmax(attacker.embedding_dim(), len(speakers)).to(dev)
     optimiser = torch.optim.Adam(list(layer.parameters()) + list(head.parameters()), lr=lr, weight_decay=2e-5)
     for _ in range(epochs):
-        emb = layer(x)
-        logits = head(emb, target)
-        loss = nn.functional.cross_entropy(logits, target)
+        loss = nn.functional.cross_entropy(head(layer(x), target), target)
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
+    with torch.no_grad():  # the loss and accuracy of the adapted layer (after the last step)
+        logits = head(layer(x), target)
+        loss = nn.functional.cross_entropy(logits, target)
     record = {
         "epoch": epochs,
         "loss": float(loss.detach()),

@@ -43,7 +43,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--epochs", type=int, help="epochs (default 10); with --layers output: full-batch steps (default 200)"
     )
-    parser.add_argument("--batch-size", type=int, default=16)
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="utterances (one chunk each) per step (default 16); with --layers output: windows per forward pass of "
+        "the frozen layers (default 64)",
+    )
     parser.add_argument(
         "--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3; fine-tuning: try 1e-4)"
     )
@@ -84,9 +89,15 @@ def run(args: argparse.Namespace) -> int:
         init = str(weights)
     if args.epochs is not None and args.epochs < 1:
         raise InputError(f"--epochs must be a positive integer, got {args.epochs}")
+    if args.batch_size is not None and args.batch_size < 1:
+        raise InputError(f"--batch-size must be a positive integer, got {args.batch_size}")
     if args.layers == "output":
         from lidframe.attackers.training import train_output_layer
 
+        if args.precision != "fp32" or args.progress:
+            raise InputError(
+                "--precision and --progress apply to --layers all; --layers output runs in fp32 in seconds"
+            )
         history = train_output_layer(
             encoder,
             args.data,
@@ -94,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
             epochs=args.epochs or 200,
             lr=args.lr,
             init=init,
+            batch_size=args.batch_size or 64,
+            device=args.device,
             seed=args.seed,
             log=lambda m: None,
         )
@@ -105,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
             args.data,
             args.out,
             epochs=args.epochs or 10,
-            batch_size=args.batch_size,
+            batch_size=args.batch_size or 16,
             lr=args.lr,
             init=init,
             device=args.device,

@@ -34,7 +34,7 @@ engine, voice, sentence and rate), the anonymised data dirs (a stamp with the di
 their corpus data dir, the anonymiser's parameters and the seed), each attacker's
 checkpoint ``attackers/<system>-<key>.ckpt`` and ``attackers/<system>-ge2e-<key>.ckpt`` (keyed by its train data dir, the seed, the
 encoder and training settings, and the attackers' code and torch's version; training resumes where it stopped; a checkpoint with the epochs asked for is
-reused) and the embeddings (keyed by the audio and the checkpoint's weights,
+reused) and the embeddings (keyed by the audio, the checkpoint's weights and the encoder's code,
 :mod:`lidframe.attackers.cache`).  The anonymisers of all systems share one pool of
 ``jobs`` worker processes, and ``jobs`` speech engines run at once.  The scores are recomputed from the embeddings on every
 run, so they never outlive a changed checkpoint or corpus.  Each stage is named as it starts; with
@@ -57,6 +57,7 @@ from lidframe.data.fileio import StrPath, check_output_dir
 
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
+    from lidframe.report.model import LadderEntry
 
 __all__ = [
     "run_voice_demo",
@@ -65,7 +66,6 @@ __all__ = [
     "CALIBRATOR",
     "DEMO_SPLIT",
     "GE2E_ADAPTATION",
-    "DemoRow",
     "demo_rows",
 ]
 
@@ -98,68 +98,48 @@ N_BOOT = 1000
 _SPLITS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
 
 
-@attrs.frozen
-class DemoRow:
-    """One row of the real-voice demo: which attacker scored which speech of which system, and how.
-
-    Attributes
-    ----------
-    label : str
-        ``system/attacker/scenario`` (``system/attacker`` on the plain speech, ``random``).
-    system : str
-        A key of :data:`VOICE_DEMO_SYSTEMS`, or ``"random"``.
-    attacker : str
-        ``"ge2e"`` (pretrained), ``"ecapa"`` (the small ECAPA-TDNN trained here) or ``"random"``.
-    scenario : str or None
-        A rung of :data:`lidframe.data.scenario.SCENARIOS`; None on the plain speech (nothing anonymised).
-    enrolment, trials : str
-        The speech enrolled and scored: ``"original"`` or ``"anonymised"``.
-    model : str
-        What the attacker's model is, in words.
-    """
-
-    label: str
-    system: str
-    attacker: str
-    scenario: str | None
-    enrolment: str
-    trials: str
-    model: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The row as JSON-ready fields (``summary.json``'s ``rows``)."""
-        return attrs.asdict(self)
-
-
 _GE2E_MODEL = "GE2E pretrained on real speech (Resemblyzer's weights)"
 _GE2E_ADAPTED = "GE2E with its output layer adapted on the system's anonymised train speakers"
 _ECAPA_MODEL = "small ECAPA-TDNN trained here on the system's train speakers"
 
 
-def demo_rows(*, ge2e: bool = True) -> list[DemoRow]:
-    """The rows of the real-voice demo in table order (:class:`DemoRow`); without *ge2e*, the ECAPA and random rows."""
+def demo_rows(*, ge2e: bool = True) -> list[LadderEntry]:
+    """The rows of the real-voice demo in table order; without *ge2e*, the ECAPA and random rows.
+
+    Each row is a :class:`lidframe.report.LadderEntry`: its label ``system/attacker/scenario``
+    (``system/attacker`` on the plain speech, ``random``), the system, the attacker
+    (``ge2e`` pretrained, ``ecapa`` the small ECAPA-TDNN trained here, ``random``), the rung
+    (None on the plain speech), the enrolment and trial sides, and the model in words.
+    """
     from lidframe.data.scenario import ANONYMISED, ORIGINAL, SCENARIOS
+    from lidframe.report.model import LadderEntry
 
     rows = []
     for system, params in VOICE_DEMO_SYSTEMS.items():
         if params is None:
             if ge2e:
-                rows.append(DemoRow(f"{system}/ge2e", system, "ge2e", None, ORIGINAL, ORIGINAL, _GE2E_MODEL))
+                rows.append(LadderEntry(f"{system}/ge2e", system, "ge2e", None, ORIGINAL, ORIGINAL, _GE2E_MODEL))
             if system in ECAPA_SYSTEMS:
-                rows.append(DemoRow(f"{system}/ecapa", system, "ecapa", None, ORIGINAL, ORIGINAL, _ECAPA_MODEL))
+                rows.append(LadderEntry(f"{system}/ecapa", system, "ecapa", None, ORIGINAL, ORIGINAL, _ECAPA_MODEL))
             continue
         if ge2e:
             for rung in SCENARIOS.values():
                 model = _GE2E_ADAPTED if rung.adapted_model else _GE2E_MODEL
                 rows.append(
-                    DemoRow(f"{system}/ge2e/{rung.name}", system, "ge2e", rung.name, rung.enrolment, ANONYMISED, model)
+                    LadderEntry(
+                        f"{system}/ge2e/{rung.name}", system, "ge2e", rung.name, rung.enrolment, ANONYMISED, model
+                    )
                 )
         if system in ECAPA_SYSTEMS:
             rung = SCENARIOS["semi-informed"]
             rows.append(
-                DemoRow(f"{system}/ecapa/{rung.name}", system, "ecapa", rung.name, ANONYMISED, ANONYMISED, _ECAPA_MODEL)
+                LadderEntry(
+                    f"{system}/ecapa/{rung.name}", system, "ecapa", rung.name, ANONYMISED, ANONYMISED, _ECAPA_MODEL
+                )
             )
-    rows.append(DemoRow("random", "random", "random", None, ORIGINAL, ORIGINAL, "seeded random embeddings (the floor)"))
+    rows.append(
+        LadderEntry("random", "random", "random", None, ORIGINAL, ORIGINAL, "seeded random embeddings (the floor)")
+    )
     return rows
 
 
@@ -380,7 +360,7 @@ def run_voice_demo(
     return table + "\n\n" + ladder, {label: r.to_dict() for label, r in results.items()}
 
 
-def ladder_table(rows: Sequence[DemoRow], results: Mapping[str, Result]) -> str:
+def ladder_table(rows: Sequence[LadderEntry], results: Mapping[str, Result]) -> str:
     """The threat-model ladder as text: per anonymised system, ALID [interval] and LIDmax of the GE2E rungs.
 
     Columns: the system, then per rung of :data:`lidframe.data.scenario.SCENARIOS` its
@@ -576,7 +556,14 @@ def _adapt_ge2e(run: _DemoRun, name: str, root: Path, *, training_code: str, n_t
         f"[attacker {name}/ge2e] adapting the pretrained GE2E's output layer on the {n_train} anonymised train speakers"
     )
     train_output_layer(
-        Ge2e(device="cpu"), root / "train", checkpoint, init=weights, seed=run.seed, **GE2E_ADAPTATION, log=run.log
+        Ge2e(device="cpu"),
+        root / "train",
+        checkpoint,
+        init=weights,
+        device="cpu",
+        seed=run.seed,
+        log=run.log,
+        **GE2E_ADAPTATION,
     )
     return checkpoint
 
@@ -591,7 +578,7 @@ def _score_random(run: _DemoRun) -> dict[str, Path]:
 
 def _write_outputs(
     run: _DemoRun,
-    rows: Sequence[DemoRow],
+    rows: Sequence[LadderEntry],
     results: dict[str, Result],
     *,
     table: str,
@@ -604,7 +591,6 @@ def _write_outputs(
     """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder."""
     from lidframe.cli.simulated_demo import write_demo_outputs
     from lidframe.data.scenario import SCENARIOS
-    from lidframe.report.model import LadderEntry
 
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
     systems = {row.label: row.system for row in rows}
@@ -621,7 +607,7 @@ def _write_outputs(
             "bootstrap": {"n_boot": n_boot, "unit": "speaker", "level": 0.95},
             "corpus": {k: corpus[k] for k in ("speakers", "engines", "utterances")},
             "scenarios": {name: attrs.asdict(rung) for name, rung in SCENARIOS.items()},
-            "rows": {row.label: row.to_dict() for row in rows},
+            "rows": {row.label: attrs.asdict(row) for row in rows},
         },
         inputs=inputs,
         title="lidframe demo: real synthesized voices, the threat-model ladder",
@@ -649,7 +635,7 @@ def _write_outputs(
             "bootstrap": f"{n_boot} resamples of speakers, 95 %",
         },
         systems=systems,
-        ladder=[LadderEntry(**row.to_dict()) for row in rows],
+        ladder=list(rows),
         log=run.log,
     )
     from lidframe.report.lid_figures import save_lid_ccdf

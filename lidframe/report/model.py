@@ -630,8 +630,7 @@ def _where(label: object) -> str:
 class LadderEntry:
     """One evaluated row of the threat-model ladder: which attacker scored which speech of which system, and how.
 
-    The fields are those of the real-voice demo's rows (``lidframe.cli.voice_demo.DemoRow``),
-    so ``LadderEntry(**row.to_dict())`` makes one.
+    The real-voice demo's rows are these records (``lidframe.cli.voice_demo.demo_rows``).
 
     Attributes
     ----------

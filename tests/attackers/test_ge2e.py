@@ -282,3 +282,30 @@ def test_score_command_with_ge2e_on_kaldi_data_dirs(tmp_path, capsys):
     t /= np.linalg.norm(t, axis=1, keepdims=True)
     e /= np.linalg.norm(e, axis=1, keepdims=True)
     np.testing.assert_allclose(scores.scores, t @ e.T, atol=1e-6)
+
+
+def test_embedding_cache_follows_the_encoders_code(tmp_path, monkeypatch):
+    """An edited front end or network (here: a plugin subclass's module) never reads the old code's embeddings."""
+    import importlib
+    import sys
+
+    from lidframe.data.utterance import Utterance
+    from tests.voices import write_voice
+
+    wav = write_voice(tmp_path / "a.wav", 0, 0, 2.0)
+    module = tmp_path / "my_encoder.py"
+    module.write_text("from lidframe.attackers.ge2e import Ge2e\n\nclass MyGe2e(Ge2e):\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def embed_once() -> int:
+        sys.modules.pop("my_encoder", None)
+        encoder = importlib.import_module("my_encoder").MyGe2e(
+            device="cpu", pretrained=False, hidden_size=16, embedding_size=8, cache_dir=tmp_path / "cache"
+        )
+        encoder.embed([Utterance("a", "s", str(wav))])
+        return encoder.model_calls
+
+    assert embed_once() == 1  # computed
+    assert embed_once() == 0  # the same code: read from the cache
+    module.write_text(module.read_text() + "# an edit\n")
+    assert embed_once() == 1  # another code: computed again

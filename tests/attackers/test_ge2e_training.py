@@ -146,3 +146,37 @@ def test_cli_refuses_in_one_line(corpus, tmp_path, argv, message, capsys):
     assert code == 2
     assert message in stderr and stderr.strip().count("\n") == 0 and "Traceback" not in stderr
     assert not (tmp_path / "o.ckpt").exists()
+
+
+def test_output_layer_adaptation_starts_from_the_attackers_checkpoint(corpus, tmp_path):
+    """Without init, the attacker's own checkpoint is what gets adapted; with neither weights, a refusal."""
+    own = tmp_path / "own.pt"
+    before = _random_init(own, seed=7)
+    out = tmp_path / "adapted.ckpt"
+    train_output_layer(
+        Ge2e(**SMALL, device="cpu", checkpoint=own), corpus / "train", out, epochs=5, batch_size=3, log=lambda m: None
+    )
+    after = torch.load(out, weights_only=True)
+    assert all(torch.equal(after[k], before[k]) for k in before if k.startswith("lstm."))
+    with pytest.raises(InputError, match="needs trained weights below it"):
+        train_output_layer(Ge2e(**SMALL, device="cpu", pretrained=False), corpus / "train", tmp_path / "x.ckpt")
+
+
+def test_cli_output_layer_refuses_the_flags_of_whole_training(corpus, tmp_path, capsys):
+    code, _, stderr = run(
+        [
+            "train-attacker",
+            "--arch",
+            "ge2e?pretrained=false",
+            "--layers",
+            "output",
+            "--precision",
+            "bf16",
+            "--data",
+            str(corpus / "train"),
+            "--out",
+            str(tmp_path / "o.ckpt"),
+        ],
+        capsys,
+    )
+    assert code == 2 and "--precision and --progress apply to --layers all" in stderr

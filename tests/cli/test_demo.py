@@ -319,6 +319,7 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
             f"{name}/ge2e/{rung}" for name in anonymised for rung in SCENARIOS
         }
         assert "ALID [95 % speaker-bootstrap interval] / LIDmax" in runs[1]
+        _check_ladder_wiring(out)
     stages = [line for line in cold if line.startswith("[")]
     assert [s.split("]")[0] + "]" for s in stages][:4] == [
         "[corpus]",
@@ -344,6 +345,33 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
             assert f"system {name}: reused its 5 anonymised data dirs from {out / 'systems' / name}" in rerun
             if ge2e:
                 assert any(line.startswith(f"attacker {name}/ge2e: reused checkpoint") for line in rerun)
+
+
+def _check_ladder_wiring(out: Path) -> None:
+    """Each rung's eval score set is what its enrolment, trials and model give, scored here from the folders."""
+    from lidframe.attackers.ge2e import Ge2e
+    from lidframe.data.kaldi import read_data_dir
+    from lidframe.data.scoreset import ScoreSet
+    from lidframe.data.utterance import group_by_speaker
+
+    def scored(attacker, enrol_dir: Path, trial_dir: Path) -> np.ndarray:
+        enrol = group_by_speaker(read_data_dir(enrol_dir / "eval_enrolls"))
+        return attacker.score(read_data_dir(trial_dir / "eval_trials"), enrol).scores
+
+    cache = out / "embedding-cache"
+    pretrained = Ge2e(device="cpu", cache_dir=cache)
+    system = out / "systems" / "mcadams"
+    (adapted,) = (out / "attackers").glob("mcadams-ge2e-*.ckpt")
+    expected = {
+        "ignorant": scored(pretrained, out / "corpus", system),  # original enrolment, anonymised trials
+        "lazy-informed": scored(pretrained, system, system),
+        "semi-informed": scored(Ge2e(device="cpu", checkpoint=adapted, cache_dir=cache), system, system),
+    }
+    for rung, scores in expected.items():
+        written = ScoreSet.load(out / "scores" / f"mcadams_ge2e_{rung}_eval.npz").scores
+        np.testing.assert_allclose(written, scores, rtol=0, atol=1e-12, err_msg=rung)
+    assert not np.allclose(expected["ignorant"], expected["lazy-informed"])
+    assert not np.allclose(expected["lazy-informed"], expected["semi-informed"])
 
 
 @pytest.mark.slow
