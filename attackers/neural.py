@@ -51,7 +51,7 @@ from .cache import CacheWarning, EmbeddingCache
 from .frontend import SAMPLE_RATE, Fbank, probe_audio, read_audio, sentence_mean_norm
 from .layers import PADDING_MODES, Lengths
 
-__all__ = ["CacheWarning", "NeuralAttacker", "load_checkpoint", "load_weights_file", "resolve_device"]
+__all__ = ["CacheWarning", "NeuralAttacker", "attackers_code_digest", "load_checkpoint", "load_weights_file", "resolve_device"]
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
@@ -111,6 +111,19 @@ def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: 
         text = " ".join(str(exc).split())
         first = text.split(". ")[0] if text else type(exc).__name__
         raise InputError(f"{path}: not a torch {what}, or a corrupt one ({first})") from None
+
+
+def attackers_code_digest() -> str:
+    """SHA-256 of what trains and runs lidframe's encoders besides their weights: this folder's source files and torch's version.
+
+    Part of every embedding cache key (:meth:`NeuralAttacker._cache_key`) and of the
+    demo's checkpoint keys (:mod:`lidframe.cli.voice_demo`).
+    """
+    from lidframe._version import tree_digest
+
+    digest = hashlib.sha256(tree_digest([Path(__file__).parent]).encode())
+    digest.update(torch.__version__.encode())
+    return digest.hexdigest()
 
 
 def load_checkpoint(
@@ -336,13 +349,10 @@ class NeuralAttacker(EmbeddingAttacker):
         if self._code is None:
             import inspect
 
-            from lidframe._version import tree_digest
-
-            digest = hashlib.sha256(tree_digest([Path(__file__).parent]).encode())
+            digest = hashlib.sha256(attackers_code_digest().encode())
             source = inspect.getsourcefile(type(self))
             if source is not None and Path(source).parent != Path(__file__).parent:
                 digest.update(Path(source).read_bytes())
-            digest.update(torch.__version__.encode())
             self._code = digest.hexdigest()
         return self._code
 

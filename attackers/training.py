@@ -87,6 +87,17 @@ def _cut_chunks(
     return chunks
 
 
+def _training_speakers(data_dir: StrPath) -> tuple[list[Utterance], list[str]]:
+    """The utterances of the training data dir and its sorted speaker ids; fewer than two speakers are refused."""
+    from lidframe.data.kaldi import read_data_dir
+
+    utterances = read_data_dir(data_dir)
+    speakers = sorted({u.speaker for u in utterances})
+    if len(speakers) < 2:
+        raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
+    return utterances, speakers
+
+
 def train_attacker(
     attacker: NeuralAttacker,
     data_dir: StrPath,
@@ -140,13 +151,8 @@ def train_attacker(
     list of dict
         Per finished epoch (this run and earlier ones): ``epoch, loss, accuracy, seconds``.
     """
-    from lidframe.data.kaldi import read_data_dir
-
     dev = resolve_device(device)  # a CUDA device this machine lacks is refused before the data is read
-    utterances = read_data_dir(data_dir)
-    speakers = sorted({u.speaker for u in utterances})
-    if len(speakers) < 2:
-        raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
+    utterances, speakers = _training_speakers(data_dir)
     if precision not in ("fp32", "bf16"):
         raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
     out = Path(out)
@@ -404,8 +410,6 @@ def train_output_layer(
     list of dict
         One record: ``epoch, loss, accuracy, seconds``.
     """
-    from lidframe.data.kaldi import read_data_dir
-
     output_layer = getattr(attacker, "output_layer", None)
     inputs_of = getattr(attacker, "output_layer_inputs", None)
     windows_of = getattr(attacker, "window_features", None)
@@ -416,10 +420,7 @@ def train_output_layer(
     if not (isinstance(batch_size, int) and batch_size >= 1):
         raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
     began = time.perf_counter()
-    utterances = read_data_dir(data_dir)
-    speakers = sorted({u.speaker for u in utterances})
-    if len(speakers) < 2:
-        raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
+    utterances, speakers = _training_speakers(data_dir)
     weights = init if init is not None else attacker.checkpoint
     if weights is None:
         weights = attacker.default_weights()

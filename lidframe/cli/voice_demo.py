@@ -181,19 +181,6 @@ def _read_stamp(folder: Path) -> str:
     return stamp.read_text().strip() if stamp.is_file() else _source_digest(folder)
 
 
-def _training_code() -> str:
-    """Digest of what trains and runs an attacker: the attackers' source files and torch's version."""
-    import importlib.util
-
-    import torch
-
-    from lidframe._version import tree_digest
-
-    spec = importlib.util.find_spec("lidframe.attackers")
-    assert spec is not None and spec.submodule_search_locations is not None
-    return _digest(tree_digest(Path(p) for p in spec.submodule_search_locations), torch.__version__)
-
-
 def _anonymise_systems(
     out: Path, roots: dict[str, Path], *, seed: int, jobs: int, progress: bool, log: Callable[[str], object]
 ) -> None:
@@ -327,7 +314,9 @@ def run_voice_demo(
     rows = demo_rows(ge2e=no_ge2e is None)
     corpus = _synthesize_corpus(run, sentences=sentences, voices=voices)
     n_train = len(corpus["speakers"]["train"])
-    training_code = _training_code()
+    from lidframe.attackers.neural import attackers_code_digest
+
+    training_code = attackers_code_digest()  # the attackers' source and torch's version: part of every checkpoint key
     roots = {
         name: out / "corpus" if params is None else out / "systems" / name
         for name, params in VOICE_DEMO_SYSTEMS.items()
