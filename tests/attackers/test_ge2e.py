@@ -249,6 +249,7 @@ def test_score_command_with_ge2e_on_kaldi_data_dirs(tmp_path, capsys):
     """``lidframe score --attacker ge2e --scenario ...`` on Kaldi data dirs: a T x N score set, the rung stated."""
     from lidframe.cli import main
     from lidframe.data.scoreset import ScoreSet
+    from tests.bad_input.audio_dirs import write_data_dir
     from tests.voices import write_voice
 
     try:
@@ -258,13 +259,9 @@ def test_score_command_with_ge2e_on_kaldi_data_dirs(tmp_path, capsys):
     for name, utts in (("enrol", [(s, 0) for s in range(3)]), ("trials", [(s, k) for s in range(3) for k in (1, 2)])):
         folder = tmp_path / name
         folder.mkdir()
-        lines, spk = [], []
-        for s, k in utts:
-            write_voice(folder / f"s{s}_{k}.wav", s, k, 2.0)
-            lines.append(f"s{s}_{k} {folder / f's{s}_{k}.wav'}\n")
-            spk.append(f"s{s}_{k} spk{s}\n")
-        (folder / "wav.scp").write_text("".join(lines))
-        (folder / "utt2spk").write_text("".join(spk))
+        write_data_dir(
+            folder, [(f"s{s}_{k}", f"spk{s}", write_voice(folder / f"s{s}_{k}.wav", s, k, 2.0)) for s, k in utts]
+        )
     out = tmp_path / "scores.npz"
     argv = ["score", "--attacker", "ge2e", "--scenario", "lazy-informed", "--device", "cpu"]
     code = main([*argv, "--enrol", str(tmp_path / "enrol"), "--trials", str(tmp_path / "trials"), "--out", str(out)])

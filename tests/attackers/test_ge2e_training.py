@@ -13,6 +13,7 @@ from lidframe.attackers.ge2e_model import Ge2eModel  # noqa: E402
 from lidframe.attackers.training import train_attacker, train_output_layer  # noqa: E402
 from lidframe.data.kaldi import read_data_dir  # noqa: E402
 from lidframe.errors import InputError  # noqa: E402
+from tests.bad_input.audio_dirs import write_data_dir  # noqa: E402
 from tests.cli.test_cli import run  # noqa: E402
 from tests.voices import write_voice  # noqa: E402
 
@@ -24,15 +25,12 @@ def corpus(tmp_path_factory):
     """4 generated speakers x 5 utterances (2.4 s) as a Kaldi data dir."""
     root = tmp_path_factory.mktemp("ge2e-train")
     (root / "wav").mkdir()
-    (root / "train").mkdir()
-    lines, spk = [], []
-    for s in range(4):
-        for k in range(5):
-            write_voice(root / "wav" / f"s{s}_{k}.wav", s, k, 2.4)
-            lines.append(f"s{s}_{k} ../wav/s{s}_{k}.wav\n")
-            spk.append(f"s{s}_{k} spk{s}\n")
-    (root / "train" / "wav.scp").write_text("".join(lines))
-    (root / "train" / "utt2spk").write_text("".join(spk))
+    entries = [
+        (f"s{s}_{k}", f"spk{s}", write_voice(root / "wav" / f"s{s}_{k}.wav", s, k, 2.4))
+        for s in range(4)
+        for k in range(5)
+    ]
+    write_data_dir(root / "train", entries)
     return root
 
 

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from lidframe.data.simulate import simulate_system
+from tests.bad_input.audio_dirs import write_data_dir
 
 BASELINE = json.loads((Path(__file__).with_name("no_scenario_baseline.json")).read_text())
 FIXED_VERSION = "0.0.0+src.fixed"
@@ -35,12 +36,9 @@ def build(root: Path) -> Path:
     ids = []
     for split in ("dev", "eval"):
         for kind, per in (("enrol", 2), ("trials", 3)):
-            folder = root / f"{split}_{kind}"
-            folder.mkdir()
-            utts = [(f"{split}-{kind}-{s}-{k}", f"{split}spk{s}") for s in range(6) for k in range(per)]
-            (folder / "wav.scp").write_text("".join(f"{u} none.wav\n" for u, _ in utts))
-            (folder / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s in utts))
-            ids += [u for u, _ in utts]
+            utts = [(f"{split}-{kind}-{s}-{k}", f"{split}spk{s}", "none.wav") for s in range(6) for k in range(per)]
+            write_data_dir(root / f"{split}_{kind}", utts)
+            ids += [u for u, _, _ in utts]
     rng = np.random.default_rng(5)
     centre = {f"{split}spk{s}": rng.normal(size=8) for split in ("dev", "eval") for s in range(6)}
     vectors = np.array([centre[f"{u.split('-')[0]}spk{u.split('-')[2]}"] + 0.8 * rng.normal(size=8) for u in ids])

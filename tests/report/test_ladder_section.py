@@ -25,6 +25,7 @@ from lidframe.data.simulate import simulate_system
 from lidframe.errors import InputError
 from lidframe.report import LadderEntry, ladder_from_results, report_from_results
 from tests.report.conftest import CREATED
+from tests.report.formatting import fmt_bits, fmt_percent, sort_text
 from tests.report.htmltree import parse
 from tests.report.test_browser import browser  # noqa: F401 (a fixture)
 
@@ -63,18 +64,6 @@ ROWS = (
     (entry("random", "random", "random", None, "seeded random embeddings"), 0.0, True),
 )
 ENTRIES = [row[0] for row in ROWS]
-
-
-def fmt_bits(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
-
-
-def fmt_percent(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f} %"
-
-
-def sort_text(value) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(float(value))
 
 
 @pytest.fixture(scope="module")

@@ -18,6 +18,7 @@ import lidframe
 from lidframe import ScoreSet, Uniform, WatchList
 from lidframe.data.simulate import simulate_system
 from tests.report.conftest import CREATED, run_cli
+from tests.report.formatting import fmt_bits, fmt_percent, sort_text
 from tests.report.htmltree import parse
 from tests.report.test_browser import browser, check_page  # noqa: F401 (a fixture, and the page checks)
 
@@ -31,18 +32,6 @@ GROUPS = ("all trials", "enrolled", "outsider", "membership of enrolled")
 def with_outsiders(data: ScoreSet, n_dropped: int) -> ScoreSet:
     """*data* with its last *n_dropped* enrolled speakers removed: their trials become outsider trials."""
     return ScoreSet(data.scores[:, :-n_dropped], data.enrolled[:-n_dropped], data.trial_speakers, data.trial_ids)
-
-
-def fmt_bits(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
-
-
-def fmt_percent(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f} %"
-
-
-def sort_text(value) -> str:
-    return "" if value is None or (isinstance(value, float) and math.isnan(value)) else repr(float(value))
 
 
 @pytest.fixture(scope="module")

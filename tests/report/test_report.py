@@ -26,6 +26,7 @@ import lidframe
 from lidframe.data.simulate import simulate_system
 from lidframe.errors import InputError
 from tests.report.conftest import CREATED
+from tests.report.formatting import fmt_bits, fmt_count, fmt_percent
 from tests.report.htmltree import parse
 from tests.strategies import lid_grid_values
 
@@ -34,18 +35,6 @@ KINDS = ("evaluate", "systems", "dp-audit", "grid")
 
 
 # ------------------------------------------------------------------ independent formatting
-def fmt_bits(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.2f}"
-
-
-def fmt_percent(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{100 * value:.1f} %"
-
-
-def fmt_count(value) -> str:
-    return "—" if value is None else f"{int(value):,}"
-
-
 #: card title -> (summary key, formatter), as docs/report.md lists them.
 CARD = {
     "N": ("n_enrolled", fmt_count),
