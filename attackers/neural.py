@@ -51,7 +51,14 @@ from .cache import CacheWarning, EmbeddingCache
 from .frontend import SAMPLE_RATE, Fbank, probe_audio, read_audio, sentence_mean_norm
 from .layers import PADDING_MODES, Lengths
 
-__all__ = ["CacheWarning", "NeuralAttacker", "attackers_code_digest", "load_checkpoint", "load_weights_file", "resolve_device"]
+__all__ = [
+    "CacheWarning",
+    "NeuralAttacker",
+    "attackers_code_digest",
+    "load_checkpoint",
+    "load_weights_file",
+    "resolve_device",
+]
 
 
 def resolve_device(device: str | torch.device) -> torch.device:
