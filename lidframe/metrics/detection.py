@@ -24,7 +24,10 @@ resampled EER via :func:`eer_from_bins`) and :func:`pav_blocks` (the runs of a P
 the isotonic calibrator).
 
 Tied scores are pooled before PAV, so the results do not depend on the order of ties.
-PAV is scikit-learn's public :func:`sklearn.isotonic.isotonic_regression`.
+PAV is SciPy's public :func:`scipy.optimize.isotonic_regression` (the same blocks as
+scikit-learn's ``isotonic_regression``, which the tests check, without its per-call input
+validation: ~0.03 ms a call against ~0.45 ms, which the bootstrap's thousands of resampled
+EERs paid).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ import math
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.isotonic import isotonic_regression
+from scipy.optimize import isotonic_regression
 
 from lidframe.errors import InputError
 
@@ -146,7 +149,7 @@ def pav_bins_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> tuple[
         Counts per bin; the mated fraction is non-decreasing from bin to bin.
     """
     weight = n_mated + n_non_mated
-    fitted = isotonic_regression(n_mated / weight, sample_weight=weight, increasing=True)
+    fitted = isotonic_regression(n_mated / weight, weights=weight, increasing=True).x
     starts, ends = pav_blocks(fitted)
     return ends, np.add.reduceat(n_mated, starts), np.add.reduceat(n_non_mated, starts)
 

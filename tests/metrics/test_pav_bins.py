@@ -47,6 +47,33 @@ def test_pav_bins_from_counts_equals_textbook_pav(counts):
     assert ends.size == 1 + np.count_nonzero(np.abs(np.diff(want)) > 1e-12)
 
 
+weighted_run_counts = st.lists(
+    st.tuples(st.integers(0, 6), st.integers(0, 6), st.sampled_from([1.0, 0.5, 1 / 3, 0.1, 7.0])).filter(
+        lambda c: c[0] + c[1] > 0
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+@given(weighted_run_counts)
+def test_pav_bins_from_counts_has_scikit_learns_blocks(counts):
+    """SciPy's PAV (what the code calls) pools the runs into the blocks of scikit-learn's, which it replaced
+    for speed; resample weights (fractional counts) included."""
+    from sklearn.isotonic import isotonic_regression
+
+    n_mated = np.array([c[0] * c[2] for c in counts])
+    n_non_mated = np.array([c[1] * c[2] for c in counts])
+    weight = n_mated + n_non_mated
+    fitted = isotonic_regression(n_mated / weight, sample_weight=weight, increasing=True)
+    want_ends = np.flatnonzero(np.r_[fitted[1:] != fitted[:-1], True])
+    ends, bin_mated, bin_non_mated = pav_bins_from_counts(n_mated, n_non_mated)
+    np.testing.assert_array_equal(ends, want_ends)
+    starts = np.r_[0, want_ends[:-1] + 1]
+    np.testing.assert_array_equal(bin_mated, np.add.reduceat(n_mated, starts))
+    np.testing.assert_array_equal(bin_non_mated, np.add.reduceat(n_non_mated, starts))
+
+
 scores = st.lists(st.integers(-4, 4).map(lambda k: k / 2), min_size=1, max_size=20)
 
 
