@@ -134,23 +134,33 @@ def pitch_shift(x: ArrayLike, ratio: float, *, n_fft: int = 1024, hop: int = 256
     x = np.asarray(x, dtype=np.float64)
     if not (np.isfinite(ratio) and 0.25 <= ratio <= 4):
         raise InputError(f"pitch ratio must be within [0.25, 4], got {ratio}")
-    if ratio == 1.0:
+    if ratio == 1.0 or x.size == 0:
         return x.copy()
+    if x.size < n_fft:  # shorter than one analysis frame (64 ms at 16 kHz): shifted as if silence followed
+        return pitch_shift(np.r_[x, np.zeros(n_fft - x.size)], ratio, n_fft=n_fft, hop=hop)[: x.size]
     _, _, spec = stft(x, nperseg=n_fft, noverlap=n_fft - hop, boundary="zeros", padded=True)
     # time-stretch by `ratio`: read the analysis frames at steps of 1 / ratio
     steps = np.arange(0, spec.shape[1] - 1, 1.0 / ratio)
     steps = steps[steps < spec.shape[1] - 1]  # floating-point arange may overshoot its stop
     expected = 2 * np.pi * hop * np.arange(spec.shape[0]) / n_fft
-    phase = np.angle(spec[:, 0])
-    stretched = np.empty((spec.shape[0], steps.size), dtype=complex)
-    for k, t in enumerate(steps):
-        i = int(t)
-        frac = t - i
-        magnitude = (1 - frac) * np.abs(spec[:, i]) + frac * np.abs(spec[:, i + 1])
-        stretched[:, k] = magnitude * np.exp(1j * phase)
-        delta = np.angle(spec[:, i + 1]) - np.angle(spec[:, i]) - expected
-        delta -= 2 * np.pi * np.round(delta / (2 * np.pi))
-        phase = phase + expected + delta
+    # the phase vocoder, all output frames at once: output frame k has the magnitude interpolated
+    # between analysis frames i = floor(step k) and i + 1, and the phase of frame k - 1 advanced by
+    # the expected advance plus the deviation measured between frames i and i + 1
+    first = steps.astype(np.intp)
+    frac = steps - first
+    magnitude = np.abs(spec)
+    magnitude = (1 - frac) * magnitude[:, first] + frac * magnitude[:, first + 1]
+    angle = np.angle(spec)
+    delta = angle[:, first + 1] - angle[:, first] - expected[:, None]
+    delta -= 2 * np.pi * np.round(delta / (2 * np.pi))
+    # phase_0 = angle of frame 0, phase_k+1 = (phase_k + expected) + delta_k: one running sum over
+    # the interleaved terms adds them in that order (the rounding of a per-frame loop, bit for bit)
+    terms = np.empty((max(2 * steps.size - 1, 1), spec.shape[0]))
+    terms[0] = angle[:, 0]
+    terms[1::2] = expected
+    terms[2::2] = delta[:, :-1].T
+    phase = np.cumsum(terms, axis=0)[::2].T[:, : steps.size]
+    stretched = magnitude * np.exp(1j * phase)
     _, y = istft(stretched, nperseg=n_fft, noverlap=n_fft - hop, boundary=True)
     from fractions import Fraction
 
