@@ -31,7 +31,6 @@ from lidframe.core.znorm import FittedCalibrator
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.scoreset import ScoreSet
 from lidframe.metrics.binned import DEFAULT_BINS, BinnedPairs
-from lidframe.metrics.identification import true_speaker_rank
 
 #: What ran on an embedding set scored in full (its cosine matrix, float64 on the CPU).
 DENSE_ENGINE = EngineUsed(kernel="dense", device="cpu", precision="float64")
@@ -88,10 +87,10 @@ def run_dense(
     *closed* holds enrolled trials only, or (*open_set*) outsider trials too.
     """
     n_trials, n_enrolled = closed.n_trials, closed.n_enrolled
-    enrolled = closed.true_index >= 0
-    n_enrolled_trials = int(enrolled.sum())
+    n_enrolled_trials = int((closed.true_index >= 0).sum())
     pair_llr = (np.empty(n_enrolled_trials), np.empty(n_enrolled_trials * (n_enrolled - 1))) if exact_pairs else None
     stats = OpenSetStats.empty(n_trials) if open_set else None
+    ranks = np.empty(n_trials, dtype=np.int64)  # 0 for an outsider trial: no true speaker to rank
     lid_bits = lid_from_scores(
         closed.scores,
         closed.true_index,
@@ -102,12 +101,9 @@ def run_dense(
         row_names=closed.trial_ids,
         pair_llr_out=pair_llr,
         stats_out=None if stats is None else (stats.log_evidence, stats.log_top),
+        rank_out=ranks,
+        threads=engine.cpu_threads(),
     )
-    if n_enrolled_trials == n_trials:
-        ranks = true_speaker_rank(closed.scores, closed.true_index)
-    else:  # 0 for an outsider trial: no true speaker to rank
-        ranks = np.zeros(n_trials, dtype=np.int64)
-        ranks[enrolled] = true_speaker_rank(closed.scores[enrolled], closed.true_index[enrolled])
     return EngineResult(lid_bits=lid_bits, true_rank=ranks, pair_llr=pair_llr, engine=engine_used, open_stats=stats)
 
 

@@ -1,7 +1,7 @@
 """Engine settings: the :class:`Engine` record and the device and precision vocabulary.
 
 One record says where and how the LID engines run (device, precision of the products,
-streaming kernel, tile size, progress bar); :func:`lidframe.evaluate`,
+streaming kernel, tile size, CPU threads, progress bar); :func:`lidframe.evaluate`,
 :func:`lidframe.evaluate_fitted` and :func:`lidframe.core.streaming.lid_from_embeddings`
 take it, and the command line builds it from its flags, so the defaults live here once.
 Importing this module does not import torch; :func:`resolve_device` does, when asked for
@@ -65,6 +65,11 @@ def _check_tile_rows(_engine, _attribute, tile_rows) -> None:
         raise InputError(f"tile_rows must be a positive integer, got {tile_rows!r}")
 
 
+def _check_threads(_engine, _attribute, threads) -> None:
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise InputError(f"threads must be a positive integer, got {threads!r}")
+
+
 def _check_progress(_engine, _attribute, progress) -> None:
     if not isinstance(progress, bool):
         raise InputError(f"progress must be True or False, got {progress!r}")
@@ -91,6 +96,10 @@ class Engine:
         The streaming path (:data:`KERNELS`; see :func:`~lidframe.core.streaming.lid_from_embeddings`).
     tile_rows : int or None, default None
         Trials per tile (None: about 16 MiB tiles on the CPU, about 4 GiB on CUDA).
+    threads : int or None, default None
+        CPU threads the dense engine's tiles run in (None:
+        :func:`lidframe.runtime.workers.default_threads`, every core this process may use
+        unless ``OMP_NUM_THREADS`` says fewer).  The numbers do not depend on it.
     progress : bool, default False
         Show a progress bar over tiles (tqdm).
 
@@ -102,18 +111,25 @@ class Engine:
     Examples
     --------
     >>> Engine(device="cpu", precision="fp32")
-    Engine(device='cpu', precision='float32', kernel='auto', tile_rows=None, progress=False)
+    Engine(device='cpu', precision='float32', kernel='auto', tile_rows=None, threads=None, progress=False)
     """
 
     device: str = attrs.field(default="auto", validator=_check_device)
     precision: str = attrs.field(default="auto", converter=_canonical_precision)
     kernel: str = attrs.field(default="auto", validator=_check_kernel)
     tile_rows: int | None = attrs.field(default=None, validator=_check_tile_rows)
+    threads: int | None = attrs.field(default=None, validator=_check_threads)
     progress: bool = attrs.field(default=False, validator=_check_progress)
 
     def to_dict(self) -> dict:
         """The settings as a JSON-able dict."""
         return attrs.asdict(self)
+
+    def cpu_threads(self) -> int:
+        """The CPU threads to use: :attr:`threads`, or :func:`~lidframe.runtime.workers.default_threads`."""
+        from lidframe.runtime.workers import default_threads
+
+        return default_threads() if self.threads is None else self.threads
 
 
 def torch_available() -> bool:

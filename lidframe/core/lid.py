@@ -20,13 +20,16 @@ and applies the z-norm-then-calibrate step of :func:`lidframe.core.znorm.calibra
 to each tile (the dense engine of ``evaluate``); :func:`log_posterior` gives the whole
 (T, N) posterior of small inputs.  The tiled functions work through the trials a tile of
 rows at a time, so the memory they add beyond their input is O(tile_rows x N), not
-O(T x N).
+O(T x N).  With ``threads`` > 1 the tiles run in a pool of threads (NumPy releases the
+GIL in its ufuncs and reductions), each tile computed exactly as one thread computes it:
+every number is bit-identical whatever the thread count, and an error names the same
+first bad row.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -76,6 +79,47 @@ def _prepare(
     return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), uniform_log_n(log_prior)
 
 
+def run_tiles(n_trials: int, tile_rows: int, work: Callable[[int, int], None], *, threads: int = 1) -> None:
+    """Call ``work(start, stop)`` on each tile of *tile_rows* trials, in a pool of *threads* threads.
+
+    Each call must write only its own rows of its outputs.  Errors surface in tile order:
+    the results are awaited tile by tile, so the error raised is the one of the first
+    failing tile (what a single thread raises), and the tiles not yet started are
+    cancelled.
+
+    Parameters
+    ----------
+    n_trials, tile_rows : int
+        Rows in all, and per tile.
+    work : callable
+        ``work(start, stop)`` computes rows ``start:stop``.
+    threads : int
+        Threads (1: the tiles run here, one after the other).
+    """
+    starts = range(0, n_trials, tile_rows)
+    if threads <= 1 or len(starts) <= 1:
+        for start in starts:
+            work(start, min(start + tile_rows, n_trials))
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(threads, len(starts)), thread_name_prefix="lidframe-tile") as pool:
+        futures = [pool.submit(work, start, min(start + tile_rows, n_trials)) for start in starts]
+        try:
+            for future in futures:
+                future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def check_threads(threads: object) -> int:
+    """*threads* if it is a positive integer (bools are not), else an :class:`InputError`."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise InputError(f"threads must be a positive integer, got {threads!r}")
+    return int(threads)
+
+
 def row_label(row: int, row_names) -> str:
     """How an error names row *row*: its trial id where the caller gave the ids (``row_names``), else its index."""
     return f"row {row}" if row_names is None else f"trial {str(row_names[row])!r}"
@@ -110,9 +154,10 @@ def tile_lid(
     closed = true_cols >= 0
     llr_true = np.where(closed, llr_tile[rows, np.where(closed, true_cols, 0)], np.nan)
     peak = llr_tile.max(axis=1)
-    constant = peak == llr_tile.min(axis=1)  # False for NaN rows, which raise below
     constant_llr = peak.copy()  # a row of equal LLRs: its one value (the open set's log evidence)
+    constant = None
     if uniform_log_n is None:
+        constant = peak == llr_tile.min(axis=1)  # False for NaN rows, which raise below
         llr_tile += log_prior
         peak = llr_tile.max(axis=1)
     if not np.isfinite(peak).all():
@@ -121,9 +166,16 @@ def tile_lid(
             f"LLRs of {row_label(row_offset + bad, row_names)} are not finite (max {peak[bad]}); check the calibrator"
         )
     llr_tile -= peak[:, None]
-    np.exp(llr_tile, out=llr_tile)
     # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak
-    log_sum = np.log(llr_tile.sum(axis=1))
+    row_sum = np.exp(llr_tile).sum(axis=1)
+    if constant is None:
+        # uniform prior: a row of equal LLRs sums N ones exactly (each exp(0) = 1), so only a row whose
+        # sum is exactly N can be one; its LLRs minus the peak (still in the tile) are then compared with
+        # 0 exactly -- instead of a pass for the minimum over every row
+        constant = row_sum == llr_tile.shape[1]
+        for row in np.flatnonzero(constant):
+            constant[row] = not llr_tile[row].any()
+    log_sum = np.log(row_sum)
     log_norm = log_sum - uniform_log_n if uniform_log_n is not None else log_sum  # log_prior = -log N not added
     lid_bits = ((llr_true - peak) - log_norm) / LN2
     if np.isnan(lid_bits[closed]).any():
@@ -163,6 +215,7 @@ def lid_from_llr(
     *,
     tile_rows: int | None = None,
     stats_out: tuple[np.ndarray, np.ndarray] | None = None,
+    threads: int = 1,
 ) -> np.ndarray:
     """Per-trial LID in bits from a full LLR matrix.
 
@@ -179,6 +232,8 @@ def lid_from_llr(
     stats_out : tuple of (ndarray, ndarray), optional
         ``(log_evidence, log_top)`` float64 buffers of shape (T,), filled for every trial
         (outsider trials included) with the open set's statistics (:func:`tile_lid`).
+    threads : int
+        Threads the tiles run in (the numbers do not depend on it).
 
     Returns
     -------
@@ -190,12 +245,15 @@ def lid_from_llr(
         raise InputError(f"llr must be a (T, N) array, got shape {llr.shape}")
     n_trials, n_enrolled = llr.shape
     log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
+    threads = check_threads(threads)
     out = np.empty(n_trials, dtype=np.float64)
-    for start in range(0, n_trials, tile_rows):
-        stop = min(start + tile_rows, n_trials)
+
+    def work(start: int, stop: int) -> None:
         tile = np.array(llr[start:stop], copy=True)
         views = None if stats_out is None else (stats_out[0][start:stop], stats_out[1][start:stop])
         out[start:stop] = tile_lid(tile, true_index[start:stop], log_prior, log_n, start, stats_out=views)
+
+    run_tiles(n_trials, tile_rows, work, threads=threads)
     return out
 
 
@@ -227,6 +285,8 @@ def lid_from_scores(
     row_names: np.ndarray | Sequence[str] | None = None,
     pair_llr_out: tuple[np.ndarray, np.ndarray] | None = None,
     stats_out: tuple[np.ndarray, np.ndarray] | None = None,
+    rank_out: np.ndarray | None = None,
+    threads: int = 1,
 ) -> np.ndarray:
     """Per-trial LID in bits from raw scores: z-norm, calibrate and normalise tile by tile.
 
@@ -255,6 +315,12 @@ def lid_from_scores(
     stats_out : tuple of (ndarray, ndarray), optional
         ``(log_evidence, log_top)`` float64 buffers of shape (T,), filled for every trial
         with the open set's statistics (:func:`tile_lid`).
+    rank_out : ndarray of int64, shape (T,), optional
+        Filled with the rank (1 = best) of each trial's true speaker by raw score
+        (:func:`lidframe.metrics.identification.true_speaker_rank`), from the tile the
+        engine already holds; 0 for an outsider trial.
+    threads : int
+        Threads the tiles run in (the numbers do not depend on it).
 
     Returns
     -------
@@ -267,17 +333,33 @@ def lid_from_scores(
     znorm_ddof = check_ddof(znorm_ddof)
     n_trials, n_enrolled = scores.shape
     log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
+    threads = check_threads(threads)
     out = np.empty(n_trials, dtype=np.float64)
-    mated_pos = non_mated_pos = 0
-    for start in range(0, n_trials, tile_rows):
-        stop = min(start + tile_rows, n_trials)
+    # where each tile's pairs start in pair_llr_out: the enrolled trials before it, and theirs x (N - 1)
+    enrolled_before = np.r_[0, np.cumsum(true_index >= 0)]
+
+    def work(start: int, stop: int) -> None:
         names = None if row_names is None else row_names[start:stop]
-        llr = calibrated_llr(scores[start:stop], calibrator, znorm_ddof=znorm_ddof, row_names=names)
+        tile_scores = scores[start:stop]
+        cols = true_index[start:stop]
+        if rank_out is not None:
+            rank_out[start:stop] = _true_rank(tile_scores, cols)
+        llr = calibrated_llr(tile_scores, calibrator, znorm_ddof=znorm_ddof, row_names=names)
         if np.may_share_memory(llr, scores):  # an identity map on raw scores: tile_lid overwrites its tile
             llr = llr.copy()
-        cols = true_index[start:stop]
         if pair_llr_out is not None:
-            mated_pos, non_mated_pos = _collect_pairs(llr, cols, pair_llr_out, mated_pos, non_mated_pos)
+            mated_pos = int(enrolled_before[start])
+            _collect_pairs(llr, cols, pair_llr_out, mated_pos, mated_pos * (n_enrolled - 1))
         views = None if stats_out is None else (stats_out[0][start:stop], stats_out[1][start:stop])
         out[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names, views)
+
+    run_tiles(n_trials, tile_rows, work, threads=threads)
     return out
+
+
+def _true_rank(scores: np.ndarray, true_cols: np.ndarray) -> np.ndarray:
+    """Rank (1 = best) of each row's true column among its scores (ties with it count in its favour); 0 for
+    rows whose true column is negative (outsider trials)."""
+    closed = true_cols >= 0
+    true_score = scores[np.arange(scores.shape[0]), np.where(closed, true_cols, 0)]
+    return np.where(closed, 1 + np.count_nonzero(scores > true_score[:, None], axis=1), 0)

@@ -41,7 +41,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.calibrators.maps import AffineMap, llr_map_of
 from lidframe.core.engine import Engine, resolve_device, resolve_precision, torch_available
-from lidframe.core.lid import LN2, check_log_prior, default_tile_rows, row_label, tile_lid, uniform_log_n
+from lidframe.core.lid import LN2, check_log_prior, default_tile_rows, row_label, run_tiles, tile_lid, uniform_log_n
 from lidframe.core.openset import OpenSetStats
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
@@ -234,6 +234,17 @@ def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
     return kernel
 
 
+def _bar(n_trials: int, tile_rows: int, progress: bool, label: str):
+    """A tqdm bar over the tiles (updated by the caller), or None without *progress* or tqdm."""
+    if not progress:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        return None
+    return tqdm(desc=label, unit="tile", total=len(range(0, n_trials, tile_rows)))
+
+
 def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
     starts = range(0, n_trials, tile_rows)
     if progress:
@@ -319,6 +330,7 @@ def _numpy_path(
     row_names,
     binary_bins,
     open_set,
+    threads=1,
 ):
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
@@ -334,13 +346,13 @@ def _numpy_path(
     stats = OpenSetStats.empty(n_trials) if open_set else None
     tile_rows = tile_rows or default_tile_rows(n_enrolled)
     folded = affine and slope > 0  # the products are a z: the map is folded into them
-    for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
-        stop = min(start + tile_rows, n_trials)
+
+    def work(start: int, stop: int) -> None:
         cols = true_index[start:stop]
         scores = np.asarray(query[start:stop] @ keys_t, dtype=np.float64)  # a * z (affine) or z
         rows = np.arange(stop - start)
         enrolled = cols >= 0  # all True in the closed set
-        above = (scores > scores[rows, np.maximum(cols, 0)][:, None]).sum(axis=1)
+        above = np.count_nonzero(scores > scores[rows, np.maximum(cols, 0)][:, None], axis=1)
         rank[start:stop] = np.where(enrolled, 1 + above, 0)
         llr = scores if folded else np.asarray(llr_map(scores), dtype=np.float64)
         if llr.shape != scores.shape:
@@ -350,6 +362,29 @@ def _numpy_path(
             binned.add_tile(*((pair_llr, cols) if enrolled.all() else (pair_llr[enrolled], cols[enrolled])))
         views = None if stats is None else (stats.log_evidence[start:stop], stats.log_top[start:stop])
         lid[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names, views)
+
+    if threads <= 1 or binned is not None:
+        # one thread; and always with binned pairs, whose sums depend on the order the tiles add them in
+        for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
+            work(start, min(start + tile_rows, n_trials))
+    else:
+        # tiles in threads, each tile's product on one BLAS thread (the tiles are the parallelism);
+        # a dgemm splits its output, not its sums, among BLAS threads: the products are the same
+        from threadpoolctl import threadpool_limits
+
+        bar = _bar(n_trials, tile_rows, progress, "LID tiles")
+
+        def counted(start: int, stop: int) -> None:
+            work(start, stop)
+            if bar is not None:
+                bar.update()
+
+        try:
+            with threadpool_limits(limits=1, user_api="blas"):
+                run_tiles(n_trials, tile_rows, counted, threads=threads)
+        finally:
+            if bar is not None:
+                bar.close()
     if stats is not None and folded and llr_map.intercept != 0:  # the folded products left the intercept out
         np.add(stats.log_evidence, llr_map.intercept, out=stats.log_evidence)
     return lid, rank, binned, stats
@@ -616,7 +651,7 @@ def lid_from_embeddings(
     binned = None
     if kernel == "numpy":
         lid, rank, binned, stats = _numpy_path(
-            *common, engine.tile_rows, engine.progress, row_names, binary_bins, open_set
+            *common, engine.tile_rows, engine.progress, row_names, binary_bins, open_set, engine.cpu_threads()
         )
     elif kernel == "torch":
         lid, rank, binned, stats = _torch_path(

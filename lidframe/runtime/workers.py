@@ -18,7 +18,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 from lidframe.errors import InputError
 
-__all__ = ["check_jobs", "default_jobs", "exit_with_parent", "process_pool"]
+__all__ = ["check_jobs", "default_jobs", "default_threads", "exit_with_parent", "process_pool"]
 
 
 def check_jobs(jobs: object, *, what: str = "worker processes", name: str = "jobs") -> int:
@@ -46,6 +46,28 @@ def check_jobs(jobs: object, *, what: str = "worker processes", name: str = "job
 def default_jobs() -> int:
     """The default of a CLI ``--jobs``: the CPU count (1 where it is unknown)."""
     return os.cpu_count() or 1
+
+
+def default_threads() -> int:
+    """Threads a CPU engine uses by default: the cores this process may run on, or fewer if ``OMP_NUM_THREADS`` says so.
+
+    ``OMP_NUM_THREADS`` (a positive integer; anything else is ignored) is the variable that
+    the BLAS and OpenMP libraries under NumPy, SciPy and PyTorch already follow, so one
+    setting bounds them all: a grid of several worker processes sets it for its workers.
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not on Linux
+        cores = os.cpu_count() or 1
+    limit = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if limit.isdigit() and int(limit) >= 1:
+        cores = min(cores, int(limit))
+    return max(1, cores)
 
 
 def exit_with_parent(parent_pid: int) -> None:
@@ -96,8 +118,18 @@ def exit_with_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="lidframe-parent-watch", daemon=True).start()
 
 
+def _start_worker(parent_pid: int, threads: int) -> None:
+    """Pool-worker initializer: :func:`exit_with_parent`, and this worker's share of the cores (``OMP_NUM_THREADS``)."""
+    os.environ["OMP_NUM_THREADS"] = str(threads)
+    exit_with_parent(parent_pid)
+
+
 def process_pool(jobs: int) -> ProcessPoolExecutor:
     """A pool of *jobs* worker processes that each run :func:`exit_with_parent` first.
+
+    Each worker gets ``OMP_NUM_THREADS`` set to its share of :func:`default_threads`
+    (at least 1), so that the engines' threads in *jobs* workers do not ask for *jobs*
+    times the cores there are.
 
     Parameters
     ----------
@@ -109,4 +141,5 @@ def process_pool(jobs: int) -> ProcessPoolExecutor:
     concurrent.futures.ProcessPoolExecutor
         The pool (use it as a context manager to shut it down).
     """
-    return ProcessPoolExecutor(max_workers=jobs, initializer=exit_with_parent, initargs=(os.getpid(),))
+    share = max(1, default_threads() // jobs)
+    return ProcessPoolExecutor(max_workers=jobs, initializer=_start_worker, initargs=(os.getpid(), share))
