@@ -68,11 +68,11 @@ def row_znorm(scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | 
         If a row's scores are all equal (to float64 resolution): its z-norm is undefined.
     """
     znorm_ddof = check_ddof(znorm_ddof)
-    z = np.array(scores, dtype=np.float64, copy=True)
-    if z.ndim != 2 or z.shape[1] < 2:
-        raise InputError(f"row_znorm needs a (T, N) array with N >= 2, got shape {z.shape}")
-    scale = np.maximum(z.max(axis=1), -z.min(axis=1))  # max |s| per row, no temporary
-    z -= z.mean(axis=1, keepdims=True)
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2 or scores.shape[1] < 2:
+        raise InputError(f"row_znorm needs a (T, N) array with N >= 2, got shape {scores.shape}")
+    scale = np.maximum(scores.max(axis=1), -scores.min(axis=1))  # max |s| per row, no temporary
+    z = scores - scores.mean(axis=1, keepdims=True)  # the new array (no copy of the scores first: one pass less)
     std = np.sqrt(np.einsum("ij,ij->i", z, z) / (z.shape[1] - znorm_ddof))
     constant = std <= _ZERO_STD_ULPS * np.finfo(np.float64).eps * scale
     if constant.any():
