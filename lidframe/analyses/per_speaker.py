@@ -18,16 +18,33 @@ so that the trial-weighted mean of the speakers' ALIDs is the overall ALID, and 
 
 Intervals
 ---------
-With ``bootstrap=`` each speaker's ALID, PDR and LIDmax get an interval from
-resampling **that speaker's trials** with replacement (trial-level resampling within
-one speaker: the only unit inside a single speaker, so the record's ``unit`` is not
-used and ``bootstrap["unit"]`` says ``"trial"``).  The intervals come from
-:func:`lidframe.stats.bootstrap.bootstrap_ci` (BCa or percentile as asked; LIDmax
-always percentile and biased low, see :mod:`lidframe.stats.bootstrap`).  They describe
-the variation of the speaker's own trials given its enrolment, not the variation over
-speakers; a speaker with a single trial gets NaN intervals.  Each speaker's resamples
-are seeded from ``Bootstrap.seed`` and its column among the enrolled (a
-:class:`numpy.random.SeedSequence` child), so the same seed gives the same table.
+With ``bootstrap=`` each speaker gets intervals at ``bootstrap.level`` from **that
+speaker's trials** alone; they describe the variation of the speaker's own trials given
+its enrolment, not the variation over speakers.
+
+* ``pdr``: the Clopper-Pearson interval of k out of n, k the speaker's trials with
+  LID > 0 and n its trials (:func:`lidframe.stats.proportion.clopper_pearson`): exact
+  for a proportion, its coverage is at least the level for every PDR and every n, one
+  trial included.  A bootstrap of a few 0/1 values is not: at 10, 20 and 30 trials per
+  speaker it covered 69, 78 and 81 % at nominal 95 %, with zero width whenever every
+  trial disclosed or none did (29, 19, 15 % of speakers); Clopper-Pearson covered 98.7,
+  98.2 and 97.6 %.  The bootstrap's method and seed do not enter it.
+* ``alid`` and ``lid_max``: resampling the speaker's trials with replacement
+  (trial-level resampling within one speaker: the only unit inside a single speaker, so
+  the record's ``unit`` is not used and ``bootstrap["unit"]`` says ``"trial"``), from
+  :func:`lidframe.stats.bootstrap.bootstrap_ci` (BCa or percentile as asked; LIDmax
+  always percentile and biased low, see :mod:`lidframe.stats.bootstrap`).  With so few
+  trials these intervals fall short of their level: at nominal 95 % the BCa ALID
+  interval covered 84 % of simulated speakers at 10 trials, 89 % at 20 and 90 % at 30
+  (percentile 83, 88, 89 %; a Student-t interval 86, 90, 91 %), least for speakers who
+  disclose near the ceiling on almost every trial, whose rare strongly negative trial
+  most samples of 10 to 30 miss (``bench/ci_coverage.py``, ``docs/statistics.md``).  A
+  speaker with a single trial gets NaN ALID and LIDmax intervals.
+
+``interval_methods`` names each metric's interval and ``interval_note`` says the above in
+one line (both in the JSON).  Each speaker's resamples are seeded from ``Bootstrap.seed``
+and its column among the enrolled (a :class:`numpy.random.SeedSequence` child), so the
+same seed gives the same table.
 
 Speakers and trials that are not in the table's numbers
 -------------------------------------------------------
@@ -75,6 +92,7 @@ from lidframe.core.evaluation import Result
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+from lidframe.stats.proportion import CLOPPER_PEARSON, clopper_pearson
 
 __all__ = ["per_speaker", "PerSpeakerRow", "PerSpeakerResult", "PER_SPEAKER_METRICS", "PER_SPEAKER_CI_METRICS"]
 
@@ -102,7 +120,7 @@ class PerSpeakerRow(RowRecord):
         Mean LID of those trials (bits).
     alid_low, alid_high : float or None
         Interval of ``alid`` from resampling the speaker's trials (NaN with fewer than two
-        trials); None without ``bootstrap=``.
+        trials; below its level with few trials, module docstring); None without ``bootstrap=``.
     lid_max : float
         Their largest LID (bits).
     lid_max_low, lid_max_high : float or None
@@ -110,7 +128,8 @@ class PerSpeakerRow(RowRecord):
     pdr : float
         Share of them with LID > 0.
     pdr_low, pdr_high : float or None
-        Interval of ``pdr``, as for ``alid``.
+        Clopper-Pearson interval of ``pdr`` (exact for a proportion; NaN without trials);
+        None without ``bootstrap=``.
     rank1_rate : float
         Share of them whose true speaker the attacker ranks first (NaN for an outsider speaker).
     lid_ceiling : float
@@ -178,6 +197,14 @@ class PerSpeakerResult(TableRecord):
     bootstrap : dict or None
         The bootstrap settings used (``Bootstrap.to_dict()``: ``n_boot``, ``level``,
         ``method``, ``seed``, and ``unit`` = ``"trial"``), None without intervals.
+    interval_methods : dict or None
+        With intervals: metric -> how its interval is computed, ``{"alid": method,
+        "lid_max": "percentile", "pdr": "clopper-pearson"}`` (``method`` the bootstrap's,
+        ``"bca"`` or ``"percentile"``); None without (and then not a key of :meth:`to_dict`).
+    interval_note : str or None
+        With intervals: one line on what they hold (PDR's at least the level; ALID's and
+        LIDmax's below it with few trials per speaker, with the coverage measured);
+        None without (and then not a key of :meth:`to_dict`).
     outside : float or None
         Open set: π_∅, the prior mass of "nobody enrolled"; None in the closed set (and
         then not a key of :meth:`to_dict`).
@@ -197,18 +224,30 @@ class PerSpeakerResult(TableRecord):
     bootstrap: dict | None
     outside: float | None = None
     n_outsider_speakers: int | None = None
+    interval_methods: dict | None = None
+    interval_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able record (:meth:`TableRecord.to_dict`), without the open-set fields in the closed set."""
+        """JSON-able record (:meth:`TableRecord.to_dict`), without the fields that are None and only sometimes there."""
         out = super().to_dict()
-        for key in _OPEN_SET_FIELDS:
+        for key in _ABSENT_WHEN_NONE:
             if out[key] is None:
                 del out[key]
         return out
 
 
-#: The fields of :class:`PerSpeakerResult` that only an open-set table has.
-_OPEN_SET_FIELDS = ("outside", "n_outsider_speakers")
+#: The fields of :class:`PerSpeakerResult` that only an open-set table (the first two) or a
+#: table with intervals (the last two) has: not keys of its ``to_dict()`` when None.
+_ABSENT_WHEN_NONE = ("outside", "n_outsider_speakers", "interval_methods", "interval_note")
+
+#: :attr:`PerSpeakerResult.interval_note`, ``{level}`` the intervals' level in percent (the
+#: coverage measured by ``bench/ci_coverage.py``, BCa at nominal 95 %; bench/RESULTS.md).
+INTERVAL_NOTE = (
+    "per-speaker intervals at {level:g} % from each speaker's own trials: PDR's (Clopper-Pearson) cover "
+    "at least {level:g} %; ALID's and LIDmax's (bootstrap of the speaker's trials) cover less with few trials "
+    "(ALID at nominal 95 %: 84 % of simulated speakers at 10 trials, 89 % at 20, 90 % at 30), and LIDmax's is "
+    "biased low"
+)
 
 
 def _speaker_columns(result: Result, closed: np.ndarray) -> np.ndarray:
@@ -242,9 +281,9 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     result : Result
         What :func:`lidframe.evaluate` (or ``evaluate_fitted``) returned.
     bootstrap : Bootstrap, optional
-        Add per-speaker intervals of ALID, PDR and LIDmax from resampling each speaker's
-        trials (n_boot, level, method and seed of the record; its ``unit`` is replaced by
-        ``"trial"``).  None (default): no intervals.
+        Add per-speaker intervals at its level: of ALID and LIDmax from resampling each
+        speaker's trials (n_boot, method and seed of the record; its ``unit`` is replaced
+        by ``"trial"``), of PDR the Clopper-Pearson interval.  None (default): no intervals.
 
     Returns
     -------
@@ -334,7 +373,14 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         bootstrap=None if options is None else options.to_dict(),
         outside=float(result.outside) if open_set else None,
         n_outsider_speakers=int(outsider_speakers.size) if open_set else None,
+        interval_methods=None if options is None else _interval_methods(options),
+        interval_note=None if options is None else INTERVAL_NOTE.format(level=round(100 * options.level, 6)),
     )
+
+
+def _interval_methods(options: Bootstrap) -> dict[str, str]:
+    """Metric -> its interval's method (:attr:`PerSpeakerResult.interval_methods`)."""
+    return {"alid": options.method, "lid_max": "percentile", "pdr": CLOPPER_PEARSON}
 
 
 def _rows(
@@ -359,12 +405,16 @@ def _rows(
     n_trials = measured["n_trials"]
     by_speaker = np.argsort(column, kind="stable")
     trial_lids = np.split(lid[by_speaker], np.cumsum(n_trials)[:-1])
+    pdr_low = pdr_high = np.full(speakers.size, np.nan)
+    if options is not None:  # k of n trials with LID > 0, per speaker (NaN ends without trials)
+        disclosing = np.bincount(column, weights=(lid > 0).astype(np.float64), minlength=speakers.size)
+        pdr_low, pdr_high = clopper_pearson(np.round(disclosing), n_trials, level=options.level)
     rows = []
     for j in range(speakers.size):
         intervals: dict[str, Any] = {}
         if options is not None:
             found = bootstrap_ci(trial_lids[j], attrs.evolve(options, seed=seeds[j])) if n_trials[j] >= 2 else None
-            intervals = _interval_fields(found)  # a speaker with fewer than two trials has none: NaN
+            intervals = _interval_fields(found, (float(pdr_low[j]), float(pdr_high[j])))
         open_fields: dict[str, Any] = {}
         if outsider is not None:
             open_fields = {
@@ -413,11 +463,18 @@ def _speaker_metrics(lid: np.ndarray, first: np.ndarray, column: np.ndarray, n_e
     return {"n_trials": n_trials, "alid": alid, "lid_max": lid_max, "pdr": pdr, "rank1_rate": rank1}
 
 
-def _interval_fields(intervals: dict | None) -> dict[str, float]:
-    """``<metric>_low`` / ``<metric>_high`` of :data:`PER_SPEAKER_CI_METRICS` (NaN without *intervals*)."""
+def _interval_fields(intervals: dict | None, pdr: tuple[float, float]) -> dict[str, float]:
+    """``<metric>_low`` / ``<metric>_high`` of :data:`PER_SPEAKER_CI_METRICS`.
+
+    ALID and LIDmax from the bootstrap *intervals* (NaN without: fewer than two trials),
+    PDR the Clopper-Pearson ends *pdr*.
+    """
     fields = {}
     for metric in PER_SPEAKER_CI_METRICS:
-        found = intervals[metric] if intervals is not None else None
-        fields[f"{metric}_low"] = float("nan") if found is None else found.low
-        fields[f"{metric}_high"] = float("nan") if found is None else found.high
+        if metric == "pdr":
+            low, high = pdr
+        else:
+            found = intervals[metric] if intervals is not None else None
+            low, high = (float("nan"), float("nan")) if found is None else (found.low, found.high)
+        fields[f"{metric}_low"], fields[f"{metric}_high"] = low, high
     return fields
