@@ -17,10 +17,18 @@ and measures two attackers:
 
 It returns a frozen :class:`DPAuditResult` record, one row per mu: next to the measured
 pairwise EER (ROC convex hull over all (trial, enrolled) pairs) and ALID / LIDmax, the
-single-release bounds EER >= Phi(-mu / 2) and mutual information <= mu^2 / (2 ln 2) bit,
-and the **violations**: a measured value whose bootstrap interval lies entirely beyond
+single-release bounds EER >= Phi(-mu_held / 2) and mutual information <= mu_held^2 / (2 ln 2)
+bit, and the **violations**: a measured value whose bootstrap interval lies entirely beyond
 its bound, which means a bug or broken assumptions (e.g. speaker information outside the
 clipped embedding).
+
+The bounds use ``mu_held``, the GDP parameter that holds for the audited trials' releases
+(:meth:`~lidframe.privacy.mechanism.GaussianSpeakerMechanism.guarantee` on the clipped
+eval trial embeddings, the ones released): the mechanism's mu when every clipped norm is
+at most U and, with ``sensitivity="radius"`` (noise U / mu), no two clipped trial
+embeddings lie more than U apart; otherwise mu max(1, D / Delta), D the largest distance
+between two of them (at most 2 mu when the clipping works).  Each row gives
+``mu_held``, the largest clipped norm, the diameter D and ``mu_reason``.
 
 The bounds hold for trials whose speakers are drawn from the attacker's prior -- here
 the uniform prior over the N enrolled speakers.  The audit checks them only when the
@@ -52,7 +60,14 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError
 from lidframe.metrics.detection import eer_rocch
-from lidframe.privacy.mechanism import GaussianSpeakerMechanism, clip_to_norm, gdp_eer_bound, gdp_mi_bound_bits
+from lidframe.privacy.mechanism import (
+    GaussianSpeakerMechanism,
+    Guarantee,
+    clip_to_norm,
+    clipped_extent,
+    gdp_eer_bound,
+    gdp_mi_bound_bits,
+)
 from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
 
@@ -142,9 +157,20 @@ class DPAuditRow(RowRecord):
     sigma : float
         Its noise standard deviation (embedding units).
     eer_bound : float
-        Phi(-mu / 2), the lowest EER (a fraction) of any attacker.
+        Phi(-mu_held / 2), the lowest EER (a fraction) of any attacker.
     mi_bound_bits : float
-        mu^2 / (2 ln 2), the bound on mutual information (bits), hence on ALID.
+        mu_held^2 / (2 ln 2), the bound on mutual information (bits), hence on ALID.
+    mu_held : float
+        The GDP parameter that holds for the audited trials' releases, which the bounds
+        use: ``mu`` when the clipping and the sensitivity convention hold for the clipped
+        eval trial embeddings, else mu max(1, D / Delta) (module docstring).
+    mu_reason : str
+        One line saying why ``mu_held`` is what it is.
+    max_clipped_norm : float
+        The largest L2 norm of a clipped eval trial embedding (at most U, up to the
+        relative tolerance :data:`lidframe.privacy.mechanism.TOLERANCE`, when the clipping works).
+    clipped_diameter : float
+        D, the largest distance between two clipped eval trial embeddings (embedding units).
     n_enrolled : int
         N, the eval's enrolled speakers.
     log2_n : float
@@ -167,6 +193,10 @@ class DPAuditRow(RowRecord):
     sigma: float
     eer_bound: float
     mi_bound_bits: float
+    mu_held: float
+    mu_reason: str
+    max_clipped_norm: float
+    clipped_diameter: float
     n_enrolled: int
     log2_n: float
     eer_bound_applies: bool
@@ -342,16 +372,22 @@ def dp_audit(
         raise InputError("dp_audit needs at least one mu")
     _check_closed_set(eval)
     balance = trial_balance(eval.trial_speakers, list(eval.enrol))
+    # the clipped eval trials, as every mu's mechanism releases them (the clipping does not depend on mu)
+    clipping = GaussianSpeakerMechanism(mus[0], clip_norm=clip_norm, sensitivity=sensitivity)
+    extent = clipped_extent(clipping.clip(eval.trials))
     rows = []
     for index, mu in enumerate(sorted(mus)):
         mechanism = GaussianSpeakerMechanism(mu, clip_norm=clip_norm, sensitivity=sensitivity, seed=seed + index)
         released = (_release(dev, mechanism, anonymise_enrolment), _release(eval, mechanism, anonymise_enrolment))
-        rows.append(_audit_row(mu, mechanism.sigma, released, balance, eval.trial_speakers, calibrator, bootstrap))
+        guarantee = mechanism.guarantee_of(*extent)
+        rows.append(
+            _audit_row(guarantee, mechanism.sigma, released, balance, eval.trial_speakers, calibrator, bootstrap)
+        )
     return DPAuditResult(rows)
 
 
 def _audit_row(
-    mu: float,
+    guarantee: Guarantee,
     sigma: float,
     released: tuple[tuple[ScoreSet, ScoreSet], tuple[ScoreSet, ScoreSet]],
     balance: TrialBalance,
@@ -359,9 +395,13 @@ def _audit_row(
     calibrator: str | CalibratorLike,
     bootstrap: Bootstrap,
 ) -> DPAuditRow:
-    """Both attackers on one mu's releases ``((dev bayes, dev cosine), (eval bayes, eval cosine))``."""
+    """Both attackers on one mu's releases ``((dev bayes, dev cosine), (eval bayes, eval cosine))``.
+
+    The bounds are those of ``guarantee.mu_held``, the mu that holds for the released trials.
+    """
     (_dev_bayes, dev_cos), (ev_bayes, ev_cos) = released
-    eer_bound, mi_bound = gdp_eer_bound(mu), gdp_mi_bound_bits(mu)
+    mu = guarantee.mu
+    eer_bound, mi_bound = gdp_eer_bound(guarantee.mu_held), gdp_mi_bound_bits(guarantee.mu_held)
     cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
     bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
     trials = {
@@ -388,6 +428,10 @@ def _audit_row(
         sigma=sigma,
         eer_bound=eer_bound,
         mi_bound_bits=mi_bound,
+        mu_held=guarantee.mu_held,
+        mu_reason=guarantee.reason,
+        max_clipped_norm=guarantee.max_norm,
+        clipped_diameter=guarantee.diameter,
         n_enrolled=ev_bayes.n_enrolled,
         log2_n=math.log2(ev_bayes.n_enrolled),
         eer_bound_applies=balance.balanced,

@@ -19,6 +19,15 @@ N(0, 1) from N(mu, 1).
     distances stay below U (e.g. all on one side of the origin); for arbitrary
     embeddings it is (2 mu)-GDP.
 
+Both conventions rest on what the clipping delivers.  :meth:`GaussianSpeakerMechanism.guarantee`
+checks it on the clipped embeddings that are released and returns the :class:`Guarantee`
+that holds among them: mu_held = mu max(1, D / Delta), D the largest distance between
+two of them, which is mu exactly when every clipped norm is at most U and (for
+``"radius"``) no two lie more than U apart, both within a relative :data:`TOLERANCE`.
+Releases of speakers whose embeddings are mixtures of these points are mu_held-GDP too
+(the hockey-stick divergences of a mixture pair are at most the largest over the pairs
+of its components).
+
 Theory
 ------
 ``gdp_tradeoff(alpha, mu) = Phi(Phi^-1(1 - alpha) - mu)``: the smallest miss rate of any
@@ -43,6 +52,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, cast, overload
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import norm
@@ -54,7 +64,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "GaussianSpeakerMechanism",
+    "Guarantee",
+    "TOLERANCE",
     "clip_to_norm",
+    "clipped_extent",
     "gdp_tradeoff",
     "gdp_eer_bound",
     "gdp_mi_bound_bits",
@@ -63,6 +76,16 @@ __all__ = [
 ]
 
 SENSITIVITIES = ("diameter", "radius")
+
+#: Relative tolerance of :meth:`GaussianSpeakerMechanism.guarantee`: a clipped norm up to
+#: U (1 + TOLERANCE), and (``"radius"``) a distance up to U (1 + TOLERANCE), count as
+#: within U.  :func:`clip_to_norm` in float64 leaves a clipped norm within a few units in
+#: the last place (about 1e-16 relative) of U; an excess below 1e-9 would change the bounds'
+#: mu by less than 1e-9 relative.
+TOLERANCE = 1e-9
+
+#: Rows per block of the pairwise distances in :meth:`GaussianSpeakerMechanism.guarantee`.
+_DISTANCE_BLOCK = 2048
 
 
 class TensorLike(Protocol):
@@ -167,6 +190,70 @@ def _is_torch(x: object) -> bool:
     return type(x).__module__.startswith("torch")
 
 
+def clipped_extent(clipped: ArrayLike) -> tuple[float, float]:
+    """(largest L2 norm, largest distance between two rows) of clipped embeddings, in embedding units.
+
+    Parameters
+    ----------
+    clipped : array_like, shape (n, d) or (d,)
+        Clipped embeddings (finite); the distance of a single one is 0.
+
+    Returns
+    -------
+    max_norm, diameter : float
+        The distances come from blocks of :data:`_DISTANCE_BLOCK` rows of the Gram matrix
+        (||a||^2 + ||b||^2 - 2 a.b, memory O(block n)); their rounding is about 1e-16
+        relative for embeddings of norm about U.
+
+    Raises
+    ------
+    InputError
+        If *clipped* is not a finite (n, d) or (d,) array with n >= 1.
+    """
+    points = np.atleast_2d(np.asarray(clipped, dtype=np.float64))
+    if points.ndim != 2 or points.shape[0] == 0 or not np.isfinite(points).all():
+        raise InputError("the clipped embeddings must be a finite (n, d) or (d,) array")
+    squared = np.einsum("ij,ij->i", points, points)
+    largest = 0.0
+    for start in range(0, points.shape[0], _DISTANCE_BLOCK):
+        block = points[start : start + _DISTANCE_BLOCK]
+        gram = squared[start : start + _DISTANCE_BLOCK, None] + squared[None, :] - 2.0 * block @ points.T
+        largest = max(largest, float(gram.max(initial=0.0)))
+    return math.sqrt(float(squared.max())), math.sqrt(largest)
+
+
+@attrs.frozen(kw_only=True)
+class Guarantee:
+    """The GDP parameter that holds for the releases of given clipped embeddings.
+
+    What :meth:`GaussianSpeakerMechanism.guarantee` returns (module docstring).
+
+    Attributes
+    ----------
+    mu : float
+        The mechanism's mu, the one its sensitivity convention claims.
+    mu_held : float
+        The mu that holds among these embeddings: mu max(1, diameter / Delta), equal to
+        ``mu`` when ``holds``.
+    holds : bool
+        Whether the claimed mu holds: every clipped norm at most U and (``"radius"``)
+        the diameter at most U, within the relative :data:`TOLERANCE`.
+    max_norm : float
+        The largest L2 norm of a clipped embedding (embedding units).
+    diameter : float
+        The largest distance between two clipped embeddings (embedding units).
+    reason : str
+        One line: which convention, what was measured, and what holds.
+    """
+
+    mu: float
+    mu_held: float
+    holds: bool
+    max_norm: float
+    diameter: float
+    reason: str
+
+
 class GaussianSpeakerMechanism:
     """Clip to norm ``clip_norm`` and add isotropic Gaussian noise: mu-GDP per release.
 
@@ -214,15 +301,89 @@ class GaussianSpeakerMechanism:
     @overload
     def anonymise(self, emb: ArrayLike) -> np.ndarray: ...
     def anonymise(self, emb: TensorLike | ArrayLike) -> TensorLike | np.ndarray:
-        """Release *emb* (shape (d,) or (n, d); numpy array or torch tensor, same type back)."""
-        if _is_torch(emb):
+        """Release *emb* (shape (d,) or (n, d); numpy array or torch tensor, same type back).
+
+        ``add_noise(clip(emb))``: the noise is drawn from the mechanism's seeded stream.
+        """
+        return self.add_noise(self.clip(emb))
+
+    @overload
+    def clip(self, emb: TensorT) -> TensorT: ...
+    @overload
+    def clip(self, emb: ArrayLike) -> np.ndarray: ...
+    def clip(self, emb: TensorLike | ArrayLike) -> TensorLike | np.ndarray:
+        """*emb* scaled to L2 norm at most U, row by row (:func:`clip_to_norm` with ``clip_norm``)."""
+        return clip_to_norm(emb, self.clip_norm)
+
+    @overload
+    def add_noise(self, clipped: TensorT) -> TensorT: ...
+    @overload
+    def add_noise(self, clipped: ArrayLike) -> np.ndarray: ...
+    def add_noise(self, clipped: TensorLike | ArrayLike) -> TensorLike | np.ndarray:
+        """*clipped* plus N(0, sigma^2 I) noise of its shape (a tensor stays a tensor, same device and dtype)."""
+        if _is_torch(clipped):
             import torch
 
-            tensor = clip_to_norm(cast("torch.Tensor", emb), self.clip_norm)
+            tensor = cast("torch.Tensor", clipped)
             noise = self._rng.standard_normal(tuple(tensor.shape)) * self.sigma
             return tensor + torch.as_tensor(noise, dtype=tensor.dtype, device=tensor.device)
-        array = clip_to_norm(cast(ArrayLike, emb), self.clip_norm)
+        array = np.asarray(cast(ArrayLike, clipped), dtype=np.float64)
         return array + self._rng.standard_normal(array.shape) * self.sigma
+
+    def guarantee(self, clipped: ArrayLike) -> Guarantee:
+        """The mu that holds for releases of these clipped embeddings (module docstring).
+
+        Parameters
+        ----------
+        clipped : array_like, shape (n, d) or (d,)
+            The embeddings as released before the noise: what :meth:`clip` returned for
+            them (numpy, float64).
+
+        Returns
+        -------
+        Guarantee
+            ``mu_held`` = mu max(1, diameter / Delta) and whether the claimed mu holds:
+            every norm at most U and (``"radius"``) every distance at most U, within
+            the relative :data:`TOLERANCE`.  A norm above U means the clipping failed:
+            then nothing holds for other embeddings, and ``mu_held`` holds among these.
+
+        Raises
+        ------
+        InputError
+            If *clipped* is not a finite (n, d) or (d,) array.
+        """
+        return self.guarantee_of(*clipped_extent(clipped))
+
+    def guarantee_of(self, max_norm: float, diameter: float) -> Guarantee:
+        """:meth:`guarantee` from the largest norm and the diameter of the clipped embeddings (:func:`clipped_extent`)."""
+        limit = self.clip_norm * (1.0 + TOLERANCE)
+        clipped_ok = max_norm <= limit
+        holds = clipped_ok and (self.sensitivity == "diameter" or diameter <= limit)
+        mu_held = self.mu if holds else self.mu * max(1.0, diameter / self.delta)
+        u, d, m = f"U = {self.clip_norm:g}", f"{diameter:.6g}", f"{mu_held:.6g}"
+        if not clipped_ok:
+            reason = (
+                f"clipping failed: a clipped embedding has norm {max_norm:.6g} > {u}, so the mechanism guarantees "
+                f"nothing for other embeddings; these are at most {d} apart: {m}-GDP among them"
+            )
+        elif self.sensitivity == "diameter":
+            reason = (
+                f"sensitivity diameter (sigma = 2U / mu): every clipped norm <= {u}, so any two embeddings are at "
+                f"most 2U apart: mu-GDP for any embeddings (these are at most {d} apart)"
+            )
+        elif holds:
+            reason = (
+                f"sensitivity radius (sigma = U / mu): these clipped embeddings are at most {d} <= {u} apart: "
+                f"mu-GDP among them (for arbitrary embeddings, 2 mu)"
+            )
+        else:
+            reason = (
+                f"sensitivity radius (sigma = U / mu) gives mu only for embeddings at most {u} apart; these are up "
+                f"to {d} apart: {m}-GDP among them (for arbitrary embeddings, 2 mu)"
+            )
+        return Guarantee(
+            mu=self.mu, mu_held=mu_held, holds=holds, max_norm=float(max_norm), diameter=float(diameter), reason=reason
+        )
 
     @classmethod
     def from_spec(cls, spec: str) -> GaussianSpeakerMechanism:

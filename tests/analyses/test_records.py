@@ -212,13 +212,15 @@ def test_dp_audit_row_reads_its_attackers_as_prefixed_keys():
         return AttackerMeasurement(eer=eer, eer_ci=eer_ci, alid=0.5, alid_ci=(0.25, 0.75), lid_max=2.0, lid_q99=1.5)
 
     row = DPAuditRow(
-        mu=1.0, sigma=2.0, eer_bound=0.3, mi_bound_bits=0.7, n_enrolled=8, log2_n=3.0, eer_bound_applies=True,
+        mu=1.0, sigma=2.0, eer_bound=0.3, mi_bound_bits=0.7, mu_held=1.0, mu_reason="diameter",
+        max_clipped_norm=1.0, clipped_diameter=1.5, n_enrolled=8, log2_n=3.0, eer_bound_applies=True,
         alid_bound_applies=True, bounds_reason="balanced", trial_prior_kl_bits=0.0,
         bayes=attacker(0.25, (0.125, 0.375)), cosine=attacker(0.375, (0.25, 0.5)),
         violations=("bayes EER below the bound",),
     )  # fmt: skip
     want = {
-        "mu": 1.0, "sigma": 2.0, "eer_bound": 0.3, "mi_bound_bits": 0.7, "n_enrolled": 8, "log2_n": 3.0,
+        "mu": 1.0, "sigma": 2.0, "eer_bound": 0.3, "mi_bound_bits": 0.7, "mu_held": 1.0, "mu_reason": "diameter",
+        "max_clipped_norm": 1.0, "clipped_diameter": 1.5, "n_enrolled": 8, "log2_n": 3.0,
         "eer_bound_applies": True, "alid_bound_applies": True, "bounds_reason": "balanced",
         "trial_prior_kl_bits": 0.0,
         "bayes_eer": 0.25, "bayes_eer_ci": [0.125, 0.375], "bayes_alid": 0.5, "bayes_alid_ci": [0.25, 0.75],
