@@ -16,14 +16,27 @@ import warnings
 import attrs
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from scipy.special import logsumexp
 
-from lidframe import Bootstrap, Engine, InputError, ScoreSet, evaluate, evaluate_fitted, fit_calibrator
+from lidframe import (
+    Bootstrap,
+    Engine,
+    Explicit,
+    InputError,
+    ScoreSet,
+    WatchList,
+    evaluate,
+    evaluate_fitted,
+    fit_calibrator,
+    per_speaker,
+)
 from lidframe.core.summary import RENAMED_KEYS, BinaryView, EngineUsed, Summary, with_current_keys
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.fileio import json_clean
 from lidframe.data.simulate import simulate_system
-from lidframe.metrics.aggregates import lid_summary
+from lidframe.metrics.aggregates import alid_decomposition, lid_summary
 from lidframe.metrics.binary_view import BINARY_KEYS
 from lidframe.stats.bootstrap import Interval
 from tests.strategies import scoresets
@@ -377,3 +390,150 @@ def test_keyword_calls_do_not_warn_and_bad_positional_calls_are_type_errors(syst
         evaluate(dev, ev, "logistic", calibrator="isotonic")
     with pytest.raises(TypeError, match="takes 2 positional arguments but 4 were given"):
         evaluate_fitted(ev, fit_calibrator(dev), "uniform", 1)
+
+
+# ------------------------------------------- the summary against a dense float64 reference, under every prior
+# The property tests of ALID = PDR LID+ + NDR LID- and of zero leakage, with the prior drawn
+# (uniform, a watch list, an explicit prior) and every number computed here without
+# lidframe: row z-norm, the LLRs of a given affine map, the log-softmax with the log prior,
+# LID = log2(p_true / pi_true) -- exactly 0 for a row of equal LLRs, whose posterior is the
+# prior (DESIGN.md, docs/metrics.md) -- and PDR the share of LID > 0 (a LID of 0 is no
+# disclosure).  A lidframe that ignored the prior, or counted LID >= 0 in PDR, fails them.
+
+LN2 = math.log(2.0)
+
+
+class GivenMap:
+    """A calibrator with a given affine map llr = slope * x + intercept (fit learns nothing).
+
+    ``input_scale`` "znorm": x is the row z-score; "raw": the raw score.
+    """
+
+    def __init__(self, slope: float, intercept: float, input_scale: str = "znorm") -> None:
+        self.slope, self.intercept, self.input_scale = slope, intercept, input_scale
+
+    def fit(self, scores, labels, sample_weight=None):
+        return self
+
+    def llr(self, scores):
+        return self.slope * np.asarray(scores, dtype=np.float64) + self.intercept
+
+
+@st.composite
+def priors_drawn(draw, enrolled):
+    """(kind, lidframe prior, its natural-log prior over *enrolled* written out here)."""
+    n = len(enrolled)
+    kind = draw(st.sampled_from(["uniform", "watchlist", "explicit"]))
+    if kind == "uniform":
+        return kind, "uniform", np.full(n, -math.log(n))
+    if kind == "watchlist":  # K listed speakers weight w: w / (K w + N - K), the others 1 / (K w + N - K)
+        listed = draw(st.lists(st.sampled_from(enrolled), min_size=1, max_size=n, unique=True))
+        weight = draw(st.floats(0.05, 50.0))
+        total = len(listed) * weight + n - len(listed)
+        log_prior = np.array([math.log((weight if s in listed else 1.0) / total) for s in enrolled])
+        return kind, WatchList(listed, weight), log_prior
+    mass = np.array(draw(st.lists(st.floats(0.05, 20.0), min_size=n, max_size=n)))
+    share = mass / mass.sum()
+    return kind, Explicit(dict(zip(enrolled, share.tolist()))), np.log(share)
+
+
+def reference_lid(scores, true_index, log_prior, slope, intercept, *, znorm_ddof=None):
+    """LID (bits) of each row: z-norm (unless *znorm_ddof* is None), affine LLR, log-softmax with the prior."""
+    x = np.asarray(scores, dtype=np.float64)
+    if znorm_ddof is not None:
+        x = (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, ddof=znorm_ddof, keepdims=True)
+    llr = slope * x + intercept
+    joint = llr + log_prior[None, :]
+    log_post = joint - logsumexp(joint, axis=1, keepdims=True)
+    rows = np.arange(len(true_index))
+    lid = (log_post[rows, true_index] - log_prior[true_index]) / LN2
+    lid[llr.max(axis=1) == llr.min(axis=1)] = 0.0  # no evidence: the posterior is the prior, LID exactly 0
+    return lid, llr.max(axis=1) == llr.min(axis=1)
+
+
+def check_against_reference(result, lid, constant):
+    """The per-trial LIDs, the summary's aggregates and ALID = PDR LID+ + NDR LID- against *lid*."""
+    closed = ~result.is_outsider
+    np.testing.assert_allclose(result.lid[closed], lid, rtol=0, atol=1e-9)
+    assert (result.lid[closed][constant] == 0.0).all()
+    positive = lid > 0
+    pdr, ndr = positive.mean(), 1.0 - positive.mean()
+    lid_pos = lid[positive].mean() if positive.any() else math.nan
+    lid_neg = lid[~positive].mean() if (~positive).any() else math.nan
+    s = result.summary
+    ambiguous = (np.abs(lid) < 1e-9) & ~constant  # rounding could put these on either side
+    if ambiguous.any():
+        assert np.mean(lid > 1e-9) <= s.pdr <= np.mean((lid > -1e-9) & ~constant)
+    else:
+        assert (s.pdr, s.ndr) == pytest.approx((pdr, ndr), abs=1e-15)
+        for got, want in ((s.lid_pos, lid_pos), (s.lid_neg, lid_neg)):
+            assert math.isnan(got) if math.isnan(want) else got == pytest.approx(want, abs=1e-9)
+        # the decomposition, its sides from the reference (an empty side's term is 0)
+        sides = pdr * (0.0 if math.isnan(lid_pos) else lid_pos) + ndr * (0.0 if math.isnan(lid_neg) else lid_neg)
+        assert s.alid == pytest.approx(sides, abs=1e-9)
+        assert alid_decomposition(s) == pytest.approx(sides, abs=1e-9)
+    assert s.alid == pytest.approx(lid.mean(), abs=1e-9)
+    assert s.lid_max == pytest.approx(lid.max(), abs=1e-9)
+
+
+def per_speaker_pdr_check(result, lid, speakers):
+    """per_speaker's PDR of each speaker with trials: its share of reference LIDs > 0."""
+    for row in per_speaker(result).rows:
+        mine = lid[speakers == row.speaker]
+        if mine.size and not ((np.abs(mine) < 1e-9) & (mine != 0.0)).any():
+            assert row.pdr == pytest.approx(np.mean(mine > 0), abs=1e-15), row.speaker
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    ev=scoresets(max_trials=12, max_enrolled=6),
+    slope=st.sampled_from([0.0]) | st.floats(-4.0, 4.0),
+    intercept=st.floats(-3.0, 3.0),
+    ddof=st.sampled_from([0, 1]),
+    data=st.data(),
+)
+def test_summary_equals_the_dense_reference_under_every_prior(ev, slope, intercept, ddof, data):
+    assume(ev.n_outsider_trials < ev.n_trials)
+    kind, prior, log_prior = data.draw(priors_drawn(list(ev.enrolled)), label="prior")
+    result = evaluate(ev, ev, calibrator=GivenMap(slope, intercept), prior=prior, znorm_ddof=ddof, binary_metrics=False)
+    np.testing.assert_allclose(result.log_prior, log_prior, rtol=0, atol=1e-12)
+    closed = ~ev.is_outsider
+    lid, constant = reference_lid(
+        ev.scores[closed], ev.true_index[closed], log_prior, slope, intercept, znorm_ddof=ddof
+    )
+    check_against_reference(result, lid, constant)
+    per_speaker_pdr_check(result, lid, np.asarray(ev.trial_speakers)[closed])
+
+
+@settings(max_examples=60, deadline=None)
+@given(ev=scoresets(max_trials=12, max_enrolled=6), data=st.data())
+def test_raw_llr_rows_of_equal_values_disclose_nothing_among_the_others(ev, data):
+    # the scores are the LLRs (identity calibrator); some rows drawn constant: their LID is
+    # exactly 0, in NDR, whatever the prior, while the other rows disclose
+    assume(ev.n_outsider_trials < ev.n_trials)
+    flat = np.array(data.draw(st.lists(st.booleans(), min_size=ev.n_trials, max_size=ev.n_trials), label="flat"))
+    value = data.draw(st.floats(-5.0, 5.0), label="value")
+    scores = np.where(flat[:, None], value, ev.scores)
+    ev = ScoreSet(scores, ev.enrolled, ev.trial_speakers, ev.trial_ids)
+    kind, prior, log_prior = data.draw(priors_drawn(list(ev.enrolled)), label="prior")
+    result = evaluate(ev, ev, calibrator="identity", prior=prior, binary_metrics=False)
+    closed = ~ev.is_outsider
+    lid, constant = reference_lid(scores[closed], ev.true_index[closed], log_prior, 1.0, 0.0)
+    check_against_reference(result, lid, constant)
+    per_speaker_pdr_check(result, lid, np.asarray(ev.trial_speakers)[closed])
+
+
+@settings(max_examples=40, deadline=None)
+@given(ev=scoresets(max_trials=12, max_enrolled=6), intercept=st.floats(-30.0, 30.0), data=st.data())
+def test_an_attacker_without_evidence_discloses_nothing_under_any_prior(ev, intercept, data):
+    # zero leakage: a calibrator that found no evidence (slope 0) leaves every posterior at
+    # the prior, so every LID is exactly 0 and counts in NDR
+    assume(ev.n_outsider_trials < ev.n_trials)
+    kind, prior, _log_prior = data.draw(priors_drawn(list(ev.enrolled)), label="prior")
+    result = evaluate(ev, ev, calibrator=GivenMap(0.0, intercept), prior=prior, binary_metrics=False)
+    s = result.summary
+    lid = result.lid[~result.is_outsider]
+    assert (lid == 0.0).all() and not np.signbit(lid).any(), kind
+    assert (s.alid, s.pdr, s.ndr, s.lid_neg, s.lid_max, s.lid_min) == (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), kind
+    assert math.isnan(s.lid_pos)
+    assert all(row.pdr == 0.0 for row in per_speaker(result).rows if row.n_trials)

@@ -1,6 +1,7 @@
 """LID aggregates: definitions and the ALID decomposition."""
 
 import math
+import statistics
 
 import numpy as np
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import strategies as st
 
 from lidframe import InputError
 from lidframe.metrics.aggregates import alid_decomposition, lid_summary
+from tests.strategies import lid_grid_values
 
 lids = st.lists(st.floats(-20, 5, allow_nan=False), min_size=1, max_size=200)
 
@@ -19,6 +21,26 @@ def test_alid_decomposes_into_positive_and_negative_sides(values):
     assert s["alid"] == pytest.approx(alid_decomposition(s), abs=1e-12)
     assert s["pdr"] + s["ndr"] == pytest.approx(1.0)
     assert s["lid_min"] <= s["lid_q50"] <= s["lid_q90"] <= s["lid_q99"] <= s["lid_max"]
+
+
+@given(st.lists(lid_grid_values, min_size=1, max_size=200))
+def test_aggregates_equal_plain_python_with_exact_zeros(values):
+    # LIDs on a 0.01-bit grid, so exact zeros (no disclosure) are common: they count in
+    # NDR and LID-, never in PDR; every number here from Python's statistics module
+    positive = [v for v in values if v > 0]
+    rest = [v for v in values if v <= 0]
+    n = len(values)
+    s = lid_summary(values)
+    assert (s["pdr"], s["ndr"]) == (len(positive) / n, len(rest) / n)
+    lid_pos = statistics.fmean(positive) if positive else math.nan
+    lid_neg = statistics.fmean(rest) if rest else math.nan
+    for got, want in ((s["lid_pos"], lid_pos), (s["lid_neg"], lid_neg)):
+        assert math.isnan(got) if math.isnan(want) else got == pytest.approx(want, abs=1e-12)
+    assert s["alid"] == pytest.approx(statistics.fmean(values), abs=1e-12)
+    sides = len(positive) / n * (lid_pos if positive else 0.0) + len(rest) / n * (lid_neg if rest else 0.0)
+    assert s["alid"] == pytest.approx(sides, abs=1e-12)
+    assert alid_decomposition(s) == pytest.approx(sides, abs=1e-12)
+    assert (s["lid_max"], s["lid_min"]) == (max(values), min(values))
 
 
 def test_hand_example():
