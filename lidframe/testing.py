@@ -15,7 +15,8 @@ checks use fixed seeds: they are deterministic.
 
 What a component of each kind must provide is its Protocol in
 :mod:`lidframe.registry.contracts` (:class:`~lidframe.registry.CalibratorLike`,
-:class:`~lidframe.registry.PriorLike`, :class:`~lidframe.registry.AttackerLike`); each
+:class:`~lidframe.registry.PriorLike`, :class:`~lidframe.registry.AttackerLike`,
+:class:`~lidframe.registry.RecogniserLike`); each
 suite's first check, ``"contract"``, is :func:`~lidframe.registry.check_contract`
 against it, and the other checks test the behaviour the Protocol's docstrings promise.
 """
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 #: One exception class, or a tuple of them, as ``except`` accepts.
 _ExceptionKinds = type[BaseException] | tuple[type[BaseException], ...]
 
-__all__ = ["ConformanceError", "check_calibrator", "check_prior", "check_attacker"]
+__all__ = ["ConformanceError", "check_calibrator", "check_prior", "check_attacker", "check_recogniser"]
 
 
 class ConformanceError(AssertionError):
@@ -455,3 +456,97 @@ def check_attacker(
     checks.run("bad input raises ValueError", lambda: _attacker_bad_input(attacker, trials, enrolment))
     checks.run("run options named in the constructor", lambda: _run_options(attacker))
     return checks.finish()
+
+
+def _tone(sample_rate: int, seconds: float = 1.0) -> np.ndarray:
+    """A 1 s harmonic tone at 140 Hz with a falling level: audio without words (fixed, no seed needed)."""
+    t = np.arange(int(sample_rate * seconds)) / sample_rate
+    return 0.3 * np.sin(2 * np.pi * 140.0 * t) * np.linspace(1.0, 0.2, t.size)
+
+
+def _transcripts(recogniser: Any, rate: int, speech: np.ndarray | None) -> None:
+    for label, waveform in (("a tone", _tone(rate)), ("silence", np.zeros(rate // 2))) + (
+        () if speech is None else (("the speech given", np.asarray(speech, dtype=np.float64)),)
+    ):
+        first = recogniser.transcribe(waveform, rate)
+        _expect(isinstance(first, str), f"transcribe({label}) returned {type(first).__name__}, expected str")
+        again = recogniser.transcribe(waveform.copy(), rate)
+        _expect(first == again, f"transcribe({label}) is not deterministic: {first!r} then {again!r}")
+
+
+def _does_not_change_input(recogniser: Any, rate: int) -> None:
+    waveform = _tone(rate)
+    before = waveform.copy()
+    recogniser.transcribe(waveform, rate)
+    _expect(np.array_equal(waveform, before), "transcribe changed the waveform it was given")
+
+
+def _copies_transcribe_alike(recogniser: Any, rate: int) -> None:
+    import pickle
+
+    waveform = _tone(rate)
+    copied = pickle.loads(pickle.dumps(recogniser))
+    _expect(
+        copied.transcribe(waveform, rate) == recogniser.transcribe(waveform, rate),
+        "a pickled copy transcribes differently (lidframe may send recognisers to worker processes)",
+    )
+
+
+def _check_rate(rate: object) -> bool:
+    _expect(
+        isinstance(rate, (int, np.integer)) and not isinstance(rate, bool) and int(rate) > 0,
+        f"sample_rate must be a positive integer (Hz), got {rate!r}",
+    )
+    return True
+
+
+def check_recogniser(recogniser: Any, *, speech: ArrayLike | None = None, words: str | None = None) -> list[str]:
+    """Check a recogniser against the contract.
+
+    Parameters
+    ----------
+    recogniser : object
+        A recogniser instance: any object with the methods of :class:`~lidframe.registry.RecogniserLike`.
+    speech : array_like, shape (n,), optional
+        A mono utterance at the recogniser's ``sample_rate`` that it should recognise.
+    words : str, optional
+        What *speech* says: with it, the hypothesis must share at least half of its words
+        (after lidframe's normalisation, :mod:`lidframe.utility.text`).
+
+    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    ``sample_rate``, where the recogniser has one, is a positive integer; ``transcribe``
+    returns a str for a tone, for silence and for *speech*, the same str twice; it leaves
+    the waveform it is given unchanged; a pickled copy transcribes alike; *speech* is
+    recognised as above.
+
+    Returns
+    -------
+    list of str
+        Names of the checks that passed.
+
+    Raises
+    ------
+    ConformanceError
+        Listing every failed check.
+    """
+    checks = _Checks(f"recogniser {type(recogniser).__module__}.{type(recogniser).__qualname__}")
+    rate = getattr(recogniser, "sample_rate", 16000)
+    checks.run("contract", lambda: check_contract("recogniser", recogniser))
+    rate_ok = checks.run("sample_rate is a positive integer", lambda: _check_rate(rate))
+    waveform = None if speech is None else np.asarray(speech, dtype=np.float64)
+    if rate_ok:
+        checks.run("transcribe returns the same str twice", lambda: _transcripts(recogniser, int(rate), waveform))
+        checks.run("transcribe leaves its input unchanged", lambda: _does_not_change_input(recogniser, int(rate)))
+        checks.run("a pickled copy transcribes alike", lambda: _copies_transcribe_alike(recogniser, int(rate)))
+        if waveform is not None and words is not None:
+            checks.run("the speech given is recognised", lambda: _recognised(recogniser, int(rate), waveform, words))
+    return checks.finish()
+
+
+def _recognised(recogniser: Any, rate: int, speech: np.ndarray, words: str) -> None:
+    from lidframe.utility.text import transcript_words
+
+    said = transcript_words(words)
+    heard = set(transcript_words(recogniser.transcribe(np.asarray(speech, dtype=np.float64), rate)))
+    shared = sum(word in heard for word in said)
+    _expect(2 * shared >= len(said), f"recognised {shared} of the {len(said)} words said ({words!r})")

@@ -1,6 +1,6 @@
-"""Registries of attackers, calibrators and priors: built-ins, plugins, and your own.
+"""Registries of attackers, calibrators, priors and recognisers: built-ins, plugins, and your own.
 
-Components are looked up by kind (``"attacker"``, ``"calibrator"``, ``"prior"``) and
+Components are looked up by kind (``"attacker"``, ``"calibrator"``, ``"prior"``, ``"recogniser"``) and
 name, and built from specs ``NAME[?key=value&...]``; docs/plugins.md is the guide and
 the one statement of the spec grammar.  The wing has three rooms:
 
@@ -22,6 +22,7 @@ from lidframe.registry.contracts import (
     CalibratorLike,
     ContractMethod,
     PriorLike,
+    RecogniserLike,
     check_contract,
     check_outside,
     contract_methods,
@@ -38,6 +39,7 @@ from lidframe.registry.discovery import (
     entries,
     load,
     priors,
+    recognisers,
     refresh,
     register,
     unregister,
@@ -63,6 +65,7 @@ __all__ = [
     "attackers",
     "calibrators",
     "priors",
+    "recognisers",
     "entries",
     "register",
     "unregister",
@@ -81,6 +84,7 @@ __all__ = [
     "CalibratorLike",
     "PriorLike",
     "AttackerLike",
+    "RecogniserLike",
     "PROTOCOLS",
     "ContractMethod",
     "contract_methods",

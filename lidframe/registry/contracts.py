@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KINDS",
     "PROTOCOLS",
+    "RecogniserLike",
     "CalibratorLike",
     "PriorLike",
     "AttackerLike",
@@ -151,9 +152,36 @@ class AttackerLike(Protocol):
         ...
 
 
+class RecogniserLike(Protocol):
+    """What a recogniser (speech recognition, ASR) provides: the words said in an utterance.
+
+    Recognisers may also have ``sample_rate`` (Hz, default 16000: lidframe resamples the
+    audio to it before calling) and ``describe()`` (name and settings, for tables).  The
+    hypothesis is normalised by lidframe (:mod:`lidframe.utility.text`) before it is
+    scored, so return the words as the recogniser writes them.
+    """
+
+    def transcribe(self, waveform: np.ndarray, sample_rate: int) -> str:
+        """Recognise the words of one utterance.
+
+        Parameters
+        ----------
+        waveform : ndarray of float64, shape (n,)
+            Mono samples, nominally in [-1, 1].
+        sample_rate : int
+            Hz: the recogniser's ``sample_rate`` (16000 where it has none).
+
+        Returns
+        -------
+        a str of the words recognised
+            Empty when nothing is recognised.
+        """
+        ...
+
+
 #: The contract of each kind, ``kind -> Protocol``; the kinds in the order lidframe lists them.
 PROTOCOLS: Mapping[str, type] = MappingProxyType(
-    {"attacker": AttackerLike, "calibrator": CalibratorLike, "prior": PriorLike}
+    {"attacker": AttackerLike, "calibrator": CalibratorLike, "prior": PriorLike, "recogniser": RecogniserLike}
 )
 KINDS = tuple(PROTOCOLS)
 

@@ -35,6 +35,7 @@ __all__ = [
     "attackers",
     "calibrators",
     "priors",
+    "recognisers",
     "refresh",
     "register",
     "unregister",
@@ -46,7 +47,12 @@ __all__ = [
 
 #: Entry-point group of each kind.
 GROUPS = MappingProxyType(
-    {"attacker": "lidframe.attackers", "calibrator": "lidframe.calibrators", "prior": "lidframe.priors"}
+    {
+        "attacker": "lidframe.attackers",
+        "calibrator": "lidframe.calibrators",
+        "prior": "lidframe.priors",
+        "recogniser": "lidframe.recognisers",
+    }
 )
 
 #: lidframe's own components, ``kind -> {name: "package.module:Class"}``: add a built-in here.
@@ -78,6 +84,7 @@ BUILTINS: Mapping[str, Mapping[str, str]] = MappingProxyType(
                 "explicit": "lidframe.core.priors:Explicit",
             }
         ),
+        "recogniser": MappingProxyType({"pocketsphinx": "lidframe.utility.pocketsphinx:PocketSphinx"}),
     }
 )
 
@@ -94,7 +101,7 @@ class Entry:
 
     Attributes
     ----------
-    kind : {"attacker", "calibrator", "prior"}
+    kind : {"attacker", "calibrator", "prior", "recogniser"}
     name : str
         The lookup name.
     target : str
@@ -183,6 +190,11 @@ def calibrators() -> MappingProxyType:
 def priors() -> MappingProxyType:
     """Registered priors, ``name -> Entry``."""
     return entries("prior")
+
+
+def recognisers() -> MappingProxyType:
+    """Registered recognisers, ``name -> Entry``."""
+    return entries("recogniser")
 
 
 def refresh() -> None:

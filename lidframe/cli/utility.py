@@ -1,0 +1,85 @@
+"""``lidframe utility``: word error rate and ρ_F0 of a Kaldi data dir (what anonymisation costs the speech)."""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+__all__ = ["register", "run"]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "utility",
+        help="word error rate (and, against the original, the F0 correlation) of a Kaldi data dir",
+        description=(
+            "Recognise every utterance of a Kaldi data dir (wav.scp, text) and score the words against its text: "
+            "the word error rate. With --reference (the original data dir, same utterance ids), also rho_F0: "
+            "the mean correlation of each utterance's F0 contour with the original's. docs/utility.md."
+        ),
+    )
+    parser.add_argument("--data", required=True, metavar="DIR", help="Kaldi data dir with wav.scp and text")
+    parser.add_argument(
+        "--reference", metavar="DIR", help="the original data dir (same utterance ids): rho_F0 against it"
+    )
+    parser.add_argument(
+        "--recogniser",
+        default="pocketsphinx",
+        metavar="SPEC",
+        help="recogniser spec NAME[?key=value&...] (default pocketsphinx; lidframe plugins --kind recogniser)",
+    )
+    parser.add_argument("--per-utterance", metavar="OUT.csv", help="write one row per utterance (CSV)")
+    parser.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
+    parser.add_argument("--progress", action="store_true", help="a progress bar over the utterances")
+    parser.set_defaults(run=run)
+
+
+def _number(value: float | None, digits: int) -> str:
+    return "-" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def run(args: argparse.Namespace) -> int:
+    from lidframe.cli.options import check_output_paths
+    from lidframe.data.fileio import atomic_path, staged_outputs, write_json
+    from lidframe.utility import utility
+
+    per_utterance, json_path = check_output_paths(
+        {"--per-utterance": args.per_utterance, "--json": args.json},
+        inputs=[p for p in (args.data, args.reference) if p is not None],
+    )
+    bar = None
+    if args.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(desc="recognising", unit="utt")
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+    try:
+        result = utility(args.data, args.reference, recogniser=args.recogniser, progress=progress)
+    finally:
+        if bar is not None:
+            bar.close()
+    print(
+        f"WER {_number(100 * result.wer, 1)} % on {result.utterances} utterances ({result.reference_words} reference "
+        f"words: {result.substitutions} substituted, {result.deletions} deleted, {result.insertions} inserted); "
+        f"recogniser {result.recogniser}"
+    )
+    if result.reference is not None:
+        print(
+            f"rho_F0 {_number(result.rho_f0, 3)} (mean over {result.rho_f0_utterances} of {result.utterances} "
+            f"utterances with frames voiced in both)"
+        )
+    if result.resampled:
+        print(f"resampled {result.resampled} utterances to the recogniser's rate")
+    print(f"transcripts normalised: {result.normalisation}")
+    with staged_outputs():
+        if json_path is not None:
+            write_json(json_path, result.to_dict())
+        if per_utterance is not None:
+            with atomic_path(per_utterance) as tmp:
+                result.to_frame().to_csv(tmp, index=False, na_rep="nan")
+    return 0

@@ -1,0 +1,21 @@
+"""Utility beside privacy: what anonymisation costs the speech (word error rate, ρ_F0).
+
+:func:`utility` measures a Kaldi data dir with a recogniser (the fourth component kind,
+``"recogniser"``, on the registry of attackers, calibrators and priors; built-in:
+``pocketsphinx``) and, given the original data dir, the F0 correlation ρ_F0.
+docs/utility.md is the guide.
+"""
+
+from lidframe.utility.evaluate import Utility, UtteranceUtility, utility
+from lidframe.utility.text import NORMALISATION, normalise_transcript
+from lidframe.utility.wer import WordErrors, word_errors
+
+__all__ = [
+    "utility",
+    "Utility",
+    "UtteranceUtility",
+    "WordErrors",
+    "word_errors",
+    "normalise_transcript",
+    "NORMALISATION",
+]

@@ -1,0 +1,183 @@
+"""utility() and `lidframe utility` end to end: pocketsphinx on flite speech, a plugin recogniser, bad input."""
+
+import importlib.util
+import json
+import math
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import soundfile
+
+from lidframe import InputError
+from lidframe.cli import main
+from lidframe.registry import register, unregister
+from lidframe.testing import ConformanceError, check_recogniser
+from lidframe.utility import utility
+from tests.bad_input.audio_dirs import write_data_dir
+from tests.voices import write_voice
+
+SENTENCES = [
+    "please remember to water the tomatoes before you leave on thursday",
+    "the engineers checked every bolt on the bridge before it reopened",
+    "she walked to the station and bought a ticket for the morning train",
+]
+HAVE_UTILITY = all(importlib.util.find_spec(name) for name in ("pocketsphinx", "jiwer", "parselmouth"))
+needs_utility = pytest.mark.skipif(
+    not HAVE_UTILITY, reason="the utility extra is not installed: pip install -e '.[utility]'"
+)
+needs_flite = pytest.mark.skipif(shutil.which("flite") is None, reason="flite is not installed (apt-get install flite)")
+
+
+class EchoRecogniser:
+    """A test plugin: 'recognises' a fixed sentence (a stand-in for Whisper, a cloud API ...)."""
+
+    sample_rate = 8000
+
+    def __init__(self, *, words: str = "the cat sat"):
+        self.words = words
+        self.rates_seen = []
+
+    def describe(self):
+        return f"echo ({self.words})"
+
+    def transcribe(self, waveform, sample_rate):
+        self.rates_seen.append(sample_rate)
+        return self.words
+
+
+def flite_dir(root, sentences=SENTENCES, voice="slt"):
+    """A Kaldi data dir of flite speech with its text."""
+    wav = root / "wav"
+    wav.mkdir(parents=True, exist_ok=True)
+    entries = []
+    for index, sentence in enumerate(sentences):
+        path = wav / f"u{index}.wav"
+        subprocess.run(["flite", "-voice", voice, "-t", sentence, "-o", str(path)], check=True, capture_output=True)
+        entries.append((f"u{index}", "spk", path))
+    folder = write_data_dir(root / "data", entries)
+    (folder / "text").write_text("".join(f"u{i} {s.upper()}.\n" for i, s in enumerate(sentences)))
+    return folder
+
+
+def tone_dir(root, texts, rate=16000):
+    wav = root / "wav"
+    wav.mkdir(parents=True, exist_ok=True)
+    entries = [(f"u{i}", "spk", write_voice(wav / f"u{i}.wav", 0, i, 0.6, rate=rate)) for i in range(len(texts))]
+    folder = write_data_dir(root / "data", entries)
+    if texts:
+        (folder / "text").write_text("".join(f"u{i} {text}\n" for i, text in enumerate(texts)))
+    return folder
+
+
+@needs_utility
+@needs_flite
+def test_pocketsphinx_recognises_plain_flite_speech_and_passes_its_conformance_check(tmp_path):
+    data = flite_dir(tmp_path)
+    result = utility(data)
+    assert result.utterances == 3 and result.reference_words == sum(len(s.split()) for s in SENTENCES)
+    assert result.wer <= 0.25, [(row.reference, row.hypothesis) for row in result.rows]
+    # the corpus WER is the errors summed over the reference words summed, from the rows
+    errors = sum(row.substitutions + row.deletions + row.insertions for row in result.rows)
+    assert result.wer == errors / sum(row.reference_words for row in result.rows)
+    assert result.rows[0].reference == SENTENCES[0]  # upper case and the full stop normalised away
+    from lidframe.utility.pocketsphinx import PocketSphinx
+
+    speech, rate = soundfile.read(str(data.parent / "wav" / "u0.wav"), dtype="float64")
+    assert rate == 16000
+    check_recogniser(PocketSphinx(), speech=speech, words=SENTENCES[0])
+
+
+@needs_utility
+@needs_flite
+def test_rho_f0_of_plain_against_itself_is_one_and_the_cli_writes_rows(tmp_path, capsys):
+    data = flite_dir(tmp_path, SENTENCES[:1])
+    out_csv, out_json = tmp_path / "rows.csv", tmp_path / "utility.json"
+    code = main(
+        [
+            "utility",
+            "--data",
+            str(data),
+            "--reference",
+            str(data),
+            "--per-utterance",
+            str(out_csv),
+            "--json",
+            str(out_json),
+        ]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "WER" in printed and "rho_F0 1.000" in printed
+    saved = json.loads(out_json.read_text())
+    assert saved["rho_f0"] == 1.0 and saved["rows"][0]["utt_id"] == "u0"
+    assert out_csv.read_text().splitlines()[0].startswith("utt_id,reference,hypothesis,substitutions")
+
+
+def test_a_plugin_recogniser_through_the_registry_gets_audio_resampled_to_its_rate(tmp_path):
+    pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
+    check_recogniser(EchoRecogniser())
+    data = tone_dir(tmp_path, ["The cat sat.", "A dog ran"], rate=22050)
+    register("recogniser", "echo-test", EchoRecogniser)
+    try:
+        result = utility(data, recogniser="echo-test?words=the cat sat")
+    finally:
+        unregister("recogniser", "echo-test")
+    assert result.recogniser == "echo (the cat sat)" and result.resampled == 2
+    assert [row.substitutions + row.deletions + row.insertions for row in result.rows] == [0, 3]
+    assert result.wer == 3 / 6
+    model = EchoRecogniser()
+    utility(data, recogniser=model)
+    assert model.rates_seen == [8000, 8000]
+
+
+def test_a_recogniser_that_breaks_the_contract_fails_the_conformance_check():
+    class Mute:
+        def transcribe(self, waveform, sample_rate):
+            return None
+
+    with pytest.raises(ConformanceError, match="returned NoneType, expected str"):
+        check_recogniser(Mute())
+
+
+@pytest.mark.parametrize(
+    ("case", "message"),
+    [
+        ("no text", "no text file; utility needs the reference transcripts"),
+        ("punctuation only", "line 2: the transcript of 'u1' has no words after normalisation"),
+        ("missing transcript", "no transcript of utterance 'u1'"),
+        ("missing wav", "u1.wav"),
+    ],
+)
+def test_bad_input_is_one_clean_line_and_exit_2(tmp_path, capsys, case, message):
+    texts = {"no text": [], "punctuation only": ["fine words", "?!..."]}.get(case, ["fine words", "more words"])
+    data = tone_dir(tmp_path, texts or ["x", "y"])
+    if case == "no text":
+        (data / "text").unlink()
+    if case == "missing transcript":
+        (data / "text").write_text("u0 fine words\n")
+    if case == "missing wav":
+        (tmp_path / "wav" / "u1.wav").unlink()
+    code = main(["utility", "--data", str(data), "--recogniser", "pocketsphinx"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_reference_without_the_utterance_is_refused(tmp_path):
+    data = tone_dir(tmp_path / "a", ["one", "two"])
+    reference = tone_dir(tmp_path / "b", ["one"])
+    (reference / "wav.scp").write_text((reference / "wav.scp").read_text().splitlines()[0] + "\n")
+    (reference / "utt2spk").write_text("u0 spk\n")
+    with pytest.raises(InputError, match="no utterance 'u1'"):
+        utility(data, reference, recogniser=EchoRecogniser())
+
+
+def test_rho_f0_is_nan_for_unvoiced_audio_and_stated(tmp_path):
+    pytest.importorskip("parselmouth", reason="the utility extra (praat-parselmouth) is not installed")
+    pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
+    data = tone_dir(tmp_path, ["one"])
+    soundfile.write(str(tmp_path / "wav" / "u0.wav"), np.zeros(8000), 16000, subtype="PCM_16")
+    result = utility(data, data, recogniser=EchoRecogniser())
+    assert math.isnan(result.rows[0].rho_f0) and "voiced in both" in result.rows[0].rho_f0_note
+    assert math.isnan(result.rho_f0) and result.rho_f0_utterances == 0
