@@ -1,8 +1,13 @@
 """Registry, component specs and plugins discovered from a separately installed package.
 
-The third-party package is the one of docs/plugins.md: its files are taken from the
-page's code blocks and installed as a distribution on sys.path (a ``.dist-info`` folder
-with ``entry_points.txt``), which is how ``importlib.metadata`` sees a pip install.
+The third-party package is the one of docs/plugins.md under names of its own
+(tests/fixtures/plugin_lab.py): its files are taken from the page's code blocks and
+installed as a distribution on sys.path (a ``.dist-info`` folder with
+``entry_points.txt``), which is how ``importlib.metadata`` sees a pip install.  A reader
+who follows the page installs its package, ``mylab-lid``, into the environment the suite
+runs in: the plugin tests run with it installed beside the fixture too, and no test
+compares the registry with a fixed list of every name (built-ins plus what the test
+installed, and any other entry tolerated).
 """
 
 import json
@@ -11,7 +16,6 @@ import os
 import re
 import subprocess
 import sys
-import tomllib
 import warnings
 from pathlib import Path
 
@@ -25,62 +29,82 @@ from lidframe.attackers import RandomAttacker, Utterance, group_by_speaker
 from lidframe.calibrators import Logistic
 from lidframe.registry import PluginError, check_contract, create, parse_spec, register
 from lidframe.testing import check_attacker, check_calibrator
+from tests.fixtures.plugin_lab import (
+    DISTRIBUTION,
+    DOC_DISTRIBUTION,
+    DOC_MODULE,
+    HEAVY_MARKER,
+    MODULE,
+    NAMES,
+    doc_files,
+    doc_project,
+    install_distribution,
+    install_doc_example,
+    install_fixture_lab,
+    renamed,
+)
 from tests.reference import dense_pipeline
 
 ROOT = Path(__file__).resolve().parents[1]
-PLUGIN_DOC = ROOT / "docs" / "plugins.md"
+
+#: The built-in components, written out by hand.
+BUILTIN = {
+    "attacker": ("ecapa", "ge2e", "precomputed", "random", "xvector"),
+    "calibrator": ("beta", "gaussian", "identity", "isotonic", "logistic", "temperature"),
+    "prior": ("explicit", "uniform", "watchlist"),
+}
+#: The fixture's components and its version (the page's).
+SHRUNK, NPZ = NAMES["shrunk"], NAMES["npz"]
+ORIGIN = f"distribution {DISTRIBUTION} {doc_project()['version']}"
 
 
-def doc_files() -> dict:
-    """title -> code of the ```lang title="..." blocks of docs/plugins.md."""
-    return dict(re.findall(r'```\w+ title="([^"]+)"\n(.*?)```', PLUGIN_DOC.read_text(), flags=re.S))
+def forget_modules(*prefixes: str) -> None:
+    """Drop the plugin modules a test imported, so the next test imports its own."""
+    for mod in [m for m in sys.modules if m.startswith(prefixes)]:
+        del sys.modules[mod]
 
 
-def install_fake_distribution(site: Path, name: str, version: str, groups: dict) -> None:
-    info = site / f"{name.replace('-', '_')}-{version}.dist-info"
-    info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
-    lines = []
-    for group, eps in groups.items():
-        lines.append(f"[{group}]")
-        lines += [f"{k} = {v}" for k, v in eps.items()]
-    (info / "entry_points.txt").write_text("\n".join(lines) + "\n")
+@pytest.fixture(params=["alone", "beside-mylab-lid"])
+def plugin_site(request, tmp_path, monkeypatch):
+    """The fixture package + a broken plugin + a name clash, importable and discoverable.
 
-
-@pytest.fixture()
-def plugin_site(tmp_path, monkeypatch):
-    """mylab-lid (from the docs) + a broken plugin + a name clash, importable and discoverable."""
+    Run twice: alone, and beside docs/plugins.md's own package installed as the page says
+    (what a reader who followed the page has).  Returns the folders to put on PYTHONPATH.
+    """
     site = tmp_path / "site"
-    files = doc_files()
-    for title in ("mylab_lid/calibrators.py", "mylab_lid/attackers.py"):
-        (site / title).parent.mkdir(parents=True, exist_ok=True)
-        (site / title).write_text(files[title])
-    (site / "mylab_lid" / "__init__.py").write_text("")
-    # a module whose import is observable: proves that listing does not import plugins
-    (site / "mylab_lid" / "heavy.py").write_text(
-        "import sys\nsys.modules.setdefault('mylab_lid_heavy_was_imported', sys)\n"
-        "from mylab_lid.attackers import NpzEmbeddings as Heavy\n"
-    )
-    project = tomllib.loads(files["pyproject.toml"])
-    groups = {g: dict(eps) for g, eps in project["project"]["entry-points"].items()}
-    groups["lidframe.attackers"]["heavy"] = "mylab_lid.heavy:Heavy"
-    install_fake_distribution(site, project["project"]["name"], project["project"]["version"], groups)
-    install_fake_distribution(
+    install_fixture_lab(site)
+    install_distribution(
         site,
-        "other-lab",
+        "lidframe-fixture-other",
         "2.0",
         {
             "lidframe.calibrators": {
-                "broken": "mylab_lid.missing:Nope",
-                "logistic": "mylab_lid.calibrators:ShrunkLogistic",
+                "broken": f"{MODULE}.missing:Nope",
+                "logistic": f"{MODULE}.calibrators:ShrunkLogistic",
             }
         },
     )
-    monkeypatch.syspath_prepend(str(site))
+    sites = [site]
+    if request.param == "beside-mylab-lid":
+        sites.append(tmp_path / "doc-site")
+        install_doc_example(sites[-1])
+    for folder in reversed(sites):
+        monkeypatch.syspath_prepend(str(folder))
     registry.refresh()
-    yield site
-    for mod in [m for m in sys.modules if m.startswith("mylab_lid")]:
-        del sys.modules[mod]
+    yield sites
+    forget_modules(MODULE, DOC_MODULE, HEAVY_MARKER)
+    monkeypatch.undo()
+    registry.refresh()
+
+
+@pytest.fixture()
+def doc_example_installed(tmp_path, monkeypatch):
+    """docs/plugins.md's package installed as the page says, and nothing else."""
+    install_doc_example(tmp_path / "doc-site")
+    monkeypatch.syspath_prepend(str(tmp_path / "doc-site"))
+    registry.refresh()
+    yield tmp_path / "doc-site"
+    forget_modules(DOC_MODULE)
     monkeypatch.undo()
     registry.refresh()
 
@@ -102,35 +126,35 @@ def split(prefix, n_speakers, n_enrol, n_trials):
 
 def test_plugin_package_registers_and_works_by_name(plugin_site, tmp_path):
     with pytest.warns(
-        UserWarning, match=r"ignoring entry point 'logistic'.*other-lab 2.0.*already taken by .*built-in"
+        UserWarning, match=r"ignoring entry point 'logistic'.*fixture-other 2.0.*already taken by .*built-in"
     ):
         cals = registry.calibrators()
-    assert cals["shrunk"].origin == "distribution mylab-lid 0.1"
+    assert cals[SHRUNK].origin == ORIGIN
     assert cals["logistic"].origin == "built-in"
-    assert registry.attackers()["npz"].target == "mylab_lid.attackers:NpzEmbeddings"
-    assert "mylab_lid_heavy_was_imported" not in sys.modules
+    assert registry.attackers()[NPZ].target == f"{MODULE}.attackers:NpzEmbeddings"
+    assert HEAVY_MARKER not in sys.modules
 
     dev_enrol, dev_trials = split("d", 10, 3, 8)
     ev_enrol, ev_trials = split("v", 12, 3, 8)
     emb = tmp_path / "emb.npz"
     embeddings_file(emb, dev_enrol + dev_trials + ev_enrol + ev_trials)
-    attacker = create("attacker", f"npz?path={emb}")
+    attacker = create("attacker", f"{NPZ}?path={emb}")
     dev = attacker.score(dev_trials, group_by_speaker(dev_enrol))
     ev = attacker.score(ev_trials, group_by_speaker(ev_enrol))
     assert ev.scores.shape == (96, 12)
 
-    result = evaluate(dev, ev, calibrator="shrunk?shrink=0.25")
+    result = evaluate(dev, ev, calibrator=f"{SHRUNK}?shrink=0.25")
     assert result.calibrator.shrink == 0.25
-    assert result.summary["calibrator"] == "shrunk(shrink=0.25)"
+    assert result.summary["calibrator"] == f"{SHRUNK}(shrink=0.25)"
     # independent check: a quarter of the balanced logistic slope, textbook posterior
     base = evaluate(dev, ev)
     slope = base.calibrator.slope_ * 0.25
     want = dense_pipeline(ev.scores, ev.true_index, slope, 0.0, np.full(12, -math.log(12)))
     np.testing.assert_allclose(result.lid, want, atol=1e-6)
     assert 0 < result.summary["alid"] < base.summary["alid"]
-    assert "mylab_lid_heavy_was_imported" not in sys.modules
+    assert HEAVY_MARKER not in sys.modules
     registry.load("attacker", "heavy")
-    assert "mylab_lid_heavy_was_imported" in sys.modules
+    assert HEAVY_MARKER in sys.modules
 
 
 def test_broken_plugin_warns_and_leaves_the_others_usable(plugin_site):
@@ -139,20 +163,44 @@ def test_broken_plugin_warns_and_leaves_the_others_usable(plugin_site):
         registry.entries("calibrator")
     with pytest.warns(
         UserWarning,
-        match=r"calibrator 'broken' from distribution other-lab 2.0: cannot load mylab_lid.missing:Nope \(ModuleNotFoundError",
+        match=rf"calibrator 'broken' from distribution lidframe-fixture-other 2.0: cannot load {MODULE}.missing:Nope "
+        r"\(ModuleNotFoundError",
     ):
         status = registry.check_all("calibrator")
-    assert status[("calibrator", "shrunk")] is None and status[("calibrator", "logistic")] is None
-    with pytest.raises(PluginError, match="calibrator 'broken' from distribution other-lab 2.0: cannot load"):
+    assert status[("calibrator", SHRUNK)] is None and status[("calibrator", "logistic")] is None
+    with pytest.raises(
+        PluginError, match="calibrator 'broken' from distribution lidframe-fixture-other 2.0: cannot load"
+    ):
         registry.load("calibrator", "broken")
-    assert registry.load("calibrator", "shrunk").__name__ == "ShrunkLogistic"
+    assert registry.load("calibrator", SHRUNK).__name__ == "ShrunkLogistic"
+    assert registry.load("calibrator", SHRUNK).__module__ == f"{MODULE}.calibrators"  # the fixture's, not the page's
 
 
 def test_plugin_conformance_test_from_the_docs_passes(plugin_site, tmp_path):
     namespace = {}
-    exec(compile(doc_files()["tests/test_conformance.py"], "test_conformance.py", "exec"), namespace)
+    exec(compile(renamed(doc_files()["tests/test_conformance.py"]), "test_conformance.py", "exec"), namespace)
     namespace["test_calibrator_conforms"]()
     namespace["test_attacker_conforms"](tmp_path)
+
+
+def test_usage_example_from_the_docs_runs(plugin_site, tmp_path, monkeypatch, capsys):
+    """docs/plugins.md's usage.py, on an embeddings.npz of the utterance ids it names."""
+    utts = [
+        Utterance(f"{split}-{kind}{s}-{k}", f"{split}-spk{s}")  # the ids and speakers the page's lists give
+        for split in ("dev", "eval")
+        for kind, per_speaker in (("e", 2), ("t", 4))
+        for s in range(10)
+        for k in range(per_speaker)
+    ]
+    embeddings_file(tmp_path / "embeddings.npz", utts, leakage=1.0, seed=4)
+    monkeypatch.chdir(tmp_path)
+    code = renamed(doc_files()["usage.py (where mylab-lid is installed)"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the name clash of the fixture's second distribution
+        exec(compile(code, "usage.py", "exec"), {"__name__": "__usage__"})
+    printed = capsys.readouterr().out.split()
+    assert printed[0] == f"{SHRUNK}(shrink=0.25)"
+    assert 0 < float(printed[1]) <= math.log2(10)  # 10 eval speakers with leaking embeddings
 
 
 def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
@@ -161,26 +209,25 @@ def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
     emb = tmp_path / "emb.npz"
     embeddings_file(emb, dev_enrol + dev_trials + ev_enrol + ev_trials, seed=3)
     with pytest.warns(UserWarning, match="already taken"):
-        attacker = create("attacker", f"npz?path={emb}")
+        attacker = create("attacker", f"{NPZ}?path={emb}")
     attacker.score(dev_trials, group_by_speaker(dev_enrol)).save(tmp_path / "dev.npz")
     attacker.score(ev_trials, group_by_speaker(ev_enrol)).save(tmp_path / "eval.npz")
-    env = dict(os.environ, PYTHONPATH=str(plugin_site))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(map(str, plugin_site)))
     listing = subprocess.run(
         [
             sys.executable,
             "-c",
             "import sys; from lidframe.cli import main; code = main(['plugins']); "
-            "print('IMPORTED', sorted(m for m in sys.modules if m.startswith(('mylab_lid', 'torch')))); sys.exit(code)",
+            f"print('IMPORTED', sorted(m for m in sys.modules if m.startswith(({MODULE!r}, {DOC_MODULE!r}, 'torch')))); "
+            "sys.exit(code)",
         ],
         capture_output=True,
         text=True,
         env=env,
     )
     assert listing.returncode == 0, listing.stderr
-    assert re.search(
-        r"calibrator\s+shrunk\s+mylab_lid.calibrators:ShrunkLogistic\s+distribution mylab-lid 0.1", listing.stdout
-    )
-    assert re.search(r"attacker\s+npz\s+mylab_lid.attackers:NpzEmbeddings\s+distribution mylab-lid 0.1", listing.stdout)
+    assert re.search(rf"calibrator\s+{SHRUNK}\s+{MODULE}.calibrators:ShrunkLogistic\s+{ORIGIN}", listing.stdout)
+    assert re.search(rf"attacker\s+{NPZ}\s+{MODULE}.attackers:NpzEmbeddings\s+{ORIGIN}", listing.stdout)
     assert "IMPORTED []" in listing.stdout  # listing imports no plugin module and no torch
     assert "'logistic'" in listing.stderr and "already taken" in listing.stderr  # the clash is reported
     run = subprocess.run(
@@ -194,7 +241,7 @@ def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
             "--eval",
             str(tmp_path / "eval.npz"),
             "--calibrator",
-            "shrunk?shrink=0.75",
+            f"{SHRUNK}?shrink=0.75",
             "--json",
             str(tmp_path / "s.json"),
         ],
@@ -203,11 +250,12 @@ def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
         env=env,
     )
     assert run.returncode == 0, run.stderr
-    assert json.loads((tmp_path / "s.json").read_text())["calibrator"] == "shrunk(shrink=0.75)"
+    assert json.loads((tmp_path / "s.json").read_text())["calibrator"] == f"{SHRUNK}(shrink=0.75)"
     check = subprocess.run(
         [sys.executable, "-m", "lidframe.cli", "plugins", "--check"], capture_output=True, text=True, env=env
     )
-    assert check.returncode == 1 and "BROKEN" in check.stdout and "cannot load mylab_lid.missing:Nope" in check.stderr
+    assert check.returncode == 1 and "BROKEN" in check.stdout
+    assert f"cannot load {MODULE}.missing:Nope" in check.stderr
 
 
 # ----------------------------------------------------------- in-process registry
@@ -278,16 +326,29 @@ def test_contract_checks_say_what_is_missing(clean_registry):
         registry.entries("scorer")
 
 
-def test_unknown_names_list_what_is_available():
-    with pytest.raises(
-        InputError,
-        match=r"unknown calibrator 'isotonc'; available: beta, gaussian, identity, isotonic, logistic, temperature \(or",
-    ):
-        create("calibrator", "isotonc")
-    with pytest.raises(
-        InputError, match=r"unknown attacker 'wavlm'; available: ecapa, ge2e, precomputed, random, xvector"
-    ):
-        registry.load("attacker", "wavlm")
+def listed_names(message: str) -> list[str]:
+    """The names an "unknown NAME; available: a, b, c (or ...)" message lists, in its order."""
+    found = re.search(r"; available: ([^(]*?)(?: \(or|$)", message)
+    assert found, message
+    return found.group(1).split(", ")
+
+
+@pytest.mark.parametrize("installed", ["built-ins", "with mylab-lid"])
+def test_unknown_names_list_what_is_available(installed, request):
+    """The list names every built-in, and any plugin installed beside them (the page's mylab-lid, say)."""
+    if installed != "built-ins":
+        request.getfixturevalue("doc_example_installed")
+    for kind, unknown in (("calibrator", "isotonc"), ("attacker", "wavlm"), ("prior", "gaussian")):
+        with pytest.raises(InputError, match=rf"^unknown {kind} '{unknown}'; available: ") as info:
+            registry.load(kind, unknown) if kind == "attacker" else create(kind, unknown)
+        listed = listed_names(str(info.value))
+        assert listed == sorted(listed) and set(BUILTIN[kind]) <= set(listed), listed
+        extra = set(listed) - set(BUILTIN[kind])
+        assert all(registry.entries(kind)[name].origin != "built-in" for name in extra)
+    if installed != "built-ins":  # the page's components are listed with the built-ins
+        with pytest.raises(InputError) as info:
+            create("calibrator", "isotonc")
+        assert "shrunk" in listed_names(str(info.value))
 
 
 def test_spec_parsing_and_parameters():
@@ -436,7 +497,7 @@ def test_import_of_lidframe_and_registry_listing_do_not_import_torch():
 
 
 # ------------------------------------------------ conformance over every built-in
-@pytest.mark.parametrize("name", sorted(registry.calibrators()))
+@pytest.mark.parametrize("name", BUILTIN["calibrator"])
 def test_builtin_calibrators_conform(name):
     check_calibrator(create("calibrator", name))
 
@@ -494,23 +555,9 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
 
 
 def test_every_builtin_is_covered_by_a_conformance_test():
+    # BUILTIN (written out by hand) is what the conformance tests above run over
     builtin = {(k, n) for k in registry.KINDS for n, e in registry.entries(k).items() if e.origin == "built-in"}
-    assert builtin == {
-        ("attacker", "random"),
-        ("attacker", "precomputed"),
-        ("attacker", "ge2e"),
-        ("attacker", "ecapa"),
-        ("attacker", "xvector"),
-        ("calibrator", "logistic"),
-        ("calibrator", "isotonic"),
-        ("calibrator", "beta"),
-        ("calibrator", "gaussian"),
-        ("calibrator", "temperature"),
-        ("calibrator", "identity"),
-        ("prior", "uniform"),
-        ("prior", "watchlist"),
-        ("prior", "explicit"),
-    }
+    assert builtin == {(kind, name) for kind, names in BUILTIN.items() for name in names}
 
 
 def test_conformance_reports_every_failure():
@@ -550,8 +597,8 @@ def test_plugin_attacker_and_calibrator_work_in_a_grid(plugin_site, tmp_path):
         (d / "utt2spk").write_text("".join(f"{u.utt_id} {u.speaker}\n" for u in utts))
     (tmp_path / "grid.toml").write_text(f"""
 [grid]
-calibrators = ["shrunk?shrink=0.25", "logistic"]
-attackers = ["npz?path={tmp_path / "emb.npz"}"]
+calibrators = ["{SHRUNK}?shrink=0.25", "logistic"]
+attackers = ["{NPZ}?path={tmp_path / "emb.npz"}"]
 
 [systems.lab]
 dev = {{ enrol = "enrolls", trials = ["trials"] }}
@@ -562,15 +609,15 @@ eval = {{ enrol = "enrolls", trials = ["trials"] }}
         counts = run_grid(tmp_path / "grid.toml", tmp_path / "out")
     assert counts["ok"] == 2 and counts["error"] == 0
     results = {r["calibrator"]: r["summary"] for r in load_results(tmp_path / "out")}
-    assert results["shrunk?shrink=0.25"]["calibrator"] == "shrunk(shrink=0.25)"
-    assert 0 < results["shrunk?shrink=0.25"]["alid"] < results["logistic"]["alid"]
+    assert results[f"{SHRUNK}?shrink=0.25"]["calibrator"] == f"{SHRUNK}(shrink=0.25)"
+    assert 0 < results[f"{SHRUNK}?shrink=0.25"]["alid"] < results["logistic"]["alid"]
 
 
 def test_each_kind_is_discovered_in_its_documented_entry_point_group(tmp_path, monkeypatch):
     # the group names are public (docs/plugins.md, docs/architecture.md): a package that
     # registers in them must be found, whichever wing the built-ins live in
     site = tmp_path / "site"
-    install_fake_distribution(
+    install_distribution(
         site,
         "group-probe",
         "1.0",
@@ -591,3 +638,35 @@ def test_each_kind_is_discovered_in_its_documented_entry_point_group(tmp_path, m
     finally:
         monkeypatch.undo()
         registry.refresh()
+
+
+#: The tests that read the registry's whole listing or install plugins, outside this file.
+_LISTING_TESTS = (
+    "tests/test_registry.py",
+    "tests/cli/test_cli.py::test_bad_options",
+    "tests/bad_input/test_calibrator_specs.py",
+    "tests/core/test_evaluate.py::test_evaluate_errors",
+)
+
+
+@pytest.mark.slow
+def test_the_registry_tests_pass_with_the_plugin_package_of_the_docs_installed(tmp_path):
+    """Following docs/plugins.md (installing mylab-lid) must not break the test suite: run these tests beside it."""
+    install_doc_example(tmp_path / "doc-site")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "doc-site"))
+    probe = subprocess.run(
+        [sys.executable, "-c", "from lidframe import registry; print(registry.calibrators()['shrunk'].origin)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    assert probe.stdout.strip() == f"distribution {DOC_DISTRIBUTION} {doc_project()['version']}"  # it is installed
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "not slow", *_LISTING_TESTS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    assert run.returncode == 0, run.stdout[-3000:]

@@ -7,8 +7,15 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.cli.options import add_bootstrap_arguments, add_output_arguments, bootstrap_from_args, check_output_paths
-from lidframe.cli.table import text_table
+from lidframe.cli.options import (
+    CheckedFlag,
+    add_bootstrap_arguments,
+    add_output_arguments,
+    bootstrap_from_args,
+    check_output_paths,
+    positive_int,
+)
+from lidframe.cli.table import format_value, text_table
 from lidframe.data.fileio import StrPath, open_text
 from lidframe.errors import InputError, shorten
 
@@ -32,7 +39,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--names", help="comma-separated system names (default: file stems)")
     add_bootstrap_arguments(parser, _defaults(), switch=False, method=False)
-    parser.add_argument("--permutations", type=int, default=5000, help="permutations (default 5000)")
+    parser.add_argument(
+        "--permutations",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        default=5000,
+        help="permutations (default 5000)",
+    )
     add_output_arguments(parser, json="write the comparison rows as JSON")
     parser.set_defaults(run=run)
 
@@ -109,8 +123,9 @@ def run(args: argparse.Namespace) -> int:
     )
     header = ["A", "B", "metric", "A", "B", "A-B", "low", "high", "p", "p_holm"]
     body = [
-        [r.a, r.b, r.metric, f"{r.value_a:.3f}", f"{r.value_b:.3f}", f"{r.diff:+.3f}",
-         f"{r.low:+.3f}", f"{r.high:+.3f}", f"{r.p_value:.4f}", f"{r.p_holm:.4f}"]
+        [r.a, r.b, r.metric, format_value(r.value_a), format_value(r.value_b), format_value(r.diff, "+.3f"),
+         format_value(r.low, "+.3f"), format_value(r.high, "+.3f"), format_value(r.p_value, ".4f"),
+         format_value(r.p_holm, ".4f")]
         for r in result.rows
     ]  # fmt: skip
     print(text_table(header, body))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.options import check_output_dir
+from lidframe.cli.options import CheckedFlag, check_output_dir, non_negative_int
 from lidframe.cli.table import text_table
 from lidframe.errors import InputError
 
@@ -13,22 +13,24 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("corpus", help="synthesize a multi-speaker corpus (espeak-ng, mbrola, flite)")
-    parser.add_argument("action", choices=("synth",))
+    parser.add_argument("action", choices=("synth",), help="synth: synthesize the corpus into --out")
     parser.add_argument("--out", metavar="DIR", help="output folder (wav/ and Kaldi data dirs)")
     parser.add_argument("--voices", help="comma-separated voice ids (default: all installed; see --list-voices)")
     parser.add_argument("--sentences", type=int, default=8, help="sentences per voice (default 8)")
     parser.add_argument("--enrol", type=int, default=3, help="enrolment sentences per dev/eval speaker (default 3)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--seed", type=int, action=CheckedFlag, check=non_negative_int, default=0, help="random seed (default 0)"
+    )
     parser.add_argument(
         "--jobs", type=int, default=None, metavar="N", help="speech engines run at once (default: the CPU count)"
     )
     parser.add_argument("--list-voices", action="store_true", help="list the voices installed here and exit")
-    parser.add_argument("--progress", action="store_true")
+    parser.add_argument("--progress", action="store_true", help="show a progress bar while synthesizing")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.audio.corpus import available_voices, build_corpus
+    from lidframe.audio.corpus import SENTENCES, available_voices, build_corpus
 
     if args.list_voices:
         installed = available_voices()
@@ -38,6 +40,10 @@ def run(args: argparse.Namespace) -> int:
     if not args.out:
         raise InputError("corpus synth needs --out DIR (or --list-voices)")
     check_output_dir(args.out, "--out")
+    if not 1 <= args.sentences <= len(SENTENCES):
+        raise InputError(f"--sentences must be within 1..{len(SENTENCES)}, got {args.sentences}")
+    if not 1 <= args.enrol < args.sentences:
+        raise InputError(f"--enrol must be at least 1 and less than --sentences ({args.sentences}), got {args.enrol}")
     voices = [v.strip() for v in args.voices.split(",") if v.strip()] if args.voices else None
     from lidframe.runtime.workers import default_jobs
 

@@ -11,9 +11,14 @@ __all__ = ["register", "run"]
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("grid", help="run a systems x attackers x calibrators x priors grid (resumable)")
-    parser.add_argument("spec", metavar="SPEC.toml")
+    parser.add_argument("spec", metavar="SPEC.toml", help="the grid spec (docs/grids.md; e.g. examples/grid.toml)")
     parser.add_argument("--out", default="grid-out", metavar="DIR", help="output folder (default grid-out)")
-    parser.add_argument("--backend", choices=("local", "dask"), default="local")
+    parser.add_argument(
+        "--backend",
+        choices=("local", "dask"),
+        default="local",
+        help="local worker processes (default) or a dask.distributed cluster (--scheduler)",
+    )
     parser.add_argument("--jobs", type=int, default=1, help="worker processes of the local backend (default 1)")
     parser.add_argument("--scheduler", metavar="ADDR", help="dask.distributed scheduler address (backend dask)")
     parser.add_argument(

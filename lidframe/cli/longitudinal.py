@@ -5,15 +5,17 @@ from __future__ import annotations
 import argparse
 
 from lidframe.cli.options import (
+    CheckedFlag,
     add_bootstrap_arguments,
     add_output_arguments,
     add_scoreset_arguments,
     bootstrap_from_args,
     check_output_paths,
     comma_list,
+    positive_int,
     refuse_prior,
 )
-from lidframe.cli.table import text_table
+from lidframe.cli.table import format_value, text_table
 
 __all__ = ["register", "run"]
 
@@ -31,9 +33,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--k", default="1,2,4,8,all", help="group sizes, comma-separated; 'all' = every trial (default 1,2,4,8,all)"
     )
-    parser.add_argument("--fusion", choices=("sum", "mean", "temperature"), default="sum")
     parser.add_argument(
-        "--groups", type=int, default=10, help="groups drawn per speaker for 1 < k < its trials (default 10)"
+        "--fusion",
+        choices=("sum", "mean", "temperature"),
+        default="sum",
+        help="how the k utterances' LLRs are fused: summed (default), averaged, or summed and scaled by a factor fitted on dev",
+    )
+    parser.add_argument(
+        "--groups",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        default=10,
+        help="groups drawn per speaker for 1 < k < its trials (default 10)",
     )
     add_bootstrap_arguments(parser, switch=False, unit=False, method=False)
     parser.add_argument("--dp-mu", type=float, help="also print the composed Gaussian-mechanism bounds at mu sqrt(k)")
@@ -70,12 +82,15 @@ def run(args: argparse.Namespace) -> int:
         header += ["mu_k", "EERbnd", "MIbnd"]
     body = []
     for r in rows:
-        ci = (r.intervals or {}).get("alid", (float("nan"), float("nan")))
-        line = [str(r.k), str(r.n_groups), str(r.n_speakers_skipped), f"{r.temperature:.2f}",
-                f"{r.alid:.3f}", f"{ci[0]:.3f}", f"{ci[1]:.3f}", f"{r.pdr:.3f}", f"{r.lid_pos:.3f}",
-                f"{r.lid_neg:.3f}", f"{r.lid_q99:.3f}", f"{r.lid_max:.3f}"]  # fmt: skip
+        ci = (r.intervals or {}).get("alid", (None, None))
+        line = [str(r.k), str(r.n_groups), str(r.n_speakers_skipped), format_value(r.temperature, ".2f"),
+                *(format_value(v) for v in (r.alid, ci[0], ci[1], r.pdr, r.lid_pos, r.lid_neg, r.lid_q99, r.lid_max))]  # fmt: skip
         if r.dp is not None:
-            line += [f"{r.dp.mu_k:.2f}", f"{r.dp.eer_bound:.3f}", f"{r.dp.mi_bound_bits:.2f}"]
+            line += [
+                format_value(r.dp.mu_k, ".2f"),
+                format_value(r.dp.eer_bound),
+                format_value(r.dp.mi_bound_bits, ".2f"),
+            ]
         body.append(line)
     print(text_table(header, body))
     with staged_outputs():  # both files or, on an error, neither

@@ -5,14 +5,16 @@ from __future__ import annotations
 import argparse
 
 from lidframe.cli.options import (
+    CheckedFlag,
     add_output_arguments,
     add_renamed_flag,
     add_scoreset_arguments,
     check_output_paths,
+    non_negative_int,
     refuse_prior,
     write_outputs,
 )
-from lidframe.cli.table import text_table
+from lidframe.cli.table import format_value, text_table
 from lidframe.errors import InputError
 
 __all__ = ["register", "run"]
@@ -32,7 +34,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--level", type=float, default=0.95, metavar="LEVEL", help="interval level over draws (default 0.95)"
     )
     add_renamed_flag(parser, "--ci-level", "--level", type=float)
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument(
+        "--seed", type=int, action=CheckedFlag, check=non_negative_int, default=0, help="random seed (default 0)"
+    )
     add_output_arguments(parser, json="write the rows as JSON", plot="write the plot (needs matplotlib)")
     parser.set_defaults(run=run)
 
@@ -64,8 +68,8 @@ def run(args: argparse.Namespace) -> int:
     )
     header = ["n", "log2n", "ALID", "[low", "high]", "PDR", "LIDmax", "[low", "high]"]
     body = [
-        [str(r.n), f"{r.log2_n:.2f}", f"{r.alid:.3f}", f"{r.alid_low:.3f}", f"{r.alid_high:.3f}",
-         f"{r.pdr:.3f}", f"{r.lid_max:.3f}", f"{r.lid_max_low:.3f}", f"{r.lid_max_high:.3f}"]
+        [str(r.n), format_value(r.log2_n, ".2f"),
+         *(format_value(v) for v in (r.alid, r.alid_low, r.alid_high, r.pdr, r.lid_max, r.lid_max_low, r.lid_max_high))]
         for r in result.rows
     ]  # fmt: skip
     print(text_table(header, body))

@@ -7,11 +7,20 @@ score sets (``--dev``/``--eval``), calibrator and prior specs (the registry's
 names ``--ci``, ``--ci-level``, ... for one release, :class:`RenamedFlag`), the streaming engine
 (``--device``, ``--precision``, ``--kernel``) and the output files (``--json``,
 ``--plot``), which are checked before any work starts.
+
+Messages name the flag.  The options records and analyses of the library check their
+values and name them as Python knows them (``n_boot must be ...``, ``clip_norm must be
+...``); :data:`PARAMETER_FLAGS` says which flag each of those names is, and
+:func:`name_the_flag` puts the flag in its place (``--n-boot must be ...``), for every
+command, where ``lidframe.cli.main`` prints the error.  Checks the library does not make
+(a seed, a count of permutations, a learning rate) are made here when the flag is parsed,
+with the flag in the message: :class:`CheckedFlag`.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -24,6 +33,7 @@ if TYPE_CHECKING:
     from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = [
+    "PARAMETER_FLAGS",
     "RenamedFlag",
     "add_bootstrap_arguments",
     "add_engine_arguments",
@@ -35,8 +45,13 @@ __all__ = [
     "check_output_dir",
     "check_output_path",
     "check_output_paths",
+    "CheckedFlag",
     "comma_list",
     "float_list",
+    "name_the_flag",
+    "non_negative_int",
+    "positive_int",
+    "positive_number",
     "write_outputs",
 ]
 
@@ -194,7 +209,14 @@ def add_bootstrap_arguments(
             "--bootstrap-method", choices=methods, default=d.method, help=f"interval type (default {d.method})"
         )
         add_renamed_flag(parser, "--ci-method", "--bootstrap-method", choices=methods)
-    parser.add_argument("--seed", type=int, default=d.seed, help=f"random seed (default {d.seed})")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        action=CheckedFlag,
+        check=non_negative_int,
+        default=d.seed,
+        help=f"random seed (default {d.seed})",
+    )
 
 
 def bootstrap_from_args(args: argparse.Namespace, defaults: Bootstrap | None = None) -> Bootstrap:
@@ -316,3 +338,117 @@ def write_outputs(result: Any, json_out: Path | None, plot_out: Path | None, plo
             plot(result, plot_out)
     if plot_out is not None:
         print(f"\nwrote {what} to {plot_out}")
+
+
+# ------------------------------------------------------------- flags in messages
+#: The words a library check starts its message with, for a value the CLI takes from a flag:
+#: the options records and analyses name their Python parameters, the CLI its flags.  Each
+#: entry lists the flags those words can be, in the order tried; :func:`name_the_flag` uses
+#: the first one that the command has and that the command line gave (a value that came
+#: from elsewhere, ``ecapa?batch_size=0`` say, keeps the library's words).
+PARAMETER_FLAGS: Mapping[str, tuple[str, ...]] = {
+    "n_boot (--n-boot)": ("--n-boot",),
+    "n_boot": ("--n-boot",),
+    "confidence level": ("--bootstrap-level",),
+    "bootstrap seed": ("--seed",),
+    "level": ("--level",),
+    "repeats": ("--repeats",),
+    "database sizes": ("--sizes",),
+    "k": ("--k",),
+    "mu": ("--mu", "--dp-mu"),
+    "clip_norm": ("--clip",),
+    "jobs": ("--jobs",),
+    "batch_size": ("--batch-size",),
+    "device": ("--device",),
+    "McAdams alpha": ("--alpha",),
+    "pitch ratio": ("--ratio",),
+    "resampling ratio": ("--ratio",),
+    "alpha range": ("--alpha-range",),
+    "ratio range": ("--ratio-range",),
+}
+
+
+def _given_flags(parser: argparse.ArgumentParser, args: argparse.Namespace | None) -> set[str]:
+    """The flags of *parser* whose value in *args* is not their default (those the command line gave)."""
+    given: set[str] = set()
+    for action in parser._actions:
+        if not action.option_strings or action.help == argparse.SUPPRESS:
+            continue
+        if args is None or getattr(args, action.dest, action.default) != action.default:
+            given.update(action.option_strings)
+    return given
+
+
+def name_the_flag(message: str, parser: argparse.ArgumentParser, args: argparse.Namespace | None = None) -> str:
+    """*message* with the library's words for a value replaced by the flag that gave it.
+
+    ``n_boot (--n-boot) must be an integer >= 100, got 5`` becomes ``--n-boot must be an
+    integer >= 100, got 5``, ``clip_norm must be positive ...`` becomes ``--clip must be
+    positive ...`` (:data:`PARAMETER_FLAGS`).  The words are replaced only at the start of
+    the message, and only by a flag of *parser* (the command's parser) that *args* gave a
+    value other than its default; any other message is returned as it is.
+
+    Parameters
+    ----------
+    message : str
+        The error's one line.
+    parser : argparse.ArgumentParser
+        The parser of the command that ran.
+    args : argparse.Namespace, optional
+        Its parsed command line; None: every flag of *parser* counts as given.
+
+    Returns
+    -------
+    str
+    """
+    given = _given_flags(parser, args)
+    for words in sorted(PARAMETER_FLAGS, key=len, reverse=True):  # "n_boot (--n-boot)" before "n_boot"
+        if message.startswith(words + " ") or message.startswith(words + ":"):
+            flag = next((f for f in PARAMETER_FLAGS[words] if f in given), None)
+            return message if flag is None else flag + message[len(words) :]
+    return message
+
+
+def non_negative_int(value: int, flag: str) -> int:
+    """*value* if it is an integer >= 0 (a seed), else an :class:`InputError` naming *flag*."""
+    if value < 0:
+        raise InputError(f"{flag} must be a non-negative integer, got {value}")
+    return value
+
+
+def positive_int(value: int, flag: str) -> int:
+    """*value* if it is an integer >= 1 (a count), else an :class:`InputError` naming *flag*."""
+    if value < 1:
+        raise InputError(f"{flag} must be a positive integer, got {value}")
+    return value
+
+
+def positive_number(value: float, flag: str) -> float:
+    """*value* if it is a finite number > 0, else an :class:`InputError` naming *flag*."""
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{flag} must be a positive, finite number, got {value}")
+    return value
+
+
+class CheckedFlag(argparse.Action):
+    """A number flag checked as it is parsed: ``check(value, flag)`` returns it or raises :class:`InputError`.
+
+    The error (one line, exit status 2) names the flag, before any input is read.  A flag
+    left out keeps its default unchecked.  Used with ``type=int`` or ``type=float`` and one
+    of :func:`non_negative_int`, :func:`positive_int`, :func:`positive_number`.
+    """
+
+    def __init__(
+        self, option_strings: Sequence[str], dest: str, *, check: Callable[[Any, str], Any], **kwargs: Any
+    ) -> None:
+        super().__init__(option_strings, dest, **kwargs)
+        self.check = check
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        setattr(namespace, self.dest, self.check(values, self.option_strings[0]))

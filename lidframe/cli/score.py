@@ -35,8 +35,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--checkpoint", help="model checkpoint (SpeechBrain embedding_model.ckpt)")
     parser.add_argument("--embeddings", help="embedding file(s) for --attacker precomputed")
     parser.add_argument("--device", help="auto (default), cpu, cuda, ...")
-    parser.add_argument("--precision", choices=("fp32", "bf16"))
-    parser.add_argument("--batch-size", type=int)
+    parser.add_argument(
+        "--precision", choices=("fp32", "bf16"), help="neural attackers: inference precision (default: the attacker's)"
+    )
+    parser.add_argument(
+        "--batch-size", type=int, help="neural attackers: utterances per batch (default 32 on CUDA, 1 on CPU)"
+    )
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")
     parser.add_argument(

@@ -3,15 +3,27 @@
 :func:`text_table` lays out any header and rows (first column left-aligned, the others
 right-aligned, two spaces between columns); :func:`format_table` is the LID comparison
 table of evaluate summaries, one row per system, that the demos and ``evaluate`` print.
+
+A missing value prints as ``-`` in every table: :func:`format_value` writes None and NaN
+so, and :func:`text_table` writes so any cell that is None, a NaN or a NaN already
+formatted (``nan``, ``-nan``, ``None``), whoever formatted it.
 """
 
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-__all__ = ["SUMMARY_COLUMNS", "format_table", "format_value", "text_table"]
+__all__ = ["MISSING", "SUMMARY_COLUMNS", "format_table", "format_value", "is_missing", "text_table"]
+
+#: What a table prints for a missing value (None, NaN).
+MISSING = "-"
+
+#: Cells that are a missing value already formatted: str(None), and NaN as Python, numpy and
+#: printf write it (``format(nan, "+.3f")`` is ``+nan``).
+_MISSING_TEXT = frozenset({"none", "nan", "+nan", "-nan", "<na>"})
 
 #: (summary key, column header, format) in printing order.
 SUMMARY_COLUMNS = (
@@ -31,10 +43,21 @@ SUMMARY_COLUMNS = (
 )
 
 
+def is_missing(value: Any) -> bool:
+    """Whether *value* is a missing value: None, a NaN (Python, numpy), or one of those formatted as text."""
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return value.strip().lower() in _MISSING_TEXT
+    if isinstance(value, numbers.Real):
+        return math.isnan(value)
+    return False
+
+
 def format_value(value: Any, fmt: str = ".3f") -> str:
-    """*value* formatted with *fmt*; ``-`` for None and NaN, strings as they are."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
+    """*value* formatted with *fmt*; ``-`` for None and NaN (numpy's too), strings as they are."""
+    if is_missing(value):
+        return MISSING
     if isinstance(value, str):
         return value
     return format(value, fmt)
@@ -49,8 +72,9 @@ def text_table(
     ----------
     header : sequence of str
         Column titles.
-    rows : iterable of sequences of str
-        One sequence per row, as long as *header*.
+    rows : iterable of sequences
+        One sequence per row, as long as *header*: cells are text (or anything, written
+        with ``str``); a missing value (:func:`is_missing`: None, NaN, ``"nan"``) is ``-``.
     align : str, optional
         One letter per column, ``l`` (pad on the right) or ``r`` (pad on the left); default
         ``l`` for the first column and ``r`` for the others (names, then numbers).
@@ -63,7 +87,7 @@ def text_table(
     str
         The lines joined by newlines, trailing blanks stripped.
     """
-    body = [list(map(str, row)) for row in rows]
+    body = [[MISSING if is_missing(cell) else str(cell) for cell in row] for row in rows]
     table = [list(header), *body]
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     align = align or "l" + "r" * (len(header) - 1)

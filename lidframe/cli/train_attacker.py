@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+from lidframe.cli.options import CheckedFlag, non_negative_int, positive_int, positive_number
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
@@ -41,20 +42,35 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "(ge2e; seconds on a CPU; no .state file)",
     )
     parser.add_argument(
-        "--epochs", type=int, help="epochs (default 10); with --layers output: full-batch steps (default 200)"
+        "--epochs",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        help="epochs (default 10); with --layers output: full-batch steps (default 200)",
     )
     parser.add_argument(
         "--batch-size",
         type=int,
+        action=CheckedFlag,
+        check=positive_int,
         help="utterances (one chunk each) per step (default 16); with --layers output: windows per forward pass of "
         "the frozen layers (default 64)",
     )
     parser.add_argument(
-        "--lr", type=float, default=1e-3, help="Adam learning rate (default 1e-3; fine-tuning: try 1e-4)"
+        "--lr",
+        type=float,
+        action=CheckedFlag,
+        check=positive_number,
+        default=1e-3,
+        help="Adam learning rate (default 1e-3; fine-tuning: try 1e-4)",
     )
-    parser.add_argument("--device", default="auto")
-    parser.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="auto", help="auto (CUDA when available, default), cpu, cuda, cuda:1")
+    parser.add_argument(
+        "--precision", choices=("fp32", "bf16"), default="fp32", help="training precision (default fp32)"
+    )
+    parser.add_argument(
+        "--seed", type=int, action=CheckedFlag, check=non_negative_int, default=0, help="random seed (default 0)"
+    )
     parser.add_argument("--progress", action="store_true", help="tqdm bar with loss and accuracy")
     parser.set_defaults(run=run)
 
@@ -87,10 +103,6 @@ def run(args: argparse.Namespace) -> int:
                 "(for ecapa or xvector, a SpeechBrain embedding_model.ckpt)"
             )
         init = str(weights)
-    if args.epochs is not None and args.epochs < 1:
-        raise InputError(f"--epochs must be a positive integer, got {args.epochs}")
-    if args.batch_size is not None and args.batch_size < 1:
-        raise InputError(f"--batch-size must be a positive integer, got {args.batch_size}")
     if args.layers == "output":
         from lidframe.attackers.training import train_output_layer
 

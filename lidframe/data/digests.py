@@ -114,9 +114,9 @@ def stat_signature(path: StrPath) -> Signature:
     try:
         info = os.stat(path)
     except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
+        raise InputError(f"no such file: {path}") from None
     except NotADirectoryError:
-        raise InputError(f"{path}: no such file (a parent is not a folder)") from None
+        raise InputError(f"no such file: {path} (a parent is not a folder)") from None
     if not os.path.isfile(path):
         raise InputError(f"{path}: not a regular file")
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)

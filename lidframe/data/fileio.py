@@ -27,6 +27,9 @@ are read through :func:`open_text` / :func:`read_text`: UTF-8, with a byte-order
 stripped and CRLF line ends read as LF; gzip, bzip2, xz, zstd and zip files and UTF-16 /
 UTF-32 text are refused by name, and a byte that is not UTF-8 is named with its line.
 
+:func:`float_texts` is how a CSV writes a float: the shortest decimal text that reads back
+as the same float64.
+
 :func:`real_path` is the one key that tells whether two names are one file.
 :func:`file_sha256` is the one content digest of a file (checkpoint hashes of the neural
 attackers, input digests of the grid's cache keys).
@@ -44,7 +47,7 @@ import math
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 
@@ -59,6 +62,7 @@ __all__ = [
     "check_output_path",
     "file_kind",
     "file_sha256",
+    "float_texts",
     "json_clean",
     "open_input",
     "open_text",
@@ -165,10 +169,10 @@ def check_input_file(path: StrPath, what: str = "a file") -> Path:
         if exc.errno == errno.ELOOP:
             raise InputError(f"{text}: {_loop_words(text)}; expected {what}") from None
         if exc.errno == errno.ENOENT and os.path.islink(text):
-            raise InputError(f"{text}: no such file (a dangling symlink to {os.readlink(text)})") from None
+            raise InputError(f"no such file: {text} (a dangling symlink to {os.readlink(text)})") from None
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
             parent = " (a parent is not a folder)" if exc.errno == errno.ENOTDIR else ""
-            raise InputError(f"{text}: no such file{parent}") from None
+            raise InputError(f"no such file: {text}{parent}") from None
         raise InputError(f"{text}: cannot be read ({exc.strerror or exc}); expected {what}") from None
     except ValueError:  # a NUL byte in the name (os.stat refuses it)
         raise InputError(f"{quote(text)}: a file name holding a NUL byte; expected {what}") from None
@@ -511,6 +515,27 @@ def atomic_write(path: StrPath, mode: str = "w", **open_kwargs: Any) -> Iterator
     """
     with atomic_path(path) as tmp, open(tmp, mode, **open_kwargs) as handle:
         yield handle
+
+
+def float_texts(values: Iterable[float]) -> list[str]:
+    """Each value as the shortest decimal text that reads back as the same float64 (``repr``).
+
+    ``0.1`` is written ``0.1`` (a fixed ``%.17g`` writes ``0.10000000000000001``, ``%.12g``
+    loses bits), ``1e-300`` and ``5e-324`` as such, ``-0.0`` keeps its sign, NaN is ``nan``
+    and the infinities ``inf`` / ``-inf``.  Any correctly rounding reader (Python's
+    ``float``, numpy, pandas) gets the same bits back.
+
+    Parameters
+    ----------
+    values : iterable of float
+        Numbers (a numpy array's ``.ravel().tolist()`` is the fast way in).
+
+    Returns
+    -------
+    list of str
+        One text per value, in order.
+    """
+    return [repr(float(value)) for value in values]
 
 
 def json_clean(value: Any) -> Any:

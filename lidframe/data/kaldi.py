@@ -71,7 +71,7 @@ def numbered_rows(
     """
     path = Path(path)
     if not os.path.lexists(path):
-        raise InputError(f"{path}: no such {what} file")
+        raise InputError(f"no such {what} file: {path}")
     text = read_text(path, f"a {what} file")
     rows = []
     for number, line in enumerate(text.split("\n"), start=1):  # "\n" only: an editor's lines
@@ -191,7 +191,7 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
     if folder.is_file():
         raise InputError(f"{folder}: is a file; expected a data directory (wav.scp, utt2spk)")
     if not folder.is_dir():
-        raise InputError(f"{folder}: no such data directory")
+        raise InputError(f"no such data directory: {folder}")
     wav = numbered_rows(folder / "wav.scp", what="wav.scp")
     spk = read_table(folder / "utt2spk", what="utt2spk", exact=True)
     audio = {}

@@ -33,7 +33,7 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.data.fileio import StrPath, atomic_path, check_input_file, open_text
+from lidframe.data.fileio import StrPath, atomic_path, check_input_file, float_texts, open_text
 from lidframe.data.npzfile import Kind, read_npz
 from lidframe.errors import InputError, preview, quote, shorten
 
@@ -386,15 +386,21 @@ class ScoreSet(TrialBookkeeping):
             raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
 
     def save(self, path: StrPath) -> None:
-        """Write the score set to ``.npz`` or long ``.csv`` (chosen by suffix), atomically."""
+        """Write the score set to ``.npz`` or long ``.csv`` (chosen by suffix), atomically.
+
+        A ``.csv`` writes each score as the shortest decimal text that reads back as the same
+        float64 (:func:`~lidframe.data.fileio.float_texts`): :meth:`load` gives the same bits.
+        """
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".npz":
             with atomic_path(path, suffix=".npz") as tmp, open(tmp, "wb") as handle:
                 np.savez(handle, **{key: getattr(self, key) for key in NPZ_KEYS})
         elif suffix == ".csv":
+            frame = self.to_frame()
+            frame["score"] = float_texts(self.scores.ravel().tolist())  # shortest text that reads back exactly
             with atomic_path(path) as tmp:
-                self.to_frame().to_csv(tmp, index=False, float_format="%.17g")
+                frame.to_csv(tmp, index=False)
         else:
             raise InputError(f"{path}: unknown score-set format {path.suffix!r}; expected .npz or .csv")
 

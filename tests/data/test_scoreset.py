@@ -4,6 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from lidframe import InputError, ScoreSet
 from lidframe.data.embedset import EmbeddingSet
@@ -194,3 +196,37 @@ def test_loaded_sets_know_their_file(tmp_path):
         loaded = ScoreSet.load(tmp_path / name)
         assert loaded.source == str(tmp_path / name) and loaded.subset([1]).source == loaded.source
         assert loaded.equals(s)
+
+
+def significant_digits(text: str) -> str:
+    """The significant digits of a decimal number's text (``'0.00120'`` -> ``'12'``, ``'1e+16'`` -> ``'1'``)."""
+    mantissa = text.lower().partition("e")[0].lstrip("+-").replace(".", "")
+    return mantissa.strip("0")
+
+
+@given(
+    hnp.arrays(
+        np.float64,
+        st.tuples(st.integers(1, 4), st.integers(2, 4)),
+        elements=st.floats(allow_nan=False, allow_infinity=False),  # subnormals, -0.0 and the extremes included
+    )
+)
+def test_csv_scores_are_the_shortest_text_that_reads_back_bit_for_bit(tmp_path_factory, scores):
+    n_trials, n_enrolled = scores.shape
+    s = ScoreSet(scores, [f"e{j}" for j in range(n_enrolled)], [f"e{i % n_enrolled}" for i in range(n_trials)])
+    path = tmp_path_factory.mktemp("csv") / "s.csv"
+    s.save(path)
+    texts = pd.read_csv(path, dtype=str, keep_default_na=False)["score"].tolist()
+    for text, x in zip(texts, scores.ravel(), strict=True):
+        # the same float64 through Python's own (correctly rounding) reader ...
+        assert np.float64(float(text)).view(np.int64) == x.view(np.int64), (text, x)
+        # ... and no longer than the shortest digits that do it, as numpy's Dragon4 finds them
+        assert len(significant_digits(text)) == len(significant_digits(np.format_float_scientific(x, unique=True)))
+    back = ScoreSet.load(path)
+    np.testing.assert_array_equal(back.scores.view(np.int64), scores.view(np.int64))
+
+
+def test_csv_scores_are_written_as_typed(tmp_path):
+    s = make(scores=[[0.1, 0.3], [-0.0, 5e-324]], enrolled=("a", "b"), ids=["t1", "t2"])
+    s.save(tmp_path / "s.csv")
+    assert pd.read_csv(tmp_path / "s.csv", dtype=str)["score"].tolist() == ["0.1", "0.3", "-0.0", "5e-324"]

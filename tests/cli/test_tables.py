@@ -1,0 +1,81 @@
+"""Every table the CLI prints writes a missing value as ``-``: never ``nan``, ``None`` or ``-nan``."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from lidframe.cli import main
+from lidframe.cli.table import format_value, text_table
+from lidframe.data.simulate import simulate_system
+
+#: A cell that is a missing value as Python, numpy or printf would write it.
+NAN_WORD = re.compile(r"(?<![\w.])[+-]?(nan|none|<na>)(?![\w.])", re.IGNORECASE)
+
+
+def test_text_table_writes_every_kind_of_missing_value_as_a_dash():
+    cells = ["x", None, float("nan"), np.float32("nan"), np.float64("nan"), "nan", "-nan", "None", 1, "ok"]
+    table = text_table([f"c{i}" for i in range(len(cells))], [cells])
+    assert table.splitlines()[1].split() == ["x", "-", "-", "-", "-", "-", "-", "-", "1", "ok"]
+
+
+@pytest.mark.parametrize(
+    "value, fmt, text",
+    [
+        (None, ".3f", "-"),
+        (float("nan"), ".3f", "-"),
+        (np.float32("nan"), ".3f", "-"),  # not a Python float: it used to print "nan"
+        (np.float64("nan"), "+.3f", "-"),
+        (-0.1234, "+.3f", "-0.123"),
+        (np.float32(0.5), ".2f", "0.50"),
+        ("text", ".3f", "text"),
+    ],
+)
+def test_format_value(value, fmt, text):
+    assert format_value(value, fmt) == text
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    """A system whose every trial discloses (no LID <= 0: LID- and NDR are undefined), and its per-trial tables."""
+    folder = tmp_path_factory.mktemp("plain")
+    dev, ev = simulate_system(leakage=1.0, seed=0, n_enrolled=8, trials_per_speaker=6)
+    dev.save(folder / "dev.npz")
+    ev.save(folder / "eval.npz")
+    for name, calibrator in (("a", "logistic"), ("b", "temperature")):
+        argv = ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--calibrator", calibrator]
+        assert main([str(a) for a in [*argv, "--per-trial", folder / f"{name}.csv"]]) == 0
+    return folder
+
+
+def printed(argv, capsys) -> str:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return out
+
+
+def test_longitudinal_prints_a_dash_for_an_undefined_lid_minus(plain, capsys):
+    out = printed(
+        ["longitudinal", "--dev", plain / "dev.npz", "--eval", plain / "eval.npz", "--k", "1,all", "--n-boot", "100"],
+        capsys,
+    )
+    lines = out.splitlines()
+    header = lines[1].split()
+    rows = [line.split() for line in lines[2:4]]
+    assert [row[header.index("LID-")] for row in rows] == ["-", "-"]
+    assert not NAN_WORD.search(out), out
+
+
+@pytest.mark.parametrize("command", ["nsweep", "compare", "longitudinal"])
+def test_no_table_prints_nan(plain, capsys, command):
+    scoresets = ["--dev", plain / "dev.npz", "--eval", plain / "eval.npz"]
+    argv = {
+        "nsweep": ["nsweep", *scoresets, "--sizes", "2,8", "--repeats", "3"],
+        "compare": ["compare", plain / "a.csv", plain / "b.csv", "--n-boot", "100", "--permutations", "50"],
+        "longitudinal": ["longitudinal", *scoresets, "--k", "1", "--n-boot", "100", "--dp-mu", "1"],
+    }[command]
+    out = printed(argv, capsys)
+    assert not NAN_WORD.search(out), out
