@@ -268,7 +268,7 @@ def test_an_unmarked_block_with_a_command_the_test_cannot_run_fails(monkeypatch,
     monkeypatch.chdir(tmp_path)
     with pytest.raises(pytest.fail.Exception, match="mark the block <!-- needs: WHAT -->"):
         run_command(("make", "demo"), "page.md:1", capsys)
-    with pytest.raises(AssertionError, match="exited 2: lidframe: error: nope.npz: no such file"):
+    with pytest.raises(AssertionError, match="exited 2: lidframe: error: no such file: nope.npz"):
         run_command(("lidframe", "evaluate", "--dev", "nope.npz", "--eval", "nope.npz"), "page.md:2", capsys)
 
 

@@ -28,7 +28,7 @@ from lidframe import InputError, ScoreSet, evaluate, registry
 from lidframe.attackers import RandomAttacker, Utterance, group_by_speaker
 from lidframe.calibrators import Logistic
 from lidframe.registry import PluginError, check_contract, create, parse_spec, register
-from lidframe.testing import check_attacker, check_calibrator
+from lidframe.testing import check_attacker, check_calibrator, check_recogniser
 from tests.fixtures.plugin_lab import (
     DISTRIBUTION,
     DOC_DISTRIBUTION,
@@ -52,6 +52,7 @@ BUILTIN = {
     "attacker": ("ecapa", "ge2e", "precomputed", "random", "xvector"),
     "calibrator": ("beta", "gaussian", "identity", "isotonic", "logistic", "temperature"),
     "prior": ("explicit", "uniform", "watchlist"),
+    "recogniser": ("pocketsphinx",),
 }
 #: The fixture's components and its version (the page's).
 SHRUNK, NPZ = NAMES["shrunk"], NAMES["npz"]
@@ -552,6 +553,12 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
         "ge2e": "pretrained=false&hidden_size=32&embedding_size=24",  # no resemblyzer needed
     }[name]
     check_attacker(create("attacker", f"{name}?{small}&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment)
+
+
+def test_builtin_recognisers_conform():
+    pytest.importorskip("pocketsphinx", reason="the utility extra (pocketsphinx) is not installed")
+    for name in BUILTIN["recogniser"]:
+        check_recogniser(create("recogniser", name))
 
 
 def test_every_builtin_is_covered_by_a_conformance_test():

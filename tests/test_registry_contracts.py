@@ -15,7 +15,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lidframe import InputError, registry
-from lidframe.registry import AttackerLike, CalibratorLike, PriorLike, check_contract, contract_methods
+from lidframe.registry import (
+    AttackerLike,
+    CalibratorLike,
+    PriorLike,
+    RecogniserLike,
+    check_contract,
+    contract_methods,
+)
 from lidframe.testing import ConformanceError, check_attacker, check_calibrator, check_prior
 
 #: kind -> [(method, positional arguments, what it returns)], as the error messages say it.
@@ -31,12 +38,20 @@ EXPECTED = {
         ("embed", ("utterances",), "an ndarray (n, d) of embeddings, one row per utterance"),
         ("score", ("trials", "enrolment"), "a lidframe.ScoreSet of every trial against every enrolled speaker"),
     ],
+    "recogniser": [
+        ("transcribe", ("waveform", "sample_rate"), "a str of the words recognised"),
+    ],
 }
 
 
 def test_the_protocols_are_the_contracts():
-    assert dict(registry.PROTOCOLS) == {"attacker": AttackerLike, "calibrator": CalibratorLike, "prior": PriorLike}
-    assert registry.KINDS == ("attacker", "calibrator", "prior")
+    assert dict(registry.PROTOCOLS) == {
+        "attacker": AttackerLike,
+        "calibrator": CalibratorLike,
+        "prior": PriorLike,
+        "recogniser": RecogniserLike,
+    }
+    assert registry.KINDS == ("attacker", "calibrator", "prior", "recogniser")
     for kind, expected in EXPECTED.items():
         assert [(m.name, m.arguments, m.returns) for m in contract_methods(kind)] == expected
         assert [m.call() for m in contract_methods(kind)] == [f"{n}({', '.join(a)})" for n, a, _ in expected]

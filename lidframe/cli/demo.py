@@ -12,6 +12,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from lidframe.cli.options import CheckedFlag, non_negative_int, positive_int
+
 __all__ = ["register", "run", "voice_demo_unavailable"]
 
 
@@ -25,11 +27,20 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="write score sets, summary.json, table.txt, per_trial.csv and report.html here (the real-voice demo: "
         "also lid_ccdf.png and its caches; default demo-out); the report's path is printed last",
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    parser.add_argument(
+        "--seed", type=int, action=CheckedFlag, check=non_negative_int, default=0, help="seed (default 0)"
+    )
     parser.add_argument(
         "--simulated", action="store_true", help="the simulated demo (seconds) even where speech engines are installed"
     )
-    parser.add_argument("--epochs", type=int, default=15, help="attacker training epochs of the real-voice demo")
+    parser.add_argument(
+        "--epochs",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        default=15,
+        help="attacker training epochs of the real-voice demo (default 15)",
+    )
     parser.add_argument(
         "--jobs",
         type=int,

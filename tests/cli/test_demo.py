@@ -379,3 +379,17 @@ def _check_ladder_wiring(out: Path) -> None:
 @needs_voices
 def test_voice_demo_report_in_headless_chromium(browser, voice_runs, tmp_path):  # noqa: F811
     check_page(browser, voice_runs[0] / "report.html", "evaluate", tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--seed", "-1", "--simulated"], "--seed must be a non-negative integer, got -1"),
+        (["--epochs", "0"], "--epochs must be a positive integer, got 0"),
+    ],
+)
+def test_demo_flags_out_of_range_are_one_line_naming_the_flag(argv, message, tmp_path):
+    # a negative seed crashed with numpy's traceback before (the seed reached default_rng)
+    code, _, err = run_cli(["demo", "--out", tmp_path / "out", *argv])
+    assert code == 2 and err.strip() == f"lidframe: error: {message}"
+    assert not (tmp_path / "out").exists()

@@ -105,5 +105,5 @@ def test_a_damaged_cache_file_is_rebuilt_not_trusted(tmp_path):
 
 
 def test_a_missing_file_is_an_input_error_naming_it(tmp_path):
-    with pytest.raises(InputError, match=r"nope\.bin: no such file"):
+    with pytest.raises(InputError, match=r"no such file: \S*nope\.bin"):
         DigestCache().digest(tmp_path / "nope.bin")
