@@ -45,11 +45,13 @@ LN2 = math.log(2.0)
 # Tiles hold about this many float64 values (16 MiB): big enough to amortise numpy's
 # per-call overhead, small enough to keep memory flat.
 _TILE_VALUES = 1 << 21
+# The exponentials of a tile are taken this many values at a time (1 MiB of float64: in cache when summed).
+_EXP_BLOCK_VALUES = 1 << 17
 
 
-def default_tile_rows(n_enrolled: int) -> int:
-    """Rows per tile so that one (tile_rows, N) float64 tile is about 16 MiB."""
-    return max(1, _TILE_VALUES // max(1, int(n_enrolled)))
+def default_tile_rows(n_enrolled: int, threads: int = 1) -> int:
+    """Rows per tile so that the (tile_rows, N) float64 tiles of *threads* threads hold about 16 MiB together."""
+    return max(1, _TILE_VALUES // max(1, int(n_enrolled)) // max(1, int(threads)))
 
 
 def check_log_prior(log_prior: ArrayLike, n_enrolled: int) -> np.ndarray:
@@ -71,12 +73,12 @@ def uniform_log_n(log_prior: np.ndarray) -> float | None:
 
 
 def _prepare(
-    log_prior: ArrayLike, true_index: ArrayLike, tile_rows: int | None, n_trials: int, n_enrolled: int
+    log_prior: ArrayLike, true_index: ArrayLike, tile_rows: int | None, n_trials: int, n_enrolled: int, threads: int
 ) -> tuple[np.ndarray, np.ndarray, int, float | None]:
     """Validated (log_prior, true_index, tile_rows, log N if the prior is uniform else None)."""
     log_prior = check_log_prior(log_prior, n_enrolled)
     true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=True)
-    return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled), uniform_log_n(log_prior)
+    return log_prior, true_index, tile_rows or default_tile_rows(n_enrolled, threads), uniform_log_n(log_prior)
 
 
 def run_tiles(n_trials: int, tile_rows: int, work: Callable[[int, int], None], *, threads: int = 1) -> None:
@@ -166,8 +168,16 @@ def tile_lid(
             f"LLRs of {row_label(row_offset + bad, row_names)} are not finite (max {peak[bad]}); check the calibrator"
         )
     llr_tile -= peak[:, None]
-    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak
-    row_sum = np.exp(llr_tile).sum(axis=1)
+    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak; the exponentials
+    # go through a small buffer, a block of rows at a time (summed while in cache), and the tile keeps
+    # its LLRs minus the peak for the check of equal rows below
+    row_sum = np.empty(llr_tile.shape[0])
+    block = max(1, _EXP_BLOCK_VALUES // max(1, llr_tile.shape[1]))
+    buffer = np.empty((min(block, llr_tile.shape[0]), llr_tile.shape[1]))
+    for start in range(0, llr_tile.shape[0], block):
+        stop = min(start + block, llr_tile.shape[0])
+        exps = np.exp(llr_tile[start:stop], out=buffer[: stop - start])
+        np.sum(exps, axis=1, out=row_sum[start:stop])
     if constant is None:
         # uniform prior: a row of equal LLRs sums N ones exactly (each exp(0) = 1), so only a row whose
         # sum is exactly N can be one; its LLRs minus the peak (still in the tile) are then compared with
@@ -228,7 +238,7 @@ def lid_from_llr(
     true_index : array_like of int, shape (T,)
         Column of each trial's true speaker; -1 marks an outsider trial.
     tile_rows : int, optional
-        Trials per tile (default: about 16 MiB per tile).
+        Trials per tile (default: about 16 MiB of tiles in all, shared among the threads).
     stats_out : tuple of (ndarray, ndarray), optional
         ``(log_evidence, log_top)`` float64 buffers of shape (T,), filled for every trial
         (outsider trials included) with the open set's statistics (:func:`tile_lid`).
@@ -244,8 +254,8 @@ def lid_from_llr(
     if llr.ndim != 2:
         raise InputError(f"llr must be a (T, N) array, got shape {llr.shape}")
     n_trials, n_enrolled = llr.shape
-    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
     threads = check_threads(threads)
+    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled, threads)
     out = np.empty(n_trials, dtype=np.float64)
 
     def work(start: int, stop: int) -> None:
@@ -305,7 +315,7 @@ def lid_from_scores(
     znorm_ddof : {0, 1}
         Delta degrees of freedom of the row z-norm.
     tile_rows : int, optional
-        Trials per tile (default: about 16 MiB per tile).
+        Trials per tile (default: about 16 MiB of tiles in all, shared among the threads).
     row_names : array_like of str, shape (T,), optional
         Trial ids, used to name constant rows in errors.
     pair_llr_out : tuple of (ndarray, ndarray), optional
@@ -332,8 +342,8 @@ def lid_from_scores(
         raise InputError(f"scores must be a (T, N) array, got shape {scores.shape}")
     znorm_ddof = check_ddof(znorm_ddof)
     n_trials, n_enrolled = scores.shape
-    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled)
     threads = check_threads(threads)
+    log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled, threads)
     out = np.empty(n_trials, dtype=np.float64)
     # where each tile's pairs start in pair_llr_out: the enrolled trials before it, and theirs x (N - 1)
     enrolled_before = np.r_[0, np.cumsum(true_index >= 0)]

@@ -344,7 +344,7 @@ def _numpy_path(
     lid = np.empty(n_trials)
     rank = np.empty(n_trials, dtype=np.int64)
     stats = OpenSetStats.empty(n_trials) if open_set else None
-    tile_rows = tile_rows or default_tile_rows(n_enrolled)
+    tile_rows = tile_rows or default_tile_rows(n_enrolled, threads if binary_bins is None else 1)
     folded = affine and slope > 0  # the products are a z: the map is folded into them
 
     def work(start: int, stop: int) -> None:

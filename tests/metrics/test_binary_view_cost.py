@@ -49,5 +49,9 @@ def test_evaluate_with_binary_metrics_adds_about_one_pair_buffer():
     pair_buffer = ev.n_trials * ev.n_enrolled * 8
     without = peak_bytes(lambda: evaluate_fitted(ev, fitted, binary_metrics=False))
     with_binary = peak_bytes(lambda: evaluate_fitted(ev, fitted, binary_metrics=True))
-    # the T x N float64 pair LLRs (1.0) and O(tile) more; before the fix ~6 x
-    assert with_binary - without <= 1.5 * pair_buffer
+    # the T x N float64 pair LLRs (1.0) and O(tile) more; before the fix ~6 x.  Measured against the
+    # pair buffer itself, not against the run without binary metrics: that run's peak fell (the engine
+    # stopped copying each tile's scores and ranks on its tiles), while the binary view's did not move
+    # (82 MB here before and after); at N = 2,048 one 16 MiB tile is half the matrix
+    assert with_binary - pair_buffer <= 1.6 * pair_buffer
+    assert without <= 1.1 * pair_buffer
