@@ -38,10 +38,14 @@ Large dev sets: a 1-D fit needs only the distribution of the dev z-scores per cl
 the calibrators that fit on pairs take ``max_pairs`` and ``bins`` (keyword-only): above
 ``max_pairs`` pairs they fit on the pairs pooled by (bin of the score, class), each group
 carrying its total weight at its weighted mean score (:func:`group_pairs`,
-:class:`PairGroups`).  Replacing each score by its group's mean moves every score by
-less than the bin width h, and, because the mean keeps every term that is linear in the
-score exact, moves a smooth fit's estimating equations by O(h^2) only (each calibrator
-states its bound).  Below ``max_pairs`` they fit on every pair, exactly as before.
+:class:`PairGroups`).  The bins are robust to outliers (:func:`pooling_grid`): up to
+``bins`` pairs at the two ends (the tails) stay single, exact, and the core range between
+them is cut into bins equal in asinh((z - median) / scale), so a bin is
+h(z) ~ du sqrt(scale^2 + (z - median)^2) wide, du growing only with the logarithm of the
+range.  Replacing each score by its group's mean moves it by less than its bin's width,
+and, because the mean keeps every term that is linear in the score exact, moves a
+smooth fit's estimating equations by O(h^2) only (each calibrator states its bound).
+Below ``max_pairs`` they fit on every pair, exactly as before.
 
 Two optional hooks, read by :func:`lidframe.core.evaluation.fit_calibrator` and ``evaluate``
 for any calibrator (built-in or plugin):
@@ -59,6 +63,7 @@ for any calibrator (built-in or plugin):
 from __future__ import annotations
 
 import inspect
+import math
 from typing import Self
 
 import attrs
@@ -79,6 +84,7 @@ __all__ = [
     "check_rows_input",
     "check_fit_size",
     "group_pairs",
+    "pooling_grid",
     "PairGroups",
     "DEFAULT_MAX_PAIRS",
     "DEFAULT_FIT_BINS",
@@ -177,20 +183,24 @@ class PairGroups:
     group : ndarray of intp, shape (n,)
         Group of each pair, in [0, G).
     scores : ndarray, shape (G,)
-        Weighted mean score of each group (inside its bin).
+        Weighted mean score of each group (inside its bin; a tail pair's own score).
     labels : ndarray of int8, shape (G,)
         Class of each group (1 = mated).
     weights : ndarray, shape (G,)
         Total weight (the pair count without sample weights) of each group.
-    bin_width : float
-        Width h of the score bins: every pair lies within h of its group's mean.
+    grid : BinGrid
+        The bins of the core range (:func:`pooling_grid`): every pair in it lies within its
+        bin's width of its group's mean.
+    n_tail : int
+        Pairs outside the core range, each its own group (exact).
     """
 
     group: np.ndarray
     scores: np.ndarray
     labels: np.ndarray
     weights: np.ndarray
-    bin_width: float
+    grid: BinGrid
+    n_tail: int
 
     def mean(self, values: np.ndarray, weight: np.ndarray | None = None) -> np.ndarray:
         """Weighted mean of a per-pair value (shape (n,)) over each group, shape (G,)."""
@@ -200,8 +210,61 @@ class PairGroups:
         return sums / self.weights
 
 
+#: Interquartile range of a standard normal: IQR / this is a robust standard deviation.
+_NORMAL_IQR = 1.3489795003921634
+
+
+def pooling_grid(scores: np.ndarray, bins: int) -> BinGrid:
+    """The bins of a pooled fit: the core range of the scores, in bins equal in asinh((z - median) / scale).
+
+    The core range runs from the (k + 1)-th smallest to the (k + 1)-th largest score,
+    k = min(bins // 2, (n - 1) // 2): the k pairs below it and the k above it (fewer
+    with ties at its ends) are the *tails*, which :func:`group_pairs` keeps exactly, one
+    group per pair.  ``scale`` is the interquartile range / 1.349 (the standard deviation
+    of normal scores), at least (core width) / bins.  A bin at z is about
+    du sqrt(scale^2 + (z - median)^2) wide, du = (u(top) - u(bottom)) / bins with
+    u(z) = asinh((z - median) / scale): du * scale where the scores crowd, a fixed
+    relative width du further out.  Up to k outliers on a side fall into the exact
+    tails and leave the bins as they were; more of them widen the bulk's bins only with the
+    logarithm of their distance (du x 2.8 for scores of 1e5 among scores within +-10),
+    where equal bins over [min, max] widen 10^4-fold.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (n,)
+        Finite scores (validated: :func:`check_fit_input`).
+    bins : int
+        Number of bins, >= 2.
+
+    Returns
+    -------
+    BinGrid
+        An :meth:`~lidframe.metrics.binned.BinGrid.asinh` grid over the core range (equal
+        bins of [v, v + 1] when the core holds one value v; one bin per distinct value
+        when the core is too narrow for ``bins`` distinct float64 edges).
+    """
+    return _core_and_grid(scores, bins)[2]
+
+
+def _core_and_grid(scores: np.ndarray, bins: int) -> tuple[float, float, BinGrid]:
+    """(lowest, highest core score, :func:`pooling_grid`): the pairs outside [lowest, highest] are the tails."""
+    n = scores.size
+    k = min(int(bins) // 2, (n - 1) // 2)
+    ranks = sorted({k, n // 4, n // 2, (3 * n) // 4, n - 1 - k})
+    at = dict(zip(ranks, np.partition(scores, ranks)[ranks].tolist(), strict=True))
+    low, high, median = at[k], at[n - 1 - k], at[n // 2]
+    if not high > low:
+        return low, high, BinGrid.uniform(low, high, bins)
+    scale = max((at[(3 * n) // 4] - at[n // 4]) / _NORMAL_IQR, (high - low) / bins)
+    try:
+        return low, high, BinGrid.asinh(low, high, bins, center=min(max(median, low), high), scale=scale)
+    except InputError:  # a core a few float64 steps wide: one bin per distinct value
+        values = np.unique(scores[(scores >= low) & (scores <= high)])
+        return low, high, BinGrid(np.r_[values, np.nextafter(high, math.inf)])
+
+
 def group_pairs(scores: np.ndarray, labels: np.ndarray, sample_weight: np.ndarray | None, bins: int) -> PairGroups:
-    """Pool validated dev pairs (:func:`check_fit_input`) by (equal-width score bin, class).
+    """Pool validated dev pairs (:func:`check_fit_input`) by (score bin, class), the tails kept exactly.
 
     Parameters
     ----------
@@ -209,37 +272,46 @@ def group_pairs(scores: np.ndarray, labels: np.ndarray, sample_weight: np.ndarra
     labels : ndarray of int8, shape (n,)
     sample_weight : ndarray, shape (n,), or None
     bins : int
-        Equal bins over [min, max] of the scores (:class:`~lidframe.metrics.binned.BinGrid`).
+        Bins of :func:`pooling_grid` over the core range (equal in asinh of the robustly
+        scaled score); the pairs outside it (at most ``bins``) stay single.
 
     Returns
     -------
     PairGroups
-        At most 2 bins groups; groups of zero weight are left out.
+        At most 2 ``bins`` groups of core pairs, then one group per tail pair (in input
+        order); groups of zero weight are left out.
     """
-    grid = BinGrid.uniform(float(scores.min()), float(scores.max()), bins)
+    low, high, grid = _core_and_grid(scores, bins)
+    n_bins = grid.n_bins
+    tail = np.flatnonzero((scores < low) | (scores > high))
     key = grid.index(scores)  # a fresh intp array: the group key is built in place
     key *= 2
     key += labels
+    key[tail] = 2 * n_bins + np.arange(tail.size)
+    size = 2 * n_bins + tail.size
     weights: np.ndarray
     if sample_weight is None:
-        weights = np.bincount(key, minlength=2 * bins).astype(np.float64)
-        sums = np.bincount(key, weights=scores, minlength=2 * bins)
+        weights = np.bincount(key, minlength=size).astype(np.float64)
+        sums = np.bincount(key, weights=scores, minlength=size)
     else:
-        weights = np.bincount(key, weights=sample_weight, minlength=2 * bins)
-        sums = np.bincount(key, weights=sample_weight * scores, minlength=2 * bins)
+        weights = np.bincount(key, weights=sample_weight, minlength=size)
+        sums = np.bincount(key, weights=sample_weight * scores, minlength=size)
     kept = np.flatnonzero(weights > 0)
-    compact = np.full(2 * bins, -1, dtype=np.intp)
+    compact = np.full(size, -1, dtype=np.intp)
     compact[kept] = np.arange(kept.size)
-    bin_of = kept // 2
-    # the mean of a bin's scores lies inside the bin (clipped against rounding)
-    means = np.clip(sums[kept] / weights[kept], grid.edges[bin_of], grid.edges[bin_of + 1])
-    means = np.clip(means, scores.min(), scores.max())
+    core = kept[kept < 2 * n_bins]
+    bin_of = core // 2
+    # the mean of a bin's scores lies inside the bin and the core (clipped against rounding); a tail pair is itself
+    means = np.clip(sums[core] / weights[core], grid.edges[bin_of], grid.edges[bin_of + 1])
+    means = np.clip(means, low, high)
+    tail_kept = kept[kept >= 2 * n_bins] - 2 * n_bins
     return PairGroups(
         group=compact[key],
-        scores=means,
-        labels=(kept % 2).astype(np.int8),
+        scores=np.r_[means, scores[tail[tail_kept]]],
+        labels=np.r_[core % 2, labels[tail[tail_kept]]].astype(np.int8),
         weights=weights[kept],
-        bin_width=float(grid.edges[1] - grid.edges[0]),
+        grid=grid,
+        n_tail=int(tail.size),
     )
 
 

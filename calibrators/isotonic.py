@@ -28,11 +28,12 @@ scikit-learn's fit at the dev points when ``laplace=False``).
 Large dev sets (``max_pairs``, ``bins``, as :class:`~lidframe.calibrators.Logistic`):
 above ``max_pairs`` pairs, PAV runs on the pairs pooled by (z-score bin, class)
 (:func:`~lidframe.calibrators.base.group_pairs`): the fit is then the *exact* PAV fit of
-the dev set with every score moved to its group's mean score, less than the bin width h
-away (``tests/calibrators/test_large_dev.py`` checks exactly that).  PAV bins become
-unions of those groups, so a step of the map moves by less than h, and the ROC-hull
-quantities behind it (its EER, minCllr) move by at most the bin-mass bounds of
-:mod:`lidframe.metrics.binned`.
+the dev set with every score moved to its group's mean score, less than its bin's width
+h away; up to ``bins`` pairs at the two ends, where PAV steps rest on few pairs, are kept
+as they are (``tests/calibrators/test_large_dev.py`` and ``test_pooled_outliers.py`` check
+exactly that).  PAV bins become unions of those groups, so a step of the map moves by
+less than h, and the ROC-hull quantities behind it (its EER, minCllr) move by at most
+the bin-mass bounds of :mod:`lidframe.metrics.binned`.
 """
 
 from __future__ import annotations

@@ -37,13 +37,20 @@ def dev_pair_groups(
     The pooled form of :func:`lidframe.calibrators.base.group_pairs`, for dev sets whose
     T x N pairs do not fit in memory: the row z-scores come in closed form (as in
     :func:`~lidframe.core.streaming.lid_from_embeddings`), a tile of rows at a time (numpy, float64), and are
-    counted, with their sums, into ``bins`` equal z bins per class over a range that
-    holds every pair (Cauchy-Schwarz and Samuelson bounds; memory O(bins + tile)).
-    Fit any pair calibrator on the result with
+    counted, with their sums, into ``bins`` z bins per class over a range that holds
+    every pair (Cauchy-Schwarz and Samuelson bounds; memory O(bins + tile)).  The bins
+    are equal in asinh(z) (:meth:`~lidframe.metrics.binned.BinGrid.asinh`, center 0,
+    scale 1: row z-scores have mean 0 and unit spread): a bin at z is
+    du sqrt(1 + z^2) wide, du = 2 asinh(z_bound) / bins, so a bound far beyond the
+    scores (Samuelson's grows as sqrt(N)) widens the bins where the pairs are only with
+    its logarithm (z_bound = 1000: du = 2.3e-4 at the default bins, where equal bins over
+    +-z_bound would be 0.03 wide; measured on 1.2 M pairs at 256 bins: Logistic slope
+    within 5e-5 of the fit on every pair, 1.4e-4 with equal bins).  Fit any pair calibrator on the result with
     ``calibrator.fit(scores, labels, sample_weight=weights)``: each group is one weighted
     point at its mean z-score, which is what the calibrators' pooled fit above
-    ``max_pairs`` does in memory (same error statements; the bins here span a wider range
-    than [min z, max z], so h is that range / bins).
+    ``max_pairs`` does in memory (same error statements with the bin widths here; the
+    in-memory pooling also keeps up to ``bins`` tail pairs exactly, which one pass with
+    bins fixed before it cannot).
 
     Parameters
     ----------
@@ -76,7 +83,8 @@ def dev_pair_groups(
     true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=False)
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, znorm_ddof, True, row_names)
     z_bound = pair_z_bound(keys, row_scale, n_enrolled, znorm_ddof, True)
-    pairs = BinnedPairs(BinGrid.uniform(-z_bound, z_bound, bins), value_sums=True, cllr_sums=False)
+    grid = BinGrid.asinh(-z_bound, z_bound, bins, center=0.0, scale=1.0)  # row z-scores: mean 0, spread 1
+    pairs = BinnedPairs(grid, value_sums=True, cllr_sums=False)
     query = trial_unit * row_scale[:, None]
     keys_t = np.ascontiguousarray(keys.T)
     tile_rows = tile_rows or default_tile_rows(n_enrolled)

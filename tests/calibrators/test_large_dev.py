@@ -24,18 +24,59 @@ from tests.strategies import closed_set_cases, dev_pairs
 SIGMOID_CURVATURE = 1 / (6 * math.sqrt(3))  # max |sigmoid''|
 
 
+def documented_groups(z, labels, bins):
+    """The pooling rule of group_pairs, written out: (group key per pair, -1 for a tail pair; tail count).
+
+    Core range from the (k + 1)-th smallest to the (k + 1)-th largest score,
+    k = min(bins // 2, (n - 1) // 2); bins equal in asinh((z - median) / scale) over it,
+    scale = max(IQR / 1.349, core width / bins); key = 2 bin + label; pairs outside single.
+    """
+    order = np.sort(z)
+    n = z.size
+    k = min(bins // 2, (n - 1) // 2)
+    low, high = order[k], order[n - 1 - k]
+    key = np.full(n, -1, dtype=np.int64)
+    core = (z >= low) & (z <= high)
+    if high == low:
+        key[core] = labels[core]
+        return key, int((~core).sum())
+    median, spread = order[n // 2], order[(3 * n) // 4] - order[n // 4]
+    scale = max(spread / 1.3489795003921634, (high - low) / bins)
+
+    def u(x):
+        return np.arcsinh((x - median) / scale)
+
+    position = np.clip(np.floor((u(z[core]) - u(low)) * (bins / (u(high) - u(low)))), 0, bins - 1)
+    key[core] = position.astype(np.int64) * 2 + labels[core]
+    return key, int((~core).sum())
+
+
+def moved_to_group_means(z, labels, bins):
+    """Each core pair moved to the mean score of its group (documented_groups); tail pairs stay."""
+    key, _ = documented_groups(z, labels, bins)
+    moved = z.copy()
+    for group in np.unique(key[key >= 0]):
+        members = key == group
+        moved[members] = z[members].mean()
+    return moved
+
+
 def logistic_pooling_bound(z, y, slope, intercept, bins, C):
-    """First-order bound on |pooled - full| (intercept, slope) of calibrators/logistic.py, from the data."""
+    """First-order bound on |pooled - full| (intercept, slope) of calibrators/logistic.py, from the data.
+
+    Per group g of weight W_g whose scores spread over d_g (max - min):
+    |U_intercept| <= sum_g s a^2 W_g d_g^2 / 8, |U_slope| <= sum_g (a / 2 + s a^2 max_g |z|) W_g d_g^2 / 8.
+    """
     n, n_mated = y.size, y.sum()
     w = np.where(y == 1, n / (2 * n_mated), n / (2 * (n - n_mated)))  # class_weight="balanced"
-    h = (z.max() - z.min()) / bins
-    total = w.sum()
-    residual = np.array(
-        [
-            SIGMOID_CURVATURE * slope**2 * h**2 / 8 * total,
-            (slope / 2 + SIGMOID_CURVATURE * slope**2 * np.abs(z).max()) * h**2 / 8 * total,
-        ]
-    )
+    key, _ = documented_groups(z, y, bins)
+    residual = np.zeros(2)
+    for group in np.unique(key[key >= 0]):
+        members = key == group
+        spread2 = (z[members].max() - z[members].min()) ** 2
+        weight = w[members].sum()
+        residual[0] += SIGMOID_CURVATURE * slope**2 * weight * spread2 / 8
+        residual[1] += (slope / 2 + SIGMOID_CURVATURE * slope**2 * np.abs(z[members]).max()) * weight * spread2 / 8
     p = expit(slope * z + intercept)
     x = np.column_stack([np.ones_like(z), z])
     c = 1.0 if C is None else C
@@ -54,9 +95,11 @@ def test_pooled_logistic_is_the_full_fit_within_the_derived_bound(pairs, bins, C
         assert abs(full.slope_) + abs(pooled.slope_) <= 1e-3 or full.clamped_ == pooled.clamped_
         return
     bound = logistic_pooling_bound(z, y, pooled.slope_, pooled.intercept_, bins, C)
-    # first order in h^2: twice the bound leaves room for the second-order terms; 1e-8: solver tolerance
-    assert abs(pooled.intercept_ - full.intercept_) <= 2 * bound[0] + 1e-8
-    assert abs(pooled.slope_ - full.slope_) <= 2 * bound[1] + 1e-8
+    # first order in h^2: twice the bound leaves room for the second-order terms.  1e-7: the solver's
+    # own noise -- scikit-learn's L-BFGS also stops on a relative decrease of 64 eps, so the same
+    # likelihood written as other rows (180 tied pairs as one weighted row) moves by ~2e-8 (measured)
+    assert abs(pooled.intercept_ - full.intercept_) <= 2 * bound[0] + 1e-7
+    assert abs(pooled.slope_ - full.slope_) <= 2 * bound[1] + 1e-7
 
 
 def z_normed_dev(n_trials, n_enrolled, seed, shift=2.0):
@@ -125,25 +168,12 @@ def test_pooled_beta_converges_at_the_h_squared_rate():
     assert fine <= 1e-6
 
 
-def group_by_documented_rule(z, labels, bins):
-    """Independent pooling: bins over [min, max] with the floor rule, per class, weighted means."""
-    low, high = z.min(), z.max()
-    k = np.clip(np.floor((z - low) * (bins / (high - low))), 0, bins - 1).astype(int)
-    moved = np.empty_like(z)
-    for b in np.unique(k):
-        for c in (0, 1):
-            mask = (k == b) & (labels == c)
-            if mask.any():
-                moved[mask] = z[mask].mean()
-    return moved
-
-
 @pytest.mark.parametrize("laplace", [True, False])
 def test_pooled_isotonic_is_the_pav_of_the_moved_scores(laplace):
     z, labels, _ = z_normed_dev(300, 20, 4, shift=1.5)
     z, labels = z.ravel(), labels.ravel()
     pooled = Isotonic(laplace=laplace, max_pairs=1, bins=200).fit(z, labels)
-    moved = Isotonic(laplace=laplace, max_pairs=None).fit(group_by_documented_rule(z, labels, 200), labels)
+    moved = Isotonic(laplace=laplace, max_pairs=None).fit(moved_to_group_means(z, labels, 200), labels)
     np.testing.assert_allclose(pooled.pav_posterior_, moved.pav_posterior_, rtol=1e-12)
     np.testing.assert_allclose(pooled.knot_z_, moved.knot_z_, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(pooled.knot_llr_, moved.knot_llr_, rtol=1e-12, atol=1e-12)
