@@ -30,9 +30,13 @@ keyword-only; given by position they still work for one release, with a FutureWa
 Binary view
 -----------
 ``binary_metrics`` asks for the binary view over all closed-set eval pairs (``eer``,
-``eer_threshold``, ``cllr``, ``min_cllr``, ``dece_bits``, ``max_abs_llr_log10``,
-``zebra_tag``, ``dsys``, ``dsys_method``; :mod:`lidframe.metrics.binary_view`), by one of
-two methods (``summary.binary.method``):
+``eer_threshold``, ``cllr``, ``min_cllr``, ``min_dcf``, ``act_dcf``, ``dece_bits``,
+``max_abs_llr_log10``, ``zebra_tag``, ``dsys``, ``dsys_method``;
+:mod:`lidframe.metrics.binary_view`), by one of two methods (``summary.binary.method``).
+The detection costs are measured at ``operating_point``
+(:class:`~lidframe.metrics.detection.OperatingPoint`; default P_target = 0.01,
+C_miss = C_fa = 1, SpeechBrain's ``minDCF`` defaults; the mapping view's
+``binary_operating_point``).  The methods:
 
 * ``"exact"`` holds every pair's LLR at once (T x N float64) and sorts it; an eval
   embedding set is then scored in full (its cosine matrix materialised);
@@ -84,6 +88,8 @@ from lidframe.data.embedset import EmbeddingSet, load_set
 from lidframe.data.fileio import StrPath
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
+from lidframe.metrics.binary_view import check_operating_point
+from lidframe.metrics.detection import OperatingPoint
 from lidframe.registry import CalibratorLike, PriorLike, describe_component, resolve_calibrator, resolve_prior
 from lidframe.stats.bootstrap import Bootstrap
 
@@ -365,6 +371,7 @@ def evaluate(
     engine: Engine | None = None,
     scheduler: str | Any | None = None,
     misattribution_threshold: float = 0.9,
+    operating_point: OperatingPoint | None = None,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
@@ -404,6 +411,10 @@ def evaluate(
     misattribution_threshold : float, default 0.9
         Open set: the chosen threshold of ``summary.open_set.misattribution_rate_at_threshold``
         (the share of outsider trials whose top enrolled posterior exceeds it), in [0.5, 1).
+    operating_point : OperatingPoint, optional
+        Where the binary view's ``min_dcf`` and ``act_dcf`` are measured
+        (:class:`~lidframe.metrics.detection.OperatingPoint`; default P_target = 0.01,
+        C_miss = C_fa = 1).
 
     Returns
     -------
@@ -433,6 +444,7 @@ def evaluate(
         engine=engine,
         scheduler=scheduler,
         misattribution_threshold=misattribution_threshold,
+        operating_point=operating_point,
     )
 
 
@@ -529,6 +541,7 @@ def evaluate_fitted(
     engine: Engine | None = None,
     scheduler: str | Any | None = None,
     misattribution_threshold: float = 0.9,
+    operating_point: OperatingPoint | None = None,
 ) -> Result:
     """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
 
@@ -539,7 +552,7 @@ def evaluate_fitted(
         ``fit_calibrator(..., outsider_pairs=True)`` as :func:`evaluate` does.
     dev : ScoreSet, optional
         Fills the dev sizes of the summary, and gives ``outside="auto"`` its estimate.
-    eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler, misattribution_threshold
+    eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler, misattribution_threshold, operating_point
         As for :func:`evaluate` (``prior`` keyword-only; by position: a FutureWarning, for one release).
 
     Returns
@@ -550,6 +563,7 @@ def evaluate_fitted(
     bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
     settings: Engine = _check_option(engine, Engine, "engine") or Engine()
     threshold = check_misattribution_threshold(misattribution_threshold)
+    operating_point = check_operating_point(operating_point)
     _check_scheduler(eval_set, scheduler)
     binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics, on_cluster=scheduler is not None)
     eval_set, engine_used = _scored_in_full(eval_set, binary_method, settings)
@@ -595,6 +609,7 @@ def evaluate_fitted(
         open_trials=open_trials,
         outside_source=outside_source,
         misattribution_threshold=threshold,
+        operating_point=operating_point,
     )
     if open_trials is not None:
         lid, posterior_true, true_rank = open_trials.lid_bits, open_trials.posterior_true, run.true_rank

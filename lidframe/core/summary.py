@@ -38,8 +38,9 @@ from lidframe.data.fileio import json_clean
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import LID_QUANTILES, LIDAggregates, lid_summary
-from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary
+from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary, check_operating_point
 from lidframe.metrics.binned import BinnedPairs, binned_summary
+from lidframe.metrics.detection import OperatingPoint
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure
 from lidframe.registry import CalibratorLike, PriorLike, describe_component
 from lidframe.stats.bootstrap import Bootstrap, Interval, PairLLRs, bootstrap_ci
@@ -171,6 +172,10 @@ class BinaryView:
         Step-ROC single-threshold EER (fraction).
     cllr, min_cllr : float
         Cllr of the LLRs and after PAV (bits).
+    min_dcf, act_dcf : float
+        Normalised detection cost at its best threshold, and at the LLRs' Bayes threshold
+        (:func:`~lidframe.metrics.detection.min_dcf`, :func:`~lidframe.metrics.detection.act_dcf`),
+        at ``operating_point``.
     dece_bits : float
         ZEBRA D_ECE (bits).
     max_abs_llr_log10 : float
@@ -189,12 +194,17 @@ class BinaryView:
     error_bounds : dict or None
         Bounds on |binned - exact| per metric (binned,
         :meth:`~lidframe.metrics.binned.BinnedPairs.error_bounds`), else None.
+    operating_point : OperatingPoint
+        Where ``min_dcf`` and ``act_dcf`` are measured (default P_target = 0.01,
+        C_miss = C_fa = 1; in the mapping view ``binary_operating_point``, a dict).
     """
 
     eer: float
     eer_threshold: float
     cllr: float
     min_cllr: float
+    min_dcf: float
+    act_dcf: float
     dece_bits: float
     max_abs_llr_log10: float
     zebra_tag: str
@@ -203,9 +213,17 @@ class BinaryView:
     method: str
     n_bins: int | None = None
     error_bounds: dict[str, float] | None = None
+    operating_point: OperatingPoint = attrs.field(factory=OperatingPoint)
 
     @classmethod
-    def from_pair_llrs(cls, mated_llr: np.ndarray, non_mated_llr: np.ndarray, *, overwrite: bool = False) -> BinaryView:
+    def from_pair_llrs(
+        cls,
+        mated_llr: np.ndarray,
+        non_mated_llr: np.ndarray,
+        *,
+        overwrite: bool = False,
+        operating_point: OperatingPoint | None = None,
+    ) -> BinaryView:
         """The exact view of every pair's LLR (*overwrite*: sort the buffers in place, see :func:`binary_summary`).
 
         Parameters
@@ -214,14 +232,23 @@ class BinaryView:
         non_mated_llr : ndarray, shape (n_non_mated,)
             Natural-log LLRs of the mated and non-mated pairs.
         overwrite : bool, default False
+        operating_point : OperatingPoint, optional
+            Of ``min_dcf`` and ``act_dcf`` (default ``OperatingPoint()``).
         """
-        return cls(**binary_summary(mated_llr, non_mated_llr, overwrite=overwrite), method="exact")
+        point = check_operating_point(operating_point)
+        metrics = binary_summary(mated_llr, non_mated_llr, overwrite=overwrite, operating_point=point)
+        return cls(**metrics, method="exact", operating_point=point)
 
     @classmethod
-    def from_binned(cls, pairs: BinnedPairs) -> BinaryView:
-        """The binned view of per-class LLR histograms, with its error bounds."""
+    def from_binned(cls, pairs: BinnedPairs, *, operating_point: OperatingPoint | None = None) -> BinaryView:
+        """The binned view of per-class LLR histograms, with its error bounds (*operating_point*: of the DCFs)."""
+        point = check_operating_point(operating_point)
         return cls(
-            **binned_summary(pairs), method="binned", n_bins=pairs.grid.n_bins, error_bounds=pairs.error_bounds()
+            **binned_summary(pairs, operating_point=point),
+            method="binned",
+            n_bins=pairs.grid.n_bins,
+            error_bounds=pairs.error_bounds(operating_point=point),
+            operating_point=point,
         )
 
 
@@ -325,17 +352,19 @@ def _binary_entries(binary: BinaryView | None, status: str) -> dict[str, Any]:
     """The binary keys of the mapping view: the metrics (NaN, or None for text, when skipped), then how."""
     if binary is None:
         metrics: dict[str, Any] = {k: (None if k in BINARY_TEXT_KEYS else math.nan) for k in BINARY_KEYS}
-        method = n_bins = bounds = None
+        method = n_bins = bounds = point = None
     else:
         metrics = {k: getattr(binary, k) for k in BINARY_KEYS}
         method, n_bins = binary.method, binary.n_bins
         bounds = None if binary.error_bounds is None else dict(binary.error_bounds)
+        point = binary.operating_point.to_dict()
     return {
         **metrics,
         "binary_metrics": status,
         "binary_method": method,
         "binary_bins": n_bins,
         "binary_error_bounds": bounds,
+        "binary_operating_point": point,
     }
 
 
@@ -494,6 +523,7 @@ def summarise(
     open_trials: OpenSetTrials | None = None,
     outside_source: str = "given",
     misattribution_threshold: float = 0.9,
+    operating_point: OperatingPoint | None = None,
 ) -> Summary:
     """The :class:`~lidframe.core.summary.Summary` of an engine's run on the trials of *run_set*.
 
@@ -521,6 +551,8 @@ def summarise(
     outside_source : {"given", "auto"}
     misattribution_threshold : float
         The chosen threshold of :attr:`OpenSetView.misattribution_rate_at_threshold`.
+    operating_point : OperatingPoint, optional
+        Of the binary view's ``min_dcf`` and ``act_dcf`` (default ``OperatingPoint()``).
     """
     n_enrolled = run_set.n_enrolled
     enrolled = np.asarray(run_set.true_index) >= 0
@@ -543,9 +575,9 @@ def summarise(
         )
     binary = None
     if run.pair_llr is not None:  # after the bootstrap: this sorts the buffers in place
-        binary = BinaryView.from_pair_llrs(*run.pair_llr, overwrite=True)
+        binary = BinaryView.from_pair_llrs(*run.pair_llr, overwrite=True, operating_point=operating_point)
     elif run.binned_pairs is not None:
-        binary = BinaryView.from_binned(run.binned_pairs)
+        binary = BinaryView.from_binned(run.binned_pairs, operating_point=operating_point)
     open_set = None
     if open_trials is not None:
         open_set = OpenSetView.of(

@@ -15,6 +15,19 @@ names its definition:
     the ``cllr`` of the best monotone recalibration of the same scores (PAV).
 ``pav_llr``
     the PAV (pool-adjacent-violators) LLRs behind ``min_cllr`` and the ROC hull.
+``min_dcf``, ``act_dcf``
+    the normalised detection cost (NIST SRE, SpeechBrain) at an :class:`OperatingPoint`
+    -- target prior P_target, costs C_miss and C_fa, by default 0.01, 1 and 1 as
+    SpeechBrain's ``minDCF`` --
+    ``DCF(t) = [C_miss P_target P_miss(t) + C_fa (1 - P_target) P_fa(t)]
+    / min(C_miss P_target, C_fa (1 - P_target))``,
+    with P_miss(t) the share of mated pairs scoring <= t and P_fa(t) the share of
+    non-mated pairs scoring > t (SpeechBrain's convention; a pair scoring above t is
+    accepted as mated).  ``min_dcf`` is its minimum over every threshold (any score: it
+    needs no calibration); ``act_dcf`` its value at the Bayes threshold of calibrated
+    LLRs, t = -ln(C_miss P_target / (C_fa (1 - P_target))) (it needs calibration).
+    Normalised, 1 is the cost of the best fixed decision (reject all, or accept all):
+    ``min_dcf`` <= 1 always, ``act_dcf`` > 1 means the LLRs do worse than no system.
 
 The PAV bins are extracted in one place, which every user of PAV calls:
 :func:`pav_bins` (tied scores pooled, then PAV; ZEBRA, and the binary view on its
@@ -34,6 +47,7 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.optimize import isotonic_regression
@@ -50,6 +64,11 @@ __all__ = [
     "pav_blocks",
     "pav_bins_from_counts",
     "eer_from_bins",
+    "OperatingPoint",
+    "min_dcf",
+    "act_dcf",
+    "min_dcf_from_counts",
+    "act_dcf_sorted",
 ]
 
 
@@ -357,3 +376,151 @@ def eer_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
         return float(p_miss[k])
     t = -diff[k - 1] / (diff[k] - diff[k - 1])
     return float(p_miss[k - 1] + t * (p_miss[k] - p_miss[k - 1]))
+
+
+def _number(name: str, value: object) -> float:
+    """*value* as a float, or an InputError naming the operating point's *name*."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"operating point {name} must be a number, got {value!r}")
+    return float(value)
+
+
+def _p_target(value: object) -> float:
+    number = _number("p_target", value)
+    if not 0.0 < number < 1.0:
+        raise InputError(f"operating point p_target must be a probability in (0, 1), got {value!r}")
+    return number
+
+
+def _c_miss(value: object) -> float:
+    number = _number("c_miss", value)
+    if not (math.isfinite(number) and number > 0):
+        raise InputError(f"operating point c_miss must be a positive, finite cost, got {value!r}")
+    return number
+
+
+def _c_fa(value: object) -> float:
+    number = _number("c_fa", value)
+    if not (math.isfinite(number) and number > 0):
+        raise InputError(f"operating point c_fa must be a positive, finite cost, got {value!r}")
+    return number
+
+
+@attrs.frozen
+class OperatingPoint:
+    """Where the detection cost is measured: the target prior and the two error costs.
+
+    Attributes
+    ----------
+    p_target : float, default 0.01
+        Prior probability of a mated (target) pair, in (0, 1).
+    c_miss, c_fa : float, default 1.0
+        Costs of a miss and of a false alarm, positive.  The defaults are SpeechBrain's
+        ``minDCF`` defaults (and NIST SRE's P_target = 0.01 operating point).
+
+    Examples
+    --------
+    >>> point = OperatingPoint(p_target=0.05)
+    >>> round(point.threshold, 4)  # the Bayes threshold of calibrated LLRs (nats)
+    2.9444
+    """
+
+    p_target: float = attrs.field(default=0.01, converter=_p_target, kw_only=True)
+    c_miss: float = attrs.field(default=1.0, converter=_c_miss, kw_only=True)
+    c_fa: float = attrs.field(default=1.0, converter=_c_fa, kw_only=True)
+
+    @property
+    def threshold(self) -> float:
+        """-ln(C_miss P_target / (C_fa (1 - P_target))): above it a calibrated LLR decides "mated" (nats)."""
+        return math.log(self.c_fa * (1.0 - self.p_target)) - math.log(self.c_miss * self.p_target)
+
+    @property
+    def normaliser(self) -> float:
+        """min(C_miss P_target, C_fa (1 - P_target)): the cost of the best fixed decision."""
+        return min(self.c_miss * self.p_target, self.c_fa * (1.0 - self.p_target))
+
+    def cost(self, p_miss: ArrayLike, p_fa: ArrayLike) -> np.ndarray:
+        """Normalised DCF of error rates (fractions, any shape), elementwise."""
+        p_miss, p_fa = np.asarray(p_miss, dtype=np.float64), np.asarray(p_fa, dtype=np.float64)
+        raw = self.c_miss * self.p_target * p_miss + self.c_fa * (1.0 - self.p_target) * p_fa
+        return raw / self.normaliser
+
+    def to_dict(self) -> dict[str, float]:
+        """``{"p_target": .., "c_miss": .., "c_fa": ..}``."""
+        return {"p_target": self.p_target, "c_miss": self.c_miss, "c_fa": self.c_fa}
+
+
+def min_dcf_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray, point: OperatingPoint) -> float:
+    """Normalised minDCF from ordered runs of mated / non-mated counts (a run = scores that one threshold cannot split).
+
+    Parameters
+    ----------
+    n_mated, n_non_mated : ndarray, shape (K,)
+        Counts (or weights) of each run of tied (or binned) scores, in ascending score order.
+    point : OperatingPoint
+
+    Returns
+    -------
+    float
+        The minimum over the K + 1 thresholds below every run and just above each: a
+        threshold inside a run of non-mated scores only is never better than at its top
+        (P_miss stays, P_fa falls), so with the runs of tied scores this is the minimum
+        over every threshold.
+    """
+    p_miss = np.r_[0.0, np.cumsum(n_mated)] / np.sum(n_mated)
+    p_fa = 1.0 - np.r_[0.0, np.cumsum(n_non_mated)] / np.sum(n_non_mated)
+    return float(np.min(point.cost(p_miss, np.maximum(p_fa, 0.0))))
+
+
+def act_dcf_sorted(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray, point: OperatingPoint) -> float:
+    """Normalised actDCF of sorted LLRs at the Bayes threshold of *point* (two binary searches)."""
+    t = point.threshold
+    p_miss = np.searchsorted(mated_sorted, t, side="right") / mated_sorted.size
+    p_fa = 1.0 - np.searchsorted(non_mated_sorted, t, side="right") / non_mated_sorted.size
+    return float(point.cost(p_miss, p_fa))
+
+
+def min_dcf(
+    mated: ArrayLike, non_mated: ArrayLike, *, p_target: float = 0.01, c_miss: float = 1.0, c_fa: float = 1.0
+) -> float:
+    """Normalised minimum detection cost over every threshold (module docstring).
+
+    Parameters
+    ----------
+    mated, non_mated : array_like
+        Scores of mated and non-mated pairs (any monotone score; no calibration needed).
+    p_target, c_miss, c_fa : float
+        The :class:`OperatingPoint` (defaults 0.01, 1, 1: SpeechBrain's ``minDCF``).
+
+    Returns
+    -------
+    float in [0, 1]
+        SpeechBrain's ``minDCF`` value divided by min(C_miss P_target, C_fa (1 - P_target))
+        (where its thresholds reach the minimum: it leaves out "accept every pair").
+    """
+    point = OperatingPoint(p_target=p_target, c_miss=c_miss, c_fa=c_fa)
+    mated, non_mated = check_pair(mated, non_mated)
+    _, n_mated, n_non_mated = tied_runs(np.sort(mated), np.sort(non_mated))
+    return min_dcf_from_counts(n_mated, n_non_mated, point)
+
+
+def act_dcf(
+    mated_llr: ArrayLike, non_mated_llr: ArrayLike, *, p_target: float = 0.01, c_miss: float = 1.0, c_fa: float = 1.0
+) -> float:
+    """Normalised detection cost of calibrated LLRs at their Bayes threshold (module docstring).
+
+    Parameters
+    ----------
+    mated_llr, non_mated_llr : array_like
+        Natural-log LLRs of mated and non-mated pairs.
+    p_target, c_miss, c_fa : float
+        The :class:`OperatingPoint` (defaults 0.01, 1, 1).
+
+    Returns
+    -------
+    float >= min_dcf
+        A pair is accepted when its LLR > -ln(C_miss P_target / (C_fa (1 - P_target))).
+    """
+    point = OperatingPoint(p_target=p_target, c_miss=c_miss, c_fa=c_fa)
+    mated, non_mated = check_pair(mated_llr, non_mated_llr)
+    return act_dcf_sorted(np.sort(mated), np.sort(non_mated), point)

@@ -66,6 +66,8 @@ BINARY_VIEW_KEYS = [
     "eer_threshold",
     "cllr",
     "min_cllr",
+    "min_dcf",
+    "act_dcf",
     "dece_bits",
     "max_abs_llr_log10",
     "zebra_tag",
@@ -75,6 +77,7 @@ BINARY_VIEW_KEYS = [
     "binary_method",
     "binary_bins",
     "binary_error_bounds",
+    "binary_operating_point",
 ]
 SETTING_KEYS = [
     "calibrator",
@@ -168,7 +171,8 @@ def check_views_agree(summary: Summary) -> None:
     assert summary["binary_method"] == (None if binary is None else binary.method)
     assert summary["binary_bins"] == (None if binary is None else binary.n_bins)
     assert summary["binary_error_bounds"] == (None if binary is None else binary.error_bounds)
-    seen += [*BINARY_KEYS, "binary_method", "binary_bins", "binary_error_bounds"]
+    assert summary["binary_operating_point"] == (None if binary is None else binary.operating_point.to_dict())
+    seen += [*BINARY_KEYS, "binary_method", "binary_bins", "binary_error_bounds", "binary_operating_point"]
     assert sorted(summary) == sorted(seen)
     assert len(summary) == len(seen) == len(dict(summary))
 
@@ -220,7 +224,15 @@ def test_the_mapping_view_has_the_keys_of_the_summary_dict_in_its_order(systems)
     assert streamed.engine == EngineUsed(kernel="numpy", device="cpu", precision="float64")
     assert streamed["engine"] == {"kernel": "numpy", "device": "cpu", "precision": "float64"}
     assert streamed.binary.method == "binned" and streamed["binary_bins"] == streamed.binary.n_bins > 0
-    assert set(streamed["binary_error_bounds"]) == {"eer", "min_cllr", "dece_bits", "eer_threshold", "dsys"}
+    assert set(streamed["binary_error_bounds"]) == {
+        "eer",
+        "min_cllr",
+        "min_dcf",
+        "act_dcf",
+        "dece_bits",
+        "eer_threshold",
+        "dsys",
+    }
     for summary in (plain, boot, streamed):
         check_views_agree(summary)
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given, reject, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -70,6 +70,8 @@ def assert_within_bounds(binned, exact, bounds, slack=1e-9):
     assert binned["cllr"] == pytest.approx(exact["cllr"], rel=1e-12)
     assert 0.0 <= binned["eer"] - exact["eer"] + 1e-12 <= bounds["eer"] + 2e-12
     assert 0.0 <= binned["min_cllr"] - exact["min_cllr"] + slack <= bounds["min_cllr"] + 2 * slack
+    assert 0.0 <= binned["min_dcf"] - exact["min_dcf"] + slack <= bounds["min_dcf"] + 2 * slack
+    assert abs(binned["act_dcf"] - exact["act_dcf"]) <= bounds["act_dcf"] + slack
     assert 0.0 <= exact["dece_bits"] - binned["dece_bits"] + slack <= bounds["dece_bits"] + 2 * slack
     assert abs(binned["eer_threshold"] - exact["eer_threshold"]) <= bounds["eer_threshold"] + 1e-12
     assert abs(binned["dsys"] - exact["dsys"]) <= bounds["dsys"] + slack
@@ -259,3 +261,150 @@ def test_dsys_bound_holds_and_is_nearly_reached_on_pairs_piled_at_an_edge():
     error = abs(binned_summary(pairs)["dsys"] - _exact(mated, non_mated)["dsys"])
     bound = pairs.error_bounds()["dsys"]
     assert 0.25 * bound <= error <= bound
+
+
+def awkward_scores(kind, seed, n_trials, n_enrolled, shift):
+    """(T, N) scores of one awkward kind with each trial's mated column (true_cols) shifted up."""
+    rng = np.random.default_rng(seed)
+    if kind == "heavy":  # Cauchy: a few scores of 1e3 and beyond
+        scores = rng.standard_cauchy((n_trials, n_enrolled))
+    elif kind == "huge":  # scores over a range of 1e6
+        scores = rng.standard_normal((n_trials, n_enrolled)) * 10.0 ** rng.uniform(-3, 6, (n_trials, 1))
+    else:
+        scores = rng.standard_normal((n_trials, n_enrolled))
+    true_cols = rng.integers(0, n_enrolled, n_trials)
+    scores[np.arange(n_trials), true_cols] += shift
+    if kind == "ties":
+        scores = np.round(scores * 2) / 2
+    elif kind == "few":  # three distinct scores
+        scores = np.clip(np.round(scores), -1, 1)
+    return scores, true_cols
+
+
+def fitted_llrs(calibrator, kind, seed, n_trials, n_enrolled, shift):
+    """A calibrator fitted on a dev draw of *kind*, applied to an eval draw: (LLRs (T, N), true_cols)."""
+    dev, dev_cols = awkward_scores(kind, seed, n_trials, n_enrolled, shift)
+    labels = np.zeros(dev.shape, dtype=np.int8)
+    labels[np.arange(n_trials), dev_cols] = 1
+    calibrator.fit(dev.ravel(), labels.ravel())
+    scores, true_cols = awkward_scores(kind, seed + 1, n_trials, n_enrolled, shift)
+    return calibrator.llr(scores), true_cols
+
+
+@settings(max_examples=120)
+@given(
+    st.sampled_from(["logistic", "isotonic", "beta", "gaussian"]),
+    st.sampled_from(["normal", "ties", "few", "heavy", "huge"]),
+    st.integers(0, 2**31),
+    st.integers(10, 60),
+    st.integers(3, 40),
+    st.floats(0.0, 4.0),
+    st.sampled_from([4, 64, 1024, DEFAULT_BINS]),
+    st.sampled_from([0.0, 0.5, -0.2]),
+)
+def test_bounds_hold_over_calibrators_and_awkward_scores(name, kind, seed, n_trials, n_enrolled, shift, bins, margin):
+    from lidframe.calibrators import Beta, GaussianBackend, Isotonic, Logistic
+
+    calibrator = {
+        "logistic": Logistic(standard_errors=False),
+        "isotonic": Isotonic(),
+        "beta": Beta(),
+        "gaussian": GaussianBackend(shared_variance=False),
+    }[name]
+    try:
+        llr, true_cols = fitted_llrs(calibrator, kind, seed, n_trials, n_enrolled, shift)
+    except InputError:  # e.g. the Gaussian back end on a class of one distinct score
+        reject()
+    mask = np.zeros(llr.shape, dtype=bool)
+    mask[np.arange(n_trials), true_cols] = True
+    # a grid over the LLR range widened (as the streaming engine's, from a z bound) or narrowed (overflow)
+    low, high = float(llr.min()), float(llr.max())
+    span = high - low
+    pairs = BinnedPairs(BinGrid.uniform(low - margin * span, high + margin * span, bins))
+    for start in range(0, n_trials, 7):
+        pairs.add_tile(llr[start : start + 7], true_cols[start : start + 7])
+    bounds = pairs.error_bounds()
+    assert_within_bounds(binned_summary(pairs), _exact(llr[mask], llr[~mask]), bounds)
+    assert 0.0 <= bounds["dsys"] <= 1.0  # D_sys is in [0, 1]: a bound above 1 says nothing
+
+
+def test_bin_ranges_are_each_bins_smallest_and_largest_value_and_merge():
+    rng = np.random.default_rng(5)
+    llr = np.round(rng.normal(size=(40, 12)) * 4) / 4  # ties
+    cols = rng.integers(0, 12, 40)
+    grid = BinGrid.uniform(-3, 3, 10)  # values beyond +-3 overflow into the end bins
+    pairs = BinnedPairs(grid).add_tile(llr[:25], cols[:25]).merge(BinnedPairs(grid).add_tile(llr[25:], cols[25:]))
+    bins = np.clip(np.searchsorted(grid.edges, llr, side="right") - 1, 0, 9)
+    for k in range(10):
+        inside = llr[bins == k]
+        assert pairs.bin_low[k] == (inside.min() if inside.size else math.inf)
+        assert pairs.bin_high[k] == (inside.max() if inside.size else -math.inf)
+    flat = BinnedPairs(grid).add(np.array([0.1, 0.1]), np.array([0.1, 2.9]))
+    assert flat.bin_low[5] == flat.bin_high[5] == 0.1  # one tied value: this bin loses nothing
+    assert flat.error_bounds()["eer"] == 0.0  # the mixed bin holds one value
+
+
+def simulated_isotonic_llrs(n, seed):
+    """LLRs of an Isotonic calibrator (flat ends, steep steps) fitted on one T = N simulation, applied to another."""
+    from lidframe.calibrators import Isotonic
+
+    dev_llr, dev_cols = simulated_llrs(n, seed, slope=1.0)  # affine in z: the isotonic fit sees z
+    labels = np.zeros(dev_llr.shape, dtype=np.int8)
+    labels[np.arange(n), dev_cols] = 1
+    calibrator = Isotonic().fit(dev_llr.ravel(), labels.ravel())
+    llr, true_cols = simulated_llrs(n, seed + 1, slope=1.0)
+    return calibrator.llr(llr), true_cols
+
+
+@pytest.mark.parametrize("n, seed", [(1024, 11), (2048, 12)])
+def test_default_grid_meets_the_issue_bounds_for_an_isotonic_map(n, seed):
+    """The isotonic map piles pairs into few LLR bins: the bounds were up to 4.5e-3 (said: below 1e-3)."""
+    llr, true_cols = simulated_isotonic_llrs(n, seed)
+    mask = np.zeros(llr.shape, dtype=bool)
+    mask[np.arange(n), true_cols] = True
+    exact = binary_summary(llr[mask], llr[~mask])
+    pairs = BinnedPairs(BinGrid.uniform(llr.min() - 1e-9, llr.max() + 1e-9, DEFAULT_BINS))
+    for start in range(0, n, 500):
+        pairs.add_tile(llr[start : start + 500], true_cols[start : start + 500])
+    binned, bounds = binned_summary(pairs), pairs.error_bounds()
+    assert_within_bounds(binned, exact, bounds)
+    for key in ("eer", "min_cllr", "dece_bits"):
+        assert bounds[key] <= 0.5e-3, (key, bounds[key])
+    assert bounds["dsys"] <= 0.05, bounds["dsys"]
+
+
+def test_asinh_grid_bins_values_by_their_edges():
+    grid = BinGrid.asinh(-1e5, 50.0, 512, center=0.3, scale=1.5)
+    u = np.arcsinh((grid.edges - 0.3) / 1.5)
+    np.testing.assert_allclose(np.diff(u), (u[-1] - u[0]) / 512, rtol=1e-9)  # equal steps in asinh
+    assert grid.edges[0] == -1e5 and grid.edges[-1] == 50.0
+    rng = np.random.default_rng(8)
+    values = np.r_[rng.standard_cauchy(5000) * 10, -2e5, 1e3, grid.edges]
+    index = grid.index(values)
+    by_search = np.clip(np.searchsorted(grid.edges, values, side="right") - 1, 0, 511)
+    # the transform and the edges agree but for rounding at an edge: one bin at most, never out of order
+    assert np.all(np.abs(index - by_search) <= 1)
+    order = np.argsort(values, kind="stable")
+    assert np.all(np.diff(index[order]) >= 0)  # monotone
+    with pytest.raises(InputError, match="positive scale"):
+        BinGrid.asinh(0.0, 1.0, 4, scale=0.0)
+    with pytest.raises(InputError, match="finer than float64"):
+        BinGrid.asinh(1.0, 1.0 + 1e-15, 64, scale=1.0)
+
+
+def test_torch_paths_of_the_asinh_index_and_the_bin_ranges_are_the_numpy_ones():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(9)
+    llr = rng.standard_cauchy((30, 20)) * 3
+    grid = BinGrid.asinh(llr.min(), llr.max(), 777, center=0.0, scale=1.0)
+    np.testing.assert_array_equal(grid.index(torch.from_numpy(llr)).numpy(), grid.index(llr))
+    # the ranges of a tile on a device (scatter_reduce), here on the CPU, as the numpy ones
+    on_numpy, on_torch = BinnedPairs(grid), BinnedPairs(grid)
+    on_numpy._note_bin_ranges(grid.index(llr), llr)
+    values = torch.from_numpy(llr).to(torch.float32)
+    on_torch._note_bin_ranges(grid.index(values), values)
+    as_float32 = BinnedPairs(grid)
+    as_float32._note_bin_ranges(grid.index(values), values.numpy())
+    np.testing.assert_array_equal(on_torch.bin_low, as_float32.bin_low)
+    np.testing.assert_array_equal(on_torch.bin_high, as_float32.bin_high)
+    assert np.isfinite(on_numpy.bin_low).sum() == np.isfinite(on_numpy.bin_high).sum() > 0

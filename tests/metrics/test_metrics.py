@@ -122,7 +122,7 @@ def test_min_cllr_separable_and_identical():
 @given(scores_list, scores_list)
 def test_binary_summary_matches_the_separate_metrics(mated, non_mated):
     mated, non_mated = np.array(mated), np.array(non_mated)
-    from lidframe.metrics.detection import eer_threshold
+    from lidframe.metrics.detection import act_dcf, eer_threshold, min_dcf
     from lidframe.metrics.linkability import dsys
     from lidframe.metrics.zebra import dece_bits, max_abs_llr, zebra_tag
 
@@ -131,6 +131,8 @@ def test_binary_summary_matches_the_separate_metrics(mated, non_mated):
         "eer_threshold": eer_threshold(mated, non_mated),
         "cllr": cllr(mated, non_mated),
         "min_cllr": min_cllr(mated, non_mated),
+        "min_dcf": min_dcf(mated, non_mated),
+        "act_dcf": act_dcf(mated, non_mated),
         "dece_bits": dece_bits(mated, non_mated),
         "max_abs_llr_log10": max_abs_llr(mated, non_mated),
         "dsys": dsys(mated, non_mated),

@@ -41,7 +41,7 @@ def zebra_max_abs_llr_log10(mated, non_mated):
 
 @st.composite
 def distinct_score_pairs(draw, max_mated=30, max_non_mated=300):
-    """(mated, non_mated) with all scores distinct (ZEBRA orders ties arbitrarily; lidframe pools them).
+    """(mated, non_mated) with all scores distinct (ZEBRA orders ties by class; lidframe pools them).
 
     Sizes range from balanced to the 1-to-N shape (few mated, many non-mated) where a
     pseudo-only bin at the top would give ln(N_non_mated / N_mated).
@@ -97,3 +97,25 @@ def test_pseudo_pair_pooled_with_real_scores_still_counts():
     # posterior 2/3, LLR ln 2 - ln(1/3) = ln 6; the bottom bin (1 : 4) has LLR ln(3/4)
     assert max_abs_llr([5.0], [0.0, 1.0, 2.0]) == pytest.approx(math.log10(6.0))
     assert zebra_max_abs_llr_log10(np.array([5.0]), np.array([0.0, 1.0, 2.0])) == pytest.approx(math.log10(6.0))
+
+
+@settings(max_examples=100)
+@given(st.lists(st.integers(-8, 8), min_size=1, max_size=30), st.lists(st.integers(-8, 8), min_size=1, max_size=60))
+def test_ties_within_a_class_agree_with_zebra(mated, non_mated):
+    # docs/metrics.md: ZEBRA sorts the non-mated scores before the mated ones (stable), so a
+    # tie between the classes is ordered by class; lidframe pools it.  Within a class the
+    # order of ties does not matter, so the two agree unless a mated score equals a non-mated one.
+    mated, non_mated = np.array(mated, dtype=np.float64) / 2, np.array(non_mated, dtype=np.float64) / 2
+    want = zebra_max_abs_llr_log10(mated, non_mated)
+    got = max_abs_llr(mated, non_mated)
+    if not np.intersect1d(mated, non_mated).size:
+        assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_a_tie_across_the_classes_is_pooled_not_ordered_by_class():
+    # five mated and five non-mated scores, all 0: no information.  Pooled (lidframe): every
+    # real score in one bin at the prior, max |LLR| 0, tag 0.  Ordered by class (ZEBRA): PAV
+    # splits the tie, the mated scores pool with the top pseudo pair, 6 : 1, log10 6.
+    assert max_abs_llr(np.zeros(5), np.zeros(5)) == 0.0
+    assert zebra_tag(max_abs_llr(np.zeros(5), np.zeros(5))) == "0"
+    assert zebra_max_abs_llr_log10(np.zeros(5), np.zeros(5)) == pytest.approx(math.log10(6.0))

@@ -1,0 +1,182 @@
+"""minDCF and actDCF (NIST SRE / SpeechBrain convention) against independent computations.
+
+* a brute force over every threshold, written here from the definition
+  DCF(t) = [C_miss P_target P_miss(t) + C_fa (1 - P_target) P_fa(t)] / min(C_miss P_target, C_fa (1 - P_target)),
+  P_miss(t) = share of mated scores <= t, P_fa(t) = share of non-mated scores > t;
+* the closed form of calibrated Gaussian LLRs, where the Bayes threshold is the best one;
+* SpeechBrain's ``speechbrain.utils.metric_stats.minDCF`` where speechbrain is importable
+  (its value is not normalised, and its thresholds leave out "accept every pair");
+* the binary view, the binned view (within its stated bounds) and ``evaluate``'s records.
+"""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+from scipy.stats import norm
+
+from lidframe import InputError, evaluate
+from lidframe.data.simulate import simulate_system
+from lidframe.metrics.binary_view import binary_summary
+from lidframe.metrics.binned import BinGrid, BinnedPairs, binned_summary
+from lidframe.metrics.detection import OperatingPoint, act_dcf, min_dcf
+
+# scores on a 1/4 grid (ties between and within classes) or continuous
+scores = st.one_of(st.integers(-20, 20).map(lambda k: k / 4), st.floats(-6.0, 6.0, width=64))
+score_arrays = st.integers(1, 40).flatmap(lambda n: arrays(np.float64, n, elements=scores))
+operating_points = st.builds(
+    OperatingPoint,
+    p_target=st.floats(0.001, 0.999),
+    c_miss=st.floats(0.1, 10.0),
+    c_fa=st.floats(0.1, 10.0),
+)
+
+
+def brute_force_costs(mated, non_mated, p_target, c_miss, c_fa):
+    """Normalised DCF at every threshold: below all scores, and at each distinct score."""
+    thresholds = [-math.inf, *sorted(set(mated.tolist()) | set(non_mated.tolist()))]
+    normaliser = min(c_miss * p_target, c_fa * (1 - p_target))
+    costs = []
+    for t in thresholds:
+        p_miss = sum(1 for m in mated if m <= t) / len(mated)
+        p_fa = sum(1 for n in non_mated if n > t) / len(non_mated)
+        costs.append((c_miss * p_target * p_miss + c_fa * (1 - p_target) * p_fa) / normaliser)
+    return costs
+
+
+@settings(max_examples=200)
+@given(score_arrays, score_arrays, operating_points)
+def test_min_dcf_is_the_brute_force_minimum_over_every_threshold(mated, non_mated, point):
+    want = min(brute_force_costs(mated, non_mated, point.p_target, point.c_miss, point.c_fa))
+    got = min_dcf(mated, non_mated, p_target=point.p_target, c_miss=point.c_miss, c_fa=point.c_fa)
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
+    assert 0.0 <= got <= 1.0 + 1e-12  # rejecting (or accepting) every pair costs 1
+
+
+@settings(max_examples=200)
+@given(score_arrays, score_arrays, operating_points)
+def test_act_dcf_is_the_cost_at_the_bayes_threshold(mated, non_mated, point):
+    p, c_miss, c_fa = point.p_target, point.c_miss, point.c_fa
+    threshold = -math.log(c_miss * p / (c_fa * (1 - p)))
+    p_miss = np.mean(mated <= threshold)
+    p_fa = np.mean(non_mated > threshold)
+    want = (c_miss * p * p_miss + c_fa * (1 - p) * p_fa) / min(c_miss * p, c_fa * (1 - p))
+    got = act_dcf(mated, non_mated, p_target=p, c_miss=c_miss, c_fa=c_fa)
+    assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
+    assert got >= min_dcf(mated, non_mated, p_target=p, c_miss=c_miss, c_fa=c_fa) - 1e-12
+
+
+@pytest.mark.parametrize("p_target, c_miss, c_fa", [(0.01, 1.0, 1.0), (0.05, 1.0, 1.0), (0.5, 1.0, 10.0)])
+def test_calibrated_gaussian_llrs_meet_the_closed_form(p_target, c_miss, c_fa):
+    """LLRs of N(+-d^2/2, d^2) are calibrated: actDCF = minDCF = the Bayes cost of the closed form."""
+    d = 2.5
+    rng = np.random.default_rng(7)
+    mated = rng.normal(d * d / 2, d, 200_000)
+    non_mated = rng.normal(-d * d / 2, d, 2_000_000)
+    threshold = math.log(c_fa * (1 - p_target) / (c_miss * p_target))
+    p_miss = norm.cdf((threshold - d * d / 2) / d)
+    p_fa = norm.sf((threshold + d * d / 2) / d)
+    want = (c_miss * p_target * p_miss + c_fa * (1 - p_target) * p_fa) / min(c_miss * p_target, c_fa * (1 - p_target))
+    point = {"p_target": p_target, "c_miss": c_miss, "c_fa": c_fa}
+    # sampling error: a few standard errors of the two rates
+    tolerance = 4 * math.sqrt(p_miss / mated.size) * c_miss * p_target / min(c_miss * p_target, c_fa * (1 - p_target))
+    tolerance += (
+        4 * math.sqrt(p_fa / non_mated.size) * c_fa * (1 - p_target) / min(c_miss * p_target, c_fa * (1 - p_target))
+    )
+    assert act_dcf(mated, non_mated, **point) == pytest.approx(want, abs=tolerance)
+    assert min_dcf(mated, non_mated, **point) == pytest.approx(want, abs=tolerance)
+
+
+def speechbrain_min_dcf():
+    metric_stats = pytest.importorskip(
+        "speechbrain.utils.metric_stats", reason="speechbrain is not installed (pip install speechbrain)"
+    )
+    return metric_stats.minDCF
+
+
+@settings(max_examples=60)
+@given(score_arrays, score_arrays, operating_points)
+def test_min_dcf_equals_speechbrain(mated, non_mated, point):
+    sb_min_dcf = speechbrain_min_dcf()
+    import torch
+
+    value, _ = sb_min_dcf(
+        torch.from_numpy(mated),
+        torch.from_numpy(non_mated),
+        c_miss=point.c_miss,
+        c_fa=point.c_fa,
+        p_target=point.p_target,
+    )
+    # SpeechBrain: not normalised, float32 rates, and no threshold below every score
+    accept_all = point.c_fa * (1 - point.p_target)
+    got = min_dcf(mated, non_mated, p_target=point.p_target, c_miss=point.c_miss, c_fa=point.c_fa)
+    assert got * point.normaliser == pytest.approx(min(value, accept_all), rel=1e-6, abs=1e-7)
+
+
+def test_speechbrain_doctest_value_and_defaults():
+    # SpeechBrain's minDCF docstring example: separable scores cost nothing
+    assert min_dcf([0.6, 0.7, 0.8, 0.5], [0.4, 0.3, 0.2, 0.1]) == 0.0
+    assert OperatingPoint().to_dict() == {"p_target": 0.01, "c_miss": 1.0, "c_fa": 1.0}
+    assert OperatingPoint().threshold == pytest.approx(math.log(99.0))
+
+
+@settings(max_examples=100)
+@given(score_arrays, score_arrays, operating_points)
+def test_binary_view_carries_both_costs(mated, non_mated, point):
+    view = binary_summary(mated, non_mated, operating_point=point)
+    kwargs = point.to_dict()
+    assert view["min_dcf"] == min_dcf(mated, non_mated, **kwargs)
+    assert view["act_dcf"] == act_dcf(mated, non_mated, **kwargs)
+
+
+@settings(max_examples=100)
+@given(score_arrays, score_arrays, operating_points, st.sampled_from([2, 7, 64, 4096]))
+def test_binned_costs_are_within_their_bounds(mated, non_mated, point, n_bins):
+    low, high = min(mated.min(), non_mated.min()), max(mated.max(), non_mated.max())
+    pairs = BinnedPairs(BinGrid.uniform(low, high, n_bins)).add(mated, non_mated)
+    binned = binned_summary(pairs, operating_point=point)
+    bounds = pairs.error_bounds(operating_point=point)
+    kwargs = point.to_dict()
+    exact_min, exact_act = min_dcf(mated, non_mated, **kwargs), act_dcf(mated, non_mated, **kwargs)
+    assert -1e-12 <= binned["min_dcf"] - exact_min <= bounds["min_dcf"] + 1e-12  # fewer thresholds: never lower
+    assert abs(binned["act_dcf"] - exact_act) <= bounds["act_dcf"] + 1e-12
+
+
+def test_evaluate_reports_the_costs_at_its_operating_point_and_round_trips_json():
+    dev, ev = simulate_system(leakage=0.5, seed=3)
+    point = OperatingPoint(p_target=0.05, c_miss=2.0)
+    default = evaluate(dev, ev).summary
+    chosen = evaluate(dev, ev, operating_point=point).summary
+    assert default.binary.operating_point == OperatingPoint()
+    assert chosen.binary.operating_point == point
+    assert default["binary_operating_point"] == {"p_target": 0.01, "c_miss": 1.0, "c_fa": 1.0}
+    record = json.loads(json.dumps(chosen.to_dict()))
+    assert record["binary_operating_point"] == {"p_target": 0.05, "c_miss": 2.0, "c_fa": 1.0}
+    assert record["min_dcf"] == chosen.binary.min_dcf and record["act_dcf"] == chosen.binary.act_dcf
+    assert 0.0 <= chosen.binary.min_dcf <= chosen.binary.act_dcf
+    skipped = evaluate(dev, ev, binary_metrics=False).summary
+    assert math.isnan(skipped["min_dcf"]) and skipped["binary_operating_point"] is None
+
+
+def test_bad_operating_points_are_refused_in_one_line():
+    for kwargs, match in (
+        ({"p_target": 0.0}, "p_target must be a probability"),
+        ({"p_target": 1.5}, "p_target must be a probability"),
+        ({"p_target": "0.01"}, "p_target must be a number"),
+        ({"c_miss": -1.0}, "c_miss must be a positive"),
+        ({"c_fa": math.inf}, "c_fa must be a positive"),
+        ({"c_fa": True}, "c_fa must be a number"),
+    ):
+        with pytest.raises(InputError, match=match):
+            OperatingPoint(**kwargs)
+    with pytest.raises(TypeError):
+        OperatingPoint(0.01)  # keyword-only
+    with pytest.raises(InputError, match="p_target must be a probability"):
+        min_dcf([1.0], [0.0], p_target=0.0)
+    dev, ev = simulate_system(leakage=0.5, seed=3)
+    with pytest.raises(InputError, match="operating_point must be a lidframe.metrics.detection.OperatingPoint"):
+        evaluate(dev, ev, operating_point={"p_target": 0.01})
