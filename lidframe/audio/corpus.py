@@ -352,8 +352,8 @@ def build_corpus(
     Returns
     -------
     dict
-        ``{"speakers": {split: [ids]}, "engines": {engine: count}, "utterances": n,
-        "synthesized": m}``: m of the n wav files were synthesized by this call, the others
+        ``{"speakers": {split: [ids]}, "engines": {engine: count}, "versions": {engine: version
+        text}, "utterances": n, "synthesized": m}``: m of the n wav files were synthesized by this call, the others
         were already there (a rerun reuses them).
 
     Raises
@@ -384,6 +384,7 @@ def build_corpus(
     return {
         "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
         "engines": plan.engines,
+        "versions": versions,
         "utterances": len(plan.work),
         "synthesized": synthesized,
     }

@@ -244,6 +244,8 @@ class _DemoRun:
     jobs: int
     progress: bool
     log: Callable[[str], object]
+    #: The attackers behind the scores, with their settings and checkpoints, for the report's provenance.
+    attackers: list = attrs.field(factory=list)
 
 
 def ge2e_unavailable() -> str | None:
@@ -323,13 +325,23 @@ def run_voice_demo(
     }
     _anonymise_systems(out, roots, seed=seed, jobs=jobs, progress=progress, log=log)
     scored: dict[str, dict[str, Path]] = {}
+    from lidframe.report import AttackerSettings
+
     for name in ECAPA_SYSTEMS:
         checkpoint = _train_system_attacker(run, name, roots[name], training_code=training_code, n_train=n_train)
         scored.update(_score_ecapa(run, name, roots[name], checkpoint))
+        run.attackers.append(
+            AttackerSettings.of(
+                f"{name}/ecapa",
+                {"model": "small ECAPA-TDNN", **SMALL_ECAPA, "epochs": run.epochs, **TRAINING, "seed": run.seed},
+                files={"checkpoint": checkpoint},
+            )
+        )
     if no_ge2e is None:
         scored.update(_score_ge2e(run, roots, training_code=training_code, n_train=n_train))
     log("[scores random] the random attacker (seeded random embeddings) on the plain speech")
     scored["random"] = _score_random(run)
+    run.attackers.append(AttackerSettings.of("random", {"embeddings": "seeded random", "seed": run.seed}))
     bootstrap = Bootstrap(n_boot=n_boot, unit="speaker", seed=seed)
     run.log(f"[evaluate] {len(rows)} rows: {CALIBRATOR} calibration on dev, LID on eval, {n_boot} speaker resamples")
     results: dict[str, Result] = {
@@ -492,10 +504,18 @@ def _score_ge2e(
     the system's anonymised speech; the semi-informed rung does the same with the encoder
     with its output layer adapted on the system's anonymised train speakers (:func:`_adapt_ge2e`).
     """
-    from lidframe.attackers.ge2e import Ge2e
+    from lidframe.attackers.ge2e import Ge2e, resemblyzer_weights
+    from lidframe.report import AttackerSettings
 
     cache = run.out / "embedding-cache"
     pretrained = Ge2e(device="cpu", cache_dir=cache, progress=run.progress)
+    run.attackers.append(
+        AttackerSettings.of(
+            "ge2e",
+            {"model": "pretrained GE2E (Resemblyzer's weights)", "device": "cpu"},
+            files={"weights": resemblyzer_weights()},
+        )
+    )
     plain = roots["plain"]
     run.log(
         f"[scores ge2e] the pretrained GE2E encoder: {sum(1 for p in VOICE_DEMO_SYSTEMS.values() if p)} systems x 2 rungs"
@@ -514,6 +534,13 @@ def _score_ge2e(
             continue
         checkpoint = _adapt_ge2e(run, name, root, training_code=training_code, n_train=n_train)
         adapted = Ge2e(device="cpu", checkpoint=checkpoint, cache_dir=cache, progress=run.progress)
+        run.attackers.append(
+            AttackerSettings.of(
+                f"{name}/ge2e semi-informed",
+                {"adapted": "output layer", **GE2E_ADAPTATION, "seed": run.seed},
+                files={"checkpoint": checkpoint},
+            )
+        )
         label = f"{name}/ge2e/semi-informed"
         run.log(f"[scores {label}] scoring with the adapted encoder")
         scored[label] = _score_both_splits(run, adapted, label, root, root)
@@ -613,7 +640,6 @@ def _write_outputs(
             *(rung.describe() for rung in SCENARIOS.values()),
         ],
         settings={
-            "command": "lidframe demo",
             "seed": run.seed,
             "epochs (small ECAPA)": run.epochs,
             "GE2E adaptation": "output layer, " + ", ".join(f"{k} {v}" for k, v in GE2E_ADAPTATION.items()),
@@ -626,6 +652,8 @@ def _write_outputs(
         systems=systems,
         ladder=list(rows),
         log=run.log,
+        attackers=run.attackers,
+        engines={engine: corpus["versions"].get(engine, "") for engine in corpus["engines"]},
     )
     from lidframe.report.lid_figures import save_lid_ccdf
 
