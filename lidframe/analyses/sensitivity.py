@@ -3,17 +3,18 @@
 LID is only as honest as the calibration that turns scores into LLRs, and every
 calibrator assumes something (affine in z, Gaussian classes, a beta shape, nothing but
 monotonicity).  :func:`sensitivity` runs the same dev/eval pair through several
-calibrators and reports, per metric, how far they disagree (``spread`` = max - min)
-and the *worst case*: the value most favourable to the attacker (highest disclosure,
-lowest cost) and which calibrator reaches it -- an auditor reports the attacker's best
-calibrator, since a real attacker is free to pick it.
+calibrators -- and, given several priors, through each calibrator under each prior --
+and reports, per metric, how far they disagree (``spread`` = max - min) and the *worst
+case*: the value most favourable to the attacker (highest disclosure, lowest cost) and
+the calibrator and prior that reach it -- an auditor reports the attacker's best
+calibrator and prior, since a real attacker is free to pick them.
 
 ``dev_logloss_bits`` is each fitted calibrator's multiclass cross-entropy on the dev
 rows, -mean log2 p(true speaker) under a uniform prior (= log2 N_dev - dev ALID): the
 1-to-N objective itself, comparable across calibrators; lower fits the dev task better.
 
-The result is a frozen :class:`SensitivityResult` record (one row per calibrator, the
-spread and worst case, and each calibrator's full ``Result``; ``to_dict()`` /
+The result is a frozen :class:`SensitivityResult` record (one row per calibrator and
+prior, the spread and worst case, and each row's full ``Result``; ``to_dict()`` /
 ``to_frame()``); :func:`lidframe.report.analysis_figures.plot_lid_ccdf` draws the LID
 distribution per calibrator.
 
@@ -27,14 +28,16 @@ metrics :data:`OPEN_SET_SENSITIVITY_METRICS` (ALID of the enrolled and of the ou
 trials, the enrolled trials' membership disclosure, the misattribution rate), with their
 spread and worst case (the highest: the attacker's best calibrator, or the worst harm).
 ``dev_logloss_bits`` stays the closed-set 1-to-N objective on the enrolled dev rows.  In
-the closed set rows, spread and worst case have no open-set key.
+the closed set rows, spread and worst case have no open-set key.  The priors of one
+analysis are all closed-set or all open-set: a worst case over both would compare ALIDs
+over different trials.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import numpy as np
@@ -43,7 +46,14 @@ from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
 from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
-from lidframe.registry import CalibratorLike, PriorLike, outside_of, resolve_calibrator, resolve_prior
+from lidframe.registry import (
+    CalibratorLike,
+    PriorLike,
+    describe_component,
+    outside_of,
+    resolve_calibrator,
+    resolve_prior,
+)
 
 __all__ = [
     "DEFAULT_CALIBRATORS",
@@ -122,6 +132,8 @@ class SensitivityRow(RowRecord):
     ----------
     calibrator : str
         The calibrator as given: its spec, or its class name for an instance.
+    prior : str
+        The prior as given: its spec, or its description for an instance.
     describe : str
         The fitted calibrator with its parameters.
     n_enrolled : int
@@ -151,6 +163,7 @@ class SensitivityRow(RowRecord):
     """
 
     calibrator: str
+    prior: str
     describe: str
     n_enrolled: int
     log2_n: float
@@ -175,20 +188,24 @@ class SensitivityResult(TableRecord):
     """Outcome of :func:`sensitivity`.
 
     ``to_dict()`` (JSON-able: ``rows``, ``spread``, ``worst_case``; NaN as None) and
-    ``to_frame()`` (one row per calibrator) come from
+    ``to_frame()`` (one row per calibrator and prior) come from
     :class:`~lidframe.data.records.TableRecord`.
 
     Attributes
     ----------
     rows : tuple of SensitivityRow
-        One per calibrator, in the order given.
+        One per calibrator and prior: the calibrators in the order given under the first
+        prior, then under the next.
     spread : dict
-        metric -> max - min over calibrators (NaN-aware); in the open set also of
+        metric -> max - min over the rows (NaN-aware); in the open set also of
         :data:`OPEN_SET_SENSITIVITY_METRICS`.
     worst_case : dict
-        metric -> ``{"value": v, "calibrator": spec}``, the attacker-favourable extreme.
+        metric -> ``{"value": v, "calibrator": spec, "prior": spec}``, the
+        attacker-favourable extreme and the calibrator and prior that reach it (None
+        for both when no row has the metric).
     results : dict
-        calibrator spec -> the full :class:`~lidframe.core.evaluation.Result`.
+        row label -> the full :class:`~lidframe.core.evaluation.Result`: the calibrator
+        spec, or ``"<calibrator> · <prior>"`` when the analysis has several priors.
     """
 
     rows: tuple[SensitivityRow, ...] = attrs.field(converter=as_rows)
@@ -197,19 +214,48 @@ class SensitivityResult(TableRecord):
     results: dict = attrs.field(metadata=OMIT_FROM_DICT)
 
     def lids(self) -> dict:
-        """calibrator spec -> LID bits of the eval trials that have one: the enrolled trials, every trial in the open set."""
+        """row label (as :attr:`results`) -> LID bits of the eval trials that have one: the enrolled trials, every trial in the open set."""
         return {spec: r.lid if r.outside > 0 else r.lid[~r.is_outsider] for spec, r in self.results.items()}
+
+    def priors(self) -> list[str]:
+        """The priors of the rows, as given, in order."""
+        return list(dict.fromkeys(r.prior for r in self.rows))
+
+
+def _prior_list(prior: str | PriorLike | Sequence[str | PriorLike]) -> list[str | PriorLike]:
+    """*prior* as a list: one spec or instance, or a sequence of them (at least one, unique, all closed or all open)."""
+    priors: list[str | PriorLike] = (
+        list(prior) if isinstance(prior, (list, tuple)) else [cast("str | PriorLike", prior)]
+    )
+    if not priors:
+        raise InputError("sensitivity needs at least one prior")
+    keys = [_prior_key(p) for p in priors]
+    if len(set(keys)) != len(keys):
+        raise InputError(f"priors repeated: {keys}")
+    open_set = [outside_of(resolve_prior(p)) != 0 for p in priors]
+    if any(open_set) and not all(open_set):
+        closed = [k for k, o in zip(keys, open_set) if not o]
+        opened = [k for k, o in zip(keys, open_set) if o]
+        raise InputError(
+            f"priors {opened} are open-set (outside > 0) and {closed} closed-set: a worst case over both would "
+            "compare disclosures over different trials; give priors of one kind"
+        )
+    return priors
+
+
+def _prior_key(prior: str | PriorLike) -> str:
+    return prior if isinstance(prior, str) else describe_component(prior)
 
 
 def sensitivity(
     dev: SetLike,
     eval: SetLike,
     calibrators: Sequence[str | CalibratorLike] = DEFAULT_CALIBRATORS,
-    prior: str | PriorLike = "uniform",
+    prior: str | PriorLike | Sequence[str | PriorLike] = "uniform",
     *,
     znorm_ddof: int = 1,
 ) -> SensitivityResult:
-    """Evaluate one dev/eval pair under several calibrators.
+    """Evaluate one dev/eval pair under several calibrators (and priors): rows, spread, worst case.
 
     Parameters
     ----------
@@ -217,14 +263,22 @@ def sensitivity(
         As for :func:`lidframe.core.evaluation`.
     calibrators : sequence of str or calibrator
         Specs (``"isotonic?laplace=false"``) or instances; at least one, unique.
-    prior : str or prior
-        Applied to every calibrator alike; with ``outside`` > 0 the evaluations are
-        open-set (module docstring).
+    prior : str or prior, or a sequence of them
+        Applied to every calibrator alike; given several (a list or tuple, unique), each
+        calibrator is evaluated under each, and the worst case is over both.  With
+        ``outside`` > 0 the evaluations are open-set (module docstring); the priors must
+        then all be.
     znorm_ddof : {0, 1}
 
     Returns
     -------
     SensitivityResult
+
+    Raises
+    ------
+    InputError
+        No calibrator or prior, one repeated, closed- and open-set priors mixed, or what
+        :func:`lidframe.evaluate` refuses.
     """
     dev = as_scoreset(dev, "dev")
     eval_set = as_scoreset(eval, "eval")
@@ -234,39 +288,50 @@ def sensitivity(
     keys = [c if isinstance(c, str) else type(c).__name__ for c in calibrators]
     if len(set(keys)) != len(keys):
         raise InputError(f"calibrators repeated: {keys}")
-    if tuple(calibrators) == DEFAULT_CALIBRATORS and outside_of(resolve_prior(prior)) != 0:
+    priors = _prior_list(prior)
+    if tuple(calibrators) == DEFAULT_CALIBRATORS and outside_of(resolve_prior(priors[0])) != 0:
         # the open set needs LLRs that are likelihood ratios: the default list leaves out those that are not
         keep = [getattr(resolve_calibrator(c), "absolute_llr", True) for c in calibrators]
         calibrators = [c for c, k in zip(calibrators, keep) if k]
         keys = [k for k, ok in zip(keys, keep) if ok]
     rows, results = [], {}
-    for key, spec in zip(keys, calibrators):
-        result = evaluate(dev, eval_set, calibrator=spec, prior=prior, znorm_ddof=znorm_ddof)
-        s = result.summary
-        measured = {k: s[k] for k in _SUMMARY_KEYS}
-        if s.open_set is not None:
-            o = s.open_set
-            measured.update(
-                alid_enrolled=o.enrolled.alid,
-                alid_outsider=math.nan if o.outsider is None else o.outsider.alid,
-                membership_enrolled=o.membership_enrolled.alid,
-                misattribution_rate=o.misattribution_rate,
+    for each_prior in priors:
+        prior_key = _prior_key(each_prior)
+        for key, spec in zip(keys, calibrators):
+            result = evaluate(dev, eval_set, calibrator=spec, prior=each_prior, znorm_ddof=znorm_ddof)
+            s = result.summary
+            measured = {k: s[k] for k in _SUMMARY_KEYS}
+            if s.open_set is not None:
+                o = s.open_set
+                measured.update(
+                    alid_enrolled=o.enrolled.alid,
+                    alid_outsider=math.nan if o.outsider is None else o.outsider.alid,
+                    membership_enrolled=o.membership_enrolled.alid,
+                    misattribution_rate=o.misattribution_rate,
+                )
+            logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
+            rows.append(
+                SensitivityRow(
+                    calibrator=key, prior=prior_key, describe=s["calibrator"], **measured, dev_logloss_bits=logloss
+                )
             )
-        logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
-        rows.append(SensitivityRow(calibrator=key, describe=s["calibrator"], **measured, dev_logloss_bits=logloss))
-        results[key] = result
+            results[key if len(priors) == 1 else f"{key} · {prior_key}"] = result
     spread: dict[str, float] = {}
     worst: dict[str, dict[str, Any]] = {}
     metrics = dict(SENSITIVITY_METRICS)
     if any(r.alid_enrolled is not None for r in rows):
         metrics.update(OPEN_SET_SENSITIVITY_METRICS)
     for metric, direction in metrics.items():
-        values = np.array([getattr(r, metric) for r in rows], dtype=np.float64)
+        values = np.array([_number(getattr(r, metric)) for r in rows], dtype=np.float64)
         if np.isnan(values).all():
             spread[metric] = float("nan")
-            worst[metric] = {"value": float("nan"), "calibrator": None}
+            worst[metric] = {"value": float("nan"), "calibrator": None, "prior": None}
             continue
         spread[metric] = float(np.nanmax(values) - np.nanmin(values))
         pick = int(np.nanargmax(values) if direction == "max" else np.nanargmin(values))
-        worst[metric] = {"value": float(values[pick]), "calibrator": keys[pick]}
+        worst[metric] = {"value": float(values[pick]), "calibrator": rows[pick].calibrator, "prior": rows[pick].prior}
     return SensitivityResult(rows=rows, spread=spread, worst_case=worst, results=results)
+
+
+def _number(value: float | None) -> float:
+    return math.nan if value is None else float(value)

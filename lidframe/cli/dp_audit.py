@@ -36,14 +36,24 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser("dp-audit", help="Gaussian speaker mechanism: measured EER/ALID vs the GDP bounds")
     parser.add_argument("--mu", required=True, help="mu value(s), comma-separated for a sweep")
     parser.add_argument("--clip", type=float, default=1.0, help="clipping norm U (default 1)")
-    parser.add_argument("--sensitivity", choices=("diameter", "radius"), default="diameter")
+    parser.add_argument(
+        "--sensitivity",
+        choices=("diameter", "radius"),
+        default="diameter",
+        help="sensitivity of the clipped embedding: diameter 2U (mu-GDP for any embeddings) or radius U (the "
+        "DP-Voxlet convention: mu-GDP only if no two clipped embeddings lie more than U apart); sigma = "
+        "sensitivity / mu (default diameter; docs/dp.md)",
+    )
     parser.add_argument("--anonymise-enrolment", action="store_true", help="release enrolment embeddings too")
     parser.add_argument("--calibrator", default="logistic", help="calibrator of the cosine attacker")
     parser.add_argument("--embeddings", help="embedding file (as for the precomputed attacker); default: simulated")
-    parser.add_argument("--dev-enrol", metavar="DIR")
-    parser.add_argument("--dev-trials", metavar="DIR")
-    parser.add_argument("--enrol", metavar="DIR")
-    parser.add_argument("--trials", metavar="DIR")
+    for flag, what in (
+        ("--dev-enrol", "the dev split's enrolment utterances"),
+        ("--dev-trials", "the dev split's trial utterances (they calibrate the cosine attacker)"),
+        ("--enrol", "the eval split's enrolment utterances"),
+        ("--trials", "the eval split's trial utterances (audited)"),
+    ):
+        parser.add_argument(flag, metavar="DIR", help=f"Kaldi data dir of {what}; with --embeddings")
     add_bootstrap_arguments(parser, _defaults(), switch=False, unit=False, method=False)
     add_output_arguments(parser, json="write the audit rows as JSON", plot="write the audit plot")
     parser.add_argument(
@@ -131,17 +141,30 @@ def _splits(args: argparse.Namespace) -> tuple[EmbeddingSplit, EmbeddingSplit, s
     return dev, ev, str(args.embeddings), input_files
 
 
-def _print_audit(result: DPAuditResult, args: argparse.Namespace, source: str) -> None:
-    """The audit's settings, one table line per mu, and whether the bounds were checked."""
+#: The console table's header.
+_CONSOLE_HEADER = ("mu", "sigma", "EERbound", "bayesEER", "cosEER", "MIbound", "bayesALID", "cosALID", "bayesMax",
+                   "cosMax", "check")  # fmt: skip
+#: What the console says under its table: which bound bounds what.
+BOUNDS_NOTE = (
+    "EERbound = Phi(-mu/2), the lowest EER of any attacker; MIbound = mu^2/(2 ln 2) bits, the mutual-information "
+    "bound, which bounds ALID (the average disclosure), not LIDmax"
+)
+
+
+def _interval(low: float, high: float) -> str:
+    return f"[{low:.3f}, {high:.3f}]"
+
+
+def _print_audit(result: DPAuditResult, args: argparse.Namespace, source: str, bootstrap: Bootstrap) -> None:
+    """The audit's settings, one table line per mu, the intervals it announces, and whether the bounds were checked."""
     rows = result.rows
     print(f"Gaussian speaker mechanism audit on {source}")
     print(
         f"clip U = {args.clip:g}, sensitivity {args.sensitivity}, enrolment "
         f"{'released through the mechanism' if args.anonymise_enrolment else 'clean (clipped)'}; "
-        f"N = {rows[0].n_enrolled} (log2 N = {rows[0].log2_n:.2f}); {args.bootstrap_level:.0%} bootstrap intervals"
+        f"N = {rows[0].n_enrolled} (log2 N = {rows[0].log2_n:.2f})"
     )
-    header = ["mu", "sigma", "EERbound", "bayesEER", "cosEER", "MIbound", "bayesALID", "cosALID", "bayesMax", "cosMax",
-              "check"]  # fmt: skip
+    header = list(_CONSOLE_HEADER)
     body = [
         [f"{r.mu:.2f}", f"{r.sigma:.3f}", f"{r.eer_bound:.3f}", f"{r.bayes.eer:.3f}",
          f"{r.cosine.eer:.3f}", f"{r.mi_bound_bits:.3f}", f"{r.bayes.alid:.3f}", f"{r.cosine.alid:.3f}",
@@ -149,7 +172,33 @@ def _print_audit(result: DPAuditResult, args: argparse.Namespace, source: str) -
         for r in rows
     ]  # fmt: skip
     print(text_table(header, body))
+    print(BOUNDS_NOTE + ".")
+    print(
+        f"\n{bootstrap.level:.0%} bootstrap intervals ({bootstrap.method}, {bootstrap.n_boot} resamples of "
+        f"{bootstrap.unit}s, seed {bootstrap.seed}):"
+    )
+    intervals = [
+        [f"{r.mu:.2f}", _interval(*r.bayes.eer_ci), _interval(*r.cosine.eer_ci),
+         _interval(*r.bayes.alid_ci), _interval(*r.cosine.alid_ci)]
+        for r in rows
+    ]  # fmt: skip
+    print(text_table(["mu", "bayesEER", "cosEER", "bayesALID", "cosALID"], intervals))
     print(f"bounds {'checked' if rows[0].alid_bound_applies else 'NOT checked'}: {rows[0].bounds_reason}")
+
+
+#: The binary-metrics setting of every cell of the audit's page.
+_BINARY_METRICS = "skipped: the audit measures the pairwise EER and LID only (no Cllr)"
+
+
+def _bayes_fit() -> dict:
+    """The calibrator record of the Bayes attacker: identity, no parameter, nothing fitted.
+
+    Its scores are the mechanism's exact log-likelihoods and are used as they are; the
+    record has the layout of a fitted calibrator's ``to_dict()`` (class, params, fitted).
+    """
+    from lidframe.registry import entries
+
+    return {"calibrator": entries("calibrator")["identity"].target, "params": {}, "fitted": {}}
 
 
 def _audit_report(
@@ -159,11 +208,17 @@ def _audit_report(
     source: str,
     bootstrap: Bootstrap,
     input_files: dict[str, str | Path],
+    splits: tuple[EmbeddingSplit, EmbeddingSplit],
 ) -> Report:
-    """The ``--report`` of the audit, with the command's settings."""
+    """The ``--report`` of the audit, with the command's settings and every cell's settings filled in.
+
+    ``report_from_dp_audit`` knows the audit's rows only; the splits' sizes, the z-norm
+    of each attacker, the binary metrics left out and the interval settings come from here
+    (:func:`_filled_settings`), so that the page has no empty setting.
+    """
     from lidframe.report import report_from_dp_audit
 
-    return report_from_dp_audit(
+    report = report_from_dp_audit(
         result,
         calibrator=args.calibrator,
         ci_level=bootstrap.level,
@@ -180,8 +235,44 @@ def _audit_report(
             "--calibrator (cosine attacker)": args.calibrator,
             "intervals": f"level {bootstrap.level:g}, {bootstrap.method}, {bootstrap.n_boot} resamples of "
             f"{bootstrap.unit}s, seed {bootstrap.seed}",
+            "--seed": f"{args.seed} (the mechanism's noise: mu number i uses seed + i; the intervals"
+            + ("; the simulated embeddings)" if not args.embeddings else ")"),
+            "bounds": BOUNDS_NOTE,
         },
     )
+    return _filled_settings(report, *splits, bootstrap)
+
+
+def _filled_settings(report: Report, dev: EmbeddingSplit, ev: EmbeddingSplit, bootstrap: Bootstrap) -> Report:
+    """*report* with each cell's settings filled from the audit's splits and interval settings.
+
+    The cosine attacker fits its calibrator on the dev split's trials (z-norm ddof 1, the
+    default of :func:`lidframe.evaluate`, which the audit calls); the Bayes attacker reads
+    its exact log-likelihoods with the identity calibrator, so it fits nothing (no dev
+    trials, raw scores).  Every trial's speaker is enrolled (the audit refuses others).
+    """
+    import attrs
+
+    attacker_of = {s.label: s.attacker for s in report.systems}
+    filled = []
+    for settings in report.provenance.systems:
+        bayes = attacker_of.get(settings.label) == "bayes"
+        filled.append(
+            attrs.evolve(
+                settings,
+                znorm_ddof=None if bayes else 1,
+                calibrator_fit=_bayes_fit() if bayes else settings.calibrator_fit,
+                n_dev_enrolled_trials=0 if bayes else len(dev.trial_ids),
+                n_dev_enrolled=0 if bayes else len(dev.enrol),
+                n_dev_outsider_trials=0,
+                n_eval_enrolled_trials=len(ev.trial_ids),
+                n_eval_enrolled=len(ev.enrol),
+                n_eval_outsider_trials=0,
+                binary_metrics=_BINARY_METRICS,
+                bootstrap=bootstrap.to_dict(),
+            )
+        )
+    return attrs.evolve(report, provenance=attrs.evolve(report.provenance, systems=filled))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -211,8 +302,8 @@ def run(args: argparse.Namespace) -> int:
         bootstrap=bootstrap,
         seed=args.seed,
     )
-    _print_audit(result, args, source)
-    report = None if report_out is None else _audit_report(result, args, mus, source, bootstrap, input_files)
+    _print_audit(result, args, source, bootstrap)
+    report = None if report_out is None else _audit_report(result, args, mus, source, bootstrap, input_files, (dev, ev))
     with staged_outputs():  # every file or, on an error, none
         if json_out is not None:
             write_json(json_out, result.to_dict())

@@ -1,4 +1,13 @@
-"""``lidframe evaluate``: LID of an eval set, calibrated on a dev set, as a table, JSON, per-trial CSV and report.html."""
+"""``lidframe evaluate``: LID of an eval set, calibrated on a dev set, as a table, JSON, per-trial CSV and report.html.
+
+With ``--report DIR`` the headline carries speaker-bootstrap intervals by default (as if
+``--bootstrap`` were given) when the eval set has at least :data:`REPORT_BOOTSTRAP_MIN_UNITS`
+speakers with trials; with fewer, the console and the page say why there are none.
+``--bootstrap`` computes them anyway, ``--no-bootstrap`` never.  ``--name`` names the
+system (default the eval file's stem) and ``--attacker`` the attacker that made the
+scores (a name, or a spec ``NAME?key=value&...`` whose settings and checkpoint the page
+shows, the checkpoint with its digest).
+"""
 
 from __future__ import annotations
 
@@ -20,6 +29,7 @@ from lidframe.cli.options import (
     check_output_paths,
 )
 from lidframe.cli.table import format_table, format_value, text_table
+from lidframe.errors import InputError
 
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
@@ -28,10 +38,24 @@ if TYPE_CHECKING:
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["register", "run", "format_interval_table", "format_open_set", "misattribution_threshold"]
+__all__ = [
+    "register",
+    "run",
+    "format_interval_table",
+    "format_open_set",
+    "misattribution_threshold",
+    "REPORT_BOOTSTRAP_MIN_UNITS",
+]
+
+#: The fewest resampling units (speakers; trials with ``--bootstrap-unit trial``) with which ``--report``
+#: computes intervals by default: a bootstrap over fewer draws too few units for its intervals to mean
+#: much.  ``--bootstrap`` computes them anyway.
+REPORT_BOOTSTRAP_MIN_UNITS = 10
 
 # an eval embedding set with at least this many pairs shows progress on a terminal
 _PROGRESS_PAIRS = 1 << 30
+#: The binary view's detection costs, printed where the summary has them: (key, name).
+_DCF_NAMES = (("min_dcf", "minDCF"), ("act_dcf", "actDCF"))
 
 _INTERVAL_NAMES = {
     "alid": "ALID",
@@ -108,8 +132,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--report",
         metavar="DIR",
-        help="write DIR/report.html, the audit report: headline, per-speaker table, figures, settings and "
-        "input digests (DIR is made if missing; needs jinja2 and matplotlib)",
+        help="write DIR/report.html, the audit report: headline with speaker-bootstrap intervals (by default, "
+        f"from {REPORT_BOOTSTRAP_MIN_UNITS} speakers), per-speaker table, figures, settings, provenance and input "
+        "digests (DIR is made if missing; needs jinja2 and matplotlib)",
+    )
+    parser.add_argument(
+        "--name",
+        metavar="NAME",
+        help="the system's name in the table and the report (default the --eval file's stem)",
+    )
+    parser.add_argument(
+        "--attacker",
+        metavar="SPEC",
+        help="the attacker that made the scores, for the report: a name, or a spec NAME?key=value&... "
+        "(lidframe score's --attacker) whose settings the report shows, a file one names (checkpoint=...) "
+        "with its SHA-256",
     )
     parser.add_argument(
         "--misattribution-threshold",
@@ -121,7 +158,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "always reported)",
     )
     add_bootstrap_arguments(parser)
-    parser.set_defaults(run=run)
+    parser.add_argument(
+        "--no-bootstrap",
+        dest="bootstrap",
+        action="store_false",
+        help="no intervals, not even the ones --report computes by default",
+    )
+    parser.set_defaults(run=run, bootstrap=None)  # None: --report decides (intervals by default)
 
 
 def format_interval_table(summary: Mapping[str, Any]) -> str:
@@ -210,24 +253,84 @@ class _Outputs:
         return cls(json_out, per_trial_out, per_speaker_out, report_out)
 
 
+@attrs.frozen
+class _Intervals:
+    """The intervals of a run: the bootstrap (None: none), how it was chosen, and why there are none."""
+
+    bootstrap: Bootstrap | None
+    how: str
+    why_none: str | None = None
+
+
+def _intervals(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet) -> _Intervals:
+    """``--bootstrap``, ``--no-bootstrap``, or (neither) intervals by default with ``--report`` on a large enough set."""
+    if args.bootstrap:
+        return _Intervals(bootstrap_from_args(args), "--bootstrap")
+    if args.bootstrap is False:
+        return _Intervals(None, "--no-bootstrap", "--no-bootstrap given")
+    if args.report is None:
+        return _Intervals(None, "no --bootstrap")
+    bootstrap = bootstrap_from_args(args)
+    if bootstrap.unit == "speaker":
+        enrolled = {str(s) for s in eval_set.enrolled}
+        units = len({str(s) for s in eval_set.trial_speakers if str(s) in enrolled})
+    else:
+        units = int(eval_set.n_trials)
+    if units < REPORT_BOOTSTRAP_MIN_UNITS:
+        why = (
+            f"the eval set has {units} {bootstrap.unit}{'' if units == 1 else 's'} with trials, too few for a "
+            f"{bootstrap.unit} bootstrap to mean much (--report computes one from {REPORT_BOOTSTRAP_MIN_UNITS}; "
+            "--bootstrap computes it anyway)"
+        )
+        return _Intervals(None, "none", why)
+    return _Intervals(bootstrap, "--report's default")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``lidframe evaluate`` on the parsed *args*; the exit status."""
     from lidframe.analyses.per_speaker import per_speaker
     from lidframe.data.embedset import load_set
 
     outputs = _Outputs.check(args)
+    system_name(args)  # a bad --name or --attacker: one line, before any work
+    attacker = _attacker(args)
     eval_set = load_set(args.eval)
-    bootstrap = bootstrap_from_args(args) if args.bootstrap else None
+    intervals = _intervals(args, eval_set)
+    bootstrap = intervals.bootstrap
     result = _evaluate(args, eval_set, bootstrap)
-    _print_result(args, result.summary)
+    _print_result(args, result.summary, intervals)
     speakers = None
     if outputs.per_speaker is not None or outputs.report is not None:
         speakers = per_speaker(result, bootstrap=bootstrap)
-    report = None if outputs.report is None else _report(args, result, speakers, bootstrap)
+    report = None if outputs.report is None else _report(args, result, speakers, intervals, attacker)
     _write_outputs(outputs, result, speakers, report)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
     return 0
+
+
+def system_name(args: argparse.Namespace) -> str:
+    """``--name``, or the ``--eval`` file's stem: the system's name in the table and the report."""
+    if args.name is None:
+        return Path(args.eval).stem
+    if not args.name.strip():
+        raise InputError("--name: give the system a non-empty name")
+    return args.name.strip()
+
+
+def _attacker(args: argparse.Namespace) -> str | None:
+    """``--attacker``, checked before any work: a spec must read ``NAME?key=value&...``."""
+    if args.attacker is None:
+        return None
+    from lidframe.registry.coercion import split_query
+
+    try:
+        name, _ = split_query(args.attacker)
+    except InputError as exc:
+        raise InputError(f"--attacker: {exc}") from None
+    if not name.strip():
+        raise InputError(f"--attacker {args.attacker!r}: give the attacker's name before any ?key=value")
+    return args.attacker
 
 
 def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, bootstrap: Bootstrap | None) -> Result:
@@ -257,8 +360,8 @@ def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, boots
     )
 
 
-def _print_result(args: argparse.Namespace, s: Any) -> None:
-    """Print the inputs and settings behind the summary *s*, its table, the other metrics and (``--bootstrap``) intervals.
+def _print_result(args: argparse.Namespace, s: Any, intervals: _Intervals | None = None) -> None:
+    """Print the inputs and settings behind the summary *s*, its table, the other metrics and its intervals.
 
     In the open set (``s["open_set"]``) also the open-set section (:func:`format_open_set`);
     the closed-set output is as it always was.
@@ -275,6 +378,8 @@ def _print_result(args: argparse.Namespace, s: Any) -> None:
     )
     znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
     print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")
+    if args.attacker is not None:
+        print(f"attacker: {args.attacker}")
     if "engine" in s:
         _print_engine(s)
     if open_set:
@@ -287,19 +392,24 @@ def _print_result(args: argparse.Namespace, s: Any) -> None:
     else:
         print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
     print()
-    print(format_table([(Path(args.eval).stem, s)]))
+    print(format_table([(system_name(args), s)]))
+    dcf = "".join(f"   {title} {s[key]:.3f}" for key, title in _DCF_NAMES if s.get(key) is not None)
     print(
         f"\nrank-1 rate {s['rank1_rate']:.3f}   rank disclosure {s['rank_disclosure_bits']:.3f} bit   "
         f"multiclass Cllr {s['cllr_mc']:.3f} bit   EER(threshold) {s['eer_threshold']:.3f}   "
         f"ZEBRA D_ECE {s['dece_bits']:.3f} bit, max|LLR| {s['max_abs_llr_log10']:.2f} ({s['zebra_tag']})   "
-        f"D_sys {s['dsys']:.3f}"
+        f"D_sys {s['dsys']:.3f}{dcf}"
     )
     if open_set:
         print()
         print(format_open_set(s))
-    if args.bootstrap:
+    if s.get("bootstrap"):
         print()
+        if intervals is not None and intervals.how == "--report's default":
+            print("(intervals computed for --report by default; --no-bootstrap skips them)")
         print(format_interval_table(s))
+    elif intervals is not None and intervals.why_none is not None and intervals.how == "none":
+        print(f"\nno intervals: {intervals.why_none}")
 
 
 def _print_engine(s: Any) -> None:
@@ -339,29 +449,36 @@ def _write_outputs(outputs: _Outputs, result: Result, speakers: Any, report: Rep
             write_report(outputs.report, report, make_folder=True)
 
 
-def _report(args: argparse.Namespace, result, speakers, bootstrap):
+def _report(args: argparse.Namespace, result, speakers, intervals: _Intervals, attacker: str | None):
     """The report of this run: the Result and its per-speaker table, the input files and the flags behind them."""
     from lidframe.registry import spec_inputs
-    from lidframe.report import report_from_results
+    from lidframe.report import AttackerSettings, command_line, report_from_results
 
-    label = Path(args.eval).stem
+    bootstrap = intervals.bootstrap
+    label = system_name(args)
     inputs: dict[str, str | Path] = {"dev": args.dev, "eval": args.eval}
     for kind, spec in (("calibrator", args.calibrator), ("prior", args.prior)):
         files = spec_inputs(kind, spec).files
         for k, path in enumerate(files, start=1):
             inputs[f"{kind} file" + (f" {k}" if len(files) > 1 else "")] = path
     s = result.summary
+    if bootstrap is not None:
+        shown = f"{intervals.how}: {_bootstrap_text(bootstrap)}"
+    else:
+        shown = f"none: {intervals.why_none}" if intervals.why_none else "none (no --bootstrap)"
     settings = {
-        "command": "lidframe evaluate",
         "--calibrator": args.calibrator,
         "--prior": args.prior,
         "--znorm-ddof": args.znorm_ddof,
         **({"--misattribution-threshold": args.misattribution_threshold} if s.get("open_set") else {}),
         "binary metrics": s.get("binary_metrics", "computed"),
-        "intervals": "none (no --bootstrap)" if bootstrap is None else f"--bootstrap: {_bootstrap_text(bootstrap)}",
+        "intervals": shown,
     }
     if bootstrap is not None:
-        settings["per-speaker intervals"] = "resampling each speaker's own trials (unit trial), same n_boot and seed"
+        note = getattr(speakers, "interval_note", None) if speakers is not None else None
+        settings["per-speaker intervals"] = note or (
+            "resampling each speaker's own trials (unit trial), same n_boot and seed"
+        )
     if "engine" in s:
         settings["engine"] = ", ".join(f"{k} {v}" for k, v in s["engine"].items())
     return report_from_results(
@@ -370,6 +487,9 @@ def _report(args: argparse.Namespace, result, speakers, bootstrap):
         inputs=inputs,
         settings=settings,
         notes=[f"lidframe evaluate of {args.eval}, calibrated on {args.dev}."],
+        command=command_line(getattr(args, "argv", None)),
+        attackers=[] if attacker is None else [AttackerSettings.from_spec(attacker)],
+        no_intervals={label: intervals.why_none} if intervals.why_none else None,
     )
 
 

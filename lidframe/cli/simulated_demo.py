@@ -16,6 +16,8 @@ Each system is evaluated twice with the logistic calibrator: in the closed set (
 prior, outsider trials left out: the table's first columns) and in the open set
 (:data:`DEMO_OPEN_SET_PRIOR`, :mod:`lidframe.core.openset`: the columns ``outALID``, the
 outsider trials' mean membership disclosure, and ``misattr``, their misattribution rate).
+The closed-set evaluations carry speaker-bootstrap intervals (:data:`DEMO_BOOTSTRAP`),
+which the report's headlines show.
 """
 
 from __future__ import annotations
@@ -29,16 +31,18 @@ from lidframe.core.evaluation import Result, evaluate
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
 from lidframe.data.simulate import simulate_system
+from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from lidframe.report import LadderEntry, Report
+    from lidframe.report import AttackerSettings, LadderEntry, Report
 
 __all__ = [
     "DEMO_OPEN_SET_PRIOR",
     "DEMO_OUTSIDERS",
     "DEMO_SYSTEMS",
+    "DEMO_BOOTSTRAP",
     "OPEN_SET_COLUMNS",
     "PER_TRIAL_FILE",
     "format_demo_table",
@@ -62,6 +66,8 @@ DEMO_SYSTEMS = {
 }
 #: The prior of the demo's open-set evaluation: uniform over the enrolled, π_∅ = 0.2.
 DEMO_OPEN_SET_PRIOR = "uniform?outside=0.2"
+#: The intervals of the closed-set headlines: the library's defaults (1000 resamples of speakers, 95 %, BCa, seed 0).
+DEMO_BOOTSTRAP = Bootstrap()
 #: The demo table's open-set columns: (header, what it holds, format), after :data:`~lidframe.cli.table.SUMMARY_COLUMNS`.
 OPEN_SET_COLUMNS = (
     ("outALID", "mean membership disclosure of the outsider trials (bits), summary.open_set.outsider.alid", ".3f"),
@@ -100,6 +106,9 @@ def write_demo_outputs(
     systems: Mapping[str, str] | None = None,
     ladder: Sequence[LadderEntry] | None = None,
     log: Callable[[str], object] = print,
+    command: str | None = None,
+    attackers: Sequence[AttackerSettings] = (),
+    engines: Mapping[str, str] | None = None,
 ) -> Path | None:
     """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
 
@@ -128,6 +137,14 @@ def write_demo_outputs(
         ladder"; :func:`lidframe.report.report_from_results`).
     log : callable
         Told when the report cannot be rendered here (jinja2 or matplotlib missing).
+    command : str, optional
+        The command line, shell-quoted (:func:`lidframe.report.command_line`); default
+        this process's.
+    attackers : sequence of AttackerSettings
+        The attackers that scored, with their settings and checkpoints (the report's
+        provenance: a table each, the checkpoints digested).
+    engines : mapping of str to str, optional
+        Speech engine -> version, of the synthesis behind the audio (the real-voice demo).
 
     Returns
     -------
@@ -146,7 +163,16 @@ def write_demo_outputs(
     report = None
     if unavailable is None:
         report = _demo_report(
-            results, title=title, systems=systems, inputs=inputs, settings=settings, notes=notes, ladder=ladder
+            results,
+            title=title,
+            systems=systems,
+            inputs=inputs,
+            settings=settings,
+            notes=notes,
+            ladder=ladder,
+            command=command,
+            attackers=attackers,
+            engines=engines,
         )
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
     with staged_outputs():  # every file or, on an error, none
@@ -197,6 +223,9 @@ def _demo_report(
     settings: Mapping[str, Any],
     notes: list[str],
     ladder: Sequence[LadderEntry] | None = None,
+    command: str | None = None,
+    attackers: Sequence[AttackerSettings] = (),
+    engines: Mapping[str, str] | None = None,
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -211,6 +240,9 @@ def _demo_report(
         settings=settings,
         notes=notes,
         ladder=ladder,
+        command=command,
+        attackers=attackers,
+        engines=engines,
     )
 
 
@@ -248,7 +280,11 @@ def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summ
 
 
 def run_demo(
-    out_dir: StrPath | None = None, *, seed: int = 0, log: Callable[[str], object] = print
+    out_dir: StrPath | None = None,
+    *,
+    seed: int = 0,
+    log: Callable[[str], object] = print,
+    command: str | None = None,
 ) -> tuple[str, dict]:
     """Simulate, evaluate (closed and open set) and tabulate the demo systems.
 
@@ -263,6 +299,8 @@ def run_demo(
         Seed of the simulation (the table is a deterministic function of it).
     log : callable
         Told when ``report.html`` cannot be rendered here.
+    command : str, optional
+        The command line for the report's provenance (default this process's).
 
     Returns
     -------
@@ -270,7 +308,7 @@ def run_demo(
         The comparison table (:func:`format_demo_table`).
     record : dict
         What ``summary.json`` holds: ``seed``; ``systems``, system -> the closed-set
-        ``Result.to_dict()``; ``open_set``, with the ``prior`` (:data:`DEMO_OPEN_SET_PRIOR`)
+        ``Result.to_dict()`` (with the intervals of :data:`DEMO_BOOTSTRAP`); ``open_set``, with the ``prior`` (:data:`DEMO_OPEN_SET_PRIOR`)
         and ``systems``, system -> the open-set ``Result.to_dict()``.
     """
     out = None if out_dir is None else check_output_dir(out_dir, "--out")
@@ -279,7 +317,7 @@ def run_demo(
     sets = {}
     for offset, (name, params) in enumerate(DEMO_SYSTEMS.items()):
         dev, ev = simulate_system(seed=seed * 1000 + offset, **params)
-        results[name] = evaluate(dev, ev)
+        results[name] = evaluate(dev, ev, bootstrap=DEMO_BOOTSTRAP)
         open_results[name] = evaluate(dev, ev, prior=DEMO_OPEN_SET_PRIOR)
         sets[name] = (dev, ev)
     table = format_demo_table(
@@ -309,12 +347,25 @@ def run_demo(
                 f"under the prior {DEMO_OPEN_SET_PRIOR} (docs/openset.md); see docs/quickstart.md."
             ],
             settings={
-                "command": "lidframe demo --simulated",
                 "seed": seed,
                 "calibrator": "logistic",
                 "prior": "uniform",
+                "intervals": f"{DEMO_BOOTSTRAP.n_boot} resamples of speakers, {DEMO_BOOTSTRAP.level:.0%}, "
+                f"{DEMO_BOOTSTRAP.method}, seed {DEMO_BOOTSTRAP.seed}",
                 "open set (summary.json's open_set)": DEMO_OPEN_SET_PRIOR,
             },
             log=log,
+            command=command,
+            attackers=[_simulated_attacker()],
         )
     return table, record
+
+
+def _simulated_attacker() -> AttackerSettings:
+    """The demo's "attacker": scores drawn from the generative model, its parameters per system."""
+    from lidframe.report import AttackerSettings
+
+    settings = {"scores": "simulated by lidframe.data.simulate.simulate_system (no audio, no model)"}
+    for name, params in DEMO_SYSTEMS.items():
+        settings[name] = ", ".join(f"{key} {value:g}" for key, value in params.items())
+    return AttackerSettings.of("simulated", settings)

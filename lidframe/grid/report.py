@@ -34,8 +34,11 @@
     ALID and LIDmax per calibrator and system.
 ``report.html``
     the audit report of the grid (:func:`lidframe.report.report_from_grid`): headlines,
-    the sortable comparison, the figures above as inline SVG, provenance with the
-    digests of the store and of every per-trial file read.
+    the sortable comparison, the figures above as inline SVG, per system the per-speaker
+    table and dot plot of its first cell (:func:`with_per_speaker`, the same
+    :func:`lidframe.analyses.per_speaker.per_speaker` as ``lidframe evaluate --report``'s,
+    with within-speaker intervals), provenance with the digests of the store and of every
+    per-trial file read.
 
 The two overview figures are drawn by :mod:`lidframe.report.figures`, the same code that
 draws them in ``report.html``.
@@ -77,8 +80,10 @@ from lidframe.grid.records import NONE, FinishedCell
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.analyses.per_speaker import PerSpeakerResult
     from lidframe.grid.freshness import Freshness
     from lidframe.report.model import Report
+    from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = [
     "load_results",
@@ -90,6 +95,9 @@ __all__ = [
     "markdown_cell",
     "scenario_rows",
     "SCENARIO_COLUMNS",
+    "SCENARIO_CODES",
+    "cell_per_speaker",
+    "with_per_speaker",
 ]
 
 _KEYS = list(store.KEYS)
@@ -256,9 +264,14 @@ def scenario_rows(names: Sequence[str]) -> list[tuple[str, str, str, str, str]]:
     ]
 
 
+#: What a scenario's code means, said wherever the codes appear (the comparison headings, the page).
+SCENARIO_CODES = (
+    "A code names the enrolment speech, then the trial speech, o original and a anonymised: "
+    "o-a is original enrolment, anonymised trials; a-a is anonymised enrolment, anonymised trials."
+)
 #: What the scenario table says under it.
 _SCENARIO_NOTE = (
-    "Each split is scored the scenario's way: dev (which fits the calibrator) as well as eval; "
+    f"{SCENARIO_CODES} Each split is scored the scenario's way: dev (which fits the calibrator) as well as eval; "
     "an attacker that has no model (random, precomputed) scores as it is in every scenario."
 )
 
@@ -529,10 +542,15 @@ def _figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str]:
 
 
 def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
-    """Measured EER, ALID and LIDmax against mu per system, with the GDP bound curves."""
+    """Measured EER, ALID and LIDmax against mu per system, with the GDP bound curves.
+
+    Each system and attacker has one colour and marker in both panels (ALID solid, LIDmax
+    dashed with hollow marks); the legend says the mutual-information bound is on ALID.
+    """
     from lidframe.privacy.mechanism import gdp_eer_bound, gdp_mi_bound_bits
     from lidframe.registry import parse_spec
-    from lidframe.report.plotting import pyplot, save_figure
+    from lidframe.report.analysis_figures import MI_BOUND_LABEL
+    from lidframe.report.plotting import curve_styles, pyplot, save_figure
 
     plt = pyplot()
     part = frame[
@@ -544,15 +562,21 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     part["mu"] = [float(parse_spec(m)[1]["mu"]) for m in part["mechanism"]]
     grid = np.linspace(part["mu"].min() * 0.8, part["mu"].max() * 1.1, 200)
     fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
-    left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2)")
-    right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label="MI bound")
+    left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2) on EER")
+    right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label=MI_BOUND_LABEL)
     if "scenario" in part.columns:  # a system in each scenario is its own line
         part["system"] = [s if c == NONE else f"{s} ({c})" for s, c in zip(part["system"], part["scenario"])]
-    for (system, attacker), rows in part.groupby(["system", "attacker"], sort=True):
+    groups = list(part.groupby(["system", "attacker"], sort=True))
+    styles = curve_styles([f"{system} / {attacker}" for (system, attacker), _ in groups])
+    for (system, attacker), rows in groups:  # one colour and marker per system and attacker, in both panels
         rows = rows.sort_values("mu")
-        left.plot(rows["mu"], rows["eer"], marker="o", label=f"{system} / {attacker}")
-        right.plot(rows["mu"], rows["alid"], marker="o", label=f"{system} ALID")
-        right.plot(rows["mu"], rows["lid_max"], marker="^", ls="--", label=f"{system} LIDmax")
+        name = f"{system} / {attacker}"
+        colour, marker = styles[name]["color"], styles[name]["marker"]
+        left.plot(rows["mu"], rows["eer"], color=colour, marker=marker, label=name)
+        right.plot(rows["mu"], rows["alid"], color=colour, marker=marker, label=f"{name} ALID")
+        right.plot(
+            rows["mu"], rows["lid_max"], color=colour, marker=marker, mfc="white", ls="--", label=f"{name} LIDmax"
+        )
     left.set_xlabel("mu")
     left.set_ylabel("EER")
     right.set_xlabel("mu")
@@ -564,6 +588,193 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
     fig.suptitle(f"Gaussian speaker mechanism in the grid ({part['calibrator'].iloc[0]}, {part['prior'].iloc[0]})")
     fig.tight_layout()
     save_figure(fig, path)
+
+
+# ------------------------------------------------------------------ per speaker
+#: The arrays of a cell's per-trial file the per-speaker table reads (``lidframe.grid.execute``
+#: writes them): ``posterior_true`` is missing from files of early lidframe versions, the
+#: open-set arrays from a closed-set cell's, and ``true_rank`` from every file a grid writes now.
+_SPEAKER_ARRAYS = ("trial_ids", "trial_speakers", "lid")
+_SPEAKER_OPTIONAL = ("posterior_true", "outsider", "membership_bits", "top_posterior", "true_rank")
+
+
+def _cell_bootstrap(cell: Mapping[str, Any], bootstrap: Bootstrap | None) -> Bootstrap:
+    """The interval settings of a cell's per-speaker table: *bootstrap*, the grid's ``[grid.bootstrap]``, or the default.
+
+    The cell's seed is the seed unless *bootstrap* is given.
+    """
+    from lidframe.stats.bootstrap import Bootstrap
+
+    if bootstrap is not None:
+        return bootstrap
+    stored = dict(cell["summary"].get("bootstrap") or {})
+    known = {"n_boot", "level", "method", "unit", "seed"}
+    settings = {k: v for k, v in stored.items() if k in known and v is not None}
+    settings.setdefault("seed", int(cell["seed"]))
+    return Bootstrap(**settings)
+
+
+def cell_per_speaker(
+    cell: Mapping[str, Any], out_dir: StrPath, *, bootstrap: Bootstrap | None = None
+) -> PerSpeakerResult:
+    """The per-speaker table of one finished grid cell, from its per-trial file.
+
+    The table is :func:`lidframe.analyses.per_speaker.per_speaker`'s -- the one ``lidframe
+    evaluate --report`` and the demos show -- of the cell's per-trial LIDs, as a
+    :class:`~lidframe.core.evaluation.Result` rebuilt from the file: the trials, their
+    speakers, LIDs, posteriors of the true speaker and, in the open set, the outsider flags,
+    membership disclosures and top enrolled posteriors.  What the file does not hold:
+
+    * the enrolled speakers without a trial, whose ids it does not name: the table counts
+      them (``n_speakers_without_trials``, from the summary's N) but has no row for them;
+    * the attacker's rank of the true speaker (a grid's files keep none): ``rank1_rate``
+      is NaN (shown as not computed);
+    * in a file of an early lidframe, without ``posterior_true``, the speaker's prior:
+      ``lid_ceiling`` is NaN.
+
+    Parameters
+    ----------
+    cell : FinishedCell or mapping
+        As :func:`load_results` returns it (``summary``, ``per_trial``, ``seed``).
+    out_dir : str or os.PathLike
+        The grid folder (the per-trial path is relative to it).
+    bootstrap : Bootstrap, optional
+        The within-speaker intervals' settings; default the grid's ``[grid.bootstrap]``
+        (with the cell's seed), else :class:`~lidframe.stats.bootstrap.Bootstrap`'s
+        defaults with the cell's seed: the table always has intervals.
+
+    Returns
+    -------
+    PerSpeakerResult
+        Shapes as :func:`~lidframe.analyses.per_speaker.per_speaker`'s: one row per
+        enrolled speaker with trials, most disclosed first (then, in the open set, one per
+        outsider speaker).
+
+    Raises
+    ------
+    InputError
+        The per-trial file is missing, damaged, or does not match the cell's summary.
+    """
+    import attrs
+
+    from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.core.evaluation import Result
+    from lidframe.data.npzfile import read_npz
+
+    out = Path(out_dir)
+    summary = cell["summary"]
+    path = out / str(cell["per_trial"])
+    if not path.is_file():
+        raise InputError(f"{path}: the per-trial file of a grid cell is missing; rerun lidframe grid on {out}")
+    arrays = read_npz(
+        path,
+        _SPEAKER_ARRAYS,
+        _SPEAKER_OPTIONAL,
+        kinds=dict.fromkeys(("lid", *_SPEAKER_OPTIONAL), "numbers"),
+        what="per-trial LID file",
+    )
+    lid = np.asarray(arrays["lid"], dtype=np.float64).ravel()
+    trial_speakers = np.asarray(arrays["trial_speakers"]).astype(str).ravel()
+    trial_ids = np.asarray(arrays["trial_ids"]).astype(str).ravel()
+    optional = {k: np.asarray(arrays[k], dtype=np.float64).ravel() for k in _SPEAKER_OPTIONAL if k in arrays}
+    sizes = {lid.size, trial_speakers.size, trial_ids.size, *(v.size for v in optional.values())}
+    if len(sizes) != 1:
+        raise InputError(f"{path}: its arrays have different lengths {sorted(sizes)}; rerun lidframe grid on {out}")
+    open_set = summary.get("open_set") or {}
+    outside = float(open_set.get("outside") or 0.0)
+    outsider = optional["outsider"] != 0 if "outsider" in optional else np.isnan(lid)
+    if outside > 0 and not {"membership_bits", "top_posterior"} <= set(optional):
+        outside = 0.0  # an open-set summary, a file without the open-set arrays: its enrolled trials only
+        outsider = np.isnan(lid) | outsider
+    enrolled = np.unique(trial_speakers[~outsider])
+    n_enrolled = int(summary.get("n_enrolled") or enrolled.size)
+    if enrolled.size == 0 or enrolled.size > n_enrolled:
+        raise InputError(
+            f"{path}: {enrolled.size} enrolled speakers with trials, but the cell's summary has N = {n_enrolled}; "
+            f"the file is stale: delete it and rerun lidframe grid on {out}"
+        )
+    column = np.searchsorted(enrolled, trial_speakers[~outsider])
+    log_prior = np.full(enrolled.size, np.nan)
+    if "posterior_true" in optional:
+        # LID = log2(p / ((1 - π_∅) π_j)): the prior of each trial's speaker, from its LID and posterior
+        with np.errstate(divide="ignore", invalid="ignore"):
+            per_trial = np.log(optional["posterior_true"][~outsider]) - lid[~outsider] * math.log(2.0)
+        per_trial -= math.log1p(-outside) if outside > 0 else 0.0
+        finite = np.isfinite(per_trial)
+        log_prior[column[finite]] = per_trial[finite]
+    ranks = optional.get("true_rank")
+    result = Result(
+        lid=lid,
+        posterior_true=optional.get("posterior_true", np.full(lid.size, np.nan)),
+        true_rank=np.zeros(lid.size, dtype=np.int64) if ranks is None else ranks.astype(np.int64),
+        is_outsider=outsider,
+        trial_ids=trial_ids,
+        trial_speakers=trial_speakers,
+        enrolled=enrolled,
+        log_prior=log_prior,
+        summary=summary,  # the stored summary (a dict): per_speaker reads its calibrator and prior
+        calibrator=None,
+        prior=None,
+        outside=outside,
+        membership_bits=optional.get("membership_bits") if outside > 0 else None,
+        top_posterior=optional.get("top_posterior") if outside > 0 else None,
+    )
+    table = per_speaker(result, bootstrap=_cell_bootstrap(cell, bootstrap))
+    rows = table.rows
+    if ranks is None:  # no rank in the file: not computed, rather than 0
+        rows = tuple(attrs.evolve(row, rank1_rate=math.nan) for row in rows)
+    return attrs.evolve(
+        table,
+        rows=rows,
+        n_enrolled=n_enrolled,
+        log2_n=float(summary.get("log2_n", math.log2(n_enrolled))),
+        n_speakers_without_trials=n_enrolled - int(enrolled.size),
+    )
+
+
+def with_per_speaker(
+    report: Report, cells: Sequence[Mapping[str, Any]], out_dir: StrPath, *, bootstrap: Bootstrap | None = None
+) -> Report:
+    """*report* (:func:`lidframe.report.report_from_grid` of *cells*) with a per-speaker table for each system.
+
+    Per system (a section of the page) its first cell -- the one whose histogram the
+    section shows -- gets :func:`cell_per_speaker`: the page then has, like the pages of
+    ``lidframe evaluate --report`` and the demos, the system's speakers from the most to
+    the least disclosed with their within-speaker intervals, and the dot plot that names
+    the top and bottom ones.
+
+    Parameters
+    ----------
+    report : Report
+        Of the grid's cells; each cell's per-trial file is found by its digest entry in the
+        provenance (``per-trial LID of <label>``).
+    cells : sequence of FinishedCell or mapping
+        The cells the report was built from.
+    out_dir : str or os.PathLike
+        The grid folder.
+    bootstrap : Bootstrap, optional
+        As for :func:`cell_per_speaker`.
+
+    Returns
+    -------
+    Report
+        A new record; *report* is not changed.
+    """
+    import attrs
+
+    out = Path(out_dir)
+    by_path = {str(out / str(c["per_trial"])): c for c in cells}
+    prefix = "per-trial LID of "
+    path_of = {f.role[len(prefix) :]: f.path for f in report.provenance.inputs if f.role.startswith(prefix)}
+    systems, done = [], set()
+    for system in report.systems:
+        cell = by_path.get(path_of.get(system.label, ""))
+        if system.name in done or cell is None or system.per_speaker is not None:
+            systems.append(system)
+            continue
+        done.add(system.name)
+        systems.append(attrs.evolve(system, per_speaker=cell_per_speaker(cell, out, bootstrap=bootstrap)))
+    return attrs.evolve(report, systems=systems)
 
 
 def freshness_warnings(freshness: Freshness, results: Sequence[FinishedCell], out_dir: StrPath) -> list[str]:
@@ -692,6 +903,7 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         ]
         notes = [*warnings, *scenarios, *([_SCENARIO_NOTE] if scenarios else [])]
         report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=notes)
+        report = with_per_speaker(report, results, out)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings)

@@ -7,7 +7,10 @@ renders that as one HTML file (:mod:`lidframe.report.render`): headlines per sys
 a one-sentence reading computed from the numbers, a sortable comparison table with
 intervals (:mod:`lidframe.report.tables`), LID figures as inline SVG
 (:mod:`lidframe.report.figures`), and the settings and input-file digests behind every
-number.  The page makes no network request, reads offline and prints.  Given a
+number (the command line, lidframe's version with its source digest or git commit, the
+versions of numpy, scipy, scikit-learn and torch, the attackers with their settings and
+checkpoint digests, the fitted calibrators as tables).  The page makes no network
+request, reads offline and prints.  Given a
 threat-model ladder (``report_from_results(..., ladder=[LadderEntry(...), ...])``), the
 page also shows each anonymised system's disclosure rung by rung.
 
@@ -30,6 +33,8 @@ True
 """
 
 from lidframe.report.build import (
+    command_line,
+    environment,
     ladder_from_results,
     lid_ceiling_bits,
     report_from_dp_audit,
@@ -37,6 +42,8 @@ from lidframe.report.build import (
     report_from_results,
 )
 from lidframe.report.model import (
+    AttackerSettings,
+    Environment,
     Headline,
     InputFile,
     Interval,
@@ -57,6 +64,8 @@ __all__ = [
     "Provenance",
     "SystemSettings",
     "InputFile",
+    "Environment",
+    "AttackerSettings",
     "LadderEntry",
     "Ladder",
     "report_from_results",
@@ -64,6 +73,8 @@ __all__ = [
     "report_from_dp_audit",
     "ladder_from_results",
     "lid_ceiling_bits",
+    "command_line",
+    "environment",
     "render_html",
     "write_report",
     "check_report_dir",

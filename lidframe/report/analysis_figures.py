@@ -8,8 +8,8 @@
   (:mod:`lidframe.analyses.nsweep`).
 - :func:`plot_longitudinal`: disclosure against k utterances fused
   (:func:`lidframe.analyses.longitudinal.longitudinal`).
-- :func:`plot_dp_audit`: measured EER and ALID against the GDP bounds
-  (:func:`lidframe.privacy.audit.dp_audit`).
+- :func:`dp_audit_figure`, :func:`plot_dp_audit`: measured EER and ALID against the GDP
+  bounds (:func:`lidframe.privacy.audit.dp_audit`), one colour per attacker.
 - :func:`ladder_figure`: ALID per rung of the threat-model ladder, one line per system
   and attacker (a report's :class:`~lidframe.report.model.Ladder`).
 
@@ -49,6 +49,9 @@ __all__ = [
     "plot_nsweep",
     "plot_longitudinal",
     "plot_dp_audit",
+    "dp_audit_figure",
+    "DP_ATTACKERS",
+    "MI_BOUND_LABEL",
     "ladder_figure",
 ]
 
@@ -331,8 +334,86 @@ def plot_longitudinal(result: LongitudinalResult, path: StrPath, *, title: str |
     save_figure(fig, path)
 
 
+#: The two attackers of a DP audit, in the order of its rows' fields and of the page's systems.
+DP_ATTACKERS = ("bayes", "cosine")
+#: What the mutual-information bound bounds, as the DP figure's legend and the page say it.
+MI_BOUND_LABEL = "MI bound mu^2/(2 ln 2): bounds ALID, not LIDmax"
+
+
+def dp_audit_figure(
+    result: DPAuditResult, *, styles: Mapping[str, Mapping[str, Any]] | None = None, title: str | None = None
+) -> Figure:
+    """Measured EER (left) and ALID / LIDmax (right) versus mu, with the GDP bound curves of one release.
+
+    Each attacker has one colour and one marker in both panels: its EER (left) and its
+    ALID (right) are solid lines with filled marks and the bootstrap intervals as error
+    bars, its LIDmax a dashed line with hollow marks.  The bounds are grey dotted curves:
+    Phi(-mu/2) under the EER, and mu^2/(2 ln 2) bits -- the mutual-information bound,
+    which bounds ALID (an average), not LIDmax -- over it; the right panel's height
+    follows the measured values and log2 N (above log2 N the bound says nothing), so that
+    a bound far above them does not flatten them.
+
+    Parameters
+    ----------
+    result : DPAuditResult
+        What :func:`lidframe.privacy.audit.dp_audit` returned.
+    styles : mapping of str to mapping, optional
+        attacker (``"bayes"``, ``"cosine"``) -> style (``color``, ``marker``), to keep the
+        colours of a page's other figures; by default :func:`curve_styles` of the two.
+    title : str, optional
+        Default names the mechanism and N.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    from lidframe.privacy.mechanism import gdp_eer_bound, gdp_mi_bound_bits
+
+    plt = pyplot()
+    rows = result.rows
+    mus = np.array([r["mu"] for r in rows])
+    grid = np.linspace(max(mus.min() * 0.8, 1e-3), mus.max() * 1.1, 200)
+    derived = curve_styles(list(DP_ATTACKERS))
+    fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
+    left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2) on EER")
+    right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label=MI_BOUND_LABEL)
+    log2_n = float(rows[0]["log2_n"])
+    right.axhline(log2_n, color="0.6", lw=0.8, ls="--", label=f"log2 N = {log2_n:.2f}")
+    highest = log2_n
+    for name in DP_ATTACKERS:
+        style = {**derived[name], **dict((styles or {}).get(name) or {})}
+        colour, marker = style["color"], style["marker"]
+        eer = np.array([r[f"{name}_eer"] for r in rows])
+        ci = np.array([r[f"{name}_eer_ci"] for r in rows])
+        left.errorbar(
+            mus, eer, yerr=np.abs([eer - ci[:, 0], ci[:, 1] - eer]), color=colour, marker=marker, capsize=3,
+            label=f"{name} EER",
+        )  # fmt: skip
+        alid = np.array([r[f"{name}_alid"] for r in rows])
+        aci = np.array([r[f"{name}_alid_ci"] for r in rows])
+        right.errorbar(
+            mus, alid, yerr=np.abs([alid - aci[:, 0], aci[:, 1] - alid]), color=colour, marker=marker, capsize=3,
+            label=f"{name} ALID",
+        )  # fmt: skip
+        lid_max = np.array([r[f"{name}_lid_max"] for r in rows], dtype=np.float64)
+        right.plot(mus, lid_max, color=colour, marker=marker, mfc="white", ls="--", label=f"{name} LIDmax")
+        highest = max(highest, float(np.nanmax(lid_max)), float(np.nanmax(aci[:, 1])))
+    left.set_xlabel("mu")
+    left.set_ylabel("EER (pairs)")
+    left.set_ylim(0, 0.55)
+    right.set_xlabel("mu")
+    right.set_ylabel("bits")
+    right.set_ylim(-0.2, 1.15 * highest)
+    for ax in (left, right):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(title or f"Gaussian speaker mechanism: measured vs bounds (N = {rows[0]['n_enrolled']})")
+    fig.tight_layout()
+    return fig
+
+
 def plot_dp_audit(result: DPAuditResult, path: StrPath, *, title: str | None = None) -> None:
-    """Measured EER (left) and ALID / LIDmax (right) versus mu, with the GDP bound curves; written atomically.
+    """:func:`dp_audit_figure` written to *path* (PNG/PDF/SVG, from the suffix) atomically.
 
     Parameters
     ----------
@@ -342,40 +423,7 @@ def plot_dp_audit(result: DPAuditResult, path: StrPath, *, title: str | None = N
     title : str, optional
         Default names the mechanism and N.
     """
-    from lidframe.privacy.mechanism import gdp_eer_bound, gdp_mi_bound_bits
-
-    plt = pyplot()
-    rows = result.rows
-    mus = np.array([r["mu"] for r in rows])
-    grid = np.linspace(max(mus.min() * 0.8, 1e-3), mus.max() * 1.1, 200)
-    fig, (left, right) = plt.subplots(1, 2, figsize=(10.0, 4.0), dpi=120)
-    left.plot(grid, [gdp_eer_bound(m) for m in grid], color="0.3", ls=":", label="bound Phi(-mu/2)")
-    right.plot(grid, [gdp_mi_bound_bits(m) for m in grid], color="0.3", ls=":", label="MI bound mu^2/(2 ln 2)")
-    right.axhline(rows[0]["log2_n"], color="0.6", lw=0.8, ls="--", label=f"log2 N = {rows[0]['log2_n']:.2f}")
-    for name, marker in (("bayes", "o"), ("cosine", "s")):
-        eer = np.array([r[f"{name}_eer"] for r in rows])
-        ci = np.array([r[f"{name}_eer_ci"] for r in rows])
-        left.errorbar(
-            mus, eer, yerr=np.abs([eer - ci[:, 0], ci[:, 1] - eer]), marker=marker, capsize=3, label=f"{name} EER"
-        )
-        alid = np.array([r[f"{name}_alid"] for r in rows])
-        aci = np.array([r[f"{name}_alid_ci"] for r in rows])
-        right.errorbar(
-            mus, alid, yerr=np.abs([alid - aci[:, 0], aci[:, 1] - alid]), marker=marker, capsize=3, label=f"{name} ALID"
-        )
-        right.plot(mus, [r[f"{name}_lid_max"] for r in rows], marker=marker, ls="--", label=f"{name} LIDmax")
-    left.set_xlabel("mu")
-    left.set_ylabel("EER (pairs)")
-    left.set_ylim(0, 0.55)
-    right.set_xlabel("mu")
-    right.set_ylabel("bits")
-    right.set_ylim(bottom=-0.2)
-    for ax in (left, right):
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(title or f"Gaussian speaker mechanism: measured vs bounds (N = {rows[0]['n_enrolled']})")
-    fig.tight_layout()
-    save_figure(fig, path)
+    save_figure(dp_audit_figure(result, title=title), path)
 
 
 #: Line styles of the ladder figure's reference lines (plain speech), in order.
@@ -454,7 +502,11 @@ def ladder_figure(
     horizontal_references(ax, [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)])
     ax.set_xticks([x_of[rung] for rung in rungs])
     ax.set_xticklabels([f"{rung}\n({SCENARIOS[rung].code})" for rung in rungs])
-    ax.set_xlabel("rung of the ladder (the attacker knows more to the right)")
+    ax.set_xlabel(
+        "rung of the ladder (the attacker knows more to the right)\n"
+        "code: enrolment, then trial speech (o original, a anonymised; a-a: both anonymised)",
+        fontsize=8,
+    )
     ax.set_ylabel("ALID (bits), bootstrap interval as error bar")
     ax.grid(alpha=0.3, axis="y")
     set_title(ax, title or "ALID up the threat-model ladder", 0)

@@ -13,20 +13,31 @@
     label): ``report_from_results(..., ladder=entries)`` adds it to the page.
 
 Each digests the input files it is told about (and, for a grid, the store and the
-per-trial files it reads) into the report's :class:`~lidframe.report.model.Provenance`.
+per-trial files it reads) into the report's :class:`~lidframe.report.model.Provenance`,
+with the command line (:func:`command_line`), the software behind the numbers
+(:func:`environment`: lidframe's version, source digest and git commit, the versions of
+numpy, scipy, scikit-learn and torch) and the attackers with their settings.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
 import math
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
+from importlib.metadata import PackageNotFoundError
+from importlib.metadata import version as _distribution_version
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from lidframe._version import __version__
+from lidframe._version import __version__, _source_digest
 from lidframe.analyses.sensitivity import SensitivityResult
 from lidframe.core.evaluation import Result
 from lidframe.core.lid import LN2
@@ -35,6 +46,10 @@ from lidframe.data.npzfile import read_npz
 from lidframe.errors import InputError, preview, quote
 from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
 from lidframe.report.model import (
+    ENVIRONMENT_PACKAGES,
+    NOT_INSTALLED,
+    AttackerSettings,
+    Environment,
     Headline,
     InputFile,
     Ladder,
@@ -54,6 +69,8 @@ __all__ = [
     "report_from_dp_audit",
     "ladder_from_results",
     "lid_ceiling_bits",
+    "command_line",
+    "environment",
 ]
 
 
@@ -71,6 +88,130 @@ def _inputs(inputs: Mapping[str, StrPath] | None) -> list[InputFile]:
 
 def _settings(settings: Mapping[str, Any] | None) -> tuple[tuple[str, str], ...]:
     return tuple((str(k), str(v)) for k, v in (settings or {}).items())
+
+
+# ------------------------------------------------------------------ provenance: command line and software
+#: The folder lidframe's source lies in (a git checkout's root when it runs from one).
+_SOURCE_ROOT = Path(__file__).resolve().parents[2]
+#: How long a git query may take before the commit is left out (seconds).
+_GIT_TIMEOUT = 10.0
+
+
+def command_line(argv: Sequence[str] | None = None) -> str:
+    """The command line that made a report, shell-quoted (``sh`` reads it back to the same arguments).
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        The arguments of a ``lidframe`` command, after ``lidframe`` (what
+        ``lidframe.cli.main`` parsed): the line is ``lidframe`` and these.  Without them,
+        this process's own: ``lidframe ...`` when it is the ``lidframe`` command, else
+        the interpreter's full command line (``python make_report.py ...``,
+        :data:`sys.orig_argv`).
+
+    Returns
+    -------
+    str
+    """
+    if argv is not None:
+        return shlex.join(["lidframe", *(os.fspath(a) for a in argv)])
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else None
+    if script is not None and (script.name == "lidframe" or script.parts[-3:] == ("lidframe", "cli", "__main__.py")):
+        return shlex.join(["lidframe", *sys.argv[1:]])
+    return shlex.join(sys.orig_argv)
+
+
+def _git(*args: str) -> str | None:
+    """The output of ``git -C <source root> ARGS``, stripped; None where git is missing, fails or hangs."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        done = subprocess.run(
+            [git, "-C", str(_SOURCE_ROOT), *args], capture_output=True, text=True, timeout=_GIT_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _git_checkout() -> tuple[str | None, bool | None]:
+    """(commit, modified) of the git checkout lidframe runs from; (None, None) when it runs from none.
+
+    Only a checkout whose root holds lidframe's package counts: an installed lidframe inside
+    some other repository (a virtual environment in a project) has no commit of its own.
+    """
+    if not (_SOURCE_ROOT / ".git").exists() or not (_SOURCE_ROOT / "lidframe" / "_version.py").is_file():
+        return None, None
+    commit = _git("rev-parse", "--verify", "HEAD")
+    if commit is None or len(commit) != 40:
+        return None, None
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return commit, None if status is None else bool(status)
+
+
+def _package_version(name: str) -> str:
+    try:
+        return _distribution_version(name)
+    except PackageNotFoundError:
+        return NOT_INSTALLED
+
+
+def environment() -> Environment:
+    """The software computing now: lidframe's version, source digest and git commit, Python and the packages.
+
+    Reads the packages' versions from their metadata (:mod:`importlib.metadata`): torch is
+    never imported.  The source digest is computed once per process.
+
+    Returns
+    -------
+    Environment
+    """
+    commit, modified = _git_checkout()
+    return Environment(
+        lidframe_version=__version__,
+        source_digest=_source_digest(),
+        git_commit=commit,
+        git_modified=modified,
+        python=platform.python_version(),
+        packages=[(name, _package_version(name)) for name in ENVIRONMENT_PACKAGES],
+    )
+
+
+def _provenance(
+    *,
+    lidframe_version: str,
+    created: _dt.datetime | None,
+    systems: Sequence[SystemSettings],
+    inputs: Sequence[InputFile],
+    settings: Mapping[str, Any] | None,
+    command: str | None,
+    attackers: Sequence[AttackerSettings],
+    engines: Mapping[str, str] | None = None,
+) -> Provenance:
+    """The provenance of a report: what the builders share (the time, the command line, the environment)."""
+    if command is not None and not isinstance(command, str):
+        raise InputError(f"command must be the command line as one string, got {type(command).__name__}")
+    return Provenance(
+        lidframe_version=lidframe_version,
+        report_version=__version__,
+        created=_now(created),
+        systems=systems,
+        inputs=inputs,
+        settings=_settings(settings),
+        command=command_line() if command is None else command,
+        working_folder=_working_folder(),
+        environment=environment(),
+        attackers=attackers,
+        engines=[(str(k), str(v)) for k, v in (engines or {}).items()],
+    )
+
+
+def _working_folder() -> str | None:
+    try:
+        return os.getcwd()
+    except OSError:  # the folder was removed under the process
+        return None
 
 
 def _versions(summaries: Sequence[Mapping[str, Any]]) -> str:
@@ -155,6 +296,7 @@ def _result_system(
     name: str,
     sensitivity: SensitivityResult | None,
     per_speaker: Any,
+    no_intervals: str | None = None,
 ) -> ReportSystem:
     """The report's row of one ``evaluate`` Result: its headline and the LID of its trials that have one.
 
@@ -175,6 +317,7 @@ def _result_system(
         per_speaker=per_speaker,
         open_set=OpenSetHeadline.from_summary(summary),
         open_trials=OpenSetPerTrial(result.is_outsider, result.top_posterior) if open_set else None,
+        no_intervals=None if summary.get("intervals") else no_intervals,
     )
 
 
@@ -229,6 +372,11 @@ def report_from_results(
     notes: Sequence[str] = (),
     created: _dt.datetime | None = None,
     ladder: Sequence[LadderEntry] | None = None,
+    command: str | None = None,
+    attackers: Sequence[AttackerSettings] = (),
+    engines: Mapping[str, str] | None = None,
+    no_intervals: Mapping[str, str] | None = None,
+    kind: Literal["evaluate", "sensitivity"] = "evaluate",
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -259,6 +407,23 @@ def report_from_results(
         The threat-model ladder: one entry per label evaluated on a rung (and the plain
         speech's labels as its reference); the page then has a section "Threat-model
         ladder" (:func:`ladder_from_results`).  None: no such section.
+    command : str, optional
+        The command line that made the report, as one shell-quoted string
+        (:func:`command_line` of a command's arguments); default this process's.
+    attackers : sequence of AttackerSettings
+        The attackers that scored, with their settings and checkpoint files
+        (:meth:`AttackerSettings.of`, :meth:`AttackerSettings.from_spec`): a small table
+        each on the page, the files with their digests.
+    engines : mapping of str to str, optional
+        Speech engine -> its version, of the synthesis behind the audio (the real-voice
+        demo's corpus).
+    no_intervals : mapping of str to str, optional
+        label -> why its headline has no intervals (``"the eval set has 7 speakers, too
+        few for a speaker bootstrap"``), said on its card; ignored for a Result with intervals.
+    kind : {"evaluate", "sensitivity"}
+        What made the Results (the page's header says it): ``lidframe evaluate`` (and the
+        demos), or ``lidframe sensitivity`` (its first calibrator and prior's Result,
+        with the analysis as its ``sensitivity`` record).
 
     Returns
     -------
@@ -272,6 +437,7 @@ def report_from_results(
         has no Result (or the other faults :func:`ladder_from_results` names).
     """
     results, sensitivity_of, per_speaker_of, name_of = _checked_results(results, sensitivity, per_speaker, systems)
+    why_none = _keyed("no_intervals", no_intervals, list(results))
     ladder_record = None if ladder is None else ladder_from_results(ladder, results)
     report_systems, settings_rows = [], []
     for label, result in results.items():
@@ -282,22 +448,27 @@ def report_from_results(
                 name=str(name_of.get(label, label)),
                 sensitivity=sensitivity_of.get(label),
                 per_speaker=per_speaker_of.get(label),
+                no_intervals=None if why_none.get(label) is None else str(why_none[label]),
             )
         )
         settings_rows.append(
             SystemSettings.from_summary(str(label), result.summary, result.to_dict().get("calibrator_fit"))
         )
-    provenance = Provenance(
+    provenance = _provenance(
         lidframe_version=_versions([r.summary for r in results.values()]),
-        report_version=__version__,
-        created=_now(created),
+        created=created,
         systems=settings_rows,
         inputs=_inputs(inputs),
-        settings=_settings(settings),
+        settings=settings,
+        command=command,
+        attackers=attackers,
+        engines=engines,
     )
+    if kind not in ("evaluate", "sensitivity"):
+        raise InputError(f"kind must be 'evaluate' or 'sensitivity' for a report of Results, got {kind!r}")
     return Report(
         title=title or "lidframe audit report",
-        kind="evaluate",
+        kind=kind,
         systems=report_systems,
         provenance=provenance,
         notes=notes,
@@ -421,6 +592,7 @@ def _grid_system(
         name += f" [{cell['mechanism']}]"
     if _scenario(cell) is not None:  # one system per scenario (the grid's scenarios axis)
         name += f" ({_scenario(cell)})"
+    audited = name  # the system under audit: what "N systems" counts, whichever attacker scored it
     if several_attackers:
         name += f" / {cell['attacker']}"
     label = f"{name} · {cell['calibrator']} · {cell['prior']}"
@@ -461,6 +633,7 @@ def _grid_system(
         seed=int(cell["seed"]),
         open_set=open_set,
         open_trials=open_trials,
+        system=audited,
     )
     settings = SystemSettings.from_summary(label, summary, summary.get("calibrator_fit"))
     return system, settings, InputFile.of(f"per-trial LID of {label}", path)
@@ -475,6 +648,7 @@ def report_from_grid(
     settings: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
     created: _dt.datetime | None = None,
+    command: str | None = None,
 ) -> Report:
     """A report of a grid's finished cells, one row per cell and one section per system.
 
@@ -490,13 +664,15 @@ def report_from_grid(
         digested into the provenance.
     title : str, optional
         Default ``"lidframe grid report: <folder>"``.
-    inputs, settings, notes, created
+    inputs, settings, notes, created, command
         As for :func:`report_from_results` (e.g. the grid spec file as an input).
 
     Returns
     -------
     Report
-        Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
+        Its provenance names each attacker of the cells (a component spec,
+        :meth:`AttackerSettings.from_spec`: its settings, and the digest of each file they
+        name, such as a checkpoint, relative to the working folder).  Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
         system name is its system, with ``[mechanism]`` when it has one and ``/ attacker``
         when the grid has several attackers; its label adds calibrator, prior and, with
         several seeds, the seed.
@@ -519,13 +695,15 @@ def report_from_grid(
         report_systems.append(system)
         settings_rows.append(system_settings)
         files.append(per_trial)
-    provenance = Provenance(
+    specs = dict.fromkeys(str(c["attacker"]) for c in rows if c["attacker"] not in (None, "-"))
+    provenance = _provenance(
         lidframe_version=_versions([c["summary"] for c in rows]),
-        report_version=__version__,
-        created=_now(created),
+        created=created,
         systems=settings_rows,
         inputs=files + _inputs(inputs),
-        settings=_settings(settings),
+        settings=settings,
+        command=command,
+        attackers=[AttackerSettings.from_spec(spec) for spec in specs],
     )
     return Report(
         title=title or f"lidframe grid report: {out}",
@@ -582,6 +760,7 @@ def report_from_dp_audit(
     settings: Mapping[str, Any] | None = None,
     notes: Sequence[str] = (),
     created: _dt.datetime | None = None,
+    command: str | None = None,
 ) -> Report:
     """A report of a DP audit: one cell per (attacker, mu), and the measured-versus-bound section.
 
@@ -598,12 +777,14 @@ def report_from_dp_audit(
         is ``identity``).
     ci_level : float
         Confidence level of the audit's intervals (that of its ``bootstrap`` settings).
-    title, inputs, settings, notes, created
+    title, inputs, settings, notes, created, command
         As for :func:`report_from_results`.
 
     Returns
     -------
     Report
+        The audited systems are the mechanism at each mu; the attackers, Bayes and cosine,
+        are named in its provenance with their calibrators.
     """
     if not isinstance(record, DPAuditResult):
         raise InputError(f"a DP-audit report needs a DPAuditResult, got {type(record).__name__}")
@@ -625,16 +806,27 @@ def report_from_dp_audit(
                     lid_bits=None,
                     lid_ceiling_bits=float(row["log2_n"]),
                     attacker=attacker,
+                    system=f"mechanism at mu {row['mu']:g}",
                 )
             )
             settings_rows.append(SystemSettings.from_summary(label, summary))
-    provenance = Provenance(
+    provenance = _provenance(
         lidframe_version=__version__,
-        report_version=__version__,
-        created=_now(created),
+        created=created,
         systems=settings_rows,
         inputs=_inputs(inputs),
-        settings=_settings(settings),
+        settings=settings,
+        command=command,
+        attackers=[
+            AttackerSettings.of(
+                "bayes",
+                {"scores": "Gaussian log-likelihoods against the clean enrolment centroids", "calibrator": "identity"},
+            ),
+            AttackerSettings.of(
+                "cosine",
+                {"scores": "cosine against the enrolment profiles", "calibrator": f"{calibrator}, fitted on dev"},
+            ),
+        ],
     )
     return Report(
         title=title or "lidframe DP audit report",

@@ -92,38 +92,101 @@ def draw_lid_ccdf(
     title : str, optional
         Set above the reference labels.
     """
-    _ccdf_curves(ax, lids, styles or curve_styles(list(lids)))
-    _ccdf_finish(ax, log2_n=log2_n, guides=guides, title=title)
+    chosen = styles or curve_styles(list(lids))
+    flat = _ccdf_curves(ax, lids, chosen)
+    _ccdf_finish(ax, log2_n=log2_n, guides=guides, title=title, flat=flat)
+    _draw_flat_curves(ax, flat, chosen)
     if legend and lids:
         ax.legend(fontsize=7, loc="lower left")
 
 
-def _ccdf_curves(ax: Axes, lids: Mapping[str, ArrayLike], styles: Mapping[str, Mapping[str, Any]]) -> None:
-    """The step curves P(LID > x) of :func:`draw_lid_ccdf`, without axes decoration."""
+def _ccdf_curves(
+    ax: Axes, lids: Mapping[str, ArrayLike], styles: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[str, float]]:
+    """The step curves P(LID > x) of :func:`draw_lid_ccdf`, without axes decoration.
+
+    Returns
+    -------
+    list of (str, float)
+        (label, value) of each *flat* curve: every trial of it has the same LID, so its
+        share is 1 below that value and 0 from it on -- nothing a log-scale step can show.
+        Only its legend entry is drawn here; :func:`_draw_flat_curves` draws the curve once
+        the axes' limits are final.
+    """
+    flat: list[tuple[str, float]] = []
     for label, lid in lids.items():
         x = np.sort(np.asarray(lid, dtype=np.float64).ravel())
         values = np.unique(x)
         if values.size == 0:
             continue
-        if values.size == 1:  # every trial discloses the same: all of them lie above anything less (a mark at 1)
-            steps_x, steps_y = np.r_[values, values], np.ones(2)
-        else:
-            # from each distinct value to the next, the share of trials strictly above it (ties
-            # counted once); the last step runs on to the largest LID, where the share drops to 0
-            above = 1.0 - np.searchsorted(x, values, side="right") / x.size
-            steps_x, steps_y = values, np.r_[above[:-1], above[-2]]
+        if values.size == 1:  # every trial discloses the same: share 1 below it, 0 from it on
+            flat.append((label, float(values[0])))
+            ax.plot([], [], label=plain_text(label), lw=1.4, ms=4, **styles[label])  # its legend entry
+            continue
+        # from each distinct value to the next, the share of trials strictly above it (ties
+        # counted once); the last step runs on to the largest LID, where the share drops to 0
+        above = 1.0 - np.searchsorted(x, values, side="right") / x.size
+        steps_x, steps_y = values, np.r_[above[:-1], above[-2]]
         ax.step(steps_x, steps_y, where="post", label=plain_text(label), lw=1.4, markevery=0.12, ms=4, **styles[label])
     ax.set_yscale("log")
+    return flat
 
 
-def _ccdf_finish(ax: Axes, *, log2_n: float | None, guides: bool, title: str | None) -> None:
-    """Labels, the log2 N ceiling kept in view, the labelled reference lines and the title of a CCDF panel."""
+#: The lowest share a CCDF panel shows when it holds only flat curves (log scale: 0 itself is not on it).
+_FLAT_FLOOR = 1e-2
+
+
+def _draw_flat_curves(ax: Axes, flat: Sequence[tuple[str, float]], styles: Mapping[str, Mapping[str, Any]]) -> None:
+    """Draw each flat curve of :func:`_ccdf_curves` in its style; the x limits must be final.
+
+    A flat curve at value v is a line at share 1 from the left edge to v, a drop at v, and a
+    line along the bottom edge of the axes -- the share 0, which a log scale cannot place --
+    from v to the right edge, with the curve's marker at (v, bottom) and a label ``share 0
+    from v`` beside it (stacked when there are several): the curve is drawn, not only named in
+    the legend.  The bottom edge
+    is lowered to at most :data:`_FLAT_FLOOR` (the same in every panel that shares the axis).
+    """
+    if not flat:
+        return
+    low_y, high_y = ax.get_ylim()
+    ax.set_ylim(min(low_y, _FLAT_FLOOR), max(high_y, 1.5))
+    low_x, high_x = ax.get_xlim()
+    floor = ax.get_ylim()[0]
+    for row, (label, value) in enumerate(sorted(flat, key=lambda item: item[1])):
+        style = styles.get(label) or {}
+        colour = style.get("color", "0.2")
+        ax.plot(
+            [low_x, value, value, high_x], [1.0, 1.0, floor, floor], color=colour,
+            linestyle=style.get("linestyle", "-"), lw=2.0, clip_on=False, zorder=4,
+        )  # fmt: skip
+        ax.plot(
+            [value], [floor], ls="none", marker=style.get("marker", "o"), ms=6, color=colour, clip_on=False, zorder=5
+        )
+        ax.annotate(
+            plain_text(f"{label}: share 0 from {value:.2f} bit"), xy=(value, floor), xytext=(5, 4 + 10 * row),
+            textcoords="offset points", ha="left", va="bottom", fontsize=7, color=colour,
+        )  # fmt: skip
+    ax.set_xlim(low_x, high_x)
+
+
+def _ccdf_finish(
+    ax: Axes, *, log2_n: float | None, guides: bool, title: str | None, flat: Sequence[tuple[str, float]] = ()
+) -> None:
+    """Labels, the log2 N ceiling and the flat curves' values kept in view, the labelled reference lines and the title.
+
+    The flat curves themselves are drawn after (:func:`_draw_flat_curves`), once every
+    panel that shares the axes has its limits.
+    """
     ax.set_xlabel("LID x (bits)")
     ax.set_ylabel("share of trials with LID > x")
     ax.grid(alpha=0.3, which="both")
+    low, high = ax.get_xlim()
     if log2_n is not None:
-        low, high = ax.get_xlim()
-        ax.set_xlim(low, max(high, log2_n + 0.04 * (high - low)))
+        high = max(high, log2_n + 0.04 * (high - low))
+    if flat:  # room on both sides of a flat curve's drop
+        values = [v for _, v in flat]
+        low, high = min(low, min(values) - 0.5), max(high, max(values) + 0.5)
+    ax.set_xlim(low, high)
     rows = vertical_references(ax, _lid_references(log2_n, guides))
     set_title(ax, title, rows)
 
@@ -319,15 +382,21 @@ def lid_ccdf_panels_figure(
     matplotlib.figure.Figure
     """
 
+    flat_of: dict[Axes, list[tuple[str, float]]] = {}
+    styles_of: dict[Axes, Mapping[str, Mapping[str, Any]]] = {}
+
     def draw(ax: Axes, curves: Mapping[str, ArrayLike], chosen: Mapping[str, Mapping[str, Any]]) -> None:
-        _ccdf_curves(ax, curves, chosen)
+        flat_of[ax], styles_of[ax] = _ccdf_curves(ax, curves, chosen), chosen
         if not curves:
             ax.text(0.5, 0.5, "not in the grid", transform=ax.transAxes, ha="center", color="0.4")
 
     def finish(ax: Axes, panel_title: str) -> None:
-        _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title)
+        _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title, flat=flat_of.get(ax, []))
 
-    return _panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
+    fig = _panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
+    for ax, flat in flat_of.items():  # every panel's limits are final now
+        _draw_flat_curves(ax, flat, styles_of[ax])
+    return fig
 
 
 def lid_histogram_figure(

@@ -38,6 +38,12 @@ __all__ = [
     "ReportSystem",
     "InputFile",
     "SystemSettings",
+    "Environment",
+    "ENVIRONMENT_PACKAGES",
+    "AttackerSettings",
+    "WorstCase",
+    "WorstCaseEntry",
+    "WORST_CASE_METRICS",
     "Provenance",
     "LadderEntry",
     "LadderCell",
@@ -98,6 +104,16 @@ class Headline:
         metric -> :class:`Interval`, for the metrics of :data:`INTERVAL_KEYS` the source has intervals for.
     interval_level : float or None
         Their confidence level (0.95), None without intervals.
+    interval_unit : {"speaker", "trial"} or None
+        What their bootstrap resampled, where the source says; None without intervals.
+    min_cllr : float
+        Binary Cllr after PAV, the discrimination part of Cllr (bits); NaN when not computed.
+    dsys : float
+        Linkability D_sys of the pairs, in [0, 1]; NaN when not computed.
+    min_dcf, act_dcf : float
+        The normalised detection cost at its best threshold and at the Bayes threshold of
+        the LLRs (the binary view's operating point); NaN when not computed (a summary
+        without them reads as not computed).
     """
 
     n_enrolled: int
@@ -115,6 +131,11 @@ class Headline:
     rank1_rate: float
     intervals: dict[str, Interval] = attrs.field(factory=dict)
     interval_level: float | None = None
+    interval_unit: str | None = None
+    min_cllr: float = math.nan
+    dsys: float = math.nan
+    min_dcf: float = math.nan
+    act_dcf: float = math.nan
 
     @classmethod
     def from_summary(cls, summary: Mapping[str, Any], *, where: str = "summary") -> Headline:
@@ -158,6 +179,11 @@ class Headline:
             rank1_rate=_float(summary.get("rank1_rate")),
             intervals=intervals,
             interval_level=_float(settings["level"]) if intervals and "level" in settings else None,
+            interval_unit=str(settings["unit"]) if intervals and settings.get("unit") else None,
+            min_cllr=_float(summary.get("min_cllr")),
+            dsys=_float(summary.get("dsys")),
+            min_dcf=_float(summary.get("min_dcf")),
+            act_dcf=_float(summary.get("act_dcf")),
         )
 
 
@@ -350,9 +376,9 @@ NEAR_CEILING_BITS = 0.001
 
 def _bits_of_ceiling(value: float, ceiling: float, ceiling_name: str) -> str:
     """``'4.67 bits of a possible 4.86'``, with 3 decimals where 2 would print both alike, or
-    ``'4.86 bits, within 0.001 bit of the possible 4.86'`` when *value* practically reaches *ceiling*."""
+    ``'at the possible maximum, 4.86 bits'`` when *value* practically reaches *ceiling*."""
     if ceiling - value < NEAR_CEILING_BITS:
-        return f"{value:.2f} bits, within {NEAR_CEILING_BITS:g} bit of the {ceiling_name} {ceiling:.2f}"
+        return f"at the {ceiling_name} maximum, {ceiling:.2f} bits"
     d = 2 if f"{value:.2f}" != f"{ceiling:.2f}" else 3
     return f"{value:.{d}f} bits of a {ceiling_name} {ceiling:.{d}f}"
 
@@ -366,11 +392,13 @@ def reading_sentence(
     a possible 4.86."``, where 4.67 is the 99th percentile of LID (``lid_q99``), the
     share counts the trials strictly above it, and 4.86 is the ceiling (log2 N under a
     uniform prior).  Bits are printed with 2 decimals (3 where the value and the ceiling
-    would print alike); a value less than :data:`NEAR_CEILING_BITS` below the ceiling
-    is said to be within that of it.  When the 99th percentile is not positive, the
-    sentence counts the trials that disclose anything (LID > 0) and gives the largest
-    disclosure instead.  Without per-trial LIDs (a DP audit keeps only aggregates) it
-    states the 99th percentile itself.
+    would print alike).  A 99th percentile less than :data:`NEAR_CEILING_BITS` below the
+    ceiling is not "exceeded": the sentence counts the trials within that of the
+    ceiling instead (``"1.2 % of trials (7 of 580) disclose within 0.001 bit of the
+    possible 4.86 bits: ..."``).  When the 99th percentile is not positive, the sentence
+    counts the trials that disclose anything (LID > 0) and gives the largest disclosure
+    instead (``"0 % of trials (0 of 60) disclose anything ..."``).  Without per-trial
+    LIDs (a DP audit keeps only aggregates) it states the 99th percentile itself.
 
     Parameters
     ----------
@@ -387,6 +415,12 @@ def reading_sentence(
         return f"The 99th percentile of LID is {_bits_of_ceiling(q99, ceiling_bits, ceiling_name)}."
     lid = np.asarray(lid_bits, dtype=np.float64)
     total = lid.size
+    if q99 > 0 and ceiling_bits - q99 < NEAR_CEILING_BITS:
+        near = int(np.count_nonzero(lid > ceiling_bits - NEAR_CEILING_BITS))
+        return (
+            f"{share_text(near / total)} of trials ({near} of {total}) disclose within {NEAR_CEILING_BITS:g} bit "
+            f"of the {ceiling_name} {ceiling_bits:.2f} bits: the attacker is practically certain of their speaker."
+        )
     if q99 > 0:
         above = int(np.count_nonzero(lid > q99))
         return (
@@ -395,7 +429,7 @@ def reading_sentence(
         )
     positive = int(np.count_nonzero(lid > 0))
     return (
-        f"Only {share_text(positive / total)} of trials ({positive} of {total}) disclose anything (LID > 0); "
+        f"{share_text(positive / total)} of trials ({positive} of {total}) disclose anything (LID > 0); "
         f"the largest disclosure is {_bits_of_ceiling(headline.lid_max, ceiling_bits, ceiling_name)}."
     )
 
@@ -447,6 +481,12 @@ class ReportSystem:
         Open set: which trials of :attr:`lid_bits` are outsider trials, and their top
         enrolled posterior (for the open-set figure); None in the closed set or when the
         source did not keep them.
+    no_intervals : str or None
+        Why the headline has no intervals, when it has none for a reason worth saying
+        (``"the eval set has 7 speakers, too few for a speaker bootstrap"``); the card says it.
+    system : str or None
+        The system under audit when :attr:`name` says more (a grid cell's name adds its
+        attacker); None: :attr:`name` is the system.  "N systems" counts these.
     """
 
     label: str
@@ -462,6 +502,8 @@ class ReportSystem:
     per_speaker: Any = None
     open_set: OpenSetHeadline | None = None
     open_trials: OpenSetPerTrial | None = attrs.field(default=None)
+    no_intervals: str | None = None
+    system: str | None = None
 
     @open_trials.validator
     def _check_open_trials(self, attribute: Any, value: OpenSetPerTrial | None) -> None:
@@ -478,6 +520,87 @@ class ReportSystem:
     def reading(self) -> str:
         """The one-sentence reading (:func:`reading_sentence`)."""
         return reading_sentence(self.headline, self.lid_bits, self.lid_ceiling_bits)
+
+    @property
+    def worst_case(self) -> WorstCase | None:
+        """The attacker's worst case over the calibrators and priors of its sensitivity record; None without one."""
+        return None if self.sensitivity is None else WorstCase.of(self.sensitivity)
+
+
+#: The metrics of a system's worst-case headline, (key, title, unit), in order: the attacker's best
+#: calibrator and prior for each (:mod:`lidframe.analyses.sensitivity`, all "max" metrics).
+WORST_CASE_METRICS = (
+    ("alid", "ALID", "bits"),
+    ("lid_q99", "LID q99", "bits"),
+    ("lid_max", "LIDmax", "bits"),
+    ("pdr", "PDR", "share"),
+)
+
+
+@attrs.frozen
+class WorstCaseEntry:
+    """One metric of the worst case: its most attacker-favourable value and where it is reached.
+
+    Attributes
+    ----------
+    metric : str
+        A key of :data:`WORST_CASE_METRICS`.
+    value : float
+        Bits, or a fraction for PDR; NaN when no calibrator computed it.
+    calibrator : str or None
+        The calibrator (as given to the analysis) that reaches it; None when none did.
+    prior : str or None
+        The prior (as given) that reaches it.
+    """
+
+    metric: str
+    value: float
+    calibrator: str | None
+    prior: str | None
+
+
+@attrs.frozen
+class WorstCase:
+    """A system's worst case across calibrators and priors: the headline of its sensitivity analysis.
+
+    Attributes
+    ----------
+    entries : tuple of WorstCaseEntry
+        One per metric of :data:`WORST_CASE_METRICS`, in that order.
+    calibrators, priors : tuple of str
+        The calibrators and priors the analysis compared (as given, in order).
+    """
+
+    entries: tuple[WorstCaseEntry, ...]
+    calibrators: tuple[str, ...]
+    priors: tuple[str, ...]
+
+    def entry(self, metric: str) -> WorstCaseEntry | None:
+        """The entry of *metric*, or None."""
+        return next((e for e in self.entries if e.metric == metric), None)
+
+    @classmethod
+    def of(cls, record: Any) -> WorstCase:
+        """The worst case of a :class:`~lidframe.analyses.sensitivity.SensitivityResult` (or its ``to_dict()``)."""
+        found = record.to_dict() if hasattr(record, "to_dict") else record
+        rows, worst = found.get("rows") or [], found.get("worst_case") or {}
+        entries = []
+        for key, _, _ in WORST_CASE_METRICS:
+            entry = worst.get(key) or {}
+            calibrator = entry.get("calibrator")
+            entries.append(
+                WorstCaseEntry(
+                    metric=key,
+                    value=_float(entry.get("value")),
+                    calibrator=None if calibrator is None else str(calibrator),
+                    prior=None if entry.get("prior") is None else str(entry["prior"]),
+                )
+            )
+        return cls(
+            entries=tuple(entries),
+            calibrators=tuple(dict.fromkeys(str(r["calibrator"]) for r in rows)),
+            priors=tuple(dict.fromkeys(str(r["prior"]) for r in rows if r.get("prior") is not None)),
+        )
 
 
 @attrs.frozen
@@ -589,6 +712,137 @@ def _notes_tuple(items: Iterable[str]) -> tuple[str, ...]:
     return tuple(str(note) for note in items)
 
 
+#: The packages whose versions every report states: the numbers' stack (torch read from its metadata, never imported).
+ENVIRONMENT_PACKAGES = ("numpy", "scipy", "scikit-learn", "torch")
+#: What the page says of a package of :data:`ENVIRONMENT_PACKAGES` that is not installed.
+NOT_INSTALLED = "not installed"
+
+
+@attrs.frozen
+class Environment:
+    """The software that computed a report: lidframe's code, and the packages under it.
+
+    Attributes
+    ----------
+    lidframe_version : str
+        The installed lidframe version (``"0+unknown"`` in a source tree that is not installed).
+    source_digest : str
+        SHA-256 (64 hex digits) of the lidframe code this process loaded: the ``lidframe``
+        package and the ``lidframe.attackers`` / ``lidframe.calibrators`` folders
+        (:func:`lidframe._version.tree_digest`; the ``src.`` part of
+        :func:`lidframe._version.code_version` is its first 16 digits).
+    git_commit : str or None
+        The commit (40 hex digits) of the git checkout lidframe runs from; None when it
+        does not run from one (an installed wheel) or git cannot say.
+    git_modified : bool or None
+        Whether that checkout's tracked files differ from the commit (uncommitted
+        changes: then the source digest, not the commit, names the code); None without a commit.
+    python : str
+        The Python version (``"3.11.7"``).
+    packages : tuple of (str, str)
+        (distribution, version) of each of :data:`ENVIRONMENT_PACKAGES`, the version
+        :data:`NOT_INSTALLED` for one that is not; read with :mod:`importlib.metadata`, so
+        nothing is imported.
+    """
+
+    lidframe_version: str
+    source_digest: str
+    git_commit: str | None
+    git_modified: bool | None
+    python: str
+    packages: tuple[tuple[str, str], ...] = attrs.field(converter=_pairs_tuple, factory=tuple)
+
+
+def _spec_value(value: str) -> str:
+    return value if value else '""'
+
+
+@attrs.frozen
+class AttackerSettings:
+    """An attacker behind a report's scores: its name, its settings, and the files they name (its checkpoint).
+
+    Attributes
+    ----------
+    name : str
+        The attacker, as the run names it (``"ecapa"``, ``"ge2e"``, a name of one's own).
+    settings : tuple of (str, str)
+        (setting, value as text), in order: a small table on the page.
+    files : tuple of InputFile
+        The files its settings name (a checkpoint, an embedding file), each with its
+        SHA-256 digest; the role of each is its setting.
+
+    Examples
+    --------
+    >>> AttackerSettings.from_spec("my-ecapa?device=cpu&batch_size=16").settings
+    (('device', 'cpu'), ('batch_size', '16'))
+    """
+
+    name: str
+    settings: tuple[tuple[str, str], ...] = attrs.field(converter=_pairs_tuple, factory=tuple)
+    files: tuple[InputFile, ...] = attrs.field(converter=_inputs_tuple, factory=tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InputError(f"an attacker needs a non-empty name, got {self.name!r:.80}")
+
+    @classmethod
+    def of(
+        cls, name: str, settings: Mapping[str, Any] | None = None, files: Mapping[str, StrPath] | None = None
+    ) -> AttackerSettings:
+        """An attacker with its *settings* (name -> value, shown as text) and *files* (setting -> path, digested now).
+
+        Raises
+        ------
+        InputError
+            An empty name, or a file that does not exist.
+        """
+        shown = [(str(k), _setting_text(v)) for k, v in (settings or {}).items()]
+        digested = [InputFile.of(str(role), path) for role, path in (files or {}).items()]
+        return cls(name=name, settings=shown, files=digested)
+
+    @classmethod
+    def from_spec(cls, spec: str) -> AttackerSettings:
+        """The attacker of a spec ``NAME?key=value&...`` (``lidframe score --attacker``'s words), without building it.
+
+        Its parameters are its settings, in order; each value that names an existing file
+        (``checkpoint=model.ckpt``) is also digested.  The name need not be a registered
+        attacker: the scores may come from elsewhere.
+
+        Raises
+        ------
+        InputError
+            A malformed spec (``NAME?key=value&key=value``).
+        """
+        from lidframe.registry.coercion import split_query
+
+        name, pairs = split_query(spec)
+        if not name.strip():
+            raise InputError(f"attacker {quote(spec)}: give its name before any ?key=value")
+        files = {key: value for key, value in pairs if value and Path(value).is_file()}
+        return cls.of(name.strip(), {key: _spec_value(value) for key, value in pairs}, files)
+
+
+def _setting_text(value: Any) -> str:
+    """A setting as the page shows it: numbers as they are, lists comma-separated, yes/no, none."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_setting_text(v) for v in value)
+    return str(value)
+
+
+def _attackers_tuple(items: Iterable[AttackerSettings]) -> tuple[AttackerSettings, ...]:
+    items = tuple(items)
+    for item in items:
+        if not isinstance(item, AttackerSettings):
+            raise InputError(f"attackers must be AttackerSettings records, got a {type(item).__name__}")
+    return items
+
+
 @attrs.frozen
 class Provenance:
     """Where the numbers of a report come from.
@@ -606,7 +860,18 @@ class Provenance:
     inputs : tuple of InputFile
         Input files with their SHA-256 digests.
     settings : tuple of (str, str)
-        Further settings of the run (command, mechanism, ...), as name and text.
+        Further settings of the run (mechanism, ...), as name and text.
+    command : str or None
+        The full command line that made the report, shell-quoted (``lidframe evaluate
+        --dev dev.npz ...``); None when not known.
+    working_folder : str or None
+        The folder it ran in (what the command line's relative paths are relative to).
+    environment : Environment or None
+        lidframe's version, source digest and git commit, Python's and the packages' versions.
+    attackers : tuple of AttackerSettings
+        The attackers behind the scores, with their settings and checkpoint digests.
+    engines : tuple of (str, str)
+        (speech engine, its version) of the synthesis behind the audio (the real-voice demo).
     """
 
     lidframe_version: str
@@ -615,6 +880,11 @@ class Provenance:
     systems: tuple[SystemSettings, ...] = attrs.field(converter=_settings_tuple)
     inputs: tuple[InputFile, ...] = attrs.field(converter=_inputs_tuple, factory=tuple)
     settings: tuple[tuple[str, str], ...] = attrs.field(converter=_pairs_tuple, factory=tuple)
+    command: str | None = None
+    working_folder: str | None = None
+    environment: Environment | None = None
+    attackers: tuple[AttackerSettings, ...] = attrs.field(converter=_attackers_tuple, factory=tuple)
+    engines: tuple[tuple[str, str], ...] = attrs.field(converter=_pairs_tuple, factory=tuple)
 
 
 # ------------------------------------------------------------------ the threat-model ladder
@@ -887,7 +1157,7 @@ class Ladder:
 
 
 #: The kinds of report, after the command that writes them.
-ReportKind = Literal["evaluate", "grid", "dp-audit"]
+ReportKind = Literal["evaluate", "sensitivity", "grid", "dp-audit"]
 
 
 def _check_systems(systems: Iterable[ReportSystem]) -> tuple[ReportSystem, ...]:
@@ -909,8 +1179,9 @@ class Report:
     Attributes
     ----------
     title : str
-    kind : {"evaluate", "grid", "dp-audit"}
-        What computed the numbers: the layout of the page follows it.
+    kind : {"evaluate", "sensitivity", "grid", "dp-audit"}
+        What computed the numbers: the layout of the page follows it (a sensitivity
+        report is laid out as an evaluate report).
     systems : tuple of ReportSystem
         One per cell, in the order given; labels unique.
     provenance : Provenance
@@ -941,5 +1212,13 @@ class Report:
             raise InputError(f"{_where(missing[0])}: not a system of the report (its labels: {preview(labels)})")
 
     def system_names(self) -> list[str]:
-        """The systems (:attr:`ReportSystem.name`) in order of first appearance."""
+        """The names of the page's systems (:attr:`ReportSystem.name`: a section each), in order of first appearance."""
         return list(dict.fromkeys(s.name for s in self.systems))
+
+    def audited_systems(self) -> list[str]:
+        """The systems under audit, in order: each cell's :attr:`ReportSystem.system` (or its name), once.
+
+        What the page's "N systems" counts: not its rows (a system's calibrators, a grid's
+        cells) and not its attackers.
+        """
+        return list(dict.fromkeys(s.system or s.name for s in self.systems))

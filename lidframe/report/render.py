@@ -30,12 +30,17 @@ import attrs
 from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path, real_path
 from lidframe.errors import InputError
 from lidframe.report.model import Report
+from lidframe.report.sections import absent_sections, absent_system_sections
 from lidframe.report.tables import (
+    BIASED_LOW_NOTE,
     NOT_COMPUTED,
     Card,
     Table,
+    attacker_tables,
+    calibrator_tables,
     comparison_table,
     dp_audit_table,
+    environment_table,
     fit_notes,
     headline_card,
     ladder_table,
@@ -143,6 +148,14 @@ def render_html(report: Report) -> str:
     open_set_figures = maker.open_set()
     dp_figures = maker.dp_audit()
     sections = _system_sections(report, maker, cards)
+    comparison = comparison_table(report)
+    calibrators, without_fit = calibrator_tables(report)
+    biased_low = any(c.biased_low for c in cards) or any(
+        cell.biased_low
+        for table in [comparison, *(t for s in sections for t, _ in s.per_speaker)]
+        for row in table.rows
+        for cell in row
+    )
     script = _asset("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     template = environment.get_template("report.html.j2")
@@ -150,7 +163,10 @@ def render_html(report: Report) -> str:
         report=report,
         provenance=report.provenance,
         cards=cards,
-        comparison=comparison_table(report),
+        counts=_counts(report),
+        biased_low=biased_low,
+        biased_low_note=BIASED_LOW_NOTE,
+        comparison=comparison,
         overview=overview,
         ladder=ladder_table(report.ladder) if report.ladder is not None else None,
         ladder_figures=ladder_figures,
@@ -162,13 +178,36 @@ def render_html(report: Report) -> str:
         dp_figures=dp_figures,
         dp_reason=report.dp_audit.rows[0].get("bounds_reason") if report.dp_audit is not None else None,
         sections=sections,
+        absent=absent_sections(report),
+        system_absent=absent_system_sections(report),
         settings_table=settings_table(report),
         fit_notes=fit_notes(report),
+        calibrator_tables=calibrators,
+        without_fit=without_fit,
+        environment=environment_table(report.provenance.environment),
+        attackers=attacker_tables(report.provenance.attackers),
         stylesheet=_asset("report.css"),
         script=script,
         script_hash=script_hash,
         not_computed=NOT_COMPUTED,
     )
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _counts(report: Report) -> str:
+    """The header's count: the systems under audit (not the rows, not the attackers), and the rows when more.
+
+    ``"1 system"``, ``"2 systems, 8 cells"`` (a grid), ``"3 systems, 6 rows"`` (a DP audit:
+    the mechanism at each mu, each attacked twice).
+    """
+    systems = _plural(len(report.audited_systems()), "system")
+    rows = len(report.systems)
+    if rows == len(report.audited_systems()):
+        return systems
+    return f"{systems}, {_plural(rows, 'cell' if report.kind == 'grid' else 'row')}"
 
 
 def _system_sections(report: Report, maker: FigureMaker, cards: list[Card]) -> list[SystemSection]:

@@ -13,7 +13,12 @@ page's sorting script reads.  :mod:`lidframe.report.render` puts them on the pag
   and its harm by misattribution, of the systems evaluated with an open-set prior;
 - :func:`ladder_table`: the threat-model ladder, anonymised systems by rung, the plain
   speech as the reference, and the rungs' sides and models;
-- :func:`settings_table`, :func:`fit_notes`: the settings behind every number.
+- :func:`settings_table`, :func:`calibrator_tables`, :func:`fit_notes`,
+  :func:`environment_table`, :func:`attacker_tables`: the settings, the fitted
+  calibrators, the software and the attackers behind every number.
+
+An interval of LIDmax is marked biased low (:data:`BIASED_LOW_NOTE`) wherever it shows: a
+percentile bootstrap interval of a maximum, whose resamples never exceed the observed one.
 """
 
 from __future__ import annotations
@@ -25,7 +30,20 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from lidframe.report.model import Headline, Interval, Ladder, LadderCell, LadderRung, Report, ReportSystem
+from lidframe.data.fileio import json_clean
+from lidframe.report.model import (
+    WORST_CASE_METRICS,
+    AttackerSettings,
+    Environment,
+    Headline,
+    Interval,
+    Ladder,
+    LadderCell,
+    LadderRung,
+    Report,
+    ReportSystem,
+    WorstCase,
+)
 
 if TYPE_CHECKING:
     from lidframe.privacy.audit import DPAuditResult
@@ -59,10 +77,28 @@ __all__ = [
     "settings_table",
     "key_values",
     "fit_notes",
+    "BIASED_LOW_NOTE",
+    "WorstItem",
+    "FitRow",
+    "CalibratorTable",
+    "calibrator_tables",
+    "fit_name",
+    "fit_text",
+    "environment_table",
+    "AttackerTable",
+    "attacker_tables",
+    "interval_note",
 ]
 
 #: What a cell shows for a value that was not computed (NaN or None).
 NOT_COMPUTED = "—"
+#: Why an interval of LIDmax is marked (†) wherever the page shows one.
+BIASED_LOW_NOTE = (
+    "† The interval of LIDmax is a percentile bootstrap interval of a maximum, and it is biased low: no resample "
+    "can disclose more than the largest observed trial. For the tail, read LID q99 and its interval."
+)
+#: The metrics whose interval is biased low (a maximum).
+_BIASED_LOW = ("lid_max",)
 
 
 def _missing(value: Any) -> bool:
@@ -82,6 +118,11 @@ def percent(value: Any) -> str:
 def count(value: Any) -> str:
     """An integer with thousands separators (``'1,580'``), or :data:`NOT_COMPUTED`."""
     return NOT_COMPUTED if _missing(value) else f"{int(value):,}"
+
+
+def decimal3(value: Any) -> str:
+    """A number without unit with 3 decimals, as the command line prints it (``'0.412'``), or :data:`NOT_COMPUTED`."""
+    return NOT_COMPUTED if _missing(value) else f"{float(value):.3f}"
 
 
 def _interval(interval: Interval | None, fmt: Callable[[Any], str]) -> str:
@@ -114,11 +155,12 @@ def _sort_key(value: Any) -> str:
 
 @attrs.frozen
 class Cell:
-    """One table cell: what it shows, what it sorts by."""
+    """One table cell: what it shows, what it sorts by, its interval (*note*), and whether that is biased low."""
 
     text: str
     sort: str
     note: str = ""
+    biased_low: bool = False
 
 
 @attrs.frozen
@@ -145,9 +187,11 @@ def _text_cell(value: Any) -> Cell:
     return Cell(text, _sort_key(value))
 
 
-def _number_cell(value: Any, fmt: Callable[[Any], str], interval: Interval | None = None) -> Cell:
+def _number_cell(
+    value: Any, fmt: Callable[[Any], str], interval: Interval | None = None, *, biased_low: bool = False
+) -> Cell:
     ci = _interval(interval, fmt)
-    return Cell(fmt(value), _sort_key(value), ci)
+    return Cell(fmt(value), _sort_key(value), ci, biased_low=biased_low and bool(ci))
 
 
 # ------------------------------------------------------------------ headline
@@ -164,23 +208,52 @@ METRIC_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = (
     ("lid_max", "LIDmax", bits, "largest LID of any trial (bits)"),
     ("eer", "EER", percent, "pairwise equal error rate, ROC convex hull"),
     ("cllr", "Cllr", bits, "binary log-likelihood-ratio cost (bits)"),
+    ("min_cllr", "minCllr", bits, "Cllr after PAV: the discrimination part of Cllr (bits)"),
+    ("dsys", "D_sys", decimal3, "linkability D_sys of the pairs, 0 (none) to 1 (full)"),
+    ("min_dcf", "minDCF", decimal3, "normalised detection cost at its best threshold"),
+    ("act_dcf", "actDCF", decimal3, "normalised detection cost at the LLRs' Bayes threshold"),
     ("rank1_rate", "rank-1", percent, "share of trials whose true speaker scores highest"),
 )
 
 
 @attrs.frozen
 class HeadlineItem:
-    """One number of a headline card."""
+    """One number of a headline card: its interval, and whether that is biased low (LIDmax)."""
 
     title: str
     text: str
     interval: str
     sort: str
+    biased_low: bool = False
+
+
+@attrs.frozen
+class WorstItem:
+    """One number of a card's worst case: the value and the calibrator and prior that reach it."""
+
+    metric: str
+    title: str
+    text: str
+    sort: str
+    calibrator: str
+    prior: str
 
 
 @attrs.frozen
 class Card:
-    """The headline card of one system (cell)."""
+    """The headline card of one system (cell).
+
+    Attributes
+    ----------
+    interval_level : str
+        What its brackets are (``"95 % speaker-bootstrap intervals in brackets"``), or why
+        there are none.
+    worst_case : tuple of WorstItem
+        The attacker's worst case over the calibrators and priors of its sensitivity
+        analysis; empty without one.
+    worst_case_over : str
+        What the worst case ranges over (``"3 calibrators × 2 priors"``).
+    """
 
     anchor: str
     label: str
@@ -190,6 +263,13 @@ class Card:
     items: tuple[HeadlineItem, ...]
     reading: str
     interval_level: str
+    worst_case: tuple[WorstItem, ...] = ()
+    worst_case_over: str = ""
+
+    @property
+    def biased_low(self) -> bool:
+        """Whether it shows an interval of LIDmax (and so the note that it is biased low)."""
+        return any(item.biased_low for item in self.items)
 
 
 #: (key, title, formatter) of a headline card.
@@ -204,8 +284,49 @@ CARD_ITEMS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
 )
 
 
+def interval_note(system: ReportSystem) -> str:
+    """What a card's brackets are: ``"95 % speaker-bootstrap intervals in brackets"``, or why there are none.
+
+    The resampling unit is named when the source records it (an ``evaluate`` summary's
+    bootstrap settings); without intervals, the reason the run gave
+    (:attr:`ReportSystem.no_intervals`), else ``"no intervals computed"``.
+    """
+    h: Headline = system.headline
+    if not h.intervals:
+        return f"no intervals: {system.no_intervals}" if system.no_intervals else "no intervals computed"
+    unit = "" if h.interval_unit is None else f"{h.interval_unit}-bootstrap "
+    level = "" if h.interval_level is None else f"{100 * h.interval_level:g} % "
+    return f"{level}{unit}intervals in brackets"
+
+
+def _worst_items(worst: WorstCase | None) -> tuple[WorstItem, ...]:
+    if worst is None:
+        return ()
+    items = []
+    for key, title, unit in WORST_CASE_METRICS:
+        entry = worst.entry(key)
+        if entry is None or entry.calibrator is None:
+            continue
+        fmt = percent if unit == "share" else bits
+        shown_title = f"{title} (bits)" if unit == "bits" else title
+        items.append(
+            WorstItem(key, shown_title, fmt(entry.value), _sort_key(entry.value), entry.calibrator, entry.prior or "")
+        )
+    return tuple(items)
+
+
+def _worst_over(worst: WorstCase | None) -> str:
+    if worst is None:
+        return ""
+    n_cal, n_prior = len(worst.calibrators), len(worst.priors)
+    calibrators = f"{n_cal} calibrator{'s' if n_cal != 1 else ''}"
+    if n_prior <= 1:
+        return f"{calibrators}, prior {worst.priors[0]}" if worst.priors else calibrators
+    return f"{calibrators} × {n_prior} priors"
+
+
 def headline_card(system: ReportSystem, index: int) -> Card:
-    """The headline card of *system*: its numbers (:data:`CARD_ITEMS`) with their intervals.
+    """The headline card of *system*: its numbers (:data:`CARD_ITEMS`) with their intervals, and its worst case.
 
     Parameters
     ----------
@@ -216,20 +337,27 @@ def headline_card(system: ReportSystem, index: int) -> Card:
     Returns
     -------
     Card
+        LIDmax's interval marked biased low; with a sensitivity record, the attacker's
+        worst case over its calibrators and priors (:attr:`ReportSystem.worst_case`).
     """
     h: Headline = system.headline
-    items = tuple(
-        HeadlineItem(title, fmt(getattr(h, key)), _interval(h.intervals.get(key), fmt), _sort_key(getattr(h, key)))
-        for key, title, fmt in CARD_ITEMS
-    )
-    if not h.intervals:
-        level = "no intervals computed"
-    elif h.interval_level is None:
-        level = "intervals in brackets"
-    else:
-        level = f"{h.interval_level:.0%} intervals in brackets"
+    items = []
+    for key, title, fmt in CARD_ITEMS:
+        interval = _interval(h.intervals.get(key), fmt)
+        value = getattr(h, key)
+        items.append(HeadlineItem(title, fmt(value), interval, _sort_key(value), key in _BIASED_LOW and bool(interval)))
+    worst = system.worst_case
     return Card(
-        f"card-{index}", system.label, system.name, system.calibrator, system.prior, items, system.reading, level
+        f"card-{index}",
+        system.label,
+        system.name,
+        system.calibrator,
+        system.prior,
+        tuple(items),
+        system.reading,
+        interval_note(system),
+        _worst_items(worst),
+        _worst_over(worst),
     )
 
 
@@ -254,7 +382,8 @@ def comparison_table(report: Report) -> Table:
         if seeds:
             cells.append(_text_cell(s.seed))
         cells += [
-            _number_cell(getattr(s.headline, key), fmt, s.headline.intervals.get(key)) for key, _, fmt, _ in metrics
+            _number_cell(getattr(s.headline, key), fmt, s.headline.intervals.get(key), biased_low=key in _BIASED_LOW)
+            for key, _, fmt, _ in metrics
         ]
         rows.append(tuple(cells))
     caption = "Every system, with its confidence intervals where computed"
@@ -314,7 +443,7 @@ def _record_table(table_id: str, caption: str, rows: Sequence[Mapping[str, Any]]
                 interval = None
                 if f"{key}_low" in folded and f"{key}_high" in folded:
                     interval = Interval(_float_or_nan(row.get(f"{key}_low")), _float_or_nan(row.get(f"{key}_high")))
-                cells.append(_number_cell(value, _RECORD_FORMATS[key][1], interval))
+                cells.append(_number_cell(value, _RECORD_FORMATS[key][1], interval, biased_low=key in _BIASED_LOW))
             else:
                 cells.append(_text_cell(value))
         body.append(tuple(cells))
@@ -358,20 +487,24 @@ def sensitivity_table(system: ReportSystem, table_id: str) -> tuple[Table, list[
         (ALID, LID q99, LIDmax) that has a worst case.
     """
     record = system.sensitivity
-    table = _record_table(
-        table_id,
-        f"Calibrator sensitivity of {system.label} (prior {system.prior})",
-        record.rows,
-        [k for k in _SENSITIVITY_KEYS if any(k in r for r in record.rows)],
-    )
+    priors = list(dict.fromkeys(str(r["prior"]) for r in record.rows if r.get("prior") is not None))
+    keys = [k for k in _SENSITIVITY_KEYS if any(k in r for r in record.rows)]
+    if len(priors) > 1:
+        keys.insert(1, "prior")
+        caption = f"Calibrator sensitivity of {system.label}: each calibrator under each of {len(priors)} priors"
+    else:
+        caption = f"Calibrator sensitivity of {system.label} (prior {priors[0] if priors else system.prior})"
+    table = _record_table(table_id, caption, record.rows, keys)
+    over = "calibrators and priors" if len(priors) > 1 else "calibrators"
     worst = []
     for metric in ("alid", "lid_q99", "lid_max"):
         entry = record.worst_case.get(metric) or {}
         if entry.get("calibrator") is not None:
             spread = record.spread.get(metric)
+            where = entry["calibrator"] + (f" under prior {entry['prior']}" if len(priors) > 1 else "")
             worst.append(
-                f"{_RECORD_FORMATS[metric][0]}: {bits(entry['value'])} bits with {entry['calibrator']} "
-                f"(spread over calibrators {bits(spread)} bits)"
+                f"{_RECORD_FORMATS[metric][0]}: {bits(entry['value'])} bits with {where} "
+                f"(spread over {over} {bits(spread)} bits)"
             )
     return table, worst
 
@@ -410,10 +543,18 @@ def dp_audit_table(record: DPAuditResult) -> Table:
     columns = [
         Column("mu", True),
         Column("sigma", True),
-        Column("EER bound", True, "Phi(-mu/2): no attacker's EER lies below it"),
+        Column(
+            "EER bound",
+            True,
+            "Phi(-mu_held/2): no attacker's EER lies below it (mu_held: the mu the audit checked holds)",
+        ),
         Column("bayes EER", True),
         Column("cosine EER", True),
-        Column("MI bound (bits)", True, "mu^2 / (2 ln 2): no ALID lies above it (trials drawn from the prior)"),
+        Column(
+            "MI bound on ALID (bits)",
+            True,
+            "mu_held^2 / (2 ln 2): the mutual-information bound, which bounds ALID (an average), not LIDmax",
+        ),
         Column("bayes ALID", True),
         Column("cosine ALID", True),
         Column("bayes LIDmax", True),
@@ -731,6 +872,9 @@ def settings_table(report: Report) -> Table:
         cells = [_text_cell(settings.label)]
         for key, _ in keys:
             value = getattr(settings, key)
+            if key == "znorm_ddof" and value is None:  # scores used raw (the DP audit's Bayes attacker)
+                cells.append(_text_cell("none (raw scores)"))
+                continue
             cells.append(_text_cell(value) if not key.startswith("n_") else Cell(count(value), _sort_key(value)))
         rows.append(tuple(cells))
     return Table(
@@ -790,3 +934,198 @@ def fit_notes(report: Report) -> list[FitNote]:
         )
         for s in report.provenance.systems
     ]
+
+
+# ------------------------------------------------------------------ the fitted calibrator, as a table
+#: Readable names of the calibrators' parameters and fitted values, by key without its trailing ``_``.
+_FIT_NAMES = {
+    "C": "C (inverse regularisation)",
+    "n_mated": "mated pairs",
+    "n_non_mated": "non-mated pairs",
+    "n_fit": "pairs fitted",
+    "pav_upper": "PAV block upper ends (z)",
+    "pav_posterior": "PAV block posteriors",
+    "knot_z": "knots (z)",
+    "knot_llr": "knots (LLR)",
+    "mean_mated": "mated mean",
+    "mean_non_mated": "non-mated mean",
+    "var_mated": "mated variance",
+    "var_non_mated": "non-mated variance",
+    "quad": "quadratic coefficient",
+    "lin": "linear coefficient",
+    "const": "constant",
+    "dev_mean_log_posterior": "dev mean log posterior",
+    "max_pairs": "pairs fitted exactly, at most (pooled in bins above)",
+    "bins": "bins of a pooled fit",
+    "fit_bins": "bins pooled into (none: every pair fitted)",
+}
+#: Abbreviations spelled out in a key's words.
+_FIT_WORDS = {"se": "standard error", "ci": "interval", "llr": "LLR", "pav": "PAV", "n": "number of"}
+#: A list longer than this is summarised (its length, smallest and largest value); the JSON keeps it whole.
+_FIT_LIST_SHOWN = 4
+
+
+def fit_name(key: str) -> str:
+    """A calibrator parameter's or fitted value's name in words: ``slope_se_`` -> ``"slope standard error"``.
+
+    Known keys have their own names (``n_mated_`` -> ``"mated pairs"``); others lose the
+    trailing underscore, have their underscores read as spaces and their abbreviations
+    spelled out; no word is repeated next to itself.
+    """
+    base = key.rstrip("_") or key
+    if base in _FIT_NAMES:
+        return _FIT_NAMES[base]
+    words: list[str] = []
+    for word in (w for w in base.split("_") if w):
+        spelled = _FIT_WORDS.get(word, word)
+        if not words or words[-1] != spelled:
+            words.append(spelled)
+    return " ".join(words)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def fit_text(value: Any) -> str:
+    """A calibrator setting as the page shows it: 6 significant digits, counts with separators, yes/no, none.
+
+    A list of up to four values is printed in brackets (``"[1.61, 2.64]"``, an
+    interval); a longer list of numbers as its length and range (``"11 values, from
+    -0.34 to 2.58"``); the cell's ``data-value`` keeps it whole.
+    """
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        return NOT_COMPUTED if math.isnan(value) else f"{value:.6g}"
+    if isinstance(value, (list, tuple)):
+        if len(value) <= _FIT_LIST_SHOWN:
+            return "[" + ", ".join(fit_text(v) for v in value) + "]"
+        numbers = [float(v) for v in value if _is_number(v) and not math.isnan(float(v))]
+        if len(numbers) == len(value):
+            return f"{len(value):,} values, from {fit_text(min(numbers))} to {fit_text(max(numbers))}"
+        return f"{len(value):,} values: " + ", ".join(fit_text(v) for v in value[:3]) + ", …"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{fit_name(str(k))} {fit_text(v)}" for k, v in value.items())
+    return str(value)
+
+
+@attrs.frozen
+class FitRow:
+    """One row of a fitted calibrator's table.
+
+    Attributes
+    ----------
+    group : {"parameter", "fitted"}
+        A parameter it was built with, or a value its fit found.
+    key : str
+        The key in the calibrator's record (``calibrator_fit`` of the JSON: ``slope_``).
+    name : str
+        The key in words (:func:`fit_name`).
+    text : str
+        The value as shown (:func:`fit_text`).
+    value : str
+        The value as JSON, whole (the cell's ``data-value``; NaN as null).
+    """
+
+    group: str
+    key: str
+    name: str
+    text: str
+    value: str
+
+
+@attrs.frozen
+class CalibratorTable:
+    """The fitted calibrator of one system, as a table: its class, its parameters and its fitted values."""
+
+    table_id: str
+    label: str
+    spec: str
+    calibrator: str
+    module: str
+    rows: tuple[FitRow, ...]
+
+
+def _fit_rows(group: str, values: Mapping[str, Any]) -> list[FitRow]:
+    return [
+        FitRow(group, str(key), fit_name(str(key)), fit_text(value), json.dumps(json_clean(value)))
+        for key, value in values.items()
+    ]
+
+
+def calibrator_tables(report: Report) -> tuple[list[CalibratorTable], list[str]]:
+    """The fitted calibrator of every system that records one, as a table, and the labels of those that do not.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    tables : list of CalibratorTable
+        One per system with a fitted record (``SystemSettings.calibrator_fit``): its
+        class and module, then a row per parameter and per fitted value.
+    without : list of str
+        The labels of the systems without one (a DP audit's: its record keeps no fit).
+    """
+    tables, without = [], []
+    for k, settings in enumerate(report.provenance.systems, start=1):
+        fit: Mapping[str, Any] | None = settings.calibrator_fit
+        if not fit:
+            without.append(settings.label)
+            continue
+        target = str(fit.get("calibrator", settings.calibrator))
+        module, _, name = target.rpartition(":")
+        rows = _fit_rows("parameter", fit.get("params") or {}) + _fit_rows("fitted", fit.get("fitted") or {})
+        tables.append(
+            CalibratorTable(f"calibrator-{k}", settings.label, settings.calibrator, name, module, tuple(rows))
+        )
+    return tables, without
+
+
+# ------------------------------------------------------------------ the software and the attackers
+def environment_table(environment: Environment | None) -> list[tuple[str, str, str]]:
+    """The software behind the numbers, one row each: (key, what, value).
+
+    Keys: ``lidframe``, ``source digest``, ``git commit`` (only in a git checkout),
+    ``python``, then each package of :data:`lidframe.report.model.ENVIRONMENT_PACKAGES`
+    by its distribution name.
+    """
+    if environment is None:
+        return []
+    rows = [
+        ("lidframe", "lidframe", environment.lidframe_version),
+        ("source digest", "lidframe source (SHA-256 of its code files)", environment.source_digest),
+    ]
+    if environment.git_commit is not None:
+        state = " with uncommitted changes (the source digest names the code)" if environment.git_modified else ""
+        rows.append(("git commit", "git commit of the checkout", environment.git_commit + state))
+    rows.append(("python", "Python", environment.python))
+    rows += [(name, name, version) for name, version in environment.packages]
+    return rows
+
+
+@attrs.frozen
+class AttackerTable:
+    """One attacker of the provenance: its name, and a row per setting (setting, value, SHA-256 of a file it names)."""
+
+    table_id: str
+    name: str
+    rows: tuple[tuple[str, str, str], ...]
+
+
+def attacker_tables(attackers: Sequence[AttackerSettings]) -> list[AttackerTable]:
+    """The attackers of a report, a small table each: their settings, and the digest of each file one names."""
+    tables = []
+    for k, attacker in enumerate(attackers, start=1):
+        digests = {f.role: f.sha256 for f in attacker.files}
+        rows = [(key, value, digests.get(key, "")) for key, value in attacker.settings]
+        keys = {key for key, _ in attacker.settings}
+        rows += [(f.role, f.path, f.sha256) for f in attacker.files if f.role not in keys]
+        tables.append(AttackerTable(f"attacker-{k}", attacker.name, tuple(rows)))
+    return tables

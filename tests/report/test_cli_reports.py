@@ -103,8 +103,10 @@ def test_evaluate_report_shows_the_numbers_of_the_json_summary(cli_runs):
         want = shown(key, record[key])
         if key in record["intervals"]:
             want += " " + shown_interval(key, record["intervals"][key])
+            if key == "lid_max":  # the percentile interval of a maximum: marked biased low
+                want += " †"
         assert items[title].find("dd").text() == want, title
-    assert card.find("p", **{"class": "ci-level"}).text() == "95% intervals in brackets"
+    assert card.find("p", **{"class": "ci-level"}).text() == "95 % speaker-bootstrap intervals in brackets"
 
     headers, rows = table_rows(root, "comparison-table")
     (row,) = rows
@@ -178,7 +180,13 @@ def test_evaluate_report_without_per_speaker_flag_still_has_the_per_speaker_sect
         lid_max = sort_value(row[headers.index("LIDmax")].attrs["data-sort"])
         assert lid_max == pytest.approx(by_hand.loc[speaker, "max"], abs=1e-10)
         assert int(row[headers.index("trials")].attrs["data-sort"]) == by_hand.loc[speaker, "size"]
-    assert provenance_settings(root)["intervals"] == "none (no --bootstrap)"
+    # 7 speakers: too few for --report's default speaker bootstrap, and the page says so
+    why = (
+        "the eval set has 7 speakers with trials, too few for a speaker bootstrap to mean much (--report computes "
+        "one from 10; --bootstrap computes it anyway)"
+    )
+    assert provenance_settings(root)["intervals"] == f"none: {why}"
+    assert root.find("p", **{"class": "ci-level"}).text() == f"no intervals: {why}"
 
 
 # ------------------------------------------------------------------ lidframe report GRID_DIR
@@ -212,7 +220,7 @@ def test_dp_audit_report_shows_the_rows_of_the_json(cli_runs):
     headers, rows = table_rows(root, "dp-table")
     assert len(rows) == len(rows_json) == 2
     columns = {"mu": "mu", "sigma": "sigma", "EER bound": "eer_bound", "bayes EER": "bayes_eer"}
-    columns |= {"cosine EER": "cosine_eer", "MI bound (bits)": "mi_bound_bits", "bayes ALID": "bayes_alid"}
+    columns |= {"cosine EER": "cosine_eer", "MI bound on ALID (bits)": "mi_bound_bits", "bayes ALID": "bayes_alid"}
     columns |= {"cosine ALID": "cosine_alid", "bayes LIDmax": "bayes_lid_max", "cosine LIDmax": "cosine_lid_max"}
     for row, want in zip(rows, rows_json):
         for title, key in columns.items():
@@ -404,3 +412,115 @@ def test_dp_audit_report_on_embeddings_digests_every_file_it_read(tmp_path, caps
     for path in read:
         assert digests[path] == hashlib.sha256(path.read_bytes()).hexdigest(), path
     assert provenance_settings(root)["embeddings"] == str(tmp_path / "emb.npy")
+
+
+# ------------------------------------------------------------------ intervals by default, and LIDmax's biased low
+def card_items(card) -> dict:
+    return {d.attrs["data-metric"]: d for d in card.find_all("div") if "data-metric" in d.attrs}
+
+
+def test_evaluate_report_has_speaker_bootstrap_intervals_by_default(tmp_path, capsys):
+    """No --bootstrap: --report bootstraps speakers with the flags' settings, as lidframe.evaluate does when asked."""
+    import lidframe
+    from lidframe.cli import main
+
+    dev, ev = simulate_system(leakage=0.5, seed=6, n_enrolled=12, trials_per_speaker=5)
+    dev.save(tmp_path / "dev.npz")
+    ev.save(tmp_path / "eval.npz")
+    argv = ["evaluate", "--dev", tmp_path / "dev.npz", "--eval", tmp_path / "eval.npz", "--n-boot", "200"]
+    argv += ["--seed", "3", "--json", tmp_path / "s.json", "--report", tmp_path / "audit"]
+    assert main([str(a) for a in argv]) == 0
+    out = capsys.readouterr().out
+    record = json.loads((tmp_path / "s.json").read_text())
+    by_hand = lidframe.evaluate(
+        tmp_path / "dev.npz", tmp_path / "eval.npz", bootstrap=lidframe.Bootstrap(n_boot=200, seed=3)
+    ).summary
+    assert record["bootstrap"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 3}
+    assert record["intervals"] == by_hand["intervals"]
+    assert "(intervals computed for --report by default; --no-bootstrap skips them)" in out
+    assert "95% bootstrap intervals (bca, 200 resamples of speakers, seed 3" in out
+    root = parse((tmp_path / "audit" / "report.html").read_text(encoding="utf-8"))
+    (card,) = root.find_all("article")
+    alid = card_items(card)["ALID (bits)"].find("dd").text()
+    assert alid == f"{shown('alid', record['alid'])} {shown_interval('alid', record['intervals']['alid'])}"
+    assert card.find("p", **{"class": "ci-level"}).text() == "95 % speaker-bootstrap intervals in brackets"
+    assert (
+        provenance_settings(root)["intervals"]
+        == "--report's default: level 0.95, bca, 200 resamples of speakers, seed 3"
+    )
+
+    # --no-bootstrap: none, said so; without --report nothing changes (no intervals unless asked)
+    argv = ["evaluate", "--dev", tmp_path / "dev.npz", "--eval", tmp_path / "eval.npz", "--no-bootstrap"]
+    assert main([str(a) for a in [*argv, "--json", tmp_path / "n.json", "--report", tmp_path / "none"]]) == 0
+    assert "intervals" not in json.loads((tmp_path / "n.json").read_text())
+    root = parse((tmp_path / "none" / "report.html").read_text(encoding="utf-8"))
+    assert root.find("p", **{"class": "ci-level"}).text() == "no intervals: --no-bootstrap given"
+    assert main([str(a) for a in [*argv[:-1], "--json", tmp_path / "plain.json"]]) == 0
+    assert "intervals" not in json.loads((tmp_path / "plain.json").read_text())
+    capsys.readouterr()
+
+
+def test_evaluate_report_says_when_the_set_is_too_small_for_intervals(tmp_path, capsys):
+    from lidframe.cli import main
+
+    dev, ev = simulate_system(leakage=0.5, seed=6, n_enrolled=9, trials_per_speaker=5)
+    dev.save(tmp_path / "dev.npz")
+    ev.save(tmp_path / "eval.npz")
+    argv = ["evaluate", "--dev", tmp_path / "dev.npz", "--eval", tmp_path / "eval.npz", "--json", tmp_path / "s.json"]
+    assert main([str(a) for a in [*argv, "--report", tmp_path / "audit"]]) == 0
+    out = capsys.readouterr().out
+    speakers = len(set(map(str, ev.trial_speakers)) & set(map(str, ev.enrolled)))
+    assert speakers == 9
+    why = f"the eval set has {speakers} speakers with trials, too few for a speaker bootstrap to mean much"
+    assert f"\nno intervals: {why}" in out
+    assert "intervals" not in json.loads((tmp_path / "s.json").read_text())
+    root = parse((tmp_path / "audit" / "report.html").read_text(encoding="utf-8"))
+    assert root.find("p", **{"class": "ci-level"}).text().startswith(f"no intervals: {why}")
+    # --bootstrap computes them anyway
+    assert main([str(a) for a in [*argv, "--bootstrap", "--n-boot", "100", "--report", tmp_path / "forced"]]) == 0
+    capsys.readouterr()
+    assert "intervals" in json.loads((tmp_path / "s.json").read_text())
+
+
+def test_lidmax_intervals_are_marked_biased_low_wherever_they_show(cli_runs):
+    run = cli_runs["evaluate"]
+    root = parse(run.page.read_text(encoding="utf-8"))
+    note = root.find("p", id="lidmax-note").text()
+    assert "biased low" in note and "LID q99" in note
+    (card,) = root.find_all("article")
+    items = card_items(card)
+    assert items["LIDmax (bits)"].find_all("span", **{"class": "biased"})
+    assert not any(items[t].find_all("span", **{"class": "biased"}) for t in items if t != "LIDmax (bits)")
+    headers, (row,) = table_rows(root, "comparison-table")
+    marked = [headers[k] for k, cell in enumerate(row) if cell.find_all("span", **{"class": "biased"})]
+    assert marked == ["LIDmax"]
+    headers, rows = table_rows(root, "per-speaker-1-1")
+    for cells in rows:
+        flagged = [headers[k] for k, cell in enumerate(cells) if cell.find_all("span", **{"class": "biased"})]
+        assert flagged in ([], ["LIDmax"])
+    assert any(r[headers.index("LIDmax")].find_all("span", **{"class": "biased"}) for r in rows)
+
+
+def test_without_intervals_there_is_no_biased_low_note():
+    import lidframe
+    from lidframe.report import render_html, report_from_results
+
+    dev, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=6, trials_per_speaker=4)
+    root = parse(render_html(report_from_results({"a": lidframe.evaluate(dev, ev)})))
+    assert not root.find_all("p", id="lidmax-note") and not root.find_all("span", **{"class": "biased"})
+
+
+def test_simulated_demo_headlines_carry_speaker_bootstrap_intervals(tmp_path):
+    from lidframe.cli.simulated_demo import DEMO_SYSTEMS, run_demo
+
+    run_demo(tmp_path / "demo", log=lambda _: None)
+    summary = json.loads((tmp_path / "demo" / "summary.json").read_text())
+    root = parse((tmp_path / "demo" / "report.html").read_text(encoding="utf-8"))
+    cards = {c.find("h3").text(): c for c in root.find_all("article")}
+    assert list(cards) == list(DEMO_SYSTEMS)
+    for name, card in cards.items():
+        record = summary["systems"][name]
+        assert record["bootstrap"]["unit"] == "speaker" and record["bootstrap"]["n_boot"] == 1000
+        alid = card_items(card)["ALID (bits)"].find("dd").text()
+        assert alid == f"{shown('alid', record['alid'])} {shown_interval('alid', record['intervals']['alid'])}", name
+        assert card.find("p", **{"class": "ci-level"}).text() == "95 % speaker-bootstrap intervals in brackets"

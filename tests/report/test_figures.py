@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import math
 import re
 import xml.etree.ElementTree as ET
 
@@ -193,3 +194,85 @@ def test_labels_with_dollar_signs_print_as_written():
     (legend,) = fig.legends
     assert legend.get_texts()[0].get_text() == name.replace("$", r"\$")
     plotting.figure_svg(fig, id_prefix="g")
+
+
+def _visible_polyline(ax, xs, ys) -> list[tuple[float, float, float, float]]:
+    """The segments of a line (display pixels) that lie in the axes' box, grown by 2 px (a line on an edge shows)."""
+    box = ax.bbox
+    points = ax.transData.transform(np.column_stack([xs, ys]))
+    inside = []
+    for (x0, y0), (x1, y1) in itertools.pairwise(points):
+        if all(box.x0 - 2 <= x <= box.x1 + 2 for x in (x0, x1)) and all(
+            box.y0 - 2 <= y <= box.y1 + 2 for y in (y0, y1)
+        ):
+            inside.append((x0, y0, x1, y1))
+    return inside
+
+
+@pytest.mark.parametrize("value", [0.0, -0.7, 2.5])
+@pytest.mark.parametrize("panels", [False, True])
+def test_a_curve_of_one_value_is_drawn_not_only_listed(value, panels):
+    """Every trial with the same LID (the random attacker: all 0 bit): P(LID > x) is 1 below it and 0 from it on.
+
+    Nothing of that lies on a log-scale step curve; the figure draws it anyway -- share 1 to
+    the value, then along the bottom edge (share 0) -- across the panel, in the system's colour.
+    """
+    rng = np.random.default_rng(7)
+    flat = np.full(120, value)
+    lids = {"weak": rng.normal(1.0, 1.0, 200), "random": flat}
+    if panels:
+        fig = lid_figures.lid_ccdf_panels_figure(
+            {("logistic", "uniform"): lids, ("isotonic", "uniform"): lids}, title="t", log2_n=3.0
+        )
+    else:
+        fig = lid_figures.lid_ccdf_figure(lids, title="t", log2_n=3.0)
+    fig.canvas.draw()
+    colour = plotting.curve_styles(list(lids))["random"]["color"]
+    for ax in fig.axes:
+        lines = [line for line in ax.get_lines() if line.get_color() == colour and len(line.get_xdata()) > 1]
+        assert lines, "the one-value curve draws no line"
+        segments = [s for line in lines for s in _visible_polyline(ax, *line.get_data())]
+        length = sum(math.hypot(x1 - x0, y1 - y0) for x0, y0, x1, y1 in segments)
+        assert length > ax.bbox.width  # across the panel, not a dot
+        # what it shows, against the share counted here: 1 left of the value, the bottom edge (0) right of it
+        floor = ax.get_ylim()[0]
+        low, high = ax.get_xlim()
+        for x in (value - 0.3, value + 0.3, high - 0.01):
+            assert low < x < high
+            share = np.mean(flat > x)
+            drawn = {
+                float(y0)
+                for line in lines
+                for (x0, y0), (x1, y1) in itertools.pairwise(zip(line.get_xdata(), line.get_ydata()))
+                if y0 == y1 and min(x0, x1) <= x <= max(x0, x1)
+            }
+            assert drawn == ({1.0} if share == 1.0 else {floor}), (x, share, drawn)
+        # and it says so in words beside its mark
+        assert f"random: share 0 from {value:.2f} bit" in [t.get_text() for t in ax.texts]
+    plotting.pyplot().close(fig)
+
+
+def test_the_ladder_figure_says_what_its_codes_mean():
+    """Its rungs are labelled with their codes (o-a, a-a); the axis says a code is enrolment then trial speech."""
+    import lidframe
+    from lidframe.data.simulate import simulate_system
+    from lidframe.report import LadderEntry, ladder_from_results
+    from lidframe.report.analysis_figures import ladder_figure
+
+    rows = [
+        ("anon/enc/ignorant", "ignorant", "original"),
+        ("anon/enc/lazy-informed", "lazy-informed", "anonymised"),
+    ]
+    results, entries = {}, []
+    for seed, (label, scenario, enrolment) in enumerate(rows):
+        dev, ev = simulate_system(leakage=0.3, seed=seed, n_enrolled=6, trials_per_speaker=3)
+        results[label] = lidframe.evaluate(dev, ev)
+        entries.append(LadderEntry(label, "anon", "enc", scenario, enrolment, "anonymised", "clear speech"))
+    fig = ladder_figure(ladder_from_results(entries, results))
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert any("(a-a)" in t for t in ticks) and any("(o-a)" in t for t in ticks)
+    label = ax.get_xlabel()
+    assert "enrolment, then trial speech" in label and "o original, a anonymised" in label
+    assert "a-a: both anonymised" in label
+    plotting.pyplot().close(fig)

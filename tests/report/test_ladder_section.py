@@ -327,11 +327,16 @@ def test_no_ladder_no_section(results):
 
     two = {label: results[label] for label in ("plain/enc", "anon-a/enc/semi-informed")}
     report = report_from_results(two, created=CREATED)
+    from lidframe.report.sections import absent_sections
+
     assert report.ladder is None
     text = render_html(report)
     root = parse(text)
-    assert not root.find_all("section", id="ladder")
-    assert 'href="#ladder"' not in text and "Threat-model ladder" not in text
+    # every page keeps the section and says why it does not apply (issue 27): no table, no figure
+    (section,) = root.find_all("section", id="ladder")
+    assert not section.find_all("table") and not section.find_all("figure") and not section.find_all("img")
+    (why,) = [p for p in section.find_all("p") if "not-applicable" in p.attrs.get("class", "")]
+    assert why.text().strip() == absent_sections(report)["ladder"]
 
 
 @pytest.mark.parametrize(

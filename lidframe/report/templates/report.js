@@ -1,6 +1,10 @@
-// lidframe report: sort any table.sortable by clicking a column header.
+// lidframe report: sort any table.sortable by clicking a column header, and keep every table inside its box.
 // Numeric columns (th data-type="number") sort by each cell's data-sort value as a number;
 // others as text (numeric-aware). Empty values (not computed) go last in either direction.
+// A table wider than its box (.table-wrap), at this window's width, is set in a smaller type
+// ("compact"), and where that is still too wide "stacked" (report.css): one block per row, each
+// value under the name of its column (data-title, set here from the header rows, column spans
+// counted). Tables are laid out again whenever the window's width changes.
 (function () {
   "use strict";
   var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
@@ -31,6 +35,71 @@
     });
     rows.forEach(function (entry) { body.appendChild(entry.row); });
   }
+
+  function columnTitles(table) {
+    // the text of every header cell over each column, header rows and column spans counted
+    var titles = [];
+    if (!table.tHead) return titles;
+    Array.prototype.forEach.call(table.tHead.rows, function (row) {
+      var column = 0;
+      Array.prototype.forEach.call(row.cells, function (th) {
+        while (titles[column] && titles[column].taken > row.rowIndex) column += 1;
+        var text = (th.innerText || th.textContent).replace(/\s+/g, " ").trim();
+        var span = th.colSpan || 1;
+        for (var k = 0; k < span; k += 1) {
+          var entry = titles[column + k] || (titles[column + k] = { parts: [], taken: 0 });
+          if (text) entry.parts.push(text);
+          entry.taken = row.rowIndex + (th.rowSpan || 1);
+        }
+        column += span;
+      });
+    });
+    return titles.map(function (entry) { return entry ? entry.parts.join(" · ") : ""; });
+  }
+
+  function label(table) {
+    // data-title on every body cell that has none: what stacked rows show above each value
+    var titles = columnTitles(table);
+    Array.prototype.forEach.call(table.tBodies, function (body) {
+      Array.prototype.forEach.call(body.rows, function (row) {
+        var column = 0;
+        Array.prototype.forEach.call(row.cells, function (cell) {
+          if (!cell.hasAttribute("data-title") && titles[column]) cell.setAttribute("data-title", titles[column]);
+          column += cell.colSpan || 1;
+        });
+      });
+    });
+  }
+
+  function fit() {
+    // as a table if it fits; else in a smaller type; else stacked
+    Array.prototype.forEach.call(document.querySelectorAll(".table-wrap"), function (wrap) {
+      wrap.classList.remove("compact", "stacked");
+      if (wrap.scrollWidth <= wrap.clientWidth + 1) return;
+      wrap.classList.add("compact");
+      if (wrap.scrollWidth <= wrap.clientWidth + 1) return;
+      wrap.classList.remove("compact");
+      wrap.classList.add("stacked");
+    });
+  }
+
+  Array.prototype.forEach.call(document.querySelectorAll(".table-wrap table"), label);
+  fit();
+  var width = window.innerWidth;
+  var pending = null;
+  function refit() {
+    pending = null;
+    if (window.innerWidth === width) return;
+    width = window.innerWidth;
+    fit();
+  }
+  window.addEventListener("resize", function () {
+    if (pending === null) pending = window.setTimeout(refit, 60);
+  });
+  window.addEventListener("load", function () {
+    width = -1;
+    refit();
+  });
 
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
     var headers = table.tHead.rows[0].cells;

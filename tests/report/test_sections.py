@@ -1,0 +1,155 @@
+"""Every kind of report page holds the same sections; one that does not apply says why, it does not vanish.
+
+The pages: the real-voice demo's (its layout: systems with several attackers, the
+threat-model ladder, per-speaker tables; built here from simulated Results with the
+demo's rows), the simulated demo's (``lidframe demo --simulated``), ``lidframe evaluate
+--report``'s, the grid's (``lidframe report``), ``lidframe dp-audit --report``'s, and a
+report of several systems built from Python.  The sections expected come from one list,
+:data:`lidframe.report.sections.PAGE_SECTIONS` (each system's subsections from
+:data:`~lidframe.report.sections.SYSTEM_SECTIONS`), for every page alike.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import lidframe
+from lidframe.data.simulate import simulate_system
+from lidframe.report.sections import (
+    NOT_APPLICABLE_CLASS,
+    PAGE_SECTIONS,
+    SYSTEM_SECTIONS,
+    absent_sections,
+    absent_system_sections,
+)
+from tests.report.conftest import run_cli
+from tests.report.htmltree import Node, parse
+
+pytest.importorskip("jinja2")
+pytest.importorskip("matplotlib")
+
+#: The kinds of page, as the tests name them.
+KINDS = ("demo", "simulated demo", "evaluate", "grid", "dp-audit", "systems")
+
+
+@pytest.fixture(scope="session")
+def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
+    """kind -> a report.html of that kind (each written once per session)."""
+    from lidframe.cli.simulated_demo import write_demo_outputs
+    from lidframe.cli.voice_demo import demo_rows
+
+    found = {kind: cli_runs[kind].page for kind in ("evaluate", "grid", "dp-audit")}
+    folder = tmp_path_factory.mktemp("simulated-demo")
+    code, out = run_cli(["demo", "--simulated", "--out", folder])
+    assert code == 0, out
+    found["simulated demo"] = folder / "report.html"
+    # the real-voice demo's page, from simulated Results with its rows (its synthesis is too slow for a test)
+    rows = demo_rows()
+    results = {}
+    for seed, row in enumerate(rows):
+        dev, ev = simulate_system(leakage=0.1 + 0.05 * (seed % 8), seed=seed, n_enrolled=8, trials_per_speaker=4)
+        results[row.label] = lidframe.evaluate(dev, ev)
+    folder = tmp_path_factory.mktemp("voice-demo")
+    page = write_demo_outputs(
+        folder, results, table="t", record={}, inputs={}, title="demo", notes=[], settings={},
+        systems={row.label: row.system for row in rows}, ladder=list(rows),
+        log=lambda _: None,
+    )  # fmt: skip
+    assert page is not None
+    found["demo"] = page
+    folder = tmp_path_factory.mktemp("systems")
+    found["systems"] = folder / "report.html"
+    found["systems"].write_text(rendered["systems"][1], encoding="utf-8")
+    return found
+
+
+def _main(page: Node) -> Node:
+    return page.find("main")
+
+
+def _top_sections(page: Node) -> list[Node]:
+    main = _main(page)
+    return [n for n in main.children if n.tag == "section"]
+
+
+def _classes(node: Node) -> list[str]:
+    return (node.attrs.get("class") or "").split()
+
+
+def _reason(section: Node) -> str | None:
+    """The text of the section's not-applicable paragraph, None without one."""
+    found = [p for p in section.find_all("p") if NOT_APPLICABLE_CLASS in _classes(p)]
+    assert len(found) <= 1
+    return found[0].text() if found else None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kind_of_page_holds_the_same_sections(pages, kind):
+    page = parse(pages[kind].read_text(encoding="utf-8"))
+    sections = _top_sections(page)
+    systems = [s for s in sections if "system" in _classes(s)]
+    assert systems, "no system section"
+    # the page's own sections, in the list's order, the systems' between the DP audit and the provenance
+    keys = [s.attrs["id"] for s in sections if "system" not in _classes(s)]
+    assert keys == [s.key for s in PAGE_SECTIONS]
+    order = [s.attrs["id"] for s in sections]
+    first, last = order.index(systems[0].attrs["id"]), order.index(systems[-1].attrs["id"])
+    assert order[first - 1] == PAGE_SECTIONS[-2].key and order[last + 1] == PAGE_SECTIONS[-1].key
+    assert order[first : last + 1] == [s.attrs["id"] for s in systems]
+    # each named in the navigation
+    links = [a.attrs["href"] for a in page.find("nav").find_all("a")]
+    assert [f"#{s.key}" for s in PAGE_SECTIONS] == [link for link in links if link[1:] in keys]
+    # every section with its heading; one that does not apply says why, and shows nothing else
+    for section, expected in zip([s for s in sections if "system" not in _classes(s)], PAGE_SECTIONS):
+        heading = section.find("h2").text()
+        assert heading == expected.title, (kind, heading)
+        reason = _reason(section)
+        if reason is not None:
+            assert len(reason) > 40, (kind, expected.key, reason)
+            assert not section.find_all("table") and not section.find_all("figure"), (kind, expected.key)
+        else:
+            assert section.find_all("table") or section.find_all("div"), (kind, expected.key)
+    # every system's section holds the subsections of the list, in order: a table, or why not
+    for system in systems:
+        titles = [h.text() for h in system.find_all("h3") if h.text() in {s.title for s in SYSTEM_SECTIONS}]
+        assert list(dict.fromkeys(titles)) == [s.title for s in SYSTEM_SECTIONS], (kind, titles)  # one per cell
+
+
+@pytest.mark.slow
+def test_the_sections_that_show_something_differ_by_kind(pages):
+    """The control: the pages are not all alike -- each kind shows what it has and says why not for the rest."""
+    absent = {}
+    for kind in KINDS:
+        page = parse(pages[kind].read_text(encoding="utf-8"))
+        own = [s for s in _top_sections(page) if "system" not in _classes(s)]
+        absent[kind] = {s.attrs["id"] for s in own if _reason(s) is not None}
+    assert absent["demo"] == {"open-set", "dp"}  # the ladder is there
+    assert {"ladder", "dp"} <= absent["simulated demo"]
+    assert absent["dp-audit"] == {"ladder", "open-set"}
+    assert absent["evaluate"] == absent["grid"] == absent["systems"] == {"ladder", "open-set", "dp"}
+
+
+def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, grid_built):
+    """absent_sections / absent_system_sections: a reason exactly where the record has nothing to show."""
+    for built in (evaluate_built, systems_built, dp_built, grid_built):
+        report = built.report
+        absent = absent_sections(report)
+        assert ("ladder" in absent) == (report.ladder is None)
+        assert ("open-set" in absent) == all(s.open_set is None for s in report.systems)
+        assert ("dp" in absent) == (report.dp_audit is None)
+        assert set(absent) <= {s.key for s in PAGE_SECTIONS}
+        per_system = absent_system_sections(report)
+        assert list(per_system) == report.system_names()
+        for name, reasons in per_system.items():
+            cells = [s for s in report.systems if s.name == name]
+            assert ("sensitivity" in reasons) == all(s.sensitivity is None for s in cells)
+            assert ("per-speaker" in reasons) == all(s.per_speaker is None for s in cells)
+            assert set(reasons) <= {s.key for s in SYSTEM_SECTIONS}
+    # the DP audit's reasons are its own, not the evaluate page's advice
+    dp = absent_system_sections(dp_built.report)
+    assert all("DP audit keeps" in r["per-speaker"] for r in dp.values())
+    assert "a-a" in absent_sections(evaluate_built.report)["ladder"]
+    assert "anonymised enrolment, anonymised trials" in absent_sections(evaluate_built.report)["ladder"]
