@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         jobs = check_jobs(default_jobs() if args.jobs is None else args.jobs, what="processes", name="--jobs")
         print(
             f"lidframe demo: real voices (synthesized here), a pretrained GE2E attacker up the threat-model ladder and "
-            f"small ECAPA-TDNNs trained here; caches in {out}/ (cold: about 4 minutes on 2 quiet cores, "
+            f"small ECAPA-TDNNs trained here; caches in {out}/ (cold: about 3 minutes on 2 quiet cores, "
             "a rerun reuses every cache; lidframe demo --simulated for the seconds-fast simulated version)"
         )
         table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)
