@@ -25,11 +25,12 @@ from lidframe.cli.options import (
     add_engine_arguments,
     add_output_arguments,
     add_scoreset_arguments,
+    attacker_spec,
     bootstrap_from_args,
     check_output_paths,
+    system_name,
 )
 from lidframe.cli.table import format_table, format_value, text_table
-from lidframe.errors import InputError
 
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
@@ -293,7 +294,7 @@ def run(args: argparse.Namespace) -> int:
 
     outputs = _Outputs.check(args)
     system_name(args)  # a bad --name or --attacker: one line, before any work
-    attacker = _attacker(args)
+    attacker = attacker_spec(args)
     eval_set = load_set(args.eval)
     intervals = _intervals(args, eval_set)
     bootstrap = intervals.bootstrap
@@ -307,30 +308,6 @@ def run(args: argparse.Namespace) -> int:
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
     return 0
-
-
-def system_name(args: argparse.Namespace) -> str:
-    """``--name``, or the ``--eval`` file's stem: the system's name in the table and the report."""
-    if args.name is None:
-        return Path(args.eval).stem
-    if not args.name.strip():
-        raise InputError("--name: give the system a non-empty name")
-    return args.name.strip()
-
-
-def _attacker(args: argparse.Namespace) -> str | None:
-    """``--attacker``, checked before any work: a spec must read ``NAME?key=value&...``."""
-    if args.attacker is None:
-        return None
-    from lidframe.registry.coercion import split_query
-
-    try:
-        name, _ = split_query(args.attacker)
-    except InputError as exc:
-        raise InputError(f"--attacker: {exc}") from None
-    if not name.strip():
-        raise InputError(f"--attacker {args.attacker!r}: give the attacker's name before any ?key=value")
-    return args.attacker
 
 
 def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, bootstrap: Bootstrap | None) -> Result:

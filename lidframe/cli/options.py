@@ -452,3 +452,27 @@ class CheckedFlag(argparse.Action):
         option_string: str | None = None,
     ) -> None:
         setattr(namespace, self.dest, self.check(values, self.option_strings[0]))
+
+
+def system_name(args: argparse.Namespace) -> str:
+    """``--name``, or the ``--eval`` file's stem: the system's name in the table and the report."""
+    if args.name is None:
+        return Path(args.eval).stem
+    if not args.name.strip():
+        raise InputError("--name: give the system a non-empty name")
+    return args.name.strip()
+
+
+def attacker_spec(args: argparse.Namespace) -> str | None:
+    """``--attacker``, checked before any work: a spec must read ``NAME?key=value&...``."""
+    if args.attacker is None:
+        return None
+    from lidframe.registry.coercion import split_query
+
+    try:
+        name, _ = split_query(args.attacker)
+    except InputError as exc:
+        raise InputError(f"--attacker: {exc}") from None
+    if not name.strip():
+        raise InputError(f"--attacker {args.attacker!r}: give the attacker's name before any ?key=value")
+    return args.attacker

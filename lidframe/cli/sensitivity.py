@@ -13,7 +13,13 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from lidframe.cli.options import add_output_arguments, add_scoreset_arguments, check_output_paths
+from lidframe.cli.options import (
+    add_output_arguments,
+    add_scoreset_arguments,
+    attacker_spec,
+    check_output_paths,
+    system_name,
+)
 from lidframe.cli.table import format_value, text_table
 from lidframe.errors import InputError
 
@@ -130,8 +136,8 @@ def run(args: argparse.Namespace) -> int:
 
         outputs = {"--json": args.json, "--plot": args.plot}
         report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=(args.dev, args.eval))
-    label = _system_name(args)
-    attacker = _attacker(args)
+    label = system_name(args)
+    attacker = attacker_spec(args)
     specs = [s.strip() for value in args.calibrators or [] for s in value.split(",") if s.strip()]
     if args.calibrators and not specs:
         raise InputError("--calibrators: give at least one calibrator spec")
@@ -167,29 +173,6 @@ def run(args: argparse.Namespace) -> int:
     if report_out is not None:
         print(f"\nwrote the audit report to {report_out}")
     return 0
-
-
-def _system_name(args: argparse.Namespace) -> str:
-    if args.name is None:
-        return Path(args.eval).stem
-    if not args.name.strip():
-        raise InputError("--name: give the system a non-empty name")
-    return args.name.strip()
-
-
-def _attacker(args: argparse.Namespace) -> str | None:
-    """``--attacker``, checked before any work: a spec must read ``NAME?key=value&...``."""
-    if args.attacker is None:
-        return None
-    from lidframe.registry.coercion import split_query
-
-    try:
-        name, _ = split_query(args.attacker)
-    except InputError as exc:
-        raise InputError(f"--attacker: {exc}") from None
-    if not name.strip():
-        raise InputError(f"--attacker {args.attacker!r}: give the attacker's name before any ?key=value")
-    return args.attacker
 
 
 def _write(

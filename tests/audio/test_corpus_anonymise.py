@@ -271,7 +271,7 @@ def test_anonymise_data_dir_keeps_ids_and_draws_one_alpha_per_speaker(tmp_path, 
     assert [(u.utt_id, u.speaker) for u in out] == utts
     assert main(["anonymise", "--method", "pitch", "--ratio", "1.1", str(src), str(tmp_path / "p")]) == 0
     assert main(["anonymise", "--method", "pitch", "--ratio", "9", str(src), str(tmp_path / "q")]) == 2
-    assert "pitch ratio must be within" in capsys.readouterr().err
+    assert "--ratio must be within [0.25, 4], got 9.0" in capsys.readouterr().err  # the flag named (issue 27)
 
 
 def test_anonymise_data_dirs_in_two_processes_writes_what_each_call_alone_writes(tmp_path):
