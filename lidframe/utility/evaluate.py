@@ -10,21 +10,23 @@ Two numbers, as every anonymisation study reports them beside privacy:
   correlation of each anonymised utterance's F0 contour with its original's
   (:mod:`lidframe.utility.pitch`).
 
-Audio at another rate than the recogniser's is resampled to it (polyphase, SciPy's
-``resample_poly``) and counted in the result (``resampled``); stereo is mixed to mono.
+Audio is read by the attackers' reader (:func:`lidframe.attackers.frontend.read_audio`:
+every file checked from its header before any is decoded; stereo mixed to mono; another
+rate than the recogniser's resampled to it, polyphase, and counted in ``resampled``); ρ_F0
+compares both utterances at that rate.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 import attrs
 import numpy as np
 
+from lidframe.attackers.frontend import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, quote
@@ -142,26 +144,6 @@ def _describe(recogniser: Any) -> str:
     return str(describe()) if callable(describe) else type(recogniser).__name__
 
 
-def _read_mono(path: str, what: str) -> tuple[np.ndarray, int]:
-    import soundfile
-
-    from lidframe.data import fileio
-
-    try:
-        with fileio.open_input(path, "an audio file (.wav, .flac)") as handle:
-            audio, rate = soundfile.read(handle, dtype="float64", always_2d=True)
-    except RuntimeError as exc:  # soundfile's LibsndfileError
-        raise InputError(f"{path}: cannot read audio: not audio, or corrupt ({what})") from exc
-    return audio.mean(axis=1), int(rate)
-
-
-def _resampled(waveform: np.ndarray, rate: int, target: int) -> np.ndarray:
-    from scipy.signal import resample_poly
-
-    ratio = Fraction(target, rate)
-    return resample_poly(waveform, ratio.numerator, ratio.denominator)
-
-
 def utility(
     data: StrPath,
     reference: StrPath | None = None,
@@ -224,20 +206,22 @@ def utility(
         references[utt.utt_id] = words
     model = resolve_recogniser(recogniser)
     target = int(getattr(model, "sample_rate", 16000))
-    rows, total, resampled = [], WordErrors(substitutions=0, deletions=0, insertions=0, reference_words=0), 0
+    # every audio file checked from its header before any is decoded (the attackers' reader and probe)
+    rates = [probe_audio(str(utt.path), sample_rate=target, min_seconds=0.0)[1] for utt in utterances]
+    if originals is not None:
+        for utt in utterances:
+            probe_audio(str(originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
+    rows, total = [], WordErrors(substitutions=0, deletions=0, insertions=0, reference_words=0)
     for done, utt in enumerate(utterances, start=1):
-        waveform, rate = _read_mono(str(utt.path), f"utterance {utt.utt_id}")
-        heard = waveform if rate == target else _resampled(waveform, rate, target)
-        resampled += rate != target
-        hypothesis = transcript_words(str(model.transcribe(heard, target)))
+        # mono, at the recogniser's rate (resampled where the file has another)
+        waveform = read_audio(str(utt.path), sample_rate=target, min_seconds=0.0).astype(np.float64)
+        hypothesis = transcript_words(str(model.transcribe(waveform, target)))
         errors = word_errors(references[utt.utt_id], hypothesis)
         total = total + errors
         rho, note = None, None
         if originals is not None:
-            original, original_rate = _read_mono(str(originals[utt.utt_id].path), f"reference utterance {utt.utt_id}")
-            if original_rate != rate:
-                original = _resampled(original, original_rate, rate)
-            rho, note = rho_f0(f0_contour(original, rate), f0_contour(waveform, rate))
+            original = read_audio(str(originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
+            rho, note = rho_f0(f0_contour(original, target), f0_contour(waveform, target))
         rows.append(
             UtteranceUtility(
                 utt_id=utt.utt_id,
@@ -264,7 +248,7 @@ def utility(
         rho_f0_utterances=len(rhos),
         utterances=len(rows),
         recogniser=_describe(model),
-        resampled=resampled,
+        resampled=sum(rate != target for rate in rates),
         normalisation=NORMALISATION,
         data=str(data),
         reference=None if reference is None else str(reference),
