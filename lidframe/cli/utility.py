@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import math
 
+from lidframe.cli.options import CheckedFlag, add_bootstrap_arguments, bootstrap_from_args, positive_int
+
 __all__ = ["register", "run"]
 
 
@@ -30,12 +32,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--per-utterance", metavar="OUT.csv", help="write one row per utterance (CSV)")
     parser.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        default=1,
+        metavar="J",
+        help="worker processes recognising at once (default 1; the numbers do not depend on it)",
+    )
+    add_bootstrap_arguments(parser)
     parser.add_argument("--progress", action="store_true", help="a progress bar over the utterances")
     parser.set_defaults(run=run)
 
 
 def _number(value: float | None, digits: int) -> str:
     return "-" if value is None or math.isnan(value) else f"{value:.{digits}f}"
+
+
+def _interval(interval, scale: float, digits: int, unit: str) -> str:
+    """`` [low, high]`` of *interval* scaled (empty without one)."""
+    if interval is None:
+        return ""
+    return f" [{_number(scale * interval.low, digits)}, {_number(scale * interval.high, digits)}]{unit}"
 
 
 def run(args: argparse.Namespace) -> int:
@@ -59,23 +78,38 @@ def run(args: argparse.Namespace) -> int:
             bar.update(done - bar.n)
 
     try:
-        result = utility(args.data, args.reference, recogniser=args.recogniser, progress=progress)
+        result = utility(
+            args.data,
+            args.reference,
+            recogniser=args.recogniser,
+            bootstrap=bootstrap_from_args(args) if args.bootstrap else None,
+            jobs=args.jobs,
+            progress=progress,
+        )
     finally:
         if bar is not None:
             bar.close()
+    intervals = result.intervals or {}
     print(
-        f"WER {_number(100 * result.wer, 1)} % on {result.utterances} utterances ({result.reference_words} reference "
+        f"WER {_number(100 * result.wer, 1)} %{_interval(intervals.get('wer'), 100, 1, ' %')} on "
+        f"{result.utterances} utterances of {result.speakers} speakers ({result.reference_words} reference "
         f"words: {result.substitutions} substituted, {result.deletions} deleted, {result.insertions} inserted); "
         f"recogniser {result.recogniser}"
     )
     if result.reference is not None:
         print(
-            f"rho_F0 {_number(result.rho_f0, 3)} (mean over {result.rho_f0_utterances} of {result.utterances} "
+            f"rho_F0 {_number(result.rho_f0, 3)}{_interval(intervals.get('rho_f0'), 1, 3, '')} (mean over {result.rho_f0_utterances} of {result.utterances} "
             f"utterances with frames voiced in both)"
         )
     if result.resampled:
         print(f"resampled {result.resampled} utterances to the recogniser's rate")
     print(f"transcripts normalised: {result.normalisation}")
+    if result.bootstrap is not None:
+        b = result.bootstrap
+        print(
+            f"intervals: {b['level']:.0%} {b['method']} bootstrap, {b['n_boot']} resamples of {b['unit']}s "
+            f"(seed {b['seed']})"
+        )
     with staged_outputs():
         if json_path is not None:
             write_json(json_path, result.to_dict())

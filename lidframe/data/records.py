@@ -148,6 +148,8 @@ def _plain(value: Any) -> Any:
     """*value* with row records as dicts, recursively through dicts, lists and tuples."""
     if isinstance(value, RowRecord):
         return dict(value)
+    if attrs.has(type(value)) and callable(getattr(value, "to_dict", None)):  # an Interval, say
+        return value.to_dict()
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -55,6 +55,7 @@ __all__ = [
     "lid_metrics_weighted",
     "binary_metrics_weighted",
     "group_means_weighted",
+    "ratio_ci",
 ]
 
 #: Per-trial LID metrics with intervals.
@@ -497,6 +498,18 @@ def bootstrap_ci(
             boot.setdefault(metric, np.empty(n_boot))[start : start + values.size] = values
     jack_w = _jackknife_weights(rng, n_units)[:, unit_of_trial]  # drawn after every resample, as before
     estimate, jack = compute(np.ones((1, lid.size))), compute(jack_w)
+    return _intervals(estimate, boot, jack, method=method, level=level)
+
+
+def _intervals(
+    estimate: Mapping[str, np.ndarray],
+    boot: Mapping[str, np.ndarray],
+    jack: Mapping[str, np.ndarray],
+    *,
+    method: str,
+    level: float,
+) -> dict[str, Interval]:
+    """Each metric's :class:`Interval` from its estimate (1,), resampled (B,) and jackknife (G,) values."""
     out = {}
     for metric in estimate:
         est = float(estimate[metric][0])
@@ -508,3 +521,66 @@ def bootstrap_ci(
             used = "percentile"
         out[metric] = Interval(est, low, high, level, used)
     return out
+
+
+def ratio_ci(
+    parts: Mapping[str, tuple[ArrayLike, ArrayLike]],
+    bootstrap: Bootstrap | None = None,
+    *,
+    speakers: ArrayLike | None = None,
+) -> dict[str, Interval]:
+    """Bootstrap confidence intervals of ratios of sums over units (a word error rate, a mean over some units).
+
+    Each metric is ``sum(numerator) / sum(denominator)`` over the items (utterances, say),
+    and a resample weights each item by its unit's resample count, exactly as
+    :func:`bootstrap_ci` resamples trials (the same draws for the same seed and units).
+
+    Parameters
+    ----------
+    parts : mapping of str to (numerator (T,), denominator (T,))
+        Per metric, each item's numerator and denominator (float; a mean over a subset of
+        items is numerator = value inside the subset and 0 outside, denominator = 1 inside
+        and 0 outside).
+    bootstrap : Bootstrap, optional
+        Resamples, level, unit, interval method and seed (default ``Bootstrap()``).
+    speakers : array_like of str, shape (T,), optional
+        Each item's speaker; needed for ``unit="speaker"``.
+
+    Returns
+    -------
+    dict
+        metric -> :class:`Interval`; a resample whose denominator sums to 0 is left out
+        of the interval (NaN), and the interval is NaN where every one is.
+
+    Raises
+    ------
+    InputError
+        Parts of different lengths, fewer than two units, or a bootstrap that is no :class:`Bootstrap`.
+    """
+    options = Bootstrap() if bootstrap is None else bootstrap
+    if not isinstance(options, Bootstrap):
+        raise InputError(f"bootstrap must be a Bootstrap record, got {type(options).__name__}")
+    arrays = {
+        metric: (np.asarray(num, dtype=np.float64), np.asarray(den, dtype=np.float64))
+        for metric, (num, den) in parts.items()
+    }
+    sizes = {array.shape for pair in arrays.values() for array in pair}
+    if len(sizes) != 1 or len(next(iter(sizes))) != 1:
+        raise InputError(f"ratio_ci needs 1-d numerators and denominators of one length, got shapes {sorted(sizes)}")
+    (n_items,) = next(iter(sizes))
+    unit_of_item, n_units = resampling_units(n_items, speakers, options.unit)
+    if n_units < 2:
+        raise InputError(f"bootstrap over {options.unit}s needs at least two of them, got {n_units}")
+    rng = np.random.default_rng(options.seed)
+
+    def compute(weights: np.ndarray) -> dict[str, np.ndarray]:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return {metric: (weights @ num) / (weights @ den) for metric, (num, den) in arrays.items()}
+
+    boot: dict[str, np.ndarray] = {}
+    for start, weights in trial_weight_blocks(rng, unit_of_item, n_units, options.n_boot):
+        for metric, values in compute(weights).items():
+            boot.setdefault(metric, np.empty(options.n_boot))[start : start + values.size] = values
+    jack_w = _jackknife_weights(rng, n_units)[:, unit_of_item]
+    estimate, jack = compute(np.ones((1, n_items))), compute(jack_w)
+    return _intervals(estimate, boot, jack, method=options.method, level=options.level)

@@ -6,12 +6,13 @@
 docs/utility.md is the guide.
 """
 
-from lidframe.utility.evaluate import Utility, UtteranceUtility, utility
+from lidframe.utility.evaluate import Utility, UtteranceUtility, read_utility, utility
 from lidframe.utility.text import NORMALISATION, normalise_transcript
 from lidframe.utility.wer import WordErrors, word_errors
 
 __all__ = [
     "utility",
+    "read_utility",
     "Utility",
     "UtteranceUtility",
     "WordErrors",

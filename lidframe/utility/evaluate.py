@@ -18,6 +18,7 @@ compares both utterances at that rate.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -30,11 +31,13 @@ from lidframe.attackers.frontend import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, quote
+from lidframe.runtime.workers import check_jobs
+from lidframe.stats.bootstrap import Bootstrap, Interval, ratio_ci
 from lidframe.utility.pitch import f0_contour, rho_f0
 from lidframe.utility.text import NORMALISATION, transcript_words
 from lidframe.utility.wer import WordErrors, word_errors
 
-__all__ = ["utility", "Utility", "UtteranceUtility", "read_transcripts", "resolve_recogniser"]
+__all__ = ["utility", "Utility", "UtteranceUtility", "read_transcripts", "read_utility", "resolve_recogniser"]
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -87,6 +90,14 @@ class Utility(TableRecord):
         The transcript normalisation (:data:`lidframe.utility.text.NORMALISATION`).
     data, reference : str
         The data dirs (reference: None without one).
+    speakers : int
+        Speakers of the data dir (its ``utt2spk``).
+    bootstrap : dict or None
+        The bootstrap settings behind *intervals* (:meth:`Bootstrap.to_dict`); None without one.
+    intervals : dict of str to Interval, or None
+        ``"wer"`` (and ``"rho_f0"`` with a reference): the bootstrap interval of each, the
+        resamples drawn over speakers (or utterances, ``unit="trial"``) as for LID; None
+        without a bootstrap.
     rows : tuple of UtteranceUtility
         One per utterance, in ``wav.scp`` order.
     """
@@ -104,6 +115,9 @@ class Utility(TableRecord):
     normalisation: str
     data: str
     reference: str | None
+    speakers: int
+    bootstrap: dict[str, Any] | None
+    intervals: dict[str, Interval] | None
     rows: tuple[UtteranceUtility, ...] = attrs.field(converter=as_rows)
 
 
@@ -149,6 +163,8 @@ def utility(
     reference: StrPath | None = None,
     *,
     recogniser: Any = "pocketsphinx",
+    bootstrap: Bootstrap | None = None,
+    jobs: int = 1,
     progress: Callable[[int, int], object] | None = None,
 ) -> Utility:
     """Word error rate (and, with *reference*, ρ_F0) of the speech in a Kaldi data dir.
@@ -164,8 +180,17 @@ def utility(
         A registry spec (default ``"pocketsphinx"``, the built-in) or an object with
         ``transcribe(waveform, sample_rate) -> str`` and optionally ``sample_rate`` (Hz,
         default 16000) and ``describe()``.
+    bootstrap : Bootstrap, optional
+        Intervals of WER and ρ_F0 (``intervals``): resamples of speakers (``unit="speaker"``,
+        the data dir's ``utt2spk``) or utterances (``"trial"``), each a ratio of the
+        resampled sums (:func:`lidframe.stats.bootstrap.ratio_ci`).  None: no intervals.
+    jobs : int
+        Worker processes that recognise (and track pitch) at once, each with its own copy
+        of the recogniser (which must pickle; the built-in does).  The result does not
+        depend on it.
     progress : callable, optional
-        Called as ``progress(done, total)`` after each utterance.
+        Called as ``progress(done, total)`` after each utterance (after each worker's
+        share of them with *jobs* > 1).
 
     Returns
     -------
@@ -211,17 +236,13 @@ def utility(
     if originals is not None:
         for utt in utterances:
             probe_audio(str(originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
+    items = [(str(utt.path), None if originals is None else str(originals[utt.utt_id].path)) for utt in utterances]
+    measured = _measure_all(model, items, target, jobs=check_jobs(jobs, name="jobs"), progress=progress)
     rows, total = [], WordErrors(substitutions=0, deletions=0, insertions=0, reference_words=0)
-    for done, utt in enumerate(utterances, start=1):
-        # mono, at the recogniser's rate (resampled where the file has another)
-        waveform = read_audio(str(utt.path), sample_rate=target, min_seconds=0.0).astype(np.float64)
-        hypothesis = transcript_words(str(model.transcribe(waveform, target)))
+    for utt, (said, rho, note) in zip(utterances, measured):
+        hypothesis = transcript_words(said)
         errors = word_errors(references[utt.utt_id], hypothesis)
         total = total + errors
-        rho, note = None, None
-        if originals is not None:
-            original = read_audio(str(originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
-            rho, note = rho_f0(f0_contour(original, target), f0_contour(waveform, target))
         rows.append(
             UtteranceUtility(
                 utt_id=utt.utt_id,
@@ -235,9 +256,11 @@ def utility(
                 rho_f0_note=note,
             )
         )
-        if progress is not None:
-            progress(done, len(utterances))
     rhos = [row.rho_f0 for row in rows if row.rho_f0 is not None and not math.isnan(row.rho_f0)]
+    speakers = [utt.speaker for utt in utterances]
+    intervals = None
+    if bootstrap is not None:
+        intervals = _intervals(rows, speakers, bootstrap, with_rho=originals is not None)
     return Utility(
         wer=total.wer,
         substitutions=total.substitutions,
@@ -252,5 +275,178 @@ def utility(
         normalisation=NORMALISATION,
         data=str(data),
         reference=None if reference is None else str(reference),
+        speakers=len(set(speakers)),
+        bootstrap=None if bootstrap is None else bootstrap.to_dict(),
+        intervals=intervals,
+        rows=rows,
+    )
+
+
+def _intervals(
+    rows: list[UtteranceUtility], speakers: list[str], bootstrap: Bootstrap, *, with_rho: bool
+) -> dict[str, Interval]:
+    """The bootstrap intervals of WER (errors over reference words) and ρ_F0 (the mean over utterances that have one)."""
+    if not isinstance(bootstrap, Bootstrap):
+        raise InputError(f"bootstrap must be a Bootstrap record, got {type(bootstrap).__name__}")
+    errors = np.array([row.substitutions + row.deletions + row.insertions for row in rows], dtype=np.float64)
+    words = np.array([row.reference_words for row in rows], dtype=np.float64)
+    parts = {"wer": (errors, words)}
+    if with_rho:
+        rho = np.array([math.nan if row.rho_f0 is None else row.rho_f0 for row in rows])
+        defined = ~np.isnan(rho)
+        parts["rho_f0"] = (np.where(defined, rho, 0.0), defined.astype(np.float64))
+    try:
+        return ratio_ci(parts, bootstrap, speakers=np.asarray(speakers))
+    except InputError as exc:
+        raise InputError(f"utility intervals: {exc}") from None
+
+
+def _measure(
+    model: Any, items: list[tuple[str, str | None]], target: int
+) -> list[tuple[str, float | None, str | None]]:
+    """``(what the recogniser said, ρ_F0, why ρ_F0 is NaN)`` of each ``(audio, original audio or None)``."""
+    out = []
+    for path, original_path in items:
+        # mono, at the recogniser's rate (resampled where the file has another)
+        waveform = read_audio(path, sample_rate=target, min_seconds=0.0).astype(np.float64)
+        said = str(model.transcribe(waveform, target))
+        rho, note = None, None
+        if original_path is not None:
+            original = read_audio(original_path, sample_rate=target, min_seconds=0.0)
+            rho, note = rho_f0(f0_contour(original, target), f0_contour(waveform, target))
+        out.append((said, rho, note))
+    return out
+
+
+def _measure_all(
+    model: Any,
+    items: list[tuple[str, str | None]],
+    target: int,
+    *,
+    jobs: int,
+    progress: Callable[[int, int], object] | None,
+) -> list[tuple[str, float | None, str | None]]:
+    """:func:`_measure` of every item, in order: here one at a time, or in *jobs* worker processes."""
+    total = len(items)
+    if jobs == 1 or total < 2:
+        out = []
+        for done, item in enumerate(items, start=1):
+            out.extend(_measure(model, [item], target))
+            if progress is not None:
+                progress(done, total)
+        return out
+    import pickle
+
+    from lidframe.runtime.workers import process_pool
+
+    try:
+        pickle.dumps(model)
+    except Exception as exc:  # any pickling failure means the same to the user
+        raise InputError(
+            f"recogniser {_describe(model)} cannot be sent to worker processes ({type(exc).__name__}: {exc}); "
+            "use jobs=1 (--jobs 1)"
+        ) from None
+    workers = min(jobs, total)
+    # contiguous shares, about four per worker, so that a slow share does not hold the rest back
+    n_shares = min(total, 4 * workers)
+    bounds = np.linspace(0, total, n_shares + 1).round().astype(int)
+    shares = [items[a:b] for a, b in itertools.pairwise(bounds) if b > a]
+    results: list[list[tuple[str, float | None, str | None]]] = [[] for _ in shares]
+    done = 0
+    with process_pool(workers) as pool:
+        futures = {pool.submit(_measure, model, share, target): k for k, share in enumerate(shares)}
+        from concurrent.futures import as_completed
+
+        for future in as_completed(futures):
+            k = futures[future]
+            results[k] = future.result()
+            done += len(shares[k])
+            if progress is not None:
+                progress(done, total)
+    return [measured for share in results for measured in share]
+
+
+def read_utility(path: StrPath) -> Utility:
+    """The :class:`Utility` written as JSON by ``lidframe utility --json`` (or ``json.dump(u.to_dict())``).
+
+    Raises
+    ------
+    InputError
+        A missing or unreadable file, or one whose JSON is not a utility record (naming the
+        file and the first key that is missing or of the wrong type).
+    """
+    import json
+
+    path = Path(path)
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InputError(f"no such file: {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a utility JSON file ({exc})") from None
+    if not isinstance(record, dict):
+        raise InputError(f"{path}: expected a JSON object (lidframe utility --json), got {type(record).__name__}")
+
+    def number(key: str, value: Any, *, integer: bool = False, optional: bool = False) -> Any:
+        if value is None and optional:
+            return math.nan
+        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+            kind = "an integer" if integer else "a number"
+            raise InputError(f"{path}: key {quote(key)} must be {kind}, got {value!r}")
+        return value
+
+    def field(key: str) -> Any:
+        if key not in record:
+            raise InputError(f"{path}: no key {quote(key)}; expected the JSON of lidframe utility --json")
+        return record[key]
+
+    counts = {
+        key: number(key, field(key), integer=True)
+        for key in ("substitutions", "deletions", "insertions", "reference_words", "rho_f0_utterances", "utterances")
+    }
+    counts["resampled"] = number("resampled", record.get("resampled", 0), integer=True)
+    rho = field("rho_f0")
+    intervals = None
+    if record.get("intervals") is not None:
+        raw = record["intervals"]
+        if not isinstance(raw, dict):
+            raise InputError(f"{path}: key 'intervals' must be an object of intervals")
+        intervals = {}
+        for metric, value in raw.items():
+            keys = ("estimate", "low", "high", "level", "method")
+            if not isinstance(value, dict) or any(k not in value for k in keys):
+                raise InputError(f"{path}: interval {quote(metric)} must have the keys {', '.join(keys)}")
+            low, high, estimate, level = (
+                float(number(f"intervals.{metric}.{k}", value[k], optional=True))
+                for k in ("low", "high", "estimate", "level")
+            )
+            intervals[metric] = Interval(estimate, low, high, level, str(value["method"]))
+    rows_raw = field("rows")
+    if not isinstance(rows_raw, list):
+        raise InputError(f"{path}: key 'rows' must be a list of utterances")
+    rows = []
+    for k, row in enumerate(rows_raw):
+        if not isinstance(row, dict):
+            raise InputError(f"{path}: rows[{k}] must be an object")
+        values: dict[str, Any] = {
+            name: (math.nan if name == "rho_f0" and row[name] is None else row[name])
+            for name in attrs.fields_dict(UtteranceUtility)
+            if name in row
+        }
+        try:
+            rows.append(UtteranceUtility(**values))
+        except TypeError as exc:
+            raise InputError(f"{path}: rows[{k}] is not an utterance row ({exc})") from None
+    return Utility(
+        wer=float(number("wer", field("wer"), optional=True)),
+        **counts,
+        rho_f0=None if rho is None and record.get("reference") is None else float(number("rho_f0", rho, optional=True)),
+        recogniser=str(field("recogniser")),
+        normalisation=str(field("normalisation")),
+        data=str(field("data")),
+        reference=None if record.get("reference") is None else str(record["reference"]),
+        speakers=number("speakers", record.get("speakers", 0), integer=True),
+        bootstrap=record.get("bootstrap"),
+        intervals=intervals,
         rows=rows,
     )

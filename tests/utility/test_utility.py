@@ -181,3 +181,105 @@ def test_rho_f0_is_nan_for_unvoiced_audio_and_stated(tmp_path):
     result = utility(data, data, recogniser=EchoRecogniser())
     assert math.isnan(result.rows[0].rho_f0) and "voiced in both" in result.rows[0].rho_f0_note
     assert math.isnan(result.rho_f0) and result.rho_f0_utterances == 0
+
+
+def speakers_dir(root, texts_by_speaker, rate=16000):
+    """A data dir of tones, several utterances per speaker, with its text."""
+    wav = root / "wav"
+    wav.mkdir(parents=True, exist_ok=True)
+    entries, lines = [], []
+    for s, texts in enumerate(texts_by_speaker):
+        for k, text in enumerate(texts):
+            utt = f"s{s}-u{k}"
+            entries.append((utt, f"s{s}", write_voice(wav / f"{utt}.wav", s, k, 0.6, rate=rate)))
+            lines.append(f"{utt} {text}\n")
+    folder = write_data_dir(root / "data", entries)
+    (folder / "text").write_text("".join(lines))
+    return folder
+
+
+SPEAKER_TEXTS = [["the cat sat", "a dog"], ["the cat", "the cat sat on the mat"], ["cat sat the"], ["the cat sat"]]
+
+
+def test_wer_intervals_resample_speakers_and_jobs_change_nothing(tmp_path):
+    pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
+    from lidframe.stats.bootstrap import Bootstrap
+
+    data = speakers_dir(tmp_path, SPEAKER_TEXTS)
+    boot = Bootstrap(n_boot=300, method="percentile", seed=3)
+    one = utility(data, recogniser=EchoRecogniser(), bootstrap=boot)
+    two = utility(data, recogniser=EchoRecogniser(), bootstrap=boot, jobs=2)
+    assert one.to_dict() == two.to_dict()
+    assert one.speakers == 4 and one.bootstrap == boot.to_dict()
+    # the interval by hand: speakers drawn with one multinomial call, each resample's errors over its words
+    errors = {}
+    for row in one.rows:
+        spk = row.utt_id.split("-")[0]
+        e, w = errors.get(spk, (0, 0))
+        errors[spk] = (e + row.substitutions + row.deletions + row.insertions, w + row.reference_words)
+    e = np.array([errors[s][0] for s in sorted(errors)], dtype=float)
+    w = np.array([errors[s][1] for s in sorted(errors)], dtype=float)
+    counts = np.random.default_rng(3).multinomial(4, [0.25] * 4, size=300)
+    low, high = np.quantile((counts @ e) / (counts @ w), [0.025, 0.975])
+    interval = one.intervals["wer"]
+    assert interval.estimate == one.wer == e.sum() / w.sum()
+    assert (interval.low, interval.high) == pytest.approx((low, high), rel=1e-12)
+    assert "rho_f0" not in one.intervals  # no reference, no rho_F0
+
+
+def test_the_json_reads_back_as_the_record(tmp_path, capsys):
+    pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
+    from lidframe.stats.bootstrap import Bootstrap
+    from lidframe.utility import read_utility
+
+    data = speakers_dir(tmp_path, SPEAKER_TEXTS)
+    result = utility(data, recogniser=EchoRecogniser(), bootstrap=Bootstrap(n_boot=100))
+    path = tmp_path / "u.json"
+    path.write_text(json.dumps(result.to_dict()))
+    again = read_utility(path)
+    assert again.to_dict() == result.to_dict()
+    assert again.intervals["wer"] == result.intervals["wer"]
+    record = result.to_dict()
+    del record["wer"]
+    path.write_text(json.dumps(record))
+    with pytest.raises(InputError, match=r"u\.json: no key 'wer'"):
+        read_utility(path)
+    record = result.to_dict() | {"utterances": "many"}
+    path.write_text(json.dumps(record))
+    with pytest.raises(InputError, match=r"key 'utterances' must be an integer"):
+        read_utility(path)
+    path.write_text("{not json")
+    with pytest.raises(InputError, match="not a utility JSON file"):
+        read_utility(path)
+    with pytest.raises(InputError, match="no such file"):
+        read_utility(tmp_path / "absent.json")
+
+
+class _Unpicklable(EchoRecogniser):
+    def __init__(self):
+        super().__init__()
+        self.lock = __import__("threading").Lock()
+
+
+def test_a_recogniser_that_cannot_go_to_workers_is_refused_for_jobs_above_one(tmp_path):
+    pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
+    data = speakers_dir(tmp_path, SPEAKER_TEXTS)
+    with pytest.raises(InputError, match=r"cannot be sent to worker processes .*use jobs=1"):
+        utility(data, recogniser=_Unpicklable(), jobs=2)
+    assert utility(data, recogniser=_Unpicklable(), jobs=1).utterances == 6
+
+
+def test_the_cli_prints_intervals_with_bootstrap(tmp_path, capsys):
+    pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
+    data = speakers_dir(tmp_path, SPEAKER_TEXTS)
+    register("recogniser", "echo-test", EchoRecogniser)
+    try:
+        code = main(["utility", "--data", str(data), "--recogniser", "echo-test", "--bootstrap", "--n-boot", "200"])
+        assert code == 0
+        out = capsys.readouterr().out
+        assert "of 4 speakers" in out and "% [" in out and "bootstrap, 200 resamples of speakers" in out
+        code = main(["utility", "--data", str(data), "--recogniser", "echo-test", "--jobs", "0"])
+        err = capsys.readouterr().err
+        assert code == 2 and "--jobs" in err and len(err.strip().splitlines()) == 1
+    finally:
+        unregister("recogniser", "echo-test")
