@@ -82,6 +82,28 @@ class AffineMap:
         """LLRs of *z* (numpy array or torch tensor), same type, shape and dtype family."""
         return z * self.slope + self.intercept
 
+    def apply_into(self, z: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """``z * slope + intercept`` written into *out* (which may be *z*): no temporary array.
+
+        The same two roundings as :meth:`__call__` (a product, then a sum; never a fused
+        multiply-add), so the result is bit for bit that of ``self(z)`` for float64 *z*.
+
+        Parameters
+        ----------
+        z : ndarray, float64, any shape
+            Z-scores (or raw scores).
+        out : ndarray, float64, the shape of *z*
+            Where the LLRs (nats) go; *z* itself for the map in place.
+
+        Returns
+        -------
+        ndarray
+            *out*.
+        """
+        np.multiply(z, self.slope, out=out)
+        np.add(out, self.intercept, out=out)
+        return out
+
 
 @attrs.frozen(eq=False)
 class PiecewiseLinearMap:

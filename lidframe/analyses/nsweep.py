@@ -32,6 +32,7 @@ from collections.abc import Iterable
 import attrs
 import numpy as np
 
+from lidframe.core.engine import Engine, check_engine
 from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator, naming_set
 from lidframe.core.lid import lid_from_llr
 from lidframe.core.znorm import calibrated_llr
@@ -114,7 +115,7 @@ class NSweepResult(TableRecord):
     rows: tuple[NSweepRow, ...] = attrs.field(converter=as_rows)
 
 
-def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndarray:
+def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng, engine: Engine | None = None) -> np.ndarray:
     """LID of every trial against n candidates: its true speaker + n - 1 random others."""
     t, big_n = llr.shape
     rows = np.arange(t)
@@ -128,7 +129,10 @@ def _subset_lid(llr: np.ndarray, true_index: np.ndarray, n: int, rng) -> np.ndar
         true_in_chosen = np.argmax(cols == true_index[:, None], axis=1)
     # the engine's own LID (uniform prior over the n candidates), so that this sweep
     # treats a constant row (exactly 0 bit) like evaluate does
-    return lid_from_llr(chosen, np.full(n, -math.log(n)), true_in_chosen)
+    engine = check_engine(engine)
+    return lid_from_llr(
+        chosen, np.full(n, -math.log(n)), true_in_chosen, tile_rows=engine.tile_rows, threads=engine.cpu_threads()
+    )
 
 
 def nsweep(
@@ -141,6 +145,7 @@ def nsweep(
     level: float = 0.95,
     znorm_ddof: int = 1,
     seed: int = 0,
+    engine: Engine | None = None,
 ) -> NSweepResult:
     """Disclosure versus database size (module docstring).
 
@@ -157,11 +162,15 @@ def nsweep(
         Level of the percentile interval over repetitions.
     znorm_ddof : {0, 1}
     seed : int
+    engine : Engine, optional
+        Engine settings of the LID of each draw (default ``Engine()``; the tiles' threads
+        and size).
 
     Returns
     -------
     NSweepResult
     """
+    engine = check_engine(engine)
     dev = as_scoreset(dev, "dev")
     eval_set = as_scoreset(eval, "eval")
     closed = eval_set.closed_set() if eval_set.n_outsider_trials else eval_set
@@ -185,7 +194,7 @@ def nsweep(
         reps = 1 if n == big_n else repeats
         values = {k: np.empty(reps) for k in SWEEP_METRICS}
         for r in range(reps):
-            lid = _subset_lid(llr, closed.true_index, n, rng)
+            lid = _subset_lid(llr, closed.true_index, n, rng, engine)
             values["alid"][r] = lid.mean()
             values["pdr"][r] = np.mean(lid > 0)
             values["lid_max"][r] = lid.max()

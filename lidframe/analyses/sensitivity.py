@@ -42,6 +42,7 @@ from typing import Any, cast
 import attrs
 import numpy as np
 
+from lidframe.core.engine import Engine, check_engine
 from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
 from lidframe.core.lid import lid_from_scores
 from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
@@ -106,7 +107,7 @@ _SUMMARY_KEYS = (
 )
 
 
-def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
+def _dev_logloss_bits(dev, calibrator, znorm_ddof: int, engine: Engine) -> float:
     closed = dev.closed_set() if dev.n_outsider_trials else dev
     n = closed.n_enrolled
     lid = lid_from_scores(
@@ -115,7 +116,9 @@ def _dev_logloss_bits(dev, calibrator, znorm_ddof: int) -> float:
         calibrator,
         np.full(n, -math.log(n)),
         znorm_ddof=znorm_ddof,
+        tile_rows=engine.tile_rows,
         row_names=closed.trial_ids,
+        threads=engine.cpu_threads(),
     )
     return float(math.log2(n) - lid.mean())
 
@@ -254,6 +257,7 @@ def sensitivity(
     prior: str | PriorLike | Sequence[str | PriorLike] = "uniform",
     *,
     znorm_ddof: int = 1,
+    engine: Engine | None = None,
 ) -> SensitivityResult:
     """Evaluate one dev/eval pair under several calibrators (and priors): rows, spread, worst case.
 
@@ -269,6 +273,9 @@ def sensitivity(
         ``outside`` > 0 the evaluations are open-set (module docstring); the priors must
         then all be.
     znorm_ddof : {0, 1}
+    engine : Engine, optional
+        Engine settings of every evaluation (default ``Engine()``; the tiles' threads and
+        size, see :func:`lidframe.evaluate`).
 
     Returns
     -------
@@ -280,6 +287,7 @@ def sensitivity(
         No calibrator or prior, one repeated, closed- and open-set priors mixed, or what
         :func:`lidframe.evaluate` refuses.
     """
+    engine = check_engine(engine)
     dev = as_scoreset(dev, "dev")
     eval_set = as_scoreset(eval, "eval")
     calibrators = list(calibrators)
@@ -298,7 +306,7 @@ def sensitivity(
     for each_prior in priors:
         prior_key = _prior_key(each_prior)
         for key, spec in zip(keys, calibrators):
-            result = evaluate(dev, eval_set, calibrator=spec, prior=each_prior, znorm_ddof=znorm_ddof)
+            result = evaluate(dev, eval_set, calibrator=spec, prior=each_prior, znorm_ddof=znorm_ddof, engine=engine)
             s = result.summary
             measured = {k: s[k] for k in _SUMMARY_KEYS}
             if s.open_set is not None:
@@ -309,7 +317,7 @@ def sensitivity(
                     membership_enrolled=o.membership_enrolled.alid,
                     misattribution_rate=o.misattribution_rate,
                 )
-            logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof)
+            logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof, engine)
             rows.append(
                 SensitivityRow(
                     calibrator=key, prior=prior_key, describe=s["calibrator"], **measured, dev_logloss_bits=logloss

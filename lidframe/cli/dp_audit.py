@@ -11,6 +11,7 @@ import numpy as np
 from lidframe.cli.options import (
     add_bootstrap_arguments,
     add_output_arguments,
+    add_threads_argument,
     bootstrap_from_args,
     check_output_paths,
     float_list,
@@ -55,6 +56,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ):
         parser.add_argument(flag, metavar="DIR", help=f"Kaldi data dir of {what}; with --embeddings")
     add_bootstrap_arguments(parser, _defaults(), switch=False, unit=False, method=False)
+    add_threads_argument(parser)
     add_output_arguments(parser, json="write the audit rows as JSON", plot="write the audit plot")
     parser.add_argument(
         "--report",
@@ -276,6 +278,7 @@ def _filled_settings(report: Report, dev: EmbeddingSplit, ev: EmbeddingSplit, bo
 
 
 def run(args: argparse.Namespace) -> int:
+    from lidframe.core.engine import Engine
     from lidframe.data.fileio import staged_outputs, write_json
     from lidframe.privacy.audit import dp_audit
     from lidframe.report.analysis_figures import plot_dp_audit
@@ -301,6 +304,7 @@ def run(args: argparse.Namespace) -> int:
         calibrator=args.calibrator,
         bootstrap=bootstrap,
         seed=args.seed,
+        engine=Engine(threads=args.threads),
     )
     _print_audit(result, args, source, bootstrap)
     report = None if report_out is None else _audit_report(result, args, mus, source, bootstrap, input_files, (dev, ev))

@@ -321,6 +321,7 @@ def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, boots
         device=args.device,
         precision=args.precision,
         kernel=args.kernel,
+        threads=args.threads,
         progress=isinstance(eval_set, EmbeddingSet) and n_pairs >= _PROGRESS_PAIRS and sys.stderr.isatty(),
     )
     return evaluate(

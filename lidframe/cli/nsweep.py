@@ -9,6 +9,7 @@ from lidframe.cli.options import (
     add_output_arguments,
     add_renamed_flag,
     add_scoreset_arguments,
+    add_threads_argument,
     check_output_paths,
     non_negative_int,
     refuse_prior,
@@ -37,12 +38,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--seed", type=int, action=CheckedFlag, check=non_negative_int, default=0, help="random seed (default 0)"
     )
+    add_threads_argument(parser)
     add_output_arguments(parser, json="write the rows as JSON", plot="write the plot (needs matplotlib)")
     parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.nsweep import nsweep
+    from lidframe.core.engine import Engine
     from lidframe.report.analysis_figures import plot_nsweep
 
     json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
@@ -61,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
         level=args.level,
         znorm_ddof=args.znorm_ddof,
         seed=args.seed,
+        engine=Engine(threads=args.threads),
     )
     print(
         f"disclosure vs database size (eval N = {result.n_enrolled}, calibrator {result.calibrator}; "

@@ -5,8 +5,8 @@ score sets (``--dev``/``--eval``), calibrator and prior specs (the registry's
 ``NAME?key=value`` syntax), the z-norm ddof, the bootstrap (``--bootstrap``, ``--n-boot``,
 ``--bootstrap-level``, ``--bootstrap-unit``, ``--bootstrap-method``, ``--seed``; their old
 names ``--ci``, ``--ci-level``, ... for one release, :class:`RenamedFlag`), the streaming engine
-(``--device``, ``--precision``, ``--kernel``) and the output files (``--json``,
-``--plot``), which are checked before any work starts.
+(``--device``, ``--precision``, ``--kernel``), the LID engine's CPU threads (``--threads``)
+and the output files (``--json``, ``--plot``), which are checked before any work starts.
 
 Messages name the flag.  The options records and analyses of the library check their
 values and name them as Python knows them (``n_boot must be ...``, ``clip_norm must be
@@ -40,6 +40,7 @@ __all__ = [
     "add_output_arguments",
     "add_renamed_flag",
     "add_scoreset_arguments",
+    "add_threads_argument",
     "refuse_prior",
     "bootstrap_from_args",
     "check_output_dir",
@@ -233,8 +234,33 @@ def bootstrap_from_args(args: argparse.Namespace, defaults: Bootstrap | None = N
     )
 
 
+def add_threads_argument(parser: argparse.ArgumentParser, *, jobs: bool = False) -> None:
+    """``--threads N``: the CPU threads the LID engine's tiles run in (:attr:`lidframe.Engine.threads`).
+
+    Left out, ``args.threads`` is None: ``Engine(threads=None)``, whose count is
+    :func:`lidframe.runtime.workers.default_threads` (the cores this process may use, at
+    most ``OMP_NUM_THREADS``).  A value below 1 is refused as the flag is parsed
+    (:class:`CheckedFlag`).  With *jobs* the help says how the threads combine with
+    ``--jobs`` worker processes.
+    """
+    from lidframe.runtime.workers import default_threads
+
+    text = (
+        "CPU threads the LID engine's tiles run in (default: the cores this process may use, at most "
+        f"OMP_NUM_THREADS; {default_threads()} here); the numbers do not depend on it"
+    )
+    if jobs:
+        text += (
+            "; with --jobs J each worker process runs its engine in N threads (default: its share of the "
+            "cores, cores / J, at least 1), so J x N should not exceed the cores"
+        )
+    parser.add_argument(
+        "--threads", type=int, action=CheckedFlag, check=positive_int, default=None, metavar="N", help=text
+    )
+
+
 def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--device``, ``--precision`` and ``--kernel`` of the streaming engine (embedding sets)."""
+    """``--device``, ``--precision`` and ``--kernel`` of the streaming engine (embedding sets), and ``--threads``."""
     from lidframe.core.engine import KERNELS, PRECISIONS
 
     parser.add_argument(
@@ -249,6 +275,7 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kernel", default="auto", choices=KERNELS, help="embedding-set eval: streaming path (default auto)"
     )
+    add_threads_argument(parser)
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, *, json: str = "", plot: str = "") -> None:

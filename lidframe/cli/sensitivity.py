@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lidframe.cli.options import (
     add_output_arguments,
     add_scoreset_arguments,
+    add_threads_argument,
     attacker_spec,
     check_output_paths,
     system_name,
@@ -66,6 +67,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="prior spec (as lidframe evaluate's --prior; default uniform); repeat it for the worst case across "
         "priors: each calibrator is evaluated under each (all closed-set, or all open-set with outside > 0)",
     )
+    add_threads_argument(parser)
     add_output_arguments(
         parser,
         json="write rows, spread and worst case as JSON",
@@ -127,6 +129,7 @@ def format_sensitivity_table(result: SensitivityResult) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.sensitivity import DEFAULT_CALIBRATORS, sensitivity
+    from lidframe.core.engine import Engine
     from lidframe.registry import describe_component, resolve_prior
 
     json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
@@ -149,6 +152,7 @@ def run(args: argparse.Namespace) -> int:
         specs or list(DEFAULT_CALIBRATORS),
         prior=prior_specs if len(prior_specs) > 1 else prior_specs[0],
         znorm_ddof=args.znorm_ddof,
+        engine=Engine(threads=args.threads),
     )
     first = result.rows[0]
     print(

@@ -19,7 +19,15 @@ import attrs
 
 from lidframe.errors import InputError
 
-__all__ = ["Engine", "DEVICE_NAMES", "KERNELS", "PRECISIONS", "resolve_device", "resolve_precision"]
+__all__ = [
+    "Engine",
+    "DEVICE_NAMES",
+    "KERNELS",
+    "PRECISIONS",
+    "check_engine",
+    "resolve_device",
+    "resolve_precision",
+]
 
 #: What a device is named (:func:`resolve_device`).
 DEVICE_NAMES = "'auto', 'cpu', 'cuda', 'cuda:N' or 'mps'"
@@ -97,9 +105,10 @@ class Engine:
     tile_rows : int or None, default None
         Trials per tile (None: about 16 MiB tiles on the CPU, about 4 GiB on CUDA).
     threads : int or None, default None
-        CPU threads the dense engine's tiles run in (None:
-        :func:`lidframe.runtime.workers.default_threads`, every core this process may use
-        unless ``OMP_NUM_THREADS`` says fewer).  The numbers do not depend on it.
+        CPU threads the tiles run in, in the dense engine and the streaming engine's numpy
+        path (None: :func:`lidframe.runtime.workers.default_threads`, every core this
+        process may use unless ``OMP_NUM_THREADS`` says fewer).  The numbers do not depend
+        on it.  ``--threads`` on the command line.
     progress : bool, default False
         Show a progress bar over tiles (tqdm).
 
@@ -130,6 +139,21 @@ class Engine:
         from lidframe.runtime.workers import default_threads
 
         return default_threads() if self.threads is None else self.threads
+
+
+def check_engine(engine: object) -> Engine:
+    """*engine*, or ``Engine()`` for None: what the functions that take ``engine=`` run with.
+
+    Raises
+    ------
+    InputError
+        If *engine* is neither None nor an :class:`Engine`.
+    """
+    if engine is None:
+        return Engine()
+    if not isinstance(engine, Engine):
+        raise InputError(f"engine must be None or a record of type Engine, got {type(engine).__name__}")
+    return engine
 
 
 def torch_available() -> bool:

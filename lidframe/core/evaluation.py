@@ -79,7 +79,7 @@ import attrs
 import numpy as np
 
 from lidframe.core.dispatch import DENSE_ENGINE, run_engine
-from lidframe.core.engine import Engine, resolve_device
+from lidframe.core.engine import Engine, check_engine, resolve_device
 from lidframe.core.lid import LN2
 from lidframe.core.openset import open_set_trials, resolve_outside
 from lidframe.core.summary import EngineUsed, Summary, check_misattribution_threshold, summarise
@@ -561,7 +561,7 @@ def evaluate_fitted(
     """
     eval_set = as_set(eval, "eval")
     bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
-    settings: Engine = _check_option(engine, Engine, "engine") or Engine()
+    settings = check_engine(engine)
     threshold = check_misattribution_threshold(misattribution_threshold)
     operating_point = check_operating_point(operating_point)
     _check_scheduler(eval_set, scheduler)

@@ -41,7 +41,16 @@ from numpy.typing import ArrayLike
 
 from lidframe.calibrators.maps import AffineMap, llr_map_of
 from lidframe.core.engine import Engine, resolve_device, resolve_precision, torch_available
-from lidframe.core.lid import LN2, check_log_prior, default_tile_rows, row_label, run_tiles, tile_lid, uniform_log_n
+from lidframe.core.lid import (
+    LN2,
+    check_log_prior,
+    default_tile_rows,
+    row_label,
+    run_tiles,
+    tile_lid,
+    tile_true_rank,
+    uniform_log_n,
+)
 from lidframe.core.openset import OpenSetStats
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
@@ -350,10 +359,8 @@ def _numpy_path(
     def work(start: int, stop: int) -> None:
         cols = true_index[start:stop]
         scores = np.asarray(query[start:stop] @ keys_t, dtype=np.float64)  # a * z (affine) or z
-        rows = np.arange(stop - start)
         enrolled = cols >= 0  # all True in the closed set
-        above = np.count_nonzero(scores > scores[rows, np.maximum(cols, 0)][:, None], axis=1)
-        rank[start:stop] = np.where(enrolled, 1 + above, 0)
+        rank[start:stop] = tile_true_rank(scores, cols)
         llr = scores if folded else np.asarray(llr_map(scores), dtype=np.float64)
         if llr.shape != scores.shape:
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")

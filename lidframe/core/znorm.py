@@ -21,13 +21,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias, cast
 
+import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError, preview
 from lidframe.registry import CalibratorLike
 
-__all__ = ["row_znorm", "check_ddof", "uses_znorm", "calibrator_input", "calibrated_llr", "FittedCalibrator"]
+__all__ = [
+    "row_znorm",
+    "row_znorm_parts",
+    "RowZNorm",
+    "check_ddof",
+    "uses_znorm",
+    "calibrator_input",
+    "calibrated_llr",
+    "FittedCalibrator",
+]
 
 #: What turns z-scores into LLRs: a fitted calibrator (its ``llr`` is applied) or an
 #: elementwise, non-decreasing map (a record of :mod:`lidframe.calibrators.maps`, a function).
@@ -45,7 +55,9 @@ def check_ddof(znorm_ddof: object) -> int:
     return int(znorm_ddof)
 
 
-def row_znorm(scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | None = None) -> np.ndarray:
+def row_znorm(
+    scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | None = None, out: np.ndarray | None = None
+) -> np.ndarray:
     """Z-normalise each row of *scores* over its columns.
 
     Parameters
@@ -56,23 +68,64 @@ def row_znorm(scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | 
         Delta degrees of freedom of the row standard deviation.
     row_names : array_like of str, shape (T,), optional
         Names used in the error message for constant rows (e.g. trial ids).
+    out : ndarray, shape (T, N), float64, optional
+        Where the z-scores go (a buffer the caller reuses; not *scores*); default a new array.
 
     Returns
     -------
     z : ndarray, shape (T, N), float64
-        A new array; each row has mean 0 and ``std(ddof=znorm_ddof)`` 1.
+        *out*, or a new array; each row has mean 0 and ``std(ddof=znorm_ddof)`` 1.
 
     Raises
     ------
     InputError
         If a row's scores are all equal (to float64 resolution): its z-norm is undefined.
     """
+    return row_znorm_parts(scores, znorm_ddof, row_names=row_names, out=out).z
+
+
+@attrs.frozen(eq=False)
+class RowZNorm:
+    """A row z-norm and the row statistics it was computed from (:func:`row_znorm_parts`).
+
+    ``z = (scores - mean) / std[:, None]``, computed in that order (two roundings per value).
+
+    Attributes
+    ----------
+    z : ndarray, shape (T, N), float64
+        The z-scores.
+    row_max : ndarray, shape (T,), float64
+        Each row's largest score (NaN for a row holding a NaN).
+    mean : ndarray, shape (T, 1), float64
+        Each row's mean score.
+    std : ndarray, shape (T,), float64
+        Each row's standard deviation (``znorm_ddof`` as asked).
+    """
+
+    z: np.ndarray
+    row_max: np.ndarray
+    mean: np.ndarray
+    std: np.ndarray
+
+
+def row_znorm_parts(
+    scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | None = None, out: np.ndarray | None = None
+) -> RowZNorm:
+    """:func:`row_znorm`, with the row maxima, means and standard deviations it computed on the way.
+
+    The engine maps a row's maximum score through the same roundings as its z-scores to get
+    the row's largest LLR without another pass (:func:`lidframe.core.lid.lid_from_scores`).
+    Parameters, errors: as :func:`row_znorm`.
+    """
     znorm_ddof = check_ddof(znorm_ddof)
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape[1] < 2:
         raise InputError(f"row_znorm needs a (T, N) array with N >= 2, got shape {scores.shape}")
-    scale = np.maximum(scores.max(axis=1), -scores.min(axis=1))  # max |s| per row, no temporary
-    z = scores - scores.mean(axis=1, keepdims=True)  # the new array (no copy of the scores first: one pass less)
+    row_max = scores.max(axis=1)
+    scale = np.maximum(row_max, -scores.min(axis=1))  # max |s| per row, no temporary
+    mean = scores.mean(axis=1, keepdims=True)
+    # z: the new array, or the caller's buffer (no copy of the scores first: one pass less)
+    z = np.subtract(scores, mean, out=out)
     std = np.sqrt(np.einsum("ij,ij->i", z, z) / (z.shape[1] - znorm_ddof))
     constant = std <= _ZERO_STD_ULPS * np.finfo(np.float64).eps * scale
     if constant.any():
@@ -81,7 +134,7 @@ def row_znorm(scores: ArrayLike, znorm_ddof: int = 1, *, row_names: ArrayLike | 
         label = "rows" if row_names is None else "trials"
         raise InputError(f"z-norm is undefined for {rows.size} {label} whose scores are all equal: {preview(names)}")
     z /= std[:, None]
-    return z
+    return RowZNorm(z=z, row_max=row_max, mean=mean, std=std)
 
 
 def uses_znorm(calibrator: object) -> bool:

@@ -54,6 +54,7 @@ from typing import TYPE_CHECKING
 import attrs
 import numpy as np
 
+from lidframe.core.engine import Engine, check_engine
 from lidframe.core.evaluation import evaluate
 from lidframe.data.records import RowRecord, TableRecord, as_rows, nested_row
 from lidframe.data.scoreset import ScoreSet
@@ -344,6 +345,7 @@ def dp_audit(
     calibrator: str | CalibratorLike = "logistic",
     bootstrap: Bootstrap = AUDIT_BOOTSTRAP,
     seed: int = 0,
+    engine: Engine | None = None,
 ) -> DPAuditResult:
     """Measured disclosure versus the GDP bounds, one row per mu.
 
@@ -361,12 +363,16 @@ def dp_audit(
         Settings of the EER and ALID intervals (speaker bootstrap, 500 resamples).
     seed : int
         Seed of the mechanism's noise (mu number i uses ``seed + i``).
+    engine : Engine, optional
+        Engine settings of both attackers' evaluations (default ``Engine()``; the tiles'
+        threads and size).
 
     Returns
     -------
     DPAuditResult
         One row per mu (see :class:`DPAuditResult`).
     """
+    engine = check_engine(engine)
     mus = [float(m) for m in mus]
     if not mus:
         raise InputError("dp_audit needs at least one mu")
@@ -381,7 +387,9 @@ def dp_audit(
         released = (_release(dev, mechanism, anonymise_enrolment), _release(eval, mechanism, anonymise_enrolment))
         guarantee = mechanism.guarantee_of(*extent)
         rows.append(
-            _audit_row(guarantee, mechanism.sigma, released, balance, eval.trial_speakers, calibrator, bootstrap)
+            _audit_row(
+                guarantee, mechanism.sigma, released, balance, eval.trial_speakers, calibrator, bootstrap, engine
+            )
         )
     return DPAuditResult(rows)
 
@@ -394,6 +402,7 @@ def _audit_row(
     trial_speakers: np.ndarray,
     calibrator: str | CalibratorLike,
     bootstrap: Bootstrap,
+    engine: Engine,
 ) -> DPAuditRow:
     """Both attackers on one mu's releases ``((dev bayes, dev cosine), (eval bayes, eval cosine))``.
 
@@ -402,8 +411,8 @@ def _audit_row(
     (_dev_bayes, dev_cos), (ev_bayes, ev_cos) = released
     mu = guarantee.mu
     eer_bound, mi_bound = gdp_eer_bound(guarantee.mu_held), gdp_mi_bound_bits(guarantee.mu_held)
-    cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False).lid
-    bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False).lid
+    cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False, engine=engine).lid
+    bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False, engine=engine).lid
     trials = {
         "bayes": (bayes, _pairs(pairwise_llr(ev_bayes.scores), ev_bayes.true_index)),
         "cosine": (cosine, _pairs(ev_cos.scores, ev_cos.true_index)),

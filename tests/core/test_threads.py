@@ -211,3 +211,22 @@ def test_streaming_numpy_threads_give_the_single_thread_numbers_bit_for_bit(case
     np.testing.assert_array_equal(one.true_rank, many.true_rank)
     assert one.open_stats.log_evidence.tobytes() == many.open_stats.log_evidence.tobytes()
     assert one.open_stats.log_top.tobytes() == many.open_stats.log_top.tobytes()
+
+
+def test_the_analyses_take_an_engine_record_and_refuse_anything_else():
+    from lidframe.analyses.nsweep import nsweep
+    from lidframe.analyses.sensitivity import sensitivity
+    from lidframe.data.simulate import simulate_system
+    from lidframe.privacy.audit import dp_audit, simulated_splits
+
+    dev, ev = simulate_system(leakage=0.5, seed=3, n_enrolled=6, trials_per_speaker=4)
+    splits = simulated_splits(n_enrolled=6, trials_per_speaker=4, dim=8)
+    calls = [
+        lambda engine: nsweep(dev, ev, sizes=[2, 6], repeats=2, engine=engine),
+        lambda engine: sensitivity(dev, ev, ["logistic"], engine=engine),
+        lambda engine: dp_audit(*splits, [2.0], engine=engine),
+    ]
+    for call in calls:
+        with pytest.raises(InputError, match="^engine must be None or a record of type Engine, got dict$"):
+            call({"threads": 2})
+        call(Engine(threads=2, tile_rows=3))  # runs
