@@ -10,7 +10,7 @@ Two numbers, as every anonymisation study reports them beside privacy:
   correlation of each anonymised utterance's F0 contour with its original's
   (:mod:`lidframe.utility.pitch`).
 
-Audio is read by the attackers' reader (:func:`lidframe.attackers.frontend.read_audio`:
+Audio is read by the attackers' reader (:func:`lidframe.attackers.audio.read_audio`:
 every file checked from its header before any is decoded; stereo mixed to mono; another
 rate than the recogniser's resampled to it, polyphase, and counted in ``resampled``); ρ_F0
 compares both utterances at that rate.
@@ -27,7 +27,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from lidframe.attackers.frontend import probe_audio, read_audio
+from lidframe.attackers.audio import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, quote

@@ -133,7 +133,7 @@ def test_unreadable_file(tmp_path, capsys):
 
 def test_unreadable_file_as_the_os_reports_it(tmp_path, capsys, monkeypatch):
     """Root reads any file, so the refusal is also checked by failing open() as the OS does for others."""
-    import lidframe.attackers.frontend as frontend
+    import lidframe.attackers.audio as reader
 
     locked = write_voice(tmp_path / "locked.wav", 0, 1, 0.5)
 
@@ -142,7 +142,7 @@ def test_unreadable_file_as_the_os_reports_it(tmp_path, capsys, monkeypatch):
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
         return open(file, *args, **kwargs)
 
-    monkeypatch.setattr(frontend, "open", deny, raising=False)
+    monkeypatch.setattr(reader, "open", deny, raising=False)
     refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot read audio", "permission denied"])
 
 

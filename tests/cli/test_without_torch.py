@@ -164,3 +164,35 @@ def test_plugins_check_lists_the_neural_attackers_as_needing_torch_and_passes(tm
     assert rows["xvector"].endswith("needs torch (not installed)")
     assert rows["random"].endswith("ok") and rows["logistic"].endswith("ok")
     assert "BROKEN" not in done.stdout
+
+
+def test_a_report_with_a_utility_and_the_utility_module_need_no_torch(tmp_path):
+    """The word error rate reads audio with the attackers' reader, which must not pull torch in."""
+    from lidframe.data.simulate import simulate_system
+    from tests.report.conftest import utility_record
+
+    dev, ev = simulate_system(leakage=0.5, seed=4, n_enrolled=6, trials_per_speaker=3)
+    dev.save(tmp_path / "dev.npz")
+    ev.save(tmp_path / "eval.npz")
+    (tmp_path / "U.json").write_text(json.dumps(utility_record(0.25, rho_f0=0.8).to_dict()))
+    proc = run_without_torch(
+        tmp_path,
+        [
+            "evaluate",
+            "--dev",
+            "dev.npz",
+            "--eval",
+            "eval.npz",
+            "--n-boot",
+            "100",
+            "--report",
+            "r",
+            "--utility",
+            "U.json",
+        ],
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Privacy and utility" in (tmp_path / "r" / "report.html").read_text()
+    code = BLOCK_TORCH + "import lidframe.utility.evaluate, lidframe.attackers.audio\nprint('torch' in sys.modules)\n"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stdout.strip() == "False", proc.stderr
