@@ -83,8 +83,17 @@ def fixed(tmp_path, monkeypatch):
     return build(tmp_path)
 
 
+#: Inputs that are score-set files the test writes with numpy's ``savez``: their bytes (and so their
+#: digests) follow numpy's npz writer, which changes between numpy versions, so they are checked against
+#: the files as written here rather than against the digests recorded with the baseline's numpy.
+WRITTEN_FILES = {"dev file": "plain_dev.npz", "eval file": "plain_eval.npz"}
+
+
 def normalised(inputs: dict, root: Path) -> dict:
-    return {k.replace(str(root), "<ROOT>"): [v[0].replace(str(root), "<ROOT>"), v[1]] for k, v in inputs.items()}
+    return {
+        k.replace(str(root), "<ROOT>"): [v[0].replace(str(root), "<ROOT>"), "<npz>" if k in WRITTEN_FILES else v[1]]
+        for k, v in inputs.items()
+    }
 
 
 def test_cells_of_a_spec_without_scenarios_are_those_of_the_code_before_the_axis(fixed, tmp_path):
@@ -97,7 +106,10 @@ def test_cells_of_a_spec_without_scenarios_are_those_of_the_code_before_the_axis
     assert [c.cell_id for c in cells] == [c["cell_id"] for c in BASELINE["cells"]]
     assert [c.name for c in cells] == [c["name"] for c in BASELINE["cells"]]
     for cell, recorded in zip(cells, BASELINE["cells"]):
-        assert normalised(cell.inputs, tmp_path) == recorded["inputs"]
+        assert normalised(cell.inputs, tmp_path) == normalised(recorded["inputs"], tmp_path)
+        for key, name in WRITTEN_FILES.items():
+            if key in cell.inputs:  # the digest of the file itself, as written by this numpy
+                assert cell.inputs[key][1] == hashlib.sha256((tmp_path / name).read_bytes()).hexdigest()
         assert cell.inputs_digest == _hash(sorted((key, value[1]) for key, value in cell.inputs.items()))
     assert [[c.cell_id for c in t.cells] for t in plan.tasks] == [t["cells"] for t in BASELINE["tasks"]]
     for task in plan.tasks:
