@@ -6,7 +6,10 @@ speakers with trials; with fewer, the console and the page say why there are non
 ``--bootstrap`` computes them anyway, ``--no-bootstrap`` never.  ``--name`` names the
 system (default the eval file's stem) and ``--attacker`` the attacker that made the
 scores (a name, or a spec ``NAME?key=value&...`` whose settings and checkpoint the page
-shows, the checkpoint with its digest).
+shows, the checkpoint with its digest).  ``--utility U.json`` (with ``--report``) adds what
+the system's anonymisation costs the speech: the JSON of ``lidframe utility --json`` on its
+speech, read back with :func:`lidframe.utility.read_utility`, shown on the page beside the
+disclosure (its section "Privacy and utility" and the privacy-utility chart).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
     from lidframe.data.scoreset import ScoreSet
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
+    from lidframe.utility import Utility
 
 __all__ = [
     "register",
@@ -148,6 +152,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the attacker that made the scores, for the report: a name, or a spec NAME?key=value&... "
         "(lidframe score's --attacker) whose settings the report shows, a file one names (checkpoint=...) "
         "with its SHA-256",
+    )
+    parser.add_argument(
+        "--utility",
+        metavar="U.json",
+        help="with --report: the system's utility, the JSON that lidframe utility --json wrote on its speech "
+        "(word error rate, rho_F0): the report sets it beside the disclosure in a privacy-utility chart",
     )
     parser.add_argument(
         "--misattribution-threshold",
@@ -295,6 +305,7 @@ def run(args: argparse.Namespace) -> int:
     outputs = _Outputs.check(args)
     system_name(args)  # a bad --name or --attacker: one line, before any work
     attacker = attacker_spec(args)
+    utility = _read_utility(args)
     eval_set = load_set(args.eval)
     intervals = _intervals(args, eval_set)
     bootstrap = intervals.bootstrap
@@ -303,7 +314,7 @@ def run(args: argparse.Namespace) -> int:
     speakers = None
     if outputs.per_speaker is not None or outputs.report is not None:
         speakers = per_speaker(result, bootstrap=bootstrap)
-    report = None if outputs.report is None else _report(args, result, speakers, intervals, attacker)
+    report = None if outputs.report is None else _report(args, result, speakers, intervals, attacker, utility)
     _write_outputs(outputs, result, speakers, report)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
@@ -427,7 +438,29 @@ def _write_outputs(outputs: _Outputs, result: Result, speakers: Any, report: Rep
             write_report(outputs.report, report, make_folder=True)
 
 
-def _report(args: argparse.Namespace, result, speakers, intervals: _Intervals, attacker: str | None):
+def _read_utility(args: argparse.Namespace) -> Utility | None:
+    """``--utility``, read before any work (one line naming the flag and the file when it is not a utility's JSON)."""
+    if getattr(args, "utility", None) is None:
+        return None
+    from lidframe.errors import InputError
+    from lidframe.utility.evaluate import read_utility
+
+    if args.report is None:
+        raise InputError(f"--utility {args.utility}: the utility is shown on the audit report; give --report DIR too")
+    try:
+        return read_utility(args.utility)
+    except InputError as exc:
+        raise InputError(f"--utility: {exc}") from None
+
+
+def _report(
+    args: argparse.Namespace,
+    result,
+    speakers,
+    intervals: _Intervals,
+    attacker: str | None,
+    utility: Utility | None = None,
+):
     """The report of this run: the Result and its per-speaker table, the input files and the flags behind them."""
     from lidframe.registry import spec_inputs
     from lidframe.report import AttackerSettings, command_line, report_from_results
@@ -435,6 +468,8 @@ def _report(args: argparse.Namespace, result, speakers, intervals: _Intervals, a
     bootstrap = intervals.bootstrap
     label = system_name(args)
     inputs: dict[str, str | Path] = {"dev": args.dev, "eval": args.eval}
+    if utility is not None:
+        inputs["utility"] = args.utility
     for kind, spec in (("calibrator", args.calibrator), ("prior", args.prior)):
         files = spec_inputs(kind, spec).files
         for k, path in enumerate(files, start=1):
@@ -468,6 +503,21 @@ def _report(args: argparse.Namespace, result, speakers, intervals: _Intervals, a
         command=command_line(getattr(args, "argv", None)),
         attackers=[] if attacker is None else [AttackerSettings.from_spec(attacker)],
         no_intervals={label: intervals.why_none} if intervals.why_none else None,
+        utility=None if utility is None else {label: utility},
+        utility_note=None if utility is None else _utility_note(utility),
+    )
+
+
+def _utility_note(utility: Utility) -> str:
+    """What the utility of ``--utility`` was measured on, in words: its speech, its reference, its recogniser."""
+    against = (
+        f"; ρ_F0 against {utility.reference}"
+        if utility.reference is not None
+        else "; no ρ_F0 (measured without --reference)"
+    )
+    return (
+        f"Utility read from --utility: WER of {utility.recogniser} on the {utility.utterances} utterances of "
+        f"{utility.data}{against}."
     )
 
 

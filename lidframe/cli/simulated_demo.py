@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from lidframe.report import AttackerSettings, LadderEntry, Report
+    from lidframe.utility import Utility
 
 __all__ = [
     "DEMO_OPEN_SET_PRIOR",
@@ -109,6 +110,8 @@ def write_demo_outputs(
     command: str | None = None,
     attackers: Sequence[AttackerSettings] = (),
     engines: Mapping[str, str] | None = None,
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
 ) -> Path | None:
     """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
 
@@ -145,6 +148,15 @@ def write_demo_outputs(
         provenance: a table each, the checkpoints digested).
     engines : mapping of str to str, optional
         Speech engine -> version, of the synthesis behind the audio (the real-voice demo).
+    utility : mapping of str to Utility, optional
+        system -> :func:`lidframe.utility.utility` of its speech (a system as *systems*
+        names it, or a label that is its own system): ``summary.json`` gains
+        ``"utility": {system: Utility.to_dict()}`` (and ``"utility_note"``), and the report
+        its section "Privacy and utility" with the privacy-utility chart
+        (:func:`lidframe.report.report_from_results`).
+    utility_note : str, optional
+        The sentence that says which speech the utility was measured on (the voice set,
+        what ρ_F0 is against), shown with the table and the chart.
 
     Returns
     -------
@@ -160,32 +172,37 @@ def write_demo_outputs(
     """
     out = Path(out_dir)
     unavailable = report_unavailable()
-    report = None
-    if unavailable is None:
-        report = _demo_report(
-            results,
-            title=title,
-            systems=systems,
-            inputs=inputs,
-            settings=settings,
-            notes=notes,
-            ladder=ladder,
-            command=command,
-            attackers=attackers,
-            engines=engines,
-        )
+    # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
+    report = _demo_report(
+        results,
+        title=title,
+        systems=systems,
+        inputs=inputs,
+        settings=settings,
+        notes=notes,
+        ladder=ladder,
+        command=command,
+        attackers=attackers,
+        engines=engines,
+        utility=utility,
+        utility_note=utility_note,
+    )
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    if utility is not None:
+        summary["utility"] = {system: measured.to_dict() for system, measured in utility.items()}
+        if utility_note is not None:
+            summary["utility_note"] = utility_note.strip()
     with staged_outputs():  # every file or, on an error, none
         write_json(out / "summary.json", summary)
         with atomic_write(out / "table.txt") as handle:
             handle.write(table + "\n")
         with atomic_path(out / PER_TRIAL_FILE) as tmp:
             _per_trial_frame(results).to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
-        if report is not None:
+        if unavailable is None:
             from lidframe.report import REPORT_FILE, write_report
 
             write_report(out / REPORT_FILE, report)
-    if report is None:
+    if unavailable is not None:
         log(f"report.html not written: {unavailable}")
         return None
     return out / "report.html"
@@ -226,6 +243,8 @@ def _demo_report(
     command: str | None = None,
     attackers: Sequence[AttackerSettings] = (),
     engines: Mapping[str, str] | None = None,
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -243,6 +262,8 @@ def _demo_report(
         command=command,
         attackers=attackers,
         engines=engines,
+        utility=utility,
+        utility_note=utility_note,
     )
 
 

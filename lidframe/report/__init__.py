@@ -12,7 +12,9 @@ versions of numpy, scipy, scikit-learn and torch, the attackers with their setti
 checkpoint digests, the fitted calibrators as tables).  The page makes no network
 request, reads offline and prints.  Given a
 threat-model ladder (``report_from_results(..., ladder=[LadderEntry(...), ...])``), the
-page also shows each anonymised system's disclosure rung by rung.
+page also shows each anonymised system's disclosure rung by rung; given each system's
+utility (``utility={system: lidframe.utility.utility(...)}``), what its anonymisation
+costs the speech (word error rate, ρ_F0) beside it, in a privacy-utility chart.
 
 Every figure of lidframe is drawn here, the analyses only compute: matplotlib access and
 drawing primitives in :mod:`lidframe.report.plotting`, the LID figures in
@@ -53,6 +55,7 @@ from lidframe.report.model import (
     Report,
     ReportSystem,
     SystemSettings,
+    SystemUtility,
 )
 from lidframe.report.render import REPORT_FILE, check_report_dir, render_html, require_renderer, write_report
 
@@ -63,6 +66,7 @@ __all__ = [
     "Interval",
     "Provenance",
     "SystemSettings",
+    "SystemUtility",
     "InputFile",
     "Environment",
     "AttackerSettings",

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from importlib.metadata import PackageNotFoundError
 from importlib.metadata import version as _distribution_version
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
@@ -61,7 +61,11 @@ from lidframe.report.model import (
     Report,
     ReportSystem,
     SystemSettings,
+    SystemUtility,
 )
+
+if TYPE_CHECKING:
+    from lidframe.utility import Utility
 
 __all__ = [
     "report_from_results",
@@ -256,6 +260,58 @@ def _keyed(name: str, records: Mapping[str, Any] | None, keys: Sequence[str]) ->
     return records
 
 
+def _utility_of(
+    utility: Mapping[str, Utility] | None, utility_note: str | None, rows: Sequence[tuple[str, str]], *, where: str
+) -> tuple[tuple[SystemUtility, ...], str | None]:
+    """Each system's utility with the labels of its rows, checked; and the note, checked.
+
+    Parameters
+    ----------
+    utility : mapping of str to Utility, or None
+        system -> :func:`lidframe.utility.utility` of its speech.
+    utility_note : str or None
+    rows : sequence of (str, str)
+        (label, system) of every row of the report, in page order.
+    where : str
+        What the systems are (``"the systems"``, ``"the grid's systems"``), for the message.
+
+    Returns
+    -------
+    tuple of SystemUtility, str or None
+        In the order of the systems' first rows.
+
+    Raises
+    ------
+    InputError
+        *utility* not a mapping, a value that is not a Utility record, a system that is
+        none of the report's (naming them), or a note that is not a non-empty string.
+    """
+    if utility_note is not None and (not isinstance(utility_note, str) or not utility_note.strip()):
+        raise InputError(f"utility_note must be a non-empty sentence, got {utility_note!r:.80}")
+    note = None if utility_note is None else utility_note.strip()
+    if utility is None:
+        return (), note
+    if not isinstance(utility, Mapping):
+        raise InputError(f"utility must map each system to its Utility record, got {type(utility).__name__}")
+    from lidframe.utility.evaluate import Utility
+
+    systems = list(dict.fromkeys(system for _, system in rows))
+    for system, record in utility.items():
+        if not isinstance(record, Utility):
+            raise InputError(
+                f"utility of {quote(str(system))} is a {type(record).__name__}, not a lidframe.utility.Utility record "
+                "(lidframe.utility.utility(), or read_utility() of lidframe utility --json)"
+            )
+        if system not in systems:
+            raise InputError(f"utility given for {quote(str(system))}, which is not one of {where}: {preview(systems)}")
+    out = tuple(
+        SystemUtility(system, utility[system], [label for label, owner in rows if owner == system])
+        for system in systems
+        if system in utility
+    )
+    return out, note
+
+
 def _checked_results(
     results: Mapping[str, Result],
     sensitivity: Mapping[str, SensitivityResult] | None,
@@ -377,6 +433,8 @@ def report_from_results(
     engines: Mapping[str, str] | None = None,
     no_intervals: Mapping[str, str] | None = None,
     kind: Literal["evaluate", "sensitivity"] = "evaluate",
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -424,6 +482,15 @@ def report_from_results(
         What made the Results (the page's header says it): ``lidframe evaluate`` (and the
         demos), or ``lidframe sensitivity`` (its first calibrator and prior's Result,
         with the analysis as its ``sensitivity`` record).
+    utility : mapping of str to Utility, optional
+        system -> :func:`lidframe.utility.utility` of that system's speech (a system as
+        *systems* names it; a label not in *systems* is its own system).  The page's
+        section "Privacy and utility" then shows each system's WER and ρ_F0, and the
+        privacy-utility chart: every row of the system a point at its WER.  None: the
+        section says how to measure it.
+    utility_note : str, optional
+        A sentence on the speech the utility was measured on (which voices, ρ_F0 against
+        what), shown with the table and the chart.
 
     Returns
     -------
@@ -433,12 +500,16 @@ def report_from_results(
     ------
     InputError
         No results, a value that is not a Result, a sensitivity / per-speaker record for
-        an unknown label, an input file that does not exist, or a ladder entry whose label
-        has no Result (or the other faults :func:`ladder_from_results` names).
+        an unknown label, an input file that does not exist, a ladder entry whose label
+        has no Result (or the other faults :func:`ladder_from_results` names), or a
+        utility for a system that is not one of the results' (or not a Utility record).
     """
     results, sensitivity_of, per_speaker_of, name_of = _checked_results(results, sensitivity, per_speaker, systems)
     why_none = _keyed("no_intervals", no_intervals, list(results))
     ladder_record = None if ladder is None else ladder_from_results(ladder, results)
+    utility_rows, note = _utility_of(
+        utility, utility_note, [(str(label), str(name_of.get(label, label))) for label in results], where="the systems"
+    )
     report_systems, settings_rows = [], []
     for label, result in results.items():
         report_systems.append(
@@ -473,6 +544,8 @@ def report_from_results(
         provenance=provenance,
         notes=notes,
         ladder=ladder_record,
+        utility=utility_rows,
+        utility_note=note,
     )
 
 
@@ -649,6 +722,8 @@ def report_from_grid(
     notes: Sequence[str] = (),
     created: _dt.datetime | None = None,
     command: str | None = None,
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
 ) -> Report:
     """A report of a grid's finished cells, one row per cell and one section per system.
 
@@ -666,6 +741,13 @@ def report_from_grid(
         Default ``"lidframe grid report: <folder>"``.
     inputs, settings, notes, created, command
         As for :func:`report_from_results` (e.g. the grid spec file as an input).
+    utility : mapping of str to Utility, optional
+        A system of the grid (a cell's ``system``, as the spec names it) ->
+        :func:`lidframe.utility.utility` of its speech: every cell of that system (each
+        attacker, mechanism, scenario, calibrator, prior and seed) is a point of the
+        privacy-utility chart at its WER.  As for :func:`report_from_results`.
+    utility_note : str, optional
+        As for :func:`report_from_results`.
 
     Returns
     -------
@@ -680,7 +762,8 @@ def report_from_grid(
     Raises
     ------
     InputError
-        No cells, a cell without its fields or whose per-trial file is missing.
+        No cells, a cell without its fields or whose per-trial file is missing, a utility
+        for a system that is not the grid's.
     """
     out = Path(out_dir)
     rows = _grid_cells(cells, out)
@@ -695,6 +778,12 @@ def report_from_grid(
         report_systems.append(system)
         settings_rows.append(system_settings)
         files.append(per_trial)
+    utility_rows, note = _utility_of(
+        utility,
+        utility_note,
+        [(system.label, str(row["system"])) for system, row in zip(report_systems, rows)],
+        where="the grid's systems",
+    )
     specs = dict.fromkeys(str(c["attacker"]) for c in rows if c["attacker"] not in (None, "-"))
     provenance = _provenance(
         lidframe_version=_versions([c["summary"] for c in rows]),
@@ -711,6 +800,8 @@ def report_from_grid(
         systems=report_systems,
         provenance=provenance,
         notes=notes,
+        utility=utility_rows,
+        utility_note=note,
     )
 
 

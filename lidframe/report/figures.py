@@ -13,21 +13,24 @@ import attrs
 
 from lidframe.report.analysis_figures import dp_audit_figure, ladder_figure, per_speaker_figure
 from lidframe.report.lid_figures import (
+    UtilityPoint,
     eer_alid_figure,
     eer_alid_panels_figure,
     lid_ccdf_figure,
     lid_ccdf_panels_figure,
     lid_histogram_figure,
     open_set_figure,
+    privacy_utility_figure,
 )
 from lidframe.report.plotting import curve_styles, figure_svg
+from lidframe.report.tables import utility_interval
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from lidframe.report.model import Report, ReportSystem
 
-__all__ = ["InlineFigure", "FigureMaker", "report_styles"]
+__all__ = ["InlineFigure", "FigureMaker", "report_styles", "utility_points"]
 
 
 @attrs.frozen
@@ -79,6 +82,81 @@ def _caption_setting(systems) -> str:
     cal = f"calibrator {calibrators[0]}" if len(calibrators) == 1 else f"calibrators {', '.join(calibrators)}"
     pri = f"prior {priors[0]}" if len(priors) == 1 else f"priors {', '.join(priors)}"
     return f"{cal}, {pri}"
+
+
+def _rung_text(scenario: str | None, code: str) -> str:
+    return f"plain speech ({code})" if scenario is None else f"{scenario} ({code})"
+
+
+#: The settings that may tell a system's rows apart outside a ladder: (ReportSystem attribute, its name).
+_ROW_SETTINGS = (("attacker", "attacker"), ("calibrator", "calibrator"), ("prior", "prior"), ("seed", "seed"))
+
+
+def utility_points(report: Report) -> tuple[list[UtilityPoint], str]:
+    """The points of the privacy-utility chart: each row of a system with a utility, at its system's WER.
+
+    A row's variant (its marker) is, on the threat-model ladder, its attacker and rung
+    (``"ge2e · semi-informed (a-a)"``, ``"ge2e · plain speech (o-o)"``); otherwise the
+    settings that differ between the charted rows (attacker, calibrator, prior, seed), by
+    name and value; ``""`` when none does.  Where that leaves two rows of one system alike,
+    their labels tell them apart.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    points : list of UtilityPoint
+        In the order of :attr:`Report.utility` and its labels; empty without a utility.
+    variant_title : str
+        What the variants are (the title of the markers' legend).
+    """
+    by_label = {s.label: s for s in report.systems}
+    ladder = {c.label: c for c in report.ladder.cells} if report.ladder is not None else {}
+    charted = [(entry, by_label[label]) for entry in report.utility for label in entry.labels]
+    others = [row for _, row in charted if row.label not in ladder]
+    varying = [(key, name) for key, name in _ROW_SETTINGS if len({getattr(row, key) for row in others}) > 1]
+    variant_of: dict[str, str] = {}
+    for _, row in charted:
+        cell = ladder.get(row.label)
+        if cell is not None:
+            variant_of[row.label] = f"{cell.entry.attacker} · {_rung_text(cell.entry.scenario, cell.entry.code)}"
+        else:
+            variant_of[row.label] = " · ".join(f"{name} {getattr(row, key)}" for key, name in varying)
+    for entry in report.utility:  # rows of one system that nothing above tells apart
+        seen = [variant_of[label] for label in entry.labels]
+        if len(set(seen)) < len(seen):
+            for label in entry.labels:
+                variant_of[label] = label
+    titles = []
+    if any(row.label in ladder for _, row in charted):
+        titles.append("attacker · rung")
+    if others and varying:
+        titles.append(" · ".join(name for _, name in varying))
+    points = []
+    for entry, row in charted:
+        wer = utility_interval(entry.utility, "wer")
+        alid, lid_max = row.headline.intervals.get("alid"), row.headline.intervals.get("lid_max")
+        points.append(
+            UtilityPoint(
+                label=row.label,
+                system=entry.system,
+                variant=variant_of[row.label],
+                wer=float(entry.utility.wer),
+                wer_interval=None if wer is None else (wer.low, wer.high),
+                alid=row.headline.alid,
+                alid_interval=None if alid is None else (alid.low, alid.high),
+                lid_max=row.headline.lid_max,
+                lid_max_interval=None if lid_max is None else (lid_max.low, lid_max.high),
+                log2_n=row.headline.log2_n,
+            )
+        )
+    return points, " / ".join(titles) or "row"
+
+
+def _names(items) -> str:
+    return ", ".join(items)
 
 
 class FigureMaker:
@@ -222,6 +300,76 @@ class FigureMaker:
             caption += "; grey horizontal lines: the plain speech (nothing anonymised) of the reference rows"
         caption += "; dotted line: the ceiling log2 N."
         return [self._inline(fig, caption)]
+
+    # -------------------------------------------------------------- privacy and utility
+    def utility_figure(self) -> tuple[Figure, str] | None:
+        """The privacy-utility chart (:func:`lidframe.report.lid_figures.privacy_utility_figure`) and its caption.
+
+        None without a utility.  A system keeps its colour of the page's other figures
+        (that of its first row); the caption says what is up, down, left and right, which
+        error bars are drawn and which are missing for want of an interval, and the
+        caller's note on the speech measured.
+        """
+        points, variant_title = utility_points(self.report)
+        if not points:
+            return None
+        by_label = {s.label: s for s in self.report.systems}
+        rows = [by_label[p.label] for p in points]
+        colours = {
+            entry.system: self.system_styles[by_label[entry.labels[0]].name]["color"] for entry in self.report.utility
+        }
+        fig = privacy_utility_figure(
+            points,
+            colours=colours,
+            variant_title=variant_title,
+            title=f"Privacy against utility ({_caption_setting(rows)})",
+        )
+        marks = "colour: the system" + (
+            "" if len({p.variant for p in points}) == 1 else f"; marker: the {variant_title}"
+        )
+        parts = [
+            f"Privacy against utility ({_caption_setting(rows)}): each row of a system with a utility is a point at "
+            "the word error rate (WER, %) of the system's speech, against its ALID (left) and its LIDmax (right, "
+            f"bits); {marks}. Up and left: leaks identity and keeps the words; down and right: hides identity and "
+            "loses the words; down and left, where an anonymiser should be: hides identity and keeps the words."
+        ]
+        without_wer = [
+            e.system for e in self.report.utility if all(p.wer_interval is None for p in points if p.system == e.system)
+        ]
+        if len(without_wer) == len(self.report.utility):
+            parts.append("No horizontal error bars: no WER interval was computed (lidframe utility --bootstrap).")
+        else:
+            text = "Horizontal error bars: the bootstrap intervals of WER (the table above)"
+            if without_wer:
+                text += f"; none for {_names(without_wer)}, measured without a bootstrap"
+            parts.append(text + ".")
+        without_lid = [p.label for p in points if p.alid_interval is None]
+        levels = sorted({f"{100 * r.headline.interval_level:g} %" for r in rows if r.headline.interval_level})
+        units = sorted({f"{r.headline.interval_unit}-" for r in rows if r.headline.interval_unit})
+        if len(without_lid) == len(points):
+            parts.append("No vertical error bars: no interval of ALID or LIDmax was computed.")
+        else:
+            text = (
+                f"Vertical error bars: the {', '.join(levels)} {''.join(units) if len(units) == 1 else ''}bootstrap "
+                "intervals of ALID and LIDmax († LIDmax's is biased low: a percentile interval of a maximum)"
+            )
+            text = " ".join(text.split())
+            if without_lid:
+                text += f"; none for {_names(without_lid)}, whose intervals were not computed"
+            parts.append(text + ".")
+        ceilings = sorted({round(p.log2_n, 12) for p in points})
+        parts.append(
+            f"Dotted line: the ceiling log2 N = {' or '.join(f'{c:.2f}' for c in ceilings)}; dashed: WER 100 %, as "
+            "many errors as reference words."
+        )
+        if self.report.utility_note:
+            parts.append(self.report.utility_note.rstrip(".") + ".")
+        return fig, " ".join(parts)
+
+    def utility(self) -> list[InlineFigure]:
+        """The privacy-utility chart (:meth:`utility_figure`) as inline SVG; none without a utility."""
+        made = self.utility_figure()
+        return [] if made is None else [self._inline(*made)]
 
     # -------------------------------------------------------------- per system
     def system(self, name: str) -> list[InlineFigure]:

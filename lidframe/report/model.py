@@ -10,7 +10,9 @@ in the open set (the prior's ``outside`` > 0, :mod:`lidframe.core.openset`), the
 from the per-trial arrays.  A report of an attack up the VoicePrivacy threat-model
 ladder (:mod:`lidframe.data.scenario`) also holds a :class:`Ladder`: one
 :class:`LadderEntry` per evaluated row (which attacker scored which speech with which
-model), each with its Result's numbers (:class:`LadderCell`).
+model), each with its Result's numbers (:class:`LadderCell`).  Given what each system's
+anonymisation costs the speech, it holds a :class:`SystemUtility` per system: its
+:class:`lidframe.utility.Utility` record and the rows (attackers, rungs) it belongs to.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import numpy as np
@@ -26,6 +28,9 @@ import numpy as np
 from lidframe.data.fileio import StrPath, file_sha256, json_clean
 from lidframe.data.scenario import ANONYMISED, ORIGINAL, SCENARIOS, check_scenario
 from lidframe.errors import InputError, preview, quote
+
+if TYPE_CHECKING:
+    from lidframe.utility import Utility
 
 __all__ = [
     "INTERVAL_KEYS",
@@ -50,6 +55,7 @@ __all__ = [
     "LadderRung",
     "Ladder",
     "Report",
+    "SystemUtility",
     "reading_sentence",
     "NEAR_CEILING_BITS",
     "share_text",
@@ -1160,6 +1166,37 @@ class Ladder:
 ReportKind = Literal["evaluate", "sensitivity", "grid", "dp-audit"]
 
 
+# ------------------------------------------------------------------ utility beside privacy
+def _labels_tuple(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(str(item) for item in items)
+
+
+def _utility_tuple(items: Iterable[SystemUtility]) -> tuple[SystemUtility, ...]:
+    return tuple(items)
+
+
+@attrs.frozen(eq=False)
+class SystemUtility:
+    """What a system's anonymisation costs the speech, and the report's rows (its attackers, rungs) it belongs to.
+
+    Attributes
+    ----------
+    system : str
+        The system, as the builder's caller names it (``report_from_results``'s
+        ``systems=`` values, or a label that is its own system; a grid's system).
+    utility : Utility
+        :func:`lidframe.utility.utility` of the system's speech (WER, ρ_F0 and their
+        intervals).
+    labels : tuple of str
+        The labels of the report's rows of this system (each a point of the
+        privacy-utility chart), in page order; at least one.
+    """
+
+    system: str
+    utility: Utility
+    labels: tuple[str, ...] = attrs.field(converter=_labels_tuple)
+
+
 def _check_systems(systems: Iterable[ReportSystem]) -> tuple[ReportSystem, ...]:
     systems = tuple(systems)
     if not systems:
@@ -1192,6 +1229,13 @@ class Report:
     ladder : Ladder or None
         The threat-model ladder (the page's section "Threat-model ladder"); every one of
         its labels is a system's label.  None: no such section.
+    utility : tuple of SystemUtility
+        Each system's utility (the page's section "Privacy and utility"), in page order;
+        every label of each is a system's label, and no label belongs to two.  Empty: the
+        section says why there is none.
+    utility_note : str or None
+        A sentence of the caller's on the speech the utility was measured on (the voice
+        set, what ρ_F0 is against), shown with the table and the chart.
     """
 
     title: str
@@ -1201,6 +1245,29 @@ class Report:
     dp_audit: Any = None
     notes: tuple[str, ...] = attrs.field(converter=_notes_tuple, factory=tuple)
     ladder: Ladder | None = attrs.field(default=None)
+    utility: tuple[SystemUtility, ...] = attrs.field(converter=_utility_tuple, factory=tuple)
+    utility_note: str | None = None
+
+    @utility.validator
+    def _check_utility(self, attribute: Any, value: tuple[SystemUtility, ...]) -> None:
+        labels = [s.label for s in self.systems]
+        owner: dict[str, str] = {}
+        for entry in value:
+            if not isinstance(entry, SystemUtility):
+                raise InputError(f"a report's utility must be SystemUtility records, got a {type(entry).__name__}")
+            if not entry.labels:
+                raise InputError(f"utility of {quote(entry.system)}: no row of the report belongs to it")
+            for label in entry.labels:
+                if label not in labels:
+                    raise InputError(
+                        f"utility of {quote(entry.system)}: {quote(label)} is not a system of the report "
+                        f"(its labels: {preview(labels)})"
+                    )
+                if label in owner:
+                    raise InputError(
+                        f"utility: row {quote(label)} belongs to both {quote(owner[label])} and {quote(entry.system)}"
+                    )
+                owner[label] = entry.system
 
     @ladder.validator
     def _check_ladder(self, attribute: Any, value: Ladder | None) -> None:

@@ -49,6 +49,8 @@ from lidframe.report.tables import (
     per_speaker_table,
     sensitivity_table,
     settings_table,
+    utility_intervals_note,
+    utility_table,
 )
 
 if TYPE_CHECKING:
@@ -145,6 +147,7 @@ def render_html(report: Report) -> str:
     cards = [headline_card(s, k) for k, s in enumerate(report.systems, start=1)]
     overview = maker.overview()
     ladder_figures = maker.ladder()
+    utility_figures = maker.utility()
     open_set_figures = maker.open_set()
     dp_figures = maker.dp_audit()
     sections = _system_sections(report, maker, cards)
@@ -170,6 +173,7 @@ def render_html(report: Report) -> str:
         overview=overview,
         ladder=ladder_table(report.ladder) if report.ladder is not None else None,
         ladder_figures=ladder_figures,
+        utility=_utility_shown(report, utility_figures),
         open_set_table=open_set_table(report),
         misattribution_table=misattribution_table(report),
         open_set_figures=open_set_figures,
@@ -191,6 +195,27 @@ def render_html(report: Report) -> str:
         script_hash=script_hash,
         not_computed=NOT_COMPUTED,
     )
+
+
+@attrs.frozen
+class UtilityShown:
+    """The section "Privacy and utility" of a page: its table, the brackets' note, the caller's note, the chart."""
+
+    table: Table
+    intervals: str
+    note: str | None
+    left_out: tuple[str, ...]
+    figures: tuple[Any, ...]
+
+
+def _utility_shown(report: Report, figures: list[Any]) -> UtilityShown | None:
+    """What the utility section shows; None without a utility (the section then says why)."""
+    table = utility_table(report)
+    if table is None:
+        return None
+    charted = {label for entry in report.utility for label in entry.labels}
+    left_out = tuple(dict.fromkeys((s.system or s.name) for s in report.systems if s.label not in charted))
+    return UtilityShown(table, utility_intervals_note(report.utility), report.utility_note, left_out, tuple(figures))
 
 
 def _plural(n: int, word: str) -> str:

@@ -58,6 +58,7 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     PageSection("headlines", "Headlines"),
     PageSection("comparison", "Comparison"),
     PageSection("ladder", "Threat-model ladder"),
+    PageSection("utility", "Privacy and utility"),
     PageSection("open-set", "Open set"),
     PageSection("dp", "DP audit: measured disclosure against the bounds"),
     PageSection("provenance", "Settings and provenance"),
@@ -84,9 +85,9 @@ def absent_sections(report: Report) -> dict[str, str]:
     -------
     dict
         key -> one or two sentences (what is missing, and what would show it), for the
-        sections without content only: ``ladder`` without a ladder, ``open-set`` when no
-        system is open-set, ``dp`` outside a DP audit.  The headlines, the comparison and
-        the provenance always have content.
+        sections without content only: ``ladder`` without a ladder, ``utility`` without
+        any system's utility, ``open-set`` when no system is open-set, ``dp`` outside a DP
+        audit.  The headlines, the comparison and the provenance always have content.
     """
     absent: dict[str, str] = {}
     if report.ladder is None:
@@ -109,6 +110,10 @@ def absent_sections(report: Report) -> dict[str, str]:
                 "anonymised trials). The real-voice demo (lidframe demo) does; from Python, "
                 "report_from_results(..., ladder=...)."
             )
+    if not report.utility:
+        absent["utility"] = _utility_reason(report)
+        if report.utility_note:  # the caller's word on why there is none (the demo's: no recogniser here)
+            absent["utility"] = f"{report.utility_note.rstrip('.')}. {absent['utility']}"
     if not any(s.open_set is not None for s in report.systems):
         if report.kind == "dp-audit":
             absent["open-set"] = (
@@ -135,6 +140,38 @@ def absent_sections(report: Report) -> dict[str, str]:
             )
         )
     return absent
+
+
+#: How to measure a system's utility, the first step of every page's advice.
+_MEASURE_UTILITY = (
+    "lidframe utility --data DIR --reference ORIGINAL --bootstrap --json U.json measures it on the system's "
+    "(anonymised) speech, against the original speech it was made from (docs/utility.md)"
+)
+
+
+def _utility_reason(report: Report) -> str:
+    """Why a page has no privacy-utility section, and how the kind of page gets one."""
+    if report.kind == "dp-audit":
+        return (
+            "Not applicable: a DP audit releases speaker embeddings through the Gaussian mechanism; there is no "
+            "speech whose words a recogniser could get wrong, so no word error rate or ρ_F0 to set beside the "
+            "disclosure."
+        )
+    if report.kind == "grid":
+        then = (
+            'then give each system of the grid spec its utility = "U.json" key, and lidframe report draws the '
+            "privacy-utility chart"
+        )
+    else:
+        then = (
+            "then lidframe evaluate --report DIR --utility U.json draws the privacy-utility chart; from Python, "
+            "report_from_results(..., utility={system: read_utility('U.json')})"
+        )
+    return (
+        "Not measured: no system's utility (the word error rate of a recogniser and ρ_F0 on its speech) was given, "
+        f"so the disclosure above stands without what the anonymisation costs the speech. {_MEASURE_UTILITY}; "
+        f"{then}. The real-voice demo (lidframe demo) measures it for its systems."
+    )
 
 
 def _sensitivity_reason(report: Report, cells: Sequence[ReportSystem]) -> str:

@@ -13,6 +13,8 @@ page's sorting script reads.  :mod:`lidframe.report.render` puts them on the pag
   and its harm by misattribution, of the systems evaluated with an open-set prior;
 - :func:`ladder_table`: the threat-model ladder, anonymised systems by rung, the plain
   speech as the reference, and the rungs' sides and models;
+- :func:`utility_table`, :func:`utility_intervals_note`: what each system's anonymisation
+  costs the speech (WER, ρ_F0), and what its brackets are;
 - :func:`settings_table`, :func:`calibrator_tables`, :func:`fit_notes`,
   :func:`environment_table`, :func:`attacker_tables`: the settings, the fitted
   calibrators, the software and the attackers behind every number.
@@ -42,11 +44,13 @@ from lidframe.report.model import (
     LadderRung,
     Report,
     ReportSystem,
+    SystemUtility,
     WorstCase,
 )
 
 if TYPE_CHECKING:
     from lidframe.privacy.audit import DPAuditResult
+    from lidframe.utility import Utility
 
 __all__ = [
     "NOT_COMPUTED",
@@ -74,6 +78,9 @@ __all__ = [
     "LadderColumn",
     "LadderTable",
     "ladder_table",
+    "utility_table",
+    "utility_interval",
+    "utility_intervals_note",
     "settings_table",
     "key_values",
     "fit_notes",
@@ -840,6 +847,102 @@ def ladder_table(ladder: Ladder) -> LadderTable:
         log2_n=tuple(ladder.log2_n_values()),
         ceiling=" or ".join(bits(v) for v in ladder.log2_n_values()),
     )
+
+
+# ------------------------------------------------------------------ utility beside privacy
+def utility_interval(utility: Utility, key: str) -> Interval | None:
+    """The bootstrap interval of ``"wer"`` or ``"rho_f0"`` of a Utility record as the page's :class:`Interval`.
+
+    None where the record has none (measured without a bootstrap, or without a
+    reference for ρ_F0) or its ends are both NaN.
+    """
+    found = (utility.intervals or {}).get(key)
+    if found is None or (_missing(found.low) and _missing(found.high)):
+        return None
+    return Interval(float(found.low), float(found.high))
+
+
+def _utility_bootstrap_text(utility: Utility) -> str:
+    settings = utility.bootstrap or {}
+    if not utility.intervals or not settings:
+        return "no intervals (measured without a bootstrap; lidframe utility --bootstrap adds them)"
+    level = settings.get("level")
+    words = [f"{100 * float(level):g} % bootstrap intervals" if level is not None else "bootstrap intervals"]
+    detail = []
+    if settings.get("n_boot") is not None:
+        unit = {"speaker": "speakers", "trial": "utterances"}.get(str(settings.get("unit")))
+        detail.append(f"{count(settings['n_boot'])} resamples" + (f" of {unit}" if unit else ""))
+    for key, name in (("method", ""), ("seed", "seed ")):
+        if settings.get(key) is not None:
+            detail.append(f"{name}{settings[key]}")
+    return words[0] + (f" ({', '.join(detail)})" if detail else "")
+
+
+def utility_intervals_note(entries: Sequence[SystemUtility]) -> str:
+    """What the brackets of the utility table are: one sentence when every system's are alike, else per system.
+
+    ``"In brackets: 95 % bootstrap intervals (1,000 resamples of speakers, bca, seed 0)."``,
+    or ``"In brackets: plain: ...; mcadams: no intervals (...)."``.
+    """
+    texts = {entry.system: _utility_bootstrap_text(entry.utility) for entry in entries}
+    if len(set(texts.values())) == 1:
+        return f"In brackets: {next(iter(texts.values()))}."
+    return "In brackets: " + "; ".join(f"{system}: {text}" for system, text in texts.items()) + "."
+
+
+def utility_table(report: Report) -> Table | None:
+    """One row per system with a utility: WER and ρ_F0 with their intervals, the sizes, the recogniser, the speech.
+
+    Parameters
+    ----------
+    report : Report
+
+    Returns
+    -------
+    Table or None
+        None when no system of *report* has a utility.  WER as a percentage, ρ_F0 with
+        three decimals (:data:`NOT_COMPUTED` without the original speech, or where no
+        utterance had frames voiced in both), each with its interval in brackets.
+    """
+    if not report.utility:
+        return None
+    columns = (
+        Column("system", False),
+        Column(
+            "WER",
+            True,
+            "word error rate of the recogniser on the system's speech: substitutions + deletions + insertions over "
+            "the reference words, summed over the utterances",
+        ),
+        Column(
+            "ρ_F0",
+            True,
+            "mean over the utterances of the correlation of each one's F0 contour with the original's (— without "
+            "the original speech)",
+        ),
+        Column("utterances", True, "utterances recognised"),
+        Column("speakers", True, "speakers of the speech (its utt2spk): the bootstrap's units"),
+        Column("reference words", True, "words of the reference transcripts, the WER's denominator"),
+        Column("recogniser", False, "the recogniser with its settings"),
+        Column("speech", False, "the data dir measured (its wav.scp and text)"),
+    )
+    rows = []
+    for entry in report.utility:
+        u = entry.utility
+        rows.append(
+            (
+                _text_cell(entry.system),
+                _number_cell(u.wer, percent, utility_interval(u, "wer")),
+                _number_cell(u.rho_f0, decimal3, utility_interval(u, "rho_f0")),
+                _number_cell(u.utterances, count),
+                _number_cell(u.speakers, count),
+                _number_cell(u.reference_words, count),
+                _text_cell(u.recogniser),
+                _text_cell(u.data),
+            )
+        )
+    caption = "Utility: what each system's anonymisation costs the speech (word error rate and ρ_F0)"
+    return Table("utility-table", caption, columns, tuple(rows))
 
 
 # ------------------------------------------------------------------ provenance

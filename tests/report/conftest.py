@@ -221,3 +221,51 @@ def cli_runs(tmp_path_factory) -> dict[str, CliRun]:
     record = json.loads((folder / "dp.json").read_text())
     runs["dp-audit"] = CliRun("dp-audit", folder / "dp" / "report.html", out, record, {})
     return runs
+
+
+# ------------------------------------------------------------------ utility records, made by hand
+def utility_record(
+    wer: float,
+    *,
+    wer_interval: tuple[float, float] | None = None,
+    rho_f0: float | None = None,
+    rho_interval: tuple[float, float] | None = None,
+    utterances: int = 15,
+    speakers: int = 3,
+    reference_words: int = 120,
+    recogniser: str = "pocketsphinx?lm=default",
+    data: str = "systems/x/eval_trials",
+) -> Any:
+    """A :class:`lidframe.utility.Utility` with the numbers given (no recogniser run): what the report must show.
+
+    The error counts are made to give *wer* over *reference_words* (rounded: the record's
+    ``wer`` is *wer* itself); intervals, when given, are 95 % BCa over 1,000 resamples of speakers.
+    """
+    from lidframe.stats.bootstrap import Interval
+    from lidframe.utility import Utility
+
+    errors = round(wer * reference_words)
+    intervals = {}
+    if wer_interval is not None:
+        intervals["wer"] = Interval(wer, wer_interval[0], wer_interval[1], 0.95, "bca")
+    if rho_interval is not None:
+        intervals["rho_f0"] = Interval(rho_f0, rho_interval[0], rho_interval[1], 0.95, "bca")
+    return Utility(
+        wer=wer,
+        substitutions=errors,
+        deletions=0,
+        insertions=0,
+        reference_words=reference_words,
+        rho_f0=rho_f0,
+        rho_f0_utterances=0 if rho_f0 is None else utterances,
+        utterances=utterances,
+        recogniser=recogniser,
+        resampled=0,
+        normalisation="NFKC, case folded",
+        data=data,
+        reference=None if rho_f0 is None else "corpus/eval_trials",
+        speakers=speakers,
+        bootstrap={"n_boot": 1000, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 0} if intervals else None,
+        intervals=intervals or None,
+        rows=[],
+    )

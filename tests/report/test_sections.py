@@ -1,8 +1,9 @@
 """Every kind of report page holds the same sections; one that does not apply says why, it does not vanish.
 
 The pages: the real-voice demo's (its layout: systems with several attackers, the
-threat-model ladder, per-speaker tables; built here from simulated Results with the
-demo's rows), the simulated demo's (``lidframe demo --simulated``), ``lidframe evaluate
+threat-model ladder, per-speaker tables, each system's utility but the random floor's;
+built here from simulated Results with the demo's rows and utility records made by hand),
+the simulated demo's (``lidframe demo --simulated``), ``lidframe evaluate
 --report``'s, the grid's (``lidframe report``), ``lidframe dp-audit --report``'s, and a
 report of several systems built from Python.  The sections expected come from one list,
 :data:`lidframe.report.sections.PAGE_SECTIONS` (each system's subsections from
@@ -24,7 +25,7 @@ from lidframe.report.sections import (
     absent_sections,
     absent_system_sections,
 )
-from tests.report.conftest import run_cli
+from tests.report.conftest import run_cli, utility_record
 from tests.report.htmltree import Node, parse
 
 pytest.importorskip("jinja2")
@@ -52,10 +53,20 @@ def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
         dev, ev = simulate_system(leakage=0.1 + 0.05 * (seed % 8), seed=seed, n_enrolled=8, trials_per_speaker=4)
         results[row.label] = lidframe.evaluate(dev, ev)
     folder = tmp_path_factory.mktemp("voice-demo")
+    systems = {row.label: row.system for row in rows}
+    measured = [s for s in dict.fromkeys(systems.values()) if s != "random"]
+    utility = {
+        system: utility_record(
+            0.15 + 0.5 * k / len(measured), wer_interval=(0.1 + 0.5 * k / len(measured), 0.3 + 0.5 * k / len(measured)),
+            rho_f0=1.0 - 0.1 * k, rho_interval=(0.9 - 0.1 * k, 1.0 - 0.05 * k),
+            data=f"{folder}/systems/{system}/eval_trials_with_a_long_path_to_wrap",
+        )
+        for k, system in enumerate(measured)
+    }  # fmt: skip
     page = write_demo_outputs(
         folder, results, table="t", record={}, inputs={}, title="demo", notes=[], settings={},
-        systems={row.label: row.system for row in rows}, ladder=list(rows),
-        log=lambda _: None,
+        systems=systems, ladder=list(rows), log=lambda _: None, utility=utility,
+        utility_note="WER on the 15 eval trials of the English voices built from recordings; ρ_F0 against plain.",
     )  # fmt: skip
     assert page is not None
     found["demo"] = page
@@ -126,10 +137,10 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         page = parse(pages[kind].read_text(encoding="utf-8"))
         own = [s for s in _top_sections(page) if "system" not in _classes(s)]
         absent[kind] = {s.attrs["id"] for s in own if _reason(s) is not None}
-    assert absent["demo"] == {"open-set", "dp"}  # the ladder is there
-    assert {"ladder", "dp"} <= absent["simulated demo"]
-    assert absent["dp-audit"] == {"ladder", "open-set"}
-    assert absent["evaluate"] == absent["grid"] == absent["systems"] == {"ladder", "open-set", "dp"}
+    assert absent["demo"] == {"open-set", "dp"}  # the ladder and the utility are there
+    assert {"ladder", "dp", "utility"} <= absent["simulated demo"]
+    assert absent["dp-audit"] == {"ladder", "open-set", "utility"}
+    assert absent["evaluate"] == absent["grid"] == absent["systems"] == {"ladder", "utility", "open-set", "dp"}
 
 
 def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, grid_built):
@@ -138,6 +149,7 @@ def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, 
         report = built.report
         absent = absent_sections(report)
         assert ("ladder" in absent) == (report.ladder is None)
+        assert ("utility" in absent) == (not report.utility)
         assert ("open-set" in absent) == all(s.open_set is None for s in report.systems)
         assert ("dp" in absent) == (report.dp_audit is None)
         assert set(absent) <= {s.key for s in PAGE_SECTIONS}
@@ -153,3 +165,13 @@ def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, 
     assert all("DP audit keeps" in r["per-speaker"] for r in dp.values())
     assert "a-a" in absent_sections(evaluate_built.report)["ladder"]
     assert "anonymised enrolment, anonymised trials" in absent_sections(evaluate_built.report)["ladder"]
+    # without a utility each kind of page says how to get one: the command, then its own way to pass it
+    for built, way in (
+        (evaluate_built, "--utility U.json"),
+        (systems_built, "--utility U.json"),
+        (grid_built, "utility ="),
+    ):
+        reason = absent_sections(built.report)["utility"]
+        assert "lidframe utility --data DIR --reference ORIGINAL" in reason and "--json U.json" in reason, reason
+        assert way in reason and "lidframe demo" in reason, reason
+    assert "Not applicable" in absent_sections(dp_built.report)["utility"]
