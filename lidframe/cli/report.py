@@ -24,9 +24,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--spec",
         metavar="SPEC",
-        help="the grid spec to check the cells' inputs against (default: the one OUT_DIR/grid.json names); "
-        "cells whose inputs changed since are reported as stale; a SPEC that is not there or not a valid grid "
-        "spec is an error",
+        help="the grid spec to check the cells' inputs against and to read the systems' utility files from "
+        "(default: the one OUT_DIR/grid.json names); cells whose inputs changed since are reported as stale; a "
+        "SPEC that is not there or not a valid grid spec is an error",
     )
     parser.set_defaults(run=run)
 

@@ -7,5 +7,6 @@ freshness (:mod:`~lidframe.grid.freshness`), the workers' work (:mod:`~lidframe.
 and execution (:mod:`~lidframe.grid.execute`), run in order by
 :func:`lidframe.grid.runner.run_grid`; the output folder's lock (:mod:`~lidframe.grid.lock`)
 and SQLite result store (:mod:`~lidframe.grid.store`) and the report of a finished grid
-(:mod:`~lidframe.grid.report`).
+(:mod:`~lidframe.grid.report`), with each system's utility read afresh
+(:mod:`~lidframe.grid.utility`).
 """

@@ -8,7 +8,10 @@
     prior, seed -- and ``scenario`` after the mechanism when any cell has one, the grid's
     ``scenarios`` axis -- every summary metric, and ``<metric>_ci_low`` / ``_ci_high``
     where the grid computed intervals), sorted by the cell's components; timings are left out so the
-    same spec gives a byte-identical table.  When any cell is open-set (its prior's
+    same spec gives a byte-identical table.  When any reported system names a utility file
+    (``[systems.NAME] utility``), the last columns are :data:`UTILITY_COLUMNS` (WER and
+    rho_F0 with their interval bounds, the same on every row of a system, NaN for a system
+    without one); without, the table is as before.  When any cell is open-set (its prior's
     ``outside`` > 0) every row also has the open-set columns :data:`OPEN_SET_COLUMNS`
     (``outside`` 0 and the others empty for a closed-set cell; in an open-set cell
     ``alid`` and the other top-level LID columns are over every trial).
@@ -18,7 +21,9 @@
     a comparison table like the LID paper's Table 4 per (attacker, scenario, calibrator, prior):
     systems sorted by ALID, with N, EER, ALID, PDR, LID+, LID-, LIDmax, each followed
     by its bootstrap interval ``[low, high]`` when the spec asked for intervals
-    (``[grid.bootstrap]``), and a line naming their level, method, resamples and seed.  In the
+    (``[grid.bootstrap]``), and a line naming their level, method, resamples and seed; with
+    utility, WER and rho_F0 (with the utility's own intervals) after LIDmax, and a line
+    naming each system's utility file and its SHA-256.  In the
     Markdown, ``|`` and ``\\`` in a name are escaped (:func:`markdown_cell`) and names in
     headings are code spans that no backtick in them ends, so no name breaks a row.
 ``table.tex``
@@ -38,7 +43,12 @@
     table and dot plot of its first cell (:func:`with_per_speaker`, the same
     :func:`lidframe.analyses.per_speaker.per_speaker` as ``lidframe evaluate --report``'s,
     with within-speaker intervals), provenance with the digests of the store and of every
-    per-trial file read.
+    per-trial file read (and of each utility file: :func:`lidframe.report.report_from_grid`
+    is given the utility of each system, which draws the privacy-utility chart).
+
+Each system's utility file is read again by every report (:func:`lidframe.grid.utility.grid_utility`),
+never taken from the store: it is no input of any cell, so a changed file changes the
+report's WER and rho_F0 without recomputing or staling a cell.
 
 The two overview figures are drawn by :mod:`lidframe.report.figures`, the same code that
 draws them in ``report.html``.
@@ -82,8 +92,10 @@ if TYPE_CHECKING:
 
     from lidframe.analyses.per_speaker import PerSpeakerResult
     from lidframe.grid.freshness import Freshness
+    from lidframe.grid.utility import UtilityFile
     from lidframe.report.model import Report
     from lidframe.stats.bootstrap import Bootstrap
+    from lidframe.utility import Utility
 
 __all__ = [
     "load_results",
@@ -95,6 +107,8 @@ __all__ = [
     "markdown_cell",
     "scenario_rows",
     "SCENARIO_COLUMNS",
+    "UTILITY_COLUMNS",
+    "utility_note",
     "SCENARIO_CODES",
     "cell_per_speaker",
     "with_per_speaker",
@@ -152,6 +166,10 @@ OPEN_SET_COLUMNS = (
     "misattribution_threshold",
     "misattribution_rate_at_threshold",
 )
+#: The utility columns of the tidy table (when any reported system names a utility file).
+UTILITY_COLUMNS = ("wer", "wer_low", "wer_high", "rho_f0", "rho_f0_low", "rho_f0_high")
+#: The utility's place in the comparison tables, after :data:`_PAPER` (its bounds ``<key>_low/_high``).
+_UTILITY_PAPER = [("wer", "WER", "{:.2f}"), ("rho_f0", "ρ_F0", "{:.2f}")]
 _PAPER = [
     ("n_enrolled", "N", "{:d}"),
     ("eer", "EER", "{:.2f}"),
@@ -276,13 +294,15 @@ _SCENARIO_NOTE = (
 )
 
 
-def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Utility] | None = None) -> pd.DataFrame:
     """One row per cell, every scalar metric and CI bound as columns, sorted by the components.
 
     Parameters
     ----------
     results : sequence of FinishedCell or mapping
         Cells as :func:`load_results` returns them (or their ``to_dict()``).
+    utility : mapping of str to Utility, optional
+        Each system's utility (:class:`lidframe.utility.Utility`, by its name in the spec).
 
     Returns
     -------
@@ -290,13 +310,19 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         One row per cell: the component columns (``scenario`` after ``mechanism`` when any
         cell has a scenario), then every scalar summary metric,
         ``<metric>_ci_low`` / ``<metric>_ci_high`` and ``long_<fusion>_k<k>_<metric>`` columns,
-        and the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set.
+        the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set, and last,
+        when any cell's system has a utility, :data:`UTILITY_COLUMNS`: the system's WER
+        (a fraction of its reference words) and mean rho_F0, each with the low and high
+        bound of its bootstrap interval; NaN where the system has none (no utility, no
+        reference speech, no interval).  Without utility there are no such columns.
     """
     import pandas as pd
 
     rows = []
     stored_cells = [r.to_dict() if isinstance(r, FinishedCell) else r for r in results]
     any_open = any(cell["summary"].get("open_set") for cell in stored_cells)
+    utility = dict(utility or {})
+    any_utility = any(cell["system"] in utility for cell in stored_cells)
     keys = _keys(stored_cells)
     for stored in stored_cells:
         # as stored: "-" for a component the cell has none of
@@ -316,6 +342,8 @@ def tidy_table(results: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
             for entry in per_k:
                 for metric in ("alid", "pdr", "lid_q99", "lid_max"):
                     row[f"long_{fusion}_k{entry['k']}_{metric}"] = entry[metric]
+        if any_utility:
+            row.update(_utility_columns(utility.get(stored["system"])))
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -331,6 +359,66 @@ def _open_set_columns(open_set: Mapping[str, Any] | None) -> dict[str, Any]:
 
     estimates = open_set_estimates(open_set)  # the groups' ALID, the rates
     return {key: estimates[key] if key in estimates else open_set.get(key) for key in OPEN_SET_COLUMNS}
+
+
+def _utility_columns(utility: Utility | None) -> dict[str, float]:
+    """The :data:`UTILITY_COLUMNS` of one system: its WER and rho_F0 with their interval bounds (NaN where none)."""
+    values = dict.fromkeys(UTILITY_COLUMNS, math.nan)
+    if utility is None:
+        return values
+    intervals = utility.intervals or {}
+    for metric, estimate in (("wer", utility.wer), ("rho_f0", utility.rho_f0)):
+        values[metric] = math.nan if estimate is None else float(estimate)
+        interval = intervals.get(metric)
+        if interval is not None and estimate is not None:
+            values[f"{metric}_low"], values[f"{metric}_high"] = float(interval.low), float(interval.high)
+    return values
+
+
+def utility_note(found: Mapping[str, UtilityFile], *, page: bool = False) -> str | None:
+    """What the WER and rho_F0 of a grid report are and where they were read: one paragraph; None without utility.
+
+    Parameters
+    ----------
+    found : mapping of str to UtilityFile
+        Each system's utility as :func:`lidframe.grid.utility.grid_utility` read it.
+    page : bool
+        The note of ``report.html`` (whose utility section says what the numbers are, the
+        recogniser and the intervals): only where they were read.  False: the paragraph
+        under the tables of ``summary.md``, ``summary.html`` and ``table.tex``.
+
+    Returns
+    -------
+    str or None
+        E.g. ``"WER and ρ_F0: the utility of each system's speech (...), the same in every
+        cell of the system, read now from plain: /d/plain.json (SHA-256 0123456789ab…); -
+        where a system has none. WER by pocketsphinx; 95% bootstrap intervals in brackets
+        (bca, 1000 resamples of speakers)."``
+    """
+    if not found:
+        return None
+    files = "; ".join(f"{name}: {entry.path} (SHA-256 {entry.sha256[:12]}…)" for name, entry in found.items())
+    if page:
+        return (
+            "Read afresh, when this report was written, from each system's utility file ([systems.NAME] utility "
+            f"in the grid spec), the same for every cell of the system: {files}."
+        )
+    recognisers = ", ".join(dict.fromkeys(entry.utility.recogniser for entry in found.values()))
+    text = (
+        "WER and ρ_F0: the utility of each system's speech (lidframe utility: the word error rate of a recogniser, "
+        "a fraction of the reference words, and the mean correlation of the F0 contours with the original speech's), "
+        f"the same in every cell of the system, read now from {files}; - where a system has none. "
+        f"WER by {recognisers}"
+    )
+    described = sorted(
+        {
+            f"{float(b['level']):.0%} bootstrap intervals in brackets ({b.get('method', '?')}, "
+            f"{b.get('n_boot', '?')} resamples of {b.get('unit', '?')}s)"
+            for b in (entry.utility.bootstrap or {} for entry in found.values() if entry.utility.intervals)
+            if "level" in b
+        }
+    )
+    return text + ("; " + "; ".join(described) if described else "") + "."
 
 
 #: A comparison table's group: (attacker, calibrator, prior, scenario), the scenario ``-`` for none.
@@ -378,15 +466,22 @@ def _cell(fmt: str, value: Any) -> str:
 def _shown(row: Mapping[str, Any], key: str, fmt: str) -> str:
     """A value of the comparison, followed by its interval ``[low, high]`` where the cell has one."""
     text = _cell(fmt, row[key])
-    low, high = row.get(f"{key}_ci_low"), row.get(f"{key}_ci_high")
+    bounds = ("_low", "_high") if key in UTILITY_COLUMNS else ("_ci_low", "_ci_high")
+    low, high = (row.get(f"{key}{bound}") for bound in bounds)
     if text == "-" or _missing(low) or _missing(high):
         return text
     return f"{text} [{_cell(fmt, low)}, {_cell(fmt, high)}]"
 
 
+def _paper(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The comparison's metrics: :data:`_PAPER`, then WER and rho_F0 when the table has the utility columns."""
+    return _PAPER + (_UTILITY_PAPER if "wer" in frame.columns else [])
+
+
 def _shown_rows(part: pd.DataFrame) -> list[list[str]]:
-    """The comparison rows of one group as text: the system, then each metric of :data:`_PAPER`."""
-    return [[str(row["system"]), *(_shown(row, key, fmt) for key, _, fmt in _PAPER)] for row in part.to_dict("records")]
+    """The comparison rows of one group as text: the system, then each metric of :func:`_paper`."""
+    paper = _paper(part)
+    return [[str(row["system"]), *(_shown(row, key, fmt) for key, _, fmt in paper)] for row in part.to_dict("records")]
 
 
 def _interval_note(results: Sequence[Mapping[str, Any]], group: _Group, seed: int) -> str | None:
@@ -412,8 +507,14 @@ def _interval_note(results: Sequence[Mapping[str, Any]], group: _Group, seed: in
     return "; ".join(described) if described else "bootstrap intervals in brackets"
 
 
-def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
+def _markdown(
+    frame: pd.DataFrame,
+    results: Sequence[Mapping[str, Any]],
+    warnings: Sequence[str] = (),
+    utility: str | None = None,
+) -> str:
     lines = ["# Grid report", ""]
+    paper = _paper(frame)
     for warning in warnings:
         lines += [f"> **Warning.** {warning}", ""]
     scenarios = scenario_rows(list(frame["scenario"])) if "scenario" in frame.columns else []
@@ -426,23 +527,31 @@ def _markdown(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warning
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
         lines += [f"## {_heading(group, _code)}", ""]
-        lines.append("| system | " + " | ".join(t for _, t, _ in _PAPER) + " |")
-        lines.append("|---|" + "---|" * len(_PAPER))
+        lines.append("| system | " + " | ".join(t for _, t, _ in paper) + " |")
+        lines.append("|---|" + "---|" * len(paper))
         for shown in _shown_rows(part):
             lines.append("| " + " | ".join(markdown_cell(cell) for cell in shown) + " |")
         lines.append("")
         note = _interval_note(results, group, seed)
         if note:
             lines += [note + ".", ""]
+    if utility:
+        lines += [utility, ""]
     lines.append(
         "LID in bits (LID <= log2 N under a uniform prior); EER on the ROC convex hull; systems sorted by ALID."
     )
     return "\n".join(lines) + "\n"
 
 
-def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
+def _summary_html(
+    frame: pd.DataFrame,
+    results: Sequence[Mapping[str, Any]],
+    warnings: Sequence[str] = (),
+    utility: str | None = None,
+) -> str:
     import pandas as pd
 
+    paper = _paper(frame)
     parts = ["<!doctype html><meta charset='utf-8'><title>lidframe grid report</title>\n"]
     parts += [f"<p><strong>Warning.</strong> {html.escape(warning)}</p>\n" for warning in warnings]
     scenarios = scenario_rows(list(frame["scenario"])) if "scenario" in frame.columns else []
@@ -453,16 +562,35 @@ def _summary_html(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], war
     seed = int(frame["seed"].min())
     for group, part in _paper_tables(frame):
         parts.append(f"<h2>{_heading(group, lambda g: html.escape(str(g)))}</h2>\n")
-        shown = pd.DataFrame(_shown_rows(part), columns=["system"] + [k for k, _, _ in _PAPER])
+        shown = pd.DataFrame(_shown_rows(part), columns=["system"] + [k for k, _, _ in paper])
         parts.append(shown.to_html(index=False))
         note = _interval_note(results, group, seed)
         if note:
             parts.append(f"\n<p>{html.escape(note)}.</p>\n")
+    if utility:
+        parts.append(f"<p>{html.escape(utility)}</p>\n")
     return "".join(parts)
 
 
-def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: Sequence[str] = ()) -> str:
+def _latex_title(title: str) -> str:
+    """A comparison column's title in LaTeX: LID+ and LID- with their signs raised, rho_F0 as math."""
+    if title == "ρ_F0":
+        return r"$\rho_{F0}$"
+    if title.startswith("LID") and title != "LIDmax":
+        return title.replace("+", "$^+$").replace("-", "$^-$")
+    return title
+
+
+def _latex(
+    frame: pd.DataFrame,
+    results: Sequence[Mapping[str, Any]],
+    warnings: Sequence[str] = (),
+    utility: str | None = None,
+) -> str:
+    paper = _paper(frame)
     out = [_comment(f"% Warning. {warning}") for warning in warnings]
+    if utility:
+        out.append(_comment(f"% {utility}"))
     if "scenario" in frame.columns:
         for name, code, enrolment, trials, model in scenario_rows(list(frame["scenario"])):
             out.append(_comment(f"% scenario {name} ({code}): enrolment {enrolment}, trials {trials}, model {model}"))
@@ -472,16 +600,9 @@ def _latex(frame: pd.DataFrame, results: Sequence[Mapping[str, Any]], warnings: 
         note = _interval_note(results, group, seed)
         if note:
             out.append(_comment(f"% {note}"))
-        out.append("\\begin{tabular}{l" + "r" * len(_PAPER) + "}")
+        out.append("\\begin{tabular}{l" + "r" * len(paper) + "}")
         out.append("\\hline")
-        out.append(
-            "System & "
-            + " & ".join(
-                t.replace("+", "$^+$").replace("-", "$^-$") if t.startswith("LID") and t != "LIDmax" else t
-                for _, t, _ in _PAPER
-            )
-            + " \\\\"
-        )
+        out.append("System & " + " & ".join(_latex_title(t) for _, t, _ in paper) + " \\\\")
         out.append("\\hline")
         for name, *values in _shown_rows(part):
             out.append(f"{latex_escape(name)} & " + " & ".join(values) + " \\\\")
@@ -856,7 +977,9 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         computed -- are still reported, but ``summary.md``, ``summary.html``,
         ``table.tex`` and ``report.html`` open with a warning naming them and why
         (:func:`freshness_warnings`); so does a report whose cells could not be checked,
-        and one whose per-trial files could not be (:func:`report_warnings`).
+        and one whose per-trial files could not be (:func:`report_warnings`).  Its spec
+        (``freshness.spec``) also names each system's utility file, read now
+        (:func:`lidframe.grid.utility.grid_utility`).
 
     Returns
     -------
@@ -868,8 +991,8 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     InputError
         An unreadable store or per-trial file, a per-trial file that is not the one
         stored with its cell (changed or swapped), no finished cell, ``report`` not
-        being a folder, or jinja2 / matplotlib missing with *figures* -- with nothing in
-        ``report/`` changed.
+        being a folder, a utility file that is gone or no longer a utility record, or
+        jinja2 / matplotlib missing with *figures* -- with nothing in ``report/`` changed.
     """
     out = Path(out_dir)
     folder = out / "report"
@@ -887,11 +1010,19 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     # each per-trial file must be the one stored with its cell (not changed, not swapped with
     # another cell's) before anything reads it: a file that is not is refused by its digest
     store.verify_per_trial_files(out, results)
-    frame = tidy_table(results)
     if freshness is None:
         from lidframe.grid.freshness import check_freshness
 
         freshness = check_freshness(out)
+    from lidframe.grid.utility import grid_utility
+
+    # read now, never from the store: a changed utility file changes the report, not a cell
+    found = grid_utility(out, spec=freshness.spec)
+    reported = {r.system for r in results}
+    found = {name: entry for name, entry in found.items() if name in reported}
+    utility = {name: entry.utility for name, entry in found.items()}
+    frame = tidy_table(results, utility=utility)
+    note = utility_note(found)
     warnings = report_warnings(freshness, results, out)
     report = None
     if figures:  # reads (and digests) every per-trial file: a damaged one stops here, before any file is written
@@ -902,11 +1033,20 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
             for name, code, enrolment, trials, model in scenario_rows([_scenario(r) for r in results])
         ]
         notes = [*warnings, *scenarios, *([_SCENARIO_NOTE] if scenarios else [])]
-        report = report_from_grid(results, out_dir=out, settings={"grid folder": out}, notes=notes)
+        # the privacy-utility chart: each system's utility, its file digested into the provenance
+        report = report_from_grid(
+            results,
+            out_dir=out,
+            settings={"grid folder": out},
+            notes=notes,
+            inputs={f"utility of {name}": entry.path for name, entry in found.items()},
+            utility=utility or None,
+            utility_note=utility_note(found, page=True),
+        )
         report = with_per_speaker(report, results, out)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
-        written = _write_all(results, frame, staging, report, warnings)
+        written = _write_all(results, frame, staging, report, warnings, note)
         folder.mkdir(exist_ok=True)
         for name in written:
             os.replace(staging / name, folder / name)
@@ -924,8 +1064,12 @@ def _write_all(
     folder: Path,
     report: Report | None,
     warnings: Sequence[str] = (),
+    utility: str | None = None,
 ) -> list[str]:
-    """Write every report file into *folder* (figures and the page when *report* is given); return their names."""
+    """Write every report file into *folder* (figures and the page when *report* is given); return their names.
+
+    *utility* is the paragraph that says what the WER and rho_F0 columns are (:func:`utility_note`).
+    """
     written = []
     frame.to_csv(folder / "table.csv", index=False, float_format="%.10g", na_rep="nan")
     written.append("table.csv")
@@ -934,9 +1078,9 @@ def _write_all(
         written.append("table.parquet")
     except ImportError:
         pass  # pyarrow not installed: the CSV carries the same table
-    (folder / "summary.md").write_text(_markdown(frame, results, warnings), encoding="utf-8")
-    (folder / "summary.html").write_text(_summary_html(frame, results, warnings), encoding="utf-8")
-    (folder / "table.tex").write_text(_latex(frame, results, warnings), encoding="utf-8")
+    (folder / "summary.md").write_text(_markdown(frame, results, warnings, utility), encoding="utf-8")
+    (folder / "summary.html").write_text(_summary_html(frame, results, warnings, utility), encoding="utf-8")
+    (folder / "table.tex").write_text(_latex(frame, results, warnings, utility), encoding="utf-8")
     written += ["summary.md", "summary.html", "table.tex"]
     if report is not None:
         from lidframe.report import render_html

@@ -263,17 +263,21 @@ def write_json_summary(out: Path, spec: GridSpec, counts: dict[str, int] | None)
     """``OUT/grid.json``: the spec (absolute path) and digest, the folder the grid ran in, and the last run's counts.
 
     Written when a run starts (``counts`` None) and again when it ends, so a report of an
-    interrupted run compares its cells with the spec that made them.
+    interrupted run compares its cells with the spec that made them.  When a system names
+    a utility file, the key ``utility`` records each (``system -> absolute path``): what a
+    report reads where the spec is gone (:func:`lidframe.grid.utility.grid_utility`).
     """
     from lidframe.data.fileio import write_json
+    from lidframe.grid.utility import UTILITY_KEY, recorded_utility
 
-    write_json(
-        out / "grid.json",
-        {
-            "spec": str(Path(spec.path).resolve()),
-            "spec_digest": spec.digest,
-            "cwd": os.getcwd(),
-            "last_run": counts,
-            "lidframe_version": code_version(),
-        },
-    )
+    record: dict[str, Any] = {
+        "spec": str(Path(spec.path).resolve()),
+        "spec_digest": spec.digest,
+        "cwd": os.getcwd(),
+        "last_run": counts,
+        "lidframe_version": code_version(),
+    }
+    utility = recorded_utility(spec)
+    if utility:  # a grid without utility writes the record as before
+        record[UTILITY_KEY] = utility
+    write_json(out / "grid.json", record)

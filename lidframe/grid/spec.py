@@ -33,6 +33,12 @@ eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials
 ecapa = "asv/ecapa_adapted_b3.ckpt"
 ```
 
+A system may also name its utility, ``utility = "b3_utility.json"`` (what ``lidframe utility
+--json`` writes: WER and rho_F0 of its speech, :func:`lidframe.utility.read_utility`): it is
+checked when the spec is read, but it is no input of any cell (no cell is recomputed, or
+stale, when it changes); ``lidframe report`` reads it again each time
+(:mod:`lidframe.grid.utility`).
+
 File paths in ``[systems]`` are relative to the spec file; paths inside component specs
 (``checkpoint=``, ``file=``) are relative to the working directory.  Every error names
 the TOML key at fault.  Every axis -- ``calibrators``, ``priors``, ``attackers``,
@@ -54,7 +60,7 @@ tables in one spec is an error).  The name does not identify a cell -- its
 recomputes nothing.
 
 Validation reads what the cells will read, so that bad input stops the grid before any
-cell runs: every score-set file is loaded, every data directory's ``wav.scp`` and
+cell runs: every score-set file is loaded, every ``utility`` file read, every data directory's ``wav.scp`` and
 ``utt2spk`` are read (a piped ``wav.scp`` entry is refused), every component spec's
 parameters are converted and checked, each calibrator is
 fitted once on a small simulated dev set (a parameter it refuses at fit time, such as
@@ -73,7 +79,7 @@ import tomllib
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, NoReturn, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NoReturn, NotRequired, TypedDict
 from urllib.parse import quote as url_quote
 
 import attrs
@@ -84,7 +90,10 @@ from lidframe.data.scenario import SCENARIOS, check_scenario
 from lidframe.errors import InputError, mismatch, quote, shorten
 from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "NOTE_CELLS"]
+if TYPE_CHECKING:
+    from lidframe.utility import Utility
+
+__all__ = ["GridSpec", "SystemSpec", "DataDirSource", "load_grid_spec", "spec_utility", "utility_file", "NOTE_CELLS"]
 
 #: A spec of at least this many cells says what it checks and plans (checking it takes seconds).
 NOTE_CELLS = 1000
@@ -101,6 +110,8 @@ _GRID_KEYS = {
     "ci",
     "longitudinal",
 }
+#: The keys a ``[systems.NAME]`` table may have (``dev`` and ``eval`` it must).
+_SYSTEM_KEYS = {"dev", "eval", "adapted", "utility"}
 #: The keys of ``[grid.bootstrap]``: :class:`~lidframe.stats.bootstrap.Bootstrap`'s, but its seed (one per cell).
 _BOOTSTRAP_KEYS = {"n_boot", "level", "unit", "method"}
 
@@ -158,12 +169,17 @@ class SystemSpec:
         ``[systems.NAME.adapted]``: attacker name -> absolute path of its checkpoint adapted on
         this system's anonymised training speech (the ``semi-informed`` scenario); empty
         when not given.
+    utility : str or None
+        The absolute path of the system's utility file (``utility =``, the JSON of
+        ``lidframe utility --json``), checked when the spec is read; None when not given.
+        No cell reads it (it is no cell input): ``lidframe report`` reads it afresh.
     """
 
     name: str
     dev: str | DataDirSource
     eval: str | DataDirSource
     adapted: dict[str, str] = attrs.field(factory=dict)
+    utility: str | None = None
 
     @property
     def needs_attacker(self) -> bool:
@@ -578,11 +594,11 @@ def _systems(path: Path, systems_doc: object) -> tuple[SystemSpec, ...]:
         key = f"systems.{name}"
         if not name.strip() or any(not c.isprintable() for c in name):
             _fail(path, f"systems.{name!r}", "a system name must be non-empty printable text")
-        if not isinstance(body, dict) or not {"dev", "eval"} <= set(body) <= {"dev", "eval", "adapted"}:
+        if not isinstance(body, dict) or not {"dev", "eval"} <= set(body) <= _SYSTEM_KEYS:
             _fail(
                 path,
                 key,
-                "needs exactly the keys dev and eval (and may have the table adapted), "
+                "needs exactly the keys dev and eval (and may have the table adapted and the key utility), "
                 f"got {sorted(body) if isinstance(body, dict) else body!r}",
             )
         dev = _source(path, f"{key}.dev", body["dev"])
@@ -590,8 +606,85 @@ def _systems(path: Path, systems_doc: object) -> tuple[SystemSpec, ...]:
         if isinstance(dev, dict) != isinstance(ev, dict):
             _fail(path, key, "dev and eval must both be score-set files or both data-dir tables")
         adapted = _adapted(path, f"{key}.adapted", body.get("adapted"), data_dirs=isinstance(dev, dict))
-        systems.append(SystemSpec(name, dev, ev, adapted))
+        utility = utility_file(path, name, body["utility"])[0] if "utility" in body else None
+        systems.append(SystemSpec(name, dev, ev, adapted, utility))
     return tuple(systems)
+
+
+def utility_file(path: Path, system: str, value: object) -> tuple[str, Utility]:
+    """``[systems.NAME] utility``: its absolute path and the :class:`~lidframe.utility.Utility` it holds.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The spec file (a relative *value* is relative to its folder, as ``dev`` and ``eval`` are).
+    system : str
+        The system's name (for the TOML key in errors).
+    value : object
+        The TOML value: a path string.
+
+    Returns
+    -------
+    tuple of (str, Utility)
+        The absolute path, and the record read from it now.
+
+    Raises
+    ------
+    InputError
+        One line naming the spec, the key ``systems.NAME.utility`` and the file: not a
+        path string, no such file, not a file, or not the JSON of ``lidframe utility --json``
+        (:func:`lidframe.utility.read_utility`'s reason).
+    """
+    from lidframe.utility import read_utility
+
+    key = f"systems.{system}.utility"
+    if not isinstance(value, str) or not value.strip():
+        _fail(path, key, f"must be the path of a utility file (lidframe utility --json), got {_shown(value)}")
+    file = Path(value) if Path(value).is_absolute() else _spec_folder(path) / value
+    if not os.path.lexists(file):
+        _fail(path, key, f"{quote(value)}: no such utility file ({file})")
+    try:
+        check_input_file(file, "a utility file (the JSON of lidframe utility --json)")
+        utility = read_utility(file)
+    except InputError as exc:
+        _fail(path, key, f"{quote(value)}: {' '.join(str(exc).split())}")
+    return str(file), utility
+
+
+def spec_utility(path: StrPath) -> dict[str, tuple[str, Utility]] | None:
+    """The utility file of each system of the spec at *path* that names one, each read now.
+
+    Only the ``[systems.NAME] utility`` keys are read (what ``lidframe report`` needs to
+    show the utility beside cells the spec may no longer plan as they were); the rest of
+    the spec is not checked here.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A grid spec.
+
+    Returns
+    -------
+    dict or None
+        ``system -> (absolute path, Utility)``, in the spec's order (empty when no system
+        names one); None when *path* is not a readable TOML file with a ``[systems]`` table
+        of tables (then the spec's own problems are reported elsewhere).
+
+    Raises
+    ------
+    InputError
+        A system's ``utility`` is not a path, or its file is missing or not a utility
+        record (:func:`utility_file`).
+    """
+    path = Path(path)
+    try:
+        _, doc = _read_toml(path)
+    except (InputError, OSError):
+        return None
+    systems = doc.get("systems")
+    if not isinstance(systems, dict) or not all(isinstance(body, dict) for body in systems.values()):
+        return None
+    return {name: utility_file(path, name, body["utility"]) for name, body in systems.items() if "utility" in body}
 
 
 def _adapted(path: Path, key: str, value: object, *, data_dirs: bool) -> dict[str, str]:
@@ -772,7 +865,8 @@ def load_grid_spec(
         Naming the file and the TOML key: syntax errors, unknown keys, wrong types,
         missing files or directories, unknown components or parameters, ``[grid.ci]``
         beside ``[grid.bootstrap]``, an unknown scenario, a scenario without what it
-        needs (``original_enrol``, an ``adapted`` checkpoint).
+        needs (``original_enrol``, an ``adapted`` checkpoint), a system's ``utility`` file
+        missing or not a utility record (naming the system and the file).
 
     Warns
     -----
