@@ -1,7 +1,8 @@
 """``lidframe demo``: the real-voice demo where speech engines and torch are installed, else the simulated one.
 
 The real-voice pipeline is :mod:`lidframe.cli.voice_demo` (it synthesizes speech with
-espeak-ng/flite/MBROLA and trains ECAPA-TDNN attackers with torch), the simulated one
+espeak-ng/flite/festival/MBROLA, trains ECAPA-TDNN attackers with torch and, with the
+utility extra, measures each system's word error rate and ρ_F0), the simulated one
 :mod:`lidframe.cli.simulated_demo`.  Where the real-voice demo cannot run, ``lidframe
 demo`` says why in one line on stderr and shows the simulated demo.
 """
@@ -51,7 +52,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--progress",
         action="store_true",
-        help="tqdm bars for the real-voice demo's synthesis, training, embedding and scoring (stage names are always shown)",
+        help="tqdm bars for the real-voice demo's synthesis, recognition, training, embedding and scoring (stage names "
+        "are always shown)",
     )
     parser.set_defaults(run=run)
 
@@ -96,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
         jobs = check_jobs(default_jobs() if args.jobs is None else args.jobs, what="processes", name="--jobs")
         print(
             f"lidframe demo: real voices (synthesized here), a pretrained GE2E attacker up the threat-model ladder and "
-            f"small ECAPA-TDNNs trained here; caches in {out}/ (cold: about 3 minutes on 2 quiet cores, "
+            f"small ECAPA-TDNNs trained here, and beside them what each anonymiser costs the speech (word error rate, "
+            f"rho_F0); caches in {out}/ (cold: about 3 minutes on 2 quiet cores, "
             "a rerun reuses every cache; lidframe demo --simulated for the seconds-fast simulated version)"
         )
         table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)

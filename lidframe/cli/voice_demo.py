@@ -8,35 +8,43 @@
    ``mcadams`` (McAdams with alpha drawn per utterance in [0.5, 0.9]), ``pitch`` (pitch
    shift by a ratio drawn per utterance in [0.75, 1.35]) and ``mcadams-spk``,
    ``pitch-spk`` (the same, drawn once per speaker), applied to every split;
-3. attack every anonymised system up the ladder (:mod:`lidframe.data.scenario`) with the
+3. measure the utility column (:func:`utility_column`): the word error rate of a recogniser
+   (:data:`RECOGNISER`, PocketSphinx) and ρ_F0 against ``plain``, for every system, on the
+   eval trials of the voices a WER means something for
+   (:func:`lidframe.audio.corpus.recognisable_voice`), with speaker-bootstrap intervals;
+4. attack every anonymised system up the ladder (:mod:`lidframe.data.scenario`) with the
    pretrained GE2E encoder (:class:`~lidframe.attackers.Ge2e`, Resemblyzer's weights):
    ignorant (original enrolment, anonymised trials), lazy-informed (anonymised enrolment)
    and semi-informed (anonymised enrolment, the encoder's output layer adapted on the
    system's anonymised train speakers); the plain speech with the pretrained encoder is the
    reference;
-4. beside it, a small ECAPA-TDNN trained here on each of ``mcadams`` and ``pitch``'s
+5. beside it, a small ECAPA-TDNN trained here on each of ``mcadams`` and ``pitch``'s
    anonymised train speakers (a second semi-informed attacker, checkpointed and
    resumable), and a ``random`` attacker (seeded random embeddings on the plain speech),
    the zero-leakage floor;
-5. score dev and eval (every trial against every enrolled speaker, each row's dev scored
+6. score dev and eval (every trial against every enrolled speaker, each row's dev scored
    its rung's way), calibrate on dev with ``logistic``, and evaluate on eval with speaker-
    bootstrap intervals;
-6. print the comparison table and the ladder, and write, like the simulated demo,
+7. print the comparison table, the ladder and the utility table, and write, like the simulated demo,
    ``summary.json`` (with each row's attacker, rung, sides and model), ``table.txt``,
    ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png``.
 
-Without resemblyzer's weights the GE2E rows are left out, saying why in one line.
+Without resemblyzer's weights the GE2E rows are left out, saying why in one line; so is the
+utility column without the utility extra (pocketsphinx, jiwer, parselmouth) or without any
+recognisable voice among the eval speakers.
 
 Everything is cached under the output folder, so a rerun only redoes what is missing, and
 says which stages it reused -- each cache keyed by what made it, so that another seed,
 sentence count or voice set never reuses a stale one: the corpus's wav files (named by
 engine, voice, sentence and rate), the anonymised data dirs (a stamp with the digest of
-their corpus data dir, the anonymiser's parameters and the seed), each attacker's
+their corpus data dir, the anonymiser's parameters and the seed), each system's utility
+record ``utility/<system>.json`` (a stamp beside it with the digest of its data dir, the
+system's and the reference's stamps, the recogniser, the utility code and the bootstrap settings), each attacker's
 checkpoint ``attackers/<system>-<key>.ckpt`` and ``attackers/<system>-ge2e-<key>.ckpt`` (keyed by its train data dir, the seed, the
 encoder and training settings, and the attackers' code and torch's version; training resumes where it stopped; a checkpoint with the epochs asked for is
 reused) and the embeddings (keyed by the audio, the checkpoint's weights and the encoder's code,
 :mod:`lidframe.attackers.cache`).  The anonymisers of all systems share one pool of
-``jobs`` worker processes, and ``jobs`` speech engines run at once.  The scores are recomputed from the embeddings on every
+``jobs`` worker processes, the recogniser runs in ``jobs`` worker processes, and ``jobs`` speech engines run at once.  The scores are recomputed from the embeddings on every
 run, so they never outlive a changed checkpoint or corpus.  Each stage is named as it starts; with
 ``progress`` tqdm bars show synthesis, training, embedding and scoring.
 """
@@ -45,6 +53,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,6 +67,7 @@ from lidframe.data.fileio import StrPath, check_output_dir
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
     from lidframe.report.model import LadderEntry
+    from lidframe.utility import Utility
 
 __all__ = [
     "run_voice_demo",
@@ -67,6 +77,11 @@ __all__ = [
     "DEMO_SPLIT",
     "GE2E_ADAPTATION",
     "demo_rows",
+    "RECOGNISER",
+    "UTILITY_METHOD",
+    "utility_column",
+    "utility_table",
+    "utility_unavailable",
 ]
 
 #: name -> anonymise_data_dir keyword arguments (None: the plain speech).  The parameter is
@@ -96,6 +111,13 @@ DEMO_SPLIT = (0.3, 0.2, 0.5)
 #: Resamples of the speaker bootstrap behind every headline interval.
 N_BOOT = 1000
 _SPLITS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
+#: The recogniser of the utility column (a registry spec, :mod:`lidframe.utility`): PocketSphinx, US English.
+RECOGNISER = "pocketsphinx"
+#: The utility column's interval type: percentile, as BCa's jackknife has one point per speaker and the
+#: default corpus has three recognisable eval speakers (resamples of speakers, the run's n_boot and seed).
+UTILITY_METHOD = "percentile"
+#: What follows ``utility/<system>`` in the name of the stamp beside each utility record (:func:`utility_column`).
+UTILITY_STAMP_SUFFIX = ".inputs.sha256"
 
 
 _GE2E_MODEL = "GE2E pretrained on real speech (Resemblyzer's weights)"
@@ -261,6 +283,269 @@ def ge2e_unavailable() -> str | None:
     return None
 
 
+def utility_unavailable(recogniser: str = RECOGNISER) -> str | None:
+    """Why the demo's utility column cannot be measured here (the utility extra missing), in one line; None where it can.
+
+    The word error rate needs jiwer, ρ_F0 Praat's pitch tracker (``parselmouth``), and
+    the built-in recogniser ``pocketsphinx`` (checked when *recogniser* names it).
+    """
+    import importlib
+
+    from lidframe.utility.pitch import PARSELMOUTH_HINT
+    from lidframe.utility.pocketsphinx import POCKETSPHINX_HINT
+    from lidframe.utility.wer import JIWER_HINT
+
+    needs = [("jiwer", JIWER_HINT), ("parselmouth", PARSELMOUTH_HINT)]
+    if recogniser.partition("?")[0] == "pocketsphinx":
+        needs.insert(0, ("pocketsphinx", POCKETSPHINX_HINT))
+    for module, hint in needs:
+        try:
+            importlib.import_module(module)
+        except ImportError:
+            return hint
+    return None
+
+
+def _utility_subsets(out: Path, roots: Mapping[str, Path], voices: Sequence[str]) -> dict[str, Path]:
+    """Write ``out/utility/<system>/`` for every system: its eval trials of *voices*; ``system -> data dir``.
+
+    Each data dir holds ``wav.scp`` (the system's audio of those trials, paths relative to
+    the data dir, so the folder can move), ``utt2spk``, ``spk2utt`` and ``text`` (the
+    corpus's transcripts), in the corpus's order.  A file is rewritten only when its
+    contents change.
+    """
+    import os
+
+    from lidframe.data.fileio import atomic_write
+    from lidframe.data.kaldi import read_data_dir
+    from lidframe.errors import InputError, quote
+    from lidframe.utility.evaluate import read_transcripts
+
+    corpus = out / "corpus" / "eval_trials"
+    chosen = set(voices)
+    kept = [utt for utt in read_data_dir(corpus) if utt.speaker in chosen]
+    transcripts = read_transcripts(corpus)
+    by_speaker: dict[str, list[str]] = {}
+    for utt in kept:
+        if utt.utt_id not in transcripts:
+            raise InputError(f"{corpus / 'text'}: no transcript of utterance {quote(utt.utt_id)} (it is in wav.scp)")
+        by_speaker.setdefault(utt.speaker, []).append(utt.utt_id)
+    tables = {
+        "utt2spk": "".join(f"{utt.utt_id} {utt.speaker}\n" for utt in kept),
+        "spk2utt": "".join(f"{speaker} {' '.join(utts)}\n" for speaker, utts in sorted(by_speaker.items())),
+        "text": "".join(f"{utt.utt_id} {transcripts[utt.utt_id][1]}\n" for utt in kept),
+    }
+    subsets = {}
+    for name in VOICE_DEMO_SYSTEMS:
+        folder = out / "utility" / name
+        folder.mkdir(parents=True, exist_ok=True)
+        source = roots[name] / "eval_trials"
+        audio = {utt.utt_id: str(utt.path) for utt in read_data_dir(source)}
+        for utt in kept:
+            if utt.utt_id not in audio:
+                raise InputError(f"{source / 'wav.scp'}: no utterance {quote(utt.utt_id)} (it is in {corpus})")
+        here = os.path.abspath(folder)
+        wav = "".join(f"{utt.utt_id} {os.path.relpath(os.path.abspath(audio[utt.utt_id]), here)}\n" for utt in kept)
+        for file, text in {"wav.scp": wav, **tables}.items():
+            target = folder / file
+            if not target.is_file() or target.read_text(encoding="utf-8") != text:
+                with atomic_write(target, encoding="utf-8") as handle:
+                    handle.write(text)
+        subsets[name] = folder
+    return subsets
+
+
+def _utility_code() -> str:
+    """What the utility numbers are computed with: :mod:`lidframe.utility`'s sources, the audio reader's, and the
+    versions of pocketsphinx, Praat's binding and jiwer."""
+    import importlib.metadata
+
+    import lidframe.attackers.audio as audio_reader
+    import lidframe.utility as package
+    from lidframe.data.fileio import file_sha256
+
+    versions = []
+    for dist in ("pocketsphinx", "praat-parselmouth", "jiwer"):
+        try:
+            versions.append(f"{dist} {importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            versions.append(f"{dist} not installed")
+    sources = sorted(Path(package.__file__).parent.glob("*.py"))
+    return _digest(
+        *(f"{path.name} {file_sha256(path)}" for path in sources),
+        f"audio reader {file_sha256(audio_reader.__file__)}",
+        *versions,
+    )
+
+
+def _table_digest(folder: Path) -> str:
+    """What a utility data dir holds: its wav.scp, text and utt2spk."""
+    return _digest(*((folder / name).read_bytes() for name in ("wav.scp", "text", "utt2spk")))
+
+
+def utility_column(
+    run: _DemoRun, roots: Mapping[str, Path], *, recogniser: str = RECOGNISER, n_boot: int = N_BOOT
+) -> tuple[dict[str, Utility], str]:
+    """Measure (or reuse) the utility of every system: WER and ρ_F0 on the eval trials of the recognisable voices.
+
+    For each system of :data:`VOICE_DEMO_SYSTEMS` (``plain`` included) a data dir
+    ``utility/<system>/`` holds the eval trials of the voices of
+    :func:`lidframe.audio.corpus.recognisable_voice` (:func:`_utility_subsets`), and
+    :func:`lidframe.utility.utility` measures it against ``utility/plain/`` (ρ_F0; none for
+    ``plain`` itself) in ``run.jobs`` worker processes, with intervals over
+    speakers (``Bootstrap(n_boot, unit="speaker", seed=run.seed, method=UTILITY_METHOD)``).
+    Each record is cached as ``utility/<system>.json`` with a stamp beside it
+    (``<system>.inputs.sha256``) naming the digest of its inputs: the data dir's wav.scp,
+    text and utt2spk, the system's eval data dir's stamp (:func:`_read_stamp`), the
+    reference's, the recogniser's description, the utility code and its libraries'
+    versions (:func:`_utility_code`), and the bootstrap settings.  The stamp is removed
+    before a record is (re)made and written after, so an interrupted run leaves none to
+    trust; a record whose stamp matches is reused, and the log says so.
+
+    Parameters
+    ----------
+    run : _DemoRun
+        The demo run (output folder, seed, jobs, progress, log).
+    roots : mapping of str to path
+        System -> its root (``corpus/`` for plain, ``systems/<name>/``), each with ``eval_trials``.
+    recogniser : str
+        Registry spec of the recogniser (default :data:`RECOGNISER`).
+    n_boot : int
+        Bootstrap resamples of the intervals.
+
+    Returns
+    -------
+    results : dict of str to Utility
+        System -> its utility record, in :data:`VOICE_DEMO_SYSTEMS` order; empty when no
+        eval speaker is a recognisable voice (then nothing is measured).
+    note : str
+        The sentence that heads the utility table (the voice set and the recogniser), or
+        why the column is left out (also logged).
+    """
+    from lidframe.audio.corpus import RECOGNISABLE_VOICES, recognisable_voice
+    from lidframe.data.fileio import write_json
+    from lidframe.data.kaldi import read_data_dir
+    from lidframe.errors import InputError
+    from lidframe.stats.bootstrap import Bootstrap
+    from lidframe.utility import read_utility, utility
+    from lidframe.utility.evaluate import resolve_recogniser
+
+    speakers = {utt.speaker for utt in read_data_dir(run.out / "corpus" / "eval_trials")}
+    voices = sorted((speaker for speaker in speakers if recognisable_voice(speaker)), key=RECOGNISABLE_VOICES.index)
+    if not voices:
+        note = (
+            f"the utility column is left out: none of the {len(speakers)} eval speakers is a voice a word error "
+            f"rate means something for (the English voices built from recordings: {', '.join(RECOGNISABLE_VOICES)})"
+        )
+        run.log(note)
+        return {}, note
+    model = resolve_recogniser(recogniser)
+    describe = getattr(model, "describe", None)
+    described = str(describe()) if callable(describe) else type(model).__name__
+    # the intervals resample speakers: with one recognisable voice there is nothing to resample
+    bootstrap = (
+        Bootstrap(n_boot=n_boot, unit="speaker", seed=run.seed, method=UTILITY_METHOD) if len(voices) > 1 else None
+    )
+    subsets = _utility_subsets(run.out, roots, voices)
+    n_utt = len(read_data_dir(subsets["plain"]))
+    run.log(
+        f"[utility] WER of {described} and rho_F0 against plain: {len(subsets)} systems x {n_utt} eval trials of "
+        f"{len(voices)} voices ({', '.join(voices)})"
+    )
+    code = _utility_code()
+    settings = json.dumps(None if bootstrap is None else bootstrap.to_dict(), sort_keys=True)
+    plain = subsets["plain"]
+    results: dict[str, Utility] = {}
+    for name, params in VOICE_DEMO_SYSTEMS.items():
+        data = subsets[name]
+        reference = None if params is None else plain
+        inputs = [str(data), _table_digest(data), _read_stamp(roots[name] / "eval_trials")]
+        if reference is None:
+            inputs.append("no reference")
+        else:
+            inputs += [str(reference), _table_digest(reference), _read_stamp(roots["plain"] / "eval_trials")]
+        expected = _digest(*inputs, described, code, settings)
+        path = run.out / "utility" / f"{name}.json"
+        stamp = path.with_name(name + UTILITY_STAMP_SUFFIX)
+        if path.is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
+            try:
+                results[name] = read_utility(path)
+            except InputError:
+                pass  # a record that does not read back is made again
+            else:
+                run.log(f"utility {name}: reused {path} (same audio, transcripts, recogniser and settings)")
+                continue
+        stamp.unlink(missing_ok=True)
+        bar = None
+        if run.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(desc=f"recognising {name}", unit="utt")
+
+        def progress(done: int, total: int, bar: Any = bar) -> None:
+            if bar is not None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+        try:
+            result = utility(data, reference, recogniser=model, bootstrap=bootstrap, jobs=run.jobs, progress=progress)
+        finally:
+            if bar is not None:
+                bar.close()
+        write_json(path, result.to_dict())
+        stamp.write_text(expected + "\n")
+        results[name] = result
+        value, _, interval = _percent(result.wer, (result.intervals or {}).get("wer")).partition(" ")
+        wer = f"{value} %" + (f" {interval}" if interval else "")
+        run.log(f"utility {name}: WER {wer} on {result.utterances} utterances of {result.speakers} speakers")
+    if bootstrap is None:
+        intervals = "no interval: one speaker"
+    else:
+        level = f"{bootstrap.level:.0%}".replace("%", " %")
+        intervals = f"{level} speaker-bootstrap interval, {bootstrap.n_boot} resamples, {bootstrap.method}"
+    voice_set = ("voice" if len(voices) == 1 else f"{len(voices)} voices") + " a word error rate holds for"
+    note = (
+        f"Utility: WER of {described} and rho_F0 against plain, on the {n_utt} eval trials of the {voice_set} "
+        f"(English, built from recordings: {', '.join(voices)}); [{intervals}]"
+    )
+    return results, note
+
+
+def _number(value: float | None, digits: int, scale: float = 1.0) -> str:
+    return "-" if value is None or math.isnan(value) else f"{scale * value:.{digits}f}"
+
+
+def _percent(value: float, interval: Any) -> str:
+    """*value* (a fraction) in percent with one decimal, and its interval ``[low, high]`` when there is one."""
+    text = _number(value, 1, 100.0)
+    if interval is not None:
+        text += f" [{_number(interval.low, 1, 100.0)}, {_number(interval.high, 1, 100.0)}]"
+    return text
+
+
+def utility_table(results: Mapping[str, Utility], note: str) -> str:
+    """The utility table as text: *note*, then per system WER % [interval], ρ_F0 [interval], utterances, speakers.
+
+    ρ_F0 is against ``plain`` (``-`` for ``plain`` itself); the intervals are the records'
+    own (``Utility.intervals``), left out where a record has none.
+    """
+    from lidframe.cli.table import text_table
+
+    body = []
+    for name, result in results.items():
+        intervals = result.intervals or {}
+        rho = "-"
+        if result.rho_f0 is not None:
+            rho = _number(result.rho_f0, 3)
+            interval = intervals.get("rho_f0")
+            if interval is not None:
+                rho += f" [{_number(interval.low, 3)}, {_number(interval.high, 3)}]"
+        body.append(
+            [name, _percent(result.wer, intervals.get("wer")), rho, str(result.utterances), str(result.speakers)]
+        )
+    return note + "\n" + text_table(["system", "WER %", "rho_F0", "utterances", "speakers"], body)
+
+
 def run_voice_demo(
     out_dir: StrPath,
     *,
@@ -270,6 +555,7 @@ def run_voice_demo(
     voices: Sequence[str] | None = None,
     jobs: int = 1,
     n_boot: int = N_BOOT,
+    recogniser: str = RECOGNISER,
     progress: bool = False,
     log: Callable[[str], object] = print,
 ) -> tuple[str, dict]:
@@ -291,7 +577,9 @@ def run_voice_demo(
         Speech engines run at once, and worker processes of the anonymisers (the
         training uses torch's threads).
     n_boot : int
-        Resamples of the speaker bootstrap behind each row's intervals.
+        Resamples of the speaker bootstrap behind each row's intervals (and the utility column's).
+    recogniser : str
+        Registry spec of the utility column's recogniser (default :data:`RECOGNISER`).
     progress : bool
         tqdm bars for synthesis, training (one per epoch), embedding and scoring.
     log : callable
@@ -300,7 +588,7 @@ def run_voice_demo(
     Returns
     -------
     table : str
-        The comparison table (also in ``table.txt``).
+        The comparison table, the ladder and the utility table (also in ``table.txt``).
     summaries : dict
         Row label (:func:`demo_rows`) -> ``Result.to_dict()`` (also in ``summary.json``).
     """
@@ -314,6 +602,13 @@ def run_voice_demo(
     if no_ge2e is not None:
         log(f"the pretrained GE2E rows are left out: {no_ge2e}")
     rows = demo_rows(ge2e=no_ge2e is None)
+    no_utility = utility_unavailable(recogniser)
+    if no_utility is not None:
+        log(f"the utility column is left out: {no_utility}")
+    else:
+        from lidframe.utility.evaluate import resolve_recogniser
+
+        resolve_recogniser(recogniser)  # a spec that names no recogniser is refused before any work
     corpus = _synthesize_corpus(run, sentences=sentences, voices=voices)
     n_train = len(corpus["speakers"]["train"])
     from lidframe.attackers.neural import attackers_code_digest
@@ -324,6 +619,10 @@ def run_voice_demo(
         for name, params in VOICE_DEMO_SYSTEMS.items()
     }
     _anonymise_systems(out, roots, seed=seed, jobs=jobs, progress=progress, log=log)
+    if no_utility is None:
+        utilities, utility_note = utility_column(run, roots, recogniser=recogniser, n_boot=n_boot)
+    else:
+        utilities, utility_note = {}, f"the utility column is left out: {no_utility}"
     scored: dict[str, dict[str, Path]] = {}
     from lidframe.report import AttackerSettings
 
@@ -351,14 +650,25 @@ def run_voice_demo(
         for row in rows
     }
     inputs = {f"{label} {split}": path for label, paths in scored.items() for split, path in paths.items()}
+    inputs.update({f"utility {name}": out / "utility" / f"{name}.json" for name in utilities})
     table = format_table(
         [(row.label, results[row.label].summary) for row in rows], name_header="system/attacker/scenario"
     )
-    ladder = ladder_table(rows, results)
+    text = table + "\n\n" + ladder_table(rows, results) + "\n\n"
+    text += utility_table(utilities, utility_note) if utilities else utility_note
     _write_outputs(
-        run, rows, results, table=table, ladder=ladder, corpus=corpus, sentences=sentences, inputs=inputs, n_boot=n_boot
+        run,
+        rows,
+        results,
+        table=text,
+        corpus=corpus,
+        sentences=sentences,
+        inputs=inputs,
+        n_boot=n_boot,
+        utilities=utilities,
+        utility_note=utility_note,
     )
-    return table + "\n\n" + ladder, {label: r.to_dict() for label, r in results.items()}
+    return text, {label: r.to_dict() for label, r in results.items()}
 
 
 def ladder_table(rows: Sequence[LadderEntry], results: Mapping[str, Result]) -> str:
@@ -598,13 +908,19 @@ def _write_outputs(
     results: dict[str, Result],
     *,
     table: str,
-    ladder: str,
     corpus: dict[str, Any],
     sentences: int,
     inputs: Mapping[str, StrPath],
     n_boot: int,
+    utilities: Mapping[str, Utility],
+    utility_note: str,
 ) -> None:
-    """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder."""
+    """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder.
+
+    *table* is the printed text (the comparison table, the ladder, the utility table);
+    *utilities* the utility column (system -> record; empty when left out, and then
+    *utility_note* says why, among the report's notes).
+    """
     from lidframe.cli.simulated_demo import write_demo_outputs
     from lidframe.data.scenario import SCENARIOS
 
@@ -614,7 +930,7 @@ def _write_outputs(
     write_demo_outputs(
         run.out,
         results,
-        table=table + "\n\n" + ladder,
+        table=table,
         record={
             "seed": run.seed,
             "epochs": run.epochs,
@@ -638,6 +954,7 @@ def _write_outputs(
             f"calibration on dev, LID on eval, {n_boot} speaker-bootstrap resamples; a random attacker is the floor. "
             "See docs/demo.md.",
             *(rung.describe() for rung in SCENARIOS.values()),
+            *([] if utilities else [utility_note]),
         ],
         settings={
             "seed": run.seed,
@@ -648,12 +965,17 @@ def _write_outputs(
             "calibrator": CALIBRATOR,
             "prior": "uniform",
             "bootstrap": f"{n_boot} resamples of speakers, 95 %",
+            **({"utility": utility_note} if utilities else {}),
         },
         systems=systems,
         ladder=list(rows),
         log=run.log,
         attackers=run.attackers,
         engines={engine: corpus["versions"].get(engine, "") for engine in corpus["engines"]},
+        # the report places a system's utility beside its rows: a system without rows (plain without GE2E) is
+        # left out of the report and summary.json, not of the printed table
+        utility={name: u for name, u in utilities.items() if name in systems.values()} or None,
+        utility_note=utility_note if utilities else None,
     )
     from lidframe.report.lid_figures import save_lid_ccdf
 

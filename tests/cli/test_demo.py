@@ -16,6 +16,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import shutil
 from pathlib import Path
 
@@ -260,15 +261,23 @@ def test_a_failing_report_leaves_none_of_the_four_outputs(tmp_path, monkeypatch)
 
 
 # ---------------------------------------------------------------- the real-voice demo (slow)
-VOICES = [f"espeak-{a}-{v}" for a in ("en-us", "en-gb", "en-029") for v in ("m1", "f2", "m3", "f4")]
+#: Ten espeak-ng voices and two flite ones (voices a word error rate holds for: the utility column is measured).
+VOICES = [
+    *(f"espeak-{a}-{v}" for a in ("en-us", "en-gb") for v in ("m1", "f2", "m3", "f4")),
+    "espeak-en-029-m1",
+    "espeak-en-029-f2",
+    "flite-rms",
+    "flite-slt",
+]
 needs_voices = pytest.mark.skipif(
-    shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)"
+    shutil.which("espeak-ng") is None or shutil.which("flite") is None,
+    reason="espeak-ng or flite is not installed (apt-get install espeak-ng flite)",
 )
 
 
 @pytest.fixture(scope="module")
 def voice_runs(tmp_path_factory):
-    """``lidframe demo --out D --epochs 1`` (real voices: 12 espeak-ng ones), cold, then rerun in the same folder."""
+    """``lidframe demo --out D --epochs 1`` (real voices: :data:`VOICES`), cold, then rerun in the same folder."""
     pytest.importorskip("torch")
     import lidframe.audio.corpus as corpus
 
@@ -320,13 +329,16 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
         }
         assert "ALID [95 % speaker-bootstrap interval] / LIDmax" in runs[1]
         _check_ladder_wiring(out)
+    measured = _check_utility_column(out, runs)
     stages = [line for line in cold if line.startswith("[")]
-    assert [s.split("]")[0] + "]" for s in stages][:4] == [
+    expected = [
         "[corpus]",
         "[systems]",
+        *(["[utility]"] if measured else []),
         f"[attacker {ECAPA_SYSTEMS[0]}]",
         f"[scores {ECAPA_SYSTEMS[0]}/ecapa/semi-informed]",
     ]
+    assert [s.split("]")[0] + "]" for s in stages][: len(expected)] == expected
     assert any(line.startswith("corpus: synthesized 96 utterances") for line in cold)
     assert any(line.startswith(f"attacker {ECAPA_SYSTEMS[0]}: trained 1 epoch (") for line in cold)
     # the rerun trains nothing, synthesizes nothing, and says so
@@ -345,6 +357,59 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
             assert f"system {name}: reused its 5 anonymised data dirs from {out / 'systems' / name}" in rerun
             if ge2e:
                 assert any(line.startswith(f"attacker {name}/ge2e: reused checkpoint") for line in rerun)
+
+
+def _check_utility_column(out: Path, runs: list[str]) -> bool:
+    """The utility table printed (and in table.txt) holds the numbers of the records in ``utility/``; a rerun
+    reuses them.  Returns whether the column was measured (the utility extra here, flite-rms an eval speaker)."""
+    from lidframe.cli.voice_demo import VOICE_DEMO_SYSTEMS, utility_unavailable
+    from lidframe.utility import read_utility
+
+    cold, rerun = runs
+    eval_speakers = {line.split()[1] for line in (out / "corpus" / "eval_trials" / "utt2spk").read_text().splitlines()}
+    unavailable = utility_unavailable()
+    if unavailable is not None or "flite-rms" not in eval_speakers:
+        why = unavailable or "none of the"
+        assert any(line.startswith(f"the utility column is left out: {why}") for line in cold.splitlines())
+        assert not (out / "utility").exists() or not list((out / "utility").glob("*.json"))
+        return False
+    import jiwer
+
+    records = {name: read_utility(out / "utility" / f"{name}.json") for name in VOICE_DEMO_SYSTEMS}
+    for name, record in records.items():
+        assert record.utterances == len(record.rows) > 0 and record.speakers >= 1
+        assert {row.utt_id.rsplit("-", 1)[0] for row in record.rows} <= {"flite-rms", "flite-slt"}
+        # the counts are jiwer's on the normalised words the record keeps
+        assert record.wer == pytest.approx(
+            jiwer.wer([row.reference for row in record.rows], [row.hypothesis for row in record.rows]), abs=1e-12
+        )
+        assert (record.rho_f0 is None) == (name == "plain")
+        assert f"utility {name}: reused {out / 'utility' / f'{name}.json'}" in rerun
+    assert records["plain"].wer < 0.4  # pocketsphinx hears plain flite speech (measured: 9 % on flite-rms)
+    assert any(line.startswith("[utility] WER of pocketsphinx") for line in cold.splitlines())
+    table = (out / "table.txt").read_text(encoding="utf-8").splitlines()
+    for stdout in (table, cold.splitlines(), rerun.splitlines()):
+        start = next(k for k, line in enumerate(stdout) if line.startswith("Utility: WER of pocketsphinx"))
+        assert "flite-rms" in stdout[start]
+        assert stdout[start + 1].split() == ["system", "WER", "%", "rho_F0", "utterances", "speakers"]
+        for line, (name, record) in zip(stdout[start + 2 :], records.items()):
+            cells = re.split(r"\s{2,}", line.strip())
+            intervals = record.intervals or {}
+            wer = f"{100 * record.wer:.1f}"
+            if "wer" in intervals:
+                wer += f" [{100 * intervals['wer'].low:.1f}, {100 * intervals['wer'].high:.1f}]"
+            rho = "-" if record.rho_f0 is None else f"{record.rho_f0:.3f}"
+            if "rho_f0" in intervals:
+                rho += f" [{intervals['rho_f0'].low:.3f}, {intervals['rho_f0'].high:.3f}]"
+            assert cells == [name, wer, rho, str(record.utterances), str(record.speakers)]
+    # summary.json holds the records of the systems that have rows (all of them with GE2E) and the table's sentence
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    with_rows = {row["system"] for row in summary["rows"].values()}
+    assert set(summary["utility"]) == set(VOICE_DEMO_SYSTEMS) & with_rows
+    for name, record in summary["utility"].items():
+        assert record == json.loads((out / "utility" / f"{name}.json").read_text(encoding="utf-8"))
+    assert summary["utility_note"] in table and summary["utility_note"].startswith("Utility: WER of pocketsphinx")
+    return True
 
 
 def _check_ladder_wiring(out: Path) -> None:
