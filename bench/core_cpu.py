@@ -59,6 +59,29 @@ def tiled(fitted, ev, engine, binary_metrics=False):
     return evaluate_fitted(ev, fitted, binary_metrics=binary_metrics, engine=engine).lid
 
 
+def make_inputs(size, dev_trials=512, seed=0):
+    """(dev, ev, fitted): a dev set of *dev_trials* x 256, an eval set of *size* x *size*, the logistic fit on dev."""
+    rng = np.random.default_rng(seed)
+    dev = make_scoreset(rng, dev_trials, 256, "d")
+    ev = make_scoreset(rng, size, size, "e")
+    return dev, ev, fit_calibrator(dev)
+
+
+def floor_llr(fitted, ev):
+    """The T x N LLRs whose exponentials are the floor: the z-scores of *ev* times the fitted slope."""
+    s = ev.scores
+    return fitted.slope_ * (s - s.mean(axis=1, keepdims=True)) / s.std(axis=1, ddof=1, keepdims=True)
+
+
+def exp_floor(llr):
+    """The floor as a function to time: one single-threaded ``np.exp`` pass over *llr* into a buffer of its own.
+
+    Not in place: a second pass would take the exponential of the exponential (and overflow).
+    """
+    buffer = np.empty_like(llr)
+    return lambda: np.exp(llr, out=buffer)
+
+
 def peak_memory(function):
     gc.collect()
     tracemalloc.start()
@@ -78,21 +101,15 @@ def main():
     args = parser.parse_args()
     if args.quick:
         args.size, args.repeats = 1024, 1
-    rng = np.random.default_rng(0)
-    dev = make_scoreset(rng, args.dev_trials, 256, "d")
-    ev = make_scoreset(rng, args.size, args.size, "e")
-    fitted = fit_calibrator(dev)
+    _, ev, fitted = make_inputs(args.size, args.dev_trials)
     engine = Engine(device="cpu", threads=args.threads)
-    s = ev.scores
-    llr = fitted.slope_ * (s - s.mean(axis=1, keepdims=True)) / s.std(axis=1, ddof=1, keepdims=True)
-    buffer = np.empty_like(llr)
     matrix_mib = args.size * args.size * 8 / 2**20
     print(header(f"core benchmark: T = N = {args.size} (one T x N float64 = {matrix_mib:.0f} MiB)"))
     print(f"engine threads: {engine.cpu_threads()}; floor: one np.exp pass over the T x N LLRs (one thread)")
     sides = {
         "naive dense": lambda: naive_dense(fitted, ev),
         "lidframe tiled": lambda: tiled(fitted, ev, engine),
-        "floor: one exp pass": lambda: np.exp(llr, out=buffer),
+        "floor: one exp pass": exp_floor(floor_llr(fitted, ev)),
     }
     times: dict[str, list[float]] = {name: [] for name in sides}
     outputs = {}
