@@ -158,7 +158,9 @@ class RecogniserLike(Protocol):
     Recognisers may also have ``sample_rate`` (Hz, default 16000: lidframe resamples the
     audio to it before calling) and ``describe()`` (name and settings, for tables).  The
     hypothesis is normalised by lidframe (:mod:`lidframe.utility.text`) before it is
-    scored, so return the words as the recogniser writes them.
+    scored, so return the words as the recogniser writes them.  Each call hears its
+    utterance on its own: what it returns must not depend on the utterances transcribed
+    before (a WER would then depend on their order and on how ``jobs`` shared them).
     """
 
     def transcribe(self, waveform: np.ndarray, sample_rate: int) -> str:

@@ -18,9 +18,11 @@ compares both utterances at that rate.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Callable
+from concurrent.futures import Executor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +167,7 @@ def utility(
     recogniser: Any = "pocketsphinx",
     bootstrap: Bootstrap | None = None,
     jobs: int = 1,
+    executor: Executor | None = None,
     progress: Callable[[int, int], object] | None = None,
 ) -> Utility:
     """Word error rate (and, with *reference*, ρ_F0) of the speech in a Kaldi data dir.
@@ -188,6 +191,11 @@ def utility(
         Worker processes that recognise (and track pitch) at once, each with its own copy
         of the recogniser (which must pickle; the built-in does).  The result does not
         depend on it.
+    executor : concurrent.futures.Executor, optional
+        Run the workers' shares in this pool instead of a new one of *jobs* processes
+        (*jobs* then only says how many shares to cut: four per job).  One pool shared by
+        the calls on several data dirs starts its processes once, and each keeps what its
+        recogniser loaded (the built-in loads its model once per process).
     progress : callable, optional
         Called as ``progress(done, total)`` after each utterance (after each worker's
         share of them with *jobs* > 1).
@@ -237,7 +245,9 @@ def utility(
         for utt in utterances:
             probe_audio(str(originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
     items = [(str(utt.path), None if originals is None else str(originals[utt.utt_id].path)) for utt in utterances]
-    measured = _measure_all(model, items, target, jobs=check_jobs(jobs, name="jobs"), progress=progress)
+    measured = _measure_all(
+        model, items, target, jobs=check_jobs(jobs, name="jobs"), executor=executor, progress=progress
+    )
     rows, total = [], WordErrors(substitutions=0, deletions=0, insertions=0, reference_words=0)
     for utt, (said, rho, note) in zip(utterances, measured):
         hypothesis = transcript_words(said)
@@ -324,11 +334,12 @@ def _measure_all(
     target: int,
     *,
     jobs: int,
+    executor: Executor | None = None,
     progress: Callable[[int, int], object] | None,
 ) -> list[tuple[str, float | None, str | None]]:
-    """:func:`_measure` of every item, in order: here one at a time, or in *jobs* worker processes."""
+    """:func:`_measure` of every item, in order: here one at a time, or in *jobs* worker processes (of *executor*)."""
     total = len(items)
-    if jobs == 1 or total < 2:
+    if executor is None and (jobs == 1 or total < 2):
         out = []
         for done, item in enumerate(items, start=1):
             out.extend(_measure(model, [item], target))
@@ -353,10 +364,9 @@ def _measure_all(
     shares = [items[a:b] for a, b in itertools.pairwise(bounds) if b > a]
     results: list[list[tuple[str, float | None, str | None]]] = [[] for _ in shares]
     done = 0
-    with process_pool(workers) as pool:
+    with contextlib.ExitStack() as stack:
+        pool = executor if executor is not None else stack.enter_context(process_pool(workers))
         futures = {pool.submit(_measure, model, share, target): k for k, share in enumerate(shares)}
-        from concurrent.futures import as_completed
-
         for future in as_completed(futures):
             k = futures[future]
             results[k] = future.result()

@@ -23,6 +23,12 @@ POCKETSPHINX_HINT = (
     "the pocketsphinx recogniser needs pocketsphinx: pip install -e '.[utility]' (or pip install pocketsphinx)"
 )
 
+#: This process's decoders, one per model (hmm, lm, dictionary), each with the lock that lets one utterance through
+#: at a time: loading one takes seconds, so every PocketSphinx of the same model in a process -- the copies a
+#: worker process receives, one per share of utterances and per data dir -- decodes with the same one.
+_DECODERS: dict[tuple[str | None, str | None, str | None], tuple[Any, threading.Lock]] = {}
+_DECODERS_LOCK = threading.Lock()
+
 
 class PocketSphinx:
     """PocketSphinx (US English, the wheel's model) as a lidframe recogniser.
@@ -45,8 +51,6 @@ class PocketSphinx:
         self.hmm = hmm
         self.lm = lm
         self.dictionary = dictionary
-        self._decoder: Any = None
-        self._lock = threading.Lock()
 
     def describe(self) -> str:
         """Name and settings, for tables."""
@@ -55,18 +59,21 @@ class PocketSphinx:
         ]
         return "pocketsphinx" + (f" ({', '.join(custom)})" if custom else " (en-us, the wheel's model)")
 
-    def _decoder_once(self) -> Any:
-        if self._decoder is None:
-            try:
-                from pocketsphinx import Decoder
-            except ImportError:
-                raise InputError(POCKETSPHINX_HINT) from None
-            options: dict[str, Any] = {"samprate": self.sample_rate, "loglevel": "FATAL"}
-            for key, value in (("hmm", self.hmm), ("lm", self.lm), ("dict", self.dictionary)):
-                if value:
-                    options[key] = value
-            self._decoder = Decoder(**options)
-        return self._decoder
+    def _decoder_once(self) -> tuple[Any, threading.Lock]:
+        """This process's decoder of this model and its lock (:data:`_DECODERS`), loaded on first use."""
+        key = (self.hmm, self.lm, self.dictionary)
+        with _DECODERS_LOCK:
+            if key not in _DECODERS:
+                try:
+                    from pocketsphinx import Decoder
+                except ImportError:
+                    raise InputError(POCKETSPHINX_HINT) from None
+                options: dict[str, Any] = {"samprate": self.sample_rate, "loglevel": "FATAL"}
+                for name, value in zip(("hmm", "lm", "dict"), key):
+                    if value:
+                        options[name] = value
+                _DECODERS[key] = (Decoder(**options), threading.Lock())
+            return _DECODERS[key]
 
     def transcribe(self, waveform: np.ndarray, sample_rate: int) -> str:
         """The words PocketSphinx hears in *waveform*.
@@ -86,20 +93,13 @@ class PocketSphinx:
         if sample_rate != self.sample_rate:
             raise InputError(f"pocketsphinx transcribes {self.sample_rate} Hz audio, got {sample_rate} Hz")
         pcm = (np.clip(np.asarray(waveform, dtype=np.float64), -1.0, 1.0) * 32767.0).round().astype("<i2")
-        with self._lock:  # one decoder, one utterance at a time
-            decoder = self._decoder_once()
+        decoder, lock = self._decoder_once()
+        with lock:  # one decoder, one utterance at a time
+            # the front end keeps running estimates (cepstral mean, noise floor) from the utterances before:
+            # reset, each utterance is heard as a decoder loaded for it alone hears it, whatever the order
+            decoder.reinit_feat()
             decoder.start_utt()
             decoder.process_raw(pcm.tobytes(), full_utt=True)
             decoder.end_utt()
             hypothesis = decoder.hyp()
         return "" if hypothesis is None else str(hypothesis.hypstr)
-
-    def __getstate__(self) -> dict:  # the decoder is a C object: a copy builds its own
-        state = self.__dict__.copy()
-        state["_decoder"] = None
-        state.pop("_lock")
-        return state
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.Lock()

@@ -210,6 +210,11 @@ def test_wer_intervals_resample_speakers_and_jobs_change_nothing(tmp_path):
     one = utility(data, recogniser=EchoRecogniser(), bootstrap=boot)
     two = utility(data, recogniser=EchoRecogniser(), bootstrap=boot, jobs=2)
     assert one.to_dict() == two.to_dict()
+    from lidframe.runtime.workers import process_pool
+
+    with process_pool(2) as pool:  # one pool shared by two calls, as the demo shares it across systems
+        shared = [utility(data, recogniser=EchoRecogniser(), bootstrap=boot, jobs=2, executor=pool) for _ in range(2)]
+    assert shared[0].to_dict() == shared[1].to_dict() == one.to_dict()
     assert one.speakers == 4 and one.bootstrap == boot.to_dict()
     # the interval by hand: speakers drawn with one multinomial call, each resample's errors over its words
     errors = {}
@@ -283,3 +288,32 @@ def test_the_cli_prints_intervals_with_bootstrap(tmp_path, capsys):
         assert code == 2 and "--jobs" in err and len(err.strip().splitlines()) == 1
     finally:
         unregister("recogniser", "echo-test")
+
+
+@pytest.mark.slow  # about 35 s: five decoders loaded, anonymised speech decoded twice
+@needs_utility
+@needs_flite
+def test_pocketsphinx_hears_each_utterance_as_a_fresh_decoder_does_whatever_came_before(tmp_path):
+    """A decoder carries its front end's running estimates from one utterance to the next, so a reused one
+    heard an utterance differently after other audio (on anonymised speech: some of these five hypotheses), and the
+    WER depended on the order and on how utterances were shared among --jobs workers.  Each utterance must be
+    heard as a decoder loaded for it alone hears it (pocketsphinx's own Decoder, one per utterance)."""
+    from pocketsphinx import Decoder
+
+    from lidframe.audio.anonymise import mcadams, pitch_shift
+    from lidframe.utility.pocketsphinx import PocketSphinx
+
+    data = flite_dir(tmp_path, SENTENCES[:2])
+    plain = [soundfile.read(str(data.parent / "wav" / f"u{i}.wav"), dtype="float64")[0] for i in range(2)]
+    speech = [plain[0], *(mcadams(x, 0.6) for x in plain), *(pitch_shift(x, 0.8) for x in plain)]
+
+    def alone(waveform):
+        decoder = Decoder(samprate=16000, loglevel="FATAL")
+        decoder.start_utt()
+        decoder.process_raw((np.clip(waveform, -1, 1) * 32767).round().astype("<i2").tobytes(), full_utt=True)
+        decoder.end_utt()
+        hypothesis = decoder.hyp()
+        return "" if hypothesis is None else hypothesis.hypstr
+
+    expected = [alone(x) for x in speech]
+    assert [PocketSphinx().transcribe(x, 16000) for x in speech] == expected
