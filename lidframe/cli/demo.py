@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"lidframe demo: real voices (synthesized here), a pretrained GE2E attacker up the threat-model ladder and "
             f"small ECAPA-TDNNs trained here, and beside them what each anonymiser costs the speech (word error rate, "
-            f"rho_F0); caches in {out}/ (cold: about 3 minutes on 2 quiet cores, "
+            f"rho_F0); caches in {out}/ (cold: about 4 minutes on 2 quiet cores, "
             "a rerun reuses every cache; lidframe demo --simulated for the seconds-fast simulated version)"
         )
         table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)
