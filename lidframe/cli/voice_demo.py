@@ -51,6 +51,7 @@ run, so they never outlive a changed checkpoint or corpus.  Each stage is named 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -426,6 +427,7 @@ def utility_column(
     from lidframe.data.fileio import write_json
     from lidframe.data.kaldi import read_data_dir
     from lidframe.errors import InputError
+    from lidframe.runtime.workers import process_pool
     from lidframe.stats.bootstrap import Bootstrap
     from lidframe.utility import read_utility, utility
     from lidframe.utility.evaluate import resolve_recogniser
@@ -456,48 +458,63 @@ def utility_column(
     settings = json.dumps(None if bootstrap is None else bootstrap.to_dict(), sort_keys=True)
     plain = subsets["plain"]
     results: dict[str, Utility] = {}
-    for name, params in VOICE_DEMO_SYSTEMS.items():
-        data = subsets[name]
-        reference = None if params is None else plain
-        inputs = [str(data), _table_digest(data), _read_stamp(roots[name] / "eval_trials")]
-        if reference is None:
-            inputs.append("no reference")
-        else:
-            inputs += [str(reference), _table_digest(reference), _read_stamp(roots["plain"] / "eval_trials")]
-        expected = _digest(*inputs, described, code, settings)
-        path = run.out / "utility" / f"{name}.json"
-        stamp = path.with_name(name + UTILITY_STAMP_SUFFIX)
-        if path.is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
-            try:
-                results[name] = read_utility(path)
-            except InputError:
-                pass  # a record that does not read back is made again
+    # one pool of run.jobs workers for every system, made when the first record is (re)made: its processes
+    # start once and each loads the recogniser's model once
+    pools = contextlib.ExitStack()
+    pool = None
+    with pools:
+        for name, params in VOICE_DEMO_SYSTEMS.items():
+            data = subsets[name]
+            reference = None if params is None else plain
+            inputs = [str(data), _table_digest(data), _read_stamp(roots[name] / "eval_trials")]
+            if reference is None:
+                inputs.append("no reference")
             else:
-                run.log(f"utility {name}: reused {path} (same audio, transcripts, recogniser and settings)")
-                continue
-        stamp.unlink(missing_ok=True)
-        bar = None
-        if run.progress:
-            from tqdm import tqdm
+                inputs += [str(reference), _table_digest(reference), _read_stamp(roots["plain"] / "eval_trials")]
+            expected = _digest(*inputs, described, code, settings)
+            path = run.out / "utility" / f"{name}.json"
+            stamp = path.with_name(name + UTILITY_STAMP_SUFFIX)
+            if path.is_file() and stamp.is_file() and stamp.read_text().strip() == expected:
+                try:
+                    results[name] = read_utility(path)
+                except InputError:
+                    pass  # a record that does not read back is made again
+                else:
+                    run.log(f"utility {name}: reused {path} (same audio, transcripts, recogniser and settings)")
+                    continue
+            stamp.unlink(missing_ok=True)
+            bar = None
+            if run.progress:
+                from tqdm import tqdm
 
-            bar = tqdm(desc=f"recognising {name}", unit="utt")
+                bar = tqdm(desc=f"recognising {name}", unit="utt")
 
-        def progress(done: int, total: int, bar: Any = bar) -> None:
-            if bar is not None:
-                bar.total = total
-                bar.update(done - bar.n)
+            def progress(done: int, total: int, bar: Any = bar) -> None:
+                if bar is not None:
+                    bar.total = total
+                    bar.update(done - bar.n)
 
-        try:
-            result = utility(data, reference, recogniser=model, bootstrap=bootstrap, jobs=run.jobs, progress=progress)
-        finally:
-            if bar is not None:
-                bar.close()
-        write_json(path, result.to_dict())
-        stamp.write_text(expected + "\n")
-        results[name] = result
-        value, _, interval = _percent(result.wer, (result.intervals or {}).get("wer")).partition(" ")
-        wer = f"{value} %" + (f" {interval}" if interval else "")
-        run.log(f"utility {name}: WER {wer} on {result.utterances} utterances of {result.speakers} speakers")
+            if pool is None and run.jobs > 1:
+                pool = pools.enter_context(process_pool(run.jobs))
+            try:
+                result = utility(
+                    data,
+                    reference,
+                    recogniser=model,
+                    bootstrap=bootstrap,
+                    jobs=run.jobs,
+                    executor=pool,
+                    progress=progress,
+                )
+            finally:
+                if bar is not None:
+                    bar.close()
+            write_json(path, result.to_dict())
+            stamp.write_text(expected + "\n")
+            results[name] = result
+            value, _, interval = _percent(result.wer, (result.intervals or {}).get("wer")).partition(" ")
+            wer = f"{value} %" + (f" {interval}" if interval else "")
+            run.log(f"utility {name}: WER {wer} on {result.utterances} utterances of {result.speakers} speakers")
     if bootstrap is None:
         intervals = "no interval: one speaker"
     else:
