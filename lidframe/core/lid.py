@@ -392,7 +392,7 @@ def lid_from_scores(
         tile_scores = scores[start:stop]
         cols = true_index[start:stop]
         if rank_out is not None:
-            rank_out[start:stop] = tile_true_rank(tile_scores, cols, above=space.above[: stop - start])
+            rank_out[start:stop] = tile_true_rank(tile_scores, cols, above=space.flags(stop - start))
         peak = None
         if affine is None:  # any other calibrator: its llr() on the tile's z-scores
             llr = calibrated_llr(tile_scores, calibrator, znorm_ddof=znorm_ddof, row_names=names)
@@ -405,8 +405,10 @@ def lid_from_scores(
             parts = row_znorm_parts(tile_scores, znorm_ddof, row_names=names, out=buffer)
             llr = affine.apply_into(parts.z, out=parts.z)
             peak = _affine_peak(parts.row_max, parts.mean, parts.std, affine, llr)
-        else:  # an affine map of the raw scores
+        elif c_order:  # an affine map of the raw scores, in this thread's buffer
             llr = affine.apply_into(tile_scores, out=space.llr[: stop - start])
+        else:  # scores stored otherwise: a new tile laid out as theirs, as the expression makes it
+            llr = affine(tile_scores)
         if pair_llr_out is not None:
             mated_pos = int(enrolled_before[start])
             _collect_pairs(llr, cols, pair_llr_out, mated_pos, mated_pos * (n_enrolled - 1))
@@ -420,13 +422,24 @@ def lid_from_scores(
 
 
 class _Workspace:
-    """One thread's buffers for :func:`lid_from_scores`: a tile of LLRs (*llr*: for an affine map), a tile of
-    flags (the rank count), the exponentials' block."""
+    """One thread's buffers for :func:`lid_from_scores`, reused tile after tile: a tile of LLRs (*llr*: for an
+    affine map) and the exponentials' block (*exps*), whose bytes also hold the rank count's flags.
+
+    The flags (one byte per score) are done with before the exponentials start, so they share the block's
+    memory instead of adding a buffer that would stay allocated beside the tile's LLRs.
+    """
 
     def __init__(self, tile_rows: int, n_enrolled: int, *, llr: bool) -> None:
         self.llr = np.empty((tile_rows if llr else 0, n_enrolled))
-        self.above = np.empty((tile_rows, n_enrolled), dtype=bool)
         self.exps = np.empty((min(exp_block_rows(n_enrolled), tile_rows), n_enrolled))
+
+    def flags(self, rows: int) -> np.ndarray | None:
+        """A bool buffer of shape (rows, N) in the exponentials' block, or None where the block is too small."""
+        n_enrolled = self.exps.shape[1]
+        size = rows * n_enrolled
+        if size > self.exps.nbytes:
+            return None
+        return self.exps.reshape(-1).view(np.uint8)[:size].view(bool).reshape(rows, n_enrolled)
 
 
 def _affine_form(calibrator: object) -> AffineMap | None:
@@ -458,7 +471,7 @@ def _affine_peak(
     LLR of a row is its largest score taken through the same steps.  That settles the value,
     and so the bits of a finite non-zero one; a zero (whose sign the maximum of a row of
     +0.0 and -0.0 leaves open) or a non-finite value (a NaN score, an overflow) is found by
-    ``max`` on that row instead.  None where the slope is not > 0.
+    ``max`` over the tile instead (laid out as it is).  None where the slope is not > 0.
     """
     if not affine.slope > 0:
         return None
@@ -466,8 +479,8 @@ def _affine_peak(
     np.divide(peak, std, out=peak)
     affine.apply_into(peak, out=peak)
     unsure = ~np.isfinite(peak) | (peak == 0)
-    if unsure.any():
-        peak[unsure] = llr[unsure].max(axis=1)
+    if unsure.any():  # (rare) over the tile as it is laid out, as the maximum without this shortcut runs
+        peak[unsure] = llr.max(axis=1)[unsure]
     return peak
 
 
