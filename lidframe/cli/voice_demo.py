@@ -357,16 +357,18 @@ def _utility_subsets(out: Path, roots: Mapping[str, Path], voices: Sequence[str]
 
 
 def _utility_code() -> str:
-    """What the utility numbers are computed with: :mod:`lidframe.utility`'s sources, the audio reader's, and the
-    versions of pocketsphinx, Praat's binding and jiwer."""
+    """What the utility numbers are computed with: :mod:`lidframe.utility`'s sources, the audio reader's and the
+    intervals' (:mod:`lidframe.stats.bootstrap`), and the versions of pocketsphinx, Praat's binding, jiwer, NumPy
+    and SciPy (resampling, quantiles)."""
     import importlib.metadata
 
     import lidframe.attackers.audio as audio_reader
+    import lidframe.stats.bootstrap as bootstrap_code
     import lidframe.utility as package
     from lidframe.data.fileio import file_sha256
 
     versions = []
-    for dist in ("pocketsphinx", "praat-parselmouth", "jiwer"):
+    for dist in ("pocketsphinx", "praat-parselmouth", "jiwer", "numpy", "scipy"):
         try:
             versions.append(f"{dist} {importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
@@ -375,6 +377,7 @@ def _utility_code() -> str:
     return _digest(
         *(f"{path.name} {file_sha256(path)}" for path in sources),
         f"audio reader {file_sha256(audio_reader.__file__)}",
+        f"intervals {file_sha256(bootstrap_code.__file__)}",
         *versions,
     )
 

@@ -56,6 +56,7 @@ __all__ = [
     "binary_metrics_weighted",
     "group_means_weighted",
     "ratio_ci",
+    "ratio_units",
 ]
 
 #: Per-trial LID metrics with intervals.
@@ -523,6 +524,25 @@ def _intervals(
     return out
 
 
+def ratio_units(bootstrap: object, n_items: int, speakers: ArrayLike | None = None) -> tuple[np.ndarray, int]:
+    """The resampling units of :func:`ratio_ci` (unit index of each item, number of units), checked.
+
+    A caller with costly items to measure (a recogniser's utterances) calls it first, so
+    that a bootstrap :func:`ratio_ci` would refuse is refused before the work.
+
+    Raises
+    ------
+    InputError
+        A bootstrap that is no :class:`Bootstrap`, or fewer than two units.
+    """
+    if not isinstance(bootstrap, Bootstrap):
+        raise InputError(f"bootstrap must be a Bootstrap record, got {type(bootstrap).__name__}")
+    unit_of_item, n_units = resampling_units(n_items, speakers, bootstrap.unit)
+    if n_units < 2:
+        raise InputError(f"bootstrap over {bootstrap.unit}s needs at least two of them, got {n_units}")
+    return unit_of_item, n_units
+
+
 def ratio_ci(
     parts: Mapping[str, tuple[ArrayLike, ArrayLike]],
     bootstrap: Bootstrap | None = None,
@@ -568,9 +588,7 @@ def ratio_ci(
     if len(sizes) != 1 or len(next(iter(sizes))) != 1:
         raise InputError(f"ratio_ci needs 1-d numerators and denominators of one length, got shapes {sorted(sizes)}")
     (n_items,) = next(iter(sizes))
-    unit_of_item, n_units = resampling_units(n_items, speakers, options.unit)
-    if n_units < 2:
-        raise InputError(f"bootstrap over {options.unit}s needs at least two of them, got {n_units}")
+    unit_of_item, n_units = ratio_units(options, n_items, speakers)
     rng = np.random.default_rng(options.seed)
 
     def compute(weights: np.ndarray) -> dict[str, np.ndarray]:

@@ -34,7 +34,7 @@ from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, quote
 from lidframe.runtime.workers import check_jobs
-from lidframe.stats.bootstrap import Bootstrap, Interval, ratio_ci
+from lidframe.stats.bootstrap import Bootstrap, Interval, ratio_ci, ratio_units
 from lidframe.utility.pitch import f0_contour, rho_f0
 from lidframe.utility.text import NORMALISATION, transcript_words
 from lidframe.utility.wer import WordErrors, word_errors
@@ -237,6 +237,12 @@ def utility(
                 f"normalisation ({quote(text)}); expected at least one word"
             )
         references[utt.utt_id] = words
+    speakers = [utt.speaker for utt in utterances]
+    if bootstrap is not None:  # refused now, not after every utterance is recognised
+        try:
+            ratio_units(bootstrap, len(utterances), np.asarray(speakers))
+        except InputError as exc:
+            raise InputError(f"utility intervals: {exc}") from None
     model = resolve_recogniser(recogniser)
     target = int(getattr(model, "sample_rate", 16000))
     # every audio file checked from its header before any is decoded (the attackers' reader and probe)
@@ -267,7 +273,6 @@ def utility(
             )
         )
     rhos = [row.rho_f0 for row in rows if row.rho_f0 is not None and not math.isnan(row.rho_f0)]
-    speakers = [utt.speaker for utt in utterances]
     intervals = None
     if bootstrap is not None:
         intervals = _intervals(rows, speakers, bootstrap, with_rho=originals is not None)
@@ -367,12 +372,21 @@ def _measure_all(
     with contextlib.ExitStack() as stack:
         pool = executor if executor is not None else stack.enter_context(process_pool(workers))
         futures = {pool.submit(_measure, model, share, target): k for k, share in enumerate(shares)}
+        failed: dict[int, BaseException] = {}
         for future in as_completed(futures):
             k = futures[future]
-            results[k] = future.result()
+            try:
+                results[k] = future.result()
+            except Exception as exc:  # raised below: the first share's, whichever worker finished first
+                failed[k] = exc
+                for other in futures:  # what has not started yet is not worth starting
+                    other.cancel()
+                continue
             done += len(shares[k])
             if progress is not None:
                 progress(done, total)
+    if failed:
+        raise failed[min(failed)]
     return [measured for share in results for measured in share]
 
 

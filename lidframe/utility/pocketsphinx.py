@@ -10,6 +10,7 @@ anonymised speech -- or plug in your own (docs/utility.md).
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -23,10 +24,11 @@ POCKETSPHINX_HINT = (
     "the pocketsphinx recogniser needs pocketsphinx: pip install -e '.[utility]' (or pip install pocketsphinx)"
 )
 
-#: This process's decoders, one per model (hmm, lm, dictionary), each with the lock that lets one utterance through
-#: at a time: loading one takes seconds, so every PocketSphinx of the same model in a process -- the copies a
-#: worker process receives, one per share of utterances and per data dir -- decodes with the same one.
-_DECODERS: dict[tuple[str | None, str | None, str | None], tuple[Any, threading.Lock]] = {}
+#: This process's decoders, one per model (sample rate; hmm, lm, dictionary as absolute paths), each with the
+#: lock that lets one utterance through at a time: loading one takes seconds, so every PocketSphinx of the same
+#: model in a process -- the copies a worker process receives, one per share of utterances and per data dir --
+#: decodes with the same one.
+_DECODERS: dict[tuple[int, str | None, str | None, str | None], tuple[Any, threading.Lock]] = {}
 _DECODERS_LOCK = threading.Lock()
 
 
@@ -61,7 +63,11 @@ class PocketSphinx:
 
     def _decoder_once(self) -> tuple[Any, threading.Lock]:
         """This process's decoder of this model and its lock (:data:`_DECODERS`), loaded on first use."""
-        key = (self.hmm, self.lm, self.dictionary)
+        hmm, lm, dictionary = (
+            None if path is None else os.path.abspath(path) for path in (self.hmm, self.lm, self.dictionary)
+        )
+        paths = (hmm, lm, dictionary)
+        key = (int(self.sample_rate), hmm, lm, dictionary)
         with _DECODERS_LOCK:
             if key not in _DECODERS:
                 try:
@@ -69,7 +75,7 @@ class PocketSphinx:
                 except ImportError:
                     raise InputError(POCKETSPHINX_HINT) from None
                 options: dict[str, Any] = {"samprate": self.sample_rate, "loglevel": "FATAL"}
-                for name, value in zip(("hmm", "lm", "dict"), key):
+                for name, value in zip(("hmm", "lm", "dict"), paths):
                     if value:
                         options[name] = value
                 _DECODERS[key] = (Decoder(**options), threading.Lock())

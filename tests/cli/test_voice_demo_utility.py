@@ -352,6 +352,34 @@ def test_a_changed_utility_code_redoes_every_record(tmp_path, recogniser, monkey
     assert _measured(lines) == set(VOICE_DEMO_SYSTEMS)
 
 
+def test_the_utility_code_digest_covers_the_intervals_code_and_the_numeric_libraries(monkeypatch):
+    """The intervals come from lidframe.stats.bootstrap, the resampling and quantiles from NumPy/SciPy."""
+    import importlib.metadata
+    from pathlib import Path
+
+    import lidframe.cli.voice_demo as voice_demo
+    import lidframe.data.fileio as fileio
+    import lidframe.stats.bootstrap as bootstrap_code
+
+    code = voice_demo._utility_code()
+    real_sha = fileio.file_sha256
+    monkeypatch.setattr(
+        fileio,
+        "file_sha256",
+        lambda path: "edited" if Path(path) == Path(bootstrap_code.__file__) else real_sha(path),
+    )
+    assert voice_demo._utility_code() != code
+    monkeypatch.setattr(fileio, "file_sha256", real_sha)
+    real_version = importlib.metadata.version
+    for dist in ("numpy", "scipy"):
+        monkeypatch.setattr(
+            importlib.metadata, "version", lambda name, dist=dist: "0.0" if name == dist else real_version(name)
+        )
+        assert voice_demo._utility_code() != code, dist
+    monkeypatch.setattr(importlib.metadata, "version", real_version)
+    assert voice_demo._utility_code() == code
+
+
 # ---------------------------------------------------------------- left out, one speaker, bad spec
 def test_without_a_recognisable_eval_voice_the_column_is_left_out_in_one_line(tmp_path, recogniser):
     from lidframe.cli.voice_demo import utility_column

@@ -232,6 +232,22 @@ def test_wer_intervals_resample_speakers_and_jobs_change_nothing(tmp_path):
     assert "rho_f0" not in one.intervals  # no reference, no rho_F0
 
 
+def test_a_bootstrap_that_cannot_resample_is_refused_before_any_utterance_is_recognised(tmp_path):
+    from lidframe.stats.bootstrap import Bootstrap
+
+    data = speakers_dir(tmp_path, [["the cat sat", "a dog", "the mat"]])  # one speaker: nothing to resample
+    heard = EchoRecogniser()
+    with pytest.raises(
+        InputError, match=r"^utility intervals: bootstrap over speakers needs at least two of them, got 1$"
+    ):
+        utility(data, recogniser=heard, bootstrap=Bootstrap(n_boot=100))
+    with pytest.raises(InputError, match=r"^utility intervals: bootstrap must be a Bootstrap record, got dict$"):
+        utility(data, recogniser=heard, bootstrap={"n_boot": 100})
+    assert heard.rates_seen == []  # refused before the recogniser heard anything
+    # resampling the three utterances instead is fine
+    assert utility(data, recogniser=heard, bootstrap=Bootstrap(n_boot=100, unit="trial")).intervals["wer"]
+
+
 def test_the_json_reads_back_as_the_record(tmp_path, capsys):
     pytest.importorskip("jiwer", reason="the utility extra (jiwer) is not installed")
     from lidframe.stats.bootstrap import Bootstrap
