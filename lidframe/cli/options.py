@@ -234,14 +234,13 @@ def bootstrap_from_args(args: argparse.Namespace, defaults: Bootstrap | None = N
     )
 
 
-def add_threads_argument(parser: argparse.ArgumentParser, *, jobs: bool = False) -> None:
+def add_threads_argument(parser: argparse.ArgumentParser) -> None:
     """``--threads N``: the CPU threads the LID engine's tiles run in (:attr:`lidframe.Engine.threads`).
 
     Left out, ``args.threads`` is None: ``Engine(threads=None)``, whose count is
     :func:`lidframe.runtime.workers.default_threads` (the cores this process may use, at
     most ``OMP_NUM_THREADS``).  A value below 1 is refused as the flag is parsed
-    (:class:`CheckedFlag`).  With *jobs* the help says how the threads combine with
-    ``--jobs`` worker processes.
+    (:class:`CheckedFlag`).
     """
     from lidframe.runtime.workers import default_threads
 
@@ -249,11 +248,6 @@ def add_threads_argument(parser: argparse.ArgumentParser, *, jobs: bool = False)
         "CPU threads the LID engine's tiles run in (default: the cores this process may use, at most "
         f"OMP_NUM_THREADS; {default_threads()} here); the numbers do not depend on it"
     )
-    if jobs:
-        text += (
-            "; with --jobs J each worker process runs its engine in N threads (default: its share of the "
-            "cores, cores / J, at least 1), so J x N should not exceed the cores"
-        )
     parser.add_argument(
         "--threads", type=int, action=CheckedFlag, check=positive_int, default=None, metavar="N", help=text
     )
