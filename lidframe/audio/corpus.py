@@ -126,8 +126,8 @@ _FESTIVAL_VOICES: tuple[tuple[str, str | None], ...] = (
 #: The voices a word error rate means something for (:func:`recognisable_voice`): the English voices built
 #: from one real speaker's recordings, flite's and festival's.  Measured with PocketSphinx (US English, the
 #: demo's recogniser) on the real-voice demo's eval trials: flite-rms 9 % WER, flite-slt 26 %,
-#: festival-ked_diphone 36 % -- while the Czech, Russian and Catalan festival voices reading the English
-#: sentences come out at 110-150 % and espeak-ng's formant voices at about 90 %.  On those a WER measures the
+#: festival-ked_diphone 31 % -- while the Czech, Russian and Catalan festival voices reading the English
+#: sentences come out at 108-146 % and espeak-ng's formant voices at 79-111 % (2026-12-03, docs/demo.md).  On those a WER measures the
 #: recogniser's ear for the voice, not what an anonymiser costs the speech.  (The MBROLA voices are recorded
 #: diphones too, but were not measured: they are left out until they are.)
 RECOGNISABLE_VOICES: tuple[str, ...] = (
