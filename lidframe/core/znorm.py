@@ -18,6 +18,7 @@ every engine and analysis calls them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any, TypeAlias, cast
 
@@ -122,12 +123,17 @@ def row_znorm_parts(
     if scores.ndim != 2 or scores.shape[1] < 2:
         raise InputError(f"row_znorm needs a (T, N) array with N >= 2, got shape {scores.shape}")
     row_max = scores.max(axis=1)
-    scale = np.maximum(row_max, -scores.min(axis=1))  # max |s| per row, no temporary
     mean = scores.mean(axis=1, keepdims=True)
     # z: the new array, or the caller's buffer (no copy of the scores first: one pass less)
     z = np.subtract(scores, mean, out=out)
-    std = np.sqrt(np.einsum("ij,ij->i", z, z) / (z.shape[1] - znorm_ddof))
-    constant = std <= _ZERO_STD_ULPS * np.finfo(np.float64).eps * scale
+    std = np.sqrt(row_sum_of_squares(z) / (z.shape[1] - znorm_ddof))
+    # rows of equal scores (constant_std): the largest |score| of a row is read only where its std and
+    # mean leave the answer open (surely_varying), instead of a pass for every row's smallest score
+    constant = np.zeros(std.shape, dtype=bool)
+    open_rows = np.flatnonzero(~surely_varying(std, mean[:, 0], scores.shape[1]))
+    if open_rows.size:
+        scale = np.maximum(row_max[open_rows], -scores[open_rows].min(axis=1))
+        constant[open_rows] = constant_std(std[open_rows], scale)
     if constant.any():
         rows = np.flatnonzero(constant)
         names = rows if row_names is None else np.asarray(row_names)[rows]
@@ -135,6 +141,70 @@ def row_znorm_parts(
         raise InputError(f"z-norm is undefined for {rows.size} {label} whose scores are all equal: {preview(names)}")
     z /= std[:, None]
     return RowZNorm(z=z, row_max=row_max, mean=mean, std=std)
+
+
+def row_sum_of_squares(z: np.ndarray) -> np.ndarray:
+    """Each row's sum of squares, summed as NumPy's ``einsum("ij,ij->i", z, z)`` sums the rows of a larger array.
+
+    ``einsum`` sums a lone row of more than 8,192 values (an array of shape (1, N)) in
+    another order than the same row among others, so a tile or block of one row would get
+    other last bits than the row has in any larger one; a lone row is summed as one of two
+    copies of itself instead.  The engines' numbers do not depend on how the trials are
+    tiled.
+
+    Parameters
+    ----------
+    z : ndarray, shape (T, N), float64
+
+    Returns
+    -------
+    ndarray, shape (T,), float64
+    """
+    if z.shape[0] == 1:
+        twice = np.concatenate([z, z])
+        return np.einsum("ij,ij->i", twice, twice)[:1]
+    return np.einsum("ij,ij->i", z, z)
+
+
+def constant_std(std: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Rows whose standard deviation *std* is at most :data:`_ZERO_STD_ULPS` ulps of *scale*, their largest |score|.
+
+    Such a row is constant to float64 resolution: its z-norm is undefined.
+    """
+    return std <= _zero_std(scale)
+
+
+def _zero_std(scale: np.ndarray) -> np.ndarray:
+    """The largest std that :func:`constant_std` calls zero for rows whose largest |score| is *scale*."""
+    return _ZERO_STD_ULPS * np.finfo(np.float64).eps * scale
+
+
+# Below this, the squares summed into a row's std may have lost more than half their value to
+# underflow, and :func:`surely_varying` does not decide.
+_NORMAL_STD = 2.0**-500
+
+
+def surely_varying(std: np.ndarray, mean: np.ndarray, n_enrolled: int) -> np.ndarray:
+    """Rows that :func:`constant_std` finds not constant whatever their largest |score|, decided without it.
+
+    ``2 (|mean| + sqrt(N) std)`` bounds a row's largest |score| from above: for any centre m,
+    ``max_j |s_j| <= |m| + sqrt(sum_j (s_j - m)^2)``, and the computed std of the row (the
+    sum of squares of the rounded ``s_j - mean``) is within a factor 2 of
+    ``sqrt(sum_j (s_j - mean)^2 / (N - ddof))`` as long as no square underflows away
+    (``std > 2^-500``) or overflows (then the bound is inf or NaN and decides nothing).  A row
+    whose std exceeds :data:`_ZERO_STD_ULPS` ulps of that bound exceeds them of its largest
+    |score| too.  False (undecided) is always safe: the caller then computes the largest |score|.
+
+    Parameters
+    ----------
+    std, mean : ndarray, shape (T,), float64
+        The row statistics of :func:`row_znorm_parts`, as computed.
+    n_enrolled : int
+        N, the scores per row.
+    """
+    with np.errstate(over="ignore"):  # an overflow makes the bound inf: undecided, silently
+        bound = 2.0 * (np.abs(mean) + math.sqrt(n_enrolled) * std)
+    return (std > _NORMAL_STD) & (std > _zero_std(bound))  # (False where the bound is NaN)
 
 
 def uses_znorm(calibrator: object) -> bool:
