@@ -20,8 +20,10 @@ $(STAMP): pyproject.toml
 demo: $(STAMP)
 	$(BIN)/lidframe demo --out demo-out --progress
 
+# The suite in one worker process per core (pytest-xdist; at most 4: each holds torch and the demos'
+# fixtures), each test file in one worker so that a module's fixtures (a demo run) are made once.
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile
 
 # Static checks (also run by `make test`, so in CI): lint and format (ruff), types (mypy),
 # and the layering of the wings (import-linter's contract in pyproject.toml).  attackers/
