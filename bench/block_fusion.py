@@ -22,18 +22,16 @@ each as a multiple of the floor.
 from __future__ import annotations
 
 import argparse
-import gc
 import math
 import statistics
 import sys
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.core_cpu import exp_floor, floor_llr, make_inputs, tiled
+from bench.core_cpu import exp_floor, floor_llr, make_inputs, tiled, time_alternately
 from bench.provenance import header
 from lidframe import Engine
 from lidframe.core.lid import default_tile_rows, run_tiles
@@ -108,14 +106,7 @@ def main():
         sides[f"blocks, {count} thread(s)"] = lambda count=count: block_fused_lid(
             scores, ev.true_index, slope, intercept, block_rows=args.block_rows, threads=count
         )
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    outputs = {}
-    for _ in range(args.repeats):
-        for name, function in sides.items():
-            gc.collect()
-            start = time.perf_counter()
-            outputs[name] = function()
-            times[name].append(time.perf_counter() - start)
+    times, outputs = time_alternately(sides, args.repeats)
     engine_lid = outputs[f"engine, {threads} thread(s)"]
     for name, lid_bits in outputs.items():
         if name.startswith("blocks"):

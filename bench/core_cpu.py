@@ -82,6 +82,22 @@ def exp_floor(llr):
     return lambda: np.exp(llr, out=buffer)
 
 
+def time_alternately(sides, repeats):
+    """({name: [seconds of each run]}, {name: last output}): every side once per repeat, in turn.
+
+    Run after run, so that a disturbance of the machine hits every side alike.
+    """
+    times: dict[str, list[float]] = {name: [] for name in sides}
+    outputs = {}
+    for _ in range(repeats):
+        for name, function in sides.items():
+            gc.collect()
+            start = time.perf_counter()
+            outputs[name] = function()
+            times[name].append(time.perf_counter() - start)
+    return times, outputs
+
+
 def peak_memory(function):
     gc.collect()
     tracemalloc.start()
@@ -111,14 +127,7 @@ def main():
         "lidframe tiled": lambda: tiled(fitted, ev, engine),
         "floor: one exp pass": exp_floor(floor_llr(fitted, ev)),
     }
-    times: dict[str, list[float]] = {name: [] for name in sides}
-    outputs = {}
-    for _ in range(args.repeats):
-        for name, function in sides.items():
-            gc.collect()
-            start = time.perf_counter()
-            outputs[name] = function()
-            times[name].append(time.perf_counter() - start)
+    times, outputs = time_alternately(sides, args.repeats)
     with_binary = []
     for _ in range(args.repeats):
         gc.collect()
