@@ -60,7 +60,7 @@ def block_fused_lid(scores, true_index, slope, intercept, *, block_rows, threads
         rows = stop - start
         cols = true_index[start:stop]
         true_score = tile[np.arange(rows), cols]
-        counts = np.empty(rows, dtype=np.uint16)
+        counts = np.empty(rows, dtype=np.uint16 if n_enrolled <= 0xFFFF else np.int64)  # (as the engine counts)
         peak, llr_true, row_sum = np.empty(rows), np.empty(rows), np.empty(rows)
         for first in range(0, rows, block_rows):
             last = min(first + block_rows, rows)

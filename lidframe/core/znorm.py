@@ -122,6 +122,8 @@ def row_znorm_parts(
     scores = np.asarray(scores, dtype=np.float64)
     if scores.ndim != 2 or scores.shape[1] < 2:
         raise InputError(f"row_znorm needs a (T, N) array with N >= 2, got shape {scores.shape}")
+    if out is not None and np.may_share_memory(out, scores):  # (the scores are read again after z is written)
+        raise ValueError("row_znorm_parts: out must not share memory with scores")
     row_max = scores.max(axis=1)
     mean = scores.mean(axis=1, keepdims=True)
     # z: the new array, or the caller's buffer (no copy of the scores first: one pass less)
@@ -149,8 +151,8 @@ def row_sum_of_squares(z: np.ndarray) -> np.ndarray:
     ``einsum`` sums a lone row of more than 8,192 values (an array of shape (1, N)) in
     another order than the same row among others, so a tile or block of one row would get
     other last bits than the row has in any larger one; a lone row is summed as one of two
-    copies of itself instead.  The engines' numbers do not depend on how the trials are
-    tiled.
+    copies of itself instead.  For rows stored one after the other (C order), the engines'
+    numbers do not depend on how the trials are tiled.
 
     Parameters
     ----------

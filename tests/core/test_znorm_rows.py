@@ -127,3 +127,11 @@ def test_surely_varying_decides_ordinary_rows_and_leaves_the_rest_open():
         )
         std, mean, _ = row_statistics(rows, 1)
         assert surely_varying(std, mean, 4).tolist() == [True, False, False, False, False, False]
+
+
+def test_the_z_scores_may_not_overwrite_the_scores_they_are_read_from():
+    # the smallest scores of the undecided rows are read after z is written: an out over the scores would
+    # decide from z-scores
+    scores = np.array([[1.0, 2.0, 4.0], [3.0, 3.0, 3.0]])
+    with pytest.raises(ValueError, match="must not share memory"):
+        row_znorm_parts(scores, 1, out=scores)
