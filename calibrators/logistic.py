@@ -90,6 +90,12 @@ _TOL = 1e-10
 _Z95 = 1.959963984540054  # standard normal 97.5 % quantile
 
 
+def _balanced(weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """*weights* scaled so that each class carries half of their total (scikit-learn's "balanced")."""
+    totals = np.array([weights[labels == 0].sum(), weights[labels == 1].sum()])
+    return weights * (totals.sum() / (2.0 * totals))[labels.astype(np.intp)]
+
+
 # Newton steps that finish scikit-learn's L-BFGS answer: at most this many, each taken only where it is
 # small beside the parameters (the answer is the optimum up to the solver's noise) and lowers the gradient
 _POLISH_STEPS = 4
@@ -279,8 +285,7 @@ class Logistic(Calibrator):
             # balance the classes by their *weighted* totals (pairs, for pooled groups)
             # explicitly: scikit-learn before 1.6 balanced class_weight="balanced" by the
             # number of rows, ignoring sample_weight, which would weigh pooled groups, not pairs
-            totals = np.array([fit_weight[fit_labels == 0].sum(), fit_weight[fit_labels == 1].sum()])
-            fit_weight = fit_weight * (totals.sum() / (2.0 * totals))[fit_labels.astype(np.intp)]
+            fit_weight = _balanced(fit_weight, fit_labels)
             class_weight = None
         model = LogisticRegression(
             C=np.inf if self.C is None else float(self.C),
@@ -289,11 +294,10 @@ class Logistic(Calibrator):
             max_iter=1000,
         )
         model.fit(fit_scores.reshape(-1, 1), fit_labels, sample_weight=fit_weight)
-        # the weights scikit-learn fitted with: its class_weight="balanced" is n / (2 bincount)
+        # the weights scikit-learn fitted with (its class_weight="balanced", n / (2 n_class), on unit weights)
         polish_weight = np.ones(fit_scores.size) if fit_weight is None else fit_weight
         if class_weight == "balanced":
-            counts = np.bincount(fit_labels.astype(np.intp), minlength=2)
-            polish_weight = polish_weight * (fit_labels.size / (2.0 * counts))[fit_labels.astype(np.intp)]
+            polish_weight = _balanced(polish_weight, fit_labels)
         polished = _polish(
             fit_scores,
             fit_labels.astype(np.float64),
