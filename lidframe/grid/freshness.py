@@ -22,13 +22,14 @@ from lidframe.grid import store
 from lidframe.grid.plan import plan_grid
 from lidframe.grid.records import Cell, Inputs
 from lidframe.grid.spec import GridSpec, load_grid_spec
+from lidframe.grid.stored import StoredCell
 
 __all__ = ["Freshness", "check_freshness", "inputs_changed", "why_recomputed"]
 
 _SHA = re.compile(r"^[0-9a-f]{32,64}$")
 
 
-def inputs_changed(row: store.StoredCell, cell: Cell) -> str | None:
+def inputs_changed(row: StoredCell, cell: Cell) -> str | None:
     """Why a stored cell's inputs differ from the planned *cell*'s (:func:`why_recomputed`); None if they match.
 
     The one freshness rule of the grid: ``lidframe grid`` recomputes such a cell and
@@ -160,7 +161,7 @@ def _read_again(spec_path: StrPath) -> GridSpec:
         return load_grid_spec(spec_path, fit_calibrators=False)
 
 
-def _stale(planned_cells: Iterable[Cell], stored: dict[str, store.StoredCell]) -> dict[str, str]:
+def _stale(planned_cells: Iterable[Cell], stored: dict[str, StoredCell]) -> dict[str, str]:
     """``cell_id -> why`` of the finished cells that are not fresh, or that the plan no longer has."""
     stale: dict[str, str] = {}
     planned = set()

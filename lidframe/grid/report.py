@@ -60,7 +60,7 @@ report files of an earlier run that this one does not write (the figures and
 reports.  Nothing there is touched when the store or a per-trial file cannot be read.
 
 Every per-trial file is checked against the SHA-256 stored with its cell
-(:func:`lidframe.grid.store.verify_per_trial_files`), with or without figures: a file
+(:func:`lidframe.grid.stored.verify_per_trial_files`), with or without figures: a file
 changed, or swapped with another cell's, after the grid wrote it is refused, naming it.
 A store of an earlier layout, which recorded no such digests, is reported with a
 warning that its per-trial files were not checked (:func:`report_warnings`).
@@ -86,6 +86,7 @@ from lidframe.data.scenario import SCENARIOS
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.records import NONE, FinishedCell
+from lidframe.grid.stored import verify_per_trial_files
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -1009,7 +1010,7 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         )
     # each per-trial file must be the one stored with its cell (not changed, not swapped with
     # another cell's) before anything reads it: a file that is not is refused by its digest
-    store.verify_per_trial_files(out, results)
+    verify_per_trial_files(out, results)
     if freshness is None:
         from lidframe.grid.freshness import check_freshness
 
