@@ -21,7 +21,8 @@ from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.plan import plan_grid
 from lidframe.grid.records import Cell, Inputs
-from lidframe.grid.spec import GridSpec, load_grid_spec
+from lidframe.grid.spec.loading import load_grid_spec
+from lidframe.grid.spec.records import GridSpec
 from lidframe.grid.stored import StoredCell
 
 __all__ = ["Freshness", "check_freshness", "inputs_changed", "why_recomputed"]

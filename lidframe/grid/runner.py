@@ -96,7 +96,8 @@ from lidframe.grid.freshness import Freshness, check_freshness, inputs_changed, 
 from lidframe.grid.inputs import Inputs, inputs_digest
 from lidframe.grid.plan import plan_grid
 from lidframe.grid.records import GridRun
-from lidframe.grid.spec import GridSpec, load_grid_spec
+from lidframe.grid.spec.loading import load_grid_spec
+from lidframe.grid.spec.records import GridSpec
 
 if TYPE_CHECKING:
     import sqlite3
