@@ -292,7 +292,7 @@ def execute(plan: GridPlan, todo: Todo, writer: CellWriter, options: RunOptions)
             try:
                 Path(job.target).unlink(missing_ok=True)  # forced, or damaged: scored again
                 score_split(job)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any scoring failure becomes the error of its cells
                 failed_scores[job.target] = f"{type(exc).__name__}: {exc}"
         runnable = []
         for task in todo.tasks:

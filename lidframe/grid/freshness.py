@@ -148,7 +148,7 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         # but report/ (a file changed since the grid ran is hashed again, in memory)
         plan = plan_grid(spec, out, digests=DigestCache(out / "cache" / "digests.sqlite"))
         stored = store.read_stored_cells(out)
-    except Exception as exc:  # advisory: whatever stops the check (a plugin, a stat) must not stop the report
+    except Exception as exc:  # noqa: BLE001 - advisory: whatever stops the check (a plugin, a stat) must not stop the report
         text = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
         return Freshness(str(spec_path), unchecked=" ".join(text.split()))
     return Freshness(str(spec_path), _stale(plan.cells, stored))

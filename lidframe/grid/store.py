@@ -215,17 +215,7 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
         reason = _read_only_reason(path)
         if reason:
             raise InputError(f"{path}: the store {reason}; make it writable or use another --out folder")
-    try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-        try:
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(cells)"))
-            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
-        finally:
-            connection.close()
-    except sqlite3.Error as exc:
-        raise _refusal(path, exc) from None
+    version, tables, columns, problems = _read_layout(path)
     if problems != ["ok"]:
         raise InputError(
             f"{path}: the store is damaged ({problems[0]}); move it away (a new grid run then starts afresh) "
@@ -243,6 +233,28 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
         found = f"tables {sorted(tables)}" if "cells" not in tables else f"cells columns {list(columns)}"
         raise InputError(f"{path}: not a lidframe grid store (found {found}); move it away or use another --out folder")
     return int(version)
+
+
+def _read_layout(path: Path) -> tuple[int, set[str], tuple[str, ...], list[str]]:
+    """The store's layout, read-only: its ``user_version``, tables, ``cells`` columns and ``quick_check`` lines.
+
+    Raises
+    ------
+    InputError
+        When SQLite cannot read it (:func:`_refusal`).
+    """
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(cells)"))
+            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise _refusal(path, exc) from None
+    return version, tables, columns, problems
 
 
 # ------------------------------------------------------------------ writing
