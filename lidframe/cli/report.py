@@ -33,7 +33,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lidframe.grid.freshness import check_freshness
-    from lidframe.grid.report import load_results, report_warnings, write_report
+    from lidframe.grid.report.staleness import report_warnings
+    from lidframe.grid.report.write import load_results, write_report
 
     freshness = check_freshness(args.out_dir, spec_path=args.spec)  # a --spec that is not a grid spec: exit 2
     written = write_report(args.out_dir, figures=not args.no_figures, freshness=freshness)

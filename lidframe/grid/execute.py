@@ -26,6 +26,7 @@ from lidframe.grid import store
 from lidframe.grid.freshness import inputs_changed
 from lidframe.grid.progress import progress_bar
 from lidframe.grid.records import Cell, CellOutcome, FitTask, GridPlan, ScoreJob, stored_name
+from lidframe.grid.stored import StoredCell, verify_per_trial_files
 from lidframe.grid.work import readable_scores, run_task, score_split
 from lidframe.runtime.workers import check_jobs, process_pool
 
@@ -137,7 +138,7 @@ class Todo:
     stale: int
 
 
-def _why_again(row: store.StoredCell | None, cell: Cell, out: Path, force: bool) -> tuple[str | None, bool]:
+def _why_again(row: StoredCell | None, cell: Cell, out: Path, force: bool) -> tuple[str | None, bool]:
     """Why a planned cell is computed (None: reuse it) and whether its stored ``ok`` row was stale."""
     if force or row is None:
         return "", False
@@ -152,21 +153,19 @@ def _why_again(row: store.StoredCell | None, cell: Cell, out: Path, force: bool)
     return None, False
 
 
-def select_todo(
-    plan: GridPlan, stored: dict[str, store.StoredCell], out: Path, *, force: bool, digests: DigestCache
-) -> Todo:
+def select_todo(plan: GridPlan, stored: dict[str, StoredCell], out: Path, *, force: bool, digests: DigestCache) -> Todo:
     """The cells to compute, the reasons for recomputing stored ones, and how many were stale.
 
     Raises
     ------
     InputError
         A cell it would reuse whose per-trial file is not the one stored with it
-        (:func:`lidframe.grid.store.verify_per_trial_files`).
+        (:func:`lidframe.grid.stored.verify_per_trial_files`).
     """
     reasons: Counter = Counter()
     stale = 0
     tasks = []
-    reused: list[store.StoredCell] = []
+    reused: list[StoredCell] = []
     for task in plan.tasks:
         todo = []
         for cell in task.cells:
@@ -181,7 +180,7 @@ def select_todo(
             todo.append(cell)
         if todo:
             tasks.append(attrs.evolve(task, cells=tuple(todo)))
-    store.verify_per_trial_files(out, reused, digest=digests.digest)
+    verify_per_trial_files(out, reused, digest=digests.digest)
     return Todo(tasks=tuple(tasks), reasons=reasons, stale=stale)
 
 
@@ -293,7 +292,7 @@ def execute(plan: GridPlan, todo: Todo, writer: CellWriter, options: RunOptions)
             try:
                 Path(job.target).unlink(missing_ok=True)  # forced, or damaged: scored again
                 score_split(job)
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 - any scoring failure becomes the error of its cells
                 failed_scores[job.target] = f"{type(exc).__name__}: {exc}"
         runnable = []
         for task in todo.tasks:

@@ -21,14 +21,16 @@ from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.plan import plan_grid
 from lidframe.grid.records import Cell, Inputs
-from lidframe.grid.spec import GridSpec, load_grid_spec
+from lidframe.grid.spec.loading import load_grid_spec
+from lidframe.grid.spec.records import GridSpec
+from lidframe.grid.stored import StoredCell
 
 __all__ = ["Freshness", "check_freshness", "inputs_changed", "why_recomputed"]
 
 _SHA = re.compile(r"^[0-9a-f]{32,64}$")
 
 
-def inputs_changed(row: store.StoredCell, cell: Cell) -> str | None:
+def inputs_changed(row: StoredCell, cell: Cell) -> str | None:
     """Why a stored cell's inputs differ from the planned *cell*'s (:func:`why_recomputed`); None if they match.
 
     The one freshness rule of the grid: ``lidframe grid`` recomputes such a cell and
@@ -146,7 +148,7 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         # but report/ (a file changed since the grid ran is hashed again, in memory)
         plan = plan_grid(spec, out, digests=DigestCache(out / "cache" / "digests.sqlite"))
         stored = store.read_stored_cells(out)
-    except Exception as exc:  # advisory: whatever stops the check (a plugin, a stat) must not stop the report
+    except Exception as exc:  # noqa: BLE001 - advisory: whatever stops the check (a plugin, a stat) must not stop the report
         text = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
         return Freshness(str(spec_path), unchecked=" ".join(text.split()))
     return Freshness(str(spec_path), _stale(plan.cells, stored))
@@ -160,7 +162,7 @@ def _read_again(spec_path: StrPath) -> GridSpec:
         return load_grid_spec(spec_path, fit_calibrators=False)
 
 
-def _stale(planned_cells: Iterable[Cell], stored: dict[str, store.StoredCell]) -> dict[str, str]:
+def _stale(planned_cells: Iterable[Cell], stored: dict[str, StoredCell]) -> dict[str, str]:
     """``cell_id -> why`` of the finished cells that are not fresh, or that the plan no longer has."""
     stale: dict[str, str] = {}
     planned = set()

@@ -25,7 +25,7 @@ from lidframe.data.fileio import StrPath
 from lidframe.grid.records import Inputs
 
 if TYPE_CHECKING:
-    from lidframe.grid.spec import DataDirSource, GridSpec
+    from lidframe.grid.spec.records import DataDirSource, GridSpec
     from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["Inputs", "InputDigests", "hash_parts", "inputs_digest", "settings_inputs", "bootstrap_key", "shown_path"]

@@ -30,7 +30,7 @@ from lidframe.grid import store
 from lidframe.grid.inputs import InputDigests, hash_parts, inputs_digest, settings_inputs
 from lidframe.grid.progress import progress_bar
 from lidframe.grid.records import Cell, FitTask, GridPlan, Inputs, ScoreJob, stored_name
-from lidframe.grid.spec import GridSpec, SystemSpec
+from lidframe.grid.spec.records import GridSpec, SystemSpec
 
 __all__ = ["plan_grid"]
 

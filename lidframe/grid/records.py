@@ -27,7 +27,7 @@ import numpy as np
 from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
-    from lidframe.grid.spec import DataDirSource, GridSpec
+    from lidframe.grid.spec.records import DataDirSource, GridSpec
 
 __all__ = [
     "NONE",

@@ -53,7 +53,7 @@ whose per-trial file is there with the SHA-256 stored with it; it recomputes -- 
 cells: eval file scores/eval.npz changed``); failed cells are retried; ``force``
 recomputes everything.  A per-trial file whose bytes are not those stored with its cell
 (changed, or swapped with another cell's) stops the run before anything is written,
-naming it (:func:`lidframe.grid.store.verify_per_trial_files`); ``lidframe report``
+naming it (:func:`lidframe.grid.stored.verify_per_trial_files`); ``lidframe report``
 checks the same.
 
 Execution
@@ -96,7 +96,8 @@ from lidframe.grid.freshness import Freshness, check_freshness, inputs_changed, 
 from lidframe.grid.inputs import Inputs, inputs_digest
 from lidframe.grid.plan import plan_grid
 from lidframe.grid.records import GridRun
-from lidframe.grid.spec import GridSpec, load_grid_spec
+from lidframe.grid.spec.loading import load_grid_spec
+from lidframe.grid.spec.records import GridSpec
 
 if TYPE_CHECKING:
     import sqlite3

@@ -36,6 +36,10 @@ could not be created is not left behind.
 In memory a component a cell does not have is None; the store writes it ``-``
 (:data:`lidframe.grid.records.NONE`): :func:`cell_id`, :func:`stored_cells` and
 :func:`read_finished` convert, so ids and rows are those of every earlier lidframe.
+What a row means as a record -- :class:`~lidframe.grid.stored.StoredCell`, a
+:class:`~lidframe.grid.records.FinishedCell` with its summary parsed -- and the check of
+each cell's per-trial file against its stored digest
+(:func:`~lidframe.grid.stored.verify_per_trial_files`) are :mod:`lidframe.grid.stored`'s.
 :func:`~lidframe.grid.lock.folder_lock` (re-exported here) holds the output folder's lock.
 """
 
@@ -47,23 +51,19 @@ import json
 import os
 import sqlite3
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-import attrs
-
-from lidframe.core.summary import with_current_keys
 from lidframe.data.digests import sqlite_problem
 from lidframe.errors import InputError
 from lidframe.grid.lock import folder_lock
-from lidframe.grid.records import NONE, FinishedCell, from_stored, stored_name
+from lidframe.grid.records import NONE, FinishedCell, stored_name
+from lidframe.grid.stored import StoredCell, finished_cell, joined_name, stored_cell
 
 __all__ = [
     "SCHEMA_VERSION",
     "KEYS",
-    "StoredCell",
-    "PerTrialRecord",
     "cell_id",
     "check_store",
     "folder_lock",
@@ -72,7 +72,6 @@ __all__ = [
     "write_cell",
     "read_finished",
     "cell_name",
-    "verify_per_trial_files",
 ]
 
 #: ``PRAGMA user_version`` of the current layout (0: the first layout, without input digests;
@@ -143,54 +142,6 @@ def cell_id(
     if scenario is not None:
         components.append(scenario)
     return hashlib.sha256(json.dumps(components).encode()).hexdigest()[:32]
-
-
-def _joined(components: Iterable[Any], scenario: str | None) -> str:
-    """A cell's six components joined by ``/``, its scenario (if any) after the mechanism, as messages name it."""
-    parts = [str(c) for c in components]
-    if scenario not in (None, NONE):
-        parts.insert(3, str(scenario))
-    return "/".join(parts)
-
-
-@attrs.frozen
-class StoredCell:
-    """What the store holds about one cell: enough to decide whether it is fresh.
-
-    Attributes
-    ----------
-    status : {"ok", "error"}
-    inputs_digest : str or None
-        None in a store of the first layout.
-    inputs : dict or None
-        ``{key: [label, digest]}``; None when not stored (or unreadable).
-    per_trial : str or None
-        Its per-trial file, relative to the grid folder.
-    per_trial_sha256 : str or None
-        That file's SHA-256 as written; None in a store of an earlier layout.
-    name : str
-        Its six components joined by ``/`` (its scenario after the mechanism, where it has
-        one), as messages name it.
-    """
-
-    status: str
-    inputs_digest: str | None
-    inputs: dict[str, list[str]] | None
-    per_trial: str | None
-    per_trial_sha256: str | None = None
-    name: str = ""
-
-
-class PerTrialRecord(Protocol):
-    """A stored cell's per-trial file, as :func:`verify_per_trial_files` checks it (a :class:`StoredCell`, a
-    :class:`~lidframe.grid.records.FinishedCell`)."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def per_trial(self) -> str | None: ...
-    @property
-    def per_trial_sha256(self) -> str | None: ...
 
 
 # ------------------------------------------------------------------ checking
@@ -264,17 +215,7 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
         reason = _read_only_reason(path)
         if reason:
             raise InputError(f"{path}: the store {reason}; make it writable or use another --out folder")
-    try:
-        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
-        try:
-            version = connection.execute("PRAGMA user_version").fetchone()[0]
-            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(cells)"))
-            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
-        finally:
-            connection.close()
-    except sqlite3.Error as exc:
-        raise _refusal(path, exc) from None
+    version, tables, columns, problems = _read_layout(path)
     if problems != ["ok"]:
         raise InputError(
             f"{path}: the store is damaged ({problems[0]}); move it away (a new grid run then starts afresh) "
@@ -292,6 +233,28 @@ def check_store(out_dir: str | os.PathLike[str], *, write: bool) -> int | None:
         found = f"tables {sorted(tables)}" if "cells" not in tables else f"cells columns {list(columns)}"
         raise InputError(f"{path}: not a lidframe grid store (found {found}); move it away or use another --out folder")
     return int(version)
+
+
+def _read_layout(path: Path) -> tuple[int, set[str], tuple[str, ...], list[str]]:
+    """The store's layout, read-only: its ``user_version``, tables, ``cells`` columns and ``quick_check`` lines.
+
+    Raises
+    ------
+    InputError
+        When SQLite cannot read it (:func:`_refusal`).
+    """
+    try:
+        connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            columns = tuple(row[1] for row in connection.execute("PRAGMA table_info(cells)"))
+            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+        finally:
+            connection.close()
+    except sqlite3.Error as exc:
+        raise _refusal(path, exc) from None
+    return version, tables, columns, problems
 
 
 # ------------------------------------------------------------------ writing
@@ -391,17 +354,13 @@ def stored_cells(connection: sqlite3.Connection) -> dict[str, StoredCell]:
     """``cell_id -> StoredCell`` of every row."""
     columns = {row[1] for row in connection.execute("PRAGMA table_info(cells)")}
     sha = "per_trial_sha256" if "per_trial_sha256" in columns else "NULL"  # layout 2: no per-trial digests
-    out = {}
-    for key, status, digest, inputs, per_trial, per_trial_sha256, scenario, *components in connection.execute(
-        f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha}, {_scenario_column(columns)}, "
-        f"{', '.join(KEYS)} FROM cells"
-    ):
-        try:
-            parsed = json.loads(inputs) if inputs else None
-        except json.JSONDecodeError:
-            parsed = None  # unreadable: compared as "no digests", so the cell is recomputed
-        out[key] = StoredCell(status, digest, parsed, per_trial, per_trial_sha256, _joined(components, scenario))
-    return out
+    return {
+        key: stored_cell(status, digest, inputs, per_trial, per_trial_sha256, components, scenario)
+        for key, status, digest, inputs, per_trial, per_trial_sha256, scenario, *components in connection.execute(
+            f"SELECT cell_id, status, inputs_digest, inputs, per_trial, {sha}, {_scenario_column(columns)}, "
+            f"{', '.join(KEYS)} FROM cells"
+        )
+    }
 
 
 def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
@@ -436,7 +395,7 @@ def read_stored_cells(out_dir: str | os.PathLike[str]) -> dict[str, StoredCell]:
             # the first layout kept no input digests: its cells read as stored without them,
             # which lidframe grid recomputes (and migrates the store)
             return {
-                key: StoredCell(status, None, None, per_trial, None, _joined(components, None))
+                key: stored_cell(status, None, None, per_trial, None, components, None)
                 for key, status, per_trial, *components in connection.execute(
                     f"SELECT cell_id, status, per_trial, {', '.join(KEYS)} FROM cells"
                 )
@@ -487,75 +446,13 @@ def write_cell(
             (Path(out_dir) / replaced).unlink()
 
 
-# ------------------------------------------------------------ per-trial files
+# ------------------------------------------------------------------ naming
 def cell_name(cell: Mapping[str, Any]) -> str:
     """A stored row's six components joined by ``/`` (``alpha/-/-/logistic/uniform/0``), as messages name it.
 
     A row with a scenario has it after the mechanism (``b3/ecapa/-/ignorant/logistic/uniform/0``).
     """
-    return _joined((cell[key] for key in KEYS), cell.get(SCENARIO))
-
-
-def verify_per_trial_files(
-    out_dir: str | os.PathLike[str],
-    cells: Iterable[PerTrialRecord],
-    *,
-    digest: Callable[[Path], str] | None = None,
-) -> int:
-    """Check that each cell's per-trial file is the one written with it (its stored SHA-256).
-
-    Parameters
-    ----------
-    out_dir : str or os.PathLike
-        The grid's output folder (per-trial paths are relative to it).
-    cells : iterable of PerTrialRecord
-        Stored cells (:class:`StoredCell`, :class:`~lidframe.grid.records.FinishedCell`):
-        their ``name``, ``per_trial`` and ``per_trial_sha256`` (None: a cell stored before
-        per-trial digests, not checked).
-    digest : callable, optional
-        ``path -> SHA-256`` (default :func:`lidframe.data.fileio.file_sha256`; the grid
-        passes its digest cache).
-
-    Returns
-    -------
-    int
-        How many cells had no stored digest to check against.
-
-    Raises
-    ------
-    InputError
-        A per-trial file that is missing, or whose bytes are not those written with its
-        cell (changed, or swapped with another cell's): one line naming the first such
-        file and its cell, how many more there are, and what to do.
-    """
-    from lidframe.data.fileio import file_sha256
-
-    out = Path(out_dir)
-    hashed = digest if digest is not None else file_sha256
-    unchecked = 0
-    wrong: list[tuple[Path, PerTrialRecord, str]] = []
-    for cell in cells:
-        path = out / str(cell.per_trial)
-        if not path.is_file():
-            raise InputError(
-                f"{path}: the per-trial file of grid cell {cell.name} is missing; rerun lidframe grid on {out}"
-            )
-        if cell.per_trial_sha256 is None:
-            unchecked += 1
-            continue
-        found = hashed(path)
-        if found != cell.per_trial_sha256:
-            wrong.append((path, cell, found))
-    if wrong:
-        path, cell, found = wrong[0]
-        more = f"; so do the per-trial files of {len(wrong) - 1} more cells" if len(wrong) > 1 else ""
-        raise InputError(
-            f"{path}: the per-trial file of grid cell {cell.name} does not match the digest stored with the "
-            f"cell (sha256 {found[:12]}..., stored {str(cell.per_trial_sha256)[:12]}...): it was changed, or "
-            f"swapped with another cell's, after the grid wrote it{more}; delete it and rerun lidframe grid on "
-            f"{out}, which recomputes the cell"
-        )
-    return unchecked
+    return joined_name((cell[key] for key in KEYS), cell.get(SCENARIO))
 
 
 # ------------------------------------------------------------------ reading
@@ -598,30 +495,8 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
         raise _refusal(path, exc) from None
     by_cell: dict[tuple[Any, ...], FinishedCell] = {}
     for key, *components, summary, per_trial, per_trial_sha256, _ in rows:
-        system, attacker, mechanism, calibrator, prior, seed, scenario = components
-        try:
-            parsed = json.loads(summary)
-        except (TypeError, json.JSONDecodeError):
-            raise InputError(
-                f"{path}: cell {key} ({system}, {calibrator}, {prior}) has an "
-                "unreadable summary; rerun lidframe grid with --force"
-            ) from None
-        if isinstance(parsed, dict):  # a store written before this release holds the old summary keys
-            parsed = with_current_keys(parsed)
         # the first layout may hold two rows for one cell: the newest wins
-        by_cell[tuple(components)] = FinishedCell(
-            cell_id=key,
-            system=system,
-            attacker=from_stored(attacker),
-            mechanism=from_stored(mechanism),
-            calibrator=calibrator,
-            prior=prior,
-            seed=seed,
-            scenario=from_stored(scenario),
-            summary=parsed,
-            per_trial=per_trial,
-            per_trial_sha256=per_trial_sha256,
-        )
+        by_cell[tuple(components)] = finished_cell(path, key, components, summary, per_trial, per_trial_sha256)
     if version == 0:
         warnings.warn(
             f"{path}: written by an earlier lidframe without input digests; rerun lidframe grid to check that "

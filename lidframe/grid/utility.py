@@ -28,7 +28,7 @@ from lidframe.data.fileio import StrPath, file_sha256
 from lidframe.errors import InputError, quote
 
 if TYPE_CHECKING:
-    from lidframe.grid.spec import GridSpec
+    from lidframe.grid.spec.records import GridSpec
     from lidframe.utility import Utility
 
 __all__ = ["UtilityFile", "grid_utility", "recorded_utility", "UTILITY_KEY"]
@@ -99,7 +99,7 @@ def grid_utility(out_dir: StrPath, *, spec: StrPath | None = None) -> dict[str, 
         A utility file that is gone or is not a utility record (one line naming the spec
         key ``[systems.NAME.utility]``, or ``grid.json`` and the system, and the file).
     """
-    from lidframe.grid.spec import spec_utility
+    from lidframe.grid.spec.systems import spec_utility
 
     if spec is not None and Path(spec).is_file():
         found = spec_utility(spec)  # a bad utility key or file raises here, naming the spec and the system

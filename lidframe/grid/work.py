@@ -75,7 +75,7 @@ def run_task(task: FitTask) -> list[CellOutcome]:
     start = time.perf_counter()
     try:
         dev, ev = ScoreSet.load(task.dev), ScoreSet.load(task.eval)
-    except Exception as exc:  # recorded per cell, the grid goes on
+    except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
         error = f"{type(exc).__name__}: {exc}"
         return [
             CellOutcome(cell=cell, status="error", error=error, seconds=time.perf_counter() - start)
@@ -86,7 +86,7 @@ def run_task(task: FitTask) -> list[CellOutcome]:
     for cell in task.cells:
         try:
             open_set = _is_open(cell.prior, dev)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
             outcomes.append(CellOutcome(cell=cell, status="error", error=f"{type(exc).__name__}: {exc}"))
             continue
         fitted, fit_error, fit_seconds = fits.get(open_set)
@@ -124,7 +124,7 @@ class _LazyFits:
                     self.dev, self.task.calibrator, znorm_ddof=self.task.znorm_ddof, outsider_pairs=open_set
                 )
                 self.fitted[open_set] = (fitted, None, time.perf_counter() - began)
-            except Exception as exc:  # recorded per cell, the grid goes on
+            except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
                 self.fitted[open_set] = (None, f"{type(exc).__name__}: {exc}", time.perf_counter() - began)
         return self.fitted[open_set]
 
@@ -159,7 +159,7 @@ def _evaluate_cell(task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitte
             top_posterior=result.top_posterior,
             seconds=time.perf_counter() - began,
         )
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - a worker reports any failure as its cell's error
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return CellOutcome(cell=cell, status="error", error=detail, seconds=time.perf_counter() - began)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from lidframe.cli import main
-from lidframe.grid import spec as grid_spec
 from lidframe.grid.runner import check_freshness, run_grid
+from lidframe.grid.spec import loading as grid_spec
 from tests.grid.test_grid import make_spec  # 3 systems x 2 calibrators x 2 priors x 1 seed: 12 cells
 
 

@@ -1,0 +1,113 @@
+"""Which columns a grid report has: the tidy table's and the comparison tables'.
+
+The tidy table (:func:`~lidframe.grid.report.tidy.tidy_table`) has the component columns
+(:data:`lidframe.grid.store.KEYS`, with ``scenario`` after the mechanism when any cell has
+one: :func:`component_columns`), then every scalar metric of the summary, its interval
+bounds (:func:`ci_columns`), the k-utterance attacker's columns
+(:func:`longitudinal_column`), the open-set columns :data:`OPEN_SET_COLUMNS` and the
+utility columns :data:`UTILITY_COLUMNS`.  The comparison tables of ``summary.md``,
+``summary.html`` and ``table.tex`` show :data:`_PAPER`, then :data:`_UTILITY_PAPER` when the
+table has the utility columns (:func:`paper_columns`); the scenario table
+:data:`SCENARIO_COLUMNS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from lidframe.grid.records import NONE
+from lidframe.grid.store import KEYS
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = [
+    "SCENARIO_COLUMNS",
+    "OPEN_SET_COLUMNS",
+    "UTILITY_COLUMNS",
+    "LONGITUDINAL_METRICS",
+    "component_columns",
+    "stored_scenario",
+    "is_column",
+    "ci_columns",
+    "interval_bounds",
+    "longitudinal_column",
+    "paper_columns",
+]
+
+#: The open-set columns of the tidy table (when any cell is open-set), from the summary's ``open_set``.
+OPEN_SET_COLUMNS = (
+    "outside",
+    "outside_source",
+    "alid_enrolled",
+    "alid_outsider",
+    "membership_enrolled",
+    "misattribution_rate",
+    "misattribution_threshold",
+    "misattribution_rate_at_threshold",
+)
+#: The utility columns of the tidy table (when any reported system names a utility file).
+UTILITY_COLUMNS = ("wer", "wer_low", "wer_high", "rho_f0", "rho_f0_low", "rho_f0_high")
+#: The metrics of each k-utterance attacker in the tidy table (:func:`longitudinal_column`).
+LONGITUDINAL_METRICS = ("alid", "pdr", "lid_q99", "lid_max")
+#: The summary's entries that are no column of the tidy table (besides its mappings and lists).
+_NOT_COLUMNS = ("intervals", "bootstrap", "calibrator_fit")
+
+#: The comparison tables' metrics: (summary key, title, format), each with its interval where the cell has one.
+_PAPER = [
+    ("n_enrolled", "N", "{:d}"),
+    ("eer", "EER", "{:.2f}"),
+    ("alid", "ALID", "{:.2f}"),
+    ("pdr", "PDR", "{:.2f}"),
+    ("lid_pos", "LID+", "{:.2f}"),
+    ("lid_neg", "LID-", "{:.2f}"),
+    ("lid_max", "LIDmax", "{:.2f}"),
+]
+#: The utility's place in the comparison tables, after :data:`_PAPER` (its bounds ``<key>_low/_high``).
+_UTILITY_PAPER = [("wer", "WER", "{:.2f}"), ("rho_f0", "ρ_F0", "{:.2f}")]
+#: The columns of the scenario table (:func:`~lidframe.grid.report.comparison.scenario_rows`).
+SCENARIO_COLUMNS = ("scenario", "code", "enrolment", "trials", "model")
+
+
+def stored_scenario(cell: Mapping[str, Any]) -> str:
+    """A stored cell's scenario as stored (``-`` for none, and for a mapping of an earlier layout without the key)."""
+    return str(cell.get("scenario", NONE))
+
+
+def component_columns(cells: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The component columns: :data:`lidframe.grid.store.KEYS`, with ``scenario`` after the mechanism when any cell has one."""
+    if all(stored_scenario(cell) == NONE for cell in cells):
+        return list(KEYS)
+    return [*KEYS[:3], "scenario", *KEYS[3:]]
+
+
+def is_column(key: str, value: Any) -> bool:
+    """Whether the summary's entry *key* is a column of the tidy table: a scalar, not :data:`_NOT_COLUMNS`."""
+    return key not in _NOT_COLUMNS and not isinstance(value, (dict, list))
+
+
+def ci_columns(metric: str) -> tuple[str, str]:
+    """The columns of the bounds of a summary metric's bootstrap interval: ``<metric>_ci_low``, ``<metric>_ci_high``."""
+    return f"{metric}_ci_low", f"{metric}_ci_high"
+
+
+def interval_bounds(key: str) -> tuple[str, str]:
+    """The columns of the low and high bound of the interval of the tidy table's column *key*.
+
+    ``<key>_low`` / ``<key>_high`` for a utility column (:data:`UTILITY_COLUMNS`), else
+    :func:`ci_columns` (the cell's bootstrap interval).
+    """
+    if key in UTILITY_COLUMNS:
+        return f"{key}_low", f"{key}_high"
+    return ci_columns(key)
+
+
+def longitudinal_column(fusion: str, k: object, metric: str) -> str:
+    """The column of a k-utterance attacker's *metric*: ``long_<fusion>_k<k>_<metric>``."""
+    return f"long_{fusion}_k{k}_{metric}"
+
+
+def paper_columns(frame: pd.DataFrame) -> list[tuple[str, str, str]]:
+    """The comparison's metrics: :data:`_PAPER`, then WER and rho_F0 when the table has the utility columns."""
+    return _PAPER + (_UTILITY_PAPER if "wer" in frame.columns else [])
