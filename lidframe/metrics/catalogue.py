@@ -260,7 +260,7 @@ METRICS: tuple[Metric, ...] = (
     ),
     # -- what the anonymisation costs the speech
     _m("wer", "WER", "WER", "fraction", 0, "utility", "word error rate of a recogniser on the speech"),
-    _m("rho_f0", "ρ_F0", "rhoF0", "number", 0, "utility", "correlation of the F0 contours with the original speech"),
+    _m("rho_f0", "ρ_F0", "ρ_F0", "number", 0, "utility", "correlation of the F0 contours with the original speech"),
     # -- analyses
     _m(
         "dev_logloss_bits",

@@ -51,9 +51,9 @@ COLUMNS_BEFORE_UTILITY = [
     "min_cllr", "min_dcf", "act_dcf", "dece_bits", "max_abs_llr_log10", "zebra_tag", "dsys", "dsys_method",
     "binary_metrics", "binary_method", "binary_bins", "binary_error_bounds", "calibrator_describe",
     "prior_describe", "znorm_ddof", "n_dev_enrolled_trials", "n_dev_enrolled", "n_dev_outsider_trials",
-    "lidframe_version", "alid_ci_low", "alid_ci_high", "pdr_ci_low", "pdr_ci_high", "lid_pos_ci_low",
-    "lid_pos_ci_high", "lid_neg_ci_low", "lid_neg_ci_high", "lid_q99_ci_low", "lid_q99_ci_high", "lid_max_ci_low",
-    "lid_max_ci_high", "eer_ci_low", "eer_ci_high", "cllr_ci_low", "cllr_ci_high",
+    "lidframe_version", "alid_low", "alid_high", "pdr_low", "pdr_high", "lid_pos_low",
+    "lid_pos_high", "lid_neg_low", "lid_neg_high", "lid_q99_low", "lid_q99_high", "lid_max_low",
+    "lid_max_high", "eer_low", "eer_high", "cllr_low", "cllr_high",
 ]  # fmt: skip
 
 

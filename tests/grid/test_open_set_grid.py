@@ -153,7 +153,7 @@ def test_the_table_has_the_open_set_columns_of_the_summaries(mixed):
                 assert row[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
         for key in ("alid_outsider", "misattribution_rate"):
             low, high = summary["intervals"][key]
-            assert (row[f"{key}_ci_low"], row[f"{key}_ci_high"]) == pytest.approx((low, high), rel=1e-9, abs=1e-12)
+            assert (row[f"{key}_low"], row[f"{key}_high"]) == pytest.approx((low, high), rel=1e-9, abs=1e-12)
 
 
 def test_the_grid_report_page_has_the_open_set_section(mixed):

@@ -83,7 +83,7 @@ def test_tables_print_todays_headers():
     assert [m.label for m in table("comparison")] == COMPARISON_HEADER
     assert [m.titled for m in table("card")] == CARD_ITEMS
     assert [m.short for m in table("paper")] == ["N", "EER", "ALID", "PDR", "LID+", "LID-", "LIDmax"]
-    assert [m.label for m in table("paper_utility")] == ["WER", "ρ_F0"]
+    assert [m.short for m in table("paper_utility")] == ["WER", "ρ_F0"]
 
 
 def test_directions_are_the_attackers_preferences_of_the_sensitivity_analysis():

@@ -6,7 +6,7 @@
 ``table.csv`` / ``table.parquet``
     the tidy table, one row per finished cell (system, attacker, mechanism, calibrator,
     prior, seed -- and ``scenario`` after the mechanism when any cell has one, the grid's
-    ``scenarios`` axis -- every summary metric, and ``<metric>_ci_low`` / ``_ci_high``
+    ``scenarios`` axis -- every summary metric, and ``<metric>_low`` / ``_high``
     where the grid computed intervals), sorted by the cell's components; timings are left out so the
     same spec gives a byte-identical table.  When any reported system names a utility file
     (``[systems.NAME] utility``), the last columns are :data:`UTILITY_COLUMNS` (WER and

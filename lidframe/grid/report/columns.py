@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from lidframe.grid.records import NONE
 from lidframe.grid.store import KEYS
+from lidframe.metrics import catalogue
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -30,7 +31,6 @@ __all__ = [
     "component_columns",
     "stored_scenario",
     "is_column",
-    "ci_columns",
     "interval_bounds",
     "longitudinal_column",
     "paper_columns",
@@ -54,18 +54,11 @@ LONGITUDINAL_METRICS = ("alid", "pdr", "lid_q99", "lid_max")
 #: The summary's entries that are no column of the tidy table (besides its mappings and lists).
 _NOT_COLUMNS = ("intervals", "bootstrap", "calibrator_fit")
 
-#: The comparison tables' metrics: (summary key, title, format), each with its interval where the cell has one.
-_PAPER = [
-    ("n_enrolled", "N", "{:d}"),
-    ("eer", "EER", "{:.2f}"),
-    ("alid", "ALID", "{:.2f}"),
-    ("pdr", "PDR", "{:.2f}"),
-    ("lid_pos", "LID+", "{:.2f}"),
-    ("lid_neg", "LID-", "{:.2f}"),
-    ("lid_max", "LIDmax", "{:.2f}"),
-]
+#: The comparison tables' metrics: (summary key, title, format), each with its interval where the cell has one
+#: (the catalogue's "paper" table, :data:`lidframe.metrics.catalogue.TABLES`).
+_PAPER = [(m.key, m.short, m.paper_format()) for m in catalogue.table("paper")]
 #: The utility's place in the comparison tables, after :data:`_PAPER` (its bounds ``<key>_low/_high``).
-_UTILITY_PAPER = [("wer", "WER", "{:.2f}"), ("rho_f0", "ρ_F0", "{:.2f}")]
+_UTILITY_PAPER = [(m.key, m.short, m.paper_format()) for m in catalogue.table("paper_utility")]
 #: The columns of the scenario table (:func:`~lidframe.grid.report.comparison.scenario_rows`).
 SCENARIO_COLUMNS = ("scenario", "code", "enrolment", "trials", "model")
 
@@ -87,20 +80,13 @@ def is_column(key: str, value: Any) -> bool:
     return key not in _NOT_COLUMNS and not isinstance(value, (dict, list))
 
 
-def ci_columns(metric: str) -> tuple[str, str]:
-    """The columns of the bounds of a summary metric's bootstrap interval: ``<metric>_ci_low``, ``<metric>_ci_high``."""
-    return f"{metric}_ci_low", f"{metric}_ci_high"
-
-
 def interval_bounds(key: str) -> tuple[str, str]:
-    """The columns of the low and high bound of the interval of the tidy table's column *key*.
+    """The columns of the low and high bound of the interval of the tidy table's column *key*: ``<key>_low``, ``<key>_high``.
 
-    ``<key>_low`` / ``<key>_high`` for a utility column (:data:`UTILITY_COLUMNS`), else
-    :func:`ci_columns` (the cell's bootstrap interval).
+    One name for every interval: a cell's bootstrap interval of a summary metric, and the
+    utility's (:data:`UTILITY_COLUMNS`).
     """
-    if key in UTILITY_COLUMNS:
-        return f"{key}_low", f"{key}_high"
-    return ci_columns(key)
+    return f"{key}_low", f"{key}_high"
 
 
 def longitudinal_column(fusion: str, k: object, metric: str) -> str:

@@ -16,8 +16,8 @@ from lidframe.grid.report.columns import (
     LONGITUDINAL_METRICS,
     OPEN_SET_COLUMNS,
     UTILITY_COLUMNS,
-    ci_columns,
     component_columns,
+    interval_bounds,
     is_column,
     longitudinal_column,
     stored_scenario,
@@ -47,7 +47,7 @@ def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Ut
     pandas.DataFrame
         One row per cell: the component columns (``scenario`` after ``mechanism`` when any
         cell has a scenario), then every scalar summary metric,
-        ``<metric>_ci_low`` / ``<metric>_ci_high`` and ``long_<fusion>_k<k>_<metric>`` columns,
+        ``<metric>_low`` / ``<metric>_high`` and ``long_<fusion>_k<k>_<metric>`` columns,
         the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set, and last,
         when any cell's system has a utility, :data:`UTILITY_COLUMNS`: the system's WER
         (a fraction of its reference words) and mean rho_F0, each with the low and high
@@ -89,7 +89,7 @@ def _row(stored: Mapping[str, Any], keys: Sequence[str], *, open_set: bool) -> d
     if open_set:
         row.update(_open_set_columns(s.get("open_set")))
     for metric, (low, high) in (s.get("intervals") or {}).items():
-        low_column, high_column = ci_columns(metric)
+        low_column, high_column = interval_bounds(metric)
         row[low_column], row[high_column] = low, high
     for fusion, per_k in (s.get("longitudinal") or {}).items():  # k-utterance attacker columns
         for entry in per_k:
