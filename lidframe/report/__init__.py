@@ -34,30 +34,21 @@ jinja2 nor matplotlib (``pip install 'lidframe[report]'``): rendering does.
 True
 """
 
-from lidframe.report.build import (
-    command_line,
-    environment,
-    ladder_from_results,
-    lid_ceiling_bits,
-    report_from_dp_audit,
-    report_from_grid,
-    report_from_results,
-)
-from lidframe.report.model import (
-    AttackerSettings,
-    Environment,
-    Headline,
-    InputFile,
-    Interval,
-    Ladder,
-    LadderEntry,
-    Provenance,
-    Report,
-    ReportSystem,
-    SystemSettings,
-    SystemUtility,
-)
+from lidframe.report.build import lid_ceiling_bits, report_from_dp_audit, report_from_results
+from lidframe.report.build_grid import report_from_grid
+from lidframe.report.headline import Headline, Interval
+from lidframe.report.model import Report, ReportSystem
 from lidframe.report.render import REPORT_FILE, check_report_dir, render_html, require_renderer, write_report
+from lidframe.report.sections.environment import Environment, environment
+from lidframe.report.sections.ladder_model import Ladder, LadderEntry, ladder_from_results
+from lidframe.report.sections.provenance_model import (
+    AttackerSettings,
+    InputFile,
+    Provenance,
+    SystemSettings,
+    command_line,
+)
+from lidframe.report.sections.utility import SystemUtility
 
 __all__ = [
     "Report",
