@@ -97,14 +97,7 @@ def per_speaker_figure(
     """
     if isinstance(n_labelled, bool) or not isinstance(n_labelled, int) or n_labelled < 1:
         raise InputError(f"n_labelled must be a positive integer, got {n_labelled!r}")
-    rows = [
-        r
-        for r in per_speaker.rows
-        if r.get("n_trials", 0) > 0 and np.isfinite(r.get("alid", np.nan)) and not r.get("outsider", False)
-    ]
-    if not rows:
-        raise InputError("the per-speaker table has no enrolled speaker with trials: nothing to plot")
-    rows.sort(key=lambda r: (-r["alid"], r["speaker"]))
+    rows = _speaker_rows(per_speaker)
     n = len(rows)
     own_figure = ax is None
     if ax is None:
@@ -140,6 +133,25 @@ def per_speaker_figure(
     if own_figure:
         fig.tight_layout()
     return fig
+
+
+def _speaker_rows(per_speaker: TableRecord) -> list:
+    """The rows :func:`per_speaker_figure` draws: enrolled speakers with trials, the most disclosed first.
+
+    Raises
+    ------
+    InputError
+        No enrolled speaker with trials.
+    """
+    rows = [
+        r
+        for r in per_speaker.rows
+        if r.get("n_trials", 0) > 0 and np.isfinite(r.get("alid", np.nan)) and not r.get("outsider", False)
+    ]
+    if not rows:
+        raise InputError("the per-speaker table has no enrolled speaker with trials: nothing to plot")
+    rows.sort(key=lambda r: (-r["alid"], r["speaker"]))
+    return rows
 
 
 def _draw_speaker_dots(

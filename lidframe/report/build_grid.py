@@ -228,25 +228,24 @@ def report_from_grid(
         digested into the provenance.
     title : str, optional
         Default ``"lidframe grid report: <folder>"``.
-    inputs, settings, notes, created, command
-        As for :func:`lidframe.report.build.report_from_results` (e.g. the grid spec file as an input).
+    inputs, settings, notes, created, command, utility_note
+        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec file).
     utility : mapping of str to Utility, optional
         A system of the grid (a cell's ``system``, as the spec names it) ->
         :func:`lidframe.utility.utility` of its speech: every cell of that system (each
         attacker, mechanism, scenario, calibrator, prior and seed) is a point of the
-        privacy-utility chart at its WER.  As for :func:`lidframe.report.build.report_from_results`.
-    utility_note : str, optional
-        As for :func:`lidframe.report.build.report_from_results`.
+        privacy-utility chart at its WER.
 
     Returns
     -------
     Report
-        Its provenance names each attacker of the cells (a component spec,
-        :meth:`AttackerSettings.from_spec`: its settings, and the digest of each file they
-        name, such as a checkpoint, relative to the working folder).  Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
+        Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
         system name is its system, with ``[mechanism]`` when it has one and ``/ attacker``
         when the grid has several attackers; its label adds calibrator, prior and, with
-        several seeds, the seed.
+        several seeds, the seed.  Its provenance names each attacker of the cells (a
+        component spec, :meth:`~lidframe.report.sections.provenance_model.AttackerSettings.from_spec`:
+        its settings, and the digest of each file they name, such as a checkpoint, relative
+        to the working folder).
 
     Raises
     ------

@@ -10,7 +10,7 @@ page without a ladder (:func:`absent`).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import attrs
 import numpy as np
@@ -21,6 +21,7 @@ from lidframe.report.sections.ladder_model import Ladder, LadderCell, LadderRung
 from lidframe.report.tables import bits, interval_text, percent, sort_key
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
     from lidframe.report.figures import FigureMaker, InlineFigure
@@ -243,19 +244,44 @@ def ladder_figure(
     plt = pyplot()
     rungs = ladder.rung_names()
     x_of = {rung: float(i) for i, rung in enumerate(rungs)}
+    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
+    _draw_ladder_lines(ax, ladder, x_of, styles)
+    ceilings = ladder.log2_n_values()
+    ax.set_xlim(-0.6, len(rungs) - 0.4)
+    low_y, high_y = ax.get_ylim()
+    top = max(ceilings) if ceilings else high_y
+    ax.set_ylim(min(low_y, -0.05 * top), max(high_y, 1.08 * top))
+    horizontal_references(ax, [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)])
+    ax.set_xticks([x_of[rung] for rung in rungs])
+    ax.set_xticklabels([f"{rung}\n({SCENARIOS[rung].code})" for rung in rungs])
+    ax.set_xlabel(
+        "rung of the ladder (the attacker knows more to the right)\n"
+        "code: enrolment, then trial speech (o original, a anonymised; a-a: both anonymised)",
+        fontsize=8,
+    )
+    ax.set_ylabel("ALID (bits), bootstrap interval as error bar")
+    ax.grid(alpha=0.3, axis="y")
+    set_title(ax, title or "ALID up the threat-model ladder", 0)
+    _legend_below_ladder(fig, ax)
+    return fig
+
+
+def _draw_ladder_lines(
+    ax: Axes, ladder: Ladder, x_of: Mapping[str, float], styles: Mapping[str, Mapping[str, Any]] | None
+) -> None:
+    """The lines of :func:`ladder_figure`: each system and attacker through its rungs, then the reference lines."""
     systems = ladder.systems()
     derived = curve_styles(systems)
     style_of = {system: {**derived[system], **dict((styles or {}).get(system) or {})} for system in systems}
     attackers = ladder.attackers()
     series = [
-        (system, attacker, [c for rung in rungs if (c := ladder.cell(system, attacker, rung)) is not None])
+        (system, attacker, [c for rung in x_of if (c := ladder.cell(system, attacker, rung)) is not None])
         for attacker in attackers
         for system in systems
     ]
     series = [(system, attacker, cells) for system, attacker, cells in series if cells]
     spread = 0.3 if len(series) > 1 else 0.0
     offsets = np.linspace(-spread / 2, spread / 2, len(series)) if series else np.array([])
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     for (system, attacker, cells), offset in zip(series, offsets, strict=True):
         style = style_of[system]
         first = attacker == attackers[0]
@@ -274,32 +300,20 @@ def ladder_figure(
             cell.alid, color="0.5", lw=1.0, ls=_REFERENCE_STYLES[k % len(_REFERENCE_STYLES)], zorder=2,
             label=plain_text(f"{cell.entry.system}, {cell.entry.attacker}: nothing anonymised"),
         )  # fmt: skip
-    ceilings = ladder.log2_n_values()
-    ax.set_xlim(-0.6, len(rungs) - 0.4)
-    low_y, high_y = ax.get_ylim()
-    top = max(ceilings) if ceilings else high_y
-    ax.set_ylim(min(low_y, -0.05 * top), max(high_y, 1.08 * top))
-    horizontal_references(ax, [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)])
-    ax.set_xticks([x_of[rung] for rung in rungs])
-    ax.set_xticklabels([f"{rung}\n({SCENARIOS[rung].code})" for rung in rungs])
-    ax.set_xlabel(
-        "rung of the ladder (the attacker knows more to the right)\n"
-        "code: enrolment, then trial speech (o original, a anonymised; a-a: both anonymised)",
-        fontsize=8,
-    )
-    ax.set_ylabel("ALID (bits), bootstrap interval as error bar")
-    ax.grid(alpha=0.3, axis="y")
-    set_title(ax, title or "ALID up the threat-model ladder", 0)
+
+
+def _legend_below_ladder(fig: Figure, ax: Axes) -> None:
+    """A legend of every line of *ax* under it, the error-bar lines first; the figure made taller to hold it."""
     handles, labels = ax.get_legend_handles_labels()  # matplotlib lists the lines before the error bars
     order = sorted(range(len(handles)), key=lambda i: not hasattr(handles[i], "has_yerr"))
     handles, labels = [handles[i] for i in order], [labels[i] for i in order]
     ncol = 2 if max((len(label) for label in labels), default=0) <= 44 else 1
     legend = fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
-    height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi  # inches, whatever the figure's
+    renderer = cast(Any, fig.canvas).get_renderer()  # Agg's canvas (pyplot())
+    height = legend.get_window_extent(renderer).height / fig.dpi  # inches, whatever the figure's
     fig.set_figheight(fig.get_figheight() + height)
     bottom = (height + 0.05) / fig.get_figheight()
     fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig
 
 
 def ladder_figures(maker: FigureMaker) -> list[InlineFigure]:
