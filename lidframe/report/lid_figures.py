@@ -20,7 +20,7 @@ The figures only one section of the page draws are that section's own: the open 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,6 +32,8 @@ from lidframe.report.plotting import (
     SYSTEM_COLOURS,
     curve_styles,
     horizontal_references,
+    legend_below,
+    panels_figure,
     plain_text,
     pyplot,
     save_figure,
@@ -191,16 +193,6 @@ def _ccdf_finish(
     set_title(ax, title, rows)
 
 
-def _panel_title(calibrator: str, prior: str, width: int = 44) -> str:
-    """'calibrator X' and 'prior Y' on their own lines, long specs wrapped at *width* characters."""
-    import textwrap
-
-    lines = []
-    for text in (f"calibrator {calibrator}", f"prior {prior}"):
-        lines += textwrap.wrap(text, width, break_on_hyphens=False) or [text]
-    return plain_text("\n".join(lines))
-
-
 def lid_ccdf_figure(
     lids: Mapping[str, ArrayLike],
     *,
@@ -272,85 +264,6 @@ def save_lid_ccdf(
     )
 
 
-def _panel_grid(rows: Sequence[str], cols: Sequence[str], *, width: float = 3.6, height: float = 3.0):
-    plt = pyplot()
-    return plt.subplots(
-        len(rows), len(cols), figsize=(0.6 + width * len(cols), 1.0 + height * len(rows)), dpi=120,
-        sharex=True, sharey=True, squeeze=False,
-    )  # fmt: skip
-
-
-def _legend_below(fig: Figure, styles: Mapping[str, Mapping[str, Any]], *, kind: str) -> float:
-    """One legend of every label under the axes (line samples, or markers for a scatter).
-
-    Returns
-    -------
-    float
-        The share of the figure's height the legend takes (for ``tight_layout(rect=...)``).
-    """
-    from matplotlib.lines import Line2D
-
-    handles = []
-    for style in styles.values():
-        if kind == "scatter":
-            handles.append(Line2D([], [], ls="none", ms=6, color=style["color"], marker=style["marker"]))
-        else:
-            handles.append(Line2D([], [], lw=1.4, ms=4, **style))
-    longest = max((len(label) for label in styles), default=0)
-    ncol = max(1, min(len(handles), 4 if longest <= 18 else 2 if longest <= 40 else 1))
-    fig.legend(
-        handles, [plain_text(label) for label in styles], loc="lower center", ncol=ncol, fontsize=7, frameon=False
-    )
-    rows = -(-len(handles) // ncol)
-    return min(0.45, (0.2 + rows * 0.16) / fig.get_figheight())
-
-
-def _merged_styles(
-    labels: Sequence[str], groups: Mapping[str, str] | None, styles: Mapping[str, Mapping[str, Any]] | None
-) -> dict[str, dict[str, Any]]:
-    derived = curve_styles(labels, groups=groups)
-    return {label: dict((styles or {}).get(label) or derived[label]) for label in labels}
-
-
-def _panels_figure(
-    panels: Mapping[tuple[str, str], Mapping[str, Any]],
-    *,
-    title: str,
-    groups: Mapping[str, str] | None,
-    styles: Mapping[str, Mapping[str, Any]] | None,
-    draw: Callable[[Axes, Mapping[str, Any], Mapping[str, Mapping[str, Any]]], None],
-    finish: Callable[[Axes, str], None],
-    kind: str,
-) -> Figure:
-    """Small multiples, rows calibrators and columns priors, sharing axes, styles and one legend below.
-
-    *draw* (axes, the panel's {label: data}, styles) draws each panel; *finish* (axes, panel
-    title) decorates it once every panel is drawn, so the shared limits are final; *kind* is
-    the legend's (``"line"`` or ``"scatter"``, :func:`_legend_below`).
-    """
-    rows = list(dict.fromkeys(c for c, _ in panels))
-    cols = list(dict.fromkeys(p for _, p in panels))
-    labels = list(dict.fromkeys(label for data in panels.values() for label in data))
-    chosen = _merged_styles(labels, groups, styles)
-    fig, axes = _panel_grid(rows, cols)
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            draw(axes[i, j], panels.get((calibrator, prior), {}), chosen)
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            ax = axes[i, j]
-            finish(ax, _panel_title(calibrator, prior))
-            ax.title.set_fontsize(8)
-            if i < len(rows) - 1:
-                ax.set_xlabel("")
-            if j > 0:
-                ax.set_ylabel("")
-    bottom = _legend_below(fig, chosen, kind=kind)
-    fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig
-
-
 def lid_ccdf_panels_figure(
     panels: Mapping[tuple[str, str], Mapping[str, ArrayLike]],
     *,
@@ -393,7 +306,7 @@ def lid_ccdf_panels_figure(
     def finish(ax: Axes, panel_title: str) -> None:
         _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title, flat=flat_of.get(ax, []))
 
-    fig = _panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
+    fig = panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
     for ax, flat in flat_of.items():  # every panel's limits are final now
         _draw_flat_curves(ax, flat, styles_of[ax])
     return fig
@@ -537,7 +450,7 @@ def eer_alid_figure(
     chosen = {label: chosen[label] for label in labels}
     fig, ax = plt.subplots(figsize=(6.4, 4.4 + 0.16 * -(-len(labels) // 3)), dpi=120)
     draw_eer_alid(ax, points, styles=chosen, log2_n=log2_n, title=title)
-    bottom = _legend_below(fig, chosen, kind="scatter")
+    bottom = legend_below(fig, chosen, kind="scatter")
     fig.tight_layout(rect=(0, bottom, 1, 1))
     return fig
 
@@ -571,6 +484,6 @@ def eer_alid_panels_figure(
     def finish(ax: Axes, panel_title: str) -> None:
         _eer_finish(ax, log2_n=log2_n, title=panel_title)
 
-    return _panels_figure(
+    return panels_figure(
         panels, title=title, groups=groups, styles=styles, draw=_eer_points, finish=finish, kind="scatter"
     )
