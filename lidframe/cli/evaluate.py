@@ -187,7 +187,7 @@ def format_interval_table(summary: Mapping[str, Any]) -> str:
     )
     estimates = dict(summary)
     if summary.get("open_set"):
-        from lidframe.report.model import open_set_estimates
+        from lidframe.report.sections.open_set_model import open_set_estimates
 
         estimates.update(open_set_estimates(summary["open_set"]))
     rows = [

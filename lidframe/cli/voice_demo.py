@@ -67,7 +67,7 @@ from lidframe.data.fileio import StrPath, check_output_dir
 
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
-    from lidframe.report.model import LadderEntry
+    from lidframe.report.sections.ladder_model import LadderEntry
     from lidframe.utility import Utility
 
 __all__ = [
@@ -135,7 +135,7 @@ def demo_rows(*, ge2e: bool = True) -> list[LadderEntry]:
     (None on the plain speech), the enrolment and trial sides, and the model in words.
     """
     from lidframe.data.scenario import ANONYMISED, ORIGINAL, SCENARIOS
-    from lidframe.report.model import LadderEntry
+    from lidframe.report.sections.ladder_model import LadderEntry
 
     rows = []
     for system, params in VOICE_DEMO_SYSTEMS.items():

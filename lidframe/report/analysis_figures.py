@@ -10,8 +10,6 @@
   (:func:`lidframe.analyses.longitudinal.longitudinal`).
 - :func:`dp_audit_figure`, :func:`plot_dp_audit`: measured EER and ALID against the GDP
   bounds (:func:`lidframe.privacy.audit.dp_audit`), one colour per attacker.
-- :func:`ladder_figure`: ALID per rung of the threat-model ladder, one line per system
-  and attacker (a report's :class:`~lidframe.report.model.Ladder`).
 
 Each ``plot_*`` / ``save_*`` function writes its file atomically (the format follows the
 suffix: png, pdf, svg, ...).  Matplotlib is imported only when one is called
@@ -29,7 +27,7 @@ from lidframe.data.fileio import StrPath
 from lidframe.data.records import TableRecord
 from lidframe.errors import InputError
 from lidframe.report.lid_figures import save_lid_ccdf
-from lidframe.report.plotting import curve_styles, horizontal_references, plain_text, pyplot, save_figure, set_title
+from lidframe.report.plotting import curve_styles, pyplot, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -39,7 +37,6 @@ if TYPE_CHECKING:
     from lidframe.analyses.nsweep import NSweepResult
     from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.privacy.audit import DPAuditResult
-    from lidframe.report.model import Ladder
 
 __all__ = [
     "PER_SPEAKER_ALL_LABELS",
@@ -52,7 +49,6 @@ __all__ = [
     "dp_audit_figure",
     "DP_ATTACKERS",
     "MI_BOUND_LABEL",
-    "ladder_figure",
 ]
 
 #: Up to this many speakers (and room for them), the per-speaker dot plot names every one.
@@ -101,14 +97,7 @@ def per_speaker_figure(
     """
     if isinstance(n_labelled, bool) or not isinstance(n_labelled, int) or n_labelled < 1:
         raise InputError(f"n_labelled must be a positive integer, got {n_labelled!r}")
-    rows = [
-        r
-        for r in per_speaker.rows
-        if r.get("n_trials", 0) > 0 and np.isfinite(r.get("alid", np.nan)) and not r.get("outsider", False)
-    ]
-    if not rows:
-        raise InputError("the per-speaker table has no enrolled speaker with trials: nothing to plot")
-    rows.sort(key=lambda r: (-r["alid"], r["speaker"]))
+    rows = _speaker_rows(per_speaker)
     n = len(rows)
     own_figure = ax is None
     if ax is None:
@@ -144,6 +133,25 @@ def per_speaker_figure(
     if own_figure:
         fig.tight_layout()
     return fig
+
+
+def _speaker_rows(per_speaker: TableRecord) -> list:
+    """The rows :func:`per_speaker_figure` draws: enrolled speakers with trials, the most disclosed first.
+
+    Raises
+    ------
+    InputError
+        No enrolled speaker with trials.
+    """
+    rows = [
+        r
+        for r in per_speaker.rows
+        if r.get("n_trials", 0) > 0 and np.isfinite(r.get("alid", np.nan)) and not r.get("outsider", False)
+    ]
+    if not rows:
+        raise InputError("the per-speaker table has no enrolled speaker with trials: nothing to plot")
+    rows.sort(key=lambda r: (-r["alid"], r["speaker"]))
+    return rows
 
 
 def _draw_speaker_dots(
@@ -424,99 +432,3 @@ def plot_dp_audit(result: DPAuditResult, path: StrPath, *, title: str | None = N
         Default names the mechanism and N.
     """
     save_figure(dp_audit_figure(result, title=title), path)
-
-
-#: Line styles of the ladder figure's reference lines (plain speech), in order.
-_REFERENCE_STYLES = ("--", "-.", (0, (5, 1, 1, 1, 1, 1)), (0, (1, 2)))
-
-
-def ladder_figure(
-    ladder: Ladder, *, styles: Mapping[str, Mapping[str, Any]] | None = None, title: str | None = None
-) -> Figure:
-    """ALID against the rung of the threat-model ladder: one line per system and attacker, interval error bars.
-
-    The x axis holds the rungs with an entry, in ladder order (ignorant, lazy-informed,
-    semi-informed), each with its code; every anonymised system and attacker is one line
-    through its rungs, a point at its ALID with its bootstrap interval as an error bar
-    (points of one rung are set a little apart, so no bar hides another).  The first
-    attacker's lines are solid with filled marks, other attackers' dashed with hollow
-    marks, in their system's colour.  The reference entries (plain speech, no rung) are
-    grey horizontal lines at their ALID; the ceiling log2 N and 0 bit are labelled right
-    of the axes.  A legend below names every line.
-
-    Parameters
-    ----------
-    ladder : Ladder
-        The report's ladder (:func:`lidframe.report.build.ladder_from_results`).
-    styles : mapping of str to mapping, optional
-        system -> style (``color``, ``marker``), to keep the colours of the page's other
-        figures; by default one per system (:func:`lidframe.report.plotting.curve_styles`).
-    title : str, optional
-        Default ``"ALID up the threat-model ladder"``.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    from lidframe.data.scenario import SCENARIOS
-
-    plt = pyplot()
-    rungs = ladder.rung_names()
-    x_of = {rung: float(i) for i, rung in enumerate(rungs)}
-    systems = ladder.systems()
-    derived = curve_styles(systems)
-    style_of = {system: {**derived[system], **dict((styles or {}).get(system) or {})} for system in systems}
-    attackers = ladder.attackers()
-    series = [
-        (system, attacker, [c for rung in rungs if (c := ladder.cell(system, attacker, rung)) is not None])
-        for attacker in attackers
-        for system in systems
-    ]
-    series = [(system, attacker, cells) for system, attacker, cells in series if cells]
-    spread = 0.3 if len(series) > 1 else 0.0
-    offsets = np.linspace(-spread / 2, spread / 2, len(series)) if series else np.array([])
-    fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
-    for (system, attacker, cells), offset in zip(series, offsets, strict=True):
-        style = style_of[system]
-        first = attacker == attackers[0]
-        x = np.array([x_of[str(c.entry.scenario)] for c in cells]) + offset
-        y = np.array([c.alid for c in cells], dtype=np.float64)
-        low = np.array([np.nan if c.alid_interval is None else c.alid_interval.low for c in cells])
-        high = np.array([np.nan if c.alid_interval is None else c.alid_interval.high for c in cells])
-        yerr = np.nan_to_num(np.abs(np.vstack([y - low, high - y])), nan=0.0)
-        ax.errorbar(
-            x, y, yerr=yerr, color=style["color"], marker=style["marker"], ms=6, lw=1.4, capsize=3,
-            ls="-" if first else "--", mfc=style["color"] if first else "white", mec=style["color"],
-            label=plain_text(f"{system}, {attacker}"), zorder=3,
-        )  # fmt: skip
-    for k, cell in enumerate(ladder.references()):
-        ax.axhline(
-            cell.alid, color="0.5", lw=1.0, ls=_REFERENCE_STYLES[k % len(_REFERENCE_STYLES)], zorder=2,
-            label=plain_text(f"{cell.entry.system}, {cell.entry.attacker}: nothing anonymised"),
-        )  # fmt: skip
-    ceilings = ladder.log2_n_values()
-    ax.set_xlim(-0.6, len(rungs) - 0.4)
-    low_y, high_y = ax.get_ylim()
-    top = max(ceilings) if ceilings else high_y
-    ax.set_ylim(min(low_y, -0.05 * top), max(high_y, 1.08 * top))
-    horizontal_references(ax, [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)])
-    ax.set_xticks([x_of[rung] for rung in rungs])
-    ax.set_xticklabels([f"{rung}\n({SCENARIOS[rung].code})" for rung in rungs])
-    ax.set_xlabel(
-        "rung of the ladder (the attacker knows more to the right)\n"
-        "code: enrolment, then trial speech (o original, a anonymised; a-a: both anonymised)",
-        fontsize=8,
-    )
-    ax.set_ylabel("ALID (bits), bootstrap interval as error bar")
-    ax.grid(alpha=0.3, axis="y")
-    set_title(ax, title or "ALID up the threat-model ladder", 0)
-    handles, labels = ax.get_legend_handles_labels()  # matplotlib lists the lines before the error bars
-    order = sorted(range(len(handles)), key=lambda i: not hasattr(handles[i], "has_yerr"))
-    handles, labels = [handles[i] for i in order], [labels[i] for i in order]
-    ncol = 2 if max((len(label) for label in labels), default=0) <= 44 else 1
-    legend = fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, frameon=False)
-    height = legend.get_window_extent(fig.canvas.get_renderer()).height / fig.dpi  # inches, whatever the figure's
-    fig.set_figheight(fig.get_figheight() + height)
-    bottom = (height + 0.05) / fig.get_figheight()
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig

@@ -12,31 +12,28 @@ colour and marker, its variants (calibrators) differ by line style.
 - :func:`lid_histogram_figure`: LID per trial, with its 99th percentile.
 - :func:`draw_eer_alid`, :func:`eer_alid_figure`, :func:`eer_alid_panels_figure`: each
   system's ALID and LIDmax against its EER.
-- :func:`open_set_figure`: the open set of one system: the LID CCDF of its enrolled and
-  its outsider trials, and the histogram of the outsiders' top enrolled posterior with
-  the misattribution thresholds.
-- :func:`privacy_utility_figure`: privacy against utility: each row's ALID and LIDmax
-  against its system's word error rate (:class:`UtilityPoint` each), with the intervals of
-  both as error bars.
+
+The figures only one section of the page draws are that section's own: the open set's
+(:func:`lidframe.report.sections.open_set.open_set_figure`), the privacy-utility chart
+(:func:`lidframe.report.sections.utility_chart.privacy_utility_figure`).
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, cast
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 from lidframe.report.plotting import (
-    MARKERS,
     SYSTEM_COLOURS,
     curve_styles,
     horizontal_references,
+    legend_below,
+    panels_figure,
     plain_text,
     pyplot,
     save_figure,
@@ -57,9 +54,6 @@ __all__ = [
     "draw_eer_alid",
     "eer_alid_figure",
     "eer_alid_panels_figure",
-    "open_set_figure",
-    "UtilityPoint",
-    "privacy_utility_figure",
 ]
 
 
@@ -199,16 +193,6 @@ def _ccdf_finish(
     set_title(ax, title, rows)
 
 
-def _panel_title(calibrator: str, prior: str, width: int = 44) -> str:
-    """'calibrator X' and 'prior Y' on their own lines, long specs wrapped at *width* characters."""
-    import textwrap
-
-    lines = []
-    for text in (f"calibrator {calibrator}", f"prior {prior}"):
-        lines += textwrap.wrap(text, width, break_on_hyphens=False) or [text]
-    return plain_text("\n".join(lines))
-
-
 def lid_ccdf_figure(
     lids: Mapping[str, ArrayLike],
     *,
@@ -280,85 +264,6 @@ def save_lid_ccdf(
     )
 
 
-def _panel_grid(rows: Sequence[str], cols: Sequence[str], *, width: float = 3.6, height: float = 3.0):
-    plt = pyplot()
-    return plt.subplots(
-        len(rows), len(cols), figsize=(0.6 + width * len(cols), 1.0 + height * len(rows)), dpi=120,
-        sharex=True, sharey=True, squeeze=False,
-    )  # fmt: skip
-
-
-def _legend_below(fig: Figure, styles: Mapping[str, Mapping[str, Any]], *, kind: str) -> float:
-    """One legend of every label under the axes (line samples, or markers for a scatter).
-
-    Returns
-    -------
-    float
-        The share of the figure's height the legend takes (for ``tight_layout(rect=...)``).
-    """
-    from matplotlib.lines import Line2D
-
-    handles = []
-    for style in styles.values():
-        if kind == "scatter":
-            handles.append(Line2D([], [], ls="none", ms=6, color=style["color"], marker=style["marker"]))
-        else:
-            handles.append(Line2D([], [], lw=1.4, ms=4, **style))
-    longest = max((len(label) for label in styles), default=0)
-    ncol = max(1, min(len(handles), 4 if longest <= 18 else 2 if longest <= 40 else 1))
-    fig.legend(
-        handles, [plain_text(label) for label in styles], loc="lower center", ncol=ncol, fontsize=7, frameon=False
-    )
-    rows = -(-len(handles) // ncol)
-    return min(0.45, (0.2 + rows * 0.16) / fig.get_figheight())
-
-
-def _merged_styles(
-    labels: Sequence[str], groups: Mapping[str, str] | None, styles: Mapping[str, Mapping[str, Any]] | None
-) -> dict[str, dict[str, Any]]:
-    derived = curve_styles(labels, groups=groups)
-    return {label: dict((styles or {}).get(label) or derived[label]) for label in labels}
-
-
-def _panels_figure(
-    panels: Mapping[tuple[str, str], Mapping[str, Any]],
-    *,
-    title: str,
-    groups: Mapping[str, str] | None,
-    styles: Mapping[str, Mapping[str, Any]] | None,
-    draw: Callable[[Axes, Mapping[str, Any], Mapping[str, Mapping[str, Any]]], None],
-    finish: Callable[[Axes, str], None],
-    kind: str,
-) -> Figure:
-    """Small multiples, rows calibrators and columns priors, sharing axes, styles and one legend below.
-
-    *draw* (axes, the panel's {label: data}, styles) draws each panel; *finish* (axes, panel
-    title) decorates it once every panel is drawn, so the shared limits are final; *kind* is
-    the legend's (``"line"`` or ``"scatter"``, :func:`_legend_below`).
-    """
-    rows = list(dict.fromkeys(c for c, _ in panels))
-    cols = list(dict.fromkeys(p for _, p in panels))
-    labels = list(dict.fromkeys(label for data in panels.values() for label in data))
-    chosen = _merged_styles(labels, groups, styles)
-    fig, axes = _panel_grid(rows, cols)
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            draw(axes[i, j], panels.get((calibrator, prior), {}), chosen)
-    for i, calibrator in enumerate(rows):
-        for j, prior in enumerate(cols):
-            ax = axes[i, j]
-            finish(ax, _panel_title(calibrator, prior))
-            ax.title.set_fontsize(8)
-            if i < len(rows) - 1:
-                ax.set_xlabel("")
-            if j > 0:
-                ax.set_ylabel("")
-    bottom = _legend_below(fig, chosen, kind=kind)
-    fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout(rect=(0, bottom, 1, 1))
-    return fig
-
-
 def lid_ccdf_panels_figure(
     panels: Mapping[tuple[str, str], Mapping[str, ArrayLike]],
     *,
@@ -401,7 +306,7 @@ def lid_ccdf_panels_figure(
     def finish(ax: Axes, panel_title: str) -> None:
         _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title, flat=flat_of.get(ax, []))
 
-    fig = _panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
+    fig = panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
     for ax, flat in flat_of.items():  # every panel's limits are final now
         _draw_flat_curves(ax, flat, styles_of[ax])
     return fig
@@ -545,7 +450,7 @@ def eer_alid_figure(
     chosen = {label: chosen[label] for label in labels}
     fig, ax = plt.subplots(figsize=(6.4, 4.4 + 0.16 * -(-len(labels) // 3)), dpi=120)
     draw_eer_alid(ax, points, styles=chosen, log2_n=log2_n, title=title)
-    bottom = _legend_below(fig, chosen, kind="scatter")
+    bottom = legend_below(fig, chosen, kind="scatter")
     fig.tight_layout(rect=(0, bottom, 1, 1))
     return fig
 
@@ -579,256 +484,6 @@ def eer_alid_panels_figure(
     def finish(ax: Axes, panel_title: str) -> None:
         _eer_finish(ax, log2_n=log2_n, title=panel_title)
 
-    return _panels_figure(
+    return panels_figure(
         panels, title=title, groups=groups, styles=styles, draw=_eer_points, finish=finish, kind="scatter"
     )
-
-
-def open_set_figure(
-    lid: ArrayLike,
-    outsider: ArrayLike,
-    top_posterior: ArrayLike | None,
-    *,
-    threshold: float,
-    title: str,
-    log2_n: float | None = None,
-    color: str = SYSTEM_COLOURS[0],
-) -> Figure:
-    """The open set of one system: LID CCDF of enrolled and outsider trials, and the outsiders' top posterior.
-
-    Left: P(LID > x) of the enrolled trials (identification disclosure, solid) and of the
-    outsider trials (membership disclosure, dashed), with the 0 bit, 1 bit and log2 N
-    lines.  Right: the histogram of the outsider trials' top enrolled posterior
-    max_j p(j | s) on [0, 1], with lines at 0.5 (above it an outsider is linked to an
-    enrolled speaker more likely than not: misattributed) and at *threshold*.
-
-    Parameters
-    ----------
-    lid : array_like, shape (T,)
-        LID of every trial (bits, no NaN: the open set gives each trial one).
-    outsider : array_like of bool, shape (T,)
-        The outsider trials.
-    top_posterior : array_like, shape (T,), or None
-        max_j p(j | s) per trial; None: the right panel says it was not kept.
-    threshold : float
-        The chosen misattribution threshold (in [0.5, 1)).
-    title : str
-    log2_n : float, optional
-        Draw and label the log2 N line on the left.
-    color : str
-        The system's colour.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-    """
-    values = np.asarray(lid, dtype=np.float64).ravel()
-    flags = np.asarray(outsider, dtype=bool).ravel()
-    if values.size == 0 or np.isnan(values).any() or flags.shape != values.shape:
-        raise InputError("the open-set figure needs every trial's LID (no NaN) and an outsider flag per trial")
-    plt = pyplot()
-    fig, (left, right) = plt.subplots(1, 2, figsize=(9.6, 4.0), dpi=120)
-    curves = {"enrolled trials": values[~flags], "outsider trials": values[flags]}
-    curves = {label: lid_values for label, lid_values in curves.items() if lid_values.size}
-    styles = {
-        "enrolled trials": {"color": color, "marker": "o", "linestyle": "-"},
-        "outsider trials": {"color": "0.35", "marker": "s", "linestyle": "--"},
-    }
-    draw_lid_ccdf(
-        left, curves, styles=styles, log2_n=log2_n, title="LID: identification (enrolled), membership (outsider)"
-    )
-    right.set_xlim(0.0, 1.0)
-    top = None if top_posterior is None else np.asarray(top_posterior, dtype=np.float64).ravel()[flags]
-    if top is None or top.size == 0:
-        why = "no outsider trial" if not flags.any() else "top posteriors not kept"
-        right.text(0.5, 0.5, why, transform=right.transAxes, ha="center", color="0.4")
-    else:
-        right.hist(top, bins=np.linspace(0.0, 1.0, 21), color="0.55", alpha=0.9, edgecolor="white", linewidth=0.4)
-        from matplotlib.ticker import MaxNLocator
-
-        right.yaxis.set_major_locator(MaxNLocator(integer=True))
-    rows = vertical_references(right, [(0.5, "0.5", "--"), (float(threshold), f"threshold {threshold:g}", ":")])
-    right.set_xlabel("top enrolled posterior max_j p(j | s) of an outsider trial")
-    right.set_ylabel("outsider trials")
-    right.grid(alpha=0.3, axis="y")
-    set_title(right, "Misattribution: outsiders above a line", rows)
-    fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
-def _bounds(value: Any) -> tuple[float, float] | None:
-    """An interval as (low, high) floats; None for none, or one whose ends are not both finite."""
-    if value is None:
-        return None
-    low, high = (float(v) for v in value)
-    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
-
-
-@attrs.frozen
-class UtilityPoint:
-    """One point of the privacy-utility chart: a row of the report at its system's word error rate.
-
-    Attributes
-    ----------
-    label : str
-        The row (its label on the page); each of its error-bar containers carries it as its label.
-    system : str
-        Its system, whose speech the WER was measured on: the point's colour.
-    variant : str
-        What sets the row apart from its system's other rows (its attacker and rung, or its
-        calibrator and prior): the point's marker; ``""`` when there is nothing to tell apart.
-    wer : float
-        Word error rate of the system's speech (a fraction; may exceed 1).
-    wer_interval : (float, float) or None
-        Its bootstrap interval (fractions); None without one.
-    alid, lid_max : float
-        The row's ALID and LIDmax (bits).
-    alid_interval, lid_max_interval : (float, float) or None
-        Their bootstrap intervals (bits); None without one.
-    log2_n : float
-        The row's ceiling log2 N (bits).
-    """
-
-    label: str
-    system: str
-    variant: str
-    wer: float
-    wer_interval: tuple[float, float] | None = attrs.field(converter=_bounds)
-    alid: float
-    alid_interval: tuple[float, float] | None = attrs.field(converter=_bounds)
-    lid_max: float
-    lid_max_interval: tuple[float, float] | None = attrs.field(converter=_bounds)
-    log2_n: float
-
-
-def _error(value: float, interval: tuple[float, float] | None) -> np.ndarray | None:
-    """The (2, 1) error of a bar that spans *interval* (and *value*, should the interval miss it); None without one."""
-    if interval is None:
-        return None
-    low, high = interval
-    return np.array([[max(0.0, value - low)], [max(0.0, high - value)]])
-
-
-def _legend_rows(fig: Figure, groups: Sequence[tuple[list[Any], list[str], str]]) -> float:
-    """Legends stacked under the axes, the first at the bottom: (handles, labels, title) each.
-
-    Returns
-    -------
-    float
-        Their height (inches) with the margins; the figure is made that much taller.
-    """
-    renderer = cast(Any, fig.canvas).get_renderer()  # Agg's canvas (pyplot())
-    width = fig.get_figwidth()
-    bottom = 0.05
-    for handles, labels, title in groups:
-        longest = max((len(label) for label in labels), default=0)
-        ncol = max(1, min(len(handles), 5 if longest <= 18 else 3 if longest <= 32 else 2 if longest <= 56 else 1))
-        legend = fig.legend(
-            handles, [plain_text(label) for label in labels], loc="lower center", bbox_to_anchor=(width / 2, bottom),
-            bbox_transform=fig.dpi_scale_trans, ncol=ncol, fontsize=7, title=plain_text(title), title_fontsize=7,
-            frameon=False,
-        )  # fmt: skip
-        bottom += legend.get_window_extent(renderer).height / fig.dpi + 0.05
-    fig.set_figheight(fig.get_figheight() + bottom)
-    return bottom
-
-
-def privacy_utility_figure(
-    points: Sequence[UtilityPoint],
-    *,
-    colours: Mapping[str, str] | None = None,
-    variant_title: str = "row",
-    title: str | None = None,
-) -> Figure:
-    """Privacy against utility: each row's ALID (left) and LIDmax (right) against its system's word error rate.
-
-    Every point is one row of a report (a system under one attacker, rung, calibrator and
-    prior) at x = the WER (%) of its system's speech, so a system's rows stand one above
-    the other at one x; y is the row's disclosure (bits).  A point's colour is its system,
-    its marker its variant (the same marker for the same variant in every system).
-    Horizontal error bars are the WER's interval, vertical ones the row's ALID or LIDmax
-    interval; a point without an interval has no bar on that axis.  Both panels share
-    their axes, with the 0 bit line and the ceiling log2 N labelled right of each and the
-    WER of 100 % (as many errors as reference words) above.  Up and left: leaks identity
-    and keeps the words; down and right: hides identity and loses the words.  Legends
-    below: the systems' colours, and (when there are several) the variants' markers.
-
-    Parameters
-    ----------
-    points : sequence of UtilityPoint
-        At least one; a point with a NaN WER or value is left out of its panel.
-    colours : mapping of str to str, optional
-        system -> colour, to keep the colours of the page's other figures; by default one
-        per system (:func:`lidframe.report.plotting.curve_styles`).
-    variant_title : str
-        The title of the variants' legend (``"attacker · rung"``).
-    title : str, optional
-        Above both panels.
-
-    Returns
-    -------
-    matplotlib.figure.Figure
-        ``fig.axes[0]`` ALID, ``fig.axes[1]`` LIDmax; in each, one
-        :class:`~matplotlib.container.ErrorbarContainer` per point drawn, labelled with
-        its :attr:`UtilityPoint.label`, WER in percent.
-
-    Raises
-    ------
-    InputError
-        No points.
-    """
-    points = list(points)
-    if not points:
-        raise InputError("the privacy-utility chart needs at least one point (a row of a system with a utility)")
-    plt = pyplot()
-    systems = list(dict.fromkeys(p.system for p in points))
-    derived = curve_styles(systems)
-    colour_of = {s: (colours or {}).get(s) or derived[s]["color"] for s in systems}
-    variants = list(dict.fromkeys(p.variant for p in points))
-    marker_of = {v: MARKERS[k % len(MARKERS)] for k, v in enumerate(variants)}
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.4), dpi=120, sharex=True, sharey=True)
-    biased = any(p.lid_max_interval is not None for p in points)
-    panels = (("alid", "ALID: the average disclosure"), ("lid_max", "LIDmax: the largest disclosure"))
-    for ax, (metric, _) in zip(axes, panels):
-        for p in points:
-            x, y = 100.0 * p.wer, float(getattr(p, metric))
-            if not (math.isfinite(x) and math.isfinite(y)):
-                continue
-            wer_interval = None if p.wer_interval is None else (100.0 * p.wer_interval[0], 100.0 * p.wer_interval[1])
-            colour = colour_of[p.system]
-            ax.errorbar(
-                [x], [y], xerr=_error(x, wer_interval), yerr=_error(y, getattr(p, f"{metric}_interval")),
-                fmt=marker_of[p.variant], ls="none", ms=7, color=colour, mec=colour, mfc=colour, ecolor=colour,
-                elinewidth=1.0, capsize=3, alpha=0.9, label=plain_text(p.label), zorder=3,
-            )  # fmt: skip
-    ceilings = sorted({round(p.log2_n, 12) for p in points if math.isfinite(p.log2_n)})
-    highest = max([100.0] + [100.0 * p.wer for p in points if math.isfinite(p.wer)])
-    highest = max([highest] + [100.0 * p.wer_interval[1] for p in points if p.wer_interval is not None])
-    low_y, high_y = axes[0].get_ylim()
-    top = max(ceilings) if ceilings else high_y
-    for ax, (metric, panel_title) in zip(axes, panels):
-        ax.set_xlim(-3.0, 1.04 * highest + 1.0)
-        ax.set_ylim(min(low_y, -0.05 * top), max(high_y, 1.08 * top))
-        horizontal_references(ax, [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)])
-        rows = vertical_references(ax, [(100.0, "WER 100 %", "--")])
-        ax.set_xlabel("WER (%) of the recogniser on the system's speech")
-        ax.grid(alpha=0.3)
-        if metric == "lid_max" and biased:
-            panel_title += " (interval † biased low)"
-        set_title(ax, panel_title, rows)
-    axes[0].set_ylabel("bits disclosed (up: leaks identity)")
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
-
-    groups: list[tuple[list[Any], list[str], str]] = [
-        ([Patch(facecolor=colour_of[s], edgecolor=colour_of[s]) for s in systems], systems, "system (colour)")
-    ]
-    if len(variants) > 1 or variants[0]:
-        handles: list[Any] = [Line2D([], [], ls="none", marker=marker_of[v], ms=6, color="0.3") for v in variants]
-        groups.append((handles, [v or "(other)" for v in variants], f"{variant_title} (marker)"))
-    bottom = _legend_rows(fig, groups)
-    if title:
-        fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout(rect=(0, bottom / fig.get_figheight(), 1, 1))
-    return fig

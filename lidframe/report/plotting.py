@@ -12,12 +12,16 @@ pieces: :mod:`lidframe.report.lid_figures` (LID CCDF, histogram, EER against LID
   labelled reference lines (0 bit, log2 N, ...) whose labels never overlap the title.
 - :func:`plain_text`: a label printed as is (no mathtext).
 - :func:`figure_svg`, :func:`inline_svg`: a figure as inline SVG of an HTML page.
+- :func:`panels_figure` (with :func:`panel_grid`, :func:`panel_title`,
+  :func:`merged_styles`, :func:`legend_below`): small multiples, one panel per
+  (calibrator, prior), sharing axes, styles and one legend below.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+import textwrap
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -42,6 +46,11 @@ __all__ = [
     "set_title",
     "figure_svg",
     "inline_svg",
+    "panels_figure",
+    "panel_grid",
+    "panel_title",
+    "merged_styles",
+    "legend_below",
 ]
 
 
@@ -296,3 +305,95 @@ def inline_svg(text: str, *, id_prefix: str, description: str | None = None) -> 
     if description is not None:
         text = text.replace("<svg ", f'<svg role="img" aria-label="{escape(description, quote=True)}" ', 1)
     return text.strip()
+
+
+# ------------------------------------------------------------------ small multiples
+def panel_title(calibrator: str, prior: str, width: int = 44) -> str:
+    """'calibrator X' and 'prior Y' on their own lines, long specs wrapped at *width* characters."""
+    lines = []
+    for text in (f"calibrator {calibrator}", f"prior {prior}"):
+        lines += textwrap.wrap(text, width, break_on_hyphens=False) or [text]
+    return plain_text("\n".join(lines))
+
+
+def panel_grid(
+    rows: Sequence[str], cols: Sequence[str], *, width: float = 3.6, height: float = 3.0
+) -> tuple[Figure, Any]:
+    """A figure of len(rows) x len(cols) panels sharing both axes, and its 2-D array of Axes."""
+    plt = pyplot()
+    return plt.subplots(
+        len(rows), len(cols), figsize=(0.6 + width * len(cols), 1.0 + height * len(rows)), dpi=120,
+        sharex=True, sharey=True, squeeze=False,
+    )  # fmt: skip
+
+
+def legend_below(fig: Figure, styles: Mapping[str, Mapping[str, Any]], *, kind: str) -> float:
+    """One legend of every label under the axes (line samples, or markers for a scatter).
+
+    Returns
+    -------
+    float
+        The share of the figure's height the legend takes (for ``tight_layout(rect=...)``).
+    """
+    from matplotlib.lines import Line2D
+
+    handles = []
+    for style in styles.values():
+        if kind == "scatter":
+            handles.append(Line2D([], [], ls="none", ms=6, color=style["color"], marker=style["marker"]))
+        else:
+            handles.append(Line2D([], [], lw=1.4, ms=4, **style))
+    longest = max((len(label) for label in styles), default=0)
+    ncol = max(1, min(len(handles), 4 if longest <= 18 else 2 if longest <= 40 else 1))
+    fig.legend(
+        handles, [plain_text(label) for label in styles], loc="lower center", ncol=ncol, fontsize=7, frameon=False
+    )
+    rows = -(-len(handles) // ncol)
+    return min(0.45, (0.2 + rows * 0.16) / fig.get_figheight())
+
+
+def merged_styles(
+    labels: Sequence[str], groups: Mapping[str, str] | None, styles: Mapping[str, Mapping[str, Any]] | None
+) -> dict[str, dict[str, Any]]:
+    """label -> style: the one *styles* gives, else :func:`curve_styles`'s of the *labels* by their *groups*."""
+    derived = curve_styles(labels, groups=groups)
+    return {label: dict((styles or {}).get(label) or derived[label]) for label in labels}
+
+
+def panels_figure(
+    panels: Mapping[tuple[str, str], Mapping[str, Any]],
+    *,
+    title: str,
+    groups: Mapping[str, str] | None,
+    styles: Mapping[str, Mapping[str, Any]] | None,
+    draw: Callable[[Axes, Mapping[str, Any], Mapping[str, Mapping[str, Any]]], None],
+    finish: Callable[[Axes, str], None],
+    kind: str,
+) -> Figure:
+    """Small multiples, rows calibrators and columns priors, sharing axes, styles and one legend below.
+
+    *draw* (axes, the panel's {label: data}, styles) draws each panel; *finish* (axes, panel
+    title) decorates it once every panel is drawn, so the shared limits are final; *kind* is
+    the legend's (``"line"`` or ``"scatter"``, :func:`legend_below`).
+    """
+    rows = list(dict.fromkeys(c for c, _ in panels))
+    cols = list(dict.fromkeys(p for _, p in panels))
+    labels = list(dict.fromkeys(label for data in panels.values() for label in data))
+    chosen = merged_styles(labels, groups, styles)
+    fig, axes = panel_grid(rows, cols)
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            draw(axes[i, j], panels.get((calibrator, prior), {}), chosen)
+    for i, calibrator in enumerate(rows):
+        for j, prior in enumerate(cols):
+            ax = axes[i, j]
+            finish(ax, panel_title(calibrator, prior))
+            ax.title.set_fontsize(8)
+            if i < len(rows) - 1:
+                ax.set_xlabel("")
+            if j > 0:
+                ax.set_ylabel("")
+    bottom = legend_below(fig, chosen, kind=kind)
+    fig.suptitle(plain_text(title), fontsize=10)
+    fig.tight_layout(rect=(0, bottom, 1, 1))
+    return fig

@@ -9,8 +9,11 @@ the one script, by hash.  :func:`write_report` writes it atomically; a command w
 ``--report DIR`` flag checks ``DIR/report.html`` with :func:`check_report_dir` before any
 work and writes it with ``write_report(..., make_folder=True)``.
 
-The tables and headline cards, their numbers formatted, come from
-:mod:`lidframe.report.tables`; the figures from :mod:`lidframe.report.figures`.
+The page is its sections (:data:`lidframe.report.sections.PAGE_SECTIONS`, each
+system's :data:`~lidframe.report.sections.SYSTEM_SECTIONS`): each section's module makes
+what it shows (its tables, numbers formatted, and its figures, drawn with
+:class:`lidframe.report.figures.FigureMaker`), or says why it does not apply, and its
+template (``templates/sections/<key>.html.j2``) puts that on the page.
 """
 
 from __future__ import annotations
@@ -23,38 +26,13 @@ import os
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-import attrs
 
 from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path, real_path
 from lidframe.errors import InputError
 from lidframe.report.model import Report
-from lidframe.report.sections import absent_sections, absent_system_sections
-from lidframe.report.tables import (
-    BIASED_LOW_NOTE,
-    NOT_COMPUTED,
-    Card,
-    Table,
-    attacker_tables,
-    calibrator_tables,
-    comparison_table,
-    dp_audit_table,
-    environment_table,
-    fit_notes,
-    headline_card,
-    ladder_table,
-    misattribution_table,
-    open_set_table,
-    per_speaker_table,
-    sensitivity_table,
-    settings_table,
-    utility_intervals_note,
-    utility_table,
-)
-
-if TYPE_CHECKING:
-    from lidframe.report.figures import FigureMaker
+from lidframe.report.sections import NOT_APPLICABLE_CLASS, PAGE_SECTIONS, SYSTEM_SECTIONS, Page, Shown
+from lidframe.report.sections.systems import SystemSection, system_sections
+from lidframe.report.tables import BIASED_LOW_NOTE, NOT_COMPUTED
 
 __all__ = [
     "render_html",
@@ -68,23 +46,6 @@ __all__ = [
 REPORT_FILE = "report.html"
 #: What rendering needs, and how to get it.
 _RENDER_HINT = "the HTML report needs jinja2 and matplotlib: pip install 'lidframe[report]'"
-
-
-# ------------------------------------------------------------------ page
-@attrs.frozen
-class SystemSection:
-    """The section of one system: links to its cards, its figures, sensitivity and per-speaker tables."""
-
-    anchor: str
-    name: str
-    cards: tuple[Card, ...]
-    figures: tuple[Any, ...]
-    sensitivity: tuple[tuple[Table, tuple[str, ...], tuple[Any, ...]], ...]
-    per_speaker: tuple[tuple[Table, tuple[Any, ...]], ...]
-
-
-def _anchor(prefix: str, index: int) -> str:
-    return f"{prefix}-{index}"
 
 
 def _asset(name: str) -> str:
@@ -143,53 +104,24 @@ def render_html(report: Report) -> str:
     from lidframe.report.plotting import pyplot
 
     pyplot()  # the clear error without matplotlib, before any work
-    maker = FigureMaker(report)
-    cards = [headline_card(s, k) for k, s in enumerate(report.systems, start=1)]
-    overview = maker.overview()
-    ladder_figures = maker.ladder()
-    utility_figures = maker.utility()
-    open_set_figures = maker.open_set()
-    dp_figures = maker.dp_audit()
-    sections = _system_sections(report, maker, cards)
-    comparison = comparison_table(report)
-    calibrators, without_fit = calibrator_tables(report)
-    biased_low = any(c.biased_low for c in cards) or any(
-        cell.biased_low
-        for table in [comparison, *(t for s in sections for t, _ in s.per_speaker)]
-        for row in table.rows
-        for cell in row
-    )
+    page = Page.of(report, FigureMaker(report))
+    # each section in page order, so that the figures are numbered (and their SVG ids made) in page order
+    before = [section.shown(page) for section in PAGE_SECTIONS if not section.after_systems]
+    systems = system_sections(page, SYSTEM_SECTIONS)
+    after = [section.shown(page) for section in PAGE_SECTIONS if section.after_systems]
     script = _asset("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
     template = environment.get_template("report.html.j2")
     return template.render(
         report=report,
         provenance=report.provenance,
-        cards=cards,
         counts=_counts(report),
-        biased_low=biased_low,
+        biased_low=_biased_low(page, [*before, *after], systems),
         biased_low_note=BIASED_LOW_NOTE,
-        comparison=comparison,
-        overview=overview,
-        ladder=ladder_table(report.ladder) if report.ladder is not None else None,
-        ladder_figures=ladder_figures,
-        utility=_utility_shown(report, utility_figures),
-        open_set_table=open_set_table(report),
-        misattribution_table=misattribution_table(report),
-        open_set_figures=open_set_figures,
-        open_set_auto=any(s.open_set is not None and s.open_set.outside_source == "auto" for s in report.systems),
-        dp_table=dp_audit_table(report.dp_audit) if report.dp_audit is not None else None,
-        dp_figures=dp_figures,
-        dp_reason=report.dp_audit.rows[0].get("bounds_reason") if report.dp_audit is not None else None,
-        sections=sections,
-        absent=absent_sections(report),
-        system_absent=absent_system_sections(report),
-        settings_table=settings_table(report),
-        fit_notes=fit_notes(report),
-        calibrator_tables=calibrators,
-        without_fit=without_fit,
-        environment=environment_table(report.provenance.environment),
-        attackers=attacker_tables(report.provenance.attackers),
+        before=before,
+        systems=systems,
+        after=after,
+        not_applicable=NOT_APPLICABLE_CLASS,
         stylesheet=_asset("report.css"),
         script=script,
         script_hash=script_hash,
@@ -197,25 +129,21 @@ def render_html(report: Report) -> str:
     )
 
 
-@attrs.frozen
-class UtilityShown:
-    """The section "Privacy and utility" of a page: its table, the brackets' note, the caller's note, the chart."""
+def _biased_low(page: Page, shown: list[Shown], systems: list[SystemSection]) -> bool:
+    """Whether the note under the headlines that LIDmax's interval is biased low is due.
 
-    table: Table
-    intervals: str
-    note: str | None
-    left_out: tuple[str, ...]
-    figures: tuple[Any, ...]
-
-
-def _utility_shown(report: Report, figures: list[Any]) -> UtilityShown | None:
-    """What the utility section shows; None without a utility (the section then says why)."""
-    table = utility_table(report)
-    if table is None:
-        return None
-    charted = {label for entry in report.utility for label in entry.labels}
-    left_out = tuple(dict.fromkeys((s.system or s.name) for s in report.systems if s.label not in charted))
-    return UtilityShown(table, utility_intervals_note(report.utility), report.utility_note, left_out, tuple(figures))
+    It is when a headline card, the comparison table or a per-speaker table shows an
+    interval of LIDmax.
+    """
+    comparison = next(s.content for s in shown if s.section.key == "comparison")
+    tables = [comparison.table]
+    for system in systems:
+        for sub in system.subsections:
+            if sub.section.key == "per-speaker":
+                tables += [item.table for item in sub.items]
+    return any(c.biased_low for c in page.cards) or any(
+        cell.biased_low for table in tables for row in table.rows for cell in row
+    )
 
 
 def _plural(n: int, word: str) -> str:
@@ -233,38 +161,6 @@ def _counts(report: Report) -> str:
     if rows == len(report.audited_systems()):
         return systems
     return f"{systems}, {_plural(rows, 'cell' if report.kind == 'grid' else 'row')}"
-
-
-def _system_sections(report: Report, maker: FigureMaker, cards: list[Card]) -> list[SystemSection]:
-    """One section per system name: its cards, figures, sensitivity and per-speaker tables.
-
-    The figures are drawn in page order (each cell's sensitivity and per-speaker figures,
-    then the system's LID figures), so that their numbers, and SVG ids, follow the page.
-    """
-    sections = []
-    for index, name in enumerate(report.system_names(), start=1):
-        cells = [s for s in report.systems if s.name == name]
-        sensitivity = []
-        per_speaker = []
-        for k, system in enumerate(cells, start=1):
-            if system.sensitivity is not None:
-                table, worst = sensitivity_table(system, f"sensitivity-{index}-{k}")
-                sensitivity.append((table, tuple(worst), tuple(maker.sensitivity(system))))
-            if system.per_speaker is not None:
-                per_speaker.append(
-                    (per_speaker_table(system, f"per-speaker-{index}-{k}"), tuple(maker.per_speaker(system)))
-                )
-        sections.append(
-            SystemSection(
-                anchor=_anchor("system", index),
-                name=name,
-                cards=tuple(cards[report.systems.index(s)] for s in cells),
-                figures=tuple(maker.system(name)),
-                sensitivity=tuple(sensitivity),
-                per_speaker=tuple(per_speaker),
-            )
-        )
-    return sections
 
 
 def check_report_dir(

@@ -183,7 +183,7 @@ def test_the_grid_report_page_has_the_open_set_section(mixed):
 def test_a_closed_only_store_reads_as_before(tmp_path):
     """What every grid wrote before the open set: summaries without open_set, four arrays per file."""
     from lidframe.report import report_from_grid
-    from lidframe.report.model import OpenSetHeadline
+    from lidframe.report.sections.open_set_model import OpenSetHeadline
 
     spec = make_spec(tmp_path / "spec", ["uniform"], calibrators=["logistic"])
     run_grid(spec, tmp_path / "out")

@@ -257,7 +257,7 @@ def test_the_ladder_figure_says_what_its_codes_mean():
     import lidframe
     from lidframe.data.simulate import simulate_system
     from lidframe.report import LadderEntry, ladder_from_results
-    from lidframe.report.analysis_figures import ladder_figure
+    from lidframe.report.sections.ladder import ladder_figure
 
     rows = [
         ("anon/enc/ignorant", "ignorant", "original"),

@@ -283,7 +283,7 @@ def test_the_section_has_one_figure_of_alid_per_rung(page):
 
 
 def test_the_figure_draws_each_alid_with_its_interval_and_the_ceiling(page, results):
-    from lidframe.report.analysis_figures import ladder_figure
+    from lidframe.report.sections.ladder import ladder_figure
 
     report, _, _ = page
     fig = ladder_figure(report.ladder)

@@ -143,7 +143,7 @@ def test_dp_audit_report_numbers_and_the_columns_it_leaves_out(rendered):
 
 # ------------------------------------------------------------------ the reading sentence
 def test_reading_sentence_on_a_hand_checked_example():
-    from lidframe.report.model import Headline, reading_sentence
+    from lidframe.report.headline import Headline, reading_sentence
 
     lid = np.arange(100) / 10.0  # 0.0, 0.1, ..., 9.9
     # h = 0.99 * 99 = 98.01: q99 = 9.8 + 0.01 * (9.9 - 9.8) = 9.801; only 9.9 lies above it
@@ -167,7 +167,7 @@ def test_reading_sentence_on_a_hand_checked_example():
 
 
 def test_reading_sentence_when_the_tail_discloses_nothing():
-    from lidframe.report.model import Headline, reading_sentence
+    from lidframe.report.headline import Headline, reading_sentence
 
     lid = np.array([-2.0, -1.0, -0.5, 0.0, 0.25])  # q99 = 0 + 0.96 * 0.25 = 0.24 > 0 ...
     assert reading_sentence(Headline.from_summary(_summary(lid)), lid, 3.0).startswith("20 % of trials (1 of 5)")
@@ -199,7 +199,7 @@ def share_text_by_hand(count: int, total: int) -> str:
 
 @given(st.lists(lid_grid_values, min_size=1, max_size=400), st.sampled_from([0.0, 0.0004, 0.5, 2.0]))
 def test_reading_sentence_counts_the_trials_above_the_99th_percentile(values, headroom):
-    from lidframe.report.model import Headline, reading_sentence
+    from lidframe.report.headline import Headline, reading_sentence
 
     lid = np.array(values, dtype=np.float64)
     q99 = hand_q99(lid)
@@ -230,7 +230,7 @@ def test_reading_sentence_counts_the_trials_above_the_99th_percentile(values, he
 
 @given(st.integers(0, 10_000), st.integers(1, 10_000))
 def test_share_text_has_two_significant_digits_below_ten_percent(count, total):
-    from lidframe.report.model import share_text
+    from lidframe.report.headline import share_text
 
     count = min(count, total)
     text = share_text(count / total)
@@ -251,7 +251,7 @@ def test_reading_in_the_page_is_computed_from_the_trials(rendered):
     assert math.isclose(q99, result.summary["lid_q99"], rel_tol=0, abs_tol=1e-12)
     above = int(np.count_nonzero(lid > q99))
     reading = cards_of(parse(page), "anon-weak")[0].find("p", **{"class": "reading"}).text()
-    from lidframe.report.model import share_text
+    from lidframe.report.headline import share_text
 
     want = f"{share_text(above / lid.size)} of trials ({above} of {lid.size}) disclose more than {q99:.2f} bits "
     assert reading.startswith(want)

@@ -26,8 +26,8 @@ import lidframe
 from lidframe.data.simulate import simulate_system
 from lidframe.errors import InputError
 from lidframe.report import LadderEntry, render_html, report_from_grid, report_from_results
-from lidframe.report.model import SystemUtility
 from lidframe.report.sections import NOT_APPLICABLE_CLASS
+from lidframe.report.sections.utility import SystemUtility
 from tests.bad_input.conftest import assert_refused
 from tests.report.conftest import CREATED, run_cli, utility_record
 from tests.report.formatting import fmt_count, fmt_percent
@@ -242,7 +242,7 @@ def two_systems():
 @settings(max_examples=40, deadline=None)
 @given(st.lists(utilities(), min_size=1, max_size=2))
 def test_the_table_prints_the_utility_records(two_systems, drawn):
-    from lidframe.report.tables import utility_table
+    from lidframe.report.sections.utility import utility_table
 
     names = ["plain", "anon"][: len(drawn)]
     given_records = {name: utility_record(**values) for name, values in zip(names, drawn)}
@@ -330,7 +330,7 @@ def test_a_utility_of_no_system_or_not_a_utility_is_refused():
 
 
 def test_a_grid_takes_a_utility_per_system_for_every_cell_of_it(grid_built):
-    from lidframe.report.figures import utility_points
+    from lidframe.report.sections.utility_chart import utility_points
 
     cells, out = grid_built.sources["cells"], grid_built.sources["out"]
     weak = [c for c in cells if c.to_dict()["system"] == "weak"]

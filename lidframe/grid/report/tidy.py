@@ -102,7 +102,7 @@ def _open_set_columns(open_set: Mapping[str, Any] | None) -> dict[str, Any]:
     """The :data:`OPEN_SET_COLUMNS` of one cell: from its summary's ``open_set``, or outside 0 (closed set)."""
     if not open_set:
         return {key: (0.0 if key == "outside" else None) for key in OPEN_SET_COLUMNS}
-    from lidframe.report.model import open_set_estimates
+    from lidframe.report.sections.open_set_model import open_set_estimates
 
     estimates = open_set_estimates(open_set)  # the groups' ALID, the rates
     return {key: estimates[key] if key in estimates else open_set.get(key) for key in OPEN_SET_COLUMNS}

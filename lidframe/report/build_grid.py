@@ -1,0 +1,301 @@
+"""The builder of a :class:`~lidframe.report.model.Report` from a grid's finished cells (``lidframe report GRID_DIR``).
+
+:func:`report_from_grid` reads the finished cells (the records
+:func:`lidframe.grid.report.load_results` returns) and each cell's per-trial file
+(checked: a damaged, truncated or stale file is one line naming it and what to do), and
+digests the store and every per-trial file it reads into the report's provenance.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from lidframe.data.fileio import StrPath
+from lidframe.data.npzfile import read_npz
+from lidframe.errors import InputError
+from lidframe.report.headline import Headline
+from lidframe.report.model import Report, ReportSystem
+from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
+from lidframe.report.sections.provenance_model import (
+    AttackerSettings,
+    InputFile,
+    SystemSettings,
+    input_files,
+    lidframe_versions,
+    make_provenance,
+)
+from lidframe.report.sections.utility import utility_of
+
+if TYPE_CHECKING:
+    from lidframe.utility import Utility
+
+__all__ = ["report_from_grid"]
+
+
+_GRID_KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
+
+
+def _scenario(cell: Mapping[str, Any]) -> str | None:
+    """A grid cell's scenario (the ``scenarios`` axis); None for none (stored ``-``, or no key)."""
+    scenario = cell.get("scenario")
+    return None if scenario in (None, "-") else str(scenario)
+
+
+def _cell_name(cell: Mapping[str, Any]) -> str:
+    parts = [str(cell[k]) for k in _GRID_KEYS]
+    scenario = _scenario(cell)
+    return "/".join(parts if scenario is None else [*parts[:3], scenario, *parts[3:]])
+
+
+def _grid_ceiling(lid: np.ndarray, posterior: np.ndarray | None, log2_n: float) -> float:
+    """max_i -log2 prior(true speaker) from a cell's per-trial file: LID_i - log2 p_i (= log2 N when uniform)."""
+    if posterior is None:
+        return log2_n
+    with np.errstate(divide="ignore", invalid="ignore"):
+        neg_log_prior = lid - np.log2(posterior)
+    finite = neg_log_prior[np.isfinite(neg_log_prior)]
+    if finite.size == 0:
+        return log2_n
+    ceiling = float(finite.max())
+    return log2_n if math.isclose(ceiling, log2_n, rel_tol=0.0, abs_tol=1e-9) else ceiling
+
+
+#: The arrays of a grid cell's per-trial file (``lidframe.grid.runner`` writes them);
+#: ``posterior_true`` is missing from the files of early lidframe versions, and only an
+#: open-set cell's file has ``outsider``, ``membership_bits`` and ``top_posterior``.
+_PER_TRIAL_KEYS = ("trial_ids", "trial_speakers", "lid")
+_PER_TRIAL_OPTIONAL = ("posterior_true", "outsider", "membership_bits", "top_posterior")
+
+
+def _per_trial_lid(
+    path: Path, cell: Mapping[str, Any], out: Path
+) -> tuple[np.ndarray, np.ndarray | None, OpenSetPerTrial | None]:
+    """LID (bits) and posterior of the true speaker per trial, from a cell's per-trial file.
+
+    Read through :func:`lidframe.data.npzfile.read_npz`, so a damaged, truncated or forged
+    file is one line naming it (and the cell, and what to do), before anything is allocated.
+
+    Returns
+    -------
+    lid : ndarray, shape (T,)
+        NaN for outsider trials in the closed set.
+    posterior : ndarray, shape (T,), or None
+        None in a file written before lidframe stored it.
+    open_trials : OpenSetPerTrial or None
+        An open-set cell's outsider flags and top enrolled posteriors; None otherwise.
+    """
+    try:
+        arrays = read_npz(
+            path,
+            _PER_TRIAL_KEYS,
+            _PER_TRIAL_OPTIONAL,
+            kinds=dict.fromkeys(("lid", *_PER_TRIAL_OPTIONAL), "numbers"),
+            what="per-trial LID file",
+        )
+    except InputError as exc:
+        problem = str(exc).removeprefix(f"{path}: ")
+        raise InputError(
+            f"{path}: the per-trial file of grid cell {_cell_name(cell)} is unreadable ({problem}); delete it and "
+            f"rerun lidframe grid on {out}, which recomputes the cell"
+        ) from None
+    lid = np.asarray(arrays["lid"], dtype=np.float64).ravel()
+    optional: dict[str, np.ndarray] = {}
+    for key in _PER_TRIAL_OPTIONAL:
+        if arrays.get(key) is None:
+            continue
+        optional[key] = np.asarray(arrays[key], dtype=np.float64).ravel()
+        if optional[key].shape != lid.shape:
+            raise InputError(
+                f"{path}: {key} has {optional[key].size} values but lid {lid.size} (grid cell "
+                f"{_cell_name(cell)}); delete the file and rerun lidframe grid on {out}"
+            )
+    if lid.size == 0 or np.isnan(lid).all():
+        raise InputError(
+            f"{path}: no closed-set trial with a LID (grid cell {_cell_name(cell)}); delete the file and rerun "
+            f"lidframe grid on {out}"
+        )
+    open_trials = None
+    if "outsider" in optional:
+        open_trials = OpenSetPerTrial(optional["outsider"] != 0, optional.get("top_posterior"))
+    return lid, optional.get("posterior_true"), open_trials
+
+
+def _grid_cells(cells: Sequence[Any], out: Path) -> list[Mapping[str, Any]]:
+    """Each finished cell as the store holds it (a record's ``to_dict()``, a mapping as it is), checked and sorted."""
+    rows = [cell.to_dict() if hasattr(cell, "to_dict") else cell for cell in cells]
+    if not rows:
+        raise InputError(f"{out}: the grid has no finished cells to report")
+    for row in rows:
+        missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in row]
+        if missing:
+            raise InputError(f"grid cell {row!r:.80}: not a finished cell record (no {', '.join(missing)})")
+    return sorted(
+        rows,
+        key=lambda c: (
+            *(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS),
+            _scenario(c) or "",
+        ),
+    )
+
+
+def _grid_system(
+    cell: Mapping[str, Any], out: Path, *, several_attackers: bool, several_seeds: bool
+) -> tuple[ReportSystem, SystemSettings, InputFile]:
+    """One finished grid cell's row of the report, its settings, and its per-trial file (digested)."""
+    summary = cell["summary"]
+    name = str(cell["system"])
+    if cell["mechanism"] not in (None, "-"):
+        name += f" [{cell['mechanism']}]"
+    if _scenario(cell) is not None:  # one system per scenario (the grid's scenarios axis)
+        name += f" ({_scenario(cell)})"
+    audited = name  # the system under audit: what "N systems" counts, whichever attacker scored it
+    if several_attackers:
+        name += f" / {cell['attacker']}"
+    label = f"{name} · {cell['calibrator']} · {cell['prior']}"
+    if several_seeds:
+        label += f" · seed {cell['seed']}"
+    path = out / str(cell["per_trial"])
+    if not path.is_file():
+        raise InputError(
+            f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
+        )
+    lid, posterior, open_trials = _per_trial_lid(path, cell, out)
+    with_lid = ~np.isnan(lid)  # the enrolled trials in the closed set, every trial in the open set
+    open_set = OpenSetHeadline.from_summary(summary)
+    stored_trials = summary.get("n_enrolled_trials")
+    if stored_trials is not None and open_set is not None:
+        stored_trials = int(stored_trials) + int(summary.get("n_outsider_trials") or 0)
+    if stored_trials is not None and int(stored_trials) != int(with_lid.sum()):
+        # the file and the stored summary come from different runs: no page mixes the two
+        raise InputError(
+            f"{path}: holds {int(with_lid.sum())} {'trials with a LID' if open_set else 'closed-set trials'} but grid "
+            f"cell {_cell_name(cell)} was summarised over {int(stored_trials)}; the file is stale: delete it and "
+            f"rerun lidframe grid on {out}"
+        )
+    headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
+    if open_trials is not None and not with_lid.all():
+        open_trials = None  # a closed-set file: its outsider trials have no LID to draw
+    system = ReportSystem(
+        label=label,
+        name=name,
+        calibrator=str(cell["calibrator"]),
+        prior=str(cell["prior"]),
+        headline=headline,
+        lid_bits=lid[with_lid],
+        lid_ceiling_bits=_grid_ceiling(
+            lid[with_lid], None if posterior is None else posterior[with_lid], headline.log2_n
+        ),
+        attacker=str(cell["attacker"]),
+        seed=int(cell["seed"]),
+        open_set=open_set,
+        open_trials=open_trials,
+        system=audited,
+    )
+    settings = SystemSettings.from_summary(label, summary, summary.get("calibrator_fit"))
+    return system, settings, InputFile.of(f"per-trial LID of {label}", path)
+
+
+def report_from_grid(
+    cells: Sequence[Any],
+    *,
+    out_dir: StrPath,
+    title: str | None = None,
+    inputs: Mapping[str, StrPath] | None = None,
+    settings: Mapping[str, Any] | None = None,
+    notes: Sequence[str] = (),
+    created: _dt.datetime | None = None,
+    command: str | None = None,
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
+) -> Report:
+    """A report of a grid's finished cells, one row per cell and one section per system.
+
+    Parameters
+    ----------
+    cells : sequence of FinishedCell or mapping
+        The finished cells as :func:`lidframe.grid.report.load_results` returns them
+        (:class:`lidframe.grid.records.FinishedCell` records), or mappings as their
+        ``to_dict()`` gives them: ``system, attacker, mechanism, calibrator, prior, seed,
+        summary`` and ``per_trial`` (its per-trial file, relative to *out_dir*).
+    out_dir : str or os.PathLike
+        The grid's output folder; its ``results.sqlite`` and every per-trial file read are
+        digested into the provenance.
+    title : str, optional
+        Default ``"lidframe grid report: <folder>"``.
+    inputs, settings, notes, created, command, utility_note
+        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec file).
+    utility : mapping of str to Utility, optional
+        A system of the grid (a cell's ``system``, as the spec names it) ->
+        :func:`lidframe.utility.utility` of its speech: every cell of that system (each
+        attacker, mechanism, scenario, calibrator, prior and seed) is a point of the
+        privacy-utility chart at its WER.
+
+    Returns
+    -------
+    Report
+        Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
+        system name is its system, with ``[mechanism]`` when it has one and ``/ attacker``
+        when the grid has several attackers; its label adds calibrator, prior and, with
+        several seeds, the seed.  Its provenance names each attacker of the cells (a
+        component spec, :meth:`~lidframe.report.sections.provenance_model.AttackerSettings.from_spec`:
+        its settings, and the digest of each file they name, such as a checkpoint, relative
+        to the working folder).
+
+    Raises
+    ------
+    InputError
+        No cells, a cell without its fields or whose per-trial file is missing, a utility
+        for a system that is not the grid's.
+    """
+    out = Path(out_dir)
+    rows = _grid_cells(cells, out)
+    report_systems, settings_rows, files = _grid_rows(rows, out)
+    utility_rows, note = utility_of(
+        utility,
+        utility_note,
+        [(system.label, str(row["system"])) for system, row in zip(report_systems, rows)],
+        where="the grid's systems",
+    )
+    specs = dict.fromkeys(str(c["attacker"]) for c in rows if c["attacker"] not in (None, "-"))
+    provenance = make_provenance(
+        lidframe_version=lidframe_versions([c["summary"] for c in rows]),
+        created=created,
+        systems=settings_rows,
+        inputs=files + input_files(inputs),
+        settings=settings,
+        command=command,
+        attackers=[AttackerSettings.from_spec(spec) for spec in specs],
+    )
+    return Report(
+        title=title or f"lidframe grid report: {out}",
+        kind="grid",
+        systems=report_systems,
+        provenance=provenance,
+        notes=notes,
+        utility=utility_rows,
+        utility_note=note,
+    )
+
+
+def _grid_rows(
+    rows: Sequence[Mapping[str, Any]], out: Path
+) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
+    """Each finished cell's row of the report and its settings; the files read (the store, each per-trial file)."""
+    several = {
+        "several_attackers": len({c["attacker"] for c in rows}) > 1,
+        "several_seeds": len({c["seed"] for c in rows}) > 1,
+    }
+    files = [InputFile.of("grid store", out / "results.sqlite")] if (out / "results.sqlite").is_file() else []
+    report_systems, settings_rows = [], []
+    for row in rows:
+        system, system_settings, per_trial = _grid_system(row, out, **several)
+        report_systems.append(system)
+        settings_rows.append(system_settings)
+        files.append(per_trial)
+    return report_systems, settings_rows, files

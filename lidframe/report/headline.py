@@ -1,0 +1,236 @@
+"""The numbers every section of a report reads: a system's :class:`Headline` and its reading sentence.
+
+:class:`Headline` holds what a reader looks at first, read from a
+:class:`~lidframe.core.evaluation.Result`'s summary (or its JSON form), with the
+:class:`Interval` of each metric that has one; :func:`reading_sentence` says in one
+sentence what the LID tail means, computed from the per-trial LIDs.  The page model
+(:mod:`lidframe.report.model`) and every section (:mod:`lidframe.report.sections`) read
+these records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from lidframe.errors import InputError
+
+__all__ = [
+    "INTERVAL_KEYS",
+    "Interval",
+    "Headline",
+    "reading_sentence",
+    "NEAR_CEILING_BITS",
+    "share_text",
+    "float_or_nan",
+    "int_or_none",
+]
+
+
+#: Headline metrics that carry a bootstrap interval when the summary has one (``summary["intervals"]``).
+INTERVAL_KEYS = ("alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max", "eer", "cllr")
+
+
+def float_or_nan(value: Any) -> float:
+    """A summary value as a float: None (JSON's NaN) and missing values become NaN."""
+    return float("nan") if value is None else float(value)
+
+
+def int_or_none(value: Any) -> int | None:
+    """A summary value as an int, or None."""
+    return None if value is None else int(value)
+
+
+@attrs.frozen
+class Interval:
+    """A confidence interval [low, high] of one metric (same unit as the metric)."""
+
+    low: float
+    high: float
+
+
+@attrs.frozen
+class Headline:
+    """The numbers a reader looks at first, for one system (bits unless said otherwise).
+
+    Attributes
+    ----------
+    n_enrolled : int
+        N, the enrolled speakers the attacker searches.
+    log2_n : float
+        log2 N, the most a trial can disclose under a uniform prior.
+    n_enrolled_trials : int or None
+        Eval trials whose speaker is enrolled (with a LID); None when the source does not say.
+    n_outsider_trials : int or None
+        Eval trials whose speaker is not enrolled (no LID).
+    alid, lid_pos, lid_neg, lid_q99, lid_max : float
+        ALID, LID+, LID-, the 99th percentile and the maximum of per-trial LID.
+    pdr : float
+        Share of trials with LID > 0 (a fraction); NaN when not computed.
+    eer : float
+        Pairwise equal error rate on the ROC convex hull (a fraction); NaN when not computed.
+    cllr : float
+        Binary Cllr (bits); NaN when not computed.
+    rank1_rate : float
+        Share of trials whose true speaker has the top score; NaN when not computed.
+    intervals : dict
+        metric -> :class:`Interval`, for the metrics of :data:`INTERVAL_KEYS` the source has intervals for.
+    interval_level : float or None
+        Their confidence level (0.95), None without intervals.
+    interval_unit : {"speaker", "trial"} or None
+        What their bootstrap resampled, where the source says; None without intervals.
+    min_cllr : float
+        Binary Cllr after PAV, the discrimination part of Cllr (bits); NaN when not computed.
+    dsys : float
+        Linkability D_sys of the pairs, in [0, 1]; NaN when not computed.
+    min_dcf, act_dcf : float
+        The normalised detection cost at its best threshold and at the Bayes threshold of
+        the LLRs (the binary view's operating point); NaN when not computed (a summary
+        without them reads as not computed).
+    """
+
+    n_enrolled: int
+    log2_n: float
+    n_enrolled_trials: int | None
+    n_outsider_trials: int | None
+    alid: float
+    pdr: float
+    lid_pos: float
+    lid_neg: float
+    lid_q99: float
+    lid_max: float
+    eer: float
+    cllr: float
+    rank1_rate: float
+    intervals: dict[str, Interval] = attrs.field(factory=dict)
+    interval_level: float | None = None
+    interval_unit: str | None = None
+    min_cllr: float = math.nan
+    dsys: float = math.nan
+    min_dcf: float = math.nan
+    act_dcf: float = math.nan
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any], *, where: str = "summary") -> Headline:
+        """The headline of a :class:`~lidframe.core.evaluation.Result` summary (or its JSON form).
+
+        Parameters
+        ----------
+        summary : mapping
+            ``Result.summary`` or ``Result.to_dict()`` (NaN written as None); needs at least
+            ``n_enrolled`` and ``alid``.
+        where : str
+            Names the summary in an error message (a system, a grid cell).
+
+        Raises
+        ------
+        InputError
+            A required key is missing.
+        """
+        missing = [k for k in ("n_enrolled", "alid", "lid_q99", "lid_max") if k not in summary]
+        if missing:
+            raise InputError(f"{where}: not a lidframe evaluate summary (no {', '.join(missing)})")
+        n_enrolled = int(summary["n_enrolled"])
+        intervals = {}
+        for key, bounds in (summary.get("intervals") or {}).items():
+            if key in INTERVAL_KEYS and bounds is not None:
+                intervals[key] = Interval(float_or_nan(bounds[0]), float_or_nan(bounds[1]))
+        settings = summary.get("bootstrap") or {}
+        return cls(
+            n_enrolled=n_enrolled,
+            log2_n=float_or_nan(summary.get("log2_n", math.log2(n_enrolled))),
+            n_enrolled_trials=int_or_none(summary.get("n_enrolled_trials")),
+            n_outsider_trials=int_or_none(summary.get("n_outsider_trials")),
+            alid=float_or_nan(summary["alid"]),
+            pdr=float_or_nan(summary.get("pdr")),
+            lid_pos=float_or_nan(summary.get("lid_pos")),
+            lid_neg=float_or_nan(summary.get("lid_neg")),
+            lid_q99=float_or_nan(summary["lid_q99"]),
+            lid_max=float_or_nan(summary["lid_max"]),
+            eer=float_or_nan(summary.get("eer")),
+            cllr=float_or_nan(summary.get("cllr")),
+            rank1_rate=float_or_nan(summary.get("rank1_rate")),
+            intervals=intervals,
+            interval_level=float_or_nan(settings["level"]) if intervals and "level" in settings else None,
+            interval_unit=str(settings["unit"]) if intervals and settings.get("unit") else None,
+            min_cllr=float_or_nan(summary.get("min_cllr")),
+            dsys=float_or_nan(summary.get("dsys")),
+            min_dcf=float_or_nan(summary.get("min_dcf")),
+            act_dcf=float_or_nan(summary.get("act_dcf")),
+        )
+
+
+def share_text(fraction: float) -> str:
+    """A share as a percentage with two significant digits below 10 % (``'1 %'``, ``'0.17 %'``, ``'84 %'``)."""
+    percent = 100.0 * fraction
+    if percent == 0 or percent >= 10:
+        return f"{percent:.0f} %"
+    return f"{float(f'{percent:.2g}'):g} %"
+
+
+#: Bits closer than this to the ceiling are read as reaching it ("within 0.001 bit of the possible ...").
+NEAR_CEILING_BITS = 0.001
+
+
+def _bits_of_ceiling(value: float, ceiling: float, ceiling_name: str) -> str:
+    """``'4.67 bits of a possible 4.86'``, with 3 decimals where 2 would print both alike, or
+    ``'at the possible maximum, 4.86 bits'`` when *value* practically reaches *ceiling*."""
+    if ceiling - value < NEAR_CEILING_BITS:
+        return f"at the {ceiling_name} maximum, {ceiling:.2f} bits"
+    d = 2 if f"{value:.2f}" != f"{ceiling:.2f}" else 3
+    return f"{value:.{d}f} bits of a {ceiling_name} {ceiling:.{d}f}"
+
+
+def reading_sentence(
+    headline: Headline, lid_bits: np.ndarray | None, ceiling_bits: float, *, ceiling_name: str = "possible"
+) -> str:
+    """The one-sentence reading of a system's LID tail, computed from its numbers.
+
+    With the per-trial LIDs: ``"1 % of trials (6 of 580) disclose more than 4.67 bits of
+    a possible 4.86."``, where 4.67 is the 99th percentile of LID (``lid_q99``), the
+    share counts the trials strictly above it, and 4.86 is the ceiling (log2 N under a
+    uniform prior).  Bits are printed with 2 decimals (3 where the value and the ceiling
+    would print alike).  A 99th percentile less than :data:`NEAR_CEILING_BITS` below the
+    ceiling is not "exceeded": the sentence counts the trials within that of the
+    ceiling instead (``"1.2 % of trials (7 of 580) disclose within 0.001 bit of the
+    possible 4.86 bits: ..."``).  When the 99th percentile is not positive, the sentence
+    counts the trials that disclose anything (LID > 0) and gives the largest disclosure
+    instead (``"0 % of trials (0 of 60) disclose anything ..."``).  Without per-trial
+    LIDs (a DP audit keeps only aggregates) it states the 99th percentile itself.
+
+    Parameters
+    ----------
+    headline : Headline
+    lid_bits : ndarray, shape (T,), or None
+        LID of the closed-set trials (bits).
+    ceiling_bits : float
+        The most a trial could disclose: max over trials of -log2 prior(true speaker).
+    ceiling_name : str
+        Word before the ceiling (``"possible"``).
+    """
+    q99 = headline.lid_q99
+    if lid_bits is None:
+        return f"The 99th percentile of LID is {_bits_of_ceiling(q99, ceiling_bits, ceiling_name)}."
+    lid = np.asarray(lid_bits, dtype=np.float64)
+    total = lid.size
+    if q99 > 0 and ceiling_bits - q99 < NEAR_CEILING_BITS:
+        near = int(np.count_nonzero(lid > ceiling_bits - NEAR_CEILING_BITS))
+        return (
+            f"{share_text(near / total)} of trials ({near} of {total}) disclose within {NEAR_CEILING_BITS:g} bit "
+            f"of the {ceiling_name} {ceiling_bits:.2f} bits: the attacker is practically certain of their speaker."
+        )
+    if q99 > 0:
+        above = int(np.count_nonzero(lid > q99))
+        return (
+            f"{share_text(above / total)} of trials ({above} of {total}) disclose more than "
+            f"{_bits_of_ceiling(q99, ceiling_bits, ceiling_name)}."
+        )
+    positive = int(np.count_nonzero(lid > 0))
+    return (
+        f"{share_text(positive / total)} of trials ({positive} of {total}) disclose anything (LID > 0); "
+        f"the largest disclosure is {_bits_of_ceiling(headline.lid_max, ceiling_bits, ceiling_name)}."
+    )

@@ -1,0 +1,195 @@
+"""The page's section "Comparison": every system (cell) with its headline metrics, and the overview figures.
+
+Its record is each system's :class:`~lidframe.report.headline.Headline`: the table
+(:func:`comparison_table`, one column per metric of :data:`METRIC_COLUMNS` computed for
+any system) and the overview figures (:func:`overview_figures`: the LID CCDFs of every
+system, and EER against ALID and LIDmax), which a grid's report also writes as PNG files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from lidframe.report.lid_figures import eer_alid_figure, eer_alid_panels_figure, lid_ccdf_figure, lid_ccdf_panels_figure
+from lidframe.report.tables import (
+    _BIASED_LOW,
+    Column,
+    Table,
+    bits,
+    count,
+    decimal3,
+    is_missing,
+    number_cell,
+    percent,
+    text_cell,
+)
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from lidframe.report.figures import FigureMaker, InlineFigure
+    from lidframe.report.model import Report
+    from lidframe.report.sections import Page
+
+__all__ = ["METRIC_COLUMNS", "comparison_table", "overview_figures", "ComparisonSection", "show"]
+
+
+#: (key, title, formatter, tooltip) of the comparison table's metric columns, in order.
+METRIC_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = (
+    ("n_enrolled", "N", count, "enrolled speakers the attacker searches"),
+    ("log2_n", "log2 N", bits, "the most a trial can disclose under a uniform prior (bits)"),
+    ("n_enrolled_trials", "trials", count, "eval trials whose speaker is enrolled (with a LID)"),
+    ("alid", "ALID", bits, "average LID (bits)"),
+    ("pdr", "PDR", percent, "share of trials with LID > 0"),
+    ("lid_pos", "LID+", bits, "mean LID of the trials with LID > 0 (bits)"),
+    ("lid_neg", "LID−", bits, "mean LID of the trials with LID ≤ 0 (bits)"),
+    ("lid_q99", "LID q99", bits, "99th percentile of LID (bits)"),
+    ("lid_max", "LIDmax", bits, "largest LID of any trial (bits)"),
+    ("eer", "EER", percent, "pairwise equal error rate, ROC convex hull"),
+    ("cllr", "Cllr", bits, "binary log-likelihood-ratio cost (bits)"),
+    ("min_cllr", "minCllr", bits, "Cllr after PAV: the discrimination part of Cllr (bits)"),
+    ("dsys", "D_sys", decimal3, "linkability D_sys of the pairs, 0 (none) to 1 (full)"),
+    ("min_dcf", "minDCF", decimal3, "normalised detection cost at its best threshold"),
+    ("act_dcf", "actDCF", decimal3, "normalised detection cost at the LLRs' Bayes threshold"),
+    ("rank1_rate", "rank-1", percent, "share of trials whose true speaker scores highest"),
+)
+
+
+def comparison_table(report: Report) -> Table:
+    """Every cell with its headline metrics; a metric not computed for any cell is named in the caption instead."""
+    grid = report.kind == "grid"
+    seeds = grid and len({s.seed for s in report.systems}) > 1
+    columns = [Column("system", False)]
+    if grid:
+        columns += [Column("attacker", False)]
+    columns += [Column("calibrator", False), Column("prior", False)]
+    if seeds:
+        columns.append(Column("seed", True))
+    metrics = [m for m in METRIC_COLUMNS if any(not is_missing(getattr(s.headline, m[0])) for s in report.systems)]
+    columns += [Column(title, True, tip) for _, title, _, tip in metrics]
+    rows = []
+    for s in report.systems:
+        cells = [text_cell(s.name if grid else s.label)]
+        if grid:
+            cells.append(text_cell(s.attacker))
+        cells += [text_cell(s.calibrator), text_cell(s.prior)]
+        if seeds:
+            cells.append(text_cell(s.seed))
+        cells += [
+            number_cell(getattr(s.headline, key), fmt, s.headline.intervals.get(key), biased_low=key in _BIASED_LOW)
+            for key, _, fmt, _ in metrics
+        ]
+        rows.append(tuple(cells))
+    caption = "Every system, with its confidence intervals where computed"
+    left_out = [title for key, title, _, _ in METRIC_COLUMNS if all(m[0] != key for m in metrics)]
+    if left_out:
+        caption += f"; not computed for any, so not shown: {', '.join(left_out)}"
+    return Table("comparison-table", caption, tuple(columns), tuple(rows))
+
+
+def _combos(systems) -> list[tuple[str, str]]:
+    return list(dict.fromkeys((s.calibrator, s.prior) for s in systems))
+
+
+def overview_figures(maker: FigureMaker) -> list[tuple[str, Figure, str]]:
+    """The comparison figures as matplotlib Figures: ``(name, figure, caption)`` each.
+
+    ``"lid_ccdf"``: LID CCDFs of every system; ``"eer_vs_lid"``: EER against ALID and
+    LIDmax, the systems named in a legend.  In a grid with several calibrator x prior
+    combinations both are small multiples, one panel per combination (titled with
+    it); otherwise one panel whose title names the calibrator and the prior.  The
+    grid's report writes them as ``lid_ccdf.png`` and ``eer_vs_lid.png``, the page
+    inlines them (:func:`show`).
+    """
+    systems = [s for s in maker.report.systems if s.lid_bits is not None]
+    figures: list[tuple[str, Figure, str]] = []
+    combos = _combos(maker.report.systems)
+    grid = maker.report.kind == "grid" and len(combos) > 1
+    if systems:
+        if grid:
+            panels: dict[tuple[str, str], dict[str, Any]] = {c: {} for c in _combos(systems)}
+            for s in systems:
+                # several seeds of a cell differ in their intervals only: the first one's curve
+                panels[(s.calibrator, s.prior)].setdefault(s.name, s.lid_bits)
+            fig = lid_ccdf_panels_figure(
+                panels,
+                title="Share of trials with LID > x, per calibrator (rows) and prior (columns)",
+                log2_n=maker.log2_n(systems),
+                styles=maker.system_styles,
+            )
+            caption = (
+                "LID CCDF per system, one panel per calibrator × prior "
+                f"({len(combos)} combinations: {'; '.join(f'calibrator {c}, prior {p}' for c, p in combos)})."
+            )
+        else:
+            curves, styles = _one_panel(maker, systems, lambda s: s.lid_bits)
+            fig = lid_ccdf_figure(
+                curves,
+                title=f"Share of trials with LID > x ({maker.setting(systems)})",
+                log2_n=maker.log2_n(systems),
+                styles=styles,
+            )
+            caption = f"LID CCDF per system ({maker.setting(systems)}); log-scale share of trials."
+        figures.append(("lid_ccdf", fig, caption))
+    scatter = [s for s in maker.report.systems if s.headline.eer == s.headline.eer]
+    if scatter and maker.report.kind != "dp-audit":
+        if grid:
+            points: dict[tuple[str, str], dict[str, tuple[float, float, float]]] = {c: {} for c in combos}
+            for s in scatter:
+                points[(s.calibrator, s.prior)].setdefault(
+                    s.name, (s.headline.eer, s.headline.alid, s.headline.lid_max)
+                )
+            fig = eer_alid_panels_figure(
+                points,
+                title="EER against ALID (filled) and LIDmax (hollow), per calibrator and prior",
+                log2_n=maker.log2_n(scatter),
+                styles=maker.system_styles,
+            )
+            caption = "EER against ALID and LIDmax per system, one panel per calibrator × prior."
+        else:
+            points_of, styles = _one_panel(
+                maker, scatter, lambda s: (s.headline.eer, s.headline.alid, s.headline.lid_max)
+            )
+            fig = eer_alid_figure(
+                points_of,
+                title=f"EER against LID ({maker.setting(scatter)})",
+                log2_n=maker.log2_n(scatter),
+                styles=styles,
+            )
+            caption = f"EER against ALID (filled) and LIDmax (hollow) per system ({maker.setting(scatter)})."
+        figures.append(("eer_vs_lid", fig, caption))
+    return figures
+
+
+def _one_panel(maker: FigureMaker, systems, value) -> tuple[dict[str, Any], dict[str, dict[str, Any]]]:
+    """label -> value and label -> style of a single-panel overview figure.
+
+    A grid's cells are named by their system (the title names their one calibrator and
+    prior; several seeds of a cell differ in their intervals only: the first one is
+    drawn); other reports' systems by their labels.
+    """
+    by_name = maker.report.kind == "grid"
+    values: dict[str, Any] = {}
+    styles: dict[str, dict[str, Any]] = {}
+    for s in systems:
+        key = s.name if by_name else s.label
+        values.setdefault(key, value(s))
+        styles.setdefault(key, maker.system_styles[s.name] if by_name else maker.styles[s.label])
+    return values, styles
+
+
+@attrs.frozen
+class ComparisonSection:
+    """What the section shows: the table and the overview figures."""
+
+    table: Table
+    figures: tuple[InlineFigure, ...]
+
+
+def show(page: Page) -> ComparisonSection:
+    """The section of *page*."""
+    figures = tuple(page.maker.inline(fig, caption) for _, fig, caption in overview_figures(page.maker))
+    return ComparisonSection(comparison_table(page.report), figures)

@@ -1,0 +1,194 @@
+"""The page's section "Headlines": one card per system (cell) with its numbers, reading and worst case.
+
+Its record is each system's :class:`~lidframe.report.headline.Headline` (and, with a
+sensitivity record, its :class:`~lidframe.report.sections.sensitivity.WorstCase`): the
+card (:func:`headline_card`: the numbers of :data:`CARD_ITEMS` with their intervals,
+the reading sentence, what the brackets are).  The cards are made once per page
+(:class:`~lidframe.report.sections.Page`): each system's section links to its own.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from lidframe.report.sections.sensitivity import WORST_CASE_METRICS
+from lidframe.report.tables import _BIASED_LOW, bits, count, interval_text, percent, sort_key
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from lidframe.report.headline import Headline
+    from lidframe.report.model import ReportSystem
+    from lidframe.report.sections import Page
+    from lidframe.report.sections.sensitivity import WorstCase
+
+__all__ = [
+    "HeadlineItem",
+    "WorstItem",
+    "Card",
+    "CARD_ITEMS",
+    "interval_note",
+    "headline_card",
+    "HeadlinesSection",
+    "show",
+]
+
+
+@attrs.frozen
+class HeadlineItem:
+    """One number of a headline card: its interval, and whether that is biased low (LIDmax)."""
+
+    title: str
+    text: str
+    interval: str
+    sort: str
+    biased_low: bool = False
+
+
+@attrs.frozen
+class WorstItem:
+    """One number of a card's worst case: the value and the calibrator and prior that reach it."""
+
+    metric: str
+    title: str
+    text: str
+    sort: str
+    calibrator: str
+    prior: str
+
+
+@attrs.frozen
+class Card:
+    """The headline card of one system (cell).
+
+    Attributes
+    ----------
+    interval_level : str
+        What its brackets are (``"95 % speaker-bootstrap intervals in brackets"``), or why
+        there are none.
+    worst_case : tuple of WorstItem
+        The attacker's worst case over the calibrators and priors of its sensitivity
+        analysis; empty without one.
+    worst_case_over : str
+        What the worst case ranges over (``"3 calibrators × 2 priors"``).
+    """
+
+    anchor: str
+    label: str
+    name: str
+    calibrator: str
+    prior: str
+    items: tuple[HeadlineItem, ...]
+    reading: str
+    interval_level: str
+    worst_case: tuple[WorstItem, ...] = ()
+    worst_case_over: str = ""
+
+    @property
+    def biased_low(self) -> bool:
+        """Whether it shows an interval of LIDmax (and so the note that it is biased low)."""
+        return any(item.biased_low for item in self.items)
+
+
+#: (key, title, formatter) of a headline card.
+CARD_ITEMS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
+    ("n_enrolled", "N", count),
+    ("log2_n", "log2 N (bits)", bits),
+    ("alid", "ALID (bits)", bits),
+    ("lid_max", "LIDmax (bits)", bits),
+    ("lid_q99", "LID q99 (bits)", bits),
+    ("eer", "EER", percent),
+    ("pdr", "PDR", percent),
+)
+
+
+def interval_note(system: ReportSystem) -> str:
+    """What a card's brackets are: ``"95 % speaker-bootstrap intervals in brackets"``, or why there are none.
+
+    The resampling unit is named when the source records it (an ``evaluate`` summary's
+    bootstrap settings); without intervals, the reason the run gave
+    (:attr:`ReportSystem.no_intervals`), else ``"no intervals computed"``.
+    """
+    h: Headline = system.headline
+    if not h.intervals:
+        return f"no intervals: {system.no_intervals}" if system.no_intervals else "no intervals computed"
+    unit = "" if h.interval_unit is None else f"{h.interval_unit}-bootstrap "
+    level = "" if h.interval_level is None else f"{100 * h.interval_level:g} % "
+    return f"{level}{unit}intervals in brackets"
+
+
+def _worst_items(worst: WorstCase | None) -> tuple[WorstItem, ...]:
+    if worst is None:
+        return ()
+    items = []
+    for key, title, unit in WORST_CASE_METRICS:
+        entry = worst.entry(key)
+        if entry is None or entry.calibrator is None:
+            continue
+        fmt = percent if unit == "share" else bits
+        shown_title = f"{title} (bits)" if unit == "bits" else title
+        items.append(
+            WorstItem(key, shown_title, fmt(entry.value), sort_key(entry.value), entry.calibrator, entry.prior or "")
+        )
+    return tuple(items)
+
+
+def _worst_over(worst: WorstCase | None) -> str:
+    if worst is None:
+        return ""
+    n_cal, n_prior = len(worst.calibrators), len(worst.priors)
+    calibrators = f"{n_cal} calibrator{'s' if n_cal != 1 else ''}"
+    if n_prior <= 1:
+        return f"{calibrators}, prior {worst.priors[0]}" if worst.priors else calibrators
+    return f"{calibrators} × {n_prior} priors"
+
+
+def headline_card(system: ReportSystem, index: int) -> Card:
+    """The headline card of *system*: its numbers (:data:`CARD_ITEMS`) with their intervals, and its worst case.
+
+    Parameters
+    ----------
+    system : ReportSystem
+    index : int
+        1-based position of the system in the report (the card's anchor ``card-<index>``).
+
+    Returns
+    -------
+    Card
+        LIDmax's interval marked biased low; with a sensitivity record, the attacker's
+        worst case over its calibrators and priors (:attr:`ReportSystem.worst_case`).
+    """
+    h: Headline = system.headline
+    items = []
+    for key, title, fmt in CARD_ITEMS:
+        interval = interval_text(h.intervals.get(key), fmt)
+        value = getattr(h, key)
+        items.append(HeadlineItem(title, fmt(value), interval, sort_key(value), key in _BIASED_LOW and bool(interval)))
+    worst = system.worst_case
+    return Card(
+        f"card-{index}",
+        system.label,
+        system.name,
+        system.calibrator,
+        system.prior,
+        tuple(items),
+        system.reading,
+        interval_note(system),
+        _worst_items(worst),
+        _worst_over(worst),
+    )
+
+
+@attrs.frozen
+class HeadlinesSection:
+    """What the section shows: the cards, and whether any has a worst case (the note on it)."""
+
+    cards: tuple[Card, ...]
+    worst_case: bool
+
+
+def show(page: Page) -> HeadlinesSection:
+    """The section of *page*: its cards."""
+    return HeadlinesSection(page.cards, any(card.worst_case for card in page.cards))

@@ -1,0 +1,195 @@
+"""The open set's records: what an open-set evaluation adds to a system's numbers.
+
+In the open set (the prior's ``outside`` > 0, :mod:`lidframe.core.openset`) the attacker
+also weighs "nobody enrolled": :class:`OpenSetHeadline` holds the summary's
+``open_set`` (the groups of trials, :class:`LIDGroup` each, and the misattribution
+rates), :class:`OpenSetPerTrial` the per-trial arrays its figure draws.  The open-set
+section of the page (:mod:`lidframe.report.sections.open_set`) shows them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from lidframe.report.headline import Interval, float_or_nan
+
+__all__ = ["OPEN_SET_GROUPS", "open_set_estimates", "LIDGroup", "OpenSetHeadline", "OpenSetPerTrial"]
+
+
+#: (group, its key in the summary's ``open_set``, the interval of its ALID) of :class:`OpenSetHeadline`, in order.
+OPEN_SET_GROUPS = (
+    ("enrolled", "enrolled", "alid_enrolled"),
+    ("outsider", "outsider", "alid_outsider"),
+    ("membership of enrolled", "membership_enrolled", "membership_enrolled"),
+)
+
+
+def open_set_estimates(open_set: Mapping[str, Any]) -> dict[str, float]:
+    """The estimate of each open-set metric with a bootstrap interval, from a summary's ``open_set``.
+
+    Parameters
+    ----------
+    open_set : mapping
+        ``summary["open_set"]`` (:meth:`lidframe.core.summary.OpenSetView.to_dict`, or its
+        JSON form).
+
+    Returns
+    -------
+    dict
+        The keys of :data:`lidframe.core.summary.OPEN_SET_INTERVALS` -> value (bits, or a
+        share of outsider trials; NaN when the group is empty): ``alid_enrolled``,
+        ``alid_outsider``, ``membership_enrolled`` (the groups' ALID),
+        ``misattribution_rate`` and ``misattribution_rate_at_threshold``.
+    """
+    estimates = {}
+    for _, key, interval_key in OPEN_SET_GROUPS:
+        group = open_set.get(key) or {}
+        estimates[interval_key] = float_or_nan(group.get("alid"))
+    for key in ("misattribution_rate", "misattribution_rate_at_threshold"):
+        estimates[key] = float_or_nan(open_set.get(key))
+    return estimates
+
+
+@attrs.frozen
+class LIDGroup:
+    """The LID aggregates of one group of trials (a row of the page's open-set table).
+
+    Attributes
+    ----------
+    name : str
+        ``"all trials"``, ``"enrolled"``, ``"outsider"`` or ``"membership of enrolled"``.
+    n_trials : int
+        Trials in the group.
+    alid, pdr, lid_pos, lid_neg, lid_max : float
+        Mean, share > 0, mean over > 0, mean over <= 0 and maximum of the group's LID
+        (bits; PDR a fraction; NaN where a side is empty).
+    interval : Interval or None
+        Bootstrap interval of ``alid``, None without one.
+    """
+
+    name: str
+    n_trials: int
+    alid: float
+    pdr: float
+    lid_pos: float
+    lid_neg: float
+    lid_max: float
+    interval: Interval | None = None
+
+    @classmethod
+    def of(cls, name: str, values: Mapping[str, Any], n_trials: int, interval: Interval | None) -> LIDGroup:
+        """The group *name* from a mapping with ``alid, pdr, lid_pos, lid_neg, lid_max`` (NaN as None)."""
+        return cls(
+            name=name,
+            n_trials=int(n_trials),
+            alid=float_or_nan(values.get("alid")),
+            pdr=float_or_nan(values.get("pdr")),
+            lid_pos=float_or_nan(values.get("lid_pos")),
+            lid_neg=float_or_nan(values.get("lid_neg")),
+            lid_max=float_or_nan(values.get("lid_max")),
+            interval=interval,
+        )
+
+
+@attrs.frozen
+class OpenSetHeadline:
+    """What an open-set evaluation adds to a system's numbers (``summary["open_set"]``).
+
+    Attributes
+    ----------
+    outside : float
+        π_∅, the attacker's prior mass of "nobody enrolled".
+    outside_source : {"given", "auto"}
+        ``"auto"``: the dev set's share of outsider trials (the attacker's belief).
+    groups : tuple of LIDGroup
+        ``all trials`` (the summary's top-level aggregates), ``enrolled`` (identification
+        disclosure), ``outsider`` (membership disclosure; absent without outsider trials)
+        and ``membership of enrolled`` (log2 p(enrolled | s) / (1 - π_∅) of the enrolled trials).
+    n_outsider_trials : int
+    misattribution_rate : float
+        Share of outsider trials whose top enrolled posterior exceeds 0.5 (NaN without
+        outsider trials).
+    misattribution_threshold : float
+    misattribution_rate_at_threshold : float
+        Share of outsider trials whose top enrolled posterior exceeds the threshold.
+    intervals : dict
+        metric -> :class:`Interval` for ``misattribution_rate`` and
+        ``misattribution_rate_at_threshold`` where the summary has them (the groups carry
+        their ALID's).
+    """
+
+    outside: float
+    outside_source: str
+    groups: tuple[LIDGroup, ...]
+    n_outsider_trials: int
+    misattribution_rate: float
+    misattribution_threshold: float
+    misattribution_rate_at_threshold: float
+    intervals: dict[str, Interval] = attrs.field(factory=dict)
+
+    def group(self, name: str) -> LIDGroup | None:
+        """The group called *name*, or None."""
+        return next((g for g in self.groups if g.name == name), None)
+
+    @classmethod
+    def from_summary(cls, summary: Mapping[str, Any]) -> OpenSetHeadline | None:
+        """The open-set numbers of an evaluate summary (or its JSON form); None in the closed set.
+
+        A summary written before the open set (no ``open_set`` key) reads as closed.
+        """
+        open_set = summary.get("open_set")
+        if not open_set:
+            return None
+        found = summary.get("intervals") or {}
+
+        def interval(key: str) -> Interval | None:
+            bounds = found.get(key)
+            return None if bounds is None else Interval(float_or_nan(bounds[0]), float_or_nan(bounds[1]))
+
+        n_enrolled_trials = int(summary.get("n_enrolled_trials") or 0)
+        n_outsider_trials = int(summary.get("n_outsider_trials") or 0)
+        groups = [LIDGroup.of("all trials", summary, n_enrolled_trials + n_outsider_trials, interval("alid"))]
+        for name, key, interval_key in OPEN_SET_GROUPS:
+            values = open_set.get(key)
+            if values:
+                groups.append(LIDGroup.of(name, values, values.get("n_trials") or 0, interval(interval_key)))
+        rates = ("misattribution_rate", "misattribution_rate_at_threshold")
+        return cls(
+            outside=float_or_nan(open_set.get("outside")),
+            outside_source=str(open_set.get("outside_source", "given")),
+            groups=tuple(groups),
+            n_outsider_trials=n_outsider_trials,
+            misattribution_rate=float_or_nan(open_set.get("misattribution_rate")),
+            misattribution_threshold=float_or_nan(open_set.get("misattribution_threshold")),
+            misattribution_rate_at_threshold=float_or_nan(open_set.get("misattribution_rate_at_threshold")),
+            intervals={key: i for key in rates if (i := interval(key)) is not None},
+        )
+
+
+def _optional_flags(value: Any) -> np.ndarray:
+    return np.asarray(value, dtype=bool).ravel()
+
+
+def _optional_values(value: Any) -> np.ndarray | None:
+    return None if value is None else np.asarray(value, dtype=np.float64).ravel()
+
+
+@attrs.frozen(eq=False)
+class OpenSetPerTrial:
+    """The per-trial arrays the open-set figure draws, aligned with :attr:`ReportSystem.lid_bits`.
+
+    Attributes
+    ----------
+    outsider : ndarray of bool, shape (T,)
+        Trials whose speaker is not enrolled.
+    top_posterior : ndarray, shape (T,), or None
+        max_j p(j | s), the posterior of the attacker's best enrolled guess; None when the
+        source did not keep it.
+    """
+
+    outsider: np.ndarray = attrs.field(converter=_optional_flags)
+    top_posterior: np.ndarray | None = attrs.field(default=None, converter=_optional_values)
