@@ -150,6 +150,16 @@ METRICS: tuple[Metric, ...] = (
     ),
     _m("n_enrolled_trials", "trials", "T", "count", 0, "size", "eval trials whose speaker is enrolled (with a LID)"),
     _m("n_outsider_trials", "outsider trials", "out", "count", 0, "size", "eval trials whose speaker is not enrolled"),
+    _m("n_trials", "trials", "n", "count", 0, "size", "trials of the group (a speaker's, say)"),
+    _m(
+        "lid_ceiling",
+        "ceiling",
+        "ceiling",
+        "bits",
+        0,
+        "size",
+        "the most one of the group's trials can disclose, -log2 of its speaker's prior (bits)",
+    ),
     # -- LID and its aggregates (bits, or shares of trials)
     _m("alid", "ALID", "ALID", "bits", 1, "lid", "average LID (bits)", interval=True),
     _m("pdr", "PDR", "PDR", "fraction", 1, "lid", "share of trials with LID > 0", interval=True),
@@ -258,6 +268,15 @@ METRICS: tuple[Metric, ...] = (
         "share of outsider trials whose top enrolled posterior exceeds the chosen threshold",
         interval=True,
     ),
+    _m(
+        "membership_bits",
+        "membership",
+        "member",
+        "bits",
+        1,
+        "open_set",
+        "membership disclosure: what the attacker learns of whether the speaker is enrolled (bits)",
+    ),
     # -- what the anonymisation costs the speech
     _m("wer", "WER", "WER", "fraction", 0, "utility", "word error rate of a recogniser on the speech"),
     _m("rho_f0", "ρ_F0", "ρ_F0", "number", 0, "utility", "correlation of the F0 contours with the original speech"),
@@ -312,8 +331,9 @@ TABLES: Mapping[str, tuple[str, ...]] = {
         "act_dcf",
         "rank1_rate",
     ),
-    # a system's headline card on the page
+    # a system's headline card on the page, and its worst case over calibrators and priors
     "card": ("n_enrolled", "log2_n", "alid", "lid_max", "lid_q99", "eer", "pdr"),
+    "worst_case": ("alid", "lid_q99", "lid_max", "pdr"),
     # a grid's comparison tables in summary.md, summary.html and table.tex (then the utility's)
     "paper": ("n_enrolled", "eer", "alid", "pdr", "lid_pos", "lid_neg", "lid_max"),
     "paper_utility": ("wer", "rho_f0"),

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from lidframe.metrics.catalogue import METRICS, Metric
 from lidframe.report.headline import Interval, float_or_nan
 
 __all__ = [
@@ -38,6 +39,8 @@ __all__ = [
     "text_cell",
     "number_cell",
     "record_table",
+    "PAGE_FORMATS",
+    "page_format",
 ]
 
 
@@ -144,29 +147,19 @@ def number_cell(
     return Cell(fmt(value), sort_key(value), ci, biased_low=biased_low and bool(ci))
 
 
+#: The page's formatter of each unit of the metric catalogue (:mod:`lidframe.metrics.catalogue`).
+PAGE_FORMATS: dict[str, Callable[[Any], str]] = {"bits": bits, "fraction": percent, "count": count, "number": decimal3}
+
+
+def page_format(metric: Metric) -> Callable[[Any], str]:
+    """The page's formatter of *metric*'s values, by its unit (:data:`PAGE_FORMATS`)."""
+    return PAGE_FORMATS[metric.unit]
+
+
+#: Every catalogue metric's title and formatter in a record table, and its bounds' (``<key>_low``, ``<key>_high``).
 _RECORD_FORMATS: dict[str, tuple[str, Callable[[Any], str]]] = {
-    "n_trials": ("trials", count),
-    "n_enrolled_trials": ("trials", count),
-    "n_enrolled": ("N", count),
-    "alid": ("ALID", bits),
-    "alid_low": ("ALID low", bits),
-    "alid_high": ("ALID high", bits),
-    "lid_max": ("LIDmax", bits),
-    "lid_q99": ("LID q99", bits),
-    "lid_pos": ("LID+", bits),
-    "lid_neg": ("LID−", bits),
-    "log2_n": ("log2 N", bits),
-    "pdr": ("PDR", percent),
-    "rank1_rate": ("rank-1", percent),
-    "eer": ("EER", percent),
-    "cllr": ("Cllr", bits),
-    "dev_logloss_bits": ("dev log-loss (bits)", bits),
-    "lid_ceiling": ("ceiling", bits),
-    "membership_bits": ("membership", bits),
-    "alid_enrolled": ("ALID enrolled", bits),
-    "alid_outsider": ("ALID outsider", bits),
-    "membership_enrolled": ("membership enrolled", bits),
-    "misattribution_rate": ("misattributed", percent),
+    **{m.key: (m.label, page_format(m)) for m in METRICS},
+    **{f"{m.key}_{end}": (f"{m.label} {end}", page_format(m)) for m in METRICS for end in ("low", "high")},
 }
 
 

@@ -13,17 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lidframe.metrics import catalogue
 from lidframe.report.lid_figures import eer_alid_figure, eer_alid_panels_figure, lid_ccdf_figure, lid_ccdf_panels_figure
 from lidframe.report.tables import (
     _BIASED_LOW,
     Column,
     Table,
-    bits,
-    count,
-    decimal3,
     is_missing,
     number_cell,
-    percent,
+    page_format,
     text_cell,
 )
 
@@ -38,23 +36,8 @@ __all__ = ["METRIC_COLUMNS", "comparison_table", "overview_figures", "Comparison
 
 
 #: (key, title, formatter, tooltip) of the comparison table's metric columns, in order.
-METRIC_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = (
-    ("n_enrolled", "N", count, "enrolled speakers the attacker searches"),
-    ("log2_n", "log2 N", bits, "the most a trial can disclose under a uniform prior (bits)"),
-    ("n_enrolled_trials", "trials", count, "eval trials whose speaker is enrolled (with a LID)"),
-    ("alid", "ALID", bits, "average LID (bits)"),
-    ("pdr", "PDR", percent, "share of trials with LID > 0"),
-    ("lid_pos", "LID+", bits, "mean LID of the trials with LID > 0 (bits)"),
-    ("lid_neg", "LID−", bits, "mean LID of the trials with LID ≤ 0 (bits)"),
-    ("lid_q99", "LID q99", bits, "99th percentile of LID (bits)"),
-    ("lid_max", "LIDmax", bits, "largest LID of any trial (bits)"),
-    ("eer", "EER", percent, "pairwise equal error rate, ROC convex hull"),
-    ("cllr", "Cllr", bits, "binary log-likelihood-ratio cost (bits)"),
-    ("min_cllr", "minCllr", bits, "Cllr after PAV: the discrimination part of Cllr (bits)"),
-    ("dsys", "D_sys", decimal3, "linkability D_sys of the pairs, 0 (none) to 1 (full)"),
-    ("min_dcf", "minDCF", decimal3, "normalised detection cost at its best threshold"),
-    ("act_dcf", "actDCF", decimal3, "normalised detection cost at the LLRs' Bayes threshold"),
-    ("rank1_rate", "rank-1", percent, "share of trials whose true speaker scores highest"),
+METRIC_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = tuple(
+    (m.key, m.label, page_format(m), m.description) for m in catalogue.table("comparison")
 )
 
 

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lidframe.metrics import catalogue
 from lidframe.report.sections.sensitivity import WORST_CASE_METRICS
-from lidframe.report.tables import _BIASED_LOW, bits, count, interval_text, percent, sort_key
+from lidframe.report.tables import _BIASED_LOW, bits, interval_text, page_format, percent, sort_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -93,14 +94,8 @@ class Card:
 
 
 #: (key, title, formatter) of a headline card.
-CARD_ITEMS: tuple[tuple[str, str, Callable[[Any], str]], ...] = (
-    ("n_enrolled", "N", count),
-    ("log2_n", "log2 N (bits)", bits),
-    ("alid", "ALID (bits)", bits),
-    ("lid_max", "LIDmax (bits)", bits),
-    ("lid_q99", "LID q99 (bits)", bits),
-    ("eer", "EER", percent),
-    ("pdr", "PDR", percent),
+CARD_ITEMS: tuple[tuple[str, str, Callable[[Any], str]], ...] = tuple(
+    (m.key, m.titled, page_format(m)) for m in catalogue.table("card")
 )
 
 
@@ -127,7 +122,7 @@ def _worst_items(worst: WorstCase | None) -> tuple[WorstItem, ...]:
         entry = worst.entry(key)
         if entry is None or entry.calibrator is None:
             continue
-        fmt = percent if unit == "share" else bits
+        fmt = percent if unit == "fraction" else bits
         shown_title = f"{title} (bits)" if unit == "bits" else title
         items.append(
             WorstItem(key, shown_title, fmt(entry.value), sort_key(entry.value), entry.calibrator, entry.prior or "")

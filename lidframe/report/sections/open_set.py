@@ -17,9 +17,20 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
+from lidframe.metrics import catalogue
 from lidframe.report.lid_figures import draw_lid_ccdf
 from lidframe.report.plotting import SYSTEM_COLOURS, plain_text, pyplot, set_title, vertical_references
-from lidframe.report.tables import NOT_COMPUTED, Column, Table, bits, count, is_missing, number_cell, percent, text_cell
+from lidframe.report.tables import (
+    NOT_COMPUTED,
+    Column,
+    Table,
+    count,
+    is_missing,
+    number_cell,
+    page_format,
+    percent,
+    text_cell,
+)
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -41,13 +52,16 @@ __all__ = [
 
 
 #: (attribute of :class:`~lidframe.report.sections.open_set_model.LIDGroup`, title, formatter, tooltip) of the open-set table.
-OPEN_SET_GROUP_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = (
-    ("n_trials", "trials", count, "trials in the group"),
-    ("alid", "ALID", bits, "average LID of the group (bits)"),
-    ("pdr", "PDR", percent, "share of the group's trials with LID > 0"),
-    ("lid_pos", "LID+", bits, "mean LID of the group's trials with LID > 0 (bits)"),
-    ("lid_neg", "LID−", bits, "mean LID of the group's trials with LID ≤ 0 (bits)"),
-    ("lid_max", "LIDmax", bits, "largest LID of the group (bits)"),
+OPEN_SET_GROUP_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = tuple(
+    (key, catalogue.metric(key).label, page_format(catalogue.metric(key)), tip)
+    for key, tip in (
+        ("n_trials", "trials in the group"),
+        ("alid", "average LID of the group (bits)"),
+        ("pdr", "share of the group's trials with LID > 0"),
+        ("lid_pos", "mean LID of the group's trials with LID > 0 (bits)"),
+        ("lid_neg", "mean LID of the group's trials with LID ≤ 0 (bits)"),
+        ("lid_max", "largest LID of the group (bits)"),
+    )
 )
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lidframe.metrics import catalogue
 from lidframe.report.headline import float_or_nan
 from lidframe.report.lid_figures import lid_ccdf_figure
 from lidframe.report.plotting import curve_styles
@@ -36,14 +37,9 @@ __all__ = [
 ]
 
 
-#: The metrics of a system's worst-case headline, (key, title, unit), in order: the attacker's best
+#: The metrics of a system's worst-case headline, (key, title, catalogue unit), in order: the attacker's best
 #: calibrator and prior for each (:mod:`lidframe.analyses.sensitivity`, all "max" metrics).
-WORST_CASE_METRICS = (
-    ("alid", "ALID", "bits"),
-    ("lid_q99", "LID q99", "bits"),
-    ("lid_max", "LIDmax", "bits"),
-    ("pdr", "PDR", "share"),
-)
+WORST_CASE_METRICS = tuple((m.key, m.label, m.unit) for m in catalogue.table("worst_case"))
 
 
 @attrs.frozen
