@@ -193,6 +193,7 @@ class RecogniserLike(Protocol):
 PROTOCOLS: Mapping[str, type] = MappingProxyType(
     {"attacker": AttackerLike, "calibrator": CalibratorLike, "prior": PriorLike, "recogniser": RecogniserLike}
 )
+#: The component kinds, in the order lidframe lists them.
 KINDS = tuple(PROTOCOLS)
 
 
