@@ -51,6 +51,21 @@ lint: $(STAMP)
 	cd $(IMPORT_VIEW) && "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/$(MYPY_WITHOUT_TORCH)" --cache-dir "$(CURDIR)/build/mypy-without-torch-cache" lidframe
 	cd $(IMPORT_VIEW) && PYTHONPATH=. "$(CURDIR)/$(BIN)/lint-imports" --no-cache "$(CURDIR)/pyproject.toml"
 
+# The API reference: Sphinx with numpydoc reads the docstrings (docs/api/conf.py says how) and
+# writes build/docs/index.html; any warning fails it (-W), after all are reported (--keep-going).
+# The `docs` extra goes into the same venv on first use.  docs/api is copied into build/ first,
+# so the pages Sphinx generates never land in the source tree.  CI runs it after `make test`.
+DOCS_STAMP := $(VENV)/.lidframe-docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+.PHONY: docs
+docs: $(DOCS_STAMP)
+	rm -rf build/docs build/docs-src && mkdir -p build && cp -r docs/api build/docs-src
+	$(BIN)/python -m sphinx -b html -W --keep-going -q build/docs-src build/docs
+	@echo "API reference: build/docs/index.html"
+
 bench: $(STAMP)
 	$(BIN)/python bench/core_cpu.py
 

@@ -21,7 +21,8 @@ by the attackers they apply to and by no others; callers pass each only where it
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
@@ -29,6 +30,7 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
+from lidframe.registry.capabilities import InputFiles
 
 __all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS", "RUN_OPTIONS"]
 
@@ -48,10 +50,20 @@ RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
 class Attacker:
     """Base class of attackers; their contract is :class:`lidframe.registry.AttackerLike`.
 
-    Subclasses set ``name`` (the registry name) and implement its methods.
+    Subclasses set ``name`` (the registry name) and implement its methods, and may
+    declare capabilities other than the defaults below
+    (:class:`lidframe.registry.AttackerCapabilities`).
     """
 
     name: str = ""
+    #: Whether it reads the audio files of the utterances it is given (a grid's cache keys
+    #: follow them only where it does); an attacker that looks embeddings up says False.
+    reads_audio: ClassVar[bool] = True
+    #: The files a spec of it reads besides those its parameters name: a classmethod
+    #: ``input_files(params) -> iterable of path``; None: only those.
+    input_files: InputFiles | None = None
+    #: Its name with settings for tables, a method ``describe() -> str``; None: the class name.
+    describe: Callable[[], str] | None = None
 
     def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:  # pragma: no cover - interface
         """See :meth:`lidframe.registry.AttackerLike.embed`."""

@@ -47,24 +47,31 @@ and, because the mean keeps every term that is linear in the score exact, moves 
 smooth fit's estimating equations by O(h^2) only (each calibrator states its bound).
 Below ``max_pairs`` they fit on every pair, exactly as before.
 
-Two optional hooks, read by :func:`lidframe.core.evaluation.fit_calibrator` and ``evaluate``
-for any calibrator (built-in or plugin):
+Capabilities: what a calibrator may declare beyond its contract, each with a default
+(:class:`lidframe.registry.CalibratorCapabilities` holds their types; lidframe reads them,
+for built-ins and plugins alike, through :func:`lidframe.registry.capabilities_of`):
 
 ``fit_rows(z, true_index) -> self``
     a calibrator that fits on the 1-to-N task itself (whole dev rows, e.g.
     :class:`~lidframe.calibrators.Temperature`) defines it; it is then called with the
-    (T, N) z-normed dev matrix and each row's true column instead of ``fit``.
+    (T, N) z-normed dev matrix and each row's true column instead of ``fit``.  The base
+    class has none (its absence means "fitted on pairs").
 ``input_scale = "raw"``
     the calibrator wants the attacker's raw scores, not row z-scores (e.g.
     :class:`~lidframe.calibrators.Identity` for scores that already are LLRs).  The
     default is ``"znorm"``.
+``absolute_llr = False``
+    its LLRs are right only up to a constant per row (``Temperature``), which cancels
+    in the closed set only: the open set refuses it.  The default is True.
+``llr_map()``, ``to_dict()``, ``describe()``
+    the base class defines them (above and below).
 """
 
 from __future__ import annotations
 
 import inspect
 import math
-from typing import Self
+from typing import ClassVar, Literal, Self
 
 import attrs
 import numpy as np
@@ -75,6 +82,7 @@ from sklearn.utils.validation import check_is_fitted
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 from lidframe.metrics.binned import BinGrid
+from lidframe.registry.capabilities import InputFiles
 
 from .maps import CallbackMap, LLRMap
 
@@ -324,7 +332,8 @@ class Calibrator(BaseEstimator):
     """Base class of lidframe calibrators.
 
     The contract is :class:`lidframe.registry.CalibratorLike`; the conventions and the
-    optional hooks are in the module docstring.
+    capabilities (``input_scale``, ``absolute_llr``, the ``fit_rows`` hook, ...) are in
+    the module docstring.
 
     Subclasses set ``name`` (the registry name), ``_fitted_attributes`` (names of the
     fitted attributes that :meth:`to_dict` saves; JSON-able scalars or 1-D float arrays)
@@ -338,7 +347,13 @@ class Calibrator(BaseEstimator):
     #: present (records written before they existed still load)
     _optional_fitted_attributes: tuple = ()
     #: ``"znorm"`` (row z-scores in) or ``"raw"`` (the attacker's scores as they are).
-    input_scale: str = "znorm"
+    input_scale: ClassVar[Literal["znorm", "raw"]] = "znorm"
+    #: Whether its LLRs are likelihood ratios, not only right up to a constant per row
+    #: (which cancels in the closed set only): the open set refuses a calibrator without them.
+    absolute_llr: ClassVar[bool] = True
+    #: The files a spec of it reads besides those its parameters name (a classmethod
+    #: ``input_files(params)``); None: only those.
+    input_files: InputFiles | None = None
 
     def fit(
         self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None

@@ -33,6 +33,7 @@ from scipy.special import log_ndtr
 
 from lidframe.data.vectors import ArrayOrTensor
 from lidframe.errors import InputError
+from lidframe.registry import capabilities_of
 
 if TYPE_CHECKING:
     import torch
@@ -226,7 +227,7 @@ def llr_map_of(calibrator: Any) -> LLRMap:
     -------
     AffineMap, PiecewiseLinearMap, ClampedQuadraticMap, BetaMap or CallbackMap
     """
-    method = getattr(calibrator, "llr_map", None)
+    method = capabilities_of("calibrator", calibrator).llr_map
     if callable(method):
         form = method()
         if form is not None:

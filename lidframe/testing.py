@@ -18,7 +18,9 @@ What a component of each kind must provide is its Protocol in
 :class:`~lidframe.registry.PriorLike`, :class:`~lidframe.registry.AttackerLike`,
 :class:`~lidframe.registry.RecogniserLike`); each
 suite's first check, ``"contract"``, is :func:`~lidframe.registry.check_contract`
-against it, and the other checks test the behaviour the Protocol's docstrings promise.
+against it (its methods, and the types of the capabilities it declares,
+:mod:`lidframe.registry.capabilities`), and the other checks test the behaviour the
+Protocol's docstrings promise.
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.core.znorm import uses_znorm
-from lidframe.errors import NotFittedError
+from lidframe.errors import InputError, NotFittedError
 from lidframe.registry import check_contract
-from lidframe.registry.contracts import outside_of
+from lidframe.registry.capabilities import capability_of, outside_of
 
 if TYPE_CHECKING:
     from lidframe.data.utterance import Utterance
@@ -138,7 +140,10 @@ class _CalibratorCase:
 
 def _calibrator_case(calibrator: Any, scores: ArrayLike | None, labels: ArrayLike | None) -> _CalibratorCase:
     obj = calibrator() if isinstance(calibrator, type) else calibrator
-    by_rows = callable(getattr(obj, "fit_rows", None))
+    try:
+        by_rows = capability_of("calibrator", obj, "fit_rows") is not None
+    except InputError:  # not a method: the "contract" check fails, and the others fit on pairs
+        by_rows = False
     if by_rows:
         rows, true_index = _dev_rows()
         data = (rows, true_index)
@@ -254,7 +259,8 @@ def check_calibrator(calibrator: Any, *, scores: ArrayLike | None = None, labels
         Dev z-scores and 0/1 labels to fit on (default: 2,000 synthetic pairs).  A
         calibrator with the ``fit_rows`` hook is fitted on 200 synthetic dev rows instead.
 
-    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    Checks: the methods of the Protocol exist and the capabilities it declares are of
+    their types (:func:`~lidframe.registry.check_contract`);
     ``get_params``/``clone`` work and clone is unfitted;
     ``llr`` before fitting raises ``NotFittedError``; fitting returns self and leaves its
     input unchanged; ``llr`` keeps shape (1-D and 2-D), returns finite floats, also far
@@ -299,12 +305,13 @@ def check_prior(prior: Any, *, enrolled: Iterable[str] | None = None) -> list[st
         Enrolled ids to evaluate it on (default ``spk0`` ... ``spk5``; pass ids your prior
         knows, e.g. a superset of a watch list).
 
-    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    Checks: the methods of the Protocol exist and the capabilities it declares are of
+    their types (:func:`~lidframe.registry.check_contract`);
     ``log_prior`` returns a float array of shape (N,), finite, with
     logsumexp 0 (to 1e-9); it accepts a list and a numpy array alike; permuting the
     enrolled ids permutes the output; an empty id list raises ``ValueError``; an
     ``outside`` attribute, where the prior has one (the open set), is a number in [0, 1)
-    or ``"auto"`` (:func:`~lidframe.registry.contracts.check_outside`).
+    or ``"auto"`` (:func:`~lidframe.registry.capabilities.check_outside`).
 
     Returns
     -------
@@ -427,7 +434,8 @@ def check_attacker(
         Enrolment utterances per speaker (default: 2 id-only utterances for each of the
         4 speakers).
 
-    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    Checks: the methods of the Protocol exist and the capabilities it declares are of
+    their types (:func:`~lidframe.registry.check_contract`);
     ``embed`` returns finite floats of shape
     (n, d) with d the same for every call, is deterministic and independent of batch
     composition; ``score`` returns a ScoreSet of shape (T, N) whose enrolled ids are
@@ -492,14 +500,6 @@ def _copies_transcribe_alike(recogniser: Any, rate: int) -> None:
     )
 
 
-def _check_rate(rate: object) -> bool:
-    _expect(
-        isinstance(rate, (int, np.integer)) and not isinstance(rate, bool) and int(rate) > 0,
-        f"sample_rate must be a positive integer (Hz), got {rate!r}",
-    )
-    return True
-
-
 def check_recogniser(recogniser: Any, *, speech: ArrayLike | None = None, words: str | None = None) -> list[str]:
     """Check a recogniser against the contract.
 
@@ -513,7 +513,8 @@ def check_recogniser(recogniser: Any, *, speech: ArrayLike | None = None, words:
         What *speech* says: with it, the hypothesis must share at least half of its words
         (after lidframe's normalisation, :mod:`lidframe.utility.text`).
 
-    Checks: the methods of the Protocol exist (:func:`~lidframe.registry.check_contract`);
+    Checks: the methods of the Protocol exist and the capabilities it declares are of
+    their types (:func:`~lidframe.registry.check_contract`);
     ``sample_rate``, where the recogniser has one, is a positive integer; ``transcribe``
     returns a str for a tone, for silence and for *speech*, the same str twice; it leaves
     the waveform it is given unchanged; a pickled copy transcribes alike; *speech* is
@@ -530,16 +531,17 @@ def check_recogniser(recogniser: Any, *, speech: ArrayLike | None = None, words:
         Listing every failed check.
     """
     checks = _Checks(f"recogniser {type(recogniser).__module__}.{type(recogniser).__qualname__}")
-    rate = getattr(recogniser, "sample_rate", 16000)
     checks.run("contract", lambda: check_contract("recogniser", recogniser))
-    rate_ok = checks.run("sample_rate is a positive integer", lambda: _check_rate(rate))
+    rate = checks.run(
+        "sample_rate is a positive integer", lambda: capability_of("recogniser", recogniser, "sample_rate")
+    )
     waveform = None if speech is None else np.asarray(speech, dtype=np.float64)
-    if rate_ok:
-        checks.run("transcribe returns the same str twice", lambda: _transcripts(recogniser, int(rate), waveform))
-        checks.run("transcribe leaves its input unchanged", lambda: _does_not_change_input(recogniser, int(rate)))
-        checks.run("a pickled copy transcribes alike", lambda: _copies_transcribe_alike(recogniser, int(rate)))
+    if rate:
+        checks.run("transcribe returns the same str twice", lambda: _transcripts(recogniser, rate, waveform))
+        checks.run("transcribe leaves its input unchanged", lambda: _does_not_change_input(recogniser, rate))
+        checks.run("a pickled copy transcribes alike", lambda: _copies_transcribe_alike(recogniser, rate))
         if waveform is not None and words is not None:
-            checks.run("the speech given is recognised", lambda: _recognised(recogniser, int(rate), waveform, words))
+            checks.run("the speech given is recognised", lambda: _recognised(recogniser, rate, waveform, words))
     return checks.finish()
 
 

@@ -6,9 +6,12 @@ it, fails here.
 """
 
 import inspect
+import re
 import subprocess
 import sys
+from pathlib import Path
 
+import attrs
 import numpy as np
 import pytest
 from hypothesis import given
@@ -23,7 +26,7 @@ from lidframe.registry import (
     check_contract,
     contract_methods,
 )
-from lidframe.testing import ConformanceError, check_attacker, check_calibrator, check_prior
+from lidframe.testing import ConformanceError, check_attacker, check_calibrator, check_prior, check_recogniser
 
 #: kind -> [(method, positional arguments, what it returns)], as the error messages say it.
 EXPECTED = {
@@ -214,3 +217,170 @@ def test_the_prior_suite_checks_an_outside_attribute():
         with pytest.raises(ConformanceError, match="outside is a mass.*InputError: outside"):
             check_prior(Flat(bad))
     assert "outside is a mass in [0, 1) or 'auto'" in check_prior(Uniform(outside=0.5))
+
+
+# -- capabilities: declared with their types and defaults, read in one place --
+#: kind -> {capability: default}, written out by hand (what docs/plugins.md's table says).
+CAPABILITY_DEFAULTS = {
+    "attacker": {"input_files": None, "describe": None, "reads_audio": True},
+    "calibrator": {
+        "input_files": None,
+        "describe": None,
+        "input_scale": "znorm",
+        "absolute_llr": True,
+        "fit_rows": None,
+        "llr_map": None,
+        "to_dict": None,
+    },
+    "prior": {"input_files": None, "describe": None, "outside": 0.0},
+    "recogniser": {"input_files": None, "describe": None, "sample_rate": 16000},
+}
+
+
+def test_each_kind_has_a_record_of_its_capabilities_with_their_defaults():
+    assert tuple(registry.CAPABILITIES) == registry.KINDS
+    for kind, defaults in CAPABILITY_DEFAULTS.items():
+        assert attrs.asdict(registry.capabilities_of(kind, object()), recurse=False) == defaults, kind
+    with pytest.raises(InputError, match="unknown component kind 'scorer'"):
+        registry.capabilities_of("scorer", object())
+
+
+def test_the_plugins_page_tables_every_capability_with_its_default():
+    text = (Path(__file__).parents[1] / "docs" / "plugins.md").read_text(encoding="utf-8")
+    table = text.split("| capability | kind | type | default | what it changes |")[1].split("\n\n")[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in table.strip().splitlines()[1:]]
+    documented = {}
+    for name, kind, _, default, _ in rows:
+        kinds = registry.KINDS if kind == "every kind" else (kind,)
+        for k in kinds:
+            documented.setdefault(k, {})[name.strip("`").split("(")[0]] = default
+    shown = {"none": None, "`True`": True, "`0.0`": 0.0, '`"znorm"`': "znorm", "`16000`": 16000}
+    assert {k: {n: shown[d] for n, d in v.items()} for k, v in documented.items()} == CAPABILITY_DEFAULTS
+
+
+@pytest.mark.parametrize(
+    ("kind", "base", "declared"),
+    [
+        ("calibrator", "lidframe.calibrators.base:Calibrator", {"describe", "llr_map", "to_dict"}),
+        ("attacker", "lidframe.attackers.base:Attacker", set()),
+        ("prior", "lidframe.core.priors:Prior", {"describe"}),
+    ],
+)
+def test_each_base_class_declares_the_defaults(kind, base, declared):
+    """The base classes hold each capability's default (their methods where they define one)."""
+    cls = registry.discovery.import_target(base, base)
+    found = attrs.asdict(registry.capabilities_of(kind, cls), recurse=False)
+    assert {k for k, v in found.items() if callable(v)} == declared
+    assert {k: v for k, v in found.items() if k not in declared} == {
+        k: v for k, v in CAPABILITY_DEFAULTS[kind].items() if k not in declared
+    }
+    for name in CAPABILITY_DEFAULTS[kind]:
+        if name != "fit_rows":  # its absence is the default: the base class cannot hold it without a hook
+            assert hasattr(cls, name), (base, name)
+
+
+def test_declared_capabilities_are_read_with_their_types():
+    from lidframe.attackers import PrecomputedEmbeddings, RandomAttacker
+    from lidframe.calibrators import Identity, Logistic, Temperature
+    from lidframe.core.priors import Uniform
+
+    temperature = registry.capabilities_of("calibrator", Temperature())
+    assert temperature.absolute_llr is False and callable(temperature.fit_rows)
+    assert registry.capabilities_of("calibrator", Identity()).input_scale == "raw"
+    assert registry.capabilities_of("calibrator", Logistic()).fit_rows is None
+    assert registry.capabilities_of("attacker", RandomAttacker).reads_audio is False
+    assert callable(registry.capabilities_of("attacker", PrecomputedEmbeddings).input_files)
+    # on a class, a value only its instances hold (an attrs field) reads as the default
+    assert registry.capabilities_of("prior", Uniform).outside == 0.0
+    assert registry.capabilities_of("prior", Uniform(outside="auto")).outside == "auto"
+
+    class Plain:  # a duck-typed plugin with numpy values
+        reads_audio = np.bool_(False)
+        sample_rate = np.int64(8000)
+
+    assert registry.capabilities_of("attacker", Plain()).reads_audio is False
+    assert type(registry.capabilities_of("recogniser", Plain()).sample_rate) is int
+
+
+#: (kind, capability, a wrong value, what the message says)
+WRONG = [
+    ("attacker", "reads_audio", "no", "reads_audio must be True or False, got 'no'"),
+    ("attacker", "input_files", ["a.npy"], "input_files must be a method (or None, for none), got ['a.npy']"),
+    ("calibrator", "absolute_llr", 1, "absolute_llr must be True or False, got 1"),
+    ("calibrator", "input_scale", "log", "input_scale must be 'znorm' or 'raw', got 'log'"),
+    ("calibrator", "fit_rows", True, "fit_rows must be a method (or None, for none), got True"),
+    ("prior", "outside", 1.5, "outside = 1.5: the prior mass of 'nobody enrolled' must be in [0, 1) (or 'auto')"),
+    ("prior", "describe", "mine", "describe must be a method (or None, for none), got 'mine'"),
+    ("recogniser", "sample_rate", 16000.0, "sample_rate must be a positive integer (Hz), got 16000.0"),
+]
+
+
+@pytest.mark.parametrize(("kind", "name", "value", "message"), WRONG)
+def test_a_capability_of_the_wrong_type_is_an_error_that_names_it(kind, name, value, message):
+    cls = type("Wrong", (component_class(kind, {n for n, _, _ in EXPECTED[kind]}),), {name: value})
+    for obj in (cls, cls()):
+        with pytest.raises(InputError) as info:
+            registry.capabilities_of(kind, obj)
+        assert str(info.value).startswith(f"{kind} {__name__}:") and str(info.value).endswith(message)
+        with pytest.raises(InputError) as info:
+            check_contract(kind, obj, label="it")
+        assert str(info.value) == f"it is not a {kind}: {message}"
+
+
+class FlatPrior:
+    """A duck-typed prior that passes every check of its suite."""
+
+    def log_prior(self, enrolled):
+        if len(enrolled) == 0:
+            raise ValueError("no enrolled speakers")
+        return np.full(len(enrolled), -np.log(len(enrolled)))
+
+
+@pytest.mark.parametrize(("kind", "name", "value", "message"), [w for w in WRONG if w[0] != "recogniser"])
+def test_the_suites_fail_a_capability_of_the_wrong_type(kind, name, value, message):
+    from lidframe.attackers import RandomAttacker
+    from lidframe.calibrators import Logistic
+
+    good = {"attacker": RandomAttacker, "calibrator": Logistic, "prior": FlatPrior}[kind]
+    # one that passes every check, subclassed with one wrong declaration
+    cls = type(f"Wrong{good.__name__}", (good,), {name: value, "__module__": __name__})
+    check = {"attacker": check_attacker, "calibrator": check_calibrator, "prior": check_prior}[kind]
+    with pytest.raises(ConformanceError) as info:
+        check(cls())
+    contract = [line for line in str(info.value).splitlines() if line.startswith("  - contract: ")]
+    assert contract == [f"  - contract: InputError: {kind} {__name__}:{cls.__qualname__} is not a {kind}: {message}"]
+
+
+def test_the_recogniser_suite_fails_a_sample_rate_of_the_wrong_type():
+    class Silent:
+        sample_rate = 16000.0
+
+        def transcribe(self, waveform, sample_rate):
+            return ""
+
+    with pytest.raises(ConformanceError) as info:
+        check_recogniser(Silent())
+    failed = str(info.value).splitlines()[1:]
+    assert [line.split(":")[0] for line in failed] == ["  - contract", "  - sample_rate is a positive integer"]
+    assert all(line.endswith("sample_rate must be a positive integer (Hz), got 16000.0") for line in failed)
+
+
+def test_a_plugin_without_capabilities_passes_with_the_defaults():
+    assert "contract" in check_prior(FlatPrior())  # no base class, no capability declared
+    assert registry.capabilities_of("prior", FlatPrior()) == registry.PriorCapabilities()
+    assert registry.describe_component(FlatPrior()) == "FlatPrior"
+
+
+def test_capabilities_are_read_only_through_the_accessor():
+    """No module reads a capability with its own getattr default: registry.capabilities is the one reader."""
+    names = "reads_audio|input_files|absolute_llr|fit_rows|input_scale|outside|sample_rate|llr_map"
+    probe = re.compile(rf"(getattr|hasattr)\([^,()]+, \"({names})\"")
+    root = Path(__file__).parents[1]
+    found = [
+        f"{path.relative_to(root)}:{n}"
+        for folder in ("lidframe", "attackers", "calibrators")
+        for path in sorted((root / folder).rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if probe.search(line) and path.name != "capabilities.py"
+    ]
+    assert found == []

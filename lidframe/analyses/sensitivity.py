@@ -50,6 +50,7 @@ from lidframe.errors import InputError
 from lidframe.registry import (
     CalibratorLike,
     PriorLike,
+    capabilities_of,
     describe_component,
     outside_of,
     resolve_calibrator,
@@ -299,7 +300,7 @@ def sensitivity(
     priors = _prior_list(prior)
     if tuple(calibrators) == DEFAULT_CALIBRATORS and outside_of(resolve_prior(priors[0])) != 0:
         # the open set needs LLRs that are likelihood ratios: the default list leaves out those that are not
-        keep = [getattr(resolve_calibrator(c), "absolute_llr", True) for c in calibrators]
+        keep = [capabilities_of("calibrator", resolve_calibrator(c)).absolute_llr for c in calibrators]
         calibrators = [c for c, k in zip(calibrators, keep) if k]
         keys = [k for k, ok in zip(keys, keep) if ok]
     rows, results = [], {}

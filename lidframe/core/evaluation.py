@@ -90,7 +90,14 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.metrics.binary_view import check_operating_point
 from lidframe.metrics.detection import OperatingPoint
-from lidframe.registry import CalibratorLike, PriorLike, describe_component, resolve_calibrator, resolve_prior
+from lidframe.registry import (
+    CalibratorLike,
+    PriorLike,
+    capabilities_of,
+    describe_component,
+    resolve_calibrator,
+    resolve_prior,
+)
 from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
@@ -197,7 +204,7 @@ def fit_calibrator(
     """
     znorm_ddof = check_ddof(znorm_ddof)
     calibrator = resolve_calibrator(calibrator)
-    fit_rows = getattr(calibrator, "fit_rows", None)  # the optional whole-row hook
+    fit_rows = capabilities_of("calibrator", calibrator).fit_rows  # the optional whole-row hook
     with naming_set(dev, "dev"):
         if dev.n_outsider_trials == dev.n_trials:
             raise InputError("no trial's speaker is enrolled, so there is no mated pair to calibrate on")
@@ -290,7 +297,7 @@ class Result:
     def to_dict(self) -> dict:
         """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
         out = self.summary.to_dict()
-        to_dict = getattr(self.calibrator, "to_dict", None)
+        to_dict = capabilities_of("calibrator", self.calibrator).to_dict
         if callable(to_dict):
             out["calibrator_fit"] = to_dict()
         return out
@@ -513,7 +520,7 @@ def _enrolled_trials(
 
 def _check_open_set_calibrator(fitted: CalibratorLike, outside: float) -> None:
     """An InputError for an open-set evaluation with a calibrator whose LLRs are right only up to a constant per row."""
-    if outside > 0 and not getattr(fitted, "absolute_llr", True):
+    if outside > 0 and not capabilities_of("calibrator", fitted).absolute_llr:
         raise InputError(
             f"calibrator {describe_component(fitted)} gives LLRs up to a constant per row, which cancels in the "
             "closed set only; the open set (outside > 0) needs LLRs that are likelihood ratios: use logistic, "

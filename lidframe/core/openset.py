@@ -44,7 +44,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.core.lid import LN2, check_log_prior
 from lidframe.errors import InputError
-from lidframe.registry.contracts import OUTSIDE_AUTO, check_outside, outside_of
+from lidframe.registry.capabilities import OUTSIDE_AUTO, check_outside, outside_of
 
 __all__ = [
     "OpenSetStats",

@@ -49,7 +49,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, open_text, read_text
 from lidframe.errors import InputError, preview, quote, shorten
-from lidframe.registry.contracts import check_outside
+from lidframe.registry.capabilities import InputFiles, check_outside
 
 __all__ = ["Prior", "Uniform", "WatchList", "Explicit", "check_named_ids", "read_id_list", "read_prior_table"]
 
@@ -109,8 +109,15 @@ class Prior:
     """Base class of priors; their contract is :class:`lidframe.registry.PriorLike`.
 
     Subclasses implement :meth:`log_prior` and :meth:`describe`; the built-ins also have
-    ``outside`` (:func:`outside_field`).
+    ``outside`` (:func:`outside_field`).  Capabilities: :class:`lidframe.registry.PriorCapabilities`.
     """
+
+    #: The prior mass π_∅ of "nobody enrolled" (the open set): 0 (the closed set) unless a
+    #: subclass says otherwise; the built-ins take it as a field (:func:`outside_field`).
+    outside: float | str = 0.0
+    #: The files a spec of it reads besides those its parameters name (a classmethod
+    #: ``input_files(params)``); None: only those.
+    input_files: InputFiles | None = None
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """See :meth:`lidframe.registry.PriorLike.log_prior`."""

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError, preview
-from lidframe.registry import CalibratorLike
+from lidframe.registry import CalibratorLike, capabilities_of
 
 __all__ = [
     "row_znorm",
@@ -222,10 +222,7 @@ def uses_znorm(calibrator: object) -> bool:
     InputError
         If ``input_scale`` is neither.
     """
-    scale = getattr(calibrator, "input_scale", "znorm")
-    if scale not in ("znorm", "raw"):
-        raise InputError(f"{type(calibrator).__name__}.input_scale must be 'znorm' or 'raw', got {scale!r}")
-    return scale == "znorm"
+    return capabilities_of("calibrator", calibrator).input_scale == "znorm"
 
 
 def calibrator_input(

@@ -2,21 +2,35 @@
 
 Components are looked up by kind (``"attacker"``, ``"calibrator"``, ``"prior"``, ``"recogniser"``) and
 name, and built from specs ``NAME[?key=value&...]``; docs/plugins.md is the guide and
-the one statement of the spec grammar.  The wing has three rooms:
+the one statement of the spec grammar.  The wing has four rooms:
 
 :mod:`~lidframe.registry.contracts`
     each kind's contract, once, as a Protocol (:class:`CalibratorLike`,
-    :class:`PriorLike`, :class:`AttackerLike`), and :func:`check_contract`;
+    :class:`PriorLike`, :class:`AttackerLike`, :class:`RecogniserLike`), and :func:`check_contract`;
+:mod:`~lidframe.registry.capabilities`
+    what a component may declare beyond its contract (``absolute_llr``, ``reads_audio``,
+    ``outside``, ...), typed records with defaults, read by :func:`capabilities_of`;
 :mod:`~lidframe.registry.discovery`
     entries and discovery: built-ins, entry points, :func:`register`, :func:`load`;
 :mod:`~lidframe.registry.coercion` and :mod:`~lidframe.registry.specs`
     spec parsing and type coercion, and building components from specs (:func:`create`).
 """
 
+from lidframe.registry.capabilities import (
+    CAPABILITIES,
+    OUTSIDE_AUTO,
+    AttackerCapabilities,
+    CalibratorCapabilities,
+    PriorCapabilities,
+    RecogniserCapabilities,
+    capabilities_of,
+    check_outside,
+    describe_component,
+    outside_of,
+)
 from lidframe.registry.coercion import parse_spec
 from lidframe.registry.contracts import (
     KINDS,
-    OUTSIDE_AUTO,
     PROTOCOLS,
     AttackerLike,
     CalibratorLike,
@@ -24,9 +38,7 @@ from lidframe.registry.contracts import (
     PriorLike,
     RecogniserLike,
     check_contract,
-    check_outside,
     contract_methods,
-    outside_of,
 )
 from lidframe.registry.discovery import (
     BUILTINS,
@@ -49,7 +61,6 @@ from lidframe.registry.specs import (
     WithOutside,
     accepted_params,
     create,
-    describe_component,
     resolve_calibrator,
     resolve_prior,
     spec_inputs,
@@ -91,6 +102,12 @@ __all__ = [
     "OUTSIDE_AUTO",
     "check_outside",
     "outside_of",
+    "CAPABILITIES",
+    "AttackerCapabilities",
+    "CalibratorCapabilities",
+    "PriorCapabilities",
+    "RecogniserCapabilities",
+    "capabilities_of",
     "WithOutside",
     "with_outside",
 ]

@@ -7,6 +7,12 @@ here, the conformance suites of :mod:`lidframe.testing` run :func:`check_contrac
 the base classes (:class:`lidframe.calibrators.Calibrator`,
 :class:`lidframe.attackers.base.Attacker`, :class:`lidframe.core.priors.Prior`) point
 here rather than restating it.
+
+What a component *may* declare beyond its methods (a calibrator's ``absolute_llr``, an
+attacker's ``reads_audio``, ...) are its capabilities, typed records with defaults in
+:mod:`lidframe.registry.capabilities`; :func:`check_contract` checks those too.  They
+are not members of the Protocols: a Protocol's members are required of everything that
+type-checks as it, and capabilities are optional.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import attrs
 
 from lidframe.errors import InputError
+from lidframe.registry.capabilities import capability_problems, target_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -38,22 +45,17 @@ __all__ = [
     "contract_methods",
     "check_contract",
     "check_kind",
-    "target_of",
-    "OUTSIDE_AUTO",
-    "check_outside",
-    "outside_of",
 ]
-
-#: The ``outside`` value that asks for π_∅ to be estimated from the dev set.
-OUTSIDE_AUTO = "auto"
 
 
 class CalibratorLike(Protocol):
     """What a calibrator provides: ``fit`` on 1-D scores and 0/1 labels, then ``llr``.
 
-    Calibrators may also have ``fit_rows(z, true_index)``, ``llr_map()``, ``describe()``
-    and an ``input_scale`` attribute; callers look for those with ``getattr``
-    (:mod:`lidframe.calibrators.base` describes them).
+    Calibrators may also declare ``input_scale``, ``absolute_llr``,
+    ``fit_rows(z, true_index)``, ``llr_map()``, ``to_dict()`` and ``describe()``: their
+    capabilities, with their types and defaults in :class:`~lidframe.registry.capabilities.CalibratorCapabilities`, read
+    through :func:`~lidframe.registry.capabilities.capabilities_of` (:mod:`lidframe.calibrators.base` says how the base
+    class uses them).
     """
 
     def fit(self, scores: np.ndarray, labels: np.ndarray) -> Any:
@@ -92,8 +94,8 @@ class CalibratorLike(Protocol):
 class PriorLike(Protocol):
     """What a prior provides: natural-log prior probabilities of the enrolled speakers.
 
-    Priors may also have ``describe()`` (a short name with parameters, for tables) and an
-    ``outside`` attribute: the prior mass π_∅ of "nobody enrolled" (the open set,
+    Priors may also declare ``describe()`` (a short name with parameters, for tables) and
+    an ``outside`` attribute (:class:`~lidframe.registry.capabilities.PriorCapabilities`): the prior mass π_∅ of "nobody enrolled" (the open set,
     :mod:`lidframe.core.openset`), a number in [0, 1) or ``"auto"`` (estimated from the
     dev set's share of outsider trials); a prior without it has ``outside`` 0 (the closed
     set).  ``log_prior`` is the prior *given* enrolment either way: enrolled speaker j has
@@ -119,7 +121,12 @@ class PriorLike(Protocol):
 
 
 class AttackerLike(Protocol):
-    """What an attacker provides: embeddings of utterances, scores of trials."""
+    """What an attacker provides: embeddings of utterances, scores of trials.
+
+    Attackers may also declare ``reads_audio``, ``input_files(params)`` and
+    ``describe()`` (:class:`~lidframe.registry.capabilities.AttackerCapabilities`): what a grid's cache keys follow, and
+    the name tables show.
+    """
 
     def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
         """Embed utterances.
@@ -155,8 +162,9 @@ class AttackerLike(Protocol):
 class RecogniserLike(Protocol):
     """What a recogniser (speech recognition, ASR) provides: the words said in an utterance.
 
-    Recognisers may also have ``sample_rate`` (Hz, default 16000: lidframe resamples the
-    audio to it before calling) and ``describe()`` (name and settings, for tables).  The
+    Recognisers may also declare ``sample_rate`` (Hz, default 16000: lidframe resamples the
+    audio to it before calling) and ``describe()`` (name and settings, for tables):
+    :class:`~lidframe.registry.capabilities.RecogniserCapabilities`.  The
     hypothesis is normalised by lidframe (:mod:`lidframe.utility.text`) before it is
     scored, so return the words as the recogniser writes them.  Each call hears its
     utterance on its own: what it returns must not depend on the utterances transcribed
@@ -185,6 +193,7 @@ class RecogniserLike(Protocol):
 PROTOCOLS: Mapping[str, type] = MappingProxyType(
     {"attacker": AttackerLike, "calibrator": CalibratorLike, "prior": PriorLike, "recogniser": RecogniserLike}
 )
+#: The component kinds, in the order lidframe lists them.
 KINDS = tuple(PROTOCOLS)
 
 
@@ -255,45 +264,6 @@ def contract_methods(kind: str) -> tuple[ContractMethod, ...]:
     return tuple(methods)
 
 
-def check_outside(value: object) -> float | str:
-    """*value* as a prior's ``outside``: a float in [0, 1), or :data:`OUTSIDE_AUTO`.
-
-    Text is read as a number (``"0.2"``) or ``"auto"``; anything else is an InputError
-    that says what was expected.
-
-    Examples
-    --------
-    >>> check_outside("0.2"), check_outside(0), check_outside("auto")
-    (0.2, 0.0, 'auto')
-    """
-    if isinstance(value, str):
-        text = value.strip()
-        if text == OUTSIDE_AUTO:
-            return OUTSIDE_AUTO
-        try:
-            value = float(text)
-        except ValueError:
-            raise InputError(f"outside = {value!r}: expected a number in [0, 1) or 'auto'") from None
-    if isinstance(value, bool) or (not isinstance(value, (int, float)) and not hasattr(value, "__float__")):
-        raise InputError(f"outside = {value!r}: expected a number in [0, 1) or 'auto'")
-    number = float(value)
-    if not 0.0 <= number < 1.0:
-        raise InputError(f"outside = {number!r}: the prior mass of 'nobody enrolled' must be in [0, 1) (or 'auto')")
-    return number
-
-
-def outside_of(prior: object) -> float | str:
-    """The prior's ``outside`` (π_∅, or ``"auto"``), checked; 0.0 for a prior without one (the closed set)."""
-    return check_outside(getattr(prior, "outside", 0.0))
-
-
-def target_of(obj: object) -> str:
-    """``"module:QualName"`` of a class or function, or of an instance's class."""
-    module = getattr(obj, "__module__", None) or type(obj).__module__
-    qualname = getattr(obj, "__qualname__", None) or type(obj).__qualname__
-    return f"{module}:{qualname}"
-
-
 def _callable_with(func: Any, n_args: int) -> bool:
     try:
         signature = inspect.signature(func)
@@ -307,7 +277,7 @@ def _callable_with(func: Any, n_args: int) -> bool:
 
 
 def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
-    """Check that *obj* (a class or an instance) has the methods of *kind*'s Protocol.
+    """Check that *obj* (a class or an instance) has the methods of *kind*'s Protocol and declares its capabilities well.
 
     Parameters
     ----------
@@ -319,7 +289,9 @@ def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
     Raises
     ------
     InputError
-        Listing every missing method or unusable signature, and what each should return.
+        Listing every missing method or unusable signature, and what each should return,
+        and every capability declared with a value of the wrong type
+        (:func:`~lidframe.registry.capabilities.capabilities_of`).
     """
     kind = check_kind(kind)
     label = label or f"{kind} {target_of(obj)}"
@@ -334,5 +306,6 @@ def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
         bound = not (inspect.isclass(obj) and inspect.isfunction(inspect.getattr_static(obj, method.name, None)))
         if not _callable_with(func, len(method.arguments) + (0 if bound else 1)):
             problems.append(f"{method.name}{inspect.signature(func)} cannot be called as {wanted}")
+    problems.extend(capability_problems(kind, obj)[1])
     if problems:
         raise InputError(f"{label} is not a {kind}: " + "; ".join(problems))

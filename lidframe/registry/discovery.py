@@ -24,7 +24,8 @@ from typing import Any
 import attrs
 
 from lidframe.errors import InputError
-from lidframe.registry.contracts import KINDS, check_contract, check_kind, target_of
+from lidframe.registry.capabilities import target_of
+from lidframe.registry.contracts import KINDS, check_contract, check_kind
 
 __all__ = [
     "GROUPS",

@@ -16,15 +16,9 @@ import attrs
 
 from lidframe.data.fileio import check_input_file
 from lidframe.errors import InputError, quote
+from lidframe.registry.capabilities import capabilities_of, check_outside, describe_component
 from lidframe.registry.coercion import builder, builder_params, parse_spec, split_query
-from lidframe.registry.contracts import (
-    AttackerLike,
-    CalibratorLike,
-    PriorLike,
-    check_contract,
-    check_kind,
-    check_outside,
-)
+from lidframe.registry.contracts import AttackerLike, CalibratorLike, PriorLike, check_contract, check_kind
 from lidframe.registry.discovery import code_version, import_target, load
 
 __all__ = [
@@ -34,7 +28,6 @@ __all__ = [
     "spec_inputs",
     "resolve_calibrator",
     "resolve_prior",
-    "describe_component",
     "WithOutside",
     "with_outside",
 ]
@@ -48,7 +41,7 @@ class WithOutside:
     """A prior given an ``outside`` mass π_∅ that it does not take itself (a plugin's).
 
     ``log_prior`` is the wrapped prior's (the prior given enrolment); ``outside`` is the
-    mass of "nobody enrolled" (:data:`~lidframe.registry.contracts.PriorLike`).
+    mass of "nobody enrolled" (:class:`~lidframe.registry.contracts.PriorLike`).
 
     Attributes
     ----------
@@ -186,7 +179,7 @@ def create(kind: str, spec: object, **params: Any) -> Any:
     if kind == "prior" and outside is None and OUTSIDE_PARAM in spec_params:
         # a builder that takes **options may have swallowed outside: the prior must carry what was asked
         asked = check_outside(spec_params[OUTSIDE_PARAM])
-        if getattr(built, OUTSIDE_PARAM, None) != asked:
+        if capabilities_of("prior", built).outside != asked:
             outside = asked
     return built if outside is None else with_outside(built, outside)
 
@@ -282,7 +275,7 @@ def spec_inputs(kind: str, spec: str) -> SpecInputs:
     """
     name, factory, params = _factory_and_params(check_kind(kind), spec)
     files: dict[str, Path] = {}
-    declared = getattr(factory, "input_files", None)
+    declared = capabilities_of(kind, factory).input_files
     if callable(declared):
         for item in declared(dict(params)):
             if not os.path.lexists(item):
@@ -299,7 +292,7 @@ def spec_inputs(kind: str, spec: str) -> SpecInputs:
     return SpecInputs(
         files=tuple(files.values()),
         version=code_version(kind, name),
-        reads_audio=bool(getattr(factory, "reads_audio", True)),
+        reads_audio=capabilities_of("attacker", factory).reads_audio if kind == "attacker" else True,
     )
 
 
@@ -320,9 +313,3 @@ def resolve_calibrator(spec: str | CalibratorLike | type[CalibratorLike]) -> Cal
 def resolve_prior(spec: str | PriorLike | type[PriorLike]) -> PriorLike:
     """Return a prior object (anything with ``log_prior(enrolled)``) from a spec or an instance."""
     return create("prior", spec)
-
-
-def describe_component(component: object) -> str:
-    """Its ``describe()`` (name with non-default parameters), else its class name."""
-    describe = getattr(component, "describe", None)
-    return describe() if callable(describe) else type(component).__name__

@@ -33,6 +33,7 @@ from lidframe.attackers.audio import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, quote
+from lidframe.registry import capabilities_of, describe_component
 from lidframe.runtime.workers import check_jobs
 from lidframe.stats.bootstrap import Bootstrap, Interval, ratio_ci, ratio_units
 from lidframe.utility.pitch import f0_contour, rho_f0
@@ -156,8 +157,7 @@ def resolve_recogniser(recogniser: Any) -> Any:
 
 
 def _describe(recogniser: Any) -> str:
-    describe = getattr(recogniser, "describe", None)
-    return str(describe()) if callable(describe) else type(recogniser).__name__
+    return str(describe_component(recogniser))
 
 
 def utility(
@@ -244,7 +244,7 @@ def utility(
         except InputError as exc:
             raise InputError(f"utility intervals: {exc}") from None
     model = resolve_recogniser(recogniser)
-    target = int(getattr(model, "sample_rate", 16000))
+    target = capabilities_of("recogniser", model).sample_rate
     # every audio file checked from its header before any is decoded (the attackers' reader and probe)
     rates = [probe_audio(str(utt.path), sample_rate=target, min_seconds=0.0)[1] for utt in utterances]
     if originals is not None:
