@@ -16,14 +16,14 @@ Formats follow one rule per surface, from the unit (:meth:`Metric.console_format
 :meth:`Metric.paper_format`; the page's formatters are chosen by unit in
 :mod:`lidframe.report`):
 
-========  ==========================  ===================  ==========================
-unit      console (``lidframe ...``)  paper (Markdown/TeX)  page
-========  ==========================  ===================  ==========================
-bits      3 decimals                  2 decimals           2 decimals
-fraction  3 decimals                  2 decimals           percent, 1 decimal
-count     integer                     integer              integer, thousands commas
-number    3 decimals                  2 decimals           3 decimals
-========  ==========================  ===================  ==========================
+========  =============  ===========================  ==========================
+unit      console        paper (Markdown, HTML, TeX)  page
+========  =============  ===========================  ==========================
+bits      3 decimals     2 decimals                   2 decimals
+fraction  3 decimals     2 decimals                   percent, 1 decimal
+count     integer        integer                      integer, thousands commas
+number    3 decimals     2 decimals                   3 decimals
+========  =============  ===========================  ==========================
 
 A row may set its own console format (``log2 N`` prints 2 decimals there).
 """
