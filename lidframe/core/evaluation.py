@@ -80,9 +80,10 @@ import numpy as np
 
 from lidframe.core.dispatch import DENSE_ENGINE, run_engine
 from lidframe.core.engine import Engine, check_engine, resolve_device
+from lidframe.core.engine_result import EngineUsed
 from lidframe.core.lid import LN2
 from lidframe.core.openset import open_set_trials, resolve_outside
-from lidframe.core.summary import EngineUsed, Summary, check_misattribution_threshold, summarise
+from lidframe.core.summary import Summary, check_misattribution_threshold, summarise
 from lidframe.core.znorm import calibrator_input, check_ddof
 from lidframe.data.embedset import EmbeddingSet, load_set
 from lidframe.data.fileio import StrPath

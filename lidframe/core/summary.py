@@ -1,4 +1,4 @@
-"""The summary of an evaluation as a typed record (:class:`Summary`, :class:`BinaryView`, :class:`EngineUsed`), and :func:`summarise`.
+"""The summary of an evaluation as a typed record (:class:`Summary`, :class:`BinaryView`), and :func:`summarise`.
 
 :attr:`lidframe.core.evaluation.Result.summary` is a :class:`Summary`: the LID aggregates
 (:mod:`lidframe.metrics.aggregates`), the identification metrics
@@ -25,12 +25,13 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 
 from lidframe._version import __version__
+from lidframe.core.engine_result import EngineResult, EngineUsed
 from lidframe.core.openset import OpenSetTrials
 from lidframe.core.znorm import uses_znorm
 from lidframe.data.embedset import EmbeddingSet
@@ -44,9 +45,6 @@ from lidframe.metrics.detection import OperatingPoint
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure
 from lidframe.registry import CalibratorLike, PriorLike, describe_component
 from lidframe.stats.bootstrap import Bootstrap, Interval, PairLLRs, bootstrap_ci
-
-if TYPE_CHECKING:
-    from lidframe.core.dispatch import EngineResult
 
 __all__ = [
     "Summary",
@@ -133,31 +131,6 @@ _SETTING_FIELDS = (
     "n_dev_outsider_trials",
     "lidframe_version",
 )
-
-
-@attrs.frozen(kw_only=True)
-class EngineUsed:
-    """Which LID engine ran on an eval embedding set.
-
-    Attributes
-    ----------
-    kernel : str
-        ``"dense"`` (the cosine matrix materialised, for the exact binary view), or the
-        streaming path ``"numpy"``, ``"torch"`` or ``"triton"`` (distinct values joined
-        by ``","`` when the blocks of a cluster ran different paths).
-    device : str
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
-    precision : str
-        ``"float64"``, ``"float32"`` or ``"bfloat16"``.
-    """
-
-    kernel: str
-    device: str
-    precision: str
-
-    def to_dict(self) -> dict[str, str]:
-        """``{"kernel": .., "device": .., "precision": ..}``."""
-        return {"kernel": self.kernel, "device": self.device, "precision": self.precision}
 
 
 @attrs.frozen(kw_only=True)
