@@ -12,7 +12,7 @@ The trials of an eval set -- its enrolled trials, or every trial in the open set
 
 :func:`run_engine` picks one; each returns the same record
 (:class:`~lidframe.core.engine_result.EngineResult`), from which
-:func:`lidframe.core.summary.summarise` builds the :class:`~lidframe.core.summary.Summary`.
+:func:`lidframe.core.summarise.summarise` builds the :class:`~lidframe.core.summary.Summary`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What an LID engine returns (:class:`EngineResult`), and which engine ran (:class:`EngineUsed`).
 
 The one record the engines of :mod:`lidframe.core.dispatch` return and
-:func:`lidframe.core.summary.summarise` reads: it sits below both, so that the
+:func:`lidframe.core.summarise.summarise` reads: it sits below both, so that the
 dispatch and the summary each import it and neither imports the other.
 """
 

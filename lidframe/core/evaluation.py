@@ -2,7 +2,8 @@
 
 :func:`fit_calibrator` fits a calibrator on a dev set, :func:`evaluate_fitted` applies a
 fitted one to an eval set, and :func:`evaluate` does both; they return a :class:`Result`
-whose ``summary`` is a :class:`~lidframe.core.summary.Summary` (:func:`summarise`).
+whose ``summary`` is a :class:`~lidframe.core.summary.Summary`
+(:func:`~lidframe.core.summarise.summarise`).
 :func:`as_set` / :func:`as_scoreset` read a score or embedding set given as a path.
 
 Pipeline (the maths: ``docs/theory.md``; the path of one score: ``docs/architecture.md``)::
@@ -83,7 +84,8 @@ from lidframe.core.engine import Engine, check_engine, resolve_device
 from lidframe.core.engine_result import EngineUsed
 from lidframe.core.lid import LN2
 from lidframe.core.openset import open_set_trials, resolve_outside
-from lidframe.core.summary import Summary, check_misattribution_threshold, summarise
+from lidframe.core.summarise import summarise
+from lidframe.core.summary import Summary, check_misattribution_threshold
 from lidframe.core.znorm import calibrator_input, check_ddof
 from lidframe.data.embedset import EmbeddingSet, load_set
 from lidframe.data.fileio import StrPath
@@ -395,7 +397,7 @@ def evaluate(
     znorm_ddof : {0, 1}, default 1
         Row z-norm degrees of freedom (1 = reference code, 0 = the paper's example).
     binary_metrics : {"auto", True, False}, default "auto"
-        The binary view over all closed-set eval pairs (:class:`~lidframe.core.summary.BinaryView`):
+        The binary view over all closed-set eval pairs (:class:`~lidframe.core.summary_views.BinaryView`):
         exact or binned (module docstring), ``"auto"`` choosing by size; False: none.
     bootstrap : Bootstrap, optional
         Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`)

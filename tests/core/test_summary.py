@@ -33,7 +33,8 @@ from lidframe import (
     per_speaker,
 )
 from lidframe.core.engine_result import EngineUsed
-from lidframe.core.summary import RENAMED_KEYS, BinaryView, Summary, with_current_keys
+from lidframe.core.summary import RENAMED_KEYS, Summary, with_current_keys
+from lidframe.core.summary_views import BinaryView
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.fileio import json_clean
 from lidframe.data.simulate import simulate_system
