@@ -40,10 +40,11 @@ import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lidframe.core.cosine import as_llr_map, check_embeddings
 from lidframe.core.engine import Engine
 from lidframe.core.lid import check_log_prior
 from lidframe.core.openset import OpenSetStats
-from lidframe.core.streaming import StreamingResult, as_llr_map, check_embeddings, lid_from_embeddings, pair_llr_grid
+from lidframe.core.streaming import StreamingResult, lid_from_embeddings, pair_llr_grid
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError, shorten

@@ -1,7 +1,7 @@
 """A dev embedding set's z-scored pairs pooled by (z bin, class), in one streaming pass.
 
 :func:`dev_pair_groups` is the dev-side counterpart of :func:`lidframe.core.streaming.lid_from_embeddings`:
-the row z-scores of the cosine scores in closed form (:func:`~lidframe.core.streaming.closed_form_znorm`),
+the row z-scores of the cosine scores in closed form (:func:`~lidframe.core.cosine.closed_form_znorm`),
 a tile of rows at a time, counted into bins instead of being held, so a calibrator can be
 fitted on a dev set whose T x N pairs do not fit in memory.
 """
@@ -12,8 +12,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.calibrators.base import DEFAULT_FIT_BINS
+from lidframe.core.cosine import check_embeddings, closed_form_znorm, pair_z_bound
 from lidframe.core.lid import default_tile_rows
-from lidframe.core.streaming import check_embeddings, closed_form_znorm, pair_z_bound
 from lidframe.core.znorm import check_ddof
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
