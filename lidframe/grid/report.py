@@ -779,7 +779,7 @@ def cell_per_speaker(
     import attrs
 
     from lidframe.analyses.per_speaker import per_speaker
-    from lidframe.core.evaluation import Result
+    from lidframe.core.result import Result
     from lidframe.data.npzfile import read_npz
 
     out = Path(out_dir)

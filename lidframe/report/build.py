@@ -39,8 +39,8 @@ import numpy as np
 
 from lidframe._version import __version__, _source_digest
 from lidframe.analyses.sensitivity import SensitivityResult
-from lidframe.core.evaluation import Result
 from lidframe.core.lid import LN2
+from lidframe.core.result import Result
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
 from lidframe.errors import InputError, preview, quote
