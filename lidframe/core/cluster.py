@@ -215,7 +215,7 @@ def _run_until(deadline: float, work: Callable[[], Any]) -> tuple[bool, Any]:
     def run() -> None:
         try:
             outcome.append(work())
-        except BaseException as exc:  # reported to the caller's thread
+        except BaseException as exc:  # noqa: BLE001 -- any outcome, an interrupt too, is reported to the caller's thread
             outcome.append(exc)
 
     thread = threading.Thread(target=run, name="lidframe-connect", daemon=True)
@@ -255,19 +255,9 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
     except ValueError as exc:
         return f"not a dask scheduler address ({_reason(exc)}; expected e.g. 'tcp://127.0.0.1:8786')"
     if host is not None:
-        try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
-        except TimeoutError:
-            return "no connection (is the host reachable?)"
-        except ConnectionRefusedError:
-            return f"no connection (refused: nothing listens on port {port} of {host})"
-        except socket.gaierror as exc:
-            return f"no connection (unknown host {host!r}: {exc.strerror})"
-        except OSError as exc:
-            return f"no connection ({os.strerror(exc.errno) if exc.errno else _reason(exc)})"
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
+        failure = await _tcp_failure(host, port, timeout_s)
+        if failure is not None:
+            return failure
     from distributed.security import Security
 
     # the client's own security settings (distributed.comm.tls.* in the dask config), as Client uses them
@@ -284,12 +274,30 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
         return "it accepted the connection but sent no reply (is a dask scheduler listening there?)"
     except OSError as exc:
         return _reason(exc)
-    except Exception as exc:  # a reply distributed cannot read: something else listens there
+    except Exception as exc:  # noqa: BLE001 -- whatever distributed raises on a reply it cannot read: not a scheduler
         return f"what answers there is not a dask scheduler ({type(exc).__name__}: {shorten(_reason(exc))})"
     try:  # a scheduler answered; the probe's connection is closed (within the time left)
         await asyncio.wait_for(comm.close(), max(deadline - loop.time(), 0.1))
     except (TimeoutError, OSError):
         comm.abort()
+    return None
+
+
+async def _tcp_failure(host: str, port: int | None, timeout_s: float) -> str | None:
+    """Why no plain TCP connection opens to *host*:*port* within *timeout_s* (``None``: one did, and was closed)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+    except TimeoutError:
+        return "no connection (is the host reachable?)"
+    except ConnectionRefusedError:
+        return f"no connection (refused: nothing listens on port {port} of {host})"
+    except socket.gaierror as exc:
+        return f"no connection (unknown host {host!r}: {exc.strerror})"
+    except OSError as exc:
+        return f"no connection ({os.strerror(exc.errno) if exc.errno else _reason(exc)})"
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
     return None
 
 
@@ -374,10 +382,7 @@ def lid_on_cluster(
     trials, enrol, true_index, log_prior, names = _checked_rows(
         trial_emb, enrol_emb, true_index, log_prior, row_names, open_set
     )
-    if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
-        raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
-    if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
-        raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
+    _check_blocks(block_rows, binary_bins)
     llr_map = as_llr_map(calibrator)
     # the raw-score switch travels with the map: a map has no input_scale, the calibrator may
     map_or_calibrator = llr_map if uses_znorm(calibrator) == uses_znorm(llr_map) else calibrator
@@ -388,17 +393,9 @@ def lid_on_cluster(
     try:
         address = str(client.scheduler.address)
         n_workers = len(client.scheduler_info().get("workers", {}))
-        n_trials, dim = trials.shape
-        block_rows = block_rows or _default_block_rows(n_trials, dim, n_workers)
+        block_rows = block_rows or _default_block_rows(*trials.shape, n_workers)
         shared = client.scatter([enrol, map_or_calibrator, log_prior, grid], broadcast=True, hash=False)
-        blocks = [
-            (
-                trials[start : start + block_rows],
-                true_index[start : start + block_rows],
-                names[start : start + block_rows],
-            )
-            for start in range(0, n_trials, block_rows)
-        ]
+        blocks = _row_blocks(block_rows, trials, true_index, names)
         results = _run_blocks(client, blocks, shared, znorm_ddof, engine, bool(open_set))
     finally:
         if own_client:
@@ -406,6 +403,21 @@ def lid_on_cluster(
     return ClusterResult(
         lid=_merged(results), scheduler=address, n_blocks=len(results), block_rows=block_rows, n_workers=n_workers
     )
+
+
+def _row_blocks(block_rows: int, *arrays: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """The blocks of *block_rows* rows of *arrays* (trial rows, true index, names), one tuple per block."""
+    return [
+        tuple(array[start : start + block_rows] for array in arrays) for start in range(0, len(arrays[0]), block_rows)
+    ]
+
+
+def _check_blocks(block_rows: object, binary_bins: object) -> None:
+    """An InputError unless *block_rows* and *binary_bins* are None or positive integers (of :func:`lid_on_cluster`)."""
+    if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
+        raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
+    if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
+        raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
 
 
 def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names, open_set) -> tuple[np.ndarray, ...]:

@@ -521,7 +521,7 @@ def _affine_form(calibrator: object) -> AffineMap | None:
         return None
     try:
         form = calibrator.llr_map()
-    except Exception:  # the generic path raises it, in its own order
+    except Exception:  # noqa: BLE001 -- whatever llr_map() raises, the generic path raises it, in its own order
         return None
     return form if type(form) is AffineMap else None
 
