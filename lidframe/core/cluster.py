@@ -48,7 +48,8 @@ from lidframe.core.streaming import StreamingResult, lid_from_embeddings, pair_l
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError, shorten
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = ["ClusterResult", "connect", "lid_on_cluster", "CONNECT_TIMEOUT_S", "BLOCK_BYTES"]
 

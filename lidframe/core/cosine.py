@@ -23,7 +23,8 @@ from lidframe.calibrators.maps import llr_map_of
 from lidframe.core.znorm import FittedCalibrator
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = [
     "as_llr_map",

@@ -17,7 +17,8 @@ from lidframe.core.lid import default_tile_rows
 from lidframe.core.znorm import check_ddof
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = ["dev_pair_groups"]
 
@@ -39,7 +40,7 @@ def dev_pair_groups(
     :func:`~lidframe.core.streaming.lid_from_embeddings`), a tile of rows at a time (numpy, float64), and are
     counted, with their sums, into ``bins`` z bins per class over a range that holds
     every pair (Cauchy-Schwarz and Samuelson bounds; memory O(bins + tile)).  The bins
-    are equal in asinh(z) (:meth:`~lidframe.metrics.binned.BinGrid.asinh`, center 0,
+    are equal in asinh(z) (:meth:`~lidframe.metrics.binned_grid.BinGrid.asinh`, center 0,
     scale 1: row z-scores have mean 0 and unit spread): a bin at z is
     du sqrt(1 + z^2) wide, du = 2 asinh(z_bound) / bins, so a bound far beyond the
     scores (Samuelson's grows as sqrt(N)) widens the bins where the pairs are only with

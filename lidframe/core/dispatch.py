@@ -30,7 +30,7 @@ from lidframe.core.streaming import StreamingResult, lid_from_embeddings
 from lidframe.core.znorm import FittedCalibrator
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.scoreset import ScoreSet
-from lidframe.metrics.binned import DEFAULT_BINS
+from lidframe.metrics.binned_grid import DEFAULT_BINS
 
 #: What ran on an embedding set scored in full (its cosine matrix, float64 on the CPU).
 DENSE_ENGINE = EngineUsed(kernel="dense", device="cpu", precision="float64")

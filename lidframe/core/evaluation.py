@@ -43,7 +43,7 @@ C_miss = C_fa = 1, SpeechBrain's ``minDCF`` defaults; the mapping view's
 * ``"exact"`` holds every pair's LLR at once (T x N float64) and sorts it; an eval
   embedding set is then scored in full (its cosine matrix materialised);
 * ``"binned"`` (eval embedding sets) counts the LLRs into per-class histograms of
-  :data:`~lidframe.metrics.binned.DEFAULT_BINS` bins in the streaming pass (memory a few
+  :data:`~lidframe.metrics.binned_grid.DEFAULT_BINS` bins in the streaming pass (memory a few
   tiles; Cllr exact, the others within the bounds of :mod:`lidframe.metrics.binned`,
   ``summary.binary.error_bounds``).  Binned metrics have no bootstrap intervals.
 

@@ -58,7 +58,8 @@ from lidframe.core.streaming_torch import PathResult, torch_path, triton_path
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = [
     "StreamingResult",
@@ -336,7 +337,7 @@ def lid_from_embeddings(
     binary_bins : int, optional
         Also count every pair's LLR (intercept included) into per-class histograms of
         this many equal bins, in the same tile pass, for the binned binary view
-        (:mod:`lidframe.metrics.binned`; e.g. :data:`~lidframe.metrics.binned.DEFAULT_BINS`).
+        (:mod:`lidframe.metrics.binned`; e.g. :data:`~lidframe.metrics.binned_grid.DEFAULT_BINS`).
         The grid spans the LLRs of z = +-:func:`~lidframe.core.cosine.pair_z_bound`, so no pair falls outside it;
         memory O(bins + tile).  The fused Triton kernel does not count pairs: the torch
         path runs instead (``StreamingResult.kernel`` says which ran).  A :class:`BinGrid`

@@ -22,7 +22,8 @@ from lidframe.core.lid import LN2, row_label, uniform_log_n
 from lidframe.core.openset import OpenSetStats
 from lidframe.core.progress import tile_starts
 from lidframe.errors import InputError
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = ["torch_path", "triton_path"]
 
