@@ -142,7 +142,7 @@ _ALWAYS_WRITTEN = (
 )
 
 
-#: The open set's metrics with bootstrap intervals, besides those of :data:`~lidframe.stats.bootstrap.LID_METRICS`.
+#: The open set's metrics with bootstrap intervals, besides those of :data:`~lidframe.stats.weighted.LID_METRICS`.
 OPEN_SET_INTERVALS = (
     "alid_enrolled",
     "alid_outsider",
