@@ -33,7 +33,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -302,7 +302,22 @@ async def _tcp_failure(host: str, port: int | None, timeout_s: float) -> str | N
     return None
 
 
-def _block_lid(trial_rows, true_index, row_names, enrol_emb, llr_map, log_prior, znorm_ddof, engine, grid, open_set):
+#: What a worker returns for a block: LID, ranks, pair counts, (kernel, device, precision), open-set statistics.
+BlockResult = tuple[np.ndarray, np.ndarray, BinnedPairs | None, tuple[str, str, str], OpenSetStats | None]
+
+
+def _block_lid(
+    trial_rows: np.ndarray,
+    true_index: np.ndarray,
+    row_names: np.ndarray,
+    enrol_emb: np.ndarray,
+    llr_map: FittedCalibrator,
+    log_prior: np.ndarray,
+    znorm_ddof: int,
+    engine: Engine,
+    grid: BinGrid | None,
+    open_set: bool,
+) -> BlockResult:
     """One block's per-trial LID, ranks, pair counts and open-set statistics: the task a worker runs (no state outside it)."""
     lid = lid_from_embeddings(
         trial_rows,
@@ -325,7 +340,7 @@ def _default_block_rows(n_trials: int, dim: int, n_workers: int) -> int:
     return min(by_bytes, by_workers)
 
 
-def _joined(values) -> str:
+def _joined(values: Iterable[str]) -> str:
     return ",".join(dict.fromkeys(values))
 
 
@@ -394,7 +409,7 @@ def lid_on_cluster(
     try:
         address = str(client.scheduler.address)
         n_workers = len(client.scheduler_info().get("workers", {}))
-        block_rows = block_rows or _default_block_rows(*trials.shape, n_workers)
+        block_rows = block_rows or _default_block_rows(trials.shape[0], trials.shape[1], n_workers)
         shared = client.scatter([enrol, map_or_calibrator, log_prior, grid], broadcast=True, hash=False)
         blocks = _row_blocks(block_rows, trials, true_index, names)
         results = _run_blocks(client, blocks, shared, znorm_ddof, engine, bool(open_set))
@@ -403,6 +418,18 @@ def lid_on_cluster(
             client.close()
     return ClusterResult(
         lid=_merged(results), scheduler=address, n_blocks=len(results), block_rows=block_rows, n_workers=n_workers
+    )
+
+
+def _merged_stats(stats: list[OpenSetStats | None]) -> OpenSetStats | None:
+    """The blocks' open-set statistics in trial order (None: the blocks ran in the closed set)."""
+    if stats[0] is None:
+        return None
+    present = [block for block in stats if block is not None]
+    assert len(present) == len(stats)  # every block runs with the same open_set
+    return OpenSetStats(
+        log_evidence=np.concatenate([block.log_evidence for block in present]),
+        log_top=np.concatenate([block.log_top for block in present]),
     )
 
 
@@ -421,7 +448,14 @@ def _check_blocks(block_rows: object, binary_bins: object) -> None:
         raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
 
 
-def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names, open_set) -> tuple[np.ndarray, ...]:
+def _checked_rows(
+    trial_emb: ArrayLike,
+    enrol_emb: ArrayLike,
+    true_index: ArrayLike,
+    log_prior: ArrayLike,
+    row_names: ArrayLike | None,
+    open_set: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(trials (T, d), enrolled (N, d), true_index, log_prior, row names) as the blocks get them, checked."""
     trial_unit, _enrol_unit = check_embeddings(trial_emb, enrol_emb)  # NaN rows named by their global row
     n_trials = trial_unit.shape[0]
@@ -435,12 +469,12 @@ def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names, open_s
 
 def _run_blocks(
     client: Any,
-    blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    blocks: Sequence[tuple[np.ndarray, ...]],
     shared: list,
     znorm_ddof: int,
     engine: Engine,
     open_set: bool,
-) -> list:
+) -> list[BlockResult]:
     """Submit one task per block of (trial rows, true index, names) and gather them in order (cancelled on an error)."""
     futures = []
     with warnings.catch_warnings():  # a block is a few MiB by default; a larger one is the caller's choice
@@ -458,19 +492,14 @@ def _run_blocks(
         raise
 
 
-def _merged(blocks: list) -> StreamingResult:
+def _merged(blocks: list[BlockResult]) -> StreamingResult:
     """The blocks' per-trial outputs in trial order and their pair counts merged, as one StreamingResult."""
     binned: BinnedPairs | None = None
     for block in blocks:
         if block[2] is not None:
             binned = block[2] if binned is None else binned.merge(block[2])
     ran = [block[3] for block in blocks]
-    open_stats = None
-    if blocks[0][4] is not None:
-        open_stats = OpenSetStats(
-            log_evidence=np.concatenate([block[4].log_evidence for block in blocks]),
-            log_top=np.concatenate([block[4].log_top for block in blocks]),
-        )
+    open_stats = _merged_stats([block[4] for block in blocks])
     return StreamingResult(
         lid_bits=np.concatenate([block[0] for block in blocks]),
         true_rank=np.concatenate([block[1] for block in blocks]),

@@ -251,7 +251,9 @@ def evaluate(
     )
 
 
-def _binary_metrics_decision(eval_set, binary_metrics, *, on_cluster: bool = False) -> tuple[str, str | None]:
+def _binary_metrics_decision(
+    eval_set: ScoreSet | EmbeddingSet, binary_metrics: object, *, on_cluster: bool = False
+) -> tuple[str, str | None]:
     """(status, method) for *binary_metrics* ("auto", True or False) on *eval_set*.
 
     status is ``"computed"`` or ``"skipped: <why>"``; method ``"exact"``, ``"binned"`` or None.

@@ -138,7 +138,7 @@ def check_threads(threads: object) -> int:
     return int(threads)
 
 
-def row_label(row: int, row_names) -> str:
+def row_label(row: int, row_names: Any) -> str:
     """How an error names row *row*: its trial id where the caller gave the ids (``row_names``), else its index."""
     return f"row {row}" if row_names is None else f"trial {str(row_names[row])!r}"
 
@@ -146,15 +146,15 @@ def row_label(row: int, row_names) -> str:
 def tile_lid(
     llr_tile: np.ndarray,
     true_cols: np.ndarray,
-    log_prior,
-    uniform_log_n,
+    log_prior: np.ndarray,
+    uniform_log_n: float | None,
     row_offset: int,
-    row_names=None,
+    row_names: Any = None,
     stats_out: tuple[np.ndarray, np.ndarray] | None = None,
     *,
     peak: np.ndarray | None = None,
     exp_buffer: np.ndarray | None = None,
-):
+) -> np.ndarray:
     """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN.
 
     An error names a bad row by its trial id when *row_names* (the ids of every row of the

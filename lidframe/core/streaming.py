@@ -219,8 +219,8 @@ def _numpy_path(
 ) -> PathResult:
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
-    affine = isinstance(llr_map, AffineMap)
-    slope = llr_map.slope if affine else 1.0
+    affine = llr_map if isinstance(llr_map, AffineMap) else None
+    slope = affine.slope if affine is not None else 1.0
     binned = tile_binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm)
     dtype = np.float64 if precision == "float64" else np.float32
     query = (trial_unit * (row_scale * (slope if slope > 0 else 1.0))[:, None]).astype(dtype)
@@ -230,7 +230,7 @@ def _numpy_path(
     rank = np.empty(n_trials, dtype=np.int64)
     stats = OpenSetStats.empty(n_trials) if open_set else None
     tile_rows = tile_rows or default_tile_rows(n_enrolled, threads if binary_bins is None else 1)
-    folded = affine and slope > 0  # the products are a z: the map is folded into them
+    folded = affine is not None and slope > 0  # the products are a z: the map is folded into them
 
     def work(start: int, stop: int) -> None:
         cols = true_index[start:stop]
@@ -248,8 +248,8 @@ def _numpy_path(
 
     # one thread with binned pairs, whose sums depend on the order the tiles add them in
     _numpy_tiles(n_trials, tile_rows, work, threads=1 if binned is not None else threads, progress=progress)
-    if stats is not None and folded and llr_map.intercept != 0:  # the folded products left the intercept out
-        np.add(stats.log_evidence, llr_map.intercept, out=stats.log_evidence)
+    if stats is not None and affine is not None and folded and affine.intercept != 0:
+        np.add(stats.log_evidence, affine.intercept, out=stats.log_evidence)  # the folded products left it out
     return lid, rank, binned, stats
 
 
@@ -383,7 +383,7 @@ def _checked_rows(
 
 def _run_path(
     kernel: str,
-    common: tuple[Any, ...],
+    common: tuple[np.ndarray, np.ndarray, np.ndarray, LLRMapLike, np.ndarray, int, bool, str],
     device: str,
     engine: Engine,
     row_names: ArrayLike | None,

@@ -85,7 +85,7 @@ class _TorchPass:
     query: Any
     keys_t: Any
     cols_all: Any
-    llr_map: LLRMapLike
+    llr_map: Any  # a map of lidframe.calibrators.maps; an AffineMap where folded
     folded: bool  # the products are a z: the (affine) map is folded into them
     bias: Any  # the log prior as a tensor, or None under a uniform prior (log_n given)
     log_n: float | None
@@ -164,27 +164,25 @@ def torch_path(
 
     trial, keys, row_scale = _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names)
     n_trials, n_enrolled = trial.shape[0], keys.shape[0]
-    affine = isinstance(llr_map, AffineMap)
-    slope = llr_map.slope if affine else 1.0
+    slope = llr_map.slope if isinstance(llr_map, AffineMap) else 1.0
     work = torch.float64 if precision == "float64" else torch.float32  # products, map and logsumexp
     log_n = uniform_log_n(log_prior)
-    new = {"dtype": torch.float64, "device": device}
     run = _TorchPass(
         query=(trial * (row_scale * (slope if slope > 0 else 1.0))[:, None]).to(_torch_dtype(precision)).to(work),
         keys_t=keys.T.contiguous().to(_torch_dtype(precision)).to(work),
         # a writable copy: torch warns about read-only arrays (the caller's may be)
         cols_all=torch.as_tensor(np.array(true_index, copy=True), device=device),
         llr_map=llr_map,
-        folded=affine and slope > 0,
+        folded=isinstance(llr_map, AffineMap) and slope > 0,
         bias=None if log_n is not None else torch.as_tensor(log_prior, dtype=work, device=device),
         log_n=log_n,
         top_of_constant=-log_n if log_n is not None else float(np.max(log_prior)),
         binned=tile_binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm),
         row_names=row_names,
-        lid=torch.empty(n_trials, **new),
+        lid=torch.empty(n_trials, dtype=torch.float64, device=device),
         rank=torch.empty(n_trials, dtype=torch.int64, device=device),
-        log_evidence=torch.empty(n_trials, **new) if open_set else None,
-        log_top=torch.empty(n_trials, **new) if open_set else None,
+        log_evidence=torch.empty(n_trials, dtype=torch.float64, device=device) if open_set else None,
+        log_top=torch.empty(n_trials, dtype=torch.float64, device=device) if open_set else None,
     )
     budget = _TILE_VALUES_CUDA if str(device).startswith("cuda") else _TILE_VALUES_TORCH_CPU
     tile_rows = tile_rows or max(1, budget // n_enrolled)
@@ -201,7 +199,7 @@ def triton_path(
     trial_unit: np.ndarray,
     enrol_unit: np.ndarray,
     true_index: np.ndarray,
-    llr_map: AffineMap,
+    llr_map: Any,  # an AffineMap (the fused kernel's rule)
     log_prior: np.ndarray,
     ddof: int,
     znorm: bool,

@@ -9,6 +9,7 @@ that produced them.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -112,7 +113,7 @@ def summarise(
     )
 
 
-def _dev_sizes(dev: ScoreSet | None) -> dict[str, int | None]:
+def _dev_sizes(dev: ScoreSet | None) -> dict[str, Any]:
     """The summary's dev sizes: trials whose speaker is enrolled, enrolled speakers, outsider trials (None: no dev set)."""
     if dev is None:
         return {"n_dev_enrolled_trials": None, "n_dev_enrolled": None, "n_dev_outsider_trials": None}
