@@ -114,7 +114,8 @@ LID_FIELDS = (
     "lid_min",
     *(f"lid_q{round(level * 100)}" for level in LID_QUANTILES),
 )
-_COUNT_FIELDS = ("n_enrolled_trials", "n_enrolled", "n_outsider_trials", "log2_n")
+_COUNTS = ("n_enrolled_trials", "n_enrolled", "n_outsider_trials")
+_COUNT_FIELDS = (*_COUNTS, "log2_n")
 _IDENTIFICATION_FIELDS = ("cllr_mc", "rank1_rate", "rank_disclosure_bits")
 _SETTING_FIELDS = (
     "calibrator",
@@ -337,9 +338,7 @@ class Summary(Mapping[str, Any]):
         bootstrap = None if entries.get("bootstrap") is None else Bootstrap(**entries["bootstrap"])
         engine, open_set = entries.get("engine"), entries.get("open_set")
         return cls(
-            **{
-                name: entries[name] for name in (*_COUNT_FIELDS, *_SETTING_FIELDS, "binary_metrics") if name != "log2_n"
-            },
+            **{name: entries[name] for name in (*_COUNTS, *_SETTING_FIELDS, "binary_metrics")},
             **{name: nan_for_none(entries[name]) for name in _NUMBER_FIELDS},
             binary=BinaryView.from_entries(entries),
             intervals=_stored_intervals(entries.get("intervals"), bootstrap),
@@ -352,7 +351,7 @@ class Summary(Mapping[str, Any]):
 
 
 def _stored_intervals(stored: Mapping[str, Any] | None, bootstrap: Bootstrap | None) -> dict[str, Interval] | None:
-    """The intervals of :meth:`Summary.from_dict` from their stored ends (module docstring of :meth:`Summary.from_dict`)."""
+    """The intervals of :meth:`Summary.from_dict` from their stored ends (the estimate NaN, level and method the bootstrap's)."""
     if stored is None:
         return None
     level = math.nan if bootstrap is None else bootstrap.level
