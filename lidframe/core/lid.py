@@ -25,12 +25,9 @@ GIL in its ufuncs and reductions), each tile computed exactly as one thread comp
 every number is bit-identical whatever the thread count, and an error names the same
 first bad row.
 
-In :func:`lid_from_scores` an affine calibrator (an :class:`~lidframe.calibrators.maps.AffineMap`,
-or a calibrator whose ``llr`` is its affine ``llr_map()``: logistic, temperature, identity,
-Gaussian with equal variances) runs in place in each thread's reused tile buffer, rounding
-as ``z * slope + intercept`` does, and each row's largest LLR comes from its largest score
-(:func:`_affine_peak`) instead of another pass over the tile: the numbers are those of the
-expression, bit for bit (``tests/core/test_affine_in_place.py``).
+In :func:`lid_from_scores` an affine calibrator (logistic, temperature, identity, Gaussian
+with equal variances) runs in place in each thread's reused tile buffer, bit for bit as
+``z * slope + intercept`` (:mod:`lidframe.core.affine_tiles`).
 """
 
 from __future__ import annotations
@@ -43,9 +40,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.calibrators.base import Calibrator
 from lidframe.calibrators.maps import AffineMap
-from lidframe.core.znorm import FittedCalibrator, calibrated_llr, check_ddof, row_znorm_parts, uses_znorm
+from lidframe.core.affine_tiles import affine_form, affine_tile_llr
+from lidframe.core.znorm import FittedCalibrator, calibrated_llr, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 
@@ -172,7 +169,7 @@ def tile_lid(
     all equal c gets log evidence c and log top max_j log π_j exactly.
 
     *peak*, each row's largest LLR, saves the pass that finds it where the caller has it
-    already; it must be bit for bit ``llr_tile.max(axis=1)`` (:func:`_affine_peak`).
+    already; it must be bit for bit ``llr_tile.max(axis=1)`` (:func:`~lidframe.core.affine_tiles.affine_peak`).
     *exp_buffer*, float64 of shape (rows, N) for some rows >= 1, is the scratch the
     exponentials go through (default: a new one).
     """
@@ -395,7 +392,7 @@ def lid_from_scores(
     log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled, threads)
     out = np.empty(n_trials, dtype=np.float64)
     enrolled_before = np.r_[0, np.cumsum(true_index >= 0)]  # where each tile's pairs start in pair_llr_out
-    affine = _affine_form(calibrator)
+    affine = affine_form(calibrator)
     znorm = affine is None or uses_znorm(calibrator)  # (the generic path below asks calibrated_llr)
     workspaces = threading.local()  # each thread's buffers, reused tile after tile
 
@@ -437,45 +434,19 @@ def _tile_llr(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """(LLRs, each row's largest LLR or None) of rows ``start:stop`` of *scores*, which :func:`tile_lid` may overwrite.
 
-    An affine map (*affine*, :func:`_affine_form`) runs in this thread's *buffer* where it can
-    (:func:`_affine_tile_llr`); any other calibrator's ``llr()`` runs on the tile's z-scores.
+    An affine map (*affine*, :func:`~lidframe.core.affine_tiles.affine_form`) runs in this thread's *buffer* where it can
+    (:func:`~lidframe.core.affine_tiles.affine_tile_llr`); any other calibrator's ``llr()`` runs on the tile's z-scores.
     """
     names = None if row_names is None else row_names[start:stop]
     tile_scores = scores[start:stop]
     if affine is not None:
-        return _affine_tile_llr(
+        return affine_tile_llr(
             tile_scores, affine, znorm, znorm_ddof, names, buffer[: stop - start], scores.flags.c_contiguous
         )
     llr = calibrated_llr(tile_scores, calibrator, znorm_ddof=znorm_ddof, row_names=names)
     if np.may_share_memory(llr, scores):  # an identity map on raw scores: tile_lid overwrites its tile
         llr = llr.copy()
     return llr, None
-
-
-def _affine_tile_llr(
-    tile_scores: np.ndarray,
-    affine: AffineMap,
-    znorm: bool,
-    znorm_ddof: int,
-    names: Any,
-    buffer: np.ndarray,
-    c_order: bool,
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """(LLRs, each row's largest LLR or None) of a tile of scores under an affine map, in *buffer* where it can.
-
-    With the z-norm the map runs in place on the z-scores, in *buffer* for scores stored row by row
-    (others get a new tile laid out as theirs, as ``scores - mean`` makes it, for the row sums of
-    squares follow the layout, and so do their last bits), and the peak comes from each row's
-    largest score (:func:`_affine_peak`).  On raw scores the map writes into *buffer* (scores
-    stored row by row) or makes a new tile laid out as theirs, as the expression does.
-    """
-    if znorm:
-        parts = row_znorm_parts(tile_scores, znorm_ddof, row_names=names, out=buffer if c_order else None)
-        llr = affine.apply_into(parts.z, out=parts.z)
-        return llr, _affine_peak(parts.row_max, parts.mean, parts.std, affine, llr)
-    if c_order:
-        return affine.apply_into(tile_scores, out=buffer), None
-    return affine(tile_scores), None
 
 
 class _Workspace:
@@ -505,48 +476,6 @@ class _Workspace:
         if size > self.exps.nbytes:
             return None
         return self.exps.reshape(-1).view(np.uint8)[:size].view(bool).reshape(rows, n_enrolled)
-
-
-def _affine_form(calibrator: object) -> AffineMap | None:
-    """The :class:`AffineMap` whose ``z * slope + intercept`` is exactly what *calibrator* gives for float64 z.
-
-    That is the map itself, or a :class:`~lidframe.calibrators.base.Calibrator` that keeps
-    the base ``llr`` (the fitted ``llr_map()`` applied) and whose ``llr_map()`` is affine.
-    None for anything else, and where ``llr_map()`` raises (not fitted, ...): the generic
-    path then raises the same error at the same point as it always has.
-    """
-    if type(calibrator) is AffineMap:
-        return calibrator
-    if not isinstance(calibrator, Calibrator) or type(calibrator).llr is not Calibrator.llr:
-        return None
-    try:
-        form = calibrator.llr_map()
-    except Exception:  # noqa: BLE001 -- whatever llr_map() raises, the generic path raises it, in its own order
-        return None
-    return form if type(form) is AffineMap else None
-
-
-def _affine_peak(
-    row_max: np.ndarray, mean: np.ndarray, std: np.ndarray, affine: AffineMap, llr: np.ndarray
-) -> np.ndarray | None:
-    """Each row's largest LLR, bit for bit ``llr.max(axis=1)``, from the row's largest score, without a pass.
-
-    ``llr = ((s - mean) / std) * slope + intercept`` rounds each step; with ``std > 0`` and
-    ``slope > 0`` every step is non-decreasing in s (rounding is monotone), so the largest
-    LLR of a row is its largest score taken through the same steps.  That settles the value,
-    and so the bits of a finite non-zero one; a zero (whose sign the maximum of a row of
-    +0.0 and -0.0 leaves open) or a non-finite value (a NaN score, an overflow) is found by
-    ``max`` over the tile instead (laid out as it is).  None where the slope is not > 0.
-    """
-    if not affine.slope > 0:
-        return None
-    peak = np.subtract(row_max, mean[:, 0])
-    np.divide(peak, std, out=peak)
-    affine.apply_into(peak, out=peak)
-    unsure = ~np.isfinite(peak) | (peak == 0)
-    if unsure.any():  # (rare) over the tile as it is laid out, as the maximum without this shortcut runs
-        peak[unsure] = llr.max(axis=1)[unsure]
-    return peak
 
 
 def tile_true_rank(scores: np.ndarray, true_cols: np.ndarray, *, above: np.ndarray | None = None) -> np.ndarray:
