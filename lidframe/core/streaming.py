@@ -217,6 +217,7 @@ def _numpy_path(
     open_set: bool,
     threads: int = 1,
 ) -> PathResult:
+    """The numpy path of :func:`lid_from_embeddings` (its arguments, checked): BLAS products, tiles in *threads*."""
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
     affine = llr_map if isinstance(llr_map, AffineMap) else None
