@@ -20,7 +20,8 @@ import numpy as np
 
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import cllr, eer_rocch
-from lidframe.stats.bootstrap import Bootstrap, PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+from lidframe.stats.weighted import PairLLRs, binary_metrics_weighted, lid_metrics_weighted
 
 T, N, SPEAKERS, B = 1000, 30, 30, 1000
 

@@ -81,7 +81,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
-from lidframe.metrics.binned import BinGrid
+from lidframe.metrics.binned_grid import BinGrid
 from lidframe.registry.capabilities import InputFiles
 
 from .maps import CallbackMap, LLRMap

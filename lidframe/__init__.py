@@ -21,8 +21,9 @@ from lidframe._version import __version__
 from lidframe.analyses.per_speaker import PerSpeakerResult, per_speaker
 from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
 from lidframe.core.engine import Engine
-from lidframe.core.evaluation import Result, evaluate, evaluate_fitted, fit_calibrator
+from lidframe.core.evaluation import evaluate, evaluate_fitted, fit_calibrator
 from lidframe.core.priors import Explicit, Uniform, WatchList
+from lidframe.core.result import Result
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError, NotFittedError
 from lidframe.stats.bootstrap import Bootstrap

@@ -98,3 +98,124 @@ def dev_pairs(draw, max_mated=40, max_non_mated=120):
     scores = np.r_[mated, -1.0, 1.0, non_mated, -1.0, 1.0]
     labels = np.r_[np.ones(mated.size + 2, int), np.zeros(non_mated.size + 2, int)]
     return scores, labels
+
+
+#: A summary's numbers: any float64, NaN and the infinities included (NaN is written as None by ``to_dict``).
+summary_numbers = st.floats(allow_nan=True, allow_infinity=True, width=64)
+_counts = st.integers(0, 10**9)
+_names = st.text(max_size=12)
+
+
+@st.composite
+def lid_aggregates(draw):
+    """:class:`lidframe.metrics.aggregates.LIDAggregates` groups with any numbers."""
+    from lidframe.metrics.aggregates import LIDAggregates
+
+    fields = [field.name for field in LIDAggregates.__attrs_attrs__ if field.name != "n_trials"]
+    return LIDAggregates(n_trials=draw(st.integers(1, 10**9)), **{name: draw(summary_numbers) for name in fields})
+
+
+@st.composite
+def operating_points(draw):
+    """:class:`lidframe.metrics.detection.OperatingPoint` records (P_target in (0, 1), positive finite costs)."""
+    from lidframe.metrics.detection import OperatingPoint
+
+    costs = st.floats(min_value=1e-6, max_value=1e6, allow_nan=False, allow_infinity=False)
+    p_target = st.floats(min_value=1e-9, max_value=1.0 - 1e-9, allow_nan=False)
+    return OperatingPoint(p_target=draw(p_target), c_miss=draw(costs), c_fa=draw(costs))
+
+
+@st.composite
+def binary_views(draw):
+    """:class:`lidframe.core.summary_views.BinaryView` records, exact or binned (with bins and error bounds)."""
+    from lidframe.core.summary_views import BinaryView
+    from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS
+
+    method = draw(st.sampled_from(["exact", "binned"]))
+    binned = method == "binned"
+    bounds = st.dictionaries(st.sampled_from(["eer", "min_cllr", "min_dcf", "dsys"]), summary_numbers)
+    return BinaryView(
+        **{key: draw(_names if key in BINARY_TEXT_KEYS else summary_numbers) for key in BINARY_KEYS},
+        method=method,
+        n_bins=draw(st.integers(1, 1 << 20)) if binned else None,
+        error_bounds=draw(bounds) if binned else None,
+        operating_point=draw(operating_points()),
+    )
+
+
+@st.composite
+def open_set_views(draw):
+    """:class:`lidframe.core.summary_views.OpenSetView` records, with or without outsider trials."""
+    from lidframe.core.summary_views import OpenSetView
+
+    return OpenSetView(
+        outside=draw(summary_numbers),
+        outside_source=draw(st.sampled_from(["given", "auto"])),
+        enrolled=draw(lid_aggregates()),
+        outsider=draw(st.none() | lid_aggregates()),
+        membership_enrolled=draw(lid_aggregates()),
+        misattribution_rate=draw(summary_numbers),
+        misattribution_threshold=draw(summary_numbers),
+        misattribution_rate_at_threshold=draw(summary_numbers),
+    )
+
+
+@st.composite
+def bootstraps(draw):
+    """:class:`lidframe.stats.bootstrap.Bootstrap` settings of every kind."""
+    from lidframe.stats.bootstrap import Bootstrap
+
+    return Bootstrap(
+        n_boot=draw(st.integers(100, 1_000_000)),
+        level=draw(st.floats(min_value=1e-9, max_value=1.0 - 1e-9, allow_nan=False)),
+        unit=draw(st.sampled_from(["speaker", "trial"])),
+        method=draw(st.sampled_from(["bca", "percentile"])),
+        seed=draw(st.integers(0, 2**63)),
+    )
+
+
+@st.composite
+def summaries(draw):
+    """:class:`lidframe.core.summary.Summary` records of every shape.
+
+    With or without: the binary view (None: skipped), a dev set, the z-norm, bootstrap
+    intervals (over some of the LID, binary and open-set metrics, with their settings), the
+    engine, a scheduler and its blocks, the open set.  Numbers are any float64.
+    """
+    from lidframe.core.engine_result import EngineUsed
+    from lidframe.core.summary import LID_FIELDS, OPEN_SET_INTERVALS, Summary
+    from lidframe.stats.bootstrap import Interval
+
+    binary = draw(st.none() | binary_views())
+    bootstrap = draw(st.none() | bootstraps())
+    intervals = None
+    if bootstrap is not None:
+        metrics = draw(st.lists(st.sampled_from([*LID_FIELDS, "eer", "cllr", *OPEN_SET_INTERVALS]), unique=True))
+        intervals = {
+            metric: Interval(draw(summary_numbers), draw(summary_numbers), draw(summary_numbers), bootstrap.level, "x")
+            for metric in metrics
+        }
+    dev = draw(st.booleans())
+    scheduler = draw(st.none() | _names)
+    return Summary(
+        n_enrolled_trials=draw(_counts),
+        n_enrolled=draw(st.integers(2, 10**6)),
+        n_outsider_trials=draw(_counts),
+        **{name: draw(summary_numbers) for name in ("log2_n", *LID_FIELDS, "cllr_mc", "rank1_rate")},
+        rank_disclosure_bits=draw(summary_numbers),
+        binary_metrics="computed" if binary is not None else "skipped: " + draw(_names),
+        binary=binary,
+        intervals=intervals,
+        bootstrap=bootstrap,
+        calibrator=draw(_names),
+        prior=draw(_names),
+        znorm_ddof=draw(st.sampled_from([None, 0, 1])),
+        n_dev_enrolled_trials=draw(_counts) if dev else None,
+        n_dev_enrolled=draw(_counts) if dev else None,
+        n_dev_outsider_trials=draw(_counts) if dev else None,
+        lidframe_version=draw(_names),
+        engine=draw(st.none() | st.builds(EngineUsed, kernel=_names, device=_names, precision=_names)),
+        scheduler=scheduler,
+        n_blocks=None if scheduler is None else draw(st.integers(1, 10**6)),
+        open_set=draw(st.none() | open_set_views()),
+    )

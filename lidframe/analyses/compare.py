@@ -26,14 +26,8 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.records import RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, mismatch
-from lidframe.stats.bootstrap import (
-    RESAMPLE_BLOCK,
-    Bootstrap,
-    lid_metrics_weighted,
-    percentile_interval,
-    resampling_units,
-    trial_weight_blocks,
-)
+from lidframe.stats.bootstrap import Bootstrap, percentile_interval, resampling_units, trial_weight_blocks
+from lidframe.stats.weighted import RESAMPLE_BLOCK, lid_metrics_weighted
 
 __all__ = [
     "PAIRED_BOOTSTRAP",

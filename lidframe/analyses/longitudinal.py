@@ -51,7 +51,8 @@ import attrs
 import numpy as np
 from scipy.optimize import minimize_scalar
 
-from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator, naming_set
+from lidframe.core.evaluation import fit_calibrator
+from lidframe.core.sets import SetLike, as_scoreset, naming_set
 from lidframe.core.znorm import calibrated_llr
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows, nested_row
 from lidframe.errors import InputError

@@ -33,8 +33,9 @@ import attrs
 import numpy as np
 
 from lidframe.core.engine import Engine, check_engine
-from lidframe.core.evaluation import SetLike, as_scoreset, fit_calibrator, naming_set
+from lidframe.core.evaluation import fit_calibrator
 from lidframe.core.lid import lid_from_llr
+from lidframe.core.sets import SetLike, as_scoreset, naming_set
 from lidframe.core.znorm import calibrated_llr
 from lidframe.data.records import RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError

@@ -88,7 +88,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from lidframe.core.evaluation import Result
+from lidframe.core.result import Result
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci

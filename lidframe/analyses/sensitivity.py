@@ -43,8 +43,9 @@ import attrs
 import numpy as np
 
 from lidframe.core.engine import Engine, check_engine
-from lidframe.core.evaluation import SetLike, as_scoreset, evaluate
+from lidframe.core.evaluation import evaluate
 from lidframe.core.lid import lid_from_scores
+from lidframe.core.sets import SetLike, as_scoreset
 from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
 from lidframe.registry import (

@@ -36,7 +36,7 @@ from lidframe.cli.options import (
 from lidframe.cli.table import format_table, format_value, text_table
 
 if TYPE_CHECKING:
-    from lidframe.core.evaluation import Result
+    from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
     from lidframe.data.scoreset import ScoreSet
     from lidframe.report import Report

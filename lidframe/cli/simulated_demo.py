@@ -27,7 +27,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lidframe.cli.table import SUMMARY_COLUMNS, format_value, text_table
-from lidframe.core.evaluation import Result, evaluate
+from lidframe.core.evaluation import evaluate
+from lidframe.core.result import Result
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
 from lidframe.data.simulate import simulate_system

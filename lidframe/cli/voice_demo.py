@@ -66,7 +66,7 @@ from lidframe.cli.table import format_table
 from lidframe.data.fileio import StrPath, check_output_dir
 
 if TYPE_CHECKING:
-    from lidframe.core.evaluation import Result
+    from lidframe.core.result import Result
     from lidframe.report.sections.ladder_model import LadderEntry
     from lidframe.utility import Utility
 

@@ -33,21 +33,23 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
+from lidframe.core.cosine import as_llr_map, check_embeddings
 from lidframe.core.engine import Engine
 from lidframe.core.lid import check_log_prior
 from lidframe.core.openset import OpenSetStats
-from lidframe.core.streaming import StreamingResult, as_llr_map, check_embeddings, lid_from_embeddings, pair_llr_grid
+from lidframe.core.streaming import StreamingResult, lid_from_embeddings, pair_llr_grid
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError, shorten
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = ["ClusterResult", "connect", "lid_on_cluster", "CONNECT_TIMEOUT_S", "BLOCK_BYTES"]
 
@@ -214,7 +216,7 @@ def _run_until(deadline: float, work: Callable[[], Any]) -> tuple[bool, Any]:
     def run() -> None:
         try:
             outcome.append(work())
-        except BaseException as exc:  # reported to the caller's thread
+        except BaseException as exc:  # noqa: BLE001 -- any outcome, an interrupt too, is reported to the caller's thread
             outcome.append(exc)
 
     thread = threading.Thread(target=run, name="lidframe-connect", daemon=True)
@@ -254,19 +256,9 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
     except ValueError as exc:
         return f"not a dask scheduler address ({_reason(exc)}; expected e.g. 'tcp://127.0.0.1:8786')"
     if host is not None:
-        try:
-            _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
-        except TimeoutError:
-            return "no connection (is the host reachable?)"
-        except ConnectionRefusedError:
-            return f"no connection (refused: nothing listens on port {port} of {host})"
-        except socket.gaierror as exc:
-            return f"no connection (unknown host {host!r}: {exc.strerror})"
-        except OSError as exc:
-            return f"no connection ({os.strerror(exc.errno) if exc.errno else _reason(exc)})"
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
+        failure = await _tcp_failure(host, port, timeout_s)
+        if failure is not None:
+            return failure
     from distributed.security import Security
 
     # the client's own security settings (distributed.comm.tls.* in the dask config), as Client uses them
@@ -283,7 +275,7 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
         return "it accepted the connection but sent no reply (is a dask scheduler listening there?)"
     except OSError as exc:
         return _reason(exc)
-    except Exception as exc:  # a reply distributed cannot read: something else listens there
+    except Exception as exc:  # noqa: BLE001 -- whatever distributed raises on a reply it cannot read: not a scheduler
         return f"what answers there is not a dask scheduler ({type(exc).__name__}: {shorten(_reason(exc))})"
     try:  # a scheduler answered; the probe's connection is closed (within the time left)
         await asyncio.wait_for(comm.close(), max(deadline - loop.time(), 0.1))
@@ -292,7 +284,40 @@ async def _scheduler_failure(address: str, timeout_s: float) -> str | None:
     return None
 
 
-def _block_lid(trial_rows, true_index, row_names, enrol_emb, llr_map, log_prior, znorm_ddof, engine, grid, open_set):
+async def _tcp_failure(host: str, port: int | None, timeout_s: float) -> str | None:
+    """Why no plain TCP connection opens to *host*:*port* within *timeout_s* (``None``: one did, and was closed)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout_s)
+    except TimeoutError:
+        return "no connection (is the host reachable?)"
+    except ConnectionRefusedError:
+        return f"no connection (refused: nothing listens on port {port} of {host})"
+    except socket.gaierror as exc:
+        return f"no connection (unknown host {host!r}: {exc.strerror})"
+    except OSError as exc:
+        return f"no connection ({os.strerror(exc.errno) if exc.errno else _reason(exc)})"
+    writer.close()
+    with contextlib.suppress(OSError):
+        await writer.wait_closed()
+    return None
+
+
+#: What a worker returns for a block: LID, ranks, pair counts, (kernel, device, precision), open-set statistics.
+BlockResult = tuple[np.ndarray, np.ndarray, BinnedPairs | None, tuple[str, str, str], OpenSetStats | None]
+
+
+def _block_lid(
+    trial_rows: np.ndarray,
+    true_index: np.ndarray,
+    row_names: np.ndarray,
+    enrol_emb: np.ndarray,
+    llr_map: FittedCalibrator,
+    log_prior: np.ndarray,
+    znorm_ddof: int,
+    engine: Engine,
+    grid: BinGrid | None,
+    open_set: bool,
+) -> BlockResult:
     """One block's per-trial LID, ranks, pair counts and open-set statistics: the task a worker runs (no state outside it)."""
     lid = lid_from_embeddings(
         trial_rows,
@@ -315,7 +340,7 @@ def _default_block_rows(n_trials: int, dim: int, n_workers: int) -> int:
     return min(by_bytes, by_workers)
 
 
-def _joined(values) -> str:
+def _joined(values: Iterable[str]) -> str:
     return ",".join(dict.fromkeys(values))
 
 
@@ -373,10 +398,7 @@ def lid_on_cluster(
     trials, enrol, true_index, log_prior, names = _checked_rows(
         trial_emb, enrol_emb, true_index, log_prior, row_names, open_set
     )
-    if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
-        raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
-    if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
-        raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
+    _check_blocks(block_rows, binary_bins)
     llr_map = as_llr_map(calibrator)
     # the raw-score switch travels with the map: a map has no input_scale, the calibrator may
     map_or_calibrator = llr_map if uses_znorm(calibrator) == uses_znorm(llr_map) else calibrator
@@ -387,17 +409,9 @@ def lid_on_cluster(
     try:
         address = str(client.scheduler.address)
         n_workers = len(client.scheduler_info().get("workers", {}))
-        n_trials, dim = trials.shape
-        block_rows = block_rows or _default_block_rows(n_trials, dim, n_workers)
+        block_rows = block_rows or _default_block_rows(trials.shape[0], trials.shape[1], n_workers)
         shared = client.scatter([enrol, map_or_calibrator, log_prior, grid], broadcast=True, hash=False)
-        blocks = [
-            (
-                trials[start : start + block_rows],
-                true_index[start : start + block_rows],
-                names[start : start + block_rows],
-            )
-            for start in range(0, n_trials, block_rows)
-        ]
+        blocks = _row_blocks(block_rows, trials, true_index, names)
         results = _run_blocks(client, blocks, shared, znorm_ddof, engine, bool(open_set))
     finally:
         if own_client:
@@ -407,7 +421,41 @@ def lid_on_cluster(
     )
 
 
-def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names, open_set) -> tuple[np.ndarray, ...]:
+def _merged_stats(stats: list[OpenSetStats | None]) -> OpenSetStats | None:
+    """The blocks' open-set statistics in trial order (None: the blocks ran in the closed set)."""
+    if stats[0] is None:
+        return None
+    present = [block for block in stats if block is not None]
+    assert len(present) == len(stats)  # every block runs with the same open_set
+    return OpenSetStats(
+        log_evidence=np.concatenate([block.log_evidence for block in present]),
+        log_top=np.concatenate([block.log_top for block in present]),
+    )
+
+
+def _row_blocks(block_rows: int, *arrays: np.ndarray) -> list[tuple[np.ndarray, ...]]:
+    """The blocks of *block_rows* rows of *arrays* (trial rows, true index, names), one tuple per block."""
+    return [
+        tuple(array[start : start + block_rows] for array in arrays) for start in range(0, len(arrays[0]), block_rows)
+    ]
+
+
+def _check_blocks(block_rows: object, binary_bins: object) -> None:
+    """An InputError unless *block_rows* and *binary_bins* are None or positive integers (of :func:`lid_on_cluster`)."""
+    if block_rows is not None and (isinstance(block_rows, bool) or not isinstance(block_rows, int) or block_rows < 1):
+        raise InputError(f"block_rows must be a positive integer, got {block_rows!r}")
+    if binary_bins is not None and not (isinstance(binary_bins, (int, np.integer)) and binary_bins >= 1):
+        raise InputError(f"binary_bins must be a positive number of bins, got {binary_bins!r}")
+
+
+def _checked_rows(
+    trial_emb: ArrayLike,
+    enrol_emb: ArrayLike,
+    true_index: ArrayLike,
+    log_prior: ArrayLike,
+    row_names: ArrayLike | None,
+    open_set: bool,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(trials (T, d), enrolled (N, d), true_index, log_prior, row names) as the blocks get them, checked."""
     trial_unit, _enrol_unit = check_embeddings(trial_emb, enrol_emb)  # NaN rows named by their global row
     n_trials = trial_unit.shape[0]
@@ -421,12 +469,12 @@ def _checked_rows(trial_emb, enrol_emb, true_index, log_prior, row_names, open_s
 
 def _run_blocks(
     client: Any,
-    blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    blocks: Sequence[tuple[np.ndarray, ...]],
     shared: list,
     znorm_ddof: int,
     engine: Engine,
     open_set: bool,
-) -> list:
+) -> list[BlockResult]:
     """Submit one task per block of (trial rows, true index, names) and gather them in order (cancelled on an error)."""
     futures = []
     with warnings.catch_warnings():  # a block is a few MiB by default; a larger one is the caller's choice
@@ -444,19 +492,14 @@ def _run_blocks(
         raise
 
 
-def _merged(blocks: list) -> StreamingResult:
+def _merged(blocks: list[BlockResult]) -> StreamingResult:
     """The blocks' per-trial outputs in trial order and their pair counts merged, as one StreamingResult."""
     binned: BinnedPairs | None = None
     for block in blocks:
         if block[2] is not None:
             binned = block[2] if binned is None else binned.merge(block[2])
     ran = [block[3] for block in blocks]
-    open_stats = None
-    if blocks[0][4] is not None:
-        open_stats = OpenSetStats(
-            log_evidence=np.concatenate([block[4].log_evidence for block in blocks]),
-            log_top=np.concatenate([block[4].log_top for block in blocks]),
-        )
+    open_stats = _merged_stats([block[4] for block in blocks])
     return StreamingResult(
         lid_bits=np.concatenate([block[0] for block in blocks]),
         true_rank=np.concatenate([block[1] for block in blocks]),

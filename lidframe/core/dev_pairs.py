@@ -1,7 +1,7 @@
 """A dev embedding set's z-scored pairs pooled by (z bin, class), in one streaming pass.
 
 :func:`dev_pair_groups` is the dev-side counterpart of :func:`lidframe.core.streaming.lid_from_embeddings`:
-the row z-scores of the cosine scores in closed form (:func:`~lidframe.core.streaming.closed_form_znorm`),
+the row z-scores of the cosine scores in closed form (:func:`~lidframe.core.cosine.closed_form_znorm`),
 a tile of rows at a time, counted into bins instead of being held, so a calibrator can be
 fitted on a dev set whose T x N pairs do not fit in memory.
 """
@@ -12,12 +12,13 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.calibrators.base import DEFAULT_FIT_BINS
+from lidframe.core.cosine import check_embeddings, closed_form_znorm, pair_z_bound
 from lidframe.core.lid import default_tile_rows
-from lidframe.core.streaming import check_embeddings, closed_form_znorm, pair_z_bound
 from lidframe.core.znorm import check_ddof
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = ["dev_pair_groups"]
 
@@ -39,7 +40,7 @@ def dev_pair_groups(
     :func:`~lidframe.core.streaming.lid_from_embeddings`), a tile of rows at a time (numpy, float64), and are
     counted, with their sums, into ``bins`` z bins per class over a range that holds
     every pair (Cauchy-Schwarz and Samuelson bounds; memory O(bins + tile)).  The bins
-    are equal in asinh(z) (:meth:`~lidframe.metrics.binned.BinGrid.asinh`, center 0,
+    are equal in asinh(z) (:meth:`~lidframe.metrics.binned_grid.BinGrid.asinh`, center 0,
     scale 1: row z-scores have mean 0 and unit spread): a bin at z is
     du sqrt(1 + z^2) wide, du = 2 asinh(z_bound) / bins, so a bound far beyond the
     scores (Samuelson's grows as sqrt(N)) widens the bins where the pairs are only with

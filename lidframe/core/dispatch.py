@@ -10,65 +10,30 @@ The trials of an eval set -- its enrolled trials, or every trial in the open set
 * an embedding set with a dask scheduler: the same engine over blocks of trial rows
   (:func:`lidframe.core.cluster.lid_on_cluster`), :func:`run_cluster`.
 
-:func:`run_engine` picks one; each returns the same record, from which
-:func:`lidframe.core.summary.summarise` builds the :class:`~lidframe.core.summary.Summary`.
+:func:`run_engine` picks one; each returns the same record
+(:class:`~lidframe.core.engine_result.EngineResult`), from which
+:func:`lidframe.core.summarise.summarise` builds the :class:`~lidframe.core.summary.Summary`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import attrs
 import numpy as np
 
 from lidframe.core.cluster import lid_on_cluster
 from lidframe.core.engine import Engine
+from lidframe.core.engine_result import EngineResult, EngineUsed
 from lidframe.core.lid import lid_from_scores
 from lidframe.core.openset import OpenSetStats
 from lidframe.core.streaming import StreamingResult, lid_from_embeddings
-from lidframe.core.summary import EngineUsed
 from lidframe.core.znorm import FittedCalibrator
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.scoreset import ScoreSet
-from lidframe.metrics.binned import DEFAULT_BINS, BinnedPairs
+from lidframe.metrics.binned_grid import DEFAULT_BINS
 
 #: What ran on an embedding set scored in full (its cosine matrix, float64 on the CPU).
 DENSE_ENGINE = EngineUsed(kernel="dense", device="cpu", precision="float64")
-
-
-@attrs.frozen(eq=False, kw_only=True)
-class EngineResult:
-    """What an engine returns for the T trials it ran (N enrolled speakers), T_c of them enrolled.
-
-    Attributes
-    ----------
-    lid_bits : ndarray, shape (T,), float64
-        Closed-set LID in bits, in trial order; NaN for an outsider trial (open set).
-    true_rank : ndarray of int64, shape (T,)
-        Rank of the true speaker (1 = first); 0 for an outsider trial.
-    pair_llr : tuple of ndarray, or None
-        ``(mated (T_c,), non_mated (T_c (N - 1),))``: every enrolled trial's pair LLRs,
-        in trial order, for the exact binary view; None otherwise.
-    binned_pairs : BinnedPairs or None
-        Per-class histograms of every pair's LLR, for the binned binary view; None otherwise.
-    engine : EngineUsed or None
-        The engine that ran on an embedding set; None for a score set.
-    scheduler : str or None
-        Address of the dask scheduler that ran the blocks; None in one process.
-    n_blocks : int or None
-        Blocks of trial rows run on the cluster; None in one process.
-    open_stats : OpenSetStats or None
-        Every trial's log evidence and log top posterior (open set); None otherwise.
-    """
-
-    lid_bits: np.ndarray
-    true_rank: np.ndarray
-    pair_llr: tuple[np.ndarray, np.ndarray] | None = None
-    binned_pairs: BinnedPairs | None = None
-    engine: EngineUsed | None = None
-    scheduler: str | None = None
-    n_blocks: int | None = None
-    open_stats: OpenSetStats | None = None
 
 
 def run_dense(

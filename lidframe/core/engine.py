@@ -14,6 +14,7 @@ this machine lacks is refused.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import attrs
 
@@ -58,27 +59,27 @@ def _canonical_precision(precision: str) -> str:
     return "auto" if precision == "auto" else resolve_precision(precision)
 
 
-def _check_device(_engine, _attribute, device) -> None:
+def _check_device(_engine: object, _attribute: object, device: Any) -> None:
     if not isinstance(device, str) or not device:
         raise InputError(f"device must be a string such as {DEVICE_NAMES}, got {device!r}")
 
 
-def _check_kernel(_engine, _attribute, kernel) -> None:
+def _check_kernel(_engine: object, _attribute: object, kernel: Any) -> None:
     if kernel not in KERNELS:
         raise InputError(f"kernel must be one of {', '.join(KERNELS)}, got {kernel!r}")
 
 
-def _check_tile_rows(_engine, _attribute, tile_rows) -> None:
+def _check_tile_rows(_engine: object, _attribute: object, tile_rows: Any) -> None:
     if tile_rows is not None and (isinstance(tile_rows, bool) or not isinstance(tile_rows, int) or tile_rows < 1):
         raise InputError(f"tile_rows must be a positive integer, got {tile_rows!r}")
 
 
-def _check_threads(_engine, _attribute, threads) -> None:
+def _check_threads(_engine: object, _attribute: object, threads: Any) -> None:
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         raise InputError(f"threads must be a positive integer, got {threads!r}")
 
 
-def _check_progress(_engine, _attribute, progress) -> None:
+def _check_progress(_engine: object, _attribute: object, progress: Any) -> None:
     if not isinstance(progress, bool):
         raise InputError(f"progress must be True or False, got {progress!r}")
 

@@ -25,12 +25,9 @@ GIL in its ufuncs and reductions), each tile computed exactly as one thread comp
 every number is bit-identical whatever the thread count, and an error names the same
 first bad row.
 
-In :func:`lid_from_scores` an affine calibrator (an :class:`~lidframe.calibrators.maps.AffineMap`,
-or a calibrator whose ``llr`` is its affine ``llr_map()``: logistic, temperature, identity,
-Gaussian with equal variances) runs in place in each thread's reused tile buffer, rounding
-as ``z * slope + intercept`` does, and each row's largest LLR comes from its largest score
-(:func:`_affine_peak`) instead of another pass over the tile: the numbers are those of the
-expression, bit for bit (``tests/core/test_affine_in_place.py``).
+In :func:`lid_from_scores` an affine calibrator (logistic, temperature, identity, Gaussian
+with equal variances) runs in place in each thread's reused tile buffer, bit for bit as
+``z * slope + intercept`` (:mod:`lidframe.core.affine_tiles`).
 """
 
 from __future__ import annotations
@@ -38,13 +35,14 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.calibrators.base import Calibrator
 from lidframe.calibrators.maps import AffineMap
-from lidframe.core.znorm import FittedCalibrator, calibrated_llr, check_ddof, row_znorm_parts, uses_znorm
+from lidframe.core.affine_tiles import affine_form, affine_tile_llr
+from lidframe.core.znorm import FittedCalibrator, calibrated_llr, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 
@@ -137,7 +135,7 @@ def check_threads(threads: object) -> int:
     return int(threads)
 
 
-def row_label(row: int, row_names) -> str:
+def row_label(row: int, row_names: Any) -> str:
     """How an error names row *row*: its trial id where the caller gave the ids (``row_names``), else its index."""
     return f"row {row}" if row_names is None else f"trial {str(row_names[row])!r}"
 
@@ -145,15 +143,15 @@ def row_label(row: int, row_names) -> str:
 def tile_lid(
     llr_tile: np.ndarray,
     true_cols: np.ndarray,
-    log_prior,
-    uniform_log_n,
+    log_prior: np.ndarray,
+    uniform_log_n: float | None,
     row_offset: int,
-    row_names=None,
+    row_names: Any = None,
     stats_out: tuple[np.ndarray, np.ndarray] | None = None,
     *,
     peak: np.ndarray | None = None,
     exp_buffer: np.ndarray | None = None,
-):
+) -> np.ndarray:
     """LID (bits) of one tile; *llr_tile* is overwritten.  Rows with true_cols < 0 get NaN.
 
     An error names a bad row by its trial id when *row_names* (the ids of every row of the
@@ -171,7 +169,7 @@ def tile_lid(
     all equal c gets log evidence c and log top max_j log π_j exactly.
 
     *peak*, each row's largest LLR, saves the pass that finds it where the caller has it
-    already; it must be bit for bit ``llr_tile.max(axis=1)`` (:func:`_affine_peak`).
+    already; it must be bit for bit ``llr_tile.max(axis=1)`` (:func:`~lidframe.core.affine_tiles.affine_peak`).
     *exp_buffer*, float64 of shape (rows, N) for some rows >= 1, is the scratch the
     exponentials go through (default: a new one).
     """
@@ -192,24 +190,11 @@ def tile_lid(
             f"LLRs of {row_label(row_offset + bad, row_names)} are not finite (max {peak[bad]}); check the calibrator"
         )
     llr_tile -= peak[:, None]
-    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak; the exponentials
-    # go through a small buffer, a block of rows at a time (summed while in cache), and the tile keeps
+    # logsumexp_k(llr_k + log_prior_k) = peak + log(sum), kept relative to the peak; the tile keeps
     # its LLRs minus the peak for the check of equal rows below
-    row_sum = np.empty(llr_tile.shape[0])
-    if exp_buffer is None:
-        exp_buffer = np.empty((min(exp_block_rows(llr_tile.shape[1]), llr_tile.shape[0]), llr_tile.shape[1]))
-    block = exp_buffer.shape[0]
-    for start in range(0, llr_tile.shape[0], block):
-        stop = min(start + block, llr_tile.shape[0])
-        exps = np.exp(llr_tile[start:stop], out=exp_buffer[: stop - start])
-        np.sum(exps, axis=1, out=row_sum[start:stop])
+    row_sum = _exp_row_sums(llr_tile, exp_buffer)
     if constant is None:
-        # uniform prior: a row of equal LLRs sums N ones exactly (each exp(0) = 1), so only a row whose
-        # sum is exactly N can be one; its LLRs minus the peak (still in the tile) are then compared with
-        # 0 exactly -- instead of a pass for the minimum over every row
-        constant = row_sum == llr_tile.shape[1]
-        for row in np.flatnonzero(constant):
-            constant[row] = not llr_tile[row].any()
+        constant = _equal_rows(llr_tile, row_sum)
     log_sum = np.log(row_sum)
     log_norm = log_sum - uniform_log_n if uniform_log_n is not None else log_sum  # log_prior = -log N not added
     lid_bits = ((llr_true - peak) - log_norm) / LN2
@@ -228,9 +213,44 @@ def tile_lid(
     return lid_bits
 
 
-def _collect_pairs(llr, cols, pair_llr_out, mated_pos: int, non_mated_pos: int):
-    """Copy a tile's mated and non-mated LLRs into the caller's buffers; return new offsets."""
+def _exp_row_sums(shifted: np.ndarray, exp_buffer: np.ndarray | None) -> np.ndarray:
+    """Each row's sum of exp(*shifted*), the exponentials taken a block of rows at a time in *exp_buffer*.
+
+    The block (default: a new one of about 1 MiB) is summed while in cache; *shifted* is not modified.
+    """
+    row_sum = np.empty(shifted.shape[0])
+    if exp_buffer is None:
+        exp_buffer = np.empty((min(exp_block_rows(shifted.shape[1]), shifted.shape[0]), shifted.shape[1]))
+    block = exp_buffer.shape[0]
+    for start in range(0, shifted.shape[0], block):
+        stop = min(start + block, shifted.shape[0])
+        exps = np.exp(shifted[start:stop], out=exp_buffer[: stop - start])
+        np.sum(exps, axis=1, out=row_sum[start:stop])
+    return row_sum
+
+
+def _equal_rows(shifted: np.ndarray, row_sum: np.ndarray) -> np.ndarray:
+    """Which rows of LLRs minus their peak (*shifted*, uniform prior) are all equal, given their *row_sum* of exps.
+
+    A row of equal LLRs sums N ones exactly (each exp(0) = 1), so only a row whose sum is
+    exactly N can be one; its values are then compared with 0 exactly -- instead of a pass
+    for the minimum over every row.
+    """
+    constant = row_sum == shifted.shape[1]
+    for row in np.flatnonzero(constant):
+        constant[row] = not shifted[row].any()
+    return constant
+
+
+def _collect_pairs(
+    llr: np.ndarray, cols: np.ndarray, pair_llr_out: tuple[np.ndarray, np.ndarray], mated_pos: int
+) -> tuple[int, int]:
+    """Copy a tile's mated and non-mated LLRs into the caller's buffers; return new offsets.
+
+    The tile's pairs go after those of the *mated_pos* enrolled trials before it (N - 1 non-mated pairs each).
+    """
     mated, non_mated = pair_llr_out
+    non_mated_pos = mated_pos * (llr.shape[1] - 1)
     closed = cols >= 0
     if not closed.all():
         llr, cols = llr[closed], cols[closed]
@@ -285,9 +305,7 @@ def lid_from_llr(
     workspaces = threading.local()  # each thread's buffers, reused tile after tile
 
     def work(start: int, stop: int) -> None:
-        space = getattr(workspaces, "space", None)
-        if space is None:
-            space = workspaces.space = _Workspace(min(tile_rows, n_trials), n_enrolled, llr=True)
+        space = _Workspace.of_thread(workspaces, min(tile_rows, n_trials), n_enrolled, llr=True)
         tile = space.llr[: stop - start]
         np.copyto(tile, llr[start:stop])  # tile_lid overwrites its tile
         views = None if stats_out is None else (stats_out[0][start:stop], stats_out[1][start:stop])
@@ -369,49 +387,23 @@ def lid_from_scores(
     lid_bits : ndarray, shape (T,), float64
         NaN for outsider trials.
     """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.ndim != 2:
-        raise InputError(f"scores must be a (T, N) array, got shape {scores.shape}")
-    znorm_ddof = check_ddof(znorm_ddof)
+    scores, znorm_ddof, threads = _checked_scores(scores, znorm_ddof, threads)
     n_trials, n_enrolled = scores.shape
-    threads = check_threads(threads)
     log_prior, true_index, tile_rows, log_n = _prepare(log_prior, true_index, tile_rows, n_trials, n_enrolled, threads)
     out = np.empty(n_trials, dtype=np.float64)
-    # where each tile's pairs start in pair_llr_out: the enrolled trials before it, and theirs x (N - 1)
-    enrolled_before = np.r_[0, np.cumsum(true_index >= 0)]
-    affine = _affine_form(calibrator)
+    enrolled_before = np.r_[0, np.cumsum(true_index >= 0)]  # where each tile's pairs start in pair_llr_out
+    affine = affine_form(calibrator)
     znorm = affine is None or uses_znorm(calibrator)  # (the generic path below asks calibrated_llr)
     workspaces = threading.local()  # each thread's buffers, reused tile after tile
-    c_order = scores.flags.c_contiguous
 
     def work(start: int, stop: int) -> None:
-        space = getattr(workspaces, "space", None)
-        if space is None:
-            space = workspaces.space = _Workspace(min(tile_rows, n_trials), n_enrolled, llr=affine is not None)
-        names = None if row_names is None else row_names[start:stop]
-        tile_scores = scores[start:stop]
+        space = _Workspace.of_thread(workspaces, min(tile_rows, n_trials), n_enrolled, llr=affine is not None)
         cols = true_index[start:stop]
         if rank_out is not None:
-            rank_out[start:stop] = tile_true_rank(tile_scores, cols, above=space.flags(stop - start))
-        peak = None
-        if affine is None:  # any other calibrator: its llr() on the tile's z-scores
-            llr = calibrated_llr(tile_scores, calibrator, znorm_ddof=znorm_ddof, row_names=names)
-            if np.may_share_memory(llr, scores):  # an identity map on raw scores: tile_lid overwrites its tile
-                llr = llr.copy()
-        elif znorm:  # an affine map, applied in place to the z-scores in this thread's buffer
-            # (scores stored row by row; others get a new tile laid out as theirs, as `scores - mean` makes
-            # it, for the row sums of squares follow the layout, and so do their last bits)
-            buffer = space.llr[: stop - start] if c_order else None
-            parts = row_znorm_parts(tile_scores, znorm_ddof, row_names=names, out=buffer)
-            llr = affine.apply_into(parts.z, out=parts.z)
-            peak = _affine_peak(parts.row_max, parts.mean, parts.std, affine, llr)
-        elif c_order:  # an affine map of the raw scores, in this thread's buffer
-            llr = affine.apply_into(tile_scores, out=space.llr[: stop - start])
-        else:  # scores stored otherwise: a new tile laid out as theirs, as the expression makes it
-            llr = affine(tile_scores)
+            rank_out[start:stop] = tile_true_rank(scores[start:stop], cols, above=space.flags(stop - start))
+        llr, peak = _tile_llr(scores, start, stop, calibrator, affine, znorm, znorm_ddof, row_names, space.llr)
         if pair_llr_out is not None:
-            mated_pos = int(enrolled_before[start])
-            _collect_pairs(llr, cols, pair_llr_out, mated_pos, mated_pos * (n_enrolled - 1))
+            _collect_pairs(llr, cols, pair_llr_out, int(enrolled_before[start]))
         views = None if stats_out is None else (stats_out[0][start:stop], stats_out[1][start:stop])
         out[start:stop] = tile_lid(
             llr, cols, log_prior, log_n, start, row_names, views, peak=peak, exp_buffer=space.exps
@@ -419,6 +411,42 @@ def lid_from_scores(
 
     run_tiles(n_trials, tile_rows, work, threads=threads)
     return out
+
+
+def _checked_scores(scores: ArrayLike, znorm_ddof: int, threads: int) -> tuple[np.ndarray, int, int]:
+    """(scores as a float64 (T, N) array, znorm_ddof, threads) of :func:`lid_from_scores`, checked."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.ndim != 2:
+        raise InputError(f"scores must be a (T, N) array, got shape {scores.shape}")
+    return scores, check_ddof(znorm_ddof), check_threads(threads)
+
+
+def _tile_llr(
+    scores: np.ndarray,
+    start: int,
+    stop: int,
+    calibrator: FittedCalibrator,
+    affine: AffineMap | None,
+    znorm: bool,
+    znorm_ddof: int,
+    row_names: np.ndarray | Sequence[str] | None,
+    buffer: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """(LLRs, each row's largest LLR or None) of rows ``start:stop`` of *scores*, which :func:`tile_lid` may overwrite.
+
+    An affine map (*affine*, :func:`~lidframe.core.affine_tiles.affine_form`) runs in this thread's *buffer* where it can
+    (:func:`~lidframe.core.affine_tiles.affine_tile_llr`); any other calibrator's ``llr()`` runs on the tile's z-scores.
+    """
+    names = None if row_names is None else row_names[start:stop]
+    tile_scores = scores[start:stop]
+    if affine is not None:
+        return affine_tile_llr(
+            tile_scores, affine, znorm, znorm_ddof, names, buffer[: stop - start], scores.flags.c_contiguous
+        )
+    llr = calibrated_llr(tile_scores, calibrator, znorm_ddof=znorm_ddof, row_names=names)
+    if np.may_share_memory(llr, scores):  # an identity map on raw scores: tile_lid overwrites its tile
+        llr = llr.copy()
+    return llr, None
 
 
 class _Workspace:
@@ -433,6 +461,14 @@ class _Workspace:
         self.llr = np.empty((tile_rows if llr else 0, n_enrolled))
         self.exps = np.empty((min(exp_block_rows(n_enrolled), tile_rows), n_enrolled))
 
+    @classmethod
+    def of_thread(cls, workspaces: threading.local, tile_rows: int, n_enrolled: int, *, llr: bool) -> _Workspace:
+        """This thread's workspace in *workspaces*, made on the thread's first tile."""
+        space = getattr(workspaces, "space", None)
+        if space is None:
+            space = workspaces.space = cls(tile_rows, n_enrolled, llr=llr)
+        return space
+
     def flags(self, rows: int) -> np.ndarray | None:
         """A bool buffer of shape (rows, N) in the exponentials' block, or None where the block is too small."""
         n_enrolled = self.exps.shape[1]
@@ -440,48 +476,6 @@ class _Workspace:
         if size > self.exps.nbytes:
             return None
         return self.exps.reshape(-1).view(np.uint8)[:size].view(bool).reshape(rows, n_enrolled)
-
-
-def _affine_form(calibrator: object) -> AffineMap | None:
-    """The :class:`AffineMap` whose ``z * slope + intercept`` is exactly what *calibrator* gives for float64 z.
-
-    That is the map itself, or a :class:`~lidframe.calibrators.base.Calibrator` that keeps
-    the base ``llr`` (the fitted ``llr_map()`` applied) and whose ``llr_map()`` is affine.
-    None for anything else, and where ``llr_map()`` raises (not fitted, ...): the generic
-    path then raises the same error at the same point as it always has.
-    """
-    if type(calibrator) is AffineMap:
-        return calibrator
-    if not isinstance(calibrator, Calibrator) or type(calibrator).llr is not Calibrator.llr:
-        return None
-    try:
-        form = calibrator.llr_map()
-    except Exception:  # the generic path raises it, in its own order
-        return None
-    return form if type(form) is AffineMap else None
-
-
-def _affine_peak(
-    row_max: np.ndarray, mean: np.ndarray, std: np.ndarray, affine: AffineMap, llr: np.ndarray
-) -> np.ndarray | None:
-    """Each row's largest LLR, bit for bit ``llr.max(axis=1)``, from the row's largest score, without a pass.
-
-    ``llr = ((s - mean) / std) * slope + intercept`` rounds each step; with ``std > 0`` and
-    ``slope > 0`` every step is non-decreasing in s (rounding is monotone), so the largest
-    LLR of a row is its largest score taken through the same steps.  That settles the value,
-    and so the bits of a finite non-zero one; a zero (whose sign the maximum of a row of
-    +0.0 and -0.0 leaves open) or a non-finite value (a NaN score, an overflow) is found by
-    ``max`` over the tile instead (laid out as it is).  None where the slope is not > 0.
-    """
-    if not affine.slope > 0:
-        return None
-    peak = np.subtract(row_max, mean[:, 0])
-    np.divide(peak, std, out=peak)
-    affine.apply_into(peak, out=peak)
-    unsure = ~np.isfinite(peak) | (peak == 0)
-    if unsure.any():  # (rare) over the tile as it is laid out, as the maximum without this shortcut runs
-        peak[unsure] = llr.max(axis=1)[unsure]
-    return peak
 
 
 def tile_true_rank(scores: np.ndarray, true_cols: np.ndarray, *, above: np.ndarray | None = None) -> np.ndarray:

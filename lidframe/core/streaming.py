@@ -19,9 +19,10 @@ s_ij = x_i . e_j of unit vectors.  Two facts make a one-pass engine possible:
 
 :func:`lid_from_embeddings` returns a :class:`StreamingResult` (per-trial LID and rank of the
 true speaker); the :class:`~lidframe.core.engine.Engine` it is given picks the path:
-``numpy`` (CPU, float64/float32 BLAS, threaded by the BLAS library), ``torch`` (CPU or
+``numpy`` (CPU, float64/float32 BLAS, threaded by the BLAS library; here), ``torch`` (CPU or
 CUDA, float64/float32/bfloat16, tiled) or ``triton`` (CUDA, the fused kernel of
-:mod:`lidframe.core.triton_lid`; affine maps only).
+:mod:`lidframe.core.triton_lid`; affine maps only), both in :mod:`lidframe.core.streaming_torch`.
+The closed forms (z-norm, |z| bound, LLR grid) are in :mod:`lidframe.core.cosine`.
 The float64 numpy path equals the dense reference (``row_znorm`` + calibrator +
 ``lid_from_llr`` on the materialised cosine matrix) to rounding; float32 and bfloat16
 (fp32 accumulation) trade accuracy for speed (tests and ``bench/`` state the errors).
@@ -31,32 +32,34 @@ over the row's z-scores) gets LID exactly 0.0, as in :mod:`lidframe.core.lid`.
 
 from __future__ import annotations
 
-import contextlib
-import math
 from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np
 from numpy.typing import ArrayLike
 
-from lidframe.calibrators.maps import AffineMap, llr_map_of
-from lidframe.core.engine import Engine, resolve_device, resolve_precision, torch_available
-from lidframe.core.lid import (
-    LN2,
-    check_log_prior,
-    default_tile_rows,
-    row_label,
-    run_tiles,
-    tile_lid,
-    tile_true_rank,
-    uniform_log_n,
+from lidframe.calibrators.maps import AffineMap
+from lidframe.core.cosine import (
+    LLRMapLike,
+    as_llr_map,
+    check_embeddings,
+    closed_form_znorm,
+    llr_grid,
+    pair_z_bound,
+    tile_binned_pairs,
+    with_intercept,
 )
+from lidframe.core.engine import Engine, resolve_device, resolve_precision, torch_available
+from lidframe.core.lid import check_log_prior, default_tile_rows, run_tiles, tile_lid, tile_true_rank, uniform_log_n
 from lidframe.core.openset import OpenSetStats
+from lidframe.core.progress import tile_bar, tile_starts
+from lidframe.core.streaming_torch import PathResult, torch_path, triton_path
 from lidframe.core.znorm import FittedCalibrator, check_ddof, uses_znorm
 from lidframe.data.scoreset import check_true_index
-from lidframe.data.vectors import unit_rows
-from lidframe.errors import InputError, preview
-from lidframe.metrics.binned import BinGrid, BinnedPairs
+from lidframe.errors import InputError
+from lidframe.metrics.binned import BinnedPairs
+from lidframe.metrics.binned_grid import BinGrid
 
 __all__ = [
     "StreamingResult",
@@ -65,14 +68,6 @@ __all__ = [
     "llr_grid",
     "pair_llr_grid",
 ]
-
-_LOG2E = 1.0 / LN2
-# a row whose cosine scores have a standard deviation below this is constant to
-# float64 resolution (cosines are bounded by 1 in magnitude)
-_ZERO_STD = 16.0 * np.finfo(np.float64).eps
-# values per tile: (tile_rows, N) float tiles of this many entries
-_TILE_VALUES_TORCH_CPU = 1 << 22
-_TILE_VALUES_CUDA = 1 << 30
 
 
 @attrs.frozen(eq=False)
@@ -107,27 +102,6 @@ class StreamingResult:
     open_stats: OpenSetStats | None = None
 
 
-def _to_numpy(values):
-    return values.detach().cpu().numpy() if hasattr(values, "detach") else np.asarray(values)
-
-
-def closed_form_znorm(trial_unit, enrol_unit, ddof: int, znorm: bool, row_names):
-    """(keys (N, d), row_scale (T,)) in float64: z_ij = row_scale_i * trial_unit_i . keys_j."""
-    if not znorm:
-        return enrol_unit, trial_unit[:, 0] * 0.0 + 1.0  # ones, as a numpy array or a tensor
-    n_enrolled = enrol_unit.shape[0]
-    keys = enrol_unit - enrol_unit.mean(axis=0)
-    covariance = (keys.T @ keys) / (n_enrolled - ddof)
-    variance = ((trial_unit @ covariance) * trial_unit).sum(axis=1)
-    std = variance.clip(min=0.0) ** 0.5
-    constant = std <= _ZERO_STD
-    if bool(constant.any()):
-        rows = np.flatnonzero(_to_numpy(constant))
-        names = rows if row_names is None else np.asarray(row_names)[rows]
-        raise InputError(f"z-norm is undefined for {rows.size} trials whose scores are all equal: {preview(names)}")
-    return keys, 1.0 / std
-
-
 def cosine_row_stats(
     trial_emb: ArrayLike, enrol_emb: ArrayLike, *, znorm_ddof: int = 1
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -150,133 +124,6 @@ def cosine_row_stats(
     trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
     _keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, znorm_ddof, True, None)
     return trial_unit @ enrol_unit.mean(axis=0), 1.0 / row_scale
-
-
-def pair_z_bound(keys, row_scale, n_enrolled: int, ddof: int, znorm: bool) -> float:
-    """An upper bound of |z_ij| over every pair, before the pass.
-
-    Cauchy-Schwarz: z_ij = row_scale_i x_i . k_j with |x_i| = 1, so |z_ij| <= max_i
-    row_scale_i * max_j |k_j|; with the z-norm also Samuelson's inequality: a value of a
-    row standardised with ``ddof`` is at most sqrt((N - 1) (N - ddof) / N) from the mean.
-    """
-    key_norm = float(_to_numpy((keys * keys).sum(axis=1)).max()) ** 0.5
-    bound = float(_to_numpy(row_scale).max()) * key_norm
-    if znorm:
-        bound = min(bound, math.sqrt((n_enrolled - 1) * (n_enrolled - ddof) / n_enrolled))
-    return bound
-
-
-def llr_grid(llr_map: Callable[[np.ndarray], ArrayLike], z_bound: float, n_bins: int) -> BinGrid:
-    """Equal LLR bins covering map([-z_bound, z_bound]), fixed before the pass.
-
-    Parameters
-    ----------
-    llr_map : callable
-        Non-decreasing score-to-LLR map (:mod:`lidframe.calibrators.maps`), intercept included.
-    z_bound : float
-        Bound of |z| over every pair (:func:`pair_z_bound`).
-    n_bins : int
-
-    Returns
-    -------
-    BinGrid
-        Every pair's LLR lies inside it (to rounding; anything outside is counted in an end bin).
-    """
-    ends = np.asarray(llr_map(np.array([-z_bound, z_bound], dtype=np.float64)), dtype=np.float64)
-    if not np.isfinite(ends).all():
-        raise InputError(
-            f"the calibrator maps z = +-{z_bound:.3g} to LLRs {ends.tolist()}; binary metrics need finite LLRs"
-        )
-    low, high = float(ends.min()), float(ends.max())
-    margin = 1e-9 * max(high - low, abs(low), abs(high), 1.0)  # rounding of the products
-    return BinGrid.uniform(low - margin, high + margin, n_bins)
-
-
-def check_embeddings(trial_emb: ArrayLike, enrol_emb: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """Unit trial (T, d) and enrolled (N, d) rows, float64; an InputError for bad shapes, N < 2 or NaN/inf rows."""
-    trial_emb = np.asarray(trial_emb, dtype=np.float64)
-    enrol_emb = np.asarray(enrol_emb, dtype=np.float64)
-    if trial_emb.ndim != 2 or enrol_emb.ndim != 2 or trial_emb.shape[1] != enrol_emb.shape[1]:
-        raise InputError(
-            f"trial (T, d) and enrolled (N, d) embeddings needed, got {trial_emb.shape} and {enrol_emb.shape}"
-        )
-    if enrol_emb.shape[0] < 2:
-        raise InputError(f"LID needs N >= 2 enrolled speakers, got {enrol_emb.shape[0]}")
-    for what, values in (("trial", trial_emb), ("enrolled", enrol_emb)):
-        bad = ~np.isfinite(values).all(axis=1)
-        if bad.any():
-            raise InputError(f"{what} embeddings hold NaN or inf in rows {preview(np.flatnonzero(bad))}")
-    return unit_rows(trial_emb, what="trial"), unit_rows(enrol_emb, what="enrolled")
-
-
-def _triton_usable(device: str) -> bool:
-    try:
-        from lidframe.core.triton_lid import interpreting
-    except ImportError:
-        return False
-    return device.startswith("cuda") or interpreting()
-
-
-def _choose_kernel(kernel: str, device: str, precision: str, llr_map) -> str:
-    on_cpu = device == "cpu"
-    if kernel == "auto":
-        if on_cpu:
-            return "numpy" if precision != "bfloat16" or not torch_available() else "torch"
-        if isinstance(llr_map, AffineMap) and precision != "float64" and _triton_usable(device):
-            return "triton"
-        return "torch"
-    if kernel == "numpy" and not on_cpu:
-        raise InputError(f"kernel 'numpy' runs on the CPU only, not on device {device!r}")
-    if kernel == "numpy" and precision == "bfloat16":
-        raise InputError("kernel 'numpy' has no bfloat16; use kernel 'torch'")
-    if kernel in ("torch", "triton") and not torch_available():
-        raise InputError(f"kernel {kernel!r} needs PyTorch (pip install torch)")
-    if kernel == "triton":
-        if not _triton_usable(device):
-            raise InputError(f"kernel 'triton' needs Triton and a CUDA device (got device {device!r})")
-        if not isinstance(llr_map, AffineMap):
-            raise InputError(
-                f"kernel 'triton' fuses affine calibrators only; {type(llr_map).__name__} needs kernel 'torch'"
-            )
-        if precision == "float64":
-            raise InputError("kernel 'triton' computes in bfloat16 or float32, not float64")
-    return kernel
-
-
-def _bar(n_trials: int, tile_rows: int, progress: bool, label: str):
-    """A tqdm bar over the tiles (updated by the caller), or None without *progress* or tqdm."""
-    if not progress:
-        return None
-    try:
-        from tqdm.auto import tqdm
-    except ImportError:
-        return None
-    return tqdm(desc=label, unit="tile", total=len(range(0, n_trials, tile_rows)))
-
-
-def _tiles(n_trials: int, tile_rows: int, progress: bool, label: str):
-    starts = range(0, n_trials, tile_rows)
-    if progress:
-        try:
-            from tqdm.auto import tqdm
-        except ImportError:
-            return starts
-        return tqdm(starts, desc=label, unit="tile", total=len(starts))
-    return starts
-
-
-def _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm):
-    """An empty BinnedPairs on a grid that holds every pair's LLR, or None without *binary_bins*.
-
-    *binary_bins* is a number of bins (the grid is fixed here from these rows) or a
-    :class:`BinGrid` fixed by the caller (the blocks of :mod:`lidframe.core.cluster`).
-    """
-    if binary_bins is None:
-        return None
-    if isinstance(binary_bins, BinGrid):
-        return BinnedPairs(binary_bins)
-    z_bound = pair_z_bound(keys, row_scale, keys.shape[0], ddof, znorm)
-    return BinnedPairs(llr_grid(llr_map, z_bound, binary_bins))
 
 
 def pair_llr_grid(
@@ -315,37 +162,67 @@ def pair_llr_grid(
     return llr_grid(as_llr_map(calibrator), z_bound, n_bins)
 
 
-def as_llr_map(calibrator):
-    """The closed-form map of a fitted calibrator (or the map itself)."""
-    return calibrator if callable(calibrator) and not hasattr(calibrator, "llr") else llr_map_of(calibrator)
+def _triton_usable(device: str) -> bool:
+    try:
+        from lidframe.core.triton_lid import interpreting
+    except ImportError:
+        return False
+    return device.startswith("cuda") or interpreting()
 
 
-def _pair_llr(llr, llr_map, folded: bool):
-    """The tile's LLRs with the intercept that the LID path leaves out of a folded affine map."""
-    return llr + llr_map.intercept if folded and llr_map.intercept != 0 else llr
+def _choose_kernel(kernel: str, device: str, precision: str, llr_map: LLRMapLike) -> str:
+    """The path *kernel* names on *device* at *precision* (``"auto"``: see :func:`lid_from_embeddings`), checked."""
+    if kernel == "auto":
+        if device == "cpu":
+            return "numpy" if precision != "bfloat16" or not torch_available() else "torch"
+        if isinstance(llr_map, AffineMap) and precision != "float64" and _triton_usable(device):
+            return "triton"
+        return "torch"
+    _check_kernel(kernel, device, precision, llr_map)
+    return kernel
+
+
+def _check_kernel(kernel: str, device: str, precision: str, llr_map: LLRMapLike) -> None:
+    """An InputError where the path *kernel* cannot run on *device* at *precision* with *llr_map*."""
+    if kernel == "numpy" and device != "cpu":
+        raise InputError(f"kernel 'numpy' runs on the CPU only, not on device {device!r}")
+    if kernel == "numpy" and precision == "bfloat16":
+        raise InputError("kernel 'numpy' has no bfloat16; use kernel 'torch'")
+    if kernel in ("torch", "triton") and not torch_available():
+        raise InputError(f"kernel {kernel!r} needs PyTorch (pip install torch)")
+    if kernel == "triton":
+        if not _triton_usable(device):
+            raise InputError(f"kernel 'triton' needs Triton and a CUDA device (got device {device!r})")
+        if not isinstance(llr_map, AffineMap):
+            raise InputError(
+                f"kernel 'triton' fuses affine calibrators only; {type(llr_map).__name__} needs kernel 'torch'"
+            )
+        if precision == "float64":
+            raise InputError("kernel 'triton' computes in bfloat16 or float32, not float64")
 
 
 def _numpy_path(
-    trial_unit,
-    enrol_unit,
-    true_index,
-    llr_map,
-    log_prior,
-    ddof,
-    znorm,
-    precision,
-    tile_rows,
-    progress,
-    row_names,
-    binary_bins,
-    open_set,
-    threads=1,
-):
+    trial_unit: np.ndarray,
+    enrol_unit: np.ndarray,
+    true_index: np.ndarray,
+    llr_map: LLRMapLike,
+    log_prior: np.ndarray,
+    ddof: int,
+    znorm: bool,
+    precision: str,
+    tile_rows: int | None,
+    progress: bool,
+    row_names: Any,
+    binary_bins: int | BinGrid | None,
+    open_set: bool,
+    threads: int = 1,
+) -> PathResult:
+    """The numpy path of :func:`lid_from_embeddings` (its arguments, checked): BLAS products, tiles in *threads*."""
     keys, row_scale = closed_form_znorm(trial_unit, enrol_unit, ddof, znorm, row_names)
     n_trials, n_enrolled = trial_unit.shape[0], keys.shape[0]
-    affine = isinstance(llr_map, AffineMap)
-    slope = llr_map.slope if affine else 1.0
-    binned = _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm)
+    affine = llr_map if isinstance(llr_map, AffineMap) else None
+    slope = affine.slope if affine is not None else 1.0
+    binned = tile_binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm)
     dtype = np.float64 if precision == "float64" else np.float32
     query = (trial_unit * (row_scale * (slope if slope > 0 else 1.0))[:, None]).astype(dtype)
     keys_t = np.ascontiguousarray(keys.T.astype(dtype))
@@ -354,7 +231,7 @@ def _numpy_path(
     rank = np.empty(n_trials, dtype=np.int64)
     stats = OpenSetStats.empty(n_trials) if open_set else None
     tile_rows = tile_rows or default_tile_rows(n_enrolled, threads if binary_bins is None else 1)
-    folded = affine and slope > 0  # the products are a z: the map is folded into them
+    folded = affine is not None and slope > 0  # the products are a z: the map is folded into them
 
     def work(start: int, stop: int) -> None:
         cols = true_index[start:stop]
@@ -365,206 +242,43 @@ def _numpy_path(
         if llr.shape != scores.shape:
             raise InputError(f"the calibrator's llr() returned shape {llr.shape} for input shape {scores.shape}")
         if binned is not None:  # before tile_lid, which overwrites the tile; enrolled trials' pairs only
-            pair_llr = _pair_llr(llr, llr_map, folded)
+            pair_llr = with_intercept(llr, llr_map, folded)
             binned.add_tile(*((pair_llr, cols) if enrolled.all() else (pair_llr[enrolled], cols[enrolled])))
         views = None if stats is None else (stats.log_evidence[start:stop], stats.log_top[start:stop])
         lid[start:stop] = tile_lid(llr, cols, log_prior, log_n, start, row_names, views)
 
-    if threads <= 1 or binned is not None:
-        # one thread; and always with binned pairs, whose sums depend on the order the tiles add them in
-        for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
-            work(start, min(start + tile_rows, n_trials))
-    else:
-        # tiles in threads, each tile's product on one BLAS thread (the tiles are the parallelism);
-        # a dgemm splits its output, not its sums, among BLAS threads: the products are the same
-        from threadpoolctl import threadpool_limits
-
-        bar = _bar(n_trials, tile_rows, progress, "LID tiles")
-
-        def counted(start: int, stop: int) -> None:
-            work(start, stop)
-            if bar is not None:
-                bar.update()
-
-        try:
-            with threadpool_limits(limits=1, user_api="blas"):
-                run_tiles(n_trials, tile_rows, counted, threads=threads)
-        finally:
-            if bar is not None:
-                bar.close()
-    if stats is not None and folded and llr_map.intercept != 0:  # the folded products left the intercept out
-        np.add(stats.log_evidence, llr_map.intercept, out=stats.log_evidence)
+    # one thread with binned pairs, whose sums depend on the order the tiles add them in
+    _numpy_tiles(n_trials, tile_rows, work, threads=1 if binned is not None else threads, progress=progress)
+    if stats is not None and affine is not None and folded and affine.intercept != 0:
+        np.add(stats.log_evidence, affine.intercept, out=stats.log_evidence)  # the folded products left it out
     return lid, rank, binned, stats
 
 
-def _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names):
-    import torch
-
-    trial = torch.as_tensor(trial_unit, dtype=torch.float64, device=device)
-    enrol = torch.as_tensor(enrol_unit, dtype=torch.float64, device=device)
-    keys, row_scale = closed_form_znorm(trial, enrol, ddof, znorm, row_names)
-    return trial, keys, row_scale
-
-
-def _torch_dtype(precision: str):
-    import torch
-
-    return {"float64": torch.float64, "float32": torch.float32, "bfloat16": torch.bfloat16}[precision]
-
-
-@contextlib.contextmanager
-def _matmul_precision(device: str, fp32_precision: str):
-    """CUDA float32 matmuls as *fp32_precision* ("tf32" or "ieee") inside the block, restored after.
-
-    bfloat16 inputs are carried in float32: TF32 tensor cores hold their 8-bit mantissas
-    exactly and accumulate in float32, so the products are those of a bf16 GEMM with a
-    float32 output (a bf16 output would round every score to 3 significant digits).
-    """
-    if not str(device).startswith("cuda"):
-        yield
+def _numpy_tiles(
+    n_trials: int, tile_rows: int, work: Callable[[int, int], None], *, threads: int, progress: bool
+) -> None:
+    """Call ``work(start, stop)`` on each tile, one after the other, or in *threads* threads (:func:`run_tiles`)."""
+    if threads <= 1:
+        for start in tile_starts(n_trials, tile_rows, progress, "LID tiles"):
+            work(start, min(start + tile_rows, n_trials))
         return
-    import torch
+    # tiles in threads, each tile's product on one BLAS thread (the tiles are the parallelism);
+    # a dgemm splits its output, not its sums, among BLAS threads: the products are the same
+    from threadpoolctl import threadpool_limits
 
-    settings = torch.backends.cuda.matmul
-    before = settings.fp32_precision
-    settings.fp32_precision = fp32_precision
+    bar = tile_bar(n_trials, tile_rows, progress, "LID tiles")
+
+    def counted(start: int, stop: int) -> None:
+        work(start, stop)
+        if bar is not None:
+            bar.update()
+
     try:
-        yield
+        with threadpool_limits(limits=1, user_api="blas"):
+            run_tiles(n_trials, tile_rows, counted, threads=threads)
     finally:
-        settings.fp32_precision = before
-
-
-def _torch_path(
-    trial_unit,
-    enrol_unit,
-    true_index,
-    llr_map,
-    log_prior,
-    ddof,
-    znorm,
-    precision,
-    device,
-    tile_rows,
-    progress,
-    row_names,
-    binary_bins,
-    open_set,
-):
-    import torch
-
-    trial, keys, row_scale = _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names)
-    n_trials, n_enrolled = trial.shape[0], keys.shape[0]
-    affine = isinstance(llr_map, AffineMap)
-    slope = llr_map.slope if affine else 1.0
-    binned = _binned_pairs(binary_bins, llr_map, keys, row_scale, ddof, znorm)
-    work = torch.float64 if precision == "float64" else torch.float32  # products, map and logsumexp
-    query = (trial * (row_scale * (slope if slope > 0 else 1.0))[:, None]).to(_torch_dtype(precision)).to(work)
-    keys_t = keys.T.contiguous().to(_torch_dtype(precision)).to(work)
-    log_n = uniform_log_n(log_prior)
-    bias = None if log_n is not None else torch.as_tensor(log_prior, dtype=work, device=device)
-    # a writable copy: torch warns about read-only arrays (the caller's may be)
-    cols_all = torch.as_tensor(np.array(true_index, copy=True), device=device)
-    lid = torch.empty(n_trials, dtype=torch.float64, device=device)
-    rank = torch.empty(n_trials, dtype=torch.int64, device=device)
-    if open_set:
-        log_evidence = torch.empty(n_trials, dtype=torch.float64, device=device)
-        log_top = torch.empty(n_trials, dtype=torch.float64, device=device)
-        top_of_constant = -log_n if log_n is not None else float(np.max(log_prior))
-    budget = _TILE_VALUES_CUDA if str(device).startswith("cuda") else _TILE_VALUES_TORCH_CPU
-    tile_rows = tile_rows or max(1, budget // n_enrolled)
-    folded = affine and slope > 0  # the products are a z: the map is folded into them
-    with torch.inference_mode(), _matmul_precision(device, "tf32" if precision == "bfloat16" else "ieee"):
-        for start in _tiles(n_trials, tile_rows, progress, "LID tiles"):
-            stop = min(start + tile_rows, n_trials)
-            cols = cols_all[start:stop]
-            outsider = cols < 0  # none in the closed set
-            has_outsider = open_set and bool(outsider.any())
-            if has_outsider:
-                cols = cols.clamp(min=0)  # a stand-in column; the outsider rows' LID and rank are set below
-            scores = query[start:stop] @ keys_t  # a * z (affine) or z
-            mated_score = scores.gather(1, cols[:, None])
-            rank[start:stop] = 1 + (scores > mated_score).sum(dim=1)
-            llr = scores if folded else llr_map(scores)
-            if binned is not None:
-                pair_llr = _pair_llr(llr, llr_map, folded)
-                binned.add_tile(*((pair_llr[~outsider], cols[~outsider]) if has_outsider else (pair_llr, cols)))
-            mated_llr = llr.gather(1, cols[:, None])[:, 0]
-            peak = llr.amax(dim=1)
-            constant = peak == llr.amin(dim=1)  # no evidence: LID exactly 0 (as tile_lid)
-            constant_llr = peak
-            if bias is not None:
-                llr = llr + bias
-            lse = torch.logsumexp(llr, dim=1)
-            if open_set:
-                top = (llr.amax(dim=1) if bias is not None else peak) - lse
-            if log_n is not None:
-                lse = lse - log_n
-            if not bool(torch.isfinite(lse).all()):
-                bad = start + int(torch.nonzero(~torch.isfinite(lse))[0, 0])
-                raise InputError(f"LLRs of {row_label(bad, row_names)} are not finite; check the calibrator")
-            tile_lid = ((mated_llr - lse) / LN2).to(torch.float64)
-            lid[start:stop] = tile_lid.masked_fill_(constant, 0.0)
-            if open_set:
-                evidence = torch.where(constant, constant_llr, lse).to(torch.float64)
-                log_evidence[start:stop] = evidence + llr_map.intercept if folded else evidence
-                log_top[start:stop] = top.to(torch.float64).masked_fill_(constant, top_of_constant)
-            if has_outsider:
-                lid[start:stop].masked_fill_(outsider, float("nan"))
-                rank[start:stop].masked_fill_(outsider, 0)
-    stats = None
-    if open_set:
-        stats = OpenSetStats(log_evidence=log_evidence.cpu().numpy(), log_top=log_top.cpu().numpy())
-    return lid.cpu().numpy(), rank.cpu().numpy(), binned, stats
-
-
-def _triton_path(
-    trial_unit,
-    enrol_unit,
-    true_index,
-    llr_map,
-    log_prior,
-    ddof,
-    znorm,
-    precision,
-    device,
-    progress,
-    row_names,
-    blocks,
-    open_set,
-):
-    import torch
-
-    from lidframe.core.triton_lid import lid_lse_triton
-
-    trial, keys, row_scale = _torch_prepare(trial_unit, enrol_unit, ddof, znorm, device, row_names)
-    slope = llr_map.slope if llr_map.slope > 0 else 1.0
-    dtype = torch.bfloat16 if precision == "bfloat16" else torch.float32
-    query = (trial * (row_scale * slope * _LOG2E)[:, None]).to(dtype).contiguous()
-    keys = keys.to(dtype).contiguous()
-    cols = torch.as_tensor(true_index, device=device)
-    # the true speaker's score from the same rounded inputs: the threshold of the rank count
-    threshold = (query.float() * keys[cols].float()).sum(dim=1)
-    log_n = uniform_log_n(log_prior)
-    bias = None if log_n is not None else torch.as_tensor(log_prior * _LOG2E, dtype=torch.float32, device=device)
-    lse2, max2, mated2, above = lid_lse_triton(query, keys, bias, cols.to(torch.int32), threshold, **blocks)
-    lid = mated2.double() - lse2.double()
-    if log_n is not None:
-        lid += log_n * _LOG2E
-    if llr_map.slope == 0:  # llr = intercept for every speaker: LID exactly 0 (as tile_lid)
-        lid.zero_()
-    rank = 1 + above.long()
-    outsider = cols < 0
-    lid.masked_fill_(outsider, float("nan"))
-    rank.masked_fill_(outsider, 0)
-    stats = None
-    if open_set:
-        log_evidence = lse2.double() * LN2 - (log_n if log_n is not None else 0.0) + llr_map.intercept
-        log_top = (max2.double() - lse2.double()) * LN2
-        if llr_map.slope == 0:  # every LLR is the intercept (as tile_lid)
-            log_evidence.fill_(llr_map.intercept)
-            log_top.fill_(-log_n if log_n is not None else float(np.max(log_prior)))
-        stats = OpenSetStats(log_evidence=log_evidence.cpu().numpy(), log_top=log_top.cpu().numpy())
-    return lid.cpu().numpy(), rank.cpu().numpy(), stats
+        if bar is not None:
+            bar.close()
 
 
 def _checked_map(calibrator: FittedCalibrator, binary_bins: object) -> Callable[[np.ndarray], ArrayLike]:
@@ -624,8 +338,8 @@ def lid_from_embeddings(
     binary_bins : int, optional
         Also count every pair's LLR (intercept included) into per-class histograms of
         this many equal bins, in the same tile pass, for the binned binary view
-        (:mod:`lidframe.metrics.binned`; e.g. :data:`~lidframe.metrics.binned.DEFAULT_BINS`).
-        The grid spans the LLRs of z = +-:func:`pair_z_bound`, so no pair falls outside it;
+        (:mod:`lidframe.metrics.binned`; e.g. :data:`~lidframe.metrics.binned_grid.DEFAULT_BINS`).
+        The grid spans the LLRs of z = +-:func:`~lidframe.core.cosine.pair_z_bound`, so no pair falls outside it;
         memory O(bins + tile).  The fused Triton kernel does not count pairs: the torch
         path runs instead (``StreamingResult.kernel`` says which ran).  A :class:`BinGrid`
         counts on that grid as given (:func:`pair_llr_grid` of the whole set, for blocks
@@ -644,10 +358,7 @@ def lid_from_embeddings(
     engine = Engine() if engine is None else engine
     device = resolve_device(engine.device, check=False)  # the machine is checked after the kernel's own rules
     precision = resolve_precision(engine.precision, device)
-    trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
-    n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
-    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=bool(open_set))
-    log_prior = check_log_prior(log_prior, n_enrolled)
+    trial_unit, enrol_unit, true_index, log_prior = _checked_rows(trial_emb, enrol_emb, true_index, log_prior, open_set)
     znorm = uses_znorm(calibrator)
     llr_map = _checked_map(calibrator, binary_bins)
     kernel = _choose_kernel(engine.kernel, device, precision, llr_map)
@@ -655,23 +366,38 @@ def lid_from_embeddings(
     if kernel == "triton" and binary_bins is not None:  # the fused kernel never holds a tile of LLRs
         kernel = "torch"
     common = (trial_unit, enrol_unit, true_index, llr_map, log_prior, znorm_ddof, znorm, precision)
-    binned = None
+    lid, rank, binned, stats = _run_path(
+        kernel, common, device, engine, row_names, binary_bins, triton_blocks or {}, open_set
+    )
+    return StreamingResult(lid, rank, kernel, device, precision, binned_pairs=binned, open_stats=stats)
+
+
+def _checked_rows(
+    trial_emb: ArrayLike, enrol_emb: ArrayLike, true_index: ArrayLike, log_prior: ArrayLike, open_set: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(unit trial rows, unit enrolled rows, true_index, log_prior) of :func:`lid_from_embeddings`, checked."""
+    trial_unit, enrol_unit = check_embeddings(trial_emb, enrol_emb)
+    n_trials, n_enrolled = trial_unit.shape[0], enrol_unit.shape[0]
+    true_index = check_true_index(true_index, n_trials, n_enrolled, allow_outsider=bool(open_set))
+    return trial_unit, enrol_unit, true_index, check_log_prior(log_prior, n_enrolled)
+
+
+def _run_path(
+    kernel: str,
+    common: tuple[np.ndarray, np.ndarray, np.ndarray, LLRMapLike, np.ndarray, int, bool, str],
+    device: str,
+    engine: Engine,
+    row_names: ArrayLike | None,
+    binary_bins: int | BinGrid | None,
+    triton_blocks: dict[str, int],
+    open_set: bool,
+) -> PathResult:
+    """The path *kernel* on the checked inputs *common* (trial, enrolled, true_index, map, prior, ddof, znorm, precision)."""
     if kernel == "numpy":
-        lid, rank, binned, stats = _numpy_path(
+        return _numpy_path(
             *common, engine.tile_rows, engine.progress, row_names, binary_bins, open_set, engine.cpu_threads()
         )
-    elif kernel == "torch":
-        lid, rank, binned, stats = _torch_path(
-            *common, device, engine.tile_rows, engine.progress, row_names, binary_bins, open_set
-        )
-    else:
-        lid, rank, stats = _triton_path(*common, device, engine.progress, row_names, triton_blocks or {}, open_set)
-    return StreamingResult(
-        lid_bits=lid,
-        true_rank=rank,
-        kernel=kernel,
-        device=device,
-        precision=precision,
-        binned_pairs=binned,
-        open_stats=stats,
-    )
+    if kernel == "torch":
+        return torch_path(*common, device, engine.tile_rows, engine.progress, row_names, binary_bins, open_set)
+    lid, rank, stats = triton_path(*common, device, engine.progress, row_names, triton_blocks, open_set)
+    return lid, rank, None, stats

@@ -1,10 +1,12 @@
-"""The summary of an evaluation as a typed record (:class:`Summary`, :class:`BinaryView`, :class:`EngineUsed`), and :func:`summarise`.
+"""The summary of an evaluation as a typed record, :class:`Summary`, which :meth:`Summary.from_dict` reads back.
 
-:attr:`lidframe.core.evaluation.Result.summary` is a :class:`Summary`: the LID aggregates
+:attr:`lidframe.core.evaluation.Result.summary` is a :class:`Summary`
+(:func:`lidframe.core.summarise.summarise` makes it): the LID aggregates
 (:mod:`lidframe.metrics.aggregates`), the identification metrics
-(:mod:`lidframe.metrics.identification`), the binary view (a :class:`BinaryView`, None
-when skipped), the bootstrap intervals and their settings, and the settings that
-produced it, as typed attributes (``summary.alid``, ``summary.binary.eer``).
+(:mod:`lidframe.metrics.identification`), the binary view (a
+:class:`~lidframe.core.summary_views.BinaryView`, None when skipped), the bootstrap
+intervals and their settings, and the settings that produced it, as typed attributes
+(``summary.alid``, ``summary.binary.eer``).
 
 A summary is also a read-only mapping, the dict that ``Result.summary`` was before:
 ``summary["alid"]``, ``"intervals" in summary``, ``dict(summary)`` and ``summary.get(key)``
@@ -17,6 +19,7 @@ order; a key is the attribute's name, and is present only where that dict has it
 ``"ci" in summary``) answers with the value under its new key and a :class:`FutureWarning`
 naming it; old keys are not iterated, counted or written by :meth:`Summary.to_dict`.
 :func:`with_current_keys` reads a summary stored under the old keys (a grid store written before).
+:meth:`Summary.from_dict` rebuilds the record from the dict of :meth:`Summary.to_dict`.
 """
 
 from __future__ import annotations
@@ -25,28 +28,18 @@ import math
 import sys
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 import numpy as np
 
-from lidframe._version import __version__
-from lidframe.core.openset import OpenSetTrials
-from lidframe.core.znorm import uses_znorm
-from lidframe.data.embedset import EmbeddingSet
+from lidframe.core.engine_result import EngineUsed
+from lidframe.core.summary_views import BinaryView, OpenSetView, binary_entries
 from lidframe.data.fileio import json_clean
-from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
-from lidframe.metrics.aggregates import LID_QUANTILES, LIDAggregates, lid_summary
-from lidframe.metrics.binary_view import BINARY_KEYS, BINARY_TEXT_KEYS, binary_summary, check_operating_point
-from lidframe.metrics.binned import BinnedPairs, binned_summary
-from lidframe.metrics.detection import OperatingPoint
-from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure
-from lidframe.registry import CalibratorLike, PriorLike, describe_component
-from lidframe.stats.bootstrap import Bootstrap, Interval, PairLLRs, bootstrap_ci
-
-if TYPE_CHECKING:
-    from lidframe.core.dispatch import EngineResult
+from lidframe.metrics.aggregates import LID_QUANTILES, nan_for_none
+from lidframe.metrics.binary_view import BINARY_KEYS
+from lidframe.stats.bootstrap import Bootstrap, Interval
 
 __all__ = [
     "Summary",
@@ -56,7 +49,6 @@ __all__ = [
     "OPEN_SET_INTERVALS",
     "check_misattribution_threshold",
     "RENAMED_KEYS",
-    "summarise",
     "with_current_keys",
 ]
 
@@ -122,7 +114,8 @@ LID_FIELDS = (
     "lid_min",
     *(f"lid_q{round(level * 100)}" for level in LID_QUANTILES),
 )
-_COUNT_FIELDS = ("n_enrolled_trials", "n_enrolled", "n_outsider_trials", "log2_n")
+_COUNTS = ("n_enrolled_trials", "n_enrolled", "n_outsider_trials")
+_COUNT_FIELDS = (*_COUNTS, "log2_n")
 _IDENTIFICATION_FIELDS = ("cllr_mc", "rank1_rate", "rank_disclosure_bits")
 _SETTING_FIELDS = (
     "calibrator",
@@ -133,126 +126,24 @@ _SETTING_FIELDS = (
     "n_dev_outsider_trials",
     "lidframe_version",
 )
+#: The summary's numbers that NaN can take (written as None by :meth:`Summary.to_dict`).
+_NUMBER_FIELDS = ("log2_n", *LID_FIELDS, *_IDENTIFICATION_FIELDS)
+#: The keys :meth:`Summary.to_dict` writes for every summary.
+_ALWAYS_WRITTEN = (
+    *_COUNT_FIELDS,
+    *LID_FIELDS,
+    *_IDENTIFICATION_FIELDS,
+    *BINARY_KEYS,
+    "binary_metrics",
+    "binary_method",
+    "binary_bins",
+    "binary_error_bounds",
+    "binary_operating_point",
+    *_SETTING_FIELDS,
+)
 
 
-@attrs.frozen(kw_only=True)
-class EngineUsed:
-    """Which LID engine ran on an eval embedding set.
-
-    Attributes
-    ----------
-    kernel : str
-        ``"dense"`` (the cosine matrix materialised, for the exact binary view), or the
-        streaming path ``"numpy"``, ``"torch"`` or ``"triton"`` (distinct values joined
-        by ``","`` when the blocks of a cluster ran different paths).
-    device : str
-        ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
-    precision : str
-        ``"float64"``, ``"float32"`` or ``"bfloat16"``.
-    """
-
-    kernel: str
-    device: str
-    precision: str
-
-    def to_dict(self) -> dict[str, str]:
-        """``{"kernel": .., "device": .., "precision": ..}``."""
-        return {"kernel": self.kernel, "device": self.device, "precision": self.precision}
-
-
-@attrs.frozen(kw_only=True)
-class BinaryView:
-    """The binary view of the closed-set eval pairs (:mod:`lidframe.metrics.binary_view`).
-
-    Attributes
-    ----------
-    eer : float
-        ROCCH equal error rate (fraction).
-    eer_threshold : float
-        Step-ROC single-threshold EER (fraction).
-    cllr, min_cllr : float
-        Cllr of the LLRs and after PAV (bits).
-    min_dcf, act_dcf : float
-        Normalised detection cost at its best threshold, and at the LLRs' Bayes threshold
-        (:func:`~lidframe.metrics.detection.min_dcf`, :func:`~lidframe.metrics.detection.act_dcf`),
-        at ``operating_point``.
-    dece_bits : float
-        ZEBRA D_ECE (bits).
-    max_abs_llr_log10 : float
-        ZEBRA max |LLR| (log10).
-    zebra_tag : str
-        Its category, ``"0"`` or ``"A"`` to ``"F"``.
-    dsys : float
-        Linkability D_sys.
-    dsys_method : str
-        How D_sys was integrated (``"reference"``).
-    method : {"exact", "binned"}
-        Every pair's LLR sorted, or counted into bins in the streaming pass
-        (:mod:`lidframe.metrics.binned`).
-    n_bins : int or None
-        Bins per class (binned), else None.
-    error_bounds : dict or None
-        Bounds on |binned - exact| per metric (binned,
-        :meth:`~lidframe.metrics.binned.BinnedPairs.error_bounds`), else None.
-    operating_point : OperatingPoint
-        Where ``min_dcf`` and ``act_dcf`` are measured (default P_target = 0.01,
-        C_miss = C_fa = 1; in the mapping view ``binary_operating_point``, a dict).
-    """
-
-    eer: float
-    eer_threshold: float
-    cllr: float
-    min_cllr: float
-    min_dcf: float
-    act_dcf: float
-    dece_bits: float
-    max_abs_llr_log10: float
-    zebra_tag: str
-    dsys: float
-    dsys_method: str
-    method: str
-    n_bins: int | None = None
-    error_bounds: dict[str, float] | None = None
-    operating_point: OperatingPoint = attrs.field(factory=OperatingPoint)
-
-    @classmethod
-    def from_pair_llrs(
-        cls,
-        mated_llr: np.ndarray,
-        non_mated_llr: np.ndarray,
-        *,
-        overwrite: bool = False,
-        operating_point: OperatingPoint | None = None,
-    ) -> BinaryView:
-        """The exact view of every pair's LLR (*overwrite*: sort the buffers in place, see :func:`binary_summary`).
-
-        Parameters
-        ----------
-        mated_llr : ndarray, shape (n_mated,)
-        non_mated_llr : ndarray, shape (n_non_mated,)
-            Natural-log LLRs of the mated and non-mated pairs.
-        overwrite : bool, default False
-        operating_point : OperatingPoint, optional
-            Of ``min_dcf`` and ``act_dcf`` (default ``OperatingPoint()``).
-        """
-        point = check_operating_point(operating_point)
-        metrics = binary_summary(mated_llr, non_mated_llr, overwrite=overwrite, operating_point=point)
-        return cls(**metrics, method="exact", operating_point=point)
-
-    @classmethod
-    def from_binned(cls, pairs: BinnedPairs, *, operating_point: OperatingPoint | None = None) -> BinaryView:
-        """The binned view of per-class LLR histograms, with its error bounds (*operating_point*: of the DCFs)."""
-        point = check_operating_point(operating_point)
-        return cls(
-            **binned_summary(pairs, operating_point=point),
-            method="binned",
-            n_bins=pairs.grid.n_bins,
-            error_bounds=pairs.error_bounds(operating_point=point),
-            operating_point=point,
-        )
-
-
-#: The open set's metrics with bootstrap intervals, besides those of :data:`~lidframe.stats.bootstrap.LID_METRICS`.
+#: The open set's metrics with bootstrap intervals, besides those of :data:`~lidframe.stats.weighted.LID_METRICS`.
 OPEN_SET_INTERVALS = (
     "alid_enrolled",
     "alid_outsider",
@@ -260,79 +151,6 @@ OPEN_SET_INTERVALS = (
     "misattribution_rate",
     "misattribution_rate_at_threshold",
 )
-
-
-@attrs.frozen(kw_only=True)
-class OpenSetView:
-    """What an open-set evaluation adds (:mod:`lidframe.core.openset`): disclosures by group, misattribution.
-
-    Attributes
-    ----------
-    outside : float
-        π_∅, the prior mass of "nobody enrolled" the posterior used.
-    outside_source : {"given", "auto"}
-        ``"auto"``: estimated as the share of outsider trials in the dev set (the
-        attacker's belief, not a fact about the eval set).
-    enrolled : LIDAggregates
-        LID of the enrolled trials (identification disclosure, bits).
-    outsider : LIDAggregates or None
-        LID of the outsider trials (membership disclosure, bits); None when the eval set
-        has no outsider trial.
-    membership_enrolled : LIDAggregates
-        Membership disclosure of the enrolled trials, log2 p(enrolled | s) / (1 - π_∅) (bits).
-    misattribution_rate : float
-        Share of outsider trials whose top enrolled posterior max_j p(j | s) exceeds 0.5:
-        linked to the wrong person more likely than not (NaN without outsider trials).
-    misattribution_threshold : float
-        The second, chosen threshold.
-    misattribution_rate_at_threshold : float
-        Share of outsider trials whose top enrolled posterior exceeds it.
-    """
-
-    outside: float
-    outside_source: str
-    enrolled: LIDAggregates
-    outsider: LIDAggregates | None
-    membership_enrolled: LIDAggregates
-    misattribution_rate: float
-    misattribution_threshold: float
-    misattribution_rate_at_threshold: float
-
-    @classmethod
-    def of(cls, trials: OpenSetTrials, *, outside_source: str, misattribution_threshold: float) -> OpenSetView:
-        """The view of every trial's open-set disclosure (*trials*, :func:`lidframe.core.openset.open_set_trials`)."""
-        enrolled, outsider = ~trials.is_outsider, trials.is_outsider
-        aggregates = LIDAggregates.of(trials.lid_bits[enrolled])
-        membership = LIDAggregates.of(trials.membership_bits[enrolled])
-        if aggregates is None or membership is None:
-            raise InputError("an open-set evaluation needs at least one trial whose speaker is enrolled")
-        top = trials.top_posterior[outsider]
-        with np.errstate(invalid="ignore"):
-            rate = float(np.mean(top > 0.5)) if top.size else math.nan
-            rate_at = float(np.mean(top > misattribution_threshold)) if top.size else math.nan
-        return cls(
-            outside=trials.outside,
-            outside_source=outside_source,
-            enrolled=aggregates,
-            outsider=LIDAggregates.of(trials.lid_bits[outsider]),
-            membership_enrolled=membership,
-            misattribution_rate=rate,
-            misattribution_threshold=float(misattribution_threshold),
-            misattribution_rate_at_threshold=rate_at,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The record as a dict (groups as dicts; NaN kept)."""
-        return {
-            "outside": self.outside,
-            "outside_source": self.outside_source,
-            "enrolled": self.enrolled.to_dict(),
-            "outsider": None if self.outsider is None else self.outsider.to_dict(),
-            "membership_enrolled": self.membership_enrolled.to_dict(),
-            "misattribution_rate": self.misattribution_rate,
-            "misattribution_threshold": self.misattribution_threshold,
-            "misattribution_rate_at_threshold": self.misattribution_rate_at_threshold,
-        }
 
 
 def check_misattribution_threshold(value: object) -> float:
@@ -346,26 +164,6 @@ def check_misattribution_threshold(value: object) -> float:
             "(above it the attacker names an enrolled speaker more likely than not)"
         )
     return threshold
-
-
-def _binary_entries(binary: BinaryView | None, status: str) -> dict[str, Any]:
-    """The binary keys of the mapping view: the metrics (NaN, or None for text, when skipped), then how."""
-    if binary is None:
-        metrics: dict[str, Any] = {k: (None if k in BINARY_TEXT_KEYS else math.nan) for k in BINARY_KEYS}
-        method = n_bins = bounds = point = None
-    else:
-        metrics = {k: getattr(binary, k) for k in BINARY_KEYS}
-        method, n_bins = binary.method, binary.n_bins
-        bounds = None if binary.error_bounds is None else dict(binary.error_bounds)
-        point = binary.operating_point.to_dict()
-    return {
-        **metrics,
-        "binary_metrics": status,
-        "binary_method": method,
-        "binary_bins": n_bins,
-        "binary_error_bounds": bounds,
-        "binary_operating_point": point,
-    }
 
 
 @attrs.frozen(kw_only=True, eq=False)
@@ -465,7 +263,7 @@ class Summary(Mapping[str, Any]):
             entries["intervals"] = {metric: [i.low, i.high] for metric, i in self.intervals.items()}
         if self.bootstrap is not None:
             entries["bootstrap"] = self.bootstrap.to_dict()
-        entries.update(_binary_entries(self.binary, self.binary_metrics))
+        entries.update(binary_entries(self.binary, self.binary_metrics))
         entries.update({name: getattr(self, name) for name in _SETTING_FIELDS})
         if self.engine is not None:
             entries["engine"] = self.engine.to_dict()
@@ -507,120 +305,64 @@ class Summary(Mapping[str, Any]):
         """The mapping view as a JSON-able dict (NaN written as None), as JSON files and grid stores hold it."""
         return json_clean(self._entries())
 
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> Summary:
+        """The summary that :meth:`to_dict` wrote: ``Summary.from_dict(s.to_dict()).to_dict() == s.to_dict()``.
 
-def summarise(
-    run: EngineResult,
-    run_set: ScoreSet | EmbeddingSet,
-    posterior_closed: np.ndarray,
-    *,
-    n_outsider_trials: int,
-    binary_status: str,
-    bootstrap: Bootstrap | None,
-    fitted: CalibratorLike,
-    prior: PriorLike,
-    znorm_ddof: int,
-    dev: ScoreSet | None,
-    open_trials: OpenSetTrials | None = None,
-    outside_source: str = "given",
-    misattribution_threshold: float = 0.9,
-    operating_point: OperatingPoint | None = None,
-) -> Summary:
-    """The :class:`~lidframe.core.summary.Summary` of an engine's run on the trials of *run_set*.
+        Parameters
+        ----------
+        stored : mapping
+            A summary as :meth:`to_dict` writes it (NaN as None), by this release or, under
+            the old keys of :data:`RENAMED_KEYS`, the one before (:func:`with_current_keys`).
+            Keys that are not the summary's (``calibrator_fit`` of
+            :meth:`Result.to_dict <lidframe.core.evaluation.Result.to_dict>`) are ignored.
 
-    Parameters
-    ----------
-    run : EngineResult
-        LID, ranks and pair LLRs (or counts) of the T trials of *run_set*.
-    run_set : ScoreSet or EmbeddingSet
-        The eval trials the engine ran: those whose speaker is enrolled (closed set), or
-        every trial (open set).
-    posterior_closed : ndarray, shape (T_c,)
-        The closed-set posterior of each enrolled trial's true speaker.
-    n_outsider_trials : int
-        Eval trials whose speaker is not enrolled.
-    binary_status : str
-        ``"computed"`` or ``"skipped: <why>"``.
-    bootstrap : Bootstrap or None
-        Settings of the intervals (None: none).  The exact pair LLRs of *run* are
-        resampled first, then sorted in place for the binary view.
-    fitted, prior, znorm_ddof, dev
-        The settings recorded (dev: its sizes, or None).
-    open_trials : OpenSetTrials, optional
-        Every trial's open-set disclosure (:func:`lidframe.core.openset.open_set_trials`);
-        None in the closed set.
-    outside_source : {"given", "auto"}
-    misattribution_threshold : float
-        The chosen threshold of :attr:`OpenSetView.misattribution_rate_at_threshold`.
-    operating_point : OperatingPoint, optional
-        Of the binary view's ``min_dcf`` and ``act_dcf`` (default ``OperatingPoint()``).
-    """
-    n_enrolled = run_set.n_enrolled
-    enrolled = np.asarray(run_set.true_index) >= 0
-    n_enrolled_trials = int(enrolled.sum())
-    lid_bits = run.lid_bits if open_trials is None else open_trials.lid_bits
-    ranks = run.true_rank[enrolled] if open_trials is not None else run.true_rank
-    aggregates = lid_summary(lid_bits)
-    intervals = None
-    if bootstrap is not None:
-        pairs = None
-        if run.pair_llr is not None:
-            pairs = PairLLRs(run.pair_llr[0], run.pair_llr[1].reshape(n_enrolled_trials, n_enrolled - 1))
-        intervals = bootstrap_ci(
-            lid_bits,
-            bootstrap,
-            speakers=run_set.trial_speakers,
-            pairs=pairs,
-            pair_rows=None if open_trials is None else np.flatnonzero(enrolled),
-            group_means=None if open_trials is None else _open_set_means(open_trials, misattribution_threshold),
+        Returns
+        -------
+        Summary
+            A None read back as NaN where the field is a number; the nested records
+            (:class:`BinaryView`, :class:`OpenSetView`, :class:`Bootstrap`,
+            :class:`EngineUsed`, ...) rebuilt.  An interval is stored as its ends: its
+            ``estimate`` comes back NaN (the summary's field of that name holds the value),
+            its ``level`` and ``method`` are the bootstrap's (``lid_max``: percentile).
+
+        Raises
+        ------
+        InputError
+            A key that :meth:`to_dict` always writes is missing.
+        """
+        entries = with_current_keys(stored)
+        missing = [key for key in _ALWAYS_WRITTEN if key not in entries]
+        if missing:
+            raise InputError(f"not a summary as Summary.to_dict writes it: no {', '.join(map(repr, missing))}")
+        bootstrap = None if entries.get("bootstrap") is None else Bootstrap(**entries["bootstrap"])
+        engine, open_set = entries.get("engine"), entries.get("open_set")
+        return cls(
+            **{name: entries[name] for name in (*_COUNTS, *_SETTING_FIELDS, "binary_metrics")},
+            **{name: nan_for_none(entries[name]) for name in _NUMBER_FIELDS},
+            binary=BinaryView.from_entries(entries),
+            intervals=_stored_intervals(entries.get("intervals"), bootstrap),
+            bootstrap=bootstrap,
+            engine=None if engine is None else EngineUsed(**engine),
+            scheduler=entries.get("scheduler"),
+            n_blocks=entries.get("n_blocks"),
+            open_set=None if open_set is None else OpenSetView.from_dict(open_set),
         )
-    binary = None
-    if run.pair_llr is not None:  # after the bootstrap: this sorts the buffers in place
-        binary = BinaryView.from_pair_llrs(*run.pair_llr, overwrite=True, operating_point=operating_point)
-    elif run.binned_pairs is not None:
-        binary = BinaryView.from_binned(run.binned_pairs, operating_point=operating_point)
-    open_set = None
-    if open_trials is not None:
-        open_set = OpenSetView.of(
-            open_trials, outside_source=outside_source, misattribution_threshold=misattribution_threshold
+
+
+def _stored_intervals(stored: Mapping[str, Any] | None, bootstrap: Bootstrap | None) -> dict[str, Interval] | None:
+    """The intervals of :meth:`Summary.from_dict` from their stored ends (the estimate NaN, level and method the bootstrap's)."""
+    if stored is None:
+        return None
+    level = math.nan if bootstrap is None else bootstrap.level
+    method = "" if bootstrap is None else bootstrap.method
+    return {
+        metric: Interval(
+            math.nan,
+            nan_for_none(low),
+            nan_for_none(high),
+            level,
+            "percentile" if metric == "lid_max" and bootstrap is not None else method,
         )
-    return Summary(
-        n_enrolled_trials=n_enrolled_trials,
-        n_enrolled=int(n_enrolled),
-        n_outsider_trials=int(n_outsider_trials),
-        log2_n=math.log2(n_enrolled),
-        **aggregates,
-        cllr_mc=cllr_multiclass(posterior_closed),
-        rank1_rate=rank1_rate(ranks),
-        rank_disclosure_bits=rank_disclosure(ranks, n_enrolled)[1],
-        intervals=intervals,
-        bootstrap=bootstrap,
-        binary_metrics=binary_status,
-        binary=binary,
-        calibrator=describe_component(fitted),
-        prior=describe_component(prior),
-        znorm_ddof=znorm_ddof if uses_znorm(fitted) else None,
-        n_dev_enrolled_trials=None if dev is None else int(dev.n_trials - dev.n_outsider_trials),
-        n_dev_enrolled=None if dev is None else int(dev.n_enrolled),
-        n_dev_outsider_trials=None if dev is None else int(dev.n_outsider_trials),
-        lidframe_version=__version__,
-        engine=run.engine,
-        scheduler=run.scheduler,
-        n_blocks=run.n_blocks,
-        open_set=open_set,
-    )
-
-
-def _open_set_means(trials: OpenSetTrials, threshold: float) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """The group means of :data:`OPEN_SET_INTERVALS` as (per-trial values, group) for the bootstrap."""
-    enrolled, outsider = ~trials.is_outsider, trials.is_outsider
-    means = {
-        "alid_enrolled": (trials.lid_bits, enrolled),
-        "alid_outsider": (trials.lid_bits, outsider),
-        "membership_enrolled": (trials.membership_bits, enrolled),
-        "misattribution_rate": ((trials.top_posterior > 0.5).astype(np.float64), outsider),
-        "misattribution_rate_at_threshold": ((trials.top_posterior > threshold).astype(np.float64), outsider),
+        for metric, (low, high) in stored.items()
     }
-    if not outsider.any():  # no outsider trial: nothing to resample
-        for key in ("alid_outsider", "misattribution_rate", "misattribution_rate_at_threshold"):
-            del means[key]
-    return means

@@ -20,6 +20,7 @@ the tests use that mode; bf16 loads are not supported by the interpreter).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import torch
 import triton
@@ -33,8 +34,10 @@ def interpreting() -> bool:
     return os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
 
 
+# Triton reads a kernel's parameter annotations (tl.constexpr marks the compile-time ones): its
+# pointers and sizes stay unannotated, as Triton's own kernels leave them
 @triton.jit
-def _lid_kernel(
+def _lid_kernel(  # type: ignore[no-untyped-def]
     q_ptr,
     k_ptr,
     bias_ptr,
@@ -111,7 +114,7 @@ _CONFIGS = [
 _tuned_kernel = None
 
 
-def _kernel_for(block_m, block_n):
+def _kernel_for(block_m: int | None, block_n: int | None) -> tuple[Any, dict[str, int]]:
     """The autotuned kernel, or the plain one when the blocks are fixed (tests, interpreter)."""
     global _tuned_kernel
     if block_m is None and interpreting():
@@ -169,7 +172,7 @@ def lid_lse_triton(
     # exact fp32 products for fp32 inputs (not TF32); the default for bf16/fp16 inputs
     precision = "ieee" if query.dtype == torch.float32 else None
 
-    def grid(meta):
+    def grid(meta: dict[str, Any]) -> tuple[int]:
         return (triton.cdiv(n_rows, meta["BLOCK_M"]),)
 
     kernel[grid](

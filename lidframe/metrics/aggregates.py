@@ -21,7 +21,9 @@ trial into PDR; no tolerance is applied here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from typing import Any
 
 import attrs
 import numpy as np
@@ -29,10 +31,15 @@ from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
 
-__all__ = ["LID_QUANTILES", "LIDAggregates", "lid_summary", "alid_decomposition"]
+__all__ = ["LID_QUANTILES", "LIDAggregates", "lid_summary", "alid_decomposition", "nan_for_none"]
 
 #: Quantile levels reported as ``lid_q50``, ``lid_q90``, ``lid_q99``.
 LID_QUANTILES = (0.5, 0.9, 0.99)
+
+
+def nan_for_none(value: Any) -> Any:
+    """NaN for None, else *value* as it is: a number that JSON wrote as null (:func:`lidframe.data.fileio.json_clean`), read back."""
+    return math.nan if value is None else value
 
 
 def _check_lid(lid_bits: ArrayLike) -> np.ndarray:
@@ -120,6 +127,11 @@ class LIDAggregates:
     def to_dict(self) -> dict:
         """The fields as a JSON-able dict (NaN kept; :func:`lidframe.data.fileio.json_clean` writes it as null)."""
         return attrs.asdict(self)
+
+    @classmethod
+    def from_dict(cls, stored: Mapping[str, Any]) -> LIDAggregates:
+        """The group that :meth:`to_dict` wrote, a None (JSON's null) read back as NaN."""
+        return cls(**{field.name: nan_for_none(stored[field.name]) for field in attrs.fields(cls)})
 
 
 def alid_decomposition(summary: Mapping[str, float] | LIDAggregates) -> float:

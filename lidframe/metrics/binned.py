@@ -3,7 +3,7 @@
 The exact binary view (:mod:`lidframe.metrics.binary_view`) sorts every pair's LLR, which
 needs all T x N of them at once.  Here the pairs are counted instead, tile by tile, into
 per-class histograms on a grid of B bins whose edges are fixed *before* the pass
-(:class:`BinGrid`); the memory is O(B + one tile) whatever T x N is.  A
+(:class:`~lidframe.metrics.binned_grid.BinGrid`); the memory is O(B + one tile) whatever T x N is.  A
 :class:`BinnedPairs` holds
 
 * the mated and non-mated **counts** per bin (int64: partial counts from tiles, processes
@@ -14,8 +14,8 @@ per-class histograms on a grid of B bins whose edges are fixed *before* the pass
   and per bin (``bin_low``, ``bin_high``: a bin of one tied value loses nothing, and the
   others bound where inside the bin their values lie).
 
-A value outside the grid is counted in the first or last bin (never dropped); the bounds
-below are computed from the counts actually in each bin, so they account for it.
+A value outside the grid is counted in the first or last bin (never dropped); the error
+bounds are computed from the counts actually in each bin, so they account for it.
 
 :func:`binned_summary` runs the code of the exact view -- PAV, ROCCH, ZEBRA, linkability
 (:mod:`lidframe.metrics.detection`, :mod:`~lidframe.metrics.zebra`,
@@ -25,69 +25,9 @@ the grid (any monotone quantisation: rounding at an edge does not matter).
 
 Error bounds
 ------------
-Write a_k = (mated count of bin k) / N_mated and b_k = (non-mated count) / N_non_mated.
-Quantising keeps the ROC points at the bin edges and drops those inside a bin: the
-exact ROC inside bin k runs, as a staircase, through the box between the two kept
-points at its edges (P_miss rises by a_k across it, P_fa falls by b_k).  So every
-exact operating point is dominated by the box's best corner -- the one reached if all
-the bin's non-mated pairs lay below all its mated ones -- and dominates nothing better.
-:meth:`BinnedPairs.error_bounds` therefore computes the *best order*: the same runs with
-each bin that holds both classes and more than one value (``bin_low < bin_high``) split
-into its non-mated run followed by its mated run, and runs the exact PAV code on it.
-For the hull metrics the binned value (the worst, tied order), the exact value and the
-best order's value are ordered, so
-
-``eer`` (ROCCH), ``min_cllr``, ``min_dcf``
-    0 <= binned - exact <= binned - best;
-``dece_bits``
-    0 <= exact - binned <= best - binned;
-
-the largest differences any pairs with these per-bin counts and ranges can have (data
-with the best order inside each bin reach them).  A bin holding one class, or one value,
-loses nothing.  They never exceed the closed forms that hold for any order (with A, B
-the largest a_k, b_k over the bins that hold both classes and more than one value):
-eer <= max_k min(a_k, b_k); minCllr, the integral over the posterior threshold c of the
-hull's minimum cost [(1 - c) P_miss + c P_fa] / (c (1 - c)) / (2 ln 2), rises by at most
-[A ln(1 + B / A) + B ln(1 + A / B)] / (2 ln 2) bits; D_ECE falls by at most the integral
-over pi of f(pi A, (1 - pi) B) / ln 2, f(x, y) = x ln(1 + y/x) + y ln(1 + x/y) (the
-midpoint rule over-estimates it: f is concave).  The reported bound is the smaller of the two.
-
-``act_dcf``
-    the counts on each side of the Bayes threshold t are exact but for the bin holding
-    t (by the grid's own index), and for it too unless its values straddle t
-    (``bin_low`` <= t < ``bin_high``); then its counts are split by linear
-    interpolation over its range, and P_miss and P_fa may each be off by its share:
-    |delta| <= the larger change of the cost over those two ranges.
-``eer_threshold``
-    the exact and the binned choice both lie on the step ROC between the two kept
-    points around the sign change of P_fa - P_miss, i.e. inside one bin j; along it
-    (P_fa + P_miss) / 2 moves by at most max(a_j, b_j) / 2, so |delta| <= that.
-``dsys``
-    the histogram range [min, max] and its bin count are exact; only a fine bin whose
-    values straddle an interior edge of the D_sys histogram (``bin_low`` < edge <=
-    ``bin_high``, the bin found by the grid's own index, so that every other fine bin
-    lies wholly on one side) is split between its two sides, by linear interpolation
-    over its range.  The mated-weighted local linkability g = p_mated D of a D_sys bin
-    rises with p_mated and falls with p_non_mated, so its extremes over the counts the
-    unknown splits allow are at corners; the exact D_sys lies between the value minus
-    the summed falls and plus the summed rises (weights 1, 1/2 for the outer bins of the
-    reference trapezoid), and in [0, 1]: the bound is the larger side, at most 1.
-``max_abs_llr_log10``
-    the ZEBRA value of the quantised LLRs: the PAV blocks at the two ends can only
-    start at bin edges, so it can only be lower than the exact value (a lower bound),
-    equal whenever no bin that mixes the classes sits at an extreme block boundary.
-``cllr``
-    exact (a sum; no binning).
-
-A pair's mass is 1 / N_mated (or 1 / N_non_mated), so the bounds shrink with the bin
-width only down to the mass of the pairs in the crowded bins.  Measured at the default
-:data:`DEFAULT_BINS` = 2^16 bins over the LLR range of a 1-to-N evaluation of
-T = N = 2,048 (the streaming engine's grid; ``tests/metrics/test_binned.py``,
-``tests/core/test_streaming_binary.py``): eer <= 1.6e-4, minCllr <= 3.2e-4 bit,
-D_ECE <= 2.5e-4 bit for affine, isotonic, beta and Gaussian maps, 1.2 to 15 times the actual
-differences; dsys 1e-3 to 8e-3 against actual differences below 2e-5.  A map that piles
-many pairs into a narrow LLR range (an isotonic map's flat steps) crowds its bins: the
-order-free closed forms reached 4.5e-3 bit there, the best-order bounds 3e-4.
+:meth:`BinnedPairs.error_bounds` bounds |binned - exact| per metric for the counts at hand:
+the largest differences any pairs with these per-bin counts and ranges can have, derived
+and measured in :mod:`lidframe.metrics.binned_bounds`.
 """
 
 from __future__ import annotations
@@ -101,195 +41,11 @@ from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
 from lidframe.metrics.binary_view import BINARY_KEYS, DSYS_METHOD, check_operating_point, pav_summary
+from lidframe.metrics.binned_bounds import act_dcf_of_bins, bin_error_bounds, class_sizes, dsys_of_bins
+from lidframe.metrics.binned_grid import DEFAULT_BINS, BinGrid, is_torch
 from lidframe.metrics.detection import OperatingPoint, eer_threshold_from_counts
-from lidframe.metrics.linkability import integrate_dsys, linkability_bins, local_d, local_linkability_from_counts
 
 __all__ = ["DEFAULT_BINS", "BinGrid", "BinnedPairs", "binned_summary"]
-
-#: Bins of the grid the streaming engine uses for the binary view (see the error bounds).
-DEFAULT_BINS = 1 << 16
-
-# relative spacing tolerance under which edges count as equally spaced (np.linspace rounding)
-_UNIFORM_RTOL = 1e-9
-
-
-def _is_torch(values: object) -> bool:
-    return type(values).__module__.startswith("torch")
-
-
-def _as_edges(edges: ArrayLike) -> np.ndarray:
-    edges = np.array(edges, dtype=np.float64)
-    if edges.ndim != 1 or edges.size < 2:
-        raise InputError(f"bin edges must be a 1-D array of at least 2 values, got shape {edges.shape}")
-    if not np.isfinite(edges).all():
-        raise InputError("bin edges must be finite")
-    if not (np.diff(edges) > 0).all():
-        raise InputError("bin edges must be strictly increasing")
-    edges.setflags(write=False)
-    return edges
-
-
-def _optional_float(value: object) -> float | None:
-    return None if value is None else float(value)  # type: ignore[arg-type]
-
-
-@attrs.frozen(eq=False)
-class BinGrid:
-    """Fixed bin edges and the (monotone) map of a value to its bin.
-
-    Attributes
-    ----------
-    edges : ndarray, shape (B + 1,), float64
-        Strictly increasing, finite.  Bin k is [edges[k], edges[k + 1]); a value below
-        ``edges[0]`` goes to bin 0, one at or above ``edges[-1]`` to bin B - 1.
-    center, scale : float or None
-        Set by :meth:`asinh` (None otherwise): the edges are equally spaced in
-        u = asinh((x - center) / scale), and :meth:`index` finds a value's bin in u (one
-        asinh, a multiply and a floor), so a value within rounding of an edge may land
-        in the bin next to it; the map stays monotone.
-    """
-
-    edges: np.ndarray = attrs.field(converter=_as_edges)
-    center: float | None = attrs.field(default=None, kw_only=True, converter=_optional_float)
-    scale: float | None = attrs.field(default=None, kw_only=True, converter=_optional_float)
-
-    def __attrs_post_init__(self) -> None:
-        if (self.center is None) != (self.scale is None):
-            raise InputError("an asinh bin grid needs both center and scale")
-        if self.scale is not None and not (math.isfinite(self.scale) and self.scale > 0):
-            raise InputError(f"an asinh bin grid needs a positive, finite scale, got {self.scale}")
-        if self.center is not None and not math.isfinite(self.center):
-            raise InputError(f"an asinh bin grid needs a finite center, got {self.center}")
-
-    @classmethod
-    def uniform(cls, low: float, high: float, n_bins: int = DEFAULT_BINS) -> BinGrid:
-        """*n_bins* equal bins over [low, high] (``high <= low`` gives the bins of [low, low + 1])."""
-        n_bins = int(n_bins)
-        if n_bins < 1:
-            raise InputError(f"a bin grid needs at least one bin, got {n_bins}")
-        low, high = float(low), float(high)
-        if not (math.isfinite(low) and math.isfinite(high)):
-            raise InputError(f"a bin grid needs a finite range, got [{low}, {high}]")
-        if not high > low:
-            high = low + 1.0
-        return cls(np.linspace(low, high, n_bins + 1))
-
-    @classmethod
-    def asinh(
-        cls, low: float, high: float, n_bins: int = DEFAULT_BINS, *, center: float = 0.0, scale: float = 1.0
-    ) -> BinGrid:
-        """*n_bins* bins over [low, high], equal in u = asinh((x - center) / scale).
-
-        A bin at x is about ``du * sqrt(scale^2 + (x - center)^2)`` wide, with
-        du = (u(high) - u(low)) / n_bins: ``du * scale`` near the center and a fixed
-        *relative* width du far from it.  du grows only with the logarithm of the range,
-        so values far out (outliers) widen the bins where the bulk lies hardly at all:
-        the grid the calibrators' pooled fit uses (:func:`lidframe.calibrators.base.group_pairs`).
-        ``high <= low`` gives the bins of [low, low + scale].
-
-        Parameters
-        ----------
-        low, high : float
-            Finite range, in the values' units.
-        n_bins : int
-        center : float
-            Where the bins are narrowest (a location of the values, e.g. their median).
-        scale : float
-            Positive: the width over which the bins stay of one size (a spread of the values).
-        """
-        n_bins = int(n_bins)
-        if n_bins < 1:
-            raise InputError(f"a bin grid needs at least one bin, got {n_bins}")
-        low, high, center, scale = float(low), float(high), float(center), float(scale)
-        if not all(math.isfinite(v) for v in (low, high, center, scale)) or not scale > 0:
-            raise InputError(
-                f"an asinh bin grid needs a finite range, center and a positive scale, got "
-                f"[{low}, {high}], center {center}, scale {scale}"
-            )
-        if not high > low:
-            high = low + scale
-        u = np.linspace(math.asinh((low - center) / scale), math.asinh((high - center) / scale), n_bins + 1)
-        edges = center + scale * np.sinh(u)
-        edges[0], edges[-1] = low, high
-        # equal steps in u can round to equal edges where the bins are finer than float64 resolves
-        edges = np.maximum.accumulate(edges)
-        if not (np.diff(edges) > 0).all():
-            raise InputError(
-                f"{n_bins} asinh bins over [{low}, {high}] (scale {scale}) are finer than float64 resolves"
-            )
-        return cls(edges, center=center, scale=scale)
-
-    @property
-    def n_bins(self) -> int:
-        """B, the number of bins."""
-        return self.edges.size - 1
-
-    @property
-    def is_uniform(self) -> bool:
-        """Equally spaced edges: the bin of a value is then one multiply and a floor (else a binary search)."""
-        widths = np.diff(self.edges)
-        return bool(np.all(np.abs(widths - widths.mean()) <= _UNIFORM_RTOL * widths.mean()))
-
-    def index(self, values: Any) -> Any:
-        """Bin of each value, a monotone non-decreasing map (numpy array or torch tensor in, same kind out).
-
-        Parameters
-        ----------
-        values : ndarray or torch.Tensor, any shape, no NaN
-            Values in the grid's units.
-
-        Returns
-        -------
-        ndarray of intp or torch.Tensor of int64, same shape
-            In [0, B); values outside the grid go to the end bins.
-        """
-        last = self.n_bins - 1
-        low = float(self.edges[0])
-        if self.center is not None and self.scale is not None:
-            return self._asinh_index(values, last)
-        if _is_torch(values):
-            import torch
-
-            if self.is_uniform:
-                scale = self.n_bins / (float(self.edges[-1]) - low)
-                return ((values - low) * scale).floor_().clamp_(0, last).long()
-            edges = torch.tensor(np.array(self.edges), dtype=values.dtype, device=values.device)
-            return (torch.searchsorted(edges, values.contiguous(), right=True) - 1).clamp_(0, last)
-        values = np.asarray(values)
-        if self.is_uniform:
-            scale = self.n_bins / (float(self.edges[-1]) - low)
-            position = values - low  # a fresh array, worked on in place
-            position *= scale
-            np.floor(position, out=position)
-            np.clip(position, 0, last, out=position)
-            return position.astype(np.intp)
-        index = np.searchsorted(self.edges, values, side="right") - 1
-        return np.clip(index, 0, last, out=index)
-
-    def _asinh_index(self, values: Any, last: int) -> Any:
-        """:meth:`index` of an :meth:`asinh` grid: floor of the position in u (monotone: each step is)."""
-        assert self.center is not None and self.scale is not None
-        u_low = math.asinh((float(self.edges[0]) - self.center) / self.scale)
-        u_high = math.asinh((float(self.edges[-1]) - self.center) / self.scale)
-        per_u = self.n_bins / (u_high - u_low)
-        if _is_torch(values):
-            position = _torch_asinh((values - self.center) / self.scale)
-            return ((position - u_low) * per_u).floor_().clamp_(0, last).long()
-        position = np.asarray(values, dtype=np.float64) - self.center  # a fresh array, worked on in place
-        position /= self.scale
-        np.arcsinh(position, out=position)
-        position -= u_low
-        position *= per_u
-        np.floor(position, out=position)
-        np.clip(position, 0, last, out=position)
-        return position.astype(np.intp)
-
-
-def _torch_asinh(values: Any) -> Any:
-    """torch.asinh of a tensor (imported lazily: ``import lidframe`` does not load torch)."""
-    import torch
-
-    return torch.asinh(values)
 
 
 def _as_grid(edges: ArrayLike | BinGrid) -> BinGrid:
@@ -320,19 +76,19 @@ class _CompensatedSum:
 
 
 def _to_numpy(values: Any) -> np.ndarray:
-    return values.detach().cpu().numpy() if _is_torch(values) else np.asarray(values)
+    return values.detach().cpu().numpy() if is_torch(values) else np.asarray(values)
 
 
 def _host_view(values: Any) -> Any:
     """A CPU torch tensor as a numpy view (no copy; numpy's bincount is the faster one there); else as is."""
-    if _is_torch(values) and values.device.type == "cpu":
+    if is_torch(values) and values.device.type == "cpu":
         return values.detach().numpy()
     return values
 
 
 def _softplus_sum(values: Any, *, negate: bool = False, zero_at: tuple[Any, Any] | None = None) -> float:
     """sum(log(1 + e^(+-values))) in float64, optionally leaving out the entries at (rows, cols)."""
-    if _is_torch(values):
+    if is_torch(values):
         import torch
 
         terms = torch.logaddexp(
@@ -349,7 +105,7 @@ def _softplus_sum(values: Any, *, negate: bool = False, zero_at: tuple[Any, Any]
 
 def _bincount(index: Any, n_bins: int, weights: Any = None) -> np.ndarray:
     """Counts (int64) or, with *weights*, float64 sums per bin, as a numpy array."""
-    if _is_torch(index):
+    if is_torch(index):
         import torch
 
         flat_weights = None if weights is None else weights.reshape(-1).to(torch.float64)
@@ -361,7 +117,7 @@ def _bincount(index: Any, n_bins: int, weights: Any = None) -> np.ndarray:
 
 
 def _min_max(values: Any) -> tuple[float, float]:
-    if values.numel() if _is_torch(values) else values.size:
+    if values.numel() if is_torch(values) else values.size:
         low, high = float(values.min()), float(values.max())
         if math.isnan(low) or math.isnan(high):
             raise InputError("binary metrics need LLRs without NaN; check the calibrator")
@@ -458,7 +214,7 @@ class BinnedPairs:
 
     def _note_bin_ranges(self, index: Any, values: Any) -> None:
         """Fold the values' per-bin minimum and maximum into ``bin_low`` / ``bin_high``."""
-        if _is_torch(values):
+        if is_torch(values):
             import torch
 
             flat_index, flat_values = index.reshape(-1), values.reshape(-1).to(torch.float64)
@@ -517,7 +273,7 @@ class BinnedPairs:
             )
         self._note_range(*_min_max(llr))
         rows: Any
-        if _is_torch(llr):
+        if is_torch(llr):
             import torch
 
             rows = torch.arange(llr.shape[0], device=llr.device)
@@ -570,15 +326,9 @@ class BinnedPairs:
             non_mated_softplus=self._non_mated_softplus.merged(other._non_mated_softplus),
         )
 
-    def _check_both_classes(self) -> tuple[int, int]:
-        n_mated, n_non_mated = self.n_mated, self.n_non_mated
-        if n_mated == 0 or n_non_mated == 0:
-            raise InputError(f"binary metrics need mated and non-mated scores, got {n_mated} and {n_non_mated}")
-        return n_mated, n_non_mated
-
     def cllr(self) -> float:
         """Cllr (bits) of the LLRs added, from the exact sums (not the bins)."""
-        n_mated, n_non_mated = self._check_both_classes()
+        n_mated, n_non_mated = class_sizes(self)
         if not self.cllr_sums:
             raise InputError("these BinnedPairs were counted without the Cllr sums (cllr_sums=False)")
         miss = self._mated_softplus.value / n_mated
@@ -586,7 +336,7 @@ class BinnedPairs:
         return float((miss + fa) / (2 * math.log(2.0)))
 
     def error_bounds(self, *, operating_point: OperatingPoint | None = None) -> dict[str, float]:
-        """Bounds on |binned - exact| for the counts at hand (see the module docstring).
+        """Bounds on |binned - exact| for the counts at hand (:mod:`lidframe.metrics.binned_bounds`).
 
         Parameters
         ----------
@@ -603,172 +353,7 @@ class BinnedPairs:
             the largest differences any pairs with these per-bin counts and ranges can have
             (the best order inside every bin that holds more than one value).
         """
-        point = check_operating_point(operating_point)
-        n_mated, n_non_mated = self._check_both_classes()
-        nonempty = (self.mated_counts + self.non_mated_counts) > 0
-        mated = self.mated_counts[nonempty].astype(np.float64)
-        non_mated = self.non_mated_counts[nonempty].astype(np.float64)
-        binned = pav_summary(np.arange(mated.size, dtype=np.float64), mated, non_mated, operating_point=point)
-        best = pav_summary(
-            *_best_order(mated, non_mated, self.bin_low[nonempty] == self.bin_high[nonempty]), operating_point=point
-        )
-        # the closed forms of the module docstring (any order, ties not used): never below the above
-        mixed = (mated > 0) & (non_mated > 0) & (self.bin_low[nonempty] < self.bin_high[nonempty])
-        share_mated, share_non_mated = mated / n_mated, non_mated / n_non_mated
-        if mixed.any():
-            eer = float(np.minimum(share_mated, share_non_mated)[mixed].max())
-            worst_mated, worst_non_mated = float(share_mated[mixed].max()), float(share_non_mated[mixed].max())
-        else:
-            eer = worst_mated = worst_non_mated = 0.0
-        min_cllr = _hull_cost_rise(worst_mated, worst_non_mated) / (2 * math.log(2.0))
-        priors = (np.arange(4096) + 0.5) / 4096  # midpoint rule: an over-estimate, the integrand is concave
-        dece = float(np.mean([_hull_cost_rise(p * worst_mated, (1 - p) * worst_non_mated) for p in priors]))
-        return {
-            "eer": min(eer, max(float(binned["eer"]) - float(best["eer"]), 0.0)),
-            "min_cllr": min(min_cllr, max(float(binned["min_cllr"]) - float(best["min_cllr"]), 0.0)),
-            "min_dcf": max(float(binned["min_dcf"]) - float(best["min_dcf"]), 0.0),
-            "act_dcf": _act_dcf_of_bins(self, point)[1],
-            "dece_bits": min(dece / math.log(2.0), max(float(best["dece_bits"]) - float(binned["dece_bits"]), 0.0)),
-            "eer_threshold": _eer_threshold_bound(self.mated_counts, self.non_mated_counts),
-            "dsys": _dsys_of_bins(self)[1],
-        }
-
-
-def _best_order(
-    mated: np.ndarray, non_mated: np.ndarray, one_value: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Ordered runs of the best arrangement: in each bin of several values, its non-mated pairs below its mated ones.
-
-    Every ROC point of the exact pairs lies in the box of its bin between the two kept
-    points at the bin's edges, so it is dominated by the box's best corner, which this
-    arrangement reaches; a bin of one value (``one_value``) is a run of ties either way.
-
-    Returns
-    -------
-    values, n_mated, n_non_mated : ndarray, shape (K,)
-        Runs for :func:`~lidframe.metrics.binary_view.pav_summary` (only their order matters).
-    """
-    split = ~one_value & (mated > 0) & (non_mated > 0)
-    first_mated = np.where(split, 0.0, mated)  # the bin's run, or its non-mated half
-    runs_mated = np.stack([first_mated, mated - first_mated], axis=1).ravel()
-    runs_non_mated = np.stack([non_mated, np.zeros_like(non_mated)], axis=1).ravel()
-    keep = (runs_mated + runs_non_mated) > 0
-    return np.arange(int(keep.sum()), dtype=np.float64), runs_mated[keep], runs_non_mated[keep]
-
-
-def _hull_cost_rise(a: float, b: float) -> float:
-    """Integral over c in (0, 1) of min((1 - c) a, c b) / (c (1 - c)) = a ln(1 + b/a) + b ln(1 + a/b) (nats)."""
-    if a <= 0.0 or b <= 0.0:
-        return 0.0
-    return a * math.log1p(b / a) + b * math.log1p(a / b)
-
-
-def _eer_threshold_bound(mated_counts: np.ndarray, non_mated_counts: np.ndarray) -> float:
-    """max(a_j, b_j) / 2 of the bin j ending at the first kept threshold with P_fa - P_miss <= 0."""
-    nonempty = (mated_counts + non_mated_counts) > 0
-    mated, non_mated = mated_counts[nonempty], non_mated_counts[nonempty]
-    gap = (1.0 - np.cumsum(non_mated) / non_mated.sum()) - np.cumsum(mated) / mated.sum()
-    j = int(np.argmax(gap <= 0))  # the last threshold has gap -1
-    return float(max(mated[j] / mated.sum(), non_mated[j] / non_mated.sum()) / 2)
-
-
-def _act_dcf_of_bins(pairs: BinnedPairs, point: OperatingPoint) -> tuple[float, float]:
-    """(actDCF, bound on |binned - exact|): the counts at or below the Bayes threshold t of *point*.
-
-    Only the bin holding t (by the grid's own index) can have values on both sides; its
-    range settles it unless bin_low <= t < bin_high, where its counts are split by linear
-    interpolation over the range and P_miss and P_fa may each be off by the bin's share.
-    """
-    n_mated, n_non_mated = pairs._check_both_classes()
-    t = point.threshold
-    k = int(pairs.grid.index(np.array([t]))[0])
-    lowest, highest = float(pairs.bin_low[k]), float(pairs.bin_high[k])
-    straddle = lowest <= t < highest
-    frac = (t - lowest) / (highest - lowest) if straddle else (1.0 if t >= highest else 0.0)
-    below_mated = float(pairs.mated_counts[:k].sum()) + frac * float(pairs.mated_counts[k])
-    below_non_mated = float(pairs.non_mated_counts[:k].sum()) + frac * float(pairs.non_mated_counts[k])
-    p_miss, p_fa = below_mated / n_mated, 1.0 - below_non_mated / n_non_mated
-    value = float(point.cost(p_miss, p_fa))
-    if not straddle:
-        return value, 0.0
-    miss_low = float(pairs.mated_counts[:k].sum()) / n_mated
-    fa_low = 1.0 - float(pairs.non_mated_counts[: k + 1].sum()) / n_non_mated
-    lowest_cost = float(point.cost(miss_low, fa_low))
-    highest_cost = float(
-        point.cost(miss_low + pairs.mated_counts[k] / n_mated, fa_low + pairs.non_mated_counts[k] / n_non_mated)
-    )
-    return value, max(highest_cost - value, value - lowest_cost, 0.0)
-
-
-def _split_counts(pairs: BinnedPairs, coarse_edges: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Counts per coarse bin, by linear interpolation inside the fine bin holding each coarse edge.
-
-    The fine bin of an edge x is the one the grid's own (monotone) index puts x in: every
-    value in a lower bin is then below x and every value in a higher bin above it (also
-    when rounding puts values at a nominal edge into the neighbouring bin), so that bin
-    is the only one whose split can be unknown.  Its range of values [bin_low, bin_high]
-    settles it when x lies outside the range (x <= bin_low: every value on the upper
-    side, as a value at an edge belongs to the bin above it; x > bin_high: every value
-    below); otherwise its counts are split by interpolation over that range.
-
-    Returns
-    -------
-    coarse_mated, coarse_non_mated : ndarray, shape (C,)
-        Estimated mated and non-mated counts per coarse bin.
-    slack_mated, slack_non_mated : ndarray, shape (C,)
-        How far each estimate can be off: the counts of the fine bins whose values
-        straddle one of its interior edges.
-    """
-    interior = coarse_edges[1:-1]
-    holder = pairs.grid.index(interior)
-    lowest, highest = pairs.bin_low[holder], pairs.bin_high[holder]
-    straddle = (lowest < interior) & (interior <= highest)
-    width = np.where(straddle, highest - lowest, 1.0)
-    frac = np.where(straddle, (interior - lowest) / width, np.where(interior > highest, 1.0, 0.0))
-    frac = np.clip(frac, 0.0, 1.0)
-    out = []
-    for counts in (pairs.mated_counts, pairs.non_mated_counts):
-        cumulative = np.r_[0, np.cumsum(counts)].astype(np.float64)
-        at_edges = np.r_[0.0, cumulative[holder] + frac * counts[holder], cumulative[-1]]
-        # no slack at the exact outer edges, nor where the holder's values lie on one side
-        edge_slack = np.r_[0.0, np.where(straddle, counts[holder], 0), 0.0].astype(np.float64)
-        out.append((np.diff(at_edges), edge_slack[:-1] + edge_slack[1:]))
-    return out[0][0], out[1][0], out[0][1], out[1][1]
-
-
-def _dsys_of_bins(pairs: BinnedPairs, method: str = DSYS_METHOD) -> tuple[float, float]:
-    """(D_sys, bound on |binned - exact|) on the exact range and bin count of :func:`~lidframe.metrics.linkability.dsys`.
-
-    The bound: each coarse bin's term w_b g_b, g = p_mated D (omega = 1), is monotone
-    (up in p_mated, down in p_non_mated), so over the box of counts its slack allows its
-    largest rise and fall are at corners; the exact value lies within the summed falls
-    below and the summed rises above, and in [0, 1], and the bound is the larger side.
-    """
-    n_mated, n_non_mated = pairs._check_both_classes()
-    low, high = pairs.low, pairs.high
-    if low == high:  # all scores equal: nothing links (as dsys)
-        return 0.0, 0.0
-    if not (math.isfinite(low) and math.isfinite(high)):
-        raise InputError("linkability needs finite scores (got an infinite one)")
-    edges = np.linspace(low, high, linkability_bins(n_mated) + 1)
-    mated, non_mated, slack_mated, slack_non_mated = _split_counts(pairs, edges)
-    density_mated, d = local_linkability_from_counts(edges, mated, non_mated, 1.0)
-    value = integrate_dsys(edges, density_mated, d, method)
-    weight = np.ones(edges.size - 1)
-    if method == "reference":
-        weight[0] = weight[-1] = 0.5
-
-    def term(share_mated: np.ndarray, share_non_mated: np.ndarray) -> np.ndarray:
-        share_mated, share_non_mated = np.clip(share_mated, 0.0, None), np.clip(share_non_mated, 0.0, None)
-        return share_mated * local_d(share_mated, share_non_mated, 1.0)
-
-    middle = term(mated / n_mated, non_mated / n_non_mated)
-    highest = term((mated + slack_mated) / n_mated, (non_mated - slack_non_mated) / n_non_mated)
-    lowest = term((mated - slack_mated) / n_mated, (non_mated + slack_non_mated) / n_non_mated)
-    rise = float(np.sum(weight * np.maximum(highest - middle, 0.0)))
-    fall = float(np.sum(weight * np.maximum(middle - lowest, 0.0)))
-    # the exact D_sys lies in [value - fall, value + rise] and in [0, 1]
-    return value, max(min(rise, 1.0 - value), min(fall, value), 0.0)
+        return bin_error_bounds(self, check_operating_point(operating_point))
 
 
 def binned_summary(pairs: BinnedPairs, *, operating_point: OperatingPoint | None = None) -> dict:
@@ -786,10 +371,10 @@ def binned_summary(pairs: BinnedPairs, *, operating_point: OperatingPoint | None
     dict
         As :func:`lidframe.metrics.binary_view.binary_summary` of the same LLRs, within
         :meth:`BinnedPairs.error_bounds` (``cllr`` exact; ``max_abs_llr_log10`` a lower
-        bound, see the module docstring).
+        bound, :mod:`lidframe.metrics.binned_bounds`).
     """
     point = check_operating_point(operating_point)
-    pairs._check_both_classes()
+    class_sizes(pairs)
     nonempty = (pairs.mated_counts + pairs.non_mated_counts) > 0
     n_mated = pairs.mated_counts[nonempty].astype(np.float64)
     n_non_mated = pairs.non_mated_counts[nonempty].astype(np.float64)
@@ -798,9 +383,9 @@ def binned_summary(pairs: BinnedPairs, *, operating_point: OperatingPoint | None
     )
     out.update(
         cllr=pairs.cllr(),
-        act_dcf=_act_dcf_of_bins(pairs, point)[0],
+        act_dcf=act_dcf_of_bins(pairs, point)[0],
         eer_threshold=eer_threshold_from_counts(n_mated, n_non_mated),
-        dsys=_dsys_of_bins(pairs)[0],
+        dsys=dsys_of_bins(pairs)[0],
         dsys_method=DSYS_METHOD,
     )
     return {k: out[k] for k in BINARY_KEYS}

@@ -84,14 +84,14 @@ def check_pair(mated: ArrayLike, non_mated: ArrayLike) -> tuple[np.ndarray, np.n
     return mated, non_mated
 
 
-def _unique_counts(sorted_values: np.ndarray):
+def _unique_counts(sorted_values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Unique values of a sorted array and their counts, in O(n)."""
     starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
     counts = np.diff(np.r_[starts, sorted_values.size])
     return sorted_values[starts], counts
 
 
-def tied_runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
+def tied_runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Pool the sorted scores into runs: ties, and stretches of non-mated scores between.
 
     A stretch of consecutive non-mated scores (no mated score between them) is one PAV
@@ -119,12 +119,16 @@ def tied_runs(mated_sorted: np.ndarray, non_mated_sorted: np.ndarray):
     return upper[keep], n_mated[keep], n_non_mated[keep]
 
 
-def _pav_bins_sorted(mated_sorted, non_mated_sorted, laplace: bool):
+def _pav_bins_sorted(
+    mated_sorted: np.ndarray, non_mated_sorted: np.ndarray, laplace: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     values, n_mated, n_non_mated = tied_runs(mated_sorted, non_mated_sorted)
     return pav_bins_of_runs(values, n_mated, n_non_mated, laplace)
 
 
-def pav_bins_of_runs(values, n_mated, n_non_mated, laplace: bool):
+def pav_bins_of_runs(
+    values: np.ndarray, n_mated: np.ndarray, n_non_mated: np.ndarray, laplace: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """PAV bins (upper value, mated, non-mated counts) of ordered runs, optionally Laplace-smoothed."""
     if laplace:
         values = np.r_[-np.inf, values, np.inf]
@@ -201,7 +205,7 @@ def pav_bins(
     return _pav_bins_sorted(np.sort(mated), np.sort(non_mated), laplace)
 
 
-def bin_llr(bin_mated, bin_non_mated, total_mated: float, total_non_mated: float):
+def bin_llr(bin_mated: np.ndarray, bin_non_mated: np.ndarray, total_mated: float, total_non_mated: float) -> np.ndarray:
     """PAV LLR (nats) of each bin: posterior log-odds minus the data's prior log-odds."""
     with np.errstate(divide="ignore"):
         log_odds = np.log(bin_mated) - np.log(bin_non_mated)
@@ -230,7 +234,7 @@ def pav_llr(mated: ArrayLike, non_mated: ArrayLike, *, laplace: bool = False) ->
     return llr[np.searchsorted(upper, mated)], llr[np.searchsorted(upper, non_mated)]
 
 
-def cllr_from_bins(llr, bin_mated, bin_non_mated):
+def cllr_from_bins(llr: np.ndarray, bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
     """Cllr (bits) of PAV bins given their LLRs (nats) and mated / non-mated counts."""
     with np.errstate(invalid="ignore"):
         miss = np.where(bin_mated > 0, bin_mated * np.logaddexp(0.0, -llr), 0.0).sum() / bin_mated.sum()
@@ -262,7 +266,7 @@ def _mean_softplus(values: np.ndarray, chunk: int = 1 << 20) -> float:
     return total / values.size
 
 
-def _min_cllr_from_bins(bin_mated, bin_non_mated) -> float:
+def _min_cllr_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
     llr = bin_llr(bin_mated, bin_non_mated, bin_mated.sum(), bin_non_mated.sum())
     return cllr_from_bins(llr, bin_mated, bin_non_mated)
 

@@ -65,7 +65,14 @@ def ece_bits(mated_llr: ArrayLike, non_mated_llr: ArrayLike, prior_log_odds: Arr
     return _ece_weighted(mated, np.ones_like(mated), non_mated, np.ones_like(non_mated), t)
 
 
-def _ece_weighted(mated, w_mated, non_mated, w_non_mated, t, chunk: int = 512):
+def _ece_weighted(
+    mated: np.ndarray,
+    w_mated: np.ndarray,
+    non_mated: np.ndarray,
+    w_non_mated: np.ndarray,
+    t: np.ndarray,
+    chunk: int = 512,
+) -> np.ndarray:
     """ECE over a grid for weighted LLR values (bins), chunked over the grid."""
     out = np.empty(t.size)
     pi, one_minus_pi = _sigmoid(t), _sigmoid(-t)

@@ -70,7 +70,8 @@ from lidframe.privacy.mechanism import (
     gdp_mi_bound_bits,
 )
 from lidframe.registry import CalibratorLike
-from lidframe.stats.bootstrap import Bootstrap, PairLLRs, bootstrap_ci
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+from lidframe.stats.weighted import PairLLRs
 
 if TYPE_CHECKING:
     from lidframe.attackers.base import EmbeddingAttacker

@@ -31,8 +31,8 @@ import numpy as np
 
 from lidframe._version import __version__
 from lidframe.analyses.sensitivity import SensitivityResult
-from lidframe.core.evaluation import Result
 from lidframe.core.lid import LN2
+from lidframe.core.result import Result
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
 from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult

@@ -2,9 +2,9 @@
 
 :class:`Bootstrap` is the one record of the bootstrap settings (resamples, level, unit,
 method, seed) that :func:`bootstrap_ci`, ``evaluate`` and the analyses take;
-:class:`Interval` is one estimate with its interval.  :func:`lid_metrics_weighted` and
-:func:`binary_metrics_weighted` (over :class:`PairLLRs`) evaluate every metric for a
-block of resamples given as unit weights (:mod:`lidframe.analyses.compare` reuses them).
+:class:`Interval` is one estimate with its interval.  Every metric is evaluated for a
+block of resamples at once, each given as trial weights (:mod:`lidframe.stats.weighted`;
+:mod:`lidframe.analyses.compare` reuses them).
 
 Resampling unit
 ---------------
@@ -37,12 +37,19 @@ from collections.abc import Iterator, Mapping
 import attrs
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import sparse
 from scipy.stats import norm
 
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
-from lidframe.metrics.detection import eer_from_bins, pav_bins_from_counts
+from lidframe.stats.weighted import (
+    BINARY_METRICS,
+    LID_METRICS,
+    RESAMPLE_BLOCK,
+    PairLLRs,
+    binary_metrics_weighted,
+    group_means_weighted,
+    lid_metrics_weighted,
+)
 
 __all__ = [
     "Bootstrap",
@@ -58,12 +65,6 @@ __all__ = [
     "ratio_ci",
     "ratio_units",
 ]
-
-#: Per-trial LID metrics with intervals.
-LID_METRICS = ("alid", "pdr", "lid_pos", "lid_neg", "lid_q99", "lid_max")
-#: Binary-view metrics with intervals (need the pair LLRs).
-BINARY_METRICS = ("eer", "cllr")
-RESAMPLE_BLOCK = 128  # resamples per vectorised block
 
 
 @attrs.frozen
@@ -268,123 +269,6 @@ def _jackknife_weights(rng, n_units: int, max_groups: int = 100) -> np.ndarray:
     return weights
 
 
-# ----------------------------------------------------------- weighted metrics
-def _weighted_quantile(sorted_values, weights_sorted, q: float):
-    """numpy's linear-interpolation quantile of the multiset given by integer weights (rows)."""
-    cum = np.cumsum(weights_sorted, axis=1)
-    total = cum[:, -1]
-    h = (total - 1) * q
-    lo = np.floor(h)
-    frac = h - lo
-    hi = np.minimum(lo + 1, total - 1)
-    i_lo = (cum > lo[:, None]).argmax(axis=1)
-    i_hi = (cum > hi[:, None]).argmax(axis=1)
-    return sorted_values[i_lo] + frac * (sorted_values[i_hi] - sorted_values[i_lo])
-
-
-def lid_metrics_weighted(lid: np.ndarray, weights: np.ndarray) -> dict:
-    """LID summary metrics for each row of trial weights.
-
-    Parameters
-    ----------
-    lid : ndarray, shape (T,)
-        Per-trial LID (bits), closed-set trials only.
-    weights : ndarray, shape (B, T)
-        Non-negative trial weights (resample counts); each row a resample.
-
-    Returns
-    -------
-    dict of ndarray (B,)
-        ``alid, pdr, lid_pos, lid_neg, lid_q99, lid_max`` (NaN where a side is empty).
-    """
-    out = {k: np.empty(weights.shape[0]) for k in LID_METRICS}
-    positive = lid > 0
-    order = np.argsort(lid, kind="stable")
-    sorted_lid = lid[order]
-    for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
-        w = weights[start : start + RESAMPLE_BLOCK]
-        sl = slice(start, start + w.shape[0])
-        total = w.sum(axis=1)
-        n_pos = w @ positive
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out["alid"][sl] = (w @ lid) / total
-            out["pdr"][sl] = n_pos / total
-            out["lid_pos"][sl] = np.where(n_pos > 0, (w @ np.where(positive, lid, 0.0)) / n_pos, np.nan)
-            n_neg = total - n_pos
-            out["lid_neg"][sl] = np.where(n_neg > 0, (w @ np.where(positive, 0.0, lid)) / n_neg, np.nan)
-        out["lid_max"][sl] = np.where(w > 0, lid, -np.inf).max(axis=1)
-        out["lid_q99"][sl] = _weighted_quantile(sorted_lid, w[:, order], 0.99)
-    return out
-
-
-@attrs.frozen(eq=False)
-class PairLLRs:
-    """Mated and non-mated LLRs of each closed-set trial, for binary metrics under resampling.
-
-    Attributes
-    ----------
-    mated : ndarray (T,)
-        LLR of each trial's mated pair.
-    non_mated : ndarray (T, N - 1)
-        LLRs of its non-mated pairs.
-    """
-
-    mated: np.ndarray
-    non_mated: np.ndarray
-
-    def structure(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
-        """Sorted-run structure shared by all resamples: (mated (T, G), non_mated (T, G)) sparse counts."""
-        n_trials, n_non_mated = self.non_mated.shape
-        values = np.r_[self.mated, self.non_mated.ravel()]
-        is_mated = np.r_[np.ones(n_trials, bool), np.zeros(values.size - n_trials, bool)]
-        trial = np.r_[np.arange(n_trials), np.repeat(np.arange(n_trials), n_non_mated)]
-        order = np.argsort(values, kind="stable")
-        v, lab, tr = values[order], is_mated[order], trial[order]
-        # tie groups, then pool consecutive label-pure groups (a PAV/ROCCH no-op)
-        new_value = np.r_[True, v[1:] != v[:-1]]
-        tie_group = np.cumsum(new_value) - 1
-        n_groups = tie_group[-1] + 1
-        has_mated = np.zeros(n_groups, bool)
-        has_non_mated = np.zeros(n_groups, bool)
-        has_mated[tie_group[lab]] = True
-        has_non_mated[tie_group[~lab]] = True
-        kind = np.where(
-            has_mated & has_non_mated, 2, np.where(has_mated, 1, 0)
-        )  # 0 non-mated only, 1 mated only, 2 mixed
-        starts_run = np.r_[True, (kind[1:] != kind[:-1]) | (kind[1:] == 2)]
-        run_of_group = np.cumsum(starts_run) - 1
-        run = run_of_group[tie_group]
-        n_runs = run_of_group[-1] + 1
-        mated = sparse.csr_matrix((np.ones(lab.sum()), (tr[lab], run[lab])), shape=(n_trials, n_runs))
-        non_mated = sparse.csr_matrix((np.ones((~lab).sum()), (tr[~lab], run[~lab])), shape=(n_trials, n_runs))
-        return mated, non_mated
-
-
-def _eer_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
-    """ROCCH EER of one resample from its weighted run counts (runs it left empty dropped)."""
-    keep = (n_mated + n_non_mated) > 0
-    _, bin_mated, bin_non_mated = pav_bins_from_counts(n_mated[keep], n_non_mated[keep])
-    return eer_from_bins(bin_mated, bin_non_mated)
-
-
-def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
-    """ROCCH EER and Cllr (bits) for each row of trial weights (a trial brings all its pairs)."""
-    n_non_mated_per = pairs.non_mated.shape[1]
-    miss_cost = np.logaddexp(0.0, -pairs.mated)
-    fa_cost = np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
-    mated_runs, non_mated_runs = pairs.structure()
-    out = {"eer": np.empty(weights.shape[0]), "cllr": np.empty(weights.shape[0])}
-    for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
-        w = weights[start : start + RESAMPLE_BLOCK]
-        total = w.sum(axis=1)
-        sl = slice(start, start + w.shape[0])
-        out["cllr"][sl] = ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_mated_per)) / (2 * math.log(2.0))
-        run_mated = np.asarray((mated_runs.T @ w.T).T)
-        run_non_mated = np.asarray((non_mated_runs.T @ w.T).T)
-        out["eer"][sl] = [_eer_from_counts(a, b) for a, b in zip(run_mated, run_non_mated)]
-    return out
-
-
 # ------------------------------------------------------------------ intervals
 def percentile_interval(boot: np.ndarray, level: float):
     """(low, high) percentile interval of the non-NaN bootstrap values at *level*."""
@@ -411,30 +295,6 @@ def _bca(estimate: float, boot: np.ndarray, jack: np.ndarray, level: float):
     adjusted = norm.cdf(z0 + (z0 + z) / (1 - accel * (z0 + z)))
     low, high = np.quantile(boot, adjusted)
     return float(low), float(high)
-
-
-def group_means_weighted(group_means: Mapping[str, tuple[np.ndarray, np.ndarray]], weights: np.ndarray) -> dict:
-    """The mean of each group's values over its trials, for each row of trial weights.
-
-    Parameters
-    ----------
-    group_means : mapping of str to (values (T,), member (T,) bool)
-        Per metric: per-trial values and which trials form the group (values outside it
-        are ignored, may be NaN).
-    weights : ndarray, shape (B, T)
-
-    Returns
-    -------
-    dict of ndarray (B,)
-        NaN where a resample holds no trial of the group.
-    """
-    out = {}
-    for metric, (values, member) in group_means.items():
-        member = np.asarray(member, dtype=bool)
-        inside = np.where(member, values, 0.0)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[metric] = (weights @ inside) / (weights @ member.astype(np.float64))
-    return out
 
 
 def bootstrap_ci(

@@ -137,7 +137,8 @@ def test_the_resamples_are_drawn_a_block_at_a_time_with_the_intervals_of_one_dra
     """The paired bootstrap holds one block of resample weights at a time (memory does not grow with
     n_boot x T); its intervals equal, bit for bit, those of one multinomial draw of every resample,
     percentile intervals taken here with numpy."""
-    from lidframe.stats.bootstrap import lid_metrics_weighted, resampling_units
+    from lidframe.stats.bootstrap import resampling_units
+    from lidframe.stats.weighted import lid_metrics_weighted
 
     a, b, speakers = case
     bootstrap = attrs.evolve(PAIRED_BOOTSTRAP, n_boot=max(n_boot, 100), seed=seed, unit=unit)
@@ -180,7 +181,8 @@ def test_paired_intervals_on_many_trials_are_those_of_one_draw_of_every_resample
     algorithm's (one multinomial draw of every resample, fancy-indexed, one lid_metrics_weighted call
     per system), at a level whose interval of LID+ ends at the last resample's value -- the one a
     last block of one row computes."""
-    from lidframe.stats.bootstrap import lid_metrics_weighted, resampling_units
+    from lidframe.stats.bootstrap import resampling_units
+    from lidframe.stats.weighted import lid_metrics_weighted
     from tests.stats.test_bootstrap_streaming import (
         big_lid,
         level_ending_at,

@@ -125,7 +125,7 @@ def embedding_system(seed=0, n_speakers=12, dim=8):
 
 
 def test_binary_metrics_auto_bins_large_embedding_sets(monkeypatch):
-    from lidframe.metrics.binned import DEFAULT_BINS
+    from lidframe.metrics.binned_grid import DEFAULT_BINS
 
     dev, ev = embedding_system()
     n_pairs = ev.n_trials * ev.n_enrolled

@@ -22,7 +22,8 @@ from lidframe.core.streaming import lid_from_embeddings
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.errors import InputError
 from lidframe.metrics.binary_view import binary_summary
-from lidframe.metrics.binned import DEFAULT_BINS, binned_summary
+from lidframe.metrics.binned import binned_summary
+from lidframe.metrics.binned_grid import DEFAULT_BINS
 from tests.core.test_streaming import cosine, embeddings, fitted
 from tests.metrics.test_binned import assert_within_bounds
 from tests.reference import dense_znorm

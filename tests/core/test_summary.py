@@ -32,7 +32,9 @@ from lidframe import (
     fit_calibrator,
     per_speaker,
 )
-from lidframe.core.summary import RENAMED_KEYS, BinaryView, EngineUsed, Summary, with_current_keys
+from lidframe.core.engine_result import EngineUsed
+from lidframe.core.summary import RENAMED_KEYS, Summary, with_current_keys
+from lidframe.core.summary_views import BinaryView
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.fileio import json_clean
 from lidframe.data.simulate import simulate_system

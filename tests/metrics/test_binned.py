@@ -17,7 +17,8 @@ from hypothesis.extra.numpy import arrays
 
 from lidframe import InputError
 from lidframe.metrics.binary_view import BINARY_KEYS, binary_summary
-from lidframe.metrics.binned import DEFAULT_BINS, BinGrid, BinnedPairs, binned_summary
+from lidframe.metrics.binned import BinnedPairs, binned_summary
+from lidframe.metrics.binned_grid import DEFAULT_BINS, BinGrid
 from lidframe.metrics.detection import eer_threshold
 
 # LLRs on a 1/8 grid (many ties) or continuous

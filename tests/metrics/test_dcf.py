@@ -22,7 +22,8 @@ from scipy.stats import norm
 from lidframe import InputError, evaluate
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.binary_view import binary_summary
-from lidframe.metrics.binned import BinGrid, BinnedPairs, binned_summary
+from lidframe.metrics.binned import BinnedPairs, binned_summary
+from lidframe.metrics.binned_grid import BinGrid
 from lidframe.metrics.detection import OperatingPoint, act_dcf, min_dcf
 
 # scores on a 1/4 grid (ties between and within classes) or continuous

@@ -13,7 +13,7 @@ from hypothesis.extra.numpy import arrays
 
 from lidframe.calibrators import Isotonic
 from lidframe.metrics.detection import eer_from_bins, pav_bins, pav_bins_from_counts, pav_blocks
-from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted
+from lidframe.stats.weighted import PairLLRs, binary_metrics_weighted
 from tests.metrics.test_metrics import hull_eer, naive_pav
 from tests.strategies import resample_weights
 

@@ -23,7 +23,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import norm
 
-from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci, lid_metrics_weighted, resampling_units
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci, resampling_units
+from lidframe.stats.weighted import lid_metrics_weighted
 
 
 @settings(max_examples=40, deadline=None)
@@ -54,7 +55,8 @@ def test_weight_blocks_are_the_draws_of_one_multinomial_call(n_units, n_boot, bl
 def test_trial_weight_blocks_hold_the_rows_of_one_draw_in_one_column_major_buffer(n_trials, n_boot, seed):
     """Every block is a view of one (128, T) column-major buffer: the layout of the rows of a
     (n_boot, T) matrix made by fancy indexing, whatever the block's size."""
-    from lidframe.stats.bootstrap import RESAMPLE_BLOCK, trial_weight_blocks
+    from lidframe.stats.bootstrap import trial_weight_blocks
+    from lidframe.stats.weighted import RESAMPLE_BLOCK
 
     speakers = np.random.default_rng(seed).integers(0, max(2, n_trials // 3), size=n_trials).astype(str)
     unit_of_trial, n_units = resampling_units(n_trials, speakers, "speaker")

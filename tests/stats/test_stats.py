@@ -13,7 +13,8 @@ from lidframe.analyses.compare import PAIRED_BOOTSTRAP, compare_systems, paired_
 from lidframe.data.simulate import simulate_system
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import cllr, eer_rocch
-from lidframe.stats.bootstrap import PairLLRs, binary_metrics_weighted, bootstrap_ci, lid_metrics_weighted
+from lidframe.stats.bootstrap import bootstrap_ci
+from lidframe.stats.weighted import PairLLRs, binary_metrics_weighted, lid_metrics_weighted
 from tests.reference import oracle_lids
 from tests.strategies import lid_grid_values, resample_weights
 
