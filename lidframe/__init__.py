@@ -11,8 +11,8 @@ Importing lidframe loads numpy, scipy, scikit-learn (and the pandas it brings) a
 never torch or matplotlib: those load when a component that needs them is used.
 
 The top level re-exports the everyday API (``evaluate``, ``evaluate_fitted``,
-``fit_calibrator``, ``Result``, ``ScoreSet``, the ``Bootstrap`` and ``Engine`` option
-records, the priors, ``sensitivity``, ``per_speaker``, the errors); everything else lives in its wing
+``fit_calibrator``, ``Result``, ``ScoreSet``, the ``EvaluateOptions``, ``Bootstrap`` and ``Engine``
+option records, the priors, ``sensitivity``, ``per_speaker``, the errors); everything else lives in its wing
 (``lidframe.data``, ``metrics``, ``stats``, ``calibrators``, ``core``, ``attackers``,
 ``analyses``, ``privacy``, ``audio``, ``grid``, ``cli``: see ``docs/architecture.md``).
 """
@@ -22,6 +22,7 @@ from lidframe.analyses.per_speaker import PerSpeakerResult, per_speaker
 from lidframe.analyses.sensitivity import SensitivityResult, sensitivity
 from lidframe.core.engine import Engine
 from lidframe.core.evaluation import evaluate, evaluate_fitted, fit_calibrator
+from lidframe.core.options import EvaluateOptions
 from lidframe.core.priors import Explicit, Uniform, WatchList
 from lidframe.core.result import Result
 from lidframe.data.scoreset import ScoreSet
@@ -34,6 +35,7 @@ __all__ = [
     "evaluate",
     "evaluate_fitted",
     "fit_calibrator",
+    "EvaluateOptions",
     "Bootstrap",
     "Engine",
     "Result",

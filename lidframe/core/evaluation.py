@@ -68,25 +68,26 @@ setting, and where the blocks ran does not change a number.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
+import attrs
 import numpy as np
 
 from lidframe.core.deprecation import keyword_only
 from lidframe.core.dispatch import DENSE_ENGINE, EngineResult, run_engine
-from lidframe.core.engine import Engine, check_engine, resolve_device
+from lidframe.core.engine import Engine, resolve_device
 from lidframe.core.engine_result import EngineUsed
 from lidframe.core.lid import LN2
 from lidframe.core.openset import OpenSetTrials, open_set_trials, resolve_outside
+from lidframe.core.options import EvaluateOptions, check_evaluate_options
 from lidframe.core.result import Result, result_of_run
 from lidframe.core.sets import SetLike, as_scoreset, as_set, naming_set, set_label
 from lidframe.core.summarise import summarise
-from lidframe.core.summary import Summary, check_misattribution_threshold
+from lidframe.core.summary import Summary
 from lidframe.core.znorm import calibrator_input, check_ddof
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
-from lidframe.metrics.binary_view import check_operating_point
 from lidframe.metrics.detection import OperatingPoint
 from lidframe.registry import (
     CalibratorLike,
@@ -112,7 +113,6 @@ __all__ = [
     "Summary",
 ]
 
-OptionT = TypeVar("OptionT")
 
 #: ``binary_metrics="auto"`` computes the exact binary view of an eval *embedding* set (by
 #: scoring it in full) up to this many (trial, enrolled speaker) pairs, and the binned one
@@ -191,6 +191,7 @@ def evaluate(
     scheduler: str | Any | None = None,
     misattribution_threshold: float = 0.9,
     operating_point: OperatingPoint | None = None,
+    options: EvaluateOptions | None = None,
 ) -> Result:
     """Local Information Disclosure of an attacker on *eval*, calibrated on *dev*.
 
@@ -238,68 +239,31 @@ def evaluate(
     >>> res.summary.lid_max <= res.summary.log2_n
     True
     """
+    measure = check_evaluate_options(options, _keywords(locals()))
     dev = as_scoreset(dev, "dev")
     eval_set = as_set(eval, "eval")
     prior = resolve_prior(prior)
     outside, _source = resolve_outside(prior, dev)
-    fitted = fit_calibrator(dev, calibrator, znorm_ddof=check_ddof(znorm_ddof), outsider_pairs=outside > 0)
-    return evaluate_fitted(
-        eval_set,
-        fitted,
-        prior=prior,
-        dev=dev,
-        znorm_ddof=znorm_ddof,
-        binary_metrics=binary_metrics,
-        bootstrap=bootstrap,
-        engine=engine,
-        scheduler=scheduler,
-        misattribution_threshold=misattribution_threshold,
-        operating_point=operating_point,
-    )
+    fitted = fit_calibrator(dev, calibrator, znorm_ddof=measure.znorm_ddof, outsider_pairs=outside > 0)
+    return evaluate_fitted(eval_set, fitted, prior=prior, dev=dev, scheduler=scheduler, options=measure)
 
 
 def _binary_metrics_decision(
-    eval_set: ScoreSet | EmbeddingSet, binary_metrics: object, *, on_cluster: bool = False
+    eval_set: ScoreSet | EmbeddingSet, binary_metrics: bool | Literal["auto"], *, on_cluster: bool = False
 ) -> tuple[str, str | None]:
     """(status, method) for *binary_metrics* ("auto", True or False) on *eval_set*.
 
     status is ``"computed"`` or ``"skipped: <why>"``; method ``"exact"``, ``"binned"`` or None.
     *on_cluster*: the streaming engine runs on a cluster, so an embedding set is binned at any size.
     """
-    if isinstance(binary_metrics, (bool, np.bool_)):
-        if not binary_metrics:
-            return "skipped: binary_metrics=False", None
-    elif binary_metrics != "auto":
-        raise InputError(f"binary_metrics must be 'auto', True or False, got {binary_metrics!r}")
+    if binary_metrics is False:  # checked by EvaluateOptions: "auto", True or False
+        return "skipped: binary_metrics=False", None
     if not isinstance(eval_set, EmbeddingSet):
         return "computed", "exact"
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
     if binary_metrics == "auto" and n_pairs <= BINARY_PAIR_LIMIT and not on_cluster:
         return "computed", "exact"
     return "computed", "binned"
-
-
-def _check_option(value: OptionT | None, cls: type[OptionT], name: str) -> OptionT | None:
-    if value is not None and not isinstance(value, cls):
-        raise InputError(f"{name} must be None or a record of type {cls.__name__}, got {type(value).__name__}")
-    return value
-
-
-def _checked_options(
-    eval_set: ScoreSet | EmbeddingSet,
-    bootstrap: Bootstrap | None,
-    engine: Engine | None,
-    misattribution_threshold: float,
-    operating_point: OperatingPoint | None,
-    scheduler: object,
-) -> tuple[Bootstrap | None, Engine, float, OperatingPoint]:
-    """The options of :func:`evaluate_fitted`, checked: (bootstrap, engine, misattribution threshold, operating point)."""
-    bootstrap = _check_option(bootstrap, Bootstrap, "bootstrap")
-    settings = check_engine(engine)
-    threshold = check_misattribution_threshold(misattribution_threshold)
-    point = check_operating_point(operating_point)
-    _check_scheduler(eval_set, scheduler)
-    return bootstrap, settings, threshold, point
 
 
 def _check_scheduler(eval_set: ScoreSet | EmbeddingSet, scheduler: object) -> None:
@@ -364,6 +328,7 @@ def evaluate_fitted(
     scheduler: str | Any | None = None,
     misattribution_threshold: float = 0.9,
     operating_point: OperatingPoint | None = None,
+    options: EvaluateOptions | None = None,
 ) -> Result:
     """:func:`evaluate` with an already fitted calibrator (fit once, evaluate under many priors).
 
@@ -380,6 +345,10 @@ def evaluate_fitted(
     operating_point : OperatingPoint, optional
         Where the binary view's ``min_dcf`` and ``act_dcf`` are measured
         (:class:`~lidframe.metrics.detection.OperatingPoint`; default: module docstring).
+    options : EvaluateOptions, optional
+        All of the settings above in one record (:class:`~lidframe.core.options.EvaluateOptions`),
+        instead of the keywords: give one or the other (a keyword not at its default beside
+        *options* is an InputError).
     eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler
         As for :func:`evaluate` (``prior`` keyword-only; by position: a FutureWarning, for one release).
 
@@ -387,19 +356,20 @@ def evaluate_fitted(
     -------
     Result
     """
+    measure = check_evaluate_options(options, _keywords(locals()))
     eval_set = as_set(eval, "eval")
-    bootstrap, settings, threshold, operating_point = _checked_options(
-        eval_set, bootstrap, engine, misattribution_threshold, operating_point, scheduler
+    _check_scheduler(eval_set, scheduler)
+    binary_status, binary_method = _binary_metrics_decision(
+        eval_set, measure.binary_metrics, on_cluster=scheduler is not None
     )
-    binary_status, binary_method = _binary_metrics_decision(eval_set, binary_metrics, on_cluster=scheduler is not None)
-    eval_set, engine_used = _scored_in_full(eval_set, binary_method, settings)
-    znorm_ddof = check_ddof(znorm_ddof)
+    eval_set, engine_used = _scored_in_full(eval_set, binary_method, measure.engine)
     prior = resolve_prior(prior)
     outside, outside_source = resolve_outside(prior, dev)
     log_prior = _eval_log_prior(prior, eval_set)
     _check_open_set_calibrator(fitted, outside)
     closed_rows, run_set = _enrolled_trials(eval_set, open_set=outside > 0)  # the open set: every trial gets a LID
-    run = _run_named(run_set, fitted, log_prior, znorm_ddof, settings, binary_method, scheduler, engine_used, outside)
+    ddof, settings = measure.znorm_ddof, measure.engine
+    run = _run_named(run_set, fitted, log_prior, ddof, settings, binary_method, scheduler, engine_used, outside)
     posterior_closed = _closed_posterior(run, eval_set, closed_rows, log_prior, outside)
     open_trials = _open_trials(run, run_set, log_prior, outside)
     summary = summarise(
@@ -408,19 +378,28 @@ def evaluate_fitted(
         posterior_closed,
         n_outsider_trials=eval_set.n_outsider_trials,
         binary_status=binary_status,
-        bootstrap=bootstrap,
+        bootstrap=measure.bootstrap,
         fitted=fitted,
         prior=prior,
-        znorm_ddof=znorm_ddof,
+        znorm_ddof=ddof,
         dev=dev,
         open_trials=open_trials,
         outside_source=outside_source,
-        misattribution_threshold=threshold,
-        operating_point=operating_point,
+        misattribution_threshold=measure.misattribution_threshold,
+        operating_point=measure.operating_point,
     )
     return result_of_run(
         eval_set, closed_rows, run, posterior_closed, open_trials, log_prior, summary, fitted, prior, outside
     )
+
+
+#: The keyword settings of :func:`evaluate` and :func:`evaluate_fitted` that :class:`EvaluateOptions` holds.
+_OPTION_KEYWORDS = tuple(field.name for field in attrs.fields(EvaluateOptions))
+
+
+def _keywords(given: dict[str, Any]) -> dict[str, Any]:
+    """The option keywords among a call's *given* locals (``locals()`` at its first line)."""
+    return {name: given[name] for name in _OPTION_KEYWORDS}
 
 
 def _run_named(
