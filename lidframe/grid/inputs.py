@@ -6,7 +6,8 @@ audio -- for an ``ignorant`` cell those of the ``original_enrol`` dir it enrols;
 file a component spec names or declares, for a ``semi-informed`` cell the adapted
 checkpoint its attacker scores with), the code (lidframe's version and
 each component's distribution version) and the settings ``znorm_ddof``,
-``[grid.bootstrap]`` and ``[grid.longitudinal]``.  Only the keys and digests identify a
+``[grid.bootstrap]``, ``[grid.longitudinal]`` and, where it sets anything but the
+defaults, ``[grid.evaluate]``.  Only the keys and digests identify a
 cell (:func:`inputs_digest`); the labels say in messages what changed.  The keys are
 those every earlier lidframe wrote (the ``[grid.bootstrap]`` settings keep the key
 ``setting ci``), so no stored cell looks changed because of a renamed name.
@@ -20,6 +21,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lidframe.core.options import EvaluateOptions
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath
 from lidframe.grid.records import Inputs
@@ -28,7 +30,16 @@ if TYPE_CHECKING:
     from lidframe.grid.spec.records import DataDirSource, GridSpec
     from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["Inputs", "InputDigests", "hash_parts", "inputs_digest", "settings_inputs", "bootstrap_key", "shown_path"]
+__all__ = [
+    "Inputs",
+    "InputDigests",
+    "hash_parts",
+    "inputs_digest",
+    "settings_inputs",
+    "bootstrap_key",
+    "evaluate_key",
+    "shown_path",
+]
 
 
 def hash_parts(*parts: Any) -> str:
@@ -60,12 +71,22 @@ def bootstrap_key(bootstrap: Bootstrap) -> dict[str, Any]:
 def settings_inputs(spec: GridSpec, version: str) -> Inputs:
     """The settings and the lidframe code every cell of *spec* is computed with, as inputs."""
     bootstrap = None if spec.bootstrap is None else bootstrap_key(spec.bootstrap)
-    return {
+    inputs = {
         "setting znorm_ddof": ["[grid] znorm_ddof", json.dumps(spec.znorm_ddof)],
         "setting ci": ["[grid.bootstrap]", json.dumps(bootstrap, sort_keys=True)],  # the key of every store
         "setting longitudinal": ["[grid.longitudinal]", json.dumps(spec.longitudinal, sort_keys=True)],
         "lidframe code": ["lidframe code", f"lidframe {version}"],
     }
+    evaluate = evaluate_key(spec.evaluate)
+    if evaluate != evaluate_key(EvaluateOptions()):  # the defaults: the key every earlier store has
+        inputs["setting evaluate"] = ["[grid.evaluate]", json.dumps(evaluate, sort_keys=True)]
+    return inputs
+
+
+def evaluate_key(options: EvaluateOptions) -> dict[str, Any]:
+    """The settings of ``[grid.evaluate]`` in *options*, as a cell's key holds them (:data:`~lidframe.grid.spec.reading.EVALUATE_KEYS`)."""
+    values = options.to_dict()
+    return {key: values[key] for key in ("binary_metrics", "misattribution_threshold", "operating_point")}
 
 
 class InputDigests:

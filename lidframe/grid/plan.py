@@ -97,8 +97,7 @@ class _Planner:
                 eval=sources["eval"],
                 calibrator=calibrator,
                 cells=self._cells(system, attacker, mechanism, scenario, calibrator, read),
-                znorm_ddof=self.spec.znorm_ddof,
-                bootstrap=self.spec.bootstrap,
+                options=self.spec.evaluate,
                 longitudinal=self.spec.longitudinal,
             )
             for calibrator in self.spec.calibrators

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from lidframe.stats.bootstrap import Bootstrap
+from lidframe.core.options import EvaluateOptions
 
 if TYPE_CHECKING:
     from lidframe.grid.spec.records import DataDirSource, GridSpec
@@ -158,9 +158,9 @@ class FitTask:
         The calibrator's component spec.
     cells : tuple of Cell
         The cells it evaluates.
-    znorm_ddof : int
-    bootstrap : Bootstrap or None
-        ``[grid.bootstrap]``; each cell's seed replaces its ``seed``.  None: no intervals.
+    options : EvaluateOptions
+        How its cells are evaluated (the spec's :attr:`~lidframe.grid.spec.GridSpec.evaluate`);
+        with a bootstrap, each cell's seed replaces its ``seed`` (:meth:`cell_options`).
     longitudinal : dict or None
         ``[grid.longitudinal]`` (``k``, ``fusions``, ``groups``), for the uniform-prior cells.
     """
@@ -169,9 +169,20 @@ class FitTask:
     eval: str
     calibrator: str
     cells: tuple[Cell, ...]
-    znorm_ddof: int
-    bootstrap: Bootstrap | None
+    options: EvaluateOptions
     longitudinal: dict[str, Any] | None = attrs.field(eq=False)
+
+    @property
+    def znorm_ddof(self) -> int:
+        """The row z-norm's degrees of freedom of :attr:`options`."""
+        return self.options.znorm_ddof
+
+    def cell_options(self, cell: Cell) -> EvaluateOptions:
+        """The options *cell* is evaluated with: :attr:`options`, its bootstrap seeded with the cell's seed."""
+        bootstrap = self.options.bootstrap
+        return attrs.evolve(
+            self.options, bootstrap=None if bootstrap is None else attrs.evolve(bootstrap, seed=cell.seed)
+        )
 
 
 @attrs.frozen(kw_only=True)

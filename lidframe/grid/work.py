@@ -11,7 +11,6 @@ import traceback
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-import attrs
 import numpy as np
 
 from lidframe.data.fileio import json_clean
@@ -140,8 +139,7 @@ def _evaluate_cell(task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitte
             fitted,
             prior=cell.prior,
             dev=dev,
-            znorm_ddof=task.znorm_ddof,
-            bootstrap=None if task.bootstrap is None else attrs.evolve(task.bootstrap, seed=cell.seed),
+            options=task.cell_options(cell),
         )
         summary = dict(result.to_dict())  # a plain dict: the k-utterance rows are added to it
         if task.longitudinal and cell.prior == "uniform":  # the k-utterance attacker uses a uniform prior

@@ -1,37 +1,42 @@
 """Grid specs: systems x attackers x calibrators x priors x seeds, in TOML.
 
-```toml
-[grid]
-calibrators = ["logistic", "isotonic"]        # component specs, NAME?key=value
-priors = ["uniform", "watchlist?ids=spk1,spk2&weight=5"]
-attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt"]   # for data-dir systems only
-mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of trial embeddings
-scenarios = ["ignorant", "lazy-informed", "semi-informed"]   # optional threat-model ladder (data dirs)
-seeds = [0]                                   # bootstrap seeds (one cell per seed)
-znorm_ddof = 1
+.. code-block:: toml
 
-[grid.longitudinal]                           # optional: k-utterance attackers (uniform-prior cells)
-k = [1, 4, "all"]
-fusions = ["sum", "temperature"]
+    [grid]
+    calibrators = ["logistic", "isotonic"]        # component specs, NAME?key=value
+    priors = ["uniform", "watchlist?ids=spk1,spk2&weight=5"]
+    attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt"]   # for data-dir systems only
+    mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of trial embeddings
+    scenarios = ["ignorant", "lazy-informed", "semi-informed"]   # optional threat-model ladder (data dirs)
+    seeds = [0]                                   # bootstrap seeds (one cell per seed)
+    znorm_ddof = 1
 
-[grid.bootstrap]                              # optional: bootstrap intervals per cell
-n_boot = 1000
-level = 0.95
-unit = "speaker"
+    [grid.longitudinal]                           # optional: k-utterance attackers (uniform-prior cells)
+    k = [1, 4, "all"]
+    fusions = ["sum", "temperature"]
 
-[systems.plain]                               # score-set files (.npz or long .csv)
-dev = "scores/plain_dev.npz"
-eval = "scores/plain_eval.npz"
+    [grid.bootstrap]                              # optional: bootstrap intervals per cell
+    n_boot = 1000
+    level = 0.95
+    unit = "speaker"
 
-[systems.b3]                                  # data dirs, scored by every attacker
-dev = { enrol = "data/libri_dev_enrolls_b3", trials = ["data/libri_dev_trials_f_b3", "data/libri_dev_trials_m_b3"],
-        original_enrol = "data/libri_dev_enrolls" }        # the same speakers' clear speech (ignorant)
-eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials_f_b3", "data/libri_test_trials_m_b3"],
-         original_enrol = "data/libri_test_enrolls" }
+    [grid.evaluate]                               # optional: how every cell measures (EvaluateOptions)
+    misattribution_threshold = 0.95
+    binary_metrics = "auto"
+    operating_point = { p_target = 0.05, c_miss = 1.0, c_fa = 1.0 }
 
-[systems.b3.adapted]                          # attacker name -> checkpoint adapted on b3's output (semi-informed)
-ecapa = "asv/ecapa_adapted_b3.ckpt"
-```
+    [systems.plain]                               # score-set files (.npz or long .csv)
+    dev = "scores/plain_dev.npz"
+    eval = "scores/plain_eval.npz"
+
+    [systems.b3]                                  # data dirs, scored by every attacker
+    dev = { enrol = "data/libri_dev_enrolls_b3", trials = ["data/libri_dev_trials_f_b3", "data/libri_dev_trials_m_b3"],
+            original_enrol = "data/libri_dev_enrolls" }        # the same speakers' clear speech (ignorant)
+    eval = { enrol = "data/libri_test_enrolls_b3", trials = ["data/libri_test_trials_f_b3", "data/libri_test_trials_m_b3"],
+             original_enrol = "data/libri_test_enrolls" }
+
+    [systems.b3.adapted]                          # attacker name -> checkpoint adapted on b3's output (semi-informed)
+    ecapa = "asv/ecapa_adapted_b3.ckpt"
 
 A system may also name its utility, ``utility = "b3_utility.json"`` (what ``lidframe utility
 --json`` writes: WER and rho_F0 of its speech, :func:`lidframe.utility.read_utility`): it is

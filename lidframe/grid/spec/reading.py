@@ -16,8 +16,10 @@ import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
+from lidframe.core.options import EvaluateOptions
 from lidframe.data.scenario import SCENARIOS, check_scenario
 from lidframe.errors import InputError, shorten
+from lidframe.metrics.detection import OperatingPoint
 from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = ["read_toml", "grid_axes", "fail", "shown_value", "axis_list", "string_list", "spec_folder"]
@@ -33,6 +35,7 @@ _GRID_KEYS = {
     "bootstrap",
     "ci",
     "longitudinal",
+    "evaluate",
 }
 
 
@@ -121,7 +124,8 @@ def grid_axes(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
     """The ``[grid]`` table of *doc*, each key checked on its own: :class:`~lidframe.grid.spec.records.GridSpec`'s fields.
 
     Returns ``calibrators``, ``priors``, ``attackers``, ``mechanisms``, ``scenarios``,
-    ``seeds``, ``znorm_ddof``, ``bootstrap`` and ``longitudinal``, checked in that order
+    ``seeds``, ``evaluate`` (``znorm_ddof``, ``[grid.bootstrap]`` and ``[grid.evaluate]`` in
+    one :class:`~lidframe.core.options.EvaluateOptions`) and ``longitudinal``, checked in that order
     (the first key at fault is the one named); the components are not built yet.
     """
     grid = _grid_table(path, doc)
@@ -136,8 +140,7 @@ def grid_axes(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
         "mechanisms": _mechanisms(path, grid),
         "scenarios": _scenarios(path, grid),
         "seeds": _seeds(path, grid),
-        "znorm_ddof": _znorm_ddof(path, grid),
-        "bootstrap": _bootstrap(path, grid),
+        "evaluate": _evaluate(path, grid),
         "longitudinal": _longitudinal(path, grid),
     }
 
@@ -229,9 +232,42 @@ def _bootstrap(path: Path, grid: dict[str, Any]) -> Bootstrap | None:
             f"{path}: [grid.ci] is now called [grid.bootstrap]; rename the table (the old name is read "
             "for one more release)",
             FutureWarning,
-            stacklevel=5,  # the caller of load_grid_spec (load_grid_spec, _parse, grid_axes, _bootstrap)
+            stacklevel=6,  # the caller of load_grid_spec (load_grid_spec, _parse, grid_axes, _evaluate, _bootstrap)
         )
     return Bootstrap(**table)  # the library's defaults fill the keys left out; seeds come per cell
+
+
+#: The keys of ``[grid.evaluate]``: the :class:`~lidframe.core.options.EvaluateOptions` a grid can set there
+#: (``znorm_ddof`` and ``[grid.bootstrap]`` have their own places; the engine follows the machine).
+EVALUATE_KEYS = ("binary_metrics", "misattribution_threshold", "operating_point")
+_OPERATING_POINT_KEYS = ("p_target", "c_miss", "c_fa")
+
+
+def _evaluate(path: Path, grid: dict[str, Any]) -> EvaluateOptions:
+    """``znorm_ddof``, ``[grid.bootstrap]`` and ``[grid.evaluate]`` as the cells' EvaluateOptions (each key checked)."""
+    ddof, bootstrap = _znorm_ddof(path, grid), _bootstrap(path, grid)
+    table = grid.get("evaluate", {})
+    if not isinstance(table, dict) or set(table) - set(EVALUATE_KEYS):
+        fail(path, "grid.evaluate", f"must be a table with keys among {list(EVALUATE_KEYS)}")
+    point = table.get("operating_point", {})
+    if not isinstance(point, dict) or set(point) - set(_OPERATING_POINT_KEYS):
+        fail(path, "grid.evaluate.operating_point", f"must be a table with keys among {list(_OPERATING_POINT_KEYS)}")
+    for key, value in point.items():  # one key at a time, so that the error names it
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            fail(path, f"grid.evaluate.operating_point.{key}", f"must be a number, got {value!r}")
+        _checked(path, f"grid.evaluate.operating_point.{key}", lambda: OperatingPoint(**{key: value}))
+    for key in ("binary_metrics", "misattribution_threshold"):
+        if key in table:
+            _checked(path, f"grid.evaluate.{key}", lambda: EvaluateOptions(**{key: table[key]}))
+    kwargs = {k: v for k, v in table.items() if k != "operating_point"}
+    return EvaluateOptions(znorm_ddof=ddof, bootstrap=bootstrap, operating_point=OperatingPoint(**point), **kwargs)
+
+
+def _checked(path: Path, key: str, make: Any) -> None:
+    try:
+        make()
+    except InputError as exc:
+        fail(path, key, str(exc))
 
 
 def _longitudinal(path: Path, grid: dict[str, Any]) -> dict[str, Any] | None:

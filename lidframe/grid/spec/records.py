@@ -15,6 +15,7 @@ from urllib.parse import quote as url_quote
 
 import attrs
 
+from lidframe.core.options import EvaluateOptions
 from lidframe.data.scenario import SCENARIOS
 from lidframe.stats.bootstrap import Bootstrap
 
@@ -132,9 +133,10 @@ class GridSpec:
         data-dir systems' cells; empty when not given (the cells have none).
     seeds : tuple of int
         Bootstrap seeds, one cell each.
-    znorm_ddof : {0, 1}
-    bootstrap : Bootstrap or None
-        ``[grid.bootstrap]`` (each cell's seed replaces its ``seed``); None: no intervals.
+    evaluate : EvaluateOptions
+        How every cell is evaluated: ``znorm_ddof``, ``[grid.bootstrap]`` (each cell's
+        seed replaces its ``seed``) and ``[grid.evaluate]`` (``binary_metrics``,
+        ``misattribution_threshold``, ``operating_point``); the engine is the machine's.
     longitudinal : dict or None
         ``[grid.longitudinal]``: ``{"k": [...], "fusions": [...], "groups": int}``.
     """
@@ -147,10 +149,19 @@ class GridSpec:
     attackers: tuple[str, ...]
     mechanisms: tuple[str, ...]
     seeds: tuple[int, ...]
-    znorm_ddof: int
-    bootstrap: Bootstrap | None
+    evaluate: EvaluateOptions
     longitudinal: dict[str, Any] | None = None
     scenarios: tuple[str, ...] = ()
+
+    @property
+    def znorm_ddof(self) -> int:
+        """``[grid] znorm_ddof``: :attr:`evaluate`'s."""
+        return self.evaluate.znorm_ddof
+
+    @property
+    def bootstrap(self) -> Bootstrap | None:
+        """``[grid.bootstrap]`` (None: no intervals): :attr:`evaluate`'s."""
+        return self.evaluate.bootstrap
 
     def n_cells(self) -> int:
         """Number of cells the grid expands to (attacker x mechanism x scenario only for data-dir systems)."""
