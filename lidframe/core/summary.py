@@ -37,7 +37,8 @@ from lidframe.core.engine_result import EngineUsed
 from lidframe.core.summary_views import BinaryView, OpenSetView, binary_entries
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
-from lidframe.metrics.aggregates import LID_QUANTILES, nan_for_none
+from lidframe.metrics import catalogue
+from lidframe.metrics.aggregates import nan_for_none
 from lidframe.metrics.binary_view import BINARY_KEYS
 from lidframe.stats.bootstrap import Bootstrap, Interval
 
@@ -103,20 +104,12 @@ def with_current_keys(stored: Mapping[str, Any]) -> dict[str, Any]:
     return renamed
 
 
-#: The LID aggregates, in the order of :func:`lidframe.metrics.aggregates.lid_summary`.
-LID_FIELDS = (
-    "alid",
-    "pdr",
-    "ndr",
-    "lid_pos",
-    "lid_neg",
-    "lid_max",
-    "lid_min",
-    *(f"lid_q{round(level * 100)}" for level in LID_QUANTILES),
-)
+#: The LID aggregates, in the order of :func:`lidframe.metrics.aggregates.lid_summary`: the metric catalogue's
+#: LID group (:mod:`lidframe.metrics.catalogue`).
+LID_FIELDS = tuple(m.key for m in catalogue.metrics_of("lid"))
 _COUNTS = ("n_enrolled_trials", "n_enrolled", "n_outsider_trials")
 _COUNT_FIELDS = (*_COUNTS, "log2_n")
-_IDENTIFICATION_FIELDS = ("cllr_mc", "rank1_rate", "rank_disclosure_bits")
+_IDENTIFICATION_FIELDS = tuple(m.key for m in catalogue.metrics_of("identification"))
 _SETTING_FIELDS = (
     "calibrator",
     "prior",

@@ -133,3 +133,12 @@ def test_formats_follow_the_unit(key, value):
         text = m.paper_format().format(value)
         assert math.isclose(float(text), value, abs_tol=0.005 + 1e-9)
         assert len(text.split(".")[1]) == 2
+
+
+def test_the_lid_group_is_what_lid_summary_computes_in_its_order():
+    """The summary's LID keys come from the catalogue: a quantile added to the computation needs its row."""
+    import numpy as np
+
+    from lidframe.metrics.aggregates import lid_summary
+
+    assert [m.key for m in metrics_of("lid")] == list(lid_summary(np.array([0.5, -0.25, 1.0])))
