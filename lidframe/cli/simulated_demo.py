@@ -26,11 +26,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lidframe.cli.table import SUMMARY_COLUMNS, format_value, text_table
 from lidframe.core.evaluation import Result, evaluate
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
 from lidframe.data.simulate import simulate_system
+from lidframe.report.text import SUMMARY_COLUMNS, format_value, text_table
 from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
@@ -69,7 +69,7 @@ DEMO_SYSTEMS = {
 DEMO_OPEN_SET_PRIOR = "uniform?outside=0.2"
 #: The intervals of the closed-set headlines: the library's defaults (1000 resamples of speakers, 95 %, BCa, seed 0).
 DEMO_BOOTSTRAP = Bootstrap()
-#: The demo table's open-set columns: (header, what it holds, format), after :data:`~lidframe.cli.table.SUMMARY_COLUMNS`.
+#: The demo table's open-set columns: (header, what it holds, format), after :data:`~lidframe.report.text.SUMMARY_COLUMNS`.
 OPEN_SET_COLUMNS = (
     ("outALID", "mean membership disclosure of the outsider trials (bits), summary.open_set.outsider.alid", ".3f"),
     (
@@ -280,7 +280,7 @@ def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summ
     Returns
     -------
     str
-        The aligned table: :data:`~lidframe.cli.table.SUMMARY_COLUMNS` of *closed*, then
+        The aligned table: :data:`~lidframe.report.text.SUMMARY_COLUMNS` of *closed*, then
         :data:`OPEN_SET_COLUMNS` of *open_set* (``-`` where a system has no outsider trial).
     """
     header = ["system", *(title for _, title, _ in SUMMARY_COLUMNS), *(title for title, _, _ in OPEN_SET_COLUMNS)]

@@ -62,8 +62,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from lidframe.cli.table import format_table
 from lidframe.data.fileio import StrPath, check_output_dir
+from lidframe.report.text import format_table
 
 if TYPE_CHECKING:
     from lidframe.core.evaluation import Result
@@ -549,7 +549,7 @@ def utility_table(results: Mapping[str, Utility], note: str) -> str:
     ρ_F0 is against ``plain`` (``-`` for ``plain`` itself); the intervals are the records'
     own (``Utility.intervals``), left out where a record has none.
     """
-    from lidframe.cli.table import text_table
+    from lidframe.report.text import text_table
 
     body = []
     for name, result in results.items():
@@ -698,8 +698,8 @@ def ladder_table(rows: Sequence[LadderEntry], results: Mapping[str, Result]) -> 
     ALID with the speaker-bootstrap interval and its LIDmax; the plain speech's GE2E ALID
     is the first line (nothing anonymised), the small ECAPA's semi-informed ALID the last column.
     """
-    from lidframe.cli.table import text_table
     from lidframe.data.scenario import SCENARIOS
+    from lidframe.report.text import text_table
 
     def alid(label: str) -> str:
         result = results.get(label)
