@@ -124,7 +124,7 @@ def attackers_code_digest() -> str:
     """SHA-256 of what trains and runs lidframe's encoders besides their weights: this folder's source files and torch's version.
 
     Part of every embedding cache key (:meth:`NeuralAttacker._cache_key`) and of the
-    demo's checkpoint keys (:mod:`lidframe.cli.voice_demo`).
+    demo's checkpoint keys (:mod:`lidframe.demo.voice`).
     """
     from lidframe._version import tree_digest
 
