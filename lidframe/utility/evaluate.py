@@ -428,7 +428,8 @@ def _measure_all(
 
     try:
         pickle.dumps(model)
-    except Exception as exc:  # any pickling failure means the same to the user
+    # pickle raises PicklingError, TypeError, AttributeError, ... by what the object holds
+    except Exception as exc:  # noqa: BLE001 -- any pickling failure means the same to the user
         raise InputError(
             f"recogniser {_describe(model)} cannot be sent to worker processes ({type(exc).__name__}: {exc}); "
             "use jobs=1 (--jobs 1)"
@@ -448,7 +449,8 @@ def _measure_all(
             k = futures[future]
             try:
                 results[k] = future.result()
-            except Exception as exc:  # raised below: the first share's, whichever worker finished first
+            # a worker reports any failure of the recogniser or the audio: it is raised below as it was raised
+            except Exception as exc:  # noqa: BLE001 -- raised below: the first share's, whichever worker finished first
                 failed[k] = exc
                 for other in futures:  # what has not started yet is not worth starting
                     other.cancel()
