@@ -506,7 +506,7 @@ def _frozen_states(
 def _fit_output_layer(
     layer: nn.Module, head: AAMSoftmax, x: torch.Tensor, target: torch.Tensor, *, epochs: int, lr: float
 ) -> tuple[float, float]:
-    """Train *layer* and the AAM *head* on all of *x* at once, *epochs* full-batch Adam steps; the final loss and accuracy.
+    """Train *layer* and the AAM *head* on all of *x*, *epochs* full-batch Adam steps; the final loss and accuracy.
 
     The loss and accuracy are the adapted layer's after the last step (the AAM head's margin included).
     """

@@ -340,7 +340,7 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
 
 
 def _checked_options(result: Result, bootstrap: Bootstrap | None) -> Bootstrap | None:
-    """The bootstrap of the per-speaker intervals (*bootstrap* with ``unit="trial"``), the inputs checked; None without."""
+    """The per-speaker intervals' bootstrap (*bootstrap* with ``unit="trial"``; None without), the inputs checked."""
     if not isinstance(result, Result):
         raise InputError(f"per_speaker needs the Result of lidframe.evaluate, got {type(result).__name__}")
     if bootstrap is not None and not isinstance(bootstrap, Bootstrap):

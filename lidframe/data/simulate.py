@@ -128,7 +128,10 @@ def simulate_scoreset(
 def _check_parameters(
     *, leakage: float, leaky_share: float, leaky_leakage: float, counts: tuple[int, int, int, int, int]
 ) -> None:
-    """Refuse a share outside [0, 1] and *counts* (n_enrolled, trials_per_speaker, enrol_utterances, dim, n_outsiders) too small."""
+    """Refuse a share outside [0, 1], and too small *counts*.
+
+    *counts* are n_enrolled, trials_per_speaker, enrol_utterances, dim and n_outsiders.
+    """
     for name, value in (("leakage", leakage), ("leaky_share", leaky_share), ("leaky_leakage", leaky_leakage)):
         if not 0.0 <= value <= 1.0:
             raise InputError(f"{name} must be in [0, 1], got {value}")

@@ -29,7 +29,7 @@ __all__: list[str] = []
 
 
 def _system_roots(out: Path) -> dict[str, Path]:
-    """System -> the root of its data dirs: ``out/corpus`` for the plain speech, ``out/systems/<name>`` for the others."""
+    """System -> the root of its data dirs: ``out/corpus`` for the plain speech, else ``out/systems/<name>``."""
     return {
         name: out / "corpus" if params is None else out / "systems" / name
         for name, params in VOICE_DEMO_SYSTEMS.items()
@@ -37,7 +37,10 @@ def _system_roots(out: Path) -> dict[str, Path]:
 
 
 def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] | None) -> dict[str, Any]:
-    """Synthesize (or reuse) the corpus under ``out/corpus`` and say what was made; :func:`build_corpus`'s report."""
+    """Synthesize (or reuse) the corpus under ``out/corpus`` and say what was made.
+
+    Returns :func:`lidframe.audio.corpus.build_corpus`'s report.
+    """
     from lidframe.audio.corpus import build_corpus
 
     folder = run.out / "corpus"

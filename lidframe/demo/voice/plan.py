@@ -69,7 +69,8 @@ RECOGNISER = "pocketsphinx"
 #: The utility column's interval type: percentile, as BCa's jackknife has one point per speaker and the
 #: default corpus has three recognisable eval speakers (resamples of speakers, the run's n_boot and seed).
 UTILITY_METHOD = "percentile"
-#: What follows ``utility/<system>`` in the name of the stamp beside each utility record (:func:`utility_column`).
+#: What follows ``utility/<system>`` in the name of the stamp beside each utility record
+#: (:func:`~lidframe.demo.voice.utility.utility_column`).
 UTILITY_STAMP_SUFFIX = ".inputs.sha256"
 
 
@@ -120,7 +121,7 @@ def demo_rows(*, ge2e: bool = True) -> list[LadderEntry]:
 
 @attrs.frozen
 class _DemoRun:
-    """The settings every stage of one demo run reads (the parameters of :func:`run_voice_demo`)."""
+    """The settings every stage of one demo run reads (:func:`~lidframe.demo.voice.run.run_voice_demo`'s parameters)."""
 
     out: Path
     seed: int
@@ -141,7 +142,8 @@ def _digest(*parts: str | bytes) -> str:
     return h.hexdigest()
 
 
-#: The file in each data dir of the demo naming its inputs' digest (see :func:`_anonymise_systems`).
+#: The file in each data dir of the demo naming its inputs' digest
+#: (see :func:`~lidframe.demo.voice.corpus._anonymise_systems`).
 STAMP_FILE = "lidframe-demo-inputs.sha256"
 
 

@@ -62,7 +62,7 @@ def run_voice_demo(
     n_boot : int
         Resamples of the speaker bootstrap behind each row's intervals (and the utility column's).
     recogniser : str
-        Registry spec of the utility column's recogniser (default :data:`RECOGNISER`).
+        Registry spec of the utility column's recogniser (default :data:`~lidframe.demo.voice.plan.RECOGNISER`).
     progress : bool
         tqdm bars for synthesis, training (one per epoch), embedding and scoring.
     log : callable
@@ -73,7 +73,7 @@ def run_voice_demo(
     table : str
         The comparison table, the ladder and the utility table (also in ``table.txt``).
     summaries : dict
-        Row label (:func:`demo_rows`) -> ``Result.to_dict()`` (also in ``summary.json``).
+        Row label (:func:`~lidframe.demo.voice.plan.demo_rows`) -> ``Result.to_dict()`` (also in ``summary.json``).
     """
     run = _DemoRun(check_output_dir(out_dir, "--out"), seed=seed, epochs=epochs, jobs=jobs, progress=progress, log=log)
     run.out.mkdir(exist_ok=True)
@@ -131,7 +131,10 @@ def _utility_stage(
 def _evaluate_rows(
     run: _DemoRun, rows: Sequence[LadderEntry], scored: Mapping[str, Mapping[str, Path]], *, n_boot: int
 ) -> dict[str, Result]:
-    """Each row calibrated on its dev scores (:data:`CALIBRATOR`) and evaluated on eval, with speaker-bootstrap intervals."""
+    """Each row calibrated on its dev scores and evaluated on eval, with speaker-bootstrap intervals.
+
+    The calibrator is :data:`~lidframe.demo.voice.plan.CALIBRATOR`; the bootstrap resamples speakers *n_boot* times.
+    """
     from lidframe.core.evaluation import evaluate
     from lidframe.stats.bootstrap import Bootstrap
 

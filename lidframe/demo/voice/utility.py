@@ -142,7 +142,7 @@ def utility_column(
 ) -> tuple[dict[str, Utility], str]:
     """Measure (or reuse) the utility of every system: WER and ρ_F0 on the eval trials of the recognisable voices.
 
-    For each system of :data:`VOICE_DEMO_SYSTEMS` (``plain`` included) a data dir
+    For each system of :data:`~lidframe.demo.voice.plan.VOICE_DEMO_SYSTEMS` (``plain`` included) a data dir
     ``utility/<system>/`` holds the eval trials of the voices of
     :func:`lidframe.audio.corpus.recognisable_voice` (:func:`_utility_subsets`), and
     :func:`lidframe.utility.utility` measures it against ``utility/plain/`` (ρ_F0; none for
@@ -150,7 +150,7 @@ def utility_column(
     speakers (``Bootstrap(n_boot, unit="speaker", seed=run.seed, method=UTILITY_METHOD)``).
     Each record is cached as ``utility/<system>.json`` with a stamp beside it
     (``<system>.inputs.sha256``) naming the digest of its inputs: the data dir's wav.scp,
-    text and utt2spk, the system's eval data dir's stamp (:func:`_read_stamp`), the
+    text and utt2spk, the system's eval data dir's stamp (:func:`~lidframe.demo.voice.plan._read_stamp`), the
     reference's, the recogniser's description, the utility code and its libraries'
     versions (:func:`_utility_code`), and the bootstrap settings.  The stamp is removed
     before a record is (re)made and written after, so an interrupted run leaves none to
@@ -163,14 +163,14 @@ def utility_column(
     roots : mapping of str to path
         System -> its root (``corpus/`` for plain, ``systems/<name>/``), each with ``eval_trials``.
     recogniser : str
-        Registry spec of the recogniser (default :data:`RECOGNISER`).
+        Registry spec of the recogniser (default :data:`~lidframe.demo.voice.plan.RECOGNISER`).
     n_boot : int
         Bootstrap resamples of the intervals.
 
     Returns
     -------
     results : dict of str to Utility
-        System -> its utility record, in :data:`VOICE_DEMO_SYSTEMS` order; empty when no
+        System -> its utility record, in :data:`~lidframe.demo.voice.plan.VOICE_DEMO_SYSTEMS` order; empty when no
         eval speaker is a recognisable voice (then nothing is measured).
     note : str
         The sentence that heads the utility table (the voice set and the recogniser), or
@@ -225,7 +225,9 @@ def _measure_systems(
     described: str,
     bootstrap: Bootstrap | None,
 ) -> dict[str, Utility]:
-    """Each system's utility record, in :data:`VOICE_DEMO_SYSTEMS` order: reused where its stamp matches, else measured.
+    """Each system's utility record, reused where its stamp matches, else measured.
+
+    In :data:`~lidframe.demo.voice.plan.VOICE_DEMO_SYSTEMS` order.
 
     The stamp names the digest of the record's inputs (:func:`_record_inputs`, the
     recogniser *described*, :func:`_utility_code` and the bootstrap settings); it is
@@ -264,7 +266,7 @@ def _measure_systems(
 
 
 def _record_inputs(roots: Mapping[str, Path], name: str, data: Path, reference: Path | None) -> list[str]:
-    """What a system's utility record is made of: its data dir (path, tables, the system's eval stamp) and reference's."""
+    """What a system's utility record is made of: its data dir (path, tables, eval stamp), and its reference's."""
     inputs = [str(data), _table_digest(data), _read_stamp(roots[name] / "eval_trials")]
     if reference is None:
         inputs.append("no reference")
@@ -296,7 +298,7 @@ def _measure(
     bootstrap: Bootstrap | None,
     executor: Executor | None,
 ) -> Utility:
-    """System *name*'s utility (:func:`lidframe.utility.utility`) in ``run.jobs`` workers, a tqdm bar if ``run.progress``."""
+    """System *name*'s utility (:func:`lidframe.utility.utility`) in ``run.jobs`` workers; a tqdm bar if asked."""
     from lidframe.utility import utility
 
     bar = None
