@@ -114,7 +114,9 @@ def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: 
             f"{path}: not a weights-only torch {what} (torch.save(model.state_dict())), or a corrupt one: "
             "it does not unpickle as weights"
         ) from None
-    except Exception as exc:  # corrupt zip, truncated file, unreadable, ...: one clear line
+    # torch.load raises what its zip reader, unpickler or storage code raises (RuntimeError, EOFError,
+    # OSError, zipfile's, ...): whichever it is, the user gets one line naming the file
+    except Exception as exc:  # noqa: BLE001 -- corrupt zip, truncated file, unreadable, ...: one clear line
         text = " ".join(str(exc).split())
         first = text.split(". ")[0] if text else type(exc).__name__
         raise InputError(f"{path}: not a torch {what}, or a corrupt one ({first})") from None
@@ -124,7 +126,7 @@ def attackers_code_digest() -> str:
     """SHA-256 of what trains and runs lidframe's encoders besides their weights: this folder's source files and torch's version.
 
     Part of every embedding cache key (:meth:`NeuralAttacker._cache_key`) and of the
-    demo's checkpoint keys (:mod:`lidframe.cli.voice_demo`).
+    demo's checkpoint keys (:mod:`lidframe.demo.voice`).
     """
     from lidframe._version import tree_digest
 

@@ -103,7 +103,8 @@ def _read_parquet(path: Path, id_column: str | None, vector_column: str | None) 
 
     try:
         frame = pd.read_parquet(path)
-    except Exception as exc:  # pyarrow missing or bad file
+    # pyarrow missing, or a bad file: pyarrow's own errors (ArrowInvalid, ...) cannot be named where it is missing
+    except Exception as exc:  # noqa: BLE001 -- one line naming the file, whatever the reader raised
         raise InputError(f"{path}: cannot read parquet ({exc})") from None
     id_col = id_column or next((c for c in _ID_COLUMNS if c in frame.columns), None)
     vec_col = vector_column or next((c for c in _VECTOR_COLUMNS if c in frame.columns), None)

@@ -410,6 +410,41 @@ def train_output_layer(
     list of dict
         One record: ``epoch, loss, accuracy, seconds``.
     """
+    output_layer, inputs_of, windows_of = _output_layer_hooks(attacker, epochs=epochs, batch_size=batch_size)
+    began = time.perf_counter()
+    utterances, speakers = _training_speakers(data_dir)
+    weights = _adaptation_weights(attacker, init)
+    torch.manual_seed(seed)
+    model = attacker.build_model()
+    attacker.load_weights(model, weights)
+    dev = resolve_device(device)
+    model.to(dev).eval()
+    x, target = _frozen_states(
+        attacker, model, utterances, speakers, dev, hooks=(windows_of, inputs_of), batch_size=batch_size
+    )
+    layer = output_layer(model)
+    head = AAMSoftmax(attacker.embedding_dim(), len(speakers)).to(dev)
+    loss, accuracy = _fit_output_layer(layer, head, x, target, epochs=epochs, lr=lr)
+    record = {"epoch": epochs, "loss": loss, "accuracy": accuracy, "seconds": time.perf_counter() - began}
+    out = Path(out)
+    _save_encoder(model, out)
+    log(
+        f"adapted the output layer on {x.shape[0]} windows of {len(utterances)} utterances of {len(speakers)} speakers: "
+        f"loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, {record['seconds']:.1f} s; saved {out}"
+    )
+    return [record]
+
+
+def _output_layer_hooks(
+    attacker: NeuralAttacker, *, epochs: int, batch_size: int
+) -> tuple[Callable, Callable, Callable]:
+    """*attacker*'s ``output_layer``, ``output_layer_inputs`` and ``window_features``, and the settings checked.
+
+    Raises
+    ------
+    InputError
+        The attacker has no separate output layer, or *epochs* or *batch_size* is not a positive integer.
+    """
     output_layer = getattr(attacker, "output_layer", None)
     inputs_of = getattr(attacker, "output_layer_inputs", None)
     windows_of = getattr(attacker, "window_features", None)
@@ -419,8 +454,11 @@ def train_output_layer(
         raise InputError(f"epochs must be a positive integer, got {epochs!r}")
     if not (isinstance(batch_size, int) and batch_size >= 1):
         raise InputError(f"batch_size must be a positive integer, got {batch_size!r}")
-    began = time.perf_counter()
-    utterances, speakers = _training_speakers(data_dir)
+    return output_layer, inputs_of, windows_of
+
+
+def _adaptation_weights(attacker: NeuralAttacker, init: StrPath | None) -> StrPath:
+    """The weights to adapt from: *init*, else the attacker's checkpoint, else its default weights (else refused)."""
     weights = init if init is not None else attacker.checkpoint
     if weights is None:
         weights = attacker.default_weights()
@@ -429,12 +467,25 @@ def train_output_layer(
             f"{type(attacker).__name__}: adapting only the output layer needs trained weights below it: give init "
             "(--init) or the attacker's checkpoint"
         )
-    torch.manual_seed(seed)
-    model = attacker.build_model()
-    if weights is not None:
-        attacker.load_weights(model, weights)
-    dev = resolve_device(device)
-    model.to(dev).eval()
+    return weights
+
+
+def _frozen_states(
+    attacker: NeuralAttacker,
+    model: nn.Module,
+    utterances: Sequence[Utterance],
+    speakers: list[str],
+    dev: torch.device,
+    *,
+    hooks: tuple[Callable, Callable],
+    batch_size: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The output layer's inputs for every window of every utterance, (windows, hidden), and each window's speaker.
+
+    The frozen layers run on about *batch_size* windows at a time; only their states are
+    kept (a few kB per window), not the spectrograms.
+    """
+    windows_of, inputs_of = hooks
     frontend = attacker.build_frontend().to(dev)
     states: list[torch.Tensor] = []  # the output layer's inputs, (windows, hidden): a few kB per window
     pending: list[torch.Tensor] = []
@@ -449,10 +500,16 @@ def train_output_layer(
                 pending.clear()
         if pending:
             states.append(inputs_of(model, torch.cat(pending)))
-    x = torch.cat(states)
-    target = torch.tensor(labels, device=dev)
-    layer = output_layer(model)
-    head = AAMSoftmax(attacker.embedding_dim(), len(speakers)).to(dev)
+    return torch.cat(states), torch.tensor(labels, device=dev)
+
+
+def _fit_output_layer(
+    layer: nn.Module, head: AAMSoftmax, x: torch.Tensor, target: torch.Tensor, *, epochs: int, lr: float
+) -> tuple[float, float]:
+    """Train *layer* and the AAM *head* on all of *x*, *epochs* full-batch Adam steps; the final loss and accuracy.
+
+    The loss and accuracy are the adapted layer's after the last step (the AAM head's margin included).
+    """
     optimiser = torch.optim.Adam(list(layer.parameters()) + list(head.parameters()), lr=lr, weight_decay=2e-5)
     for _ in range(epochs):
         loss = nn.functional.cross_entropy(head(layer(x), target), target)
@@ -462,18 +519,11 @@ def train_output_layer(
     with torch.no_grad():  # the loss and accuracy of the adapted layer (after the last step)
         logits = head(layer(x), target)
         loss = nn.functional.cross_entropy(logits, target)
-    record = {
-        "epoch": epochs,
-        "loss": float(loss.detach()),
-        "accuracy": float((logits.argmax(1) == target).float().mean()),
-        "seconds": time.perf_counter() - began,
-    }
-    out = Path(out)
+    return float(loss.detach()), float((logits.argmax(1) == target).float().mean())
+
+
+def _save_encoder(model: nn.Module, out: Path) -> None:
+    """*model* as a plain state dict (on the CPU) at *out*, written atomically (its folder made when missing)."""
     out.parent.mkdir(parents=True, exist_ok=True)
     with atomic_path(out, suffix=".ckpt") as tmp:
         torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
-    log(
-        f"adapted the output layer on {x.shape[0]} windows of {len(utterances)} utterances of {len(speakers)} speakers: "
-        f"loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, {record['seconds']:.1f} s; saved {out}"
-    )
-    return [record]

@@ -52,7 +52,7 @@ def main() -> None:
     if not LIDFRAME.is_file():
         sys.exit(f"no lidframe next to {sys.executable}; run with the venv's python (.venv/bin/python)")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from lidframe.cli.demo import voice_demo_unavailable
+    from lidframe.demo import voice_demo_unavailable
 
     unavailable = voice_demo_unavailable()
     if unavailable is not None:

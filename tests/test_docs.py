@@ -78,7 +78,7 @@ def test_worked_example_prints_0_9(tmp_path, monkeypatch, capsys):
 
 
 def test_demo_tables_in_readme_quickstart_and_openset_are_what_the_demo_prints():
-    from lidframe.cli.simulated_demo import run_demo
+    from lidframe.demo import run_demo
 
     table, _ = run_demo(seed=0)
     for page in (DOCS.parent / "README.md", DOCS / "quickstart.md", DOCS / "openset.md"):
@@ -88,8 +88,8 @@ def test_demo_tables_in_readme_quickstart_and_openset_are_what_the_demo_prints()
 def test_sensitivity_table_in_calibrators_page_is_what_the_cli_prints():
     from lidframe.analyses.sensitivity import sensitivity
     from lidframe.cli.sensitivity import format_sensitivity_table
-    from lidframe.cli.simulated_demo import DEMO_SYSTEMS
     from lidframe.data.simulate import simulate_system
+    from lidframe.demo import DEMO_SYSTEMS
 
     offset = list(DEMO_SYSTEMS).index("uneven")
     dev, ev = simulate_system(seed=offset, **DEMO_SYSTEMS["uneven"])  # demo seed 0

@@ -304,62 +304,23 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     >>> table.n_enrolled_trials == sum(row.n_trials for row in table.rows)
     True
     """
-    if not isinstance(result, Result):
-        raise InputError(f"per_speaker needs the Result of lidframe.evaluate, got {type(result).__name__}")
-    if bootstrap is not None and not isinstance(bootstrap, Bootstrap):
-        raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
-    options = None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
+    options = _checked_options(result, bootstrap)
     enrolled = np.asarray(result.enrolled)
     is_outsider = np.asarray(result.is_outsider, dtype=bool)
     closed = np.flatnonzero(~is_outsider)
     all_lid = np.asarray(result.lid, dtype=np.float64)
-    lid = all_lid[closed]
-    column = _speaker_columns(result, closed)
     open_set = result.outside > 0
     outsider_speakers, outsider_column = np.unique(np.asarray(result.trial_speakers)[is_outsider], return_inverse=True)
     seeds = [] if options is None else _speaker_seeds(options.seed, enrolled.size + outsider_speakers.size)
-    log_enrolled = math.log1p(-result.outside) if open_set else 0.0
-    ceiling = -(np.asarray(result.log_prior, dtype=np.float64) + log_enrolled) / math.log(2.0)
-    extra: dict[str, np.ndarray] = {}
-    if open_set:
-        assert result.membership_bits is not None
-        extra["membership_bits"] = _column_means(np.asarray(result.membership_bits)[closed], column, enrolled.size)
-    rows = _rows(
-        enrolled,
-        lid,
-        np.asarray(result.true_rank)[closed] == 1,
-        column,
-        ceiling,
-        options,
-        seeds[: enrolled.size],
-        outsider=False if open_set else None,
-        extra=extra,
-    )
+    rows = _enrolled_rows(result, closed, options, seeds[: enrolled.size])
     with_trials = sorted((r for r in rows if r.n_trials > 0), key=lambda r: (-r.alid, r.speaker))
     without = [r for r in rows if r.n_trials == 0]
     outsider_rows: list[PerSpeakerRow] = []
     if open_set:
-        assert result.top_posterior is not None
-        misattributed = (np.asarray(result.top_posterior)[is_outsider] > 0.5).astype(np.float64)
-        outsider_lid = all_lid[is_outsider]
-        n_speakers = outsider_speakers.size
-        outsider_rows = _rows(
-            outsider_speakers,
-            outsider_lid,
-            np.zeros(outsider_lid.size, dtype=bool),
-            outsider_column,
-            np.full(n_speakers, -math.log2(result.outside)),
-            options,
-            seeds[enrolled.size :],
-            outsider=True,
-            extra={
-                "membership_bits": _column_means(outsider_lid, outsider_column, n_speakers),
-                "misattribution_rate": _column_means(misattributed, outsider_column, n_speakers),
-                "rank1_rate": np.full(n_speakers, np.nan),
-            },
+        outsider_rows = _outsider_rows(
+            result, is_outsider, outsider_speakers, outsider_column, options, seeds[enrolled.size :]
         )
-        outsider_rows.sort(key=lambda r: (-r.alid, r.speaker))
-    counted = all_lid if open_set else lid
+    counted = all_lid if open_set else all_lid[closed]
     return PerSpeakerResult(
         rows=with_trials + without + outsider_rows,
         n_enrolled=int(enrolled.size),
@@ -376,6 +337,82 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         interval_methods=None if options is None else _interval_methods(options),
         interval_note=None if options is None else INTERVAL_NOTE.format(level=round(100 * options.level, 6)),
     )
+
+
+def _checked_options(result: Result, bootstrap: Bootstrap | None) -> Bootstrap | None:
+    """The per-speaker intervals' bootstrap (*bootstrap* with ``unit="trial"``; None without), the inputs checked."""
+    if not isinstance(result, Result):
+        raise InputError(f"per_speaker needs the Result of lidframe.evaluate, got {type(result).__name__}")
+    if bootstrap is not None and not isinstance(bootstrap, Bootstrap):
+        raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
+    return None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
+
+
+def _enrolled_rows(
+    result: Result, closed: np.ndarray, options: Bootstrap | None, seeds: list[int]
+) -> list[PerSpeakerRow]:
+    """One row per enrolled speaker, from the *closed*-set trials (indices), in enrolment order.
+
+    A speaker's ceiling is -log2 of its prior (in the open set, of its prior times the
+    enrolled mass 1 - π_∅), and its open-set field its trials' mean membership disclosure.
+    """
+    enrolled = np.asarray(result.enrolled)
+    lid = np.asarray(result.lid, dtype=np.float64)[closed]
+    column = _speaker_columns(result, closed)
+    open_set = result.outside > 0
+    log_enrolled = math.log1p(-result.outside) if open_set else 0.0
+    ceiling = -(np.asarray(result.log_prior, dtype=np.float64) + log_enrolled) / math.log(2.0)
+    extra: dict[str, np.ndarray] = {}
+    if open_set:
+        assert result.membership_bits is not None
+        extra["membership_bits"] = _column_means(np.asarray(result.membership_bits)[closed], column, enrolled.size)
+    return _rows(
+        enrolled,
+        lid,
+        np.asarray(result.true_rank)[closed] == 1,
+        column,
+        ceiling,
+        options,
+        seeds,
+        outsider=False if open_set else None,
+        extra=extra,
+    )
+
+
+def _outsider_rows(
+    result: Result,
+    is_outsider: np.ndarray,
+    speakers: np.ndarray,
+    column: np.ndarray,
+    options: Bootstrap | None,
+    seeds: list[int],
+) -> list[PerSpeakerRow]:
+    """Open set: one row per outsider speaker (*speakers*, *column* of each outsider trial), most disclosing first.
+
+    An outsider's ceiling is -log2 π_∅, its LID is its membership disclosure, and its
+    misattribution rate the share of its trials whose top enrolled posterior is over 0.5.
+    """
+    assert result.top_posterior is not None
+    misattributed = (np.asarray(result.top_posterior)[is_outsider] > 0.5).astype(np.float64)
+    outsider_lid = np.asarray(result.lid, dtype=np.float64)[is_outsider]
+    n_speakers = speakers.size
+    rows = _rows(
+        speakers,
+        outsider_lid,
+        np.zeros(outsider_lid.size, dtype=bool),
+        column,
+        np.full(n_speakers, -math.log2(result.outside)),
+        options,
+        seeds,
+        outsider=True,
+        extra={
+            "membership_bits": _column_means(outsider_lid, column, n_speakers),
+            "misattribution_rate": _column_means(misattributed, column, n_speakers),
+            "rank1_rate": np.full(n_speakers, np.nan),
+        },
+    )
+    rows.sort(key=lambda r: (-r.alid, r.speaker))
+    return rows
 
 
 def _interval_methods(options: Bootstrap) -> dict[str, str]:

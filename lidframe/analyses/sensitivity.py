@@ -45,6 +45,7 @@ import numpy as np
 from lidframe.core.engine import Engine, check_engine
 from lidframe.core.evaluation import evaluate
 from lidframe.core.lid import lid_from_scores
+from lidframe.core.result import Result
 from lidframe.core.sets import SetLike, as_scoreset
 from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
@@ -292,12 +293,7 @@ def sensitivity(
     engine = check_engine(engine)
     dev = as_scoreset(dev, "dev")
     eval_set = as_scoreset(eval, "eval")
-    calibrators = list(calibrators)
-    if not calibrators:
-        raise InputError("sensitivity needs at least one calibrator")
-    keys = [c if isinstance(c, str) else type(c).__name__ for c in calibrators]
-    if len(set(keys)) != len(keys):
-        raise InputError(f"calibrators repeated: {keys}")
+    calibrators, keys = _calibrator_keys(calibrators)
     priors = _prior_list(prior)
     if tuple(calibrators) == DEFAULT_CALIBRATORS and outside_of(resolve_prior(priors[0])) != 0:
         # the open set needs LLRs that are likelihood ratios: the default list leaves out those that are not
@@ -309,23 +305,45 @@ def sensitivity(
         prior_key = _prior_key(each_prior)
         for key, spec in zip(keys, calibrators):
             result = evaluate(dev, eval_set, calibrator=spec, prior=each_prior, znorm_ddof=znorm_ddof, engine=engine)
-            s = result.summary
-            measured = {k: s[k] for k in _SUMMARY_KEYS}
-            if s.open_set is not None:
-                o = s.open_set
-                measured.update(
-                    alid_enrolled=o.enrolled.alid,
-                    alid_outsider=math.nan if o.outsider is None else o.outsider.alid,
-                    membership_enrolled=o.membership_enrolled.alid,
-                    misattribution_rate=o.misattribution_rate,
-                )
             logloss = _dev_logloss_bits(dev, result.calibrator, znorm_ddof, engine)
-            rows.append(
-                SensitivityRow(
-                    calibrator=key, prior=prior_key, describe=s["calibrator"], **measured, dev_logloss_bits=logloss
-                )
-            )
+            rows.append(_sensitivity_row(key, prior_key, result, dev_logloss_bits=logloss))
             results[key if len(priors) == 1 else f"{key} · {prior_key}"] = result
+    spread, worst = _spread_and_worst(rows)
+    return SensitivityResult(rows=rows, spread=spread, worst_case=worst, results=results)
+
+
+def _calibrator_keys(
+    calibrators: Sequence[str | CalibratorLike],
+) -> tuple[list[str | CalibratorLike], list[str]]:
+    """*calibrators* as a list (at least one) and the key of each (its spec, or its class name), all unique."""
+    calibrators = list(calibrators)
+    if not calibrators:
+        raise InputError("sensitivity needs at least one calibrator")
+    keys = [c if isinstance(c, str) else type(c).__name__ for c in calibrators]
+    if len(set(keys)) != len(keys):
+        raise InputError(f"calibrators repeated: {keys}")
+    return calibrators, keys
+
+
+def _sensitivity_row(key: str, prior_key: str, result: Result, *, dev_logloss_bits: float) -> SensitivityRow:
+    """The row of one calibrator (*key*) and prior: what its *result*'s summary measured (the open set's too)."""
+    s = result.summary
+    measured = {k: s[k] for k in _SUMMARY_KEYS}
+    if s.open_set is not None:
+        o = s.open_set
+        measured.update(
+            alid_enrolled=o.enrolled.alid,
+            alid_outsider=math.nan if o.outsider is None else o.outsider.alid,
+            membership_enrolled=o.membership_enrolled.alid,
+            misattribution_rate=o.misattribution_rate,
+        )
+    return SensitivityRow(
+        calibrator=key, prior=prior_key, describe=s["calibrator"], **measured, dev_logloss_bits=dev_logloss_bits
+    )
+
+
+def _spread_and_worst(rows: Sequence[SensitivityRow]) -> tuple[dict[str, float], dict[str, dict[str, Any]]]:
+    """:attr:`SensitivityResult.spread` and :attr:`~SensitivityResult.worst_case` of the *rows*, metric by metric."""
     spread: dict[str, float] = {}
     worst: dict[str, dict[str, Any]] = {}
     metrics = dict(SENSITIVITY_METRICS)
@@ -340,7 +358,7 @@ def sensitivity(
         spread[metric] = float(np.nanmax(values) - np.nanmin(values))
         pick = int(np.nanargmax(values) if direction == "max" else np.nanargmin(values))
         worst[metric] = {"value": float(values[pick]), "calibrator": rows[pick].calibrator, "prior": rows[pick].prior}
-    return SensitivityResult(rows=rows, spread=spread, worst_case=worst, results=results)
+    return spread, worst
 
 
 def _number(value: float | None) -> float:

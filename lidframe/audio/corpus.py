@@ -208,38 +208,55 @@ def available_voices() -> list[Voice]:
     voices: list[Voice] = []
     espeak = shutil.which("espeak-ng")
     if espeak:
-        mbrola = _mbrola_dirs() if shutil.which("mbrola") else set()
-        for name in _MBROLA_ENGLISH:
-            if name in mbrola:
-                voices.append(Voice("mbrola", f"mb-{name}", ("-v", f"mb-{name}")))
-        listing = subprocess.run([espeak, "--voices=mb"], capture_output=True, text=True, check=False).stdout
-        for line in listing.splitlines()[1:]:
-            fields = line.split()
-            if len(fields) >= 5 and fields[4].endswith("-en") and fields[4].startswith("mb/mb-"):
-                base = fields[4][len("mb/mb-") : -len("-en")]
-                if base in mbrola:
-                    voices.append(Voice("mbrola", f"mb-{base}-en", ("-v", f"mb-{base}-en")))
-        for accent in _ESPEAK_ACCENTS:
-            for variant, pitch, speed in _ESPEAK_VARIANTS:
-                voices.append(
-                    Voice(
-                        "espeak",
-                        f"espeak-{accent}-{variant}",
-                        ("-v", f"{accent}+{variant}", "-p", str(pitch), "-s", str(speed)),
-                    )
-                )
+        voices += _mbrola_voices(espeak)
+        voices += _espeak_voices()
     if shutil.which("flite"):
-        listing = subprocess.run(["flite", "-lv"], capture_output=True, text=True, check=False).stdout
-        for name in _FLITE_VOICES:
-            if name in listing.split():
-                voices.append(Voice("flite", f"flite-{name}", ("-voice", name)))
+        voices += _flite_voices()
     if shutil.which("festival"):
-        installed = _festival_installed()
-        have = {v.speaker for v in voices}
-        for name, twin in _FESTIVAL_VOICES:
-            if name in installed and twin not in have:
-                voices.append(Voice("festival", f"festival-{name}", (f"(voice_{name})",)))
+        voices += _festival_voices({v.speaker for v in voices})
     return voices
+
+
+def _mbrola_voices(espeak: str) -> list[Voice]:
+    """The MBROLA voices espeak-ng can drive here: the English ones, then those espeak-ng lists as ``mb/mb-*-en``."""
+    voices = []
+    mbrola = _mbrola_dirs() if shutil.which("mbrola") else set()
+    for name in _MBROLA_ENGLISH:
+        if name in mbrola:
+            voices.append(Voice("mbrola", f"mb-{name}", ("-v", f"mb-{name}")))
+    listing = subprocess.run([espeak, "--voices=mb"], capture_output=True, text=True, check=False).stdout
+    for line in listing.splitlines()[1:]:
+        fields = line.split()
+        if len(fields) >= 5 and fields[4].endswith("-en") and fields[4].startswith("mb/mb-"):
+            base = fields[4][len("mb/mb-") : -len("-en")]
+            if base in mbrola:
+                voices.append(Voice("mbrola", f"mb-{base}-en", ("-v", f"mb-{base}-en")))
+    return voices
+
+
+def _espeak_voices() -> list[Voice]:
+    """espeak-ng's formant voices: every accent of :data:`_ESPEAK_ACCENTS` in every variant, pitch and speed."""
+    return [
+        Voice("espeak", f"espeak-{accent}-{variant}", ("-v", f"{accent}+{variant}", "-p", str(pitch), "-s", str(speed)))
+        for accent in _ESPEAK_ACCENTS
+        for variant, pitch, speed in _ESPEAK_VARIANTS
+    ]
+
+
+def _flite_voices() -> list[Voice]:
+    """The voices of :data:`_FLITE_VOICES` that ``flite -lv`` lists."""
+    listing = subprocess.run(["flite", "-lv"], capture_output=True, text=True, check=False).stdout
+    return [Voice("flite", f"flite-{name}", ("-voice", name)) for name in _FLITE_VOICES if name in listing.split()]
+
+
+def _festival_voices(have: set[str]) -> list[Voice]:
+    """The festival voices of :data:`_FESTIVAL_VOICES` installed here, but none whose twin is among *have*."""
+    installed = _festival_installed()
+    return [
+        Voice("festival", f"festival-{name}", (f"(voice_{name})",))
+        for name, twin in _FESTIVAL_VOICES
+        if name in installed and twin not in have
+    ]
 
 
 def _synthesize(voice: Voice, text: str, path: Path, sample_rate: int = SAMPLE_RATE) -> None:

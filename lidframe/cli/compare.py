@@ -15,9 +15,9 @@ from lidframe.cli.options import (
     check_output_paths,
     positive_int,
 )
-from lidframe.cli.table import format_value, text_table
 from lidframe.data.fileio import StrPath, open_text
 from lidframe.errors import InputError, shorten
+from lidframe.report.text import format_value, text_table
 
 __all__ = ["register", "run", "read_per_trial"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 from lidframe.cli.options import CheckedFlag, check_output_dir, non_negative_int
-from lidframe.cli.table import text_table
 from lidframe.errors import InputError
+from lidframe.report.text import text_table
 
 __all__ = ["register", "run"]
 

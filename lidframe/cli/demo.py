@@ -1,10 +1,11 @@
 """``lidframe demo``: the real-voice demo where speech engines and torch are installed, else the simulated one.
 
-The real-voice pipeline is :mod:`lidframe.cli.voice_demo` (it synthesizes speech with
+The real-voice pipeline is :mod:`lidframe.demo.voice` (it synthesizes speech with
 espeak-ng/flite/festival/MBROLA, trains ECAPA-TDNN attackers with torch and, with the
 utility extra, measures each system's word error rate and ρ_F0), the simulated one
-:mod:`lidframe.cli.simulated_demo`.  Where the real-voice demo cannot run, ``lidframe
-demo`` says why in one line on stderr and shows the simulated demo.
+:mod:`lidframe.demo.simulated`.  Where the real-voice demo cannot run
+(:func:`lidframe.demo.voice_demo_unavailable`), ``lidframe demo`` says why in one line on
+stderr and shows the simulated demo.  This module only parses, calls the wing and prints.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from lidframe.cli.options import CheckedFlag, non_negative_int, positive_int
 
-__all__ = ["register", "run", "voice_demo_unavailable"]
+__all__ = ["register", "run"]
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -58,40 +59,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def voice_demo_unavailable() -> str | None:
-    """Why the real-voice demo cannot run here, in a few words; None where it can.
-
-    It needs a speech engine (:func:`lidframe.audio.corpus.available_voices`), soundfile
-    and torch (checked by importing the ECAPA-TDNN attacker, which imports torch through
-    :mod:`lidframe.attackers._torch`).
-    """
-    from lidframe.audio.corpus import INSTALL_HINT, available_voices
-
-    if not available_voices():
-        return f"no speech engine here ({INSTALL_HINT})"
-    try:
-        import soundfile  # noqa: F401
-    except ImportError:
-        return "soundfile is not installed, and the real-voice demo reads and writes audio with it (pip install -e '.[audio]')"
-    try:
-        import lidframe.attackers.ecapa  # noqa: F401 - imports torch
-    except ModuleNotFoundError as exc:
-        if exc.name != "torch":
-            raise
-        from lidframe.attackers import TORCH_INSTALL_HINT
-
-        return f"torch is not installed, and the real-voice demo trains its attackers with it ({TORCH_INSTALL_HINT})"
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
-    from lidframe.cli.simulated_demo import PER_TRIAL_FILE, report_unavailable
     from lidframe.data.fileio import check_output_dir
+    from lidframe.demo import (
+        DEMO_OPEN_SET_PRIOR,
+        PER_TRIAL_FILE,
+        report_unavailable,
+        run_demo,
+        run_voice_demo,
+        voice_demo_unavailable,
+    )
 
     unavailable = None if args.simulated else voice_demo_unavailable()
     if not args.simulated and unavailable is None:  # speech engines, soundfile and torch are here
-        from lidframe.cli.voice_demo import run_voice_demo
-
         out = check_output_dir(args.out or "demo-out", "--out")
         from lidframe.runtime.workers import check_jobs, default_jobs
 
@@ -107,8 +87,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"\nwrote summary.json, table.txt, {PER_TRIAL_FILE} and the LID CCDF plot lid_ccdf.png to {out}")
         _print_report_path(out, report_unavailable())
         return 0
-    from lidframe.cli.simulated_demo import DEMO_OPEN_SET_PRIOR, run_demo
-
     if args.out:
         check_output_dir(args.out, "--out")
     if unavailable is not None:

@@ -16,8 +16,8 @@ from lidframe.cli.options import (
     check_output_paths,
     float_list,
 )
-from lidframe.cli.table import text_table
 from lidframe.errors import InputError
+from lidframe.report.text import text_table
 
 if TYPE_CHECKING:
     from lidframe.privacy.audit import DPAuditResult, DPAuditRow, EmbeddingSplit

@@ -33,7 +33,7 @@ from lidframe.cli.options import (
     check_output_paths,
     system_name,
 )
-from lidframe.cli.table import format_table, format_value, text_table
+from lidframe.report.text import format_table, format_value, text_table
 
 if TYPE_CHECKING:
     from lidframe.core.result import Result

@@ -15,7 +15,7 @@ from lidframe.cli.options import (
     positive_int,
     refuse_prior,
 )
-from lidframe.cli.table import format_value, text_table
+from lidframe.report.text import format_value, text_table
 
 __all__ = ["register", "run"]
 

@@ -15,8 +15,8 @@ from lidframe.cli.options import (
     refuse_prior,
     write_outputs,
 )
-from lidframe.cli.table import format_value, text_table
 from lidframe.errors import InputError
+from lidframe.report.text import format_value, text_table
 
 __all__ = ["register", "run"]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.table import text_table
 from lidframe.registry import KINDS
+from lidframe.report.text import text_table
 
 __all__ = ["register", "run"]
 

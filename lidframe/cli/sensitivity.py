@@ -21,8 +21,8 @@ from lidframe.cli.options import (
     check_output_paths,
     system_name,
 )
-from lidframe.cli.table import format_value, text_table
 from lidframe.errors import InputError
+from lidframe.report.text import format_value, text_table
 
 if TYPE_CHECKING:
     from lidframe.analyses.sensitivity import SensitivityResult

@@ -97,13 +97,12 @@ def simulate_scoreset(
     ScoreSet
         Cosine scores, shape ((N + n_outsiders) * trials_per_speaker, N).
     """
-    for name, value in (("leakage", leakage), ("leaky_share", leaky_share), ("leaky_leakage", leaky_leakage)):
-        if not 0.0 <= value <= 1.0:
-            raise InputError(f"{name} must be in [0, 1], got {value}")
-    if n_enrolled < 2 or trials_per_speaker < 1 or enrol_utterances < 1 or dim < 1 or n_outsiders < 0:
-        raise InputError(
-            "need n_enrolled >= 2, trials_per_speaker >= 1, enrol_utterances >= 1, dim >= 1, n_outsiders >= 0"
-        )
+    _check_parameters(
+        leakage=leakage,
+        leaky_share=leaky_share,
+        leaky_leakage=leaky_leakage,
+        counts=(n_enrolled, trials_per_speaker, enrol_utterances, dim, n_outsiders),
+    )
     rng = np.random.default_rng(rng)
     identity = rng.standard_normal((n_enrolled, dim))
     speaker_leakage = np.where(rng.random(n_enrolled) < leaky_share, leaky_leakage, leakage)
@@ -112,24 +111,50 @@ def simulate_scoreset(
     )
     enrol_unit = unit_rows(enrol, what="simulated enrolment embeddings")
     profiles = unit_rows(enrol_unit.reshape(n_enrolled, enrol_utterances, dim).mean(axis=1), what="simulated profiles")
-    trials = _embeddings(
-        np.repeat(identity, trials_per_speaker, axis=0), np.repeat(speaker_leakage, trials_per_speaker), within_sd, rng
-    )
-    scores = unit_rows(trials, what="simulated trial embeddings") @ profiles.T
+    scores = _trial_scores(identity, speaker_leakage, profiles, trials_per_speaker, within_sd, rng)
     if n_outsiders:  # last, from the same stream, scored apart: the scores above do not depend on them
         outsider_identity = rng.standard_normal((n_outsiders, dim))
         outsider_leakage = np.where(rng.random(n_outsiders) < leaky_share, leaky_leakage, leakage)
-        outsider_trials = _embeddings(
-            np.repeat(outsider_identity, trials_per_speaker, axis=0),
-            np.repeat(outsider_leakage, trials_per_speaker),
-            within_sd,
-            rng,
+        outsider_scores = _trial_scores(
+            outsider_identity, outsider_leakage, profiles, trials_per_speaker, within_sd, rng
         )
-        scores = np.concatenate([scores, unit_rows(outsider_trials, what="simulated trial embeddings") @ profiles.T])
+        scores = np.concatenate([scores, outsider_scores])
     speakers = np.array([f"{prefix}{k:03d}" for k in range(n_enrolled + n_outsiders)])
     trial_speakers = np.repeat(speakers, trials_per_speaker)
     trial_ids = np.array([f"{s}-{u:03d}" for s in speakers for u in range(trials_per_speaker)])
     return ScoreSet(scores, speakers[:n_enrolled], trial_speakers, trial_ids)
+
+
+def _check_parameters(
+    *, leakage: float, leaky_share: float, leaky_leakage: float, counts: tuple[int, int, int, int, int]
+) -> None:
+    """Refuse a share outside [0, 1], and too small *counts*.
+
+    *counts* are n_enrolled, trials_per_speaker, enrol_utterances, dim and n_outsiders.
+    """
+    for name, value in (("leakage", leakage), ("leaky_share", leaky_share), ("leaky_leakage", leaky_leakage)):
+        if not 0.0 <= value <= 1.0:
+            raise InputError(f"{name} must be in [0, 1], got {value}")
+    n_enrolled, trials_per_speaker, enrol_utterances, dim, n_outsiders = counts
+    if n_enrolled < 2 or trials_per_speaker < 1 or enrol_utterances < 1 or dim < 1 or n_outsiders < 0:
+        raise InputError(
+            "need n_enrolled >= 2, trials_per_speaker >= 1, enrol_utterances >= 1, dim >= 1, n_outsiders >= 0"
+        )
+
+
+def _trial_scores(
+    identity: np.ndarray,
+    leakage: np.ndarray,
+    profiles: np.ndarray,
+    trials_per_speaker: int,
+    within_sd: float,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Draw *trials_per_speaker* trial embeddings per speaker (row of *identity*) and score them against *profiles*."""
+    trials = _embeddings(
+        np.repeat(identity, trials_per_speaker, axis=0), np.repeat(leakage, trials_per_speaker), within_sd, rng
+    )
+    return unit_rows(trials, what="simulated trial embeddings") @ profiles.T
 
 
 def simulate_system(*, leakage: float, seed: int = 0, **kwargs: Any) -> tuple[ScoreSet, ScoreSet]:

@@ -32,6 +32,7 @@ import numpy as np
 from lidframe.attackers.audio import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
+from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 from lidframe.registry import capabilities_of, describe_component
 from lidframe.runtime.workers import check_jobs
@@ -211,9 +212,52 @@ def utility(
         the reference; a transcript with no words after normalisation (only punctuation);
         unreadable audio; the recogniser missing (one line naming what to install).
     """
+    checked = _checked_inputs(Path(data), reference, bootstrap)
+    model = resolve_recogniser(recogniser)
+    target = capabilities_of("recogniser", model).sample_rate
+    rates = _probe_audio(checked, target)
+    measured = _measure_all(
+        model, checked.items(), target, jobs=check_jobs(jobs, name="jobs"), executor=executor, progress=progress
+    )
+    rows, total = _utterance_rows(checked, measured)
+    return _utility_record(
+        checked,
+        rows,
+        total,
+        reference=reference,
+        recogniser=_describe(model),
+        resampled=sum(rate != target for rate in rates),
+        bootstrap=bootstrap,
+    )
+
+
+@attrs.frozen
+class _Checked:
+    """The inputs of :func:`utility`, checked before any audio is decoded."""
+
+    #: The data dir.
+    data: Path
+    #: Its utterances, in ``wav.scp`` order.
+    utterances: list[Utterance]
+    #: utt_id -> the normalised words of its transcript.
+    references: dict[str, list[str]]
+    #: utt_id -> the reference data dir's utterance; None without a reference.
+    originals: dict[str, Utterance] | None
+    #: The speaker of each utterance.
+    speakers: list[str]
+
+    def items(self) -> list[tuple[str, str | None]]:
+        """``(audio, original audio or None)`` of each utterance, what :func:`_measure` reads."""
+        originals = self.originals
+        return [
+            (str(utt.path), None if originals is None else str(originals[utt.utt_id].path)) for utt in self.utterances
+        ]
+
+
+def _checked_inputs(data: Path, reference: StrPath | None, bootstrap: Bootstrap | None) -> _Checked:
+    """Read and check :func:`utility`'s data dir, its transcripts, the reference and the bootstrap, before any audio."""
     from lidframe.data.kaldi import read_data_dir
 
-    data = Path(data)
     utterances = read_data_dir(data)
     transcripts = read_transcripts(data)
     originals = None
@@ -225,6 +269,20 @@ def utility(
                 f"{reference}: no utterance {quote(missing[0])} ({len(missing)} of {len(utterances)} missing); "
                 f"the reference must hold every utterance of {data}"
             )
+    references = _reference_words(data, utterances, transcripts)
+    speakers = [utt.speaker for utt in utterances]
+    if bootstrap is not None:  # refused now, not after every utterance is recognised
+        try:
+            ratio_units(bootstrap, len(utterances), np.asarray(speakers))
+        except InputError as exc:
+            raise InputError(f"utility intervals: {exc}") from None
+    return _Checked(data, utterances, references, originals, speakers)
+
+
+def _reference_words(
+    data: Path, utterances: list[Utterance], transcripts: dict[str, tuple[int, str]]
+) -> dict[str, list[str]]:
+    """utt_id -> the normalised words of its transcript; every utterance must have one with at least one word."""
     references = {}
     for utt in utterances:  # every transcript checked before any audio is decoded
         if utt.utt_id not in transcripts:
@@ -237,32 +295,31 @@ def utility(
                 f"normalisation ({quote(text)}); expected at least one word"
             )
         references[utt.utt_id] = words
-    speakers = [utt.speaker for utt in utterances]
-    if bootstrap is not None:  # refused now, not after every utterance is recognised
-        try:
-            ratio_units(bootstrap, len(utterances), np.asarray(speakers))
-        except InputError as exc:
-            raise InputError(f"utility intervals: {exc}") from None
-    model = resolve_recogniser(recogniser)
-    target = capabilities_of("recogniser", model).sample_rate
-    # every audio file checked from its header before any is decoded (the attackers' reader and probe)
-    rates = [probe_audio(str(utt.path), sample_rate=target, min_seconds=0.0)[1] for utt in utterances]
-    if originals is not None:
-        for utt in utterances:
-            probe_audio(str(originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
-    items = [(str(utt.path), None if originals is None else str(originals[utt.utt_id].path)) for utt in utterances]
-    measured = _measure_all(
-        model, items, target, jobs=check_jobs(jobs, name="jobs"), executor=executor, progress=progress
-    )
+    return references
+
+
+def _probe_audio(checked: _Checked, target: int) -> list[int]:
+    """Check every audio file from its header before any is decoded (the attackers' probe); each utterance's rate."""
+    rates = [probe_audio(str(utt.path), sample_rate=target, min_seconds=0.0)[1] for utt in checked.utterances]
+    if checked.originals is not None:
+        for utt in checked.utterances:
+            probe_audio(str(checked.originals[utt.utt_id].path), sample_rate=target, min_seconds=0.0)
+    return rates
+
+
+def _utterance_rows(
+    checked: _Checked, measured: list[tuple[str, float | None, str | None]]
+) -> tuple[list[UtteranceUtility], WordErrors]:
+    """Each utterance's row (its words, word errors and ρ_F0) from what was *measured*, and the errors summed."""
     rows, total = [], WordErrors(substitutions=0, deletions=0, insertions=0, reference_words=0)
-    for utt, (said, rho, note) in zip(utterances, measured):
+    for utt, (said, rho, note) in zip(checked.utterances, measured):
         hypothesis = transcript_words(said)
-        errors = word_errors(references[utt.utt_id], hypothesis)
+        errors = word_errors(checked.references[utt.utt_id], hypothesis)
         total = total + errors
         rows.append(
             UtteranceUtility(
                 utt_id=utt.utt_id,
-                reference=" ".join(references[utt.utt_id]),
+                reference=" ".join(checked.references[utt.utt_id]),
                 hypothesis=" ".join(hypothesis),
                 substitutions=errors.substitutions,
                 deletions=errors.deletions,
@@ -272,25 +329,39 @@ def utility(
                 rho_f0_note=note,
             )
         )
+    return rows, total
+
+
+def _utility_record(
+    checked: _Checked,
+    rows: list[UtteranceUtility],
+    total: WordErrors,
+    *,
+    reference: StrPath | None,
+    recogniser: str,
+    resampled: int,
+    bootstrap: Bootstrap | None,
+) -> Utility:
+    """The :class:`Utility` of the utterances' *rows*: WER of the *total*, mean ρ_F0, the intervals of both."""
     rhos = [row.rho_f0 for row in rows if row.rho_f0 is not None and not math.isnan(row.rho_f0)]
     intervals = None
     if bootstrap is not None:
-        intervals = _intervals(rows, speakers, bootstrap, with_rho=originals is not None)
+        intervals = _intervals(rows, checked.speakers, bootstrap, with_rho=checked.originals is not None)
     return Utility(
         wer=total.wer,
         substitutions=total.substitutions,
         deletions=total.deletions,
         insertions=total.insertions,
         reference_words=total.reference_words,
-        rho_f0=(float(np.mean(rhos)) if rhos else math.nan) if originals is not None else None,
+        rho_f0=(float(np.mean(rhos)) if rhos else math.nan) if checked.originals is not None else None,
         rho_f0_utterances=len(rhos),
         utterances=len(rows),
-        recogniser=_describe(model),
-        resampled=sum(rate != target for rate in rates),
+        recogniser=recogniser,
+        resampled=resampled,
         normalisation=NORMALISATION,
-        data=str(data),
+        data=str(checked.data),
         reference=None if reference is None else str(reference),
-        speakers=len(set(speakers)),
+        speakers=len(set(checked.speakers)),
         bootstrap=None if bootstrap is None else bootstrap.to_dict(),
         intervals=intervals,
         rows=rows,
@@ -357,7 +428,8 @@ def _measure_all(
 
     try:
         pickle.dumps(model)
-    except Exception as exc:  # any pickling failure means the same to the user
+    # pickle raises PicklingError, TypeError, AttributeError, ... by what the object holds
+    except Exception as exc:  # noqa: BLE001 -- any pickling failure means the same to the user
         raise InputError(
             f"recogniser {_describe(model)} cannot be sent to worker processes ({type(exc).__name__}: {exc}); "
             "use jobs=1 (--jobs 1)"
@@ -377,7 +449,8 @@ def _measure_all(
             k = futures[future]
             try:
                 results[k] = future.result()
-            except Exception as exc:  # raised below: the first share's, whichever worker finished first
+            # a worker reports any failure of the recogniser or the audio: it is raised below as it was raised
+            except Exception as exc:  # noqa: BLE001 -- raised below: the first share's, whichever worker finished first
                 failed[k] = exc
                 for other in futures:  # what has not started yet is not worth starting
                     other.cancel()
@@ -399,9 +472,43 @@ def read_utility(path: StrPath) -> Utility:
         A missing or unreadable file, or one whose JSON is not a utility record (naming the
         file and the first key that is missing or of the wrong type).
     """
+    path = Path(path)
+    record = _read_json_object(path)
+
+    def field(key: str) -> Any:
+        if key not in record:
+            raise InputError(f"{path}: no key {quote(key)}; expected the JSON of lidframe utility --json")
+        return record[key]
+
+    counts = {
+        key: _number(path, key, field(key), integer=True)
+        for key in ("substitutions", "deletions", "insertions", "reference_words", "rho_f0_utterances", "utterances")
+    }
+    counts["resampled"] = _number(path, "resampled", record.get("resampled", 0), integer=True)
+    rho = field("rho_f0")
+    intervals = None if record.get("intervals") is None else _read_intervals(path, record["intervals"])
+    rows = _read_rows(path, field("rows"))
+    return Utility(
+        wer=float(_number(path, "wer", field("wer"), optional=True)),
+        **counts,
+        rho_f0=None
+        if rho is None and record.get("reference") is None
+        else float(_number(path, "rho_f0", rho, optional=True)),
+        recogniser=str(field("recogniser")),
+        normalisation=str(field("normalisation")),
+        data=str(field("data")),
+        reference=None if record.get("reference") is None else str(record["reference"]),
+        speakers=_number(path, "speakers", record.get("speakers", 0), integer=True),
+        bootstrap=record.get("bootstrap"),
+        intervals=intervals,
+        rows=rows,
+    )
+
+
+def _read_json_object(path: Path) -> dict[str, Any]:
+    """The JSON object in the file at *path* (a one-line :class:`InputError` for anything else)."""
     import json
 
-    path = Path(path)
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -410,42 +517,38 @@ def read_utility(path: StrPath) -> Utility:
         raise InputError(f"{path}: not a utility JSON file ({exc})") from None
     if not isinstance(record, dict):
         raise InputError(f"{path}: expected a JSON object (lidframe utility --json), got {type(record).__name__}")
+    return record
 
-    def number(key: str, value: Any, *, integer: bool = False, optional: bool = False) -> Any:
-        if value is None and optional:
-            return math.nan
-        if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
-            kind = "an integer" if integer else "a number"
-            raise InputError(f"{path}: key {quote(key)} must be {kind}, got {value!r}")
-        return value
 
-    def field(key: str) -> Any:
-        if key not in record:
-            raise InputError(f"{path}: no key {quote(key)}; expected the JSON of lidframe utility --json")
-        return record[key]
+def _number(path: Path, key: str, value: Any, *, integer: bool = False, optional: bool = False) -> Any:
+    """*value* of *key* checked to be a number (an integer); None is NaN where it is *optional*."""
+    if value is None and optional:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
+        kind = "an integer" if integer else "a number"
+        raise InputError(f"{path}: key {quote(key)} must be {kind}, got {value!r}")
+    return value
 
-    counts = {
-        key: number(key, field(key), integer=True)
-        for key in ("substitutions", "deletions", "insertions", "reference_words", "rho_f0_utterances", "utterances")
-    }
-    counts["resampled"] = number("resampled", record.get("resampled", 0), integer=True)
-    rho = field("rho_f0")
-    intervals = None
-    if record.get("intervals") is not None:
-        raw = record["intervals"]
-        if not isinstance(raw, dict):
-            raise InputError(f"{path}: key 'intervals' must be an object of intervals")
-        intervals = {}
-        for metric, value in raw.items():
-            keys = ("estimate", "low", "high", "level", "method")
-            if not isinstance(value, dict) or any(k not in value for k in keys):
-                raise InputError(f"{path}: interval {quote(metric)} must have the keys {', '.join(keys)}")
-            low, high, estimate, level = (
-                float(number(f"intervals.{metric}.{k}", value[k], optional=True))
-                for k in ("low", "high", "estimate", "level")
-            )
-            intervals[metric] = Interval(estimate, low, high, level, str(value["method"]))
-    rows_raw = field("rows")
+
+def _read_intervals(path: Path, raw: Any) -> dict[str, Interval]:
+    """The record's ``intervals``: metric -> :class:`Interval`, each with its estimate, bounds, level and method."""
+    if not isinstance(raw, dict):
+        raise InputError(f"{path}: key 'intervals' must be an object of intervals")
+    intervals = {}
+    for metric, value in raw.items():
+        keys = ("estimate", "low", "high", "level", "method")
+        if not isinstance(value, dict) or any(k not in value for k in keys):
+            raise InputError(f"{path}: interval {quote(metric)} must have the keys {', '.join(keys)}")
+        low, high, estimate, level = (
+            float(_number(path, f"intervals.{metric}.{k}", value[k], optional=True))
+            for k in ("low", "high", "estimate", "level")
+        )
+        intervals[metric] = Interval(estimate, low, high, level, str(value["method"]))
+    return intervals
+
+
+def _read_rows(path: Path, rows_raw: Any) -> list[UtteranceUtility]:
+    """The record's ``rows``: one :class:`UtteranceUtility` per utterance (a null ρ_F0 read as NaN)."""
     if not isinstance(rows_raw, list):
         raise InputError(f"{path}: key 'rows' must be a list of utterances")
     rows = []
@@ -461,16 +564,4 @@ def read_utility(path: StrPath) -> Utility:
             rows.append(UtteranceUtility(**values))
         except TypeError as exc:
             raise InputError(f"{path}: rows[{k}] is not an utterance row ({exc})") from None
-    return Utility(
-        wer=float(number("wer", field("wer"), optional=True)),
-        **counts,
-        rho_f0=None if rho is None and record.get("reference") is None else float(number("rho_f0", rho, optional=True)),
-        recogniser=str(field("recogniser")),
-        normalisation=str(field("normalisation")),
-        data=str(field("data")),
-        reference=None if record.get("reference") is None else str(record["reference"]),
-        speakers=number("speakers", record.get("speakers", 0), integer=True),
-        bootstrap=record.get("bootstrap"),
-        intervals=intervals,
-        rows=rows,
-    )
+    return rows

@@ -310,7 +310,7 @@ def test_anonymise_data_dirs_in_two_processes_writes_what_each_call_alone_writes
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)")
 def test_voice_demo_end_to_end_and_another_seed_in_the_same_folder_reuses_nothing_stale(tmp_path):
     pytest.importorskip("torch")
-    from lidframe.cli.voice_demo import ECAPA_SYSTEMS, VOICE_DEMO_SYSTEMS, demo_rows, ge2e_unavailable, run_voice_demo
+    from lidframe.demo.voice import ECAPA_SYSTEMS, VOICE_DEMO_SYSTEMS, demo_rows, ge2e_unavailable, run_voice_demo
 
     voices = [f"espeak-{a}-{v}" for a in ("en-us", "en-gb", "en-029") for v in ("m1", "f2", "m3", "f4")]
 

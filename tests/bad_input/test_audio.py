@@ -216,7 +216,7 @@ def test_wav_header_sizes_from_streaming_writers_are_not_called_truncated(tmp_pa
 
 @pytest.mark.parametrize("jobs", ["0", "-2"])
 def test_real_voice_demo_refuses_a_non_positive_jobs_before_any_work(tmp_path, capsys, jobs):
-    from lidframe.cli.demo import voice_demo_unavailable
+    from lidframe.demo import voice_demo_unavailable
 
     if voice_demo_unavailable() is not None:
         pytest.skip(f"the real-voice demo cannot run here: {voice_demo_unavailable()}")

@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from lidframe.cli.simulated_demo import DEMO_OPEN_SET_PRIOR, DEMO_OUTSIDERS, DEMO_SYSTEMS, run_demo
 from lidframe.data.fileio import json_clean
+from lidframe.demo import DEMO_OPEN_SET_PRIOR, DEMO_OUTSIDERS, DEMO_SYSTEMS, run_demo
 from tests.report.htmltree import parse
 from tests.report.test_browser import browser, check_page  # noqa: F401 - browser is a fixture
 from tests.report.test_cli_reports import COLUMN_KEYS, sort_value, table_rows
@@ -63,7 +63,7 @@ def test_the_real_voice_demo_runs_where_engines_and_torch_are(monkeypatch):
     """With torch here and a (pretended) engine, nothing stops the real-voice demo; without an engine, that is why."""
     pytest.importorskip("torch", reason="the real-voice demo trains its attackers with torch")
     import lidframe.audio.corpus as corpus
-    from lidframe.cli.demo import voice_demo_unavailable
+    from lidframe.demo import voice_demo_unavailable
 
     monkeypatch.setattr(corpus, "available_voices", lambda: ["a voice"])
     assert voice_demo_unavailable() is None
@@ -296,8 +296,8 @@ def voice_runs(tmp_path_factory):
 @pytest.mark.slow
 @needs_voices
 def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_reused(voice_runs):
-    from lidframe.cli.voice_demo import ECAPA_SYSTEMS, VOICE_DEMO_SYSTEMS, demo_rows, ge2e_unavailable
     from lidframe.data.scenario import SCENARIOS
+    from lidframe.demo.voice import ECAPA_SYSTEMS, VOICE_DEMO_SYSTEMS, demo_rows, ge2e_unavailable
 
     out, runs = voice_runs
     cold, rerun = (run.splitlines() for run in runs)
@@ -362,7 +362,7 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
 def _check_utility_column(out: Path, runs: list[str]) -> bool:
     """The utility table printed (and in table.txt) holds the numbers of the records in ``utility/``; a rerun
     reuses them.  Returns whether the column was measured (the utility extra here, flite-rms an eval speaker)."""
-    from lidframe.cli.voice_demo import VOICE_DEMO_SYSTEMS, utility_unavailable
+    from lidframe.demo.voice import VOICE_DEMO_SYSTEMS, utility_unavailable
     from lidframe.utility import read_utility
 
     cold, rerun = runs

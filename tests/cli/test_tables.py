@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from lidframe.cli import main
-from lidframe.cli.table import format_value, text_table
 from lidframe.data.simulate import simulate_system
+from lidframe.report.text import format_value, text_table
 
 #: A cell that is a missing value as Python, numpy or printf would write it.
 NAN_WORD = re.compile(r"(?<![\w.])[+-]?(nan|none|<na>)(?![\w.])", re.IGNORECASE)

@@ -1,6 +1,6 @@
 """The real-voice demo's utility column: which trials it measures, its cache, its table, and when it is left out.
 
-The stage (:func:`lidframe.cli.voice_demo.utility_column`) runs here on a demo folder laid
+The stage (:func:`lidframe.demo.voice.utility_column`) runs here on a demo folder laid
 out by hand (a corpus ``eval_trials`` of generated voices under corpus speaker ids, and one
 ``eval_trials`` per anonymised system with its stamp), with a recogniser registered for the
 test whose hypothesis is a function of the audio's length: the expected words are computed
@@ -20,7 +20,7 @@ import pytest
 import soundfile
 
 from lidframe.audio.corpus import SENTENCES
-from lidframe.cli.voice_demo import STAMP_FILE, UTILITY_STAMP_SUFFIX, VOICE_DEMO_SYSTEMS, _DemoRun
+from lidframe.demo.voice.plan import STAMP_FILE, UTILITY_STAMP_SUFFIX, VOICE_DEMO_SYSTEMS, _DemoRun
 from lidframe.errors import InputError
 from lidframe.registry import register, unregister
 from tests.voices import write_voice
@@ -147,7 +147,7 @@ def normalised(text: str) -> str:
 
 # ---------------------------------------------------------------- the trials measured
 def test_each_systems_utility_dir_holds_exactly_the_eval_trials_of_the_recognisable_voices(tmp_path, recogniser):
-    from lidframe.cli.voice_demo import utility_column
+    from lidframe.demo.voice import utility_column
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out)
@@ -177,7 +177,7 @@ def test_each_systems_utility_dir_holds_exactly_the_eval_trials_of_the_recognisa
 def test_the_records_are_jiwers_word_error_rates_and_the_table_prints_them(tmp_path, recogniser):
     import jiwer
 
-    from lidframe.cli.voice_demo import utility_column, utility_table
+    from lidframe.demo.voice import utility_column, utility_table
     from lidframe.utility import read_utility
 
     out = tmp_path / "demo-out"
@@ -214,7 +214,7 @@ def test_the_records_are_jiwers_word_error_rates_and_the_table_prints_them(tmp_p
 def test_the_documented_command_reproduces_a_demo_record(tmp_path, recogniser, capsys):
     """docs/demo.md: lidframe utility --data OUT/utility/pitch --reference OUT/utility/plain --bootstrap ... gives the same record."""
     from lidframe.cli import main
-    from lidframe.cli.voice_demo import utility_column
+    from lidframe.demo.voice import utility_column
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out)
@@ -291,7 +291,7 @@ def _interrupt(system: str):
     ids=["text", "system-stamp", "reference-stamp", "interrupted"],
 )
 def test_a_rerun_reuses_every_record_and_a_changed_input_redoes_what_it_feeds(tmp_path, recogniser, change, redone):
-    from lidframe.cli.voice_demo import utility_column
+    from lidframe.demo.voice import utility_column
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out)
@@ -325,7 +325,7 @@ def test_a_rerun_reuses_every_record_and_a_changed_input_redoes_what_it_feeds(tm
     ids=["n-boot", "seed", "recogniser"],
 )
 def test_other_bootstrap_settings_or_recogniser_redo_every_record(tmp_path, recogniser, settings):
-    from lidframe.cli.voice_demo import utility_column
+    from lidframe.demo.voice import utility_column
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out)
@@ -339,7 +339,7 @@ def test_other_bootstrap_settings_or_recogniser_redo_every_record(tmp_path, reco
 
 
 def test_a_changed_utility_code_redoes_every_record(tmp_path, recogniser, monkeypatch):
-    import lidframe.cli.voice_demo as voice_demo
+    import lidframe.demo.voice.utility as voice_demo
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out)
@@ -357,8 +357,8 @@ def test_the_utility_code_digest_covers_the_intervals_code_and_the_numeric_libra
     import importlib.metadata
     from pathlib import Path
 
-    import lidframe.cli.voice_demo as voice_demo
     import lidframe.data.fileio as fileio
+    import lidframe.demo.voice.utility as voice_demo
     import lidframe.stats.bootstrap as bootstrap_code
 
     code = voice_demo._utility_code()
@@ -382,7 +382,7 @@ def test_the_utility_code_digest_covers_the_intervals_code_and_the_numeric_libra
 
 # ---------------------------------------------------------------- left out, one speaker, bad spec
 def test_without_a_recognisable_eval_voice_the_column_is_left_out_in_one_line(tmp_path, recogniser):
-    from lidframe.cli.voice_demo import utility_column
+    from lidframe.demo.voice import utility_column
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out, speakers=("espeak-en-us-m1", "festival-czech_dita", "mb-us1"))
@@ -394,7 +394,7 @@ def test_without_a_recognisable_eval_voice_the_column_is_left_out_in_one_line(tm
 
 
 def test_with_one_recognisable_voice_the_records_have_no_interval_and_say_why(tmp_path, recogniser):
-    from lidframe.cli.voice_demo import utility_column, utility_table
+    from lidframe.demo.voice import utility_column, utility_table
 
     out = tmp_path / "demo-out"
     roots = demo_folder(out, speakers=("espeak-en-us-m1", "flite-awb"))
@@ -417,7 +417,7 @@ def test_with_one_recognisable_voice_the_records_have_no_interval_and_say_why(tm
 def test_without_the_utility_extra_the_demo_leaves_the_column_out_in_one_line(tmp_path, monkeypatch, module, hint):
     import importlib
 
-    import lidframe.cli.voice_demo as voice_demo
+    import lidframe.demo.voice.run as voice_demo
 
     module_name, _, name = hint.partition(":")
     message = getattr(importlib.import_module(module_name), name)
@@ -441,7 +441,7 @@ def test_without_the_utility_extra_the_demo_leaves_the_column_out_in_one_line(tm
 
 
 def test_a_recogniser_spec_that_names_none_is_refused_before_any_work(tmp_path, monkeypatch):
-    import lidframe.cli.voice_demo as voice_demo
+    import lidframe.demo.voice.run as voice_demo
 
     monkeypatch.setattr(voice_demo, "_synthesize_corpus", lambda run, **kwargs: pytest.fail("synthesized"))
     with pytest.raises(InputError, match="no-such-recogniser"):

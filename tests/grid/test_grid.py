@@ -242,7 +242,7 @@ eval = {{ enrol = "eval_enrolls", trials = ["eval_trials"] }}
 
 def test_example_spec_is_valid_and_its_scores_are_the_demo_output():
     from lidframe import ScoreSet
-    from lidframe.cli.simulated_demo import DEMO_SYSTEMS
+    from lidframe.demo import DEMO_SYSTEMS
     from lidframe.grid.spec import load_grid_spec
 
     root = Path(__file__).resolve().parents[2] / "examples"

@@ -511,7 +511,7 @@ def test_without_intervals_there_is_no_biased_low_note():
 
 
 def test_simulated_demo_headlines_carry_speaker_bootstrap_intervals(tmp_path):
-    from lidframe.cli.simulated_demo import DEMO_SYSTEMS, run_demo
+    from lidframe.demo import DEMO_SYSTEMS, run_demo
 
     run_demo(tmp_path / "demo", log=lambda _: None)
     summary = json.loads((tmp_path / "demo" / "summary.json").read_text())

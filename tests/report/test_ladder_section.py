@@ -384,7 +384,7 @@ def test_an_entry_is_accepted_only_with_the_sides_of_its_rung(scenario, enrolmen
 
 def test_the_demo_rows_make_a_ladder_of_the_demos_shape():
     """The real-voice demo's rows are ladder entries that pass its checks; their ladder's shape."""
-    from lidframe.cli.voice_demo import demo_rows
+    from lidframe.demo.voice import demo_rows
 
     rows = demo_rows()
     made = [LadderEntry(**attrs.asdict(row)) for row in rows]  # re-validated field for field
@@ -399,7 +399,7 @@ def test_the_demo_rows_make_a_ladder_of_the_demos_shape():
 
 
 def test_the_demo_outputs_pass_the_ladder_on(results, tmp_path):
-    from lidframe.cli.simulated_demo import write_demo_outputs
+    from lidframe.demo import write_demo_outputs
 
     two = {label: results[label] for label in ("plain/enc", "anon-a/enc/semi-informed")}
     ladder = [e for e in ENTRIES if e.label in two]

@@ -38,8 +38,8 @@ KINDS = ("demo", "simulated demo", "evaluate", "grid", "dp-audit", "systems")
 @pytest.fixture(scope="session")
 def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
     """kind -> a report.html of that kind (each written once per session)."""
-    from lidframe.cli.simulated_demo import write_demo_outputs
-    from lidframe.cli.voice_demo import demo_rows
+    from lidframe.demo import write_demo_outputs
+    from lidframe.demo.voice import demo_rows
 
     found = {kind: cli_runs[kind].page for kind in ("evaluate", "grid", "dp-audit")}
     folder = tmp_path_factory.mktemp("simulated-demo")

@@ -355,7 +355,7 @@ def test_a_grid_takes_a_utility_per_system_for_every_cell_of_it(grid_built):
 
 # ------------------------------------------------------------------ the demos and lidframe evaluate
 def test_the_demo_outputs_hold_the_utility_in_summary_json_and_on_the_page(tmp_path):
-    from lidframe.cli.simulated_demo import write_demo_outputs
+    from lidframe.demo import write_demo_outputs
 
     results = {}
     for seed, label in enumerate(("plain/enc", "anon/enc", "random")):

@@ -21,7 +21,7 @@ from lidframe.errors import InputError
 
 if TYPE_CHECKING:
     from lidframe.analyses.per_speaker import PerSpeakerResult
-    from lidframe.core.evaluation import Result
+    from lidframe.core.result import Result
     from lidframe.report.model import Report
     from lidframe.stats.bootstrap import Bootstrap
 
@@ -186,7 +186,7 @@ def _result(summary: Any, file: _PerTrialFile, enrolled: np.ndarray, outsider: n
     recovered from its trials' LIDs and posteriors (NaN without ``posterior_true``); the
     rank of the true speaker is 0 where the file has none.
     """
-    from lidframe.core.evaluation import Result
+    from lidframe.core.result import Result
 
     lid, optional = file.lid, file.optional
     column = np.searchsorted(enrolled, file.trial_speakers[~outsider])

@@ -19,7 +19,7 @@ from lidframe.errors import InputError, preview, quote
 from lidframe.report.headline import Headline, Interval
 
 if TYPE_CHECKING:
-    from lidframe.core.evaluation import Result
+    from lidframe.core.result import Result
 
 __all__ = [
     "REFERENCE",
@@ -44,7 +44,7 @@ def _where(label: object) -> str:
 class LadderEntry:
     """One evaluated row of the threat-model ladder: which attacker scored which speech of which system, and how.
 
-    The real-voice demo's rows are these records (``lidframe.cli.voice_demo.demo_rows``).
+    The real-voice demo's rows are these records (:func:`lidframe.demo.voice.plan.demo_rows`).
 
     Attributes
     ----------

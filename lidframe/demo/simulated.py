@@ -22,23 +22,20 @@ which the report's headlines show.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from lidframe.cli.table import SUMMARY_COLUMNS, format_value, text_table
 from lidframe.core.evaluation import evaluate
 from lidframe.core.result import Result
 from lidframe.core.summary import Summary
-from lidframe.data.fileio import StrPath, atomic_path, atomic_write, check_output_dir, staged_outputs, write_json
+from lidframe.data.fileio import StrPath, check_output_dir
 from lidframe.data.simulate import simulate_system
+from lidframe.demo.outputs import write_demo_outputs
+from lidframe.report.text import SUMMARY_COLUMNS, format_value, text_table
 from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
-    import pandas as pd
-
-    from lidframe.report import AttackerSettings, LadderEntry, Report
-    from lidframe.utility import Utility
+    from lidframe.report import AttackerSettings
 
 __all__ = [
     "DEMO_OPEN_SET_PRIOR",
@@ -46,11 +43,8 @@ __all__ = [
     "DEMO_SYSTEMS",
     "DEMO_BOOTSTRAP",
     "OPEN_SET_COLUMNS",
-    "PER_TRIAL_FILE",
     "format_demo_table",
     "run_demo",
-    "write_demo_outputs",
-    "report_unavailable",
 ]
 
 #: Speakers of each dev and eval set who are not enrolled (20 outsider trials each).
@@ -70,7 +64,7 @@ DEMO_SYSTEMS = {
 DEMO_OPEN_SET_PRIOR = "uniform?outside=0.2"
 #: The intervals of the closed-set headlines: the library's defaults (1000 resamples of speakers, 95 %, BCa, seed 0).
 DEMO_BOOTSTRAP = Bootstrap()
-#: The demo table's open-set columns: (header, what it holds, format), after :data:`~lidframe.cli.table.SUMMARY_COLUMNS`.
+#: The demo table's open-set columns: (header, what it holds, format), after :data:`~lidframe.report.text.SUMMARY_COLUMNS`.
 OPEN_SET_COLUMNS = (
     ("outALID", "mean membership disclosure of the outsider trials (bits), summary.open_set.outsider.alid", ".3f"),
     (
@@ -79,193 +73,6 @@ OPEN_SET_COLUMNS = (
         ".3f",
     ),
 )
-#: The per-trial table of both demos: one row per eval trial and system, the system's label first.
-PER_TRIAL_FILE = "per_trial.csv"
-
-
-def report_unavailable() -> str | None:
-    """Why ``report.html`` cannot be rendered here (jinja2 or matplotlib missing), in one line; None where it can."""
-    from lidframe.errors import InputError
-    from lidframe.report import require_renderer
-
-    try:
-        require_renderer()
-    except InputError as exc:
-        return str(exc)
-    return None
-
-
-def write_demo_outputs(
-    out_dir: StrPath,
-    results: Mapping[str, Result],
-    *,
-    table: str,
-    record: Mapping[str, Any],
-    inputs: Mapping[str, StrPath],
-    title: str,
-    notes: list[str],
-    settings: Mapping[str, Any],
-    systems: Mapping[str, str] | None = None,
-    ladder: Sequence[LadderEntry] | None = None,
-    log: Callable[[str], object] = print,
-    command: str | None = None,
-    attackers: Sequence[AttackerSettings] = (),
-    engines: Mapping[str, str] | None = None,
-    utility: Mapping[str, Utility] | None = None,
-    utility_note: str | None = None,
-) -> Path | None:
-    """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
-
-    The four files are staged (:func:`lidframe.data.fileio.staged_outputs`): all are
-    written or, on an error, none.  Both demos write the same layout.
-
-    Parameters
-    ----------
-    out_dir : path
-        An existing folder.
-    results : mapping of str to Result
-        label -> Result, in table order.
-    table : str
-        The comparison table as printed (``table.txt`` holds it and a newline).
-    record : mapping
-        The rest of ``summary.json`` (``seed`` and what the demo ran); its ``systems`` key
-        is label -> ``Result.to_dict()``.
-    inputs : mapping of str to path
-        role -> score file behind the numbers (digested into the report's provenance).
-    title, notes, settings :
-        Of the report (:func:`lidframe.report.report_from_results`).
-    systems : mapping of str to str, optional
-        label -> system, for calibrator variants of one system (one colour, line styles).
-    ladder : sequence of LadderEntry, optional
-        The threat-model ladder of the results (the report's section "Threat-model
-        ladder"; :func:`lidframe.report.report_from_results`).
-    log : callable
-        Told when the report cannot be rendered here (jinja2 or matplotlib missing).
-    command : str, optional
-        The command line, shell-quoted (:func:`lidframe.report.command_line`); default
-        this process's.
-    attackers : sequence of AttackerSettings
-        The attackers that scored, with their settings and checkpoints (the report's
-        provenance: a table each, the checkpoints digested).
-    engines : mapping of str to str, optional
-        Speech engine -> version, of the synthesis behind the audio (the real-voice demo).
-    utility : mapping of str to Utility, optional
-        system -> :func:`lidframe.utility.utility` of its speech (a system as *systems*
-        names it, or a label that is its own system): ``summary.json`` gains
-        ``"utility": {system: Utility.to_dict()}`` (and ``"utility_note"``), and the report
-        its section "Privacy and utility" with the privacy-utility chart
-        (:func:`lidframe.report.report_from_results`).
-    utility_note : str, optional
-        The sentence that says which speech the utility was measured on (the voice set,
-        what ρ_F0 is against), shown with the table and the chart.
-
-    Returns
-    -------
-    pathlib.Path or None
-        The path of ``report.html``; None where it could not be rendered.
-
-    Notes
-    -----
-    ``per_trial.csv`` has the column ``system`` (the label) and then the columns of
-    :meth:`lidframe.core.evaluation.Result.to_frame` (``trial_id, trial_spk, outsider,
-    lid_bits, posterior_true``); floats with 12 significant digits, outsider trials'
-    LID as ``nan``.
-    """
-    out = Path(out_dir)
-    unavailable = report_unavailable()
-    # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
-    report = _demo_report(
-        results,
-        title=title,
-        systems=systems,
-        inputs=inputs,
-        settings=settings,
-        notes=notes,
-        ladder=ladder,
-        command=command,
-        attackers=attackers,
-        engines=engines,
-        utility=utility,
-        utility_note=utility_note,
-    )
-    summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
-    if utility is not None:
-        summary["utility"] = {system: measured.to_dict() for system, measured in utility.items()}
-        if utility_note is not None:
-            summary["utility_note"] = utility_note.strip()
-    with staged_outputs():  # every file or, on an error, none
-        write_json(out / "summary.json", summary)
-        with atomic_write(out / "table.txt") as handle:
-            handle.write(table + "\n")
-        with atomic_path(out / PER_TRIAL_FILE) as tmp:
-            _per_trial_frame(results).to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
-        if unavailable is None:
-            from lidframe.report import REPORT_FILE, write_report
-
-            write_report(out / REPORT_FILE, report)
-    if unavailable is not None:
-        log(f"report.html not written: {unavailable}")
-        return None
-    return out / "report.html"
-
-
-def _per_trial_frame(results: Mapping[str, Result]) -> pd.DataFrame:
-    """The rows of ``per_trial.csv``: each result's :meth:`~lidframe.core.evaluation.Result.to_frame`, its label first.
-
-    Parameters
-    ----------
-    results : mapping of str to Result
-        label -> Result, in table order.
-
-    Returns
-    -------
-    pandas.DataFrame
-        One row per eval trial and label (the results' rows one after the other): the
-        column ``system`` (the label), then ``trial_id, trial_spk, outsider, lid_bits,
-        posterior_true``.
-    """
-    import pandas as pd
-
-    frames = [result.to_frame() for result in results.values()]
-    for label, frame in zip(results, frames):
-        frame.insert(0, "system", label)
-    return pd.concat(frames, ignore_index=True)
-
-
-def _demo_report(
-    results: Mapping[str, Result],
-    *,
-    title: str,
-    systems: Mapping[str, str] | None,
-    inputs: Mapping[str, StrPath],
-    settings: Mapping[str, Any],
-    notes: list[str],
-    ladder: Sequence[LadderEntry] | None = None,
-    command: str | None = None,
-    attackers: Sequence[AttackerSettings] = (),
-    engines: Mapping[str, str] | None = None,
-    utility: Mapping[str, Utility] | None = None,
-    utility_note: str | None = None,
-) -> Report:
-    """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
-    from lidframe.analyses.per_speaker import per_speaker
-    from lidframe.report import report_from_results
-
-    return report_from_results(
-        results,
-        title=title,
-        systems=systems,
-        per_speaker={label: per_speaker(result) for label, result in results.items()},
-        inputs=inputs,
-        settings=settings,
-        notes=notes,
-        ladder=ladder,
-        command=command,
-        attackers=attackers,
-        engines=engines,
-        utility=utility,
-        utility_note=utility_note,
-    )
 
 
 def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summary]) -> str:
@@ -281,7 +88,7 @@ def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summ
     Returns
     -------
     str
-        The aligned table: :data:`~lidframe.cli.table.SUMMARY_COLUMNS` of *closed*, then
+        The aligned table: :data:`~lidframe.report.text.SUMMARY_COLUMNS` of *closed*, then
         :data:`OPEN_SET_COLUMNS` of *open_set* (``-`` where a system has no outsider trial).
     """
     header = ["system", *(title for _, title, _ in SUMMARY_COLUMNS), *(title for title, _, _ in OPEN_SET_COLUMNS)]
@@ -315,7 +122,7 @@ def run_demo(
     out_dir : path, optional
         If given (checked before any work, made when missing), writes
         ``<system>_dev.npz`` and ``<system>_eval.npz`` there, then
-        :func:`write_demo_outputs`: ``summary.json``, ``table.txt``, ``per_trial.csv``
+        :func:`~lidframe.demo.outputs.write_demo_outputs`: ``summary.json``, ``table.txt``, ``per_trial.csv``
         and ``report.html``.
     seed : int
         Seed of the simulation (the table is a deterministic function of it).

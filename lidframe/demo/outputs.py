@@ -1,0 +1,221 @@
+"""What both demos write into their output folder: ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html``.
+
+:func:`write_demo_outputs` writes the four files of a demo's results, staged (all or
+none), with the report built from the results and each one's per-speaker table;
+:func:`report_unavailable` says why the page cannot be rendered here.  The simulated demo
+(:mod:`lidframe.demo.simulated`) and the real-voice demo (:mod:`lidframe.demo.voice`)
+both write this layout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lidframe.core.result import Result
+from lidframe.data.fileio import StrPath, atomic_path, atomic_write, staged_outputs, write_json
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from lidframe.report import AttackerSettings, LadderEntry, Report
+    from lidframe.utility import Utility
+
+__all__ = ["PER_TRIAL_FILE", "report_unavailable", "write_demo_outputs"]
+
+#: The per-trial table of both demos: one row per eval trial and system, the system's label first.
+PER_TRIAL_FILE = "per_trial.csv"
+
+
+def report_unavailable() -> str | None:
+    """Why ``report.html`` cannot be rendered here (jinja2 or matplotlib missing), in one line; None where it can."""
+    from lidframe.errors import InputError
+    from lidframe.report import require_renderer
+
+    try:
+        require_renderer()
+    except InputError as exc:
+        return str(exc)
+    return None
+
+
+def write_demo_outputs(
+    out_dir: StrPath,
+    results: Mapping[str, Result],
+    *,
+    table: str,
+    record: Mapping[str, Any],
+    inputs: Mapping[str, StrPath],
+    title: str,
+    notes: list[str],
+    settings: Mapping[str, Any],
+    systems: Mapping[str, str] | None = None,
+    ladder: Sequence[LadderEntry] | None = None,
+    log: Callable[[str], object] = print,
+    command: str | None = None,
+    attackers: Sequence[AttackerSettings] = (),
+    engines: Mapping[str, str] | None = None,
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
+) -> Path | None:
+    """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
+
+    The four files are staged (:func:`lidframe.data.fileio.staged_outputs`): all are
+    written or, on an error, none.  Both demos write the same layout.
+
+    Parameters
+    ----------
+    out_dir : path
+        An existing folder.
+    results : mapping of str to Result
+        label -> Result, in table order.
+    table : str
+        The comparison table as printed (``table.txt`` holds it and a newline).
+    record : mapping
+        The rest of ``summary.json`` (``seed`` and what the demo ran); its ``systems`` key
+        is label -> ``Result.to_dict()``.
+    inputs : mapping of str to path
+        role -> score file behind the numbers (digested into the report's provenance).
+    title, notes, settings, systems, ladder, command, attackers, engines :
+        Of the report, as :func:`lidframe.report.report_from_results` takes them (*systems*:
+        label -> system, for variants of one system; *ladder*: the threat-model ladder;
+        *attackers*: those that scored; *engines*: the speech engines behind the audio).
+    log : callable
+        Told when the report cannot be rendered here (jinja2 or matplotlib missing).
+    utility : mapping of str to Utility, optional
+        system -> :func:`lidframe.utility.utility` of its speech: ``summary.json`` gains
+        ``"utility": {system: Utility.to_dict()}`` (and ``"utility_note"``), and the report
+        its section "Privacy and utility" with the privacy-utility chart.
+    utility_note : str, optional
+        Which speech the utility was measured on (the voice set, what ρ_F0 is against).
+
+    Returns
+    -------
+    pathlib.Path or None
+        The path of ``report.html``; None where it could not be rendered.
+
+    Notes
+    -----
+    ``per_trial.csv`` has the column ``system`` (the label), then the columns of
+    :meth:`lidframe.core.evaluation.Result.to_frame`; floats with 12 significant digits,
+    outsider trials' LID as ``nan``.
+    """
+    # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
+    report = _demo_report(
+        results,
+        title=title,
+        systems=systems,
+        inputs=inputs,
+        settings=settings,
+        notes=notes,
+        ladder=ladder,
+        command=command,
+        attackers=attackers,
+        engines=engines,
+        utility=utility,
+        utility_note=utility_note,
+    )
+    summary = _summary_json(record, results, utility, utility_note)
+    return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
+
+
+def _summary_json(
+    record: Mapping[str, Any],
+    results: Mapping[str, Result],
+    utility: Mapping[str, Utility] | None,
+    utility_note: str | None,
+) -> dict[str, Any]:
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``) and the utility, if any."""
+    summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    if utility is not None:
+        summary["utility"] = {system: measured.to_dict() for system, measured in utility.items()}
+        if utility_note is not None:
+            summary["utility_note"] = utility_note.strip()
+    return summary
+
+
+def _write_files(
+    out: Path,
+    summary: Mapping[str, Any],
+    *,
+    table: str,
+    results: Mapping[str, Result],
+    report: Report,
+    log: Callable[[str], object],
+) -> Path | None:
+    """Write the four files into *out*, staged (``report.html`` only where it can be rendered); its path or None."""
+    unavailable = report_unavailable()
+    with staged_outputs():  # every file or, on an error, none
+        write_json(out / "summary.json", summary)
+        with atomic_write(out / "table.txt") as handle:
+            handle.write(table + "\n")
+        with atomic_path(out / PER_TRIAL_FILE) as tmp:
+            _per_trial_frame(results).to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
+        if unavailable is None:
+            from lidframe.report import REPORT_FILE, write_report
+
+            write_report(out / REPORT_FILE, report)
+    if unavailable is not None:
+        log(f"report.html not written: {unavailable}")
+        return None
+    return out / "report.html"
+
+
+def _per_trial_frame(results: Mapping[str, Result]) -> pd.DataFrame:
+    """The rows of ``per_trial.csv``: each result's :meth:`~lidframe.core.evaluation.Result.to_frame`, its label first.
+
+    Parameters
+    ----------
+    results : mapping of str to Result
+        label -> Result, in table order.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per eval trial and label (the results' rows one after the other): the
+        column ``system`` (the label), then ``trial_id, trial_spk, outsider, lid_bits,
+        posterior_true``.
+    """
+    import pandas as pd
+
+    frames = [result.to_frame() for result in results.values()]
+    for label, frame in zip(results, frames):
+        frame.insert(0, "system", label)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _demo_report(
+    results: Mapping[str, Result],
+    *,
+    title: str,
+    systems: Mapping[str, str] | None,
+    inputs: Mapping[str, StrPath],
+    settings: Mapping[str, Any],
+    notes: list[str],
+    ladder: Sequence[LadderEntry] | None = None,
+    command: str | None = None,
+    attackers: Sequence[AttackerSettings] = (),
+    engines: Mapping[str, str] | None = None,
+    utility: Mapping[str, Utility] | None = None,
+    utility_note: str | None = None,
+) -> Report:
+    """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
+    from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.report import report_from_results
+
+    return report_from_results(
+        results,
+        title=title,
+        systems=systems,
+        per_speaker={label: per_speaker(result) for label, result in results.items()},
+        inputs=inputs,
+        settings=settings,
+        notes=notes,
+        ladder=ladder,
+        command=command,
+        attackers=attackers,
+        engines=engines,
+        utility=utility,
+        utility_note=utility_note,
+    )

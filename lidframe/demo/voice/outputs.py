@@ -1,0 +1,199 @@
+"""What the real-voice demo prints and writes: the comparison table, the ladder, the utility table, the files.
+
+:func:`demo_text` is the printed text (also ``table.txt``); :func:`_write_outputs` writes
+it with ``summary.json``, ``per_trial.csv`` and ``report.html``
+(:func:`lidframe.demo.outputs.write_demo_outputs`, the simulated demo's layout) and the
+LID CCDF plot ``lid_ccdf.png``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from lidframe.data.fileio import StrPath
+from lidframe.demo.voice.plan import CALIBRATOR, GE2E_ADAPTATION, SMALL_ECAPA, VOICE_DEMO_SYSTEMS, _DemoRun
+from lidframe.demo.voice.utility import utility_table
+from lidframe.report.text import format_table
+
+if TYPE_CHECKING:
+    from lidframe.core.result import Result
+    from lidframe.report.sections.ladder_model import LadderEntry
+    from lidframe.utility import Utility
+
+__all__ = ["demo_text", "ladder_table"]
+
+
+def demo_text(
+    rows: Sequence[LadderEntry], results: Mapping[str, Result], utilities: Mapping[str, Utility], utility_note: str
+) -> str:
+    """The printed text of the demo: the comparison table, the ladder (:func:`ladder_table`), the utility table.
+
+    Where the utility column is left out (*utilities* empty), *utility_note* says why in its place.
+    """
+    table = format_table(
+        [(row.label, results[row.label].summary) for row in rows], name_header="system/attacker/scenario"
+    )
+    text = table + "\n\n" + ladder_table(rows, results) + "\n\n"
+    text += utility_table(utilities, utility_note) if utilities else utility_note
+    return text
+
+
+def ladder_table(rows: Sequence[LadderEntry], results: Mapping[str, Result]) -> str:
+    """The threat-model ladder as text: per anonymised system, ALID [interval] and LIDmax of the GE2E rungs.
+
+    Columns: the system, then per rung of :data:`lidframe.data.scenario.SCENARIOS` its
+    ALID with the speaker-bootstrap interval and its LIDmax; the plain speech's GE2E ALID
+    is the first line (nothing anonymised), the small ECAPA's semi-informed ALID the last column.
+    """
+    from lidframe.data.scenario import SCENARIOS
+    from lidframe.report.text import text_table
+
+    def alid(label: str) -> str:
+        result = results.get(label)
+        if result is None:
+            return "-"
+        summary = result.summary
+        interval = (summary.intervals or {}).get("alid")
+        text = f"{summary.alid:.2f}"
+        if interval is not None:
+            text += f" [{interval.low:.2f}, {interval.high:.2f}]"
+        return f"{text} / {summary.lid_max:.2f}"
+
+    header = ["system", *SCENARIOS, "ecapa semi-informed"]
+    body = []
+    for system in dict.fromkeys(row.system for row in rows if row.system != "random"):
+        if VOICE_DEMO_SYSTEMS[system] is None:
+            body.append([f"{system} (nothing anonymised)", alid(f"{system}/ge2e"), "", "", alid(f"{system}/ecapa")])
+            continue
+        cells = [alid(f"{system}/ge2e/{rung}") for rung in SCENARIOS]
+        body.append([system, *cells, alid(f"{system}/ecapa/semi-informed")])
+    return "ALID [95 % speaker-bootstrap interval] / LIDmax, bits, by rung of the ladder\n" + text_table(header, body)
+
+
+def _write_outputs(
+    run: _DemoRun,
+    rows: Sequence[LadderEntry],
+    results: dict[str, Result],
+    *,
+    table: str,
+    corpus: dict[str, Any],
+    sentences: int,
+    scored: Mapping[str, Mapping[str, Path]],
+    n_boot: int,
+    utilities: Mapping[str, Utility],
+    utility_note: str,
+) -> None:
+    """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder.
+
+    *table* is the printed text (the comparison table, the ladder, the utility table);
+    *scored* the score files (row label -> split -> path) and *utilities* the utility
+    column (system -> record; empty when left out, and then *utility_note* says why, among
+    the report's notes): their files are the report's inputs.
+    """
+    from lidframe.demo.outputs import write_demo_outputs
+
+    inputs: dict[str, StrPath] = {
+        f"{label} {split}": path for label, paths in scored.items() for split, path in paths.items()
+    }
+    inputs.update({f"utility {name}": run.out / "utility" / f"{name}.json" for name in utilities})
+    systems = {row.label: row.system for row in rows}
+    run.log(f"[report] writing summary.json, table.txt, per_trial.csv, report.html and lid_ccdf.png to {run.out}")
+    write_demo_outputs(
+        run.out,
+        results,
+        table=table,
+        record=_summary_record(run, rows, corpus=corpus, sentences=sentences, n_boot=n_boot),
+        inputs=inputs,
+        title="lidframe demo: real synthesized voices, the threat-model ladder",
+        notes=_report_notes(run, corpus, n_boot=n_boot, utility_note=None if utilities else utility_note),
+        settings=_report_settings(
+            run, sentences=sentences, n_boot=n_boot, utility_note=utility_note if utilities else None
+        ),
+        systems=systems,
+        ladder=list(rows),
+        log=run.log,
+        attackers=run.attackers,
+        engines={engine: corpus["versions"].get(engine, "") for engine in corpus["engines"]},
+        # the report places a system's utility beside its rows: a system without rows (plain without GE2E) is
+        # left out of the report and summary.json, not of the printed table
+        utility={name: u for name, u in utilities.items() if name in systems.values()} or None,
+        utility_note=utility_note if utilities else None,
+    )
+    _save_lid_ccdf(run, rows, results, systems)
+
+
+def _summary_record(
+    run: _DemoRun, rows: Sequence[LadderEntry], *, corpus: Mapping[str, Any], sentences: int, n_boot: int
+) -> dict[str, Any]:
+    """What ``summary.json`` holds beside the rows' results: the run's settings, the corpus, the rungs and the rows."""
+    from lidframe.data.scenario import SCENARIOS
+
+    return {
+        "seed": run.seed,
+        "epochs": run.epochs,
+        "sentences": sentences,
+        "calibrator": CALIBRATOR,
+        "bootstrap": {"n_boot": n_boot, "unit": "speaker", "level": 0.95},
+        "corpus": {k: corpus[k] for k in ("speakers", "engines", "utterances")},
+        "scenarios": {name: attrs.asdict(rung) for name, rung in SCENARIOS.items()},
+        "rows": {row.label: attrs.asdict(row) for row in rows},
+    }
+
+
+def _report_notes(run: _DemoRun, corpus: Mapping[str, Any], *, n_boot: int, utility_note: str | None) -> list[str]:
+    """The sentences under the report's title: the corpus, the systems and attackers, each rung, and *utility_note*.
+
+    *utility_note* is given where the utility column is left out (it says why); None where it was measured.
+    """
+    from lidframe.data.scenario import SCENARIOS
+
+    sizes = {k: len(v) for k, v in corpus["speakers"].items()}
+    return [
+        f"{corpus['utterances']} synthesized utterances of {sum(sizes.values())} voices (train {sizes['train']}, "
+        f"dev {sizes['dev']}, eval {sizes['eval']}); systems {', '.join(VOICE_DEMO_SYSTEMS)} (-spk: the anonymiser's "
+        "parameter drawn once per speaker, else once per utterance). Each anonymised system is attacked up the "
+        "ladder: ignorant (o-a: original enrolment, pretrained GE2E), lazy-informed (a-a: anonymised enrolment, "
+        "pretrained GE2E), semi-informed (a-a, GE2E with its output layer adapted on the system's anonymised train "
+        "speakers); a small "
+        f"ECAPA-TDNN trained {run.epochs} epochs per system here is a second semi-informed attacker; {CALIBRATOR} "
+        f"calibration on dev, LID on eval, {n_boot} speaker-bootstrap resamples; a random attacker is the floor. "
+        "See docs/demo.md.",
+        *(rung.describe() for rung in SCENARIOS.values()),
+        *([] if utility_note is None else [utility_note]),
+    ]
+
+
+def _report_settings(run: _DemoRun, *, sentences: int, n_boot: int, utility_note: str | None) -> dict[str, Any]:
+    """The report's table of settings; its last row *utility_note* where the utility column was measured."""
+    return {
+        "seed": run.seed,
+        "epochs (small ECAPA)": run.epochs,
+        "GE2E adaptation": "output layer, " + ", ".join(f"{k} {v}" for k, v in GE2E_ADAPTATION.items()),
+        "sentences per voice": sentences,
+        "small ECAPA": ", ".join(f"{k}={v}" for k, v in SMALL_ECAPA.items()),
+        "calibrator": CALIBRATOR,
+        "prior": "uniform",
+        "bootstrap": f"{n_boot} resamples of speakers, 95 %",
+        **({} if utility_note is None else {"utility": utility_note}),
+    }
+
+
+def _save_lid_ccdf(
+    run: _DemoRun, rows: Sequence[LadderEntry], results: Mapping[str, Result], systems: Mapping[str, str]
+) -> None:
+    """Save ``lid_ccdf.png``: each row's LID CCDF over its enrolled eval trials, coloured by system."""
+    from lidframe.report.lid_figures import save_lid_ccdf
+
+    first = next(iter(results.values()))
+    save_lid_ccdf(
+        {label: r.lid[~r.is_outsider] for label, r in results.items()},
+        run.out / "lid_ccdf.png",
+        log2_n=first.summary["log2_n"],
+        title="Real-voice demo: LID per system, attacker and rung",
+        groups=systems,
+        variants={row.label: row.label.partition("/")[2] or row.label for row in rows},
+    )
