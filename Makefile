@@ -26,7 +26,8 @@ test: lint
 	$(BIN)/python -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile
 
 # Static checks (also run by `make test`, so in CI): lint and format (ruff), types (mypy),
-# and the layering of the wings (import-linter's contract in pyproject.toml).  attackers/
+# the layering of the wings (import-linter's contract in pyproject.toml), and the size
+# limits of modules and functions (tests/test_structure.py).  attackers/
 # and calibrators/ install as lidframe.attackers / lidframe.calibrators; import-linter and
 # mypy read source folders, so both are also pointed at a view of the installed layout
 # made of links (in the source layout mypy cannot resolve `lidframe.attackers.*` and
@@ -50,6 +51,7 @@ lint: $(STAMP)
 	printf '\n[[tool.mypy.overrides]]\nmodule = ["torch", "torch.*"]\nfollow_imports = "skip"\n' >> $(MYPY_WITHOUT_TORCH)
 	cd $(IMPORT_VIEW) && "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/$(MYPY_WITHOUT_TORCH)" --cache-dir "$(CURDIR)/build/mypy-without-torch-cache" lidframe
 	cd $(IMPORT_VIEW) && PYTHONPATH=. "$(CURDIR)/$(BIN)/lint-imports" --no-cache "$(CURDIR)/pyproject.toml"
+	$(BIN)/python -m pytest -q -p no:randomly tests/test_structure.py
 
 bench: $(STAMP)
 	$(BIN)/python bench/core_cpu.py
