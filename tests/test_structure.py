@@ -1,15 +1,18 @@
-"""Limits that CI keeps (issue 38): module and function sizes, and no cycle in core.
+"""Limits that CI keeps (issue 38): module and function sizes, no cycle in core, test imports.
 
 No module in lidframe/, attackers/ or calibrators/ is over 600 lines, and no function
 (sync or async, a method or a nested function included) is over 80 lines, counted from
 its first decorator to its last line, docstring included.  ``make lint`` runs this file.
 A module or function over a limit is split by concern (docs/architecture.md), not
-exempted here.
+exempted here.  Test modules import an optional extra (torch, soundfile, ...) through
+``pytest.importorskip`` with a reason, so that the suite collects where it is missing.
 """
 
 from __future__ import annotations
 
 import ast
+import re
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -210,3 +213,61 @@ def test_core_dispatch_and_summary_do_not_import_each_other():
         "lidframe/core/dispatch.py and lidframe/core/summary.py import each other: "
         "move what both need into a module below them"
     )
+
+
+# A test module that needs an extra skips where it is missing, by
+# ``name = pytest.importorskip("name", reason=...)``, instead of failing the collection.
+
+#: What runs the suite itself: the rest of pyproject.toml's extras is optional to a test.
+SUITE_RUNNERS = {"pytest", "pytest-xdist", "hypothesis"}
+#: Distribution names whose module is named otherwise.
+MODULE_NAMES = {"praat-parselmouth": "parselmouth", "import-linter": "importlinter"}
+
+
+def optional_modules() -> set[str]:
+    """The top-level modules of pyproject.toml's optional dependencies, the suite's runners left out."""
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
+    names = {
+        re.split(r"[\s<>=!~;\[]", requirement, maxsplit=1)[0].lower()
+        for group in extras.values()
+        for requirement in group
+    }
+    return {MODULE_NAMES.get(name, name.replace("-", "_")) for name in names - SUITE_RUNNERS}
+
+
+def top_level_imports(source: str) -> list[tuple[int, str]]:
+    """(line, top-level package) of every import statement in a module's own body (not in a function or block)."""
+    imports = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Import):
+            imports.extend((node.lineno, alias.name.split(".")[0]) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            imports.append((node.lineno, node.module.split(".")[0]))
+    return imports
+
+
+def test_top_level_imports_reads_only_the_module_body():
+    source = "import torch.nn\nfrom soundfile import read\nfrom . import x\ntry:\n    import jiwer\nexcept ImportError:\n    pass\n"
+    assert top_level_imports(source) == [(1, "torch"), (2, "soundfile")]
+
+
+def test_optional_modules_are_named_as_imported():
+    modules = optional_modules()
+    assert {"torch", "soundfile", "parselmouth", "pyarrow", "kaldiio", "selenium"} <= modules
+    assert not modules & {"pytest", "pytest_xdist", "hypothesis"}
+
+
+def test_test_modules_import_extras_only_through_importorskip():
+    optional = optional_modules()
+    found = [
+        f"{path.relative_to(ROOT).as_posix()}:{line} imports {module}"
+        for path in sorted((ROOT / "tests").rglob("*.py"))
+        for line, module in top_level_imports(path.read_text(encoding="utf-8"))
+        if module in optional
+    ]
+    if found:
+        pytest.fail(
+            "test modules import optional extras at the top; use "
+            '`name = pytest.importorskip("name", reason=...)` instead:\n' + "\n".join(f"  {f}" for f in found),
+            pytrace=False,
+        )
