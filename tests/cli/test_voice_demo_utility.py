@@ -321,6 +321,7 @@ def test_a_rerun_reuses_every_record_and_a_changed_input_redoes_what_it_feeds(tm
         assert all(r.wer != first[k].wer for k, r in redo.items())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "settings",
     [{"n_boot": 101}, {"seed": 1}, {"recogniser": "length-test?shift=1"}],

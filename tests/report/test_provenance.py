@@ -175,6 +175,7 @@ def scores(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_evaluate_page_cites_the_full_command_line_the_names_and_the_checkpoint(scores, monkeypatch, capsys):
     monkeypatch.chdir(scores)
     argv = ["evaluate", "--dev", scores / "dev.npz", "--eval", "eval.npz", "--no-bootstrap"]

@@ -73,6 +73,7 @@ def tone_dir(root, texts, rate=16000):
     return folder
 
 
+@pytest.mark.slow
 @needs_utility
 @needs_flite
 def test_pocketsphinx_recognises_plain_flite_speech_and_passes_its_conformance_check(tmp_path):
