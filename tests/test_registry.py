@@ -556,6 +556,7 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
     check_attacker(create("attacker", f"{name}?{small}&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment)
 
 
+@pytest.mark.slow
 def test_builtin_recognisers_conform():
     pytest.importorskip("pocketsphinx", reason="the utility extra (pocketsphinx) is not installed")
     for name in BUILTIN["recogniser"]:

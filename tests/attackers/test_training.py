@@ -96,6 +96,7 @@ def test_aam_softmax_margin():
     assert logits[0, 1].item() == pytest.approx(0.0, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_cli_train_attacker(corpus, tmp_path, capsys):
     root, _ = corpus
     with warnings.catch_warnings():

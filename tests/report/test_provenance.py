@@ -125,6 +125,7 @@ def test_the_source_digest_is_the_digest_of_the_code_files():
     assert digest == before and len(digest) == 64
 
 
+@pytest.mark.slow
 def test_building_a_report_does_not_import_torch():
     """The versions come from package metadata: neither lidframe nor its report imports torch to state them."""
     code = (
