@@ -1,12 +1,13 @@
-# Two entry points (see README): `make demo` and `make test`.  Each creates .venv with
-# the Python in $(PYTHON) (>= 3.11) on first use and installs what it needs into it.
+# Two entry points (see README): `make demo` and `make test` (`make test-fast`: the fast loop).
+# Each creates .venv with the Python in $(PYTHON) (>= 3.11) on first use and installs what it
+# needs into it.
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.lidframe-installed
 TORCH ?= torch==2.13.0
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test test-fast lint bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "lidframe needs Python >= 3.11; set PYTHON=python3.11 (or newer)")'
@@ -22,11 +23,22 @@ demo: $(STAMP)
 
 # The suite in one worker process per core (pytest-xdist; at most 4: each holds torch and the demos'
 # fixtures), each test file in one worker so that a module's fixtures (a demo run) are made once.
-test: lint
-	$(BIN)/python -m pytest --numprocesses auto --maxprocesses 4 --dist loadfile
+# `make test` runs every test once, in two runs: `make test-fast` (the tests not marked slow),
+# so that CI runs the contributors' loop as they do, then the tests marked slow (each over 5 s
+# on 2 cores), listing the 25 slowest.
+XDIST := --numprocesses auto --maxprocesses 4 --dist loadfile
+test: lint test-fast
+	$(BIN)/python -m pytest $(XDIST) -m slow --durations=25
+
+# The fast loop for contributors: the tests not marked slow, under 3 minutes on 2 cores (README),
+# without the static checks (`make lint`); the 10 slowest are listed, to mark a test slow once it
+# takes over 5 s.
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest $(XDIST) -m "not slow" --durations=10
 
 # Static checks (also run by `make test`, so in CI): lint and format (ruff), types (mypy),
-# and the layering of the wings (import-linter's contract in pyproject.toml).  attackers/
+# the layering of the wings (import-linter's contract in pyproject.toml), and the size
+# limits of modules and functions (tests/test_structure.py).  attackers/
 # and calibrators/ install as lidframe.attackers / lidframe.calibrators; import-linter and
 # mypy read source folders, so both are also pointed at a view of the installed layout
 # made of links (in the source layout mypy cannot resolve `lidframe.attackers.*` and
@@ -50,6 +62,7 @@ lint: $(STAMP)
 	printf '\n[[tool.mypy.overrides]]\nmodule = ["torch", "torch.*"]\nfollow_imports = "skip"\n' >> $(MYPY_WITHOUT_TORCH)
 	cd $(IMPORT_VIEW) && "$(CURDIR)/$(BIN)/mypy" --config-file "$(CURDIR)/$(MYPY_WITHOUT_TORCH)" --cache-dir "$(CURDIR)/build/mypy-without-torch-cache" lidframe
 	cd $(IMPORT_VIEW) && PYTHONPATH=. "$(CURDIR)/$(BIN)/lint-imports" --no-cache "$(CURDIR)/pyproject.toml"
+	$(BIN)/python -m pytest -q -p no:randomly tests/test_structure.py
 
 # The API reference: Sphinx with numpydoc reads the docstrings (docs/api/conf.py says how) and
 # writes build/docs/index.html; any warning fails it (-W), after all are reported (--keep-going).

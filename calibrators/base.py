@@ -323,7 +323,7 @@ def group_pairs(scores: np.ndarray, labels: np.ndarray, sample_weight: np.ndarra
     )
 
 
-def _overrides(calibrator, method: str) -> bool:
+def _overrides(calibrator: Calibrator, method: str) -> bool:
     """Whether *calibrator*'s class defines *method* below :class:`Calibrator`."""
     return getattr(type(calibrator), method) is not getattr(Calibrator, method)
 
@@ -401,7 +401,7 @@ class Calibrator(BaseEstimator):
         self._check_fitted()
         return CallbackMap(self.llr)
 
-    def _check_fitted(self):
+    def _check_fitted(self) -> None:
         check_is_fitted(self, list(self._fitted_attributes))
 
     def describe(self) -> str:

@@ -49,7 +49,7 @@ from .maps import BetaMap
 __all__ = ["Beta"]
 
 
-def beta_features(scores) -> tuple[np.ndarray, np.ndarray]:
+def beta_features(scores: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     """(ln u, -ln(1 - u)) with u = Phi(scores), computed stably."""
     scores = np.asarray(scores, dtype=np.float64)
     return log_ndtr(scores), -log_ndtr(-scores)
@@ -112,7 +112,7 @@ class Beta(Calibrator):
         penalty = 0.0 if self.C is None else 1.0 / self.C
         scale = 1.0 / weight.sum()  # optimise the mean loss: better conditioned
 
-        def loss_and_grad(theta):
+        def loss_and_grad(theta: np.ndarray) -> tuple[float, np.ndarray]:
             a, b, c = theta
             margin = sign * (a * f1 + b * f2 + c)
             loss = -(weight * log_expit(margin)).sum() + 0.5 * penalty * (a * a + b * b)

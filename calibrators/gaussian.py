@@ -37,7 +37,7 @@ from .maps import AffineMap, ClampedQuadraticMap
 __all__ = ["GaussianBackend"]
 
 
-def _weighted_mean_var(x, w):
+def _weighted_mean_var(x: np.ndarray, w: np.ndarray) -> tuple[float, float]:
     mean = float(np.average(x, weights=w))
     return mean, float(np.average((x - mean) ** 2, weights=w))
 

@@ -35,7 +35,7 @@ class Identity(Calibrator):
     input_scale = "raw"
     _fitted_attributes = ("n_fit_",)
 
-    def __init__(self):
+    def __init__(self) -> None:
         pass
 
     def fit(self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None) -> Self:

@@ -102,7 +102,9 @@ _POLISH_STEPS = 4
 _POLISH_REACH = 1e-4
 
 
-def _polish(scores, labels, weights, intercept, slope, penalty):
+def _polish(
+    scores: np.ndarray, labels: np.ndarray, weights: np.ndarray, intercept: float, slope: float, penalty: float
+) -> tuple[float, float]:
     """(intercept, slope) at the optimum of the objective scikit-learn minimised, from its L-BFGS answer.
 
     The objective: ``sum_i w_i (log(1 + e^eta_i) - y_i eta_i) + penalty slope^2 / 2`` with
@@ -116,7 +118,7 @@ def _polish(scores, labels, weights, intercept, slope, penalty):
     """
     from scipy.special import expit
 
-    def gradient_and_hessian(params):
+    def gradient_and_hessian(params: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         eta = params[0] + params[1] * scores
         prob = expit(eta)
         residual = weights * (prob - labels)
@@ -143,7 +145,13 @@ def _polish(scores, labels, weights, intercept, slope, penalty):
     return float(params[0]), float(params[1])
 
 
-def _glm_standard_errors(scores, labels, model, sample_weight, weighting):
+def _glm_standard_errors(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    model: LogisticRegression,
+    sample_weight: np.ndarray | None,
+    weighting: str,
+) -> tuple[float, float]:
     """(slope SE, intercept SE) of the unpenalised weighted logistic fit (statsmodels GLM)."""
     import warnings
 
@@ -264,13 +272,7 @@ class Logistic(Calibrator):
         -------
         self : Logistic
         """
-        if self.weighting not in _WEIGHTINGS:
-            raise InputError(f"Logistic weighting must be one of {_WEIGHTINGS}, got {self.weighting!r}")
-        if self.C is not None and not (isinstance(self.C, (int, float)) and self.C > 0):
-            raise InputError(f"Logistic C must be a positive number or None, got {self.C!r}")
-        if self.standard_errors not in (True, False, "auto"):
-            raise InputError(f"Logistic standard_errors must be 'auto', True or False, got {self.standard_errors!r}")
-        check_fit_size("Logistic", self.max_pairs, self.bins)
+        self._check_parameters()
         scores, labels, sample_weight = check_fit_input(scores, labels, sample_weight)
         small = self.max_pairs is None or scores.size <= self.max_pairs
         if small:
@@ -332,6 +334,16 @@ class Logistic(Calibrator):
         self.slope_ci_ = self.slope_ + _Z95 * np.array([-slope_se, slope_se])
         self.intercept_ci_ = self.intercept_ + _Z95 * np.array([-intercept_se, intercept_se])
         return self
+
+    def _check_parameters(self) -> None:
+        """Refuse parameters ``fit`` cannot use, naming the parameter (an :class:`InputError`)."""
+        if self.weighting not in _WEIGHTINGS:
+            raise InputError(f"Logistic weighting must be one of {_WEIGHTINGS}, got {self.weighting!r}")
+        if self.C is not None and not (isinstance(self.C, (int, float)) and self.C > 0):
+            raise InputError(f"Logistic C must be a positive number or None, got {self.C!r}")
+        if self.standard_errors not in (True, False, "auto"):
+            raise InputError(f"Logistic standard_errors must be 'auto', True or False, got {self.standard_errors!r}")
+        check_fit_size("Logistic", self.max_pairs, self.bins)
 
     def llr_map(self) -> AffineMap:
         """The fitted map ``llr = slope_ * z + intercept_`` (nats).

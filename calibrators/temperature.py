@@ -32,6 +32,7 @@ objective's values, within ~1e-7 of it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import NoReturn, Self
 
 import numpy as np
@@ -146,7 +147,7 @@ class Temperature(Calibrator):
 _BLOCK_VALUES = 1 << 21
 
 
-def _row_blocks(z: np.ndarray, true_index: np.ndarray):
+def _row_blocks(z: np.ndarray, true_index: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     """(rows, their true values) in blocks of about 2^21 values: no (T, N) temporaries."""
     block = max(1, _BLOCK_VALUES // z.shape[1])
     for start in range(0, z.shape[0], block):

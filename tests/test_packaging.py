@@ -4,7 +4,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 
+
+@pytest.mark.slow
 def test_import_lidframe_loads_neither_torch_nor_matplotlib():
     code = (
         "import sys, lidframe, lidframe.calibrators, lidframe.attackers, lidframe.cli\n"

@@ -204,6 +204,7 @@ def test_usage_example_from_the_docs_runs(plugin_site, tmp_path, monkeypatch, ca
     assert 0 < float(printed[1]) <= math.log2(10)  # 10 eval speakers with leaking embeddings
 
 
+@pytest.mark.slow
 def test_cli_lists_plugins_and_evaluates_with_one(plugin_site, tmp_path):
     dev_enrol, dev_trials = split("d", 8, 2, 6)
     ev_enrol, ev_trials = split("v", 8, 2, 6)
@@ -555,6 +556,7 @@ def test_builtin_neural_attackers_conform(name, tmp_path):
     check_attacker(create("attacker", f"{name}?{small}&batch_size=4&device=cpu"), trials=trials, enrolment=enrolment)
 
 
+@pytest.mark.slow
 def test_builtin_recognisers_conform():
     pytest.importorskip("pocketsphinx", reason="the utility extra (pocketsphinx) is not installed")
     for name in BUILTIN["recogniser"]:

@@ -175,6 +175,7 @@ def test_a_fit_that_fails_stops_the_fitted_checks():
     assert "RuntimeError: no" in str(info.value)
 
 
+@pytest.mark.slow
 def test_the_contract_is_read_where_docstrings_are_stripped():
     code = (
         "from lidframe.registry import check_contract\n"

@@ -227,7 +227,9 @@ def _read_object(handle: IO[bytes], size: int, where: str, budget: _Budget) -> n
             )
     except InputError:
         raise
-    except Exception as exc:  # malformed bytes: struct, value and unicode errors, kaldiio's assertions
+    # hostile input: whatever a decoder raises on malformed bytes (struct, value and unicode errors,
+    # numpy's warnings made errors, kaldiio's assertions) becomes one InputError naming the object
+    except Exception as exc:  # noqa: BLE001
         why = " ".join(str(exc).split())
         raise InputError(
             f"{where}: malformed object at byte {start} ({shorten(why, 100) if why else type(exc).__name__})"

@@ -12,7 +12,7 @@ import os
 import sys
 import types
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import PurePath
 from typing import Any
 from urllib.parse import parse_qsl
@@ -28,7 +28,7 @@ _BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
 _NO_HINT = object()  # nothing says the type: literal guessing
 
 
-def _parse_value(text: str):
+def _parse_value(text: str) -> Any:
     """The literal guess, for parameters whose type nothing states (docs/plugins.md)."""
     if "," in text:  # a list: channels=512,512,512,512,1536
         return [_parse_value(part) for part in text.split(",") if part != ""]
@@ -69,37 +69,39 @@ def builder(factory: Any) -> Any:
     return getattr(factory, "from_params", factory) if inspect.isclass(factory) else factory
 
 
-def _signature(factory) -> inspect.Signature | None:
+def _signature(factory: Any) -> inspect.Signature | None:
     try:
         return inspect.signature(builder(factory))
     except (TypeError, ValueError):
         return None
 
 
-def _namespace(factory) -> dict:
+def _namespace(factory: Any) -> dict[str, Any]:
     """The globals of *factory*'s module, to evaluate its string annotations in."""
     module = sys.modules.get(getattr(factory, "__module__", None) or "")
     return dict(vars(module)) if module is not None else {}
 
 
-def _evaluated(annotation, namespace: dict):
+def _evaluated(annotation: Any, namespace: dict[str, Any]) -> Any:
     """A string annotation evaluated in *namespace* (``_NO_HINT`` if it names something unknown)."""
     if not isinstance(annotation, str):
         return annotation
     try:
         return eval(annotation, namespace)  # the component's own annotation text, as typing does
-    except Exception:
+    # any failure to evaluate a third party's annotation text leaves the type unstated (literal guessing)
+    except Exception:  # noqa: BLE001
         return _NO_HINT
 
 
-def _resolved_hints(factory) -> dict:
+def _resolved_hints(factory: Any) -> dict[str, Any]:
     """Annotations of the builder's parameters, string annotations evaluated where possible."""
     build = builder(factory)
     function = build.__init__ if inspect.isclass(build) else build
     namespace = _namespace(factory)
     try:
         return typing.get_type_hints(function, globalns=namespace)
-    except Exception:  # an annotation names something unimportable: evaluate them one by one
+    # an annotation names something unimportable (or fails otherwise): evaluate them one by one
+    except Exception:  # noqa: BLE001
         pass
     hints = {}
     for name, parameter in (_signature(factory) or inspect.Signature()).parameters.items():
@@ -110,7 +112,7 @@ def _resolved_hints(factory) -> dict:
     return hints
 
 
-def _attrs_field_hint(factory, name: str):
+def _attrs_field_hint(factory: Any, name: str) -> Any:
     """The converter (a builtin type) or declared type of *factory*'s attrs field *name*."""
     if not (inspect.isclass(factory) and attrs.has(factory)):
         return _NO_HINT
@@ -122,7 +124,7 @@ def _attrs_field_hint(factory, name: str):
     return _NO_HINT if field.type is None else _evaluated(field.type, _namespace(factory))
 
 
-def _default_hint(default):
+def _default_hint(default: Any) -> Any:
     """A type read off a default value: ``10.0`` -> float, ``(512, 512)`` -> tuple[int, ...]."""
     if default is inspect.Parameter.empty or default is None:
         return _NO_HINT
@@ -142,7 +144,7 @@ def _default_hint(default):
     return _NO_HINT
 
 
-def _parameter_hints(factory) -> dict:
+def _parameter_hints(factory: Any) -> dict[str, Any]:
     """``{parameter: type hint}`` for the parameters whose type something states.
 
     In order: the builder's annotation; for an attrs class built directly, the field's
@@ -161,59 +163,66 @@ def _parameter_hints(factory) -> dict:
             forwards_keywords = True
         if parameter.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
-        hint = annotated.get(name, _NO_HINT)
-        if hint is _NO_HINT and direct:
-            hint = _attrs_field_hint(factory, name)
-        if hint is _NO_HINT:
-            hint = _default_hint(parameter.default)
+        hint = _stated_hint(factory, name, parameter, annotated.get(name, _NO_HINT), direct=direct)
         if hint is not _NO_HINT and hint is not typing.Any and hint is not object:
             hints[name] = hint
     if forwards_keywords and direct and inspect.isclass(factory):
-        # ``__init__(self, *, own..., **options)`` passing options to the base class:
-        # the bases' parameters type them
-        for base in factory.__mro__[1:]:
-            if "__init__" in vars(base) and base is not object:
-                for name, hint in _parameter_hints(base).items():
-                    hints.setdefault(name, hint)
-                break
+        for name, hint in _base_init_hints(factory).items():
+            hints.setdefault(name, hint)
     return hints
 
 
-def _alternatives(hint) -> list:
+def _stated_hint(factory: Any, name: str, parameter: inspect.Parameter, annotation: Any, *, direct: bool) -> Any:
+    """The type stated for one parameter (:func:`_parameter_hints`' order), else ``_NO_HINT``."""
+    hint = annotation
+    if hint is _NO_HINT and direct:
+        hint = _attrs_field_hint(factory, name)
+    if hint is _NO_HINT:
+        hint = _default_hint(parameter.default)
+    return hint
+
+
+def _base_init_hints(cls: type) -> dict[str, Any]:
+    """The parameter hints of the nearest base class of *cls* that defines ``__init__``.
+
+    For ``__init__(self, *, own..., **options)`` passing options to the base class: the
+    bases' parameters type them.
+    """
+    for base in cls.__mro__[1:]:
+        if "__init__" in vars(base) and base is not object:
+            return _parameter_hints(base)
+    return {}
+
+
+def _alternatives(hint: Any) -> list[Any]:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):
         return list(typing.get_args(hint))
     return [hint]
 
 
-def _is_text_type(hint) -> bool:
+def _is_text_type(hint: Any) -> bool:
     return hint is str or (inspect.isclass(hint) and issubclass(hint, (os.PathLike, PurePath)))
 
 
 _SEQUENCE_ORIGINS = (list, tuple, collections.abc.Sequence, collections.abc.Collection, collections.abc.Iterable)
 
 
-def _convert_one(text: str, hint):
+def _convert_one(text: str, hint: Any) -> Any:
     """*text* as a value of type *hint*; raises ValueError when it is not one."""
     if _is_text_type(hint):
         return text
     if hint is bool:
-        if text.lower() in _BOOL_WORDS:
-            return _BOOL_WORDS[text.lower()]
-        raise ValueError
+        return _BOOL_WORDS[_word(text, _BOOL_WORDS)]
     if hint is int:
         return int(text)
     if hint is float:
         return float(text)
     if hint is type(None):
-        if text.lower() in _NONE_WORDS:
-            return None
-        raise ValueError
+        _word(text, _NONE_WORDS)
+        return None
     origin = typing.get_origin(hint)
     if origin is typing.Literal:
-        for choice in typing.get_args(hint):
-            if str(choice) == text:
-                return choice
-        raise ValueError
+        return _literal_choice(text, hint)
     if _is_sequence_type(hint):
         args = [a for a in typing.get_args(hint) if a is not Ellipsis]
         parts = [part for part in text.split(",") if part != ""]
@@ -224,11 +233,26 @@ def _convert_one(text: str, hint):
     return _parse_value(text)  # a class lidframe cannot build from text: the literal guess
 
 
-def _is_sequence_type(hint) -> bool:
+def _word(text: str, words: Collection[str]) -> str:
+    """*text* in lower case if it is one of *words*; raises ValueError when it is not."""
+    if text.lower() in words:
+        return text.lower()
+    raise ValueError
+
+
+def _literal_choice(text: str, hint: Any) -> Any:
+    """The choice of ``Literal[...]`` *hint* written *text*; raises ValueError when none is."""
+    for choice in typing.get_args(hint):
+        if str(choice) == text:
+            return choice
+    raise ValueError
+
+
+def _is_sequence_type(hint: Any) -> bool:
     return hint in (list, tuple) or typing.get_origin(hint) in _SEQUENCE_ORIGINS
 
 
-def _convert(text: str, hint):
+def _convert(text: str, hint: Any) -> Any:
     """Convert *text* by *hint*, trying a union's members in their written order.
 
     A text with a comma tries the union's sequence members first (``ids=a,b`` to a
@@ -252,7 +276,7 @@ def _convert(text: str, hint):
     raise ValueError
 
 
-def _describe_hint(hint) -> str:
+def _describe_hint(hint: Any) -> str:
     if typing.get_origin(hint) in (typing.Union, types.UnionType):  # "bool | 'auto'", not "Union"
         return " | ".join(_describe_hint(alternative) for alternative in typing.get_args(hint))
     if typing.get_origin(hint) is typing.Literal:

@@ -285,7 +285,7 @@ def import_target(target: str, label: str) -> Any:
         obj: Any = importlib.import_module(module_name)
         for part in attr.split("."):
             obj = getattr(obj, part)
-    except Exception as exc:  # any failure of third-party import code is reported, not raised raw
+    except Exception as exc:  # noqa: BLE001  # any failure of third-party import code is reported, not raised raw
         raise PluginError(f"{label}: cannot load {target} ({type(exc).__name__}: {exc})") from None
     return obj
 

@@ -102,6 +102,7 @@ def test_a_system_compared_with_itself_differs_by_nothing(case):
 RANDOM_SYSTEM = Path(__file__).resolve().parents[2] / "examples" / "scores"
 
 
+@pytest.mark.slow
 def test_two_zero_information_systems_do_not_differ_end_to_end(tmp_path, capsys):
     # examples/grid.toml's `random` system, calibrated two ways that both find no evidence:
     # logistic under the grid's watch list and temperature under the uniform prior.  All
@@ -158,6 +159,7 @@ def test_the_resamples_are_drawn_a_block_at_a_time_with_the_intervals_of_one_dra
         assert (row["low"], row["high"]) == (low, high), row["metric"]
 
 
+@pytest.mark.slow
 def test_the_paired_bootstrap_memory_does_not_grow_with_resamples_times_trials():
     """5,000 resamples of 2,000 trials: one draw of every resample held 2 x 80 MB of weights; one block holds 2 MB."""
     import tracemalloc

@@ -130,6 +130,7 @@ def test_result_true_rank_matches_hand_ranks_and_streaming_engine(kernel):
     assert streamed.true_rank.tolist() == ranks
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=scoresets(max_trials=12, max_enrolled=6))
 def test_speaker_rows_add_up_to_the_evaluation(data):

@@ -44,6 +44,7 @@ def test_fbank_reproduces_speechbrain_features():
         np.testing.assert_allclose(feats, ref[utt], atol=1e-3)  # dB; the fixture README's tolerance
 
 
+@pytest.mark.slow
 def test_single_utterance_embeddings_match_speechbrain(models):
     ecapa, xvec = models
     fb, emb = np.load(FIX / "fbank.npz"), np.load(FIX / "embeddings.npz")
@@ -66,6 +67,7 @@ def padded_batch():
     return sentence_mean_norm(batch, frames), frames, rel, emb
 
 
+@pytest.mark.slow
 def test_speechbrain_style_batches_reproduce_its_batched_embeddings(models):
     ecapa, xvec = models
     normed, frames, rel, emb = padded_batch()
@@ -88,6 +90,7 @@ def test_exact_batches_equal_single_utterance_embeddings(models):
             assert cosine.min() >= 0.9999
 
 
+@pytest.mark.slow
 def test_batched_attacker_on_very_different_lengths(tmp_path):
     paths = [write_voice(tmp_path / f"u{i}.wav", i % 2, i, s) for i, s in enumerate((0.4, 9.0, 1.3, 4.2, 0.7))]
     utts = [Utterance(f"u{i}", f"s{i % 2}", str(p)) for i, p in enumerate(paths)]
@@ -144,6 +147,7 @@ def test_audio_errors_and_conversions(tmp_path):
     assert eight.shape == (16000,)  # resampled to 16 kHz
 
 
+@pytest.mark.slow
 def test_cache_hit_returns_identical_arrays_and_skips_the_model(tmp_path):
     paths = [write_voice(tmp_path / f"c{i}.wav", i, i, 1.0 + i) for i in range(3)]
     utts = [Utterance(f"c{i}", f"s{i}", str(p)) for i, p in enumerate(paths)]
@@ -167,6 +171,7 @@ def make_data_dir(folder: Path, utterances):
     (folder / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s, _ in utterances))
 
 
+@pytest.mark.slow
 def test_end_to_end_score_then_evaluate(tmp_path, capsys):
     wavs = tmp_path / "wav"
     wavs.mkdir()
@@ -253,6 +258,7 @@ def test_score_cli_errors(tmp_path, capsys):
     assert code == 2 and "is a piped command" in err and not (tmp_path / "x.npz").exists()
 
 
+@pytest.mark.slow
 def test_bf16_autocast_and_progress_bar_run_on_cpu(tmp_path, capsys):
     paths = [write_voice(tmp_path / f"b{i}.wav", i, i, 1.0 + i) for i in range(2)]
     utts = [Utterance(f"b{i}", f"s{i}", str(p)) for i, p in enumerate(paths)]

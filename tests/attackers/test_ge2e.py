@@ -71,6 +71,7 @@ def _engine_waveforms(tmp_path) -> dict[str, np.ndarray]:
     return waves
 
 
+@pytest.mark.slow
 def test_ge2e_equals_resemblyzer_on_its_preprocessed_waveforms(tmp_path):
     """Cosine >= 0.999 with VoiceEncoder().embed_utterance for every utterance (the issue's criterion)."""
     voice_encoder, preprocess_wav = _resemblyzer()
@@ -171,6 +172,7 @@ def test_volume_is_raised_to_minus_30_dbfs_and_never_lowered(gain, seed):
     assert normalise_volume(np.zeros(10, np.float32)).tolist() == [0.0] * 10
 
 
+@pytest.mark.slow
 def test_batching_does_not_change_an_embedding():
     """Windows of several utterances share forward passes; each embedding equals the utterance embedded alone."""
     attacker = Ge2e(device="cpu", pretrained=False, seed=3, batch_size=5)
@@ -187,6 +189,7 @@ def test_batching_does_not_change_an_embedding():
         np.testing.assert_allclose(together[row], (each / each.norm()).numpy(), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_weights_load_from_either_layout_and_bad_files_are_refused(tmp_path):
     model = Ge2eModel()
     state = {k: torch.randn_like(v) for k, v in model.state_dict().items()}
@@ -226,6 +229,7 @@ def test_missing_resemblyzer_is_one_line_naming_the_extra(monkeypatch):
     assert Ge2e(device="cpu", pretrained=False).embed_audio([voice(0, 0, 2.0)]).shape == (1, 256)
 
 
+@pytest.mark.slow
 def test_embedding_with_the_pretrained_weights_runs_no_resemblyzer_code():
     """The weights file is found and read, but the package is never imported (a fresh interpreter checks)."""
     import sys
@@ -245,6 +249,7 @@ def test_embedding_with_the_pretrained_weights_runs_no_resemblyzer_code():
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_score_command_with_ge2e_on_kaldi_data_dirs(tmp_path, capsys):
     """``lidframe score --attacker ge2e --scenario ...`` on Kaldi data dirs: a T x N score set, the rung stated."""
     from lidframe.cli import main

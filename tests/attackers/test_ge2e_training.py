@@ -52,6 +52,7 @@ def _separation(attacker, data_dir) -> float:
     return float(cos[same & off].mean() - cos[~same].mean())
 
 
+@pytest.mark.slow
 def test_output_layer_adaptation_keeps_the_lstm_and_separates_the_training_speakers(corpus, tmp_path):
     init = tmp_path / "init.pt"
     before = _random_init(init)
@@ -72,6 +73,7 @@ def test_output_layer_adaptation_keeps_the_lstm_and_separates_the_training_speak
     assert adapted > base + 0.05, (base, adapted)
 
 
+@pytest.mark.slow
 def test_whole_encoder_fine_tuning_writes_a_checkpoint_the_attacker_loads(corpus, tmp_path):
     init = tmp_path / "init.pt"
     before = _random_init(init, seed=1)
@@ -97,6 +99,7 @@ def test_output_layer_of_an_encoder_without_one_is_refused(corpus, tmp_path):
         train_output_layer(Ge2e(**SMALL, device="cpu"), corpus / "train", tmp_path / "x.ckpt", epochs=0)
 
 
+@pytest.mark.slow
 def test_cli_init_names_the_pretrained_weights(corpus, tmp_path, capsys):
     try:
         resemblyzer_weights()
@@ -146,6 +149,7 @@ def test_cli_refuses_in_one_line(corpus, tmp_path, argv, message, capsys):
     assert not (tmp_path / "o.ckpt").exists()
 
 
+@pytest.mark.slow
 def test_output_layer_adaptation_starts_from_the_attackers_checkpoint(corpus, tmp_path):
     """Without init, the attacker's own checkpoint is what gets adapted; with neither weights, a refusal."""
     own = tmp_path / "own.pt"

@@ -52,6 +52,7 @@ def heldout_eer(attacker, held):
     return eer_rocch(scores.scores[mated], scores.scores[~mated])
 
 
+@pytest.mark.slow
 def test_training_lowers_the_loss_and_beats_random_weights(corpus):
     root, held = corpus
     history = train_attacker(
@@ -64,6 +65,7 @@ def test_training_lowers_the_loss_and_beats_random_weights(corpus):
     assert trained < random, (trained, random)
 
 
+@pytest.mark.slow
 def test_resume_continues_from_the_last_epoch_and_matches_an_uninterrupted_run(corpus, tmp_path):
     root, _ = corpus
     train_attacker(
@@ -94,6 +96,7 @@ def test_aam_softmax_margin():
     assert logits[0, 1].item() == pytest.approx(0.0, abs=1e-4)
 
 
+@pytest.mark.slow
 def test_cli_train_attacker(corpus, tmp_path, capsys):
     root, _ = corpus
     with warnings.catch_warnings():

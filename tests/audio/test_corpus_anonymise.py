@@ -184,6 +184,7 @@ def test_batched_mcadams_blocks_join_seamlessly(monkeypatch):
     np.testing.assert_allclose(whole, mcadams_frame_by_frame(x, 0.8), rtol=0, atol=1e-8)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ratio", [0.8, 1.25])
 def test_pitch_shift_changes_f0_by_the_ratio_at_the_same_duration(ratio):
     x = harmonic()

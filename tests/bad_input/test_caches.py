@@ -166,6 +166,7 @@ CORRUPTIONS = [_truncate, _garbage, _empty, _wrong_shape, _wrong_member, _extra_
 CORRUPTIONS += [_npy_not_npz, _flipped_byte]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("corrupt", CORRUPTIONS, ids=lambda f: f.__name__.strip("_"))
 def test_a_corrupt_entry_is_recomputed_and_replaced_with_one_warning(tmp_path, capsys, setup, corrupt):
     entry = setup["entries"][1]
@@ -185,6 +186,7 @@ def test_a_corrupt_entry_is_recomputed_and_replaced_with_one_warning(tmp_path, c
     assert again == []  # the replaced entry is a hit
 
 
+@pytest.mark.slow
 def test_several_corrupt_entries_give_one_warning_with_their_count(tmp_path, capsys, setup):
     """Enrolment and trial entries are damaged: two embed calls, one warning for the run."""
     for entry, corrupt in zip(setup["entries"][:4], (_truncate, _garbage, _wrong_shape, _wrong_member)):
@@ -199,6 +201,7 @@ def test_several_corrupt_entries_give_one_warning_with_their_count(tmp_path, cap
 
 
 # ------------------------------------------------------------------ a folder that cannot be written
+@pytest.mark.slow
 def test_unwritable_cache_folder_is_used_read_only(tmp_path, capsys, setup, monkeypatch):
     """The OS refuses every new file in the folder (as for a read-only mount, and for root too)."""
     real_mkstemp = tempfile.mkstemp
@@ -263,6 +266,7 @@ def test_a_refused_run_creates_no_cache_folder(tmp_path, capsys):
     assert not (tmp_path / "new").exists()
 
 
+@pytest.mark.slow
 def test_an_encoder_without_lin_neurons_measures_its_embedding_length(tmp_path):
     """A plugin whose configuration does not name the length: measured once, then entries are checked against it."""
     from lidframe.attackers import EcapaTdnn, Utterance

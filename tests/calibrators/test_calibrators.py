@@ -183,6 +183,7 @@ def test_beta_is_the_constrained_maximum_likelihood_fit():
     assert cal.prior_log_odds_ == pytest.approx(math.log(500 / 2000))
 
 
+@pytest.mark.slow
 def test_beta_agrees_with_betacal():
     # betacal silences warnings process-wide when imported, so it runs in a subprocess.
     # Its own solver stops at scikit-learn's tol = 1e-4, so parameters agree to ~1e-2;

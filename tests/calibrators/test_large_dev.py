@@ -88,6 +88,7 @@ def logistic_pooling_bound(z, y, slope, intercept, bins, C):
 @given(dev_pairs(max_mated=60, max_non_mated=300), st.sampled_from([64, 256, 1024]), st.sampled_from([1.0, 0.1]))
 # pairs tied in a few heavy pooled rows, whose pooled fit L-BFGS left 1.1-1.4e-7 from the optimum (the
 # pooling bound is 0 here; found by Hypothesis, 2026-12-03): Logistic now finishes with Newton steps
+@pytest.mark.slow
 @example(
     (
         np.r_[3.0, -4.0, -1.0, 1.0, np.full(260, -5.5), -1.0, 1.0],

@@ -71,6 +71,7 @@ z_arrays = arrays(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(
     spec=st.sampled_from(SPECS),

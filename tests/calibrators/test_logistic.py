@@ -147,6 +147,7 @@ def weighted_dev_sets(draw):
     return scores, labels, None if weights is None else np.array(weights, dtype=np.float64)
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(weighted_dev_sets(), st.sampled_from([1.0, 0.1, None]), st.sampled_from(["balanced", "prior"]))
 def test_the_fit_is_where_the_objectives_gradient_vanishes(dev, C, weighting):

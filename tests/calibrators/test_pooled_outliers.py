@@ -154,6 +154,7 @@ def assert_logistic_close(fitted, slope, intercept):
     assert abs(fitted.intercept_ - intercept) <= 1e-3 * max(abs(intercept), 1.0), (fitted.intercept_, intercept)
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(dev_sets_with_outliers())
 def test_pooled_logistic_with_outliers_is_the_fit_on_every_pair(case):
@@ -182,6 +183,7 @@ def newton_beta_log_likelihood(scores, labels):
     return best
 
 
+@pytest.mark.slow
 @settings(max_examples=15)
 @given(dev_sets_with_outliers(consistent=True))
 def test_pooled_beta_with_outliers_is_the_fit_on_every_pair(case):

@@ -237,6 +237,7 @@ def test_zero_variance_rows_are_named_with_file_and_split(pair, capsys):
         )
 
 
+@pytest.mark.slow
 def test_console_script_has_no_traceback(pair):
     folder, dev, ev = pair
     proc = subprocess.run(
@@ -258,6 +259,7 @@ def test_console_script_has_no_traceback(pair):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_demo_command(tmp_path, capsys):
     code, out, _ = run(["demo", "--simulated", "--out", tmp_path / "d"], capsys)
     assert code == 0
@@ -268,6 +270,7 @@ def test_demo_command(tmp_path, capsys):
     assert set(summary["systems"]) == {"plain", "anon-weak", "anon-strong", "uneven", "random"}
 
 
+@pytest.mark.slow
 def test_evaluate_bootstrap_prints_intervals_and_compare_prints_adjusted_p_values(tmp_path, capsys):
     dev, ev = simulate_system(leakage=0.3, seed=6, n_enrolled=10, trials_per_speaker=8)
     dev.save(tmp_path / "dev.npz")
@@ -317,6 +320,7 @@ def test_evaluate_bootstrap_prints_intervals_and_compare_prints_adjusted_p_value
     assert code == 2 and "bad.csv: missing column(s) trial_spk" in err
 
 
+@pytest.mark.slow
 def test_compare_reads_per_trial_tables_with_the_outsider_column_or_the_old_impostor_column(pair, capsys):
     folder, dev, ev = pair
     speakers = ["stranger", "stranger", *ev.trial_speakers[2:]]  # two outsider trials

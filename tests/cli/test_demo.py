@@ -31,6 +31,7 @@ from tests.report.test_browser import browser, check_page  # noqa: F401 - browse
 from tests.report.test_cli_reports import COLUMN_KEYS, sort_value, table_rows
 
 
+@pytest.mark.slow
 def test_demo_is_deterministic_and_ordered():
     table, record = run_demo(seed=0)
     again, _ = run_demo(seed=0)
@@ -186,6 +187,7 @@ def simulated(tmp_path_factory):
     return out, stdout
 
 
+@pytest.mark.slow
 def test_simulated_demo_writes_summary_table_per_trial_csv_and_report(simulated):
     out, stdout = simulated
     summary = check_demo_folder(out, stdout, list(DEMO_SYSTEMS), lambda label, split: out / f"{label}_{split}.npz")
@@ -196,6 +198,7 @@ def test_simulated_demo_writes_summary_table_per_trial_csv_and_report(simulated)
     assert DEMO_OPEN_SET_PRIOR in stdout.splitlines()[0]  # the first line says what the last columns are
 
 
+@pytest.mark.slow  # the simulated demo's run (the fixture) is most of it
 def test_simulated_demo_open_set_numbers_are_the_dense_posterior_over_n_plus_one(simulated):
     """summary.json's open_set and the table's outALID / misattr, recomputed from the score files and the fit."""
     out, _ = simulated
@@ -231,6 +234,7 @@ def test_simulated_demo_open_set_numbers_are_the_dense_posterior_over_n_plus_one
         assert table[name]["out"] == str(DEMO_OUTSIDERS * 20)
 
 
+@pytest.mark.slow
 @pytest.mark.browser
 def test_simulated_demo_report_in_headless_chromium(browser, simulated, tmp_path):  # noqa: F811
     check_page(browser, simulated[0] / "report.html", "evaluate", tmp_path)
@@ -245,6 +249,7 @@ def test_demo_refuses_an_out_that_is_a_file_before_any_work(tmp_path):
     assert target.read_text() == "mine" and sorted(tmp_path.iterdir()) == [target]
 
 
+@pytest.mark.slow
 def test_a_failing_report_leaves_none_of_the_four_outputs(tmp_path, monkeypatch):
     """summary.json, table.txt, per_trial.csv and report.html are staged: all or none."""
     import lidframe.report

@@ -235,6 +235,7 @@ def test_per_speaker_csv_has_the_outsider_speakers(sets, capsys):
     assert list(speakers["outsider"]) == [False] * ev.n_enrolled + [True] * 3  # the enrolled speakers first
 
 
+@pytest.mark.slow
 def test_compare_reads_open_set_tables_with_their_outsider_trials_and_refuses_a_mix(sets, capsys):
     folder, _, ev = sets
     for name, options in {"open_log": ["--prior", OPEN], "open_iso": ["--prior", OPEN, "--calibrator", "isotonic"],

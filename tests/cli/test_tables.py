@@ -69,7 +69,7 @@ def test_longitudinal_prints_a_dash_for_an_undefined_lid_minus(plain, capsys):
     assert not NAN_WORD.search(out), out
 
 
-@pytest.mark.parametrize("command", ["nsweep", "compare", "longitudinal"])
+@pytest.mark.parametrize("command", ["nsweep", pytest.param("compare", marks=pytest.mark.slow), "longitudinal"])
 def test_no_table_prints_nan(plain, capsys, command):
     scoresets = ["--dev", plain / "dev.npz", "--eval", plain / "eval.npz"]
     argv = {

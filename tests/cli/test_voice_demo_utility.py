@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import soundfile
 
 from lidframe.audio.corpus import SENTENCES
 from lidframe.demo.voice.plan import STAMP_FILE, UTILITY_STAMP_SUFFIX, VOICE_DEMO_SYSTEMS, _DemoRun
@@ -25,6 +24,9 @@ from lidframe.errors import InputError
 from lidframe.registry import register, unregister
 from tests.voices import write_voice
 
+soundfile = pytest.importorskip(
+    "soundfile", reason="the demo's voices are read with soundfile: pip install -e '.[audio]'"
+)
 HAVE_EXTRA = all(importlib.util.find_spec(name) for name in ("jiwer", "parselmouth"))
 pytestmark = pytest.mark.skipif(
     not HAVE_EXTRA, reason="the utility extra (jiwer, praat-parselmouth) is not installed: pip install -e '.[utility]'"
@@ -319,6 +321,7 @@ def test_a_rerun_reuses_every_record_and_a_changed_input_redoes_what_it_feeds(tm
         assert all(r.wer != first[k].wer for k, r in redo.items())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "settings",
     [{"n_boot": 101}, {"seed": 1}, {"recogniser": "length-test?shift=1"}],

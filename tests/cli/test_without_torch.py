@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test starts a Python of its own with torch blocked
+
 INSTALL = ("pip install -e '.[audio]'", "https://download.pytorch.org/whl/cpu")
 BLOCK_TORCH = """
 import sys

@@ -85,6 +85,7 @@ CALIBRATORS = {"logistic": Logistic, "isotonic": Isotonic, "beta": Beta}
 
 
 # distributed's threads touch the global random module while Hypothesis draws: not the test's randomness
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.HypothesisDeprecationWarning")
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
@@ -130,6 +131,7 @@ def test_a_trial_row_with_nan_is_named_by_its_global_row_before_any_task(client)
                        scheduler=client, block_rows=4)  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_constant_row_in_a_block_is_named_by_its_trial_id(client):
     trial, enrol, true_index = embeddings(4, 30, 10, 4)
     enrol[:, 0] = 0.0
@@ -150,6 +152,7 @@ def test_a_constant_row_in_a_block_is_named_by_its_trial_id(client):
         )
 
 
+@pytest.mark.slow
 def test_importing_lidframe_and_the_cluster_module_does_not_import_distributed():
     code = "import sys, lidframe, lidframe.core.cluster; print('distributed' in sys.modules, 'dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -361,7 +364,7 @@ class NanAbove:
         return np.where(z >= self.threshold, np.nan, z)
 
 
-@pytest.mark.parametrize("path", ["dense", "streaming", "cluster"])
+@pytest.mark.parametrize("path", ["dense", "streaming", pytest.param("cluster", marks=pytest.mark.slow)])
 def test_non_finite_llrs_of_a_trial_in_a_later_block_name_that_trial(client, path):
     trial, enrol, true_index = embeddings(5, 30, 10, 4)
     z = dense_znorm(cosine(trial, enrol), 1)  # the reference z-scores, in float64 here

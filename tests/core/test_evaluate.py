@@ -51,6 +51,7 @@ def test_end_to_end_against_sklearn_and_dense_reference(ddof):
     assert s["log2_n"] == pytest.approx(math.log2(11))
 
 
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(st.integers(0, 2**32 - 1))
 def test_identity_free_scores_give_alid_near_zero_and_lid_uses_the_true_column(seed):
@@ -85,6 +86,7 @@ def test_identity_free_scores_give_alid_near_zero_and_lid_uses_the_true_column(s
     assert informed.summary["alid"] > 0.5
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(scoresets(max_trials=12, max_enrolled=6), scoresets(max_trials=12, max_enrolled=6))
 def test_summary_identities_on_arbitrary_score_sets(dev, ev):

@@ -98,6 +98,7 @@ def test_constant_llr_offset_cancels_under_uniform_prior(case, offset):
     )
 
 
+@pytest.mark.slow
 @given(st.data(), st.integers(1, 30), st.integers(2, 40), st.integers(1, 7))
 def test_constant_llr_rows_give_exactly_zero_lid_under_any_prior(data, n_trials, n_enrolled, tile_rows):
     # rows drawn constant (each its own value) or free, mixed in one matrix; a constant

@@ -327,6 +327,7 @@ TRITON_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs Triton (its CPU interpreter)")
 def test_triton_open_set_statistics_in_the_interpreter():
     env = dict(os.environ, TRITON_INTERPRET="1")

@@ -389,6 +389,7 @@ _INTERPRETER_CHECK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_triton_kernel_in_the_interpreter():
     """The fused kernel's logic, run by Triton's CPU interpreter (bf16 needs a GPU: see bench/gpu_all.py)."""
     pytest.importorskip("triton")

@@ -43,6 +43,7 @@ def uniform_prior(n):
     return np.full(n, -np.log(n))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kernel", ["numpy", "torch"])
 @pytest.mark.parametrize("name", ["affine", "isotonic", "beta", "gaussian-unequal"])
 def test_streamed_bins_agree_with_the_exact_view(kernel, name):
@@ -135,6 +136,7 @@ def check_evaluate_bins_within_the_bounds(n, seed):
         assert abs(binned[key] - exact[key]) <= ISSUE_BOUND
 
 
+@pytest.mark.slow
 def test_evaluate_bins_an_embedding_set_within_the_bounds():
     check_evaluate_bins_within_the_bounds(2048, 1)
 
@@ -144,6 +146,7 @@ def test_evaluate_bins_an_embedding_set_within_the_bounds_at_4096():
     check_evaluate_bins_within_the_bounds(4096, 2)
 
 
+@pytest.mark.slow
 def test_streamed_binned_pass_holds_only_tiles():
     n = 4096
     trial, enrol, true_index = embeddings(7, n, n, 32, noise=2.0)

@@ -275,6 +275,7 @@ def test_to_dict_is_json_and_is_the_mapping_with_nan_as_none(systems):
     assert pickle.loads(pickle.dumps(s)).to_dict() == record
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None)
 @given(scoresets(max_trials=12, max_enrolled=6), scoresets(max_trials=12, max_enrolled=6))
 def test_the_two_views_agree_on_drawn_score_sets(dev, ev):
@@ -505,6 +506,7 @@ def per_speaker_pdr_check(result, lid, constant, speakers):
             assert row.pdr == pytest.approx(np.mean(lid[mine] > 0), abs=1e-15), row.speaker
 
 
+@pytest.mark.slow
 @settings(max_examples=80, deadline=None)
 @given(
     ev=scoresets(max_trials=12, max_enrolled=6),

@@ -59,6 +59,7 @@ def old_rule(rows: np.ndarray, ddof: int) -> np.ndarray:
     return std <= 16.0 * np.finfo(np.float64).eps * np.maximum(rows.max(axis=1), -rows.min(axis=1))
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.integers(2, 30),

@@ -53,6 +53,7 @@ def _mechanism_grid(folder: Path) -> Path:
     return folder / "grid.toml"
 
 
+@pytest.mark.slow
 def test_each_system_keeps_one_colour_in_both_panels(tmp_path, monkeypatch):
     from matplotlib.colors import to_hex
 

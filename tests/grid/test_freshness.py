@@ -73,6 +73,7 @@ def score_system(folder: Path, name: str, leakage: float, seed: int) -> tuple[Pa
     return folder / f"{name}_dev.npz", folder / f"{name}_eval.npz"
 
 
+@pytest.mark.slow
 def test_changed_score_file_replaces_its_row_and_the_report_works(tmp_path, capsys):
     folder = tmp_path / "spec"
     folder.mkdir()

@@ -98,6 +98,7 @@ def table_bytes(out: Path) -> bytes:
     return (out / "report" / "table.csv").read_bytes()
 
 
+@pytest.mark.slow
 def test_same_spec_gives_a_byte_identical_table(tmp_path):
     spec = make_spec(tmp_path / "spec", ci="[grid.bootstrap]\nn_boot = 200\nlevel = 0.9\n")
     run_grid(spec, tmp_path / "a")
@@ -175,6 +176,7 @@ def test_bad_spec_names_the_key_exits_2_and_writes_nothing(tmp_path, capsys, edi
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.slow
 def test_report_command_writes_tables_and_figures(tmp_path, capsys):
     spec = make_spec(tmp_path / "spec")
     run_grid(spec, tmp_path / "out")
@@ -193,6 +195,7 @@ def test_report_command_writes_tables_and_figures(tmp_path, capsys):
         assert (tmp_path / "out" / "report" / name).stat().st_size > 0, name
 
 
+@pytest.mark.slow
 def test_gaussian_mechanism_as_a_grid_transform(tmp_path):
     """A mu sweep over a data-dir system (precomputed embeddings): EER falls and ALID rises with mu."""
     rng = np.random.default_rng(5)

@@ -317,6 +317,7 @@ def test_without_its_spec_the_report_reads_the_utility_the_grid_recorded(tmp_pat
     assert str(file.resolve()) in err
 
 
+@pytest.mark.slow
 def test_the_page_gets_the_utility_and_lists_its_file(tmp_path, monkeypatch):
     """report.html: the builder is given each system's Utility, and the provenance lists the file with its digest.
 

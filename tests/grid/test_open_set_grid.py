@@ -156,6 +156,7 @@ def test_the_table_has_the_open_set_columns_of_the_summaries(mixed):
             assert (row[f"{key}_low"], row[f"{key}_high"]) == pytest.approx((low, high), rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_the_grid_report_page_has_the_open_set_section(mixed):
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")

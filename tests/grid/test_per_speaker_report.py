@@ -90,6 +90,7 @@ def test_the_tables_intervals_follow_the_grids_bootstrap_settings(grid):
     assert all(math.isfinite(r.alid_low) and r.alid_low <= r.alid <= r.alid_high for r in table.rows if r.n_trials > 1)
 
 
+@pytest.mark.slow
 def test_every_system_section_of_the_grid_page_has_its_per_speaker_table(grid):
     """lidframe report: per system the table of its first cell, speakers most disclosed first, with intervals."""
     _, out = grid

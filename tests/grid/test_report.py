@@ -107,6 +107,7 @@ def test_table_tex_compiles(table_tex, tmp_path):
     assert done.returncode == 0, done.stdout[-2000:]
 
 
+@pytest.mark.slow
 def test_a_report_without_figures_removes_the_figures_of_an_earlier_one(tmp_path):
     spec = make_grid(tmp_path / "spec", "anon")
     run_grid(spec, tmp_path / "out")
@@ -296,6 +297,7 @@ def overlapping(texts) -> list[tuple[str, str]]:
     return pairs
 
 
+@pytest.mark.slow
 def test_lid_ccdf_png_has_a_panel_for_every_calibrator_and_prior(figure_grid, monkeypatch):
     saved = captured_figures(monkeypatch)
     write_report(figure_grid)
@@ -306,6 +308,7 @@ def test_lid_ccdf_png_has_a_panel_for_every_calibrator_and_prior(figure_grid, mo
     assert sorted(ccdf["legend"]) == ["strong", "weak"]  # one legend for all panels, naming the systems
 
 
+@pytest.mark.slow
 def test_eer_vs_lid_png_names_systems_in_a_legend_and_panels_by_calibrator_and_prior(figure_grid, monkeypatch):
     saved = captured_figures(monkeypatch)
     write_report(figure_grid)
@@ -318,6 +321,7 @@ def test_eer_vs_lid_png_names_systems_in_a_legend_and_panels_by_calibrator_and_p
     assert overlapping(eer["texts"]) == []
 
 
+@pytest.mark.slow
 def test_a_single_combination_is_one_panel_that_names_its_calibrator_and_prior(tmp_path, monkeypatch):
     spec = make_grid(tmp_path / "spec", "anon")
     run_grid(spec, tmp_path / "out")
@@ -330,6 +334,7 @@ def test_a_single_combination_is_one_panel_that_names_its_calibrator_and_prior(t
     assert sorted(saved["eer_vs_lid.png"]["legend"]) == ["anon", "plain"]
 
 
+@pytest.mark.slow
 def test_a_forged_per_trial_file_is_one_line_and_changes_nothing(figure_grid, tmp_path, capsys):
     """A per-trial file whose lid header claims 10^9 floats: refused from its header, before any allocation."""
     import io

@@ -16,6 +16,7 @@ from lidframe.grid.runner import run_grid
 from tests.grid.test_scenario_grid import ladder  # noqa: F401 (a fixture)
 
 
+@pytest.mark.slow
 def test_every_file_that_prints_a_code_says_what_it_means(ladder):  # noqa: F811 (the fixture)
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")

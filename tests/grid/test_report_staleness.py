@@ -65,6 +65,7 @@ def test_a_current_grid_is_reported_without_a_warning(grid, capsys):
     assert "warning" not in err.lower() and "Warning" not in summary and "Warning" not in tex
 
 
+@pytest.mark.slow
 def test_cells_whose_score_file_changed_are_named_stale_until_the_grid_reruns(grid, capsys):
     spec, out = grid
     save_system(spec.parent, "weak", 99)  # new weak scores: its four cells are no longer current

@@ -244,6 +244,7 @@ def test_the_report_has_a_scenario_column_and_states_each_scenario(ladder):
     assert "## attacker `-`, calibrator `logistic`, prior `uniform`" in summary  # the score-file system: no scenario
 
 
+@pytest.mark.slow
 def test_the_audit_page_names_each_cell_by_its_scenario_and_states_the_ladder(ladder):
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")

@@ -9,6 +9,7 @@ import gc
 import tracemalloc
 
 import numpy as np
+import pytest
 
 from lidframe import ScoreSet
 from lidframe.core.evaluation import evaluate_fitted, fit_calibrator
@@ -25,6 +26,7 @@ def peak_bytes(fn):
         tracemalloc.stop()
 
 
+@pytest.mark.slow
 def test_binary_summary_in_place_adds_a_fraction_of_its_buffers():
     rng = np.random.default_rng(0)
     mated, non_mated = rng.normal(2, 1, 2048), rng.normal(0, 1, 2048 * 2047)
@@ -42,6 +44,7 @@ def scoreset(rng, n_trials, n_enrolled, prefix):
     return ScoreSet(scores, enrolled, enrolled[true])
 
 
+@pytest.mark.slow
 def test_evaluate_with_binary_metrics_adds_about_one_pair_buffer():
     rng = np.random.default_rng(1)
     dev, ev = scoreset(rng, 300, 100, "d"), scoreset(rng, 2048, 2048, "e")

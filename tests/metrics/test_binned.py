@@ -46,6 +46,7 @@ def test_eer_threshold_is_the_brute_force_definition(mated, non_mated):
     assert eer_threshold(mated, non_mated) == brute_force_eer_threshold(mated, non_mated)
 
 
+@pytest.mark.slow
 def test_eer_threshold_of_sorted_arrays_needs_no_temporaries():
     # the definition visits 8 M thresholds; the bisection allocates nothing of that size
     import tracemalloc
@@ -95,6 +96,7 @@ def grids(draw, values):
     return BinGrid(np.sort(cuts))
 
 
+@pytest.mark.slow
 @settings(max_examples=150)
 @given(st.data())
 def test_binned_equals_exact_within_the_stated_bounds(data):
@@ -110,6 +112,7 @@ def test_binned_equals_exact_within_the_stated_bounds(data):
     assert_within_bounds(binned, _exact(mated, non_mated), pairs.error_bounds())
 
 
+@pytest.mark.slow
 @given(st.lists(tied_llrs, min_size=1, max_size=30), st.lists(tied_llrs, min_size=1, max_size=60))
 def test_one_bin_per_distinct_value_is_the_exact_view(mated, non_mated):
     # bins narrower than the 1/8 grid, centred on it: each bin holds one distinct value (the runs of ties)
@@ -133,6 +136,7 @@ def tiles_and_splits(draw):
     return llr, true_cols, [0, *cuts, n_rows], order
 
 
+@pytest.mark.slow
 @given(tiles_and_splits())
 def test_merged_partial_counts_equal_one_pass_exactly(case):
     llr, true_cols, bounds, order = case
@@ -199,7 +203,7 @@ def check_default_grid_meets_the_issue_bounds(n, seed):
         assert abs(binned[key] - exact[key]) <= 1e-3
 
 
-@pytest.mark.parametrize("n, seed", [(1024, 1), (2048, 2)])
+@pytest.mark.parametrize("n, seed", [(1024, 1), pytest.param(2048, 2, marks=pytest.mark.slow)])
 def test_default_grid_meets_the_issue_bounds(n, seed):
     check_default_grid_meets_the_issue_bounds(n, seed)
 
@@ -292,6 +296,7 @@ def fitted_llrs(calibrator, kind, seed, n_trials, n_enrolled, shift):
     return calibrator.llr(scores), true_cols
 
 
+@pytest.mark.slow
 @settings(max_examples=120)
 @given(
     st.sampled_from(["logistic", "isotonic", "beta", "gaussian"]),
@@ -357,7 +362,7 @@ def simulated_isotonic_llrs(n, seed):
     return calibrator.llr(llr), true_cols
 
 
-@pytest.mark.parametrize("n, seed", [(1024, 11), (2048, 12)])
+@pytest.mark.parametrize("n, seed", [(1024, 11), pytest.param(2048, 12, marks=pytest.mark.slow)])
 def test_default_grid_meets_the_issue_bounds_for_an_isotonic_map(n, seed):
     """The isotonic map piles pairs into few LLR bins: the bounds were up to 4.5e-3 (said: below 1e-3)."""
     llr, true_cols = simulated_isotonic_llrs(n, seed)

@@ -49,6 +49,7 @@ def brute_force_costs(mated, non_mated, p_target, c_miss, c_fa):
     return costs
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(score_arrays, score_arrays, operating_points)
 def test_min_dcf_is_the_brute_force_minimum_over_every_threshold(mated, non_mated, point):
@@ -58,6 +59,7 @@ def test_min_dcf_is_the_brute_force_minimum_over_every_threshold(mated, non_mate
     assert 0.0 <= got <= 1.0 + 1e-12  # rejecting (or accepting) every pair costs 1
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(score_arrays, score_arrays, operating_points)
 def test_act_dcf_is_the_cost_at_the_bayes_threshold(mated, non_mated, point):
@@ -134,6 +136,7 @@ def test_binary_view_carries_both_costs(mated, non_mated, point):
     assert view["act_dcf"] == act_dcf(mated, non_mated, **kwargs)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(score_arrays, score_arrays, operating_points, st.sampled_from([2, 7, 64, 4096]))
 def test_binned_costs_are_within_their_bounds(mated, non_mated, point, n_bins):

@@ -54,6 +54,7 @@ def distinct_score_pairs(draw, max_mated=30, max_non_mated=300):
     return scores[:n_mated], scores[n_mated:]
 
 
+@pytest.mark.slow
 @settings(max_examples=200)
 @given(distinct_score_pairs())
 def test_max_abs_llr_is_zebras_algorithm(pair):

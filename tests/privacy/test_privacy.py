@@ -99,6 +99,7 @@ def test_eer_bound_is_where_the_tradeoff_meets_the_diagonal(mu):
     assert mu_for_eer(eer) == pytest.approx(mu, rel=1e-9)
 
 
+@pytest.mark.slow
 @given(mus)
 def test_mi_bound_is_the_kl_divergence_of_two_releases_in_bits(mu):
     # KL(N(0, 1) || N(mu, 1)) by numerical integration, in bits

@@ -510,6 +510,7 @@ def test_without_intervals_there_is_no_biased_low_note():
     assert not root.find_all("p", id="lidmax-note") and not root.find_all("span", **{"class": "biased"})
 
 
+@pytest.mark.slow
 def test_simulated_demo_headlines_carry_speaker_bootstrap_intervals(tmp_path):
     from lidframe.demo import DEMO_SYSTEMS, run_demo
 

@@ -119,6 +119,7 @@ def test_scatter_names_systems_in_a_legend_not_on_the_points():
     plotting.pyplot().close(fig)
 
 
+@pytest.mark.slow
 def test_small_multiples_cover_every_calibrator_and_prior_and_every_curve():
     rng = np.random.default_rng(2)
     panels = {

@@ -322,6 +322,7 @@ def test_a_label_without_a_result_is_refused_naming_it(results):
         report_from_results(results, ladder=[*ENTRIES, stray], created=CREATED)
 
 
+@pytest.mark.slow
 def test_no_ladder_no_section(results):
     from lidframe.report import render_html
 
@@ -398,6 +399,7 @@ def test_the_demo_rows_make_a_ladder_of_the_demos_shape():
     assert [c.label for c in ladder.references()] == [r.label for r in rows if r.scenario is None]
 
 
+@pytest.mark.slow
 def test_the_demo_outputs_pass_the_ladder_on(results, tmp_path):
     from lidframe.demo import write_demo_outputs
 

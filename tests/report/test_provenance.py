@@ -125,6 +125,7 @@ def test_the_source_digest_is_the_digest_of_the_code_files():
     assert digest == before and len(digest) == 64
 
 
+@pytest.mark.slow
 def test_building_a_report_does_not_import_torch():
     """The versions come from package metadata: neither lidframe nor its report imports torch to state them."""
     code = (
@@ -175,6 +176,7 @@ def scores(tmp_path):
     return folder
 
 
+@pytest.mark.slow
 def test_evaluate_page_cites_the_full_command_line_the_names_and_the_checkpoint(scores, monkeypatch, capsys):
     monkeypatch.chdir(scores)
     argv = ["evaluate", "--dev", scores / "dev.npz", "--eval", "eval.npz", "--no-bootstrap"]

@@ -180,6 +180,7 @@ def test_a_system_keeps_its_colour_and_a_rung_its_marker(ladder_run):
     assert "ge2e · semi-informed (a-a)" in legends[1] and "ecapa · plain speech (o-o)" in legends[1]
 
 
+@pytest.mark.slow
 def test_one_system_without_any_interval_is_drawn_without_bars_and_the_caption_says_so():
     from lidframe.report.figures import FigureMaker
 
@@ -264,6 +265,7 @@ def test_the_table_prints_the_utility_records(two_systems, drawn):
         assert cell["recogniser"].text == given_records[name].recogniser
 
 
+@pytest.mark.slow
 def test_the_page_shows_the_table_the_note_and_the_chart(ladder_run):
     report, _, _ = ladder_run
     page = parse(render_html(report))
@@ -354,6 +356,7 @@ def test_a_grid_takes_a_utility_per_system_for_every_cell_of_it(grid_built):
 
 
 # ------------------------------------------------------------------ the demos and lidframe evaluate
+@pytest.mark.slow
 def test_the_demo_outputs_hold_the_utility_in_summary_json_and_on_the_page(tmp_path):
     from lidframe.demo import write_demo_outputs
 
@@ -391,6 +394,7 @@ def scores(tmp_path):
     return tmp_path
 
 
+@pytest.mark.slow
 def test_evaluate_report_with_utility_shows_the_section(scores, capsys):
     u = utility_record(0.25, wer_interval=(0.2, 0.31), rho_f0=0.8, rho_interval=(0.7, 0.86))
     path = scores / "U.json"
@@ -435,6 +439,7 @@ def test_evaluate_refuses_a_bad_utility_file_in_one_line(scores, capsys):
         assert not (scores / "r").exists(), case
 
 
+@pytest.mark.slow
 def test_importing_the_report_does_not_import_the_utility_wing():
     """lidframe.utility loads the attackers' audio front end (and torch): the report imports it only when given one."""
     import subprocess

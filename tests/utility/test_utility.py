@@ -8,7 +8,6 @@ import subprocess
 
 import numpy as np
 import pytest
-import soundfile
 
 from lidframe import InputError
 from lidframe.cli import main
@@ -18,6 +17,9 @@ from lidframe.utility import utility
 from tests.bad_input.audio_dirs import write_data_dir
 from tests.voices import write_voice
 
+soundfile = pytest.importorskip(
+    "soundfile", reason="utility reads and writes audio with soundfile: pip install -e '.[utility]'"
+)
 SENTENCES = [
     "please remember to water the tomatoes before you leave on thursday",
     "the engineers checked every bolt on the bridge before it reopened",
@@ -71,6 +73,7 @@ def tone_dir(root, texts, rate=16000):
     return folder
 
 
+@pytest.mark.slow
 @needs_utility
 @needs_flite
 def test_pocketsphinx_recognises_plain_flite_speech_and_passes_its_conformance_check(tmp_path):
