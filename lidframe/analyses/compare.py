@@ -26,10 +26,12 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.records import RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError, mismatch
+from lidframe.metrics import catalogue
 from lidframe.stats.bootstrap import Bootstrap, percentile_interval, resampling_units, trial_weight_blocks
 from lidframe.stats.weighted import RESAMPLE_BLOCK, lid_metrics_weighted
 
 __all__ = [
+    "COMPARED_METRICS",
     "PAIRED_BOOTSTRAP",
     "PairedComparisonRow",
     "PairedComparisonResult",
@@ -152,6 +154,10 @@ class ComparisonResult(TableRecord):
     """
 
     rows: tuple[ComparisonRow, ...] = attrs.field(converter=as_rows)
+
+
+#: The metrics a paired comparison measures (the metric catalogue's ``compare`` table).
+COMPARED_METRICS: tuple[str, ...] = catalogue.TABLES["compare"]
 
 
 def _metrics_of_values(values: np.ndarray) -> dict:
@@ -281,7 +287,7 @@ def compare_systems(
         name -> ``(trial_ids (T,), speakers (T,), lid (T,))``; all systems must have the
         same set of trial ids (order may differ).
     metrics : sequence of str
-        Metrics to test (each a family for the Holm correction).
+        Metrics to test, among :data:`COMPARED_METRICS` (each a family for the Holm correction).
     **kwargs
         Passed to :func:`paired_comparison` (``bootstrap``, ``n_perm``).
 
@@ -293,6 +299,9 @@ def compare_systems(
     """
     from statsmodels.stats.multitest import multipletests
 
+    unknown = [m for m in metrics if m not in COMPARED_METRICS]
+    if unknown:
+        raise InputError(f"cannot compare {unknown[0]!r}: the metrics compared are {', '.join(COMPARED_METRICS)}")
     names = list(systems)
     if len(names) < 2:
         raise InputError("compare needs at least two systems")

@@ -49,6 +49,7 @@ from lidframe.core.result import Result
 from lidframe.core.sets import SetLike, as_scoreset
 from lidframe.data.records import ABSENT_WHEN_NONE, OMIT_FROM_DICT, RowRecord, TableRecord, as_rows
 from lidframe.errors import InputError
+from lidframe.metrics import catalogue
 from lidframe.registry import (
     CalibratorLike,
     PriorLike,
@@ -72,25 +73,13 @@ __all__ = [
 #: scores that already are LLRs).
 DEFAULT_CALIBRATORS = ("logistic", "isotonic", "beta", "gaussian", "temperature")
 
-#: metric -> "max" or "min": which direction favours the attacker.
-SENSITIVITY_METRICS = {
-    "alid": "max",
-    "pdr": "max",
-    "lid_pos": "max",
-    "lid_neg": "max",
-    "lid_q99": "max",
-    "lid_max": "max",
-    "cllr": "min",
-    "dev_logloss_bits": "min",
-}
+#: metric -> "max" or "min": which direction favours the attacker (the metric catalogue's directions).
+SENSITIVITY_METRICS = {key: catalogue.attacker_prefers(key) for key in catalogue.TABLES["sensitivity"]}
 
 #: Open set: metric -> direction favouring the attacker, from the summary's ``open_set``
 #: (named as its bootstrap intervals are, :data:`lidframe.core.summary.OPEN_SET_INTERVALS`).
 OPEN_SET_SENSITIVITY_METRICS = {
-    "alid_enrolled": "max",
-    "alid_outsider": "max",
-    "membership_enrolled": "max",
-    "misattribution_rate": "max",
+    key: catalogue.attacker_prefers(key) for key in catalogue.TABLES["sensitivity_open_set"]
 }
 
 

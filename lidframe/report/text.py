@@ -16,6 +16,8 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from lidframe.metrics import catalogue
+
 __all__ = ["MISSING", "SUMMARY_COLUMNS", "format_table", "format_value", "is_missing", "text_table"]
 
 #: What a table prints for a missing value (None, NaN).
@@ -26,21 +28,7 @@ MISSING = "-"
 _MISSING_TEXT = frozenset({"none", "nan", "+nan", "-nan", "<na>"})
 
 #: (summary key, column header, format) in printing order.
-SUMMARY_COLUMNS = (
-    ("n_enrolled", "N", "d"),
-    ("log2_n", "log2N", ".2f"),
-    ("n_enrolled_trials", "T", "d"),
-    ("n_outsider_trials", "out", "d"),
-    ("eer", "EER", ".3f"),
-    ("cllr", "Cllr", ".3f"),
-    ("min_cllr", "minCllr", ".3f"),
-    ("alid", "ALID", ".3f"),
-    ("pdr", "PDR", ".3f"),
-    ("lid_pos", "LID+", ".3f"),
-    ("lid_neg", "LID-", ".3f"),
-    ("lid_q99", "LIDq99", ".3f"),
-    ("lid_max", "LIDmax", ".3f"),
-)
+SUMMARY_COLUMNS = tuple((m.key, m.short, m.console_format()) for m in catalogue.table("console"))
 
 
 def is_missing(value: Any) -> bool:

@@ -142,3 +142,16 @@ def test_the_lid_group_is_what_lid_summary_computes_in_its_order():
     from lidframe.metrics.aggregates import lid_summary
 
     assert [m.key for m in metrics_of("lid")] == list(lid_summary(np.array([0.5, -0.25, 1.0])))
+
+
+def test_compare_measures_the_catalogues_compare_table_and_refuses_others():
+    import numpy as np
+
+    from lidframe.analyses.compare import _metrics_of_values, compare_systems
+    from lidframe.errors import InputError
+
+    assert tuple(_metrics_of_values(np.array([[0.5, -1.0, 2.0]]))) == TABLES["compare"]
+    ids, speakers = np.array(["t1", "t2"]), np.array(["s1", "s2"])
+    systems = {"a": (ids, speakers, np.array([1.0, 0.0])), "b": (ids, speakers, np.array([0.5, 0.5]))}
+    with pytest.raises(InputError, match="cannot compare 'eer': the metrics compared are alid, pdr"):
+        compare_systems(systems, metrics=("alid", "eer"))
