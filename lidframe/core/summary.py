@@ -19,7 +19,9 @@ order; a key is the attribute's name, and is present only where that dict has it
 ``"ci" in summary``) answers with the value under its new key and a :class:`FutureWarning`
 naming it; old keys are not iterated, counted or written by :meth:`Summary.to_dict`.
 :func:`with_current_keys` reads a summary stored under the old keys (a grid store written before).
-:meth:`Summary.from_dict` rebuilds the record from the dict of :meth:`Summary.to_dict`.
+:meth:`Summary.from_dict` rebuilds the record from the dict of :meth:`Summary.to_dict` (with
+``earlier``, also from one an earlier lidframe wrote with fewer keys: lidframe 0.2.0 wrote no
+detection costs).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from lidframe.errors import InputError
 from lidframe.metrics import catalogue
 from lidframe.metrics.aggregates import nan_for_none
 from lidframe.metrics.binary_view import BINARY_KEYS
+from lidframe.metrics.detection import OperatingPoint
 from lidframe.stats.bootstrap import Bootstrap, Interval
 
 __all__ = [
@@ -299,7 +302,7 @@ class Summary(Mapping[str, Any]):
         return json_clean(self._entries())
 
     @classmethod
-    def from_dict(cls, stored: Mapping[str, Any]) -> Summary:
+    def from_dict(cls, stored: Mapping[str, Any], *, earlier: bool = False) -> Summary:
         """The summary that :meth:`to_dict` wrote: ``Summary.from_dict(s.to_dict()).to_dict() == s.to_dict()``.
 
         Parameters
@@ -309,6 +312,17 @@ class Summary(Mapping[str, Any]):
             the old keys of :data:`RENAMED_KEYS`, the one before (:func:`with_current_keys`).
             Keys that are not the summary's (``calibrator_fit`` of
             :meth:`Result.to_dict <lidframe.core.evaluation.Result.to_dict>`) are ignored.
+        earlier : bool, default False
+            Also read a summary that an earlier lidframe wrote with fewer keys (a grid store
+            keeps them): a key it lacks is a missing value, NaN for a number and None
+            otherwise.  lidframe 0.2.0 wrote no ``min_dcf``, ``act_dcf`` and
+            ``binary_operating_point``: the costs are NaN (printed as not computed) and the
+            binary view's ``operating_point`` the default
+            :class:`~lidframe.metrics.detection.OperatingPoint`, at which nothing was
+            measured.  A summary without ``binary_method`` has an exact binary view where
+            its ``eer`` is a number (none was binned before).  The counts and settings that
+            every lidframe wrote (``n_enrolled``, ``calibrator``, ...) are None only in a
+            summary no lidframe wrote (a store row made by hand), whatever their type.
 
         Returns
         -------
@@ -325,6 +339,8 @@ class Summary(Mapping[str, Any]):
             A key that :meth:`to_dict` always writes is missing.
         """
         entries = with_current_keys(stored)
+        if earlier:
+            entries = _with_earlier_keys(entries)
         missing = [key for key in _ALWAYS_WRITTEN if key not in entries]
         if missing:
             raise InputError(f"not a summary as Summary.to_dict writes it: no {', '.join(map(repr, missing))}")
@@ -341,6 +357,19 @@ class Summary(Mapping[str, Any]):
             n_blocks=entries.get("n_blocks"),
             open_set=None if open_set is None else OpenSetView.from_dict(open_set),
         )
+
+
+def _with_earlier_keys(entries: dict[str, Any]) -> dict[str, Any]:
+    """*entries* with each key of :data:`_ALWAYS_WRITTEN` an earlier summary lacks, missing (:meth:`Summary.from_dict`)."""
+    missing = [key for key in _ALWAYS_WRITTEN if key not in entries]
+    if not missing:
+        return entries
+    filled = {**dict.fromkeys(missing), **entries}
+    if "binary_method" in missing and filled["eer"] is not None:
+        filled["binary_method"] = "exact"  # before the binned view, a binary view sorted every pair
+    if "binary_operating_point" in missing and filled["binary_method"] is not None:
+        filled["binary_operating_point"] = OperatingPoint().to_dict()  # 0.2.0 measured no cost at any point
+    return filled
 
 
 def _stored_intervals(stored: Mapping[str, Any] | None, bootstrap: Bootstrap | None) -> dict[str, Interval] | None:

@@ -17,6 +17,7 @@ returns for one cell; :class:`FinishedCell` is a finished cell read back from th
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +26,7 @@ import attrs
 import numpy as np
 
 from lidframe.core.options import EvaluateOptions
+from lidframe.core.summary import Summary
 
 if TYPE_CHECKING:
     from lidframe.grid.spec.records import DataDirSource, GridSpec
@@ -266,23 +268,48 @@ class FinishedCell(CellComponents, Mapping[str, Any]):
     ----------
     cell_id, system, attacker, mechanism, calibrator, prior, seed, scenario
         As in :class:`CellComponents`.
-    summary : dict
-        The stored summary JSON, parsed (a plain dict, as ``Result.to_dict()`` wrote it).
+    summary : Summary
+        The stored summary (:class:`lidframe.core.summary.Summary`), read by
+        :func:`lidframe.grid.stored.finished_cell` (a summary of lidframe 0.2.0 with its
+        detection costs missing: :meth:`Summary.from_dict <lidframe.core.summary.Summary.from_dict>`).
     per_trial : str
         Its per-trial file, relative to the grid folder.
     per_trial_sha256 : str or None
         That file's SHA-256 as written; None in a store of an earlier layout.
+    calibrator_fit : dict or None
+        The fitted calibrator's record, stored beside the summary (``calibrator_fit`` of
+        :meth:`Result.to_dict <lidframe.core.evaluation.Result.to_dict>`); None for a
+        calibrator without one.
+    longitudinal : dict or None
+        ``fusion -> rows`` of the k-utterance attacker (``[grid.longitudinal]``, the
+        uniform-prior cells), stored beside the summary; None without.
     """
 
-    summary: dict[str, Any] = attrs.field(eq=False)
+    summary: Summary = attrs.field(eq=False)
     per_trial: str
     per_trial_sha256: str | None = None
+    calibrator_fit: dict[str, Any] | None = attrs.field(default=None, eq=False)
+    longitudinal: dict[str, list[dict[str, Any]]] | None = attrs.field(default=None, eq=False)
+
+    def stored_summary(self) -> dict[str, Any]:
+        """The summary as the store holds its JSON: :meth:`Summary.to_dict`, then ``calibrator_fit`` and ``longitudinal``.
+
+        That of a store written by this release, key for key (a store of an earlier one
+        reads with the keys of this release).
+        """
+        stored = self.summary.to_dict()
+        if self.calibrator_fit is not None:
+            stored["calibrator_fit"] = copy.deepcopy(self.calibrator_fit)
+        if self.longitudinal is not None:
+            stored["longitudinal"] = copy.deepcopy(self.longitudinal)
+        return stored
 
     def to_dict(self) -> dict[str, Any]:
-        """The cell as the store holds it: components (``-`` for none), summary, per-trial file, id, digest."""
+        """The cell as the store holds it: components (``-`` for none), summary (:meth:`stored_summary`), per-trial file, id, digest."""
         values = attrs.asdict(self, recurse=False)
         for key in ("attacker", "mechanism", "scenario"):
             values[key] = stored_name(values[key])
+        values["summary"] = self.stored_summary()
         return {key: values[key] for key in _FINISHED_KEYS}
 
     def __getitem__(self, key: str) -> Any:

@@ -463,15 +463,16 @@ def read_finished(out_dir: str | os.PathLike[str]) -> list[FinishedCell]:
     -------
     list of FinishedCell
         Components (a stored ``-`` read as None; ``scenario`` None in a store of an earlier
-        layout), ``summary`` (the parsed JSON, a dict,
-        with the keys of this release: :func:`lidframe.core.summary.with_current_keys`),
+        layout), ``summary`` (a :class:`~lidframe.core.summary.Summary`) with
+        ``calibrator_fit`` and ``longitudinal`` (:func:`lidframe.grid.stored.stored_summary`),
         ``per_trial`` (relative to *out_dir*), ``cell_id`` and ``per_trial_sha256`` (None
         in a store of an earlier layout); in the order the cells finished.
 
     Raises
     ------
     InputError
-        No store, or one :func:`check_store` refuses; a summary that is not JSON.
+        No store, or one :func:`check_store` refuses; a summary that is not JSON, or not
+        a summary any lidframe wrote.
     """
     out = Path(out_dir)
     version = check_store(out, write=False)

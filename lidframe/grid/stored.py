@@ -4,7 +4,9 @@
 read and written); this module is what its rows mean.  :class:`StoredCell` is what the
 store holds about a cell, enough to decide whether it is fresh (:func:`stored_cell`);
 :func:`finished_cell` reads a finished row as a :class:`~lidframe.grid.records.FinishedCell`
-(its summary JSON parsed, with the summary keys of this release); :func:`joined_name`
+(its summary JSON parsed into a :class:`~lidframe.core.summary.Summary` by
+:func:`stored_summary`, the one place that parses it; :func:`as_finished_cell` reads a
+mapping of a finished cell the same way); :func:`joined_name`
 names a cell as messages do.  :func:`verify_per_trial_files` checks each cell's
 per-trial file against the SHA-256 stored with it, so that a file changed or swapped
 with another cell's is refused, not reported or reused.
@@ -17,13 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
 import attrs
 
-from lidframe.core.summary import with_current_keys
+from lidframe.core.summary import Summary
 from lidframe.errors import InputError
 from lidframe.grid.records import NONE, FinishedCell, from_stored
 
@@ -33,6 +35,8 @@ __all__ = [
     "joined_name",
     "stored_cell",
     "finished_cell",
+    "stored_summary",
+    "as_finished_cell",
     "verify_per_trial_files",
 ]
 
@@ -116,26 +120,22 @@ def finished_cell(
     components : sequence
         ``(system, attacker, mechanism, calibrator, prior, seed, scenario)`` as stored.
     summary : str
-        The summary JSON: parsed, with the keys of this release
-        (:func:`lidframe.core.summary.with_current_keys`).
+        The summary JSON, read by :func:`stored_summary`.
     per_trial, per_trial_sha256 : str
         As stored (the digest None in a store of an earlier layout).
 
     Raises
     ------
     InputError
-        A summary that is not JSON.
+        A summary that is not JSON, or not a summary :func:`stored_summary` reads.
     """
     system, attacker, mechanism, calibrator, prior, seed, scenario = components
+    where = f"{path}: cell {key} ({system}, {calibrator}, {prior})"
     try:
         parsed = json.loads(summary)
     except (TypeError, json.JSONDecodeError):
-        raise InputError(
-            f"{path}: cell {key} ({system}, {calibrator}, {prior}) has an "
-            "unreadable summary; rerun lidframe grid with --force"
-        ) from None
-    if isinstance(parsed, dict):  # a store written before this release holds the old summary keys
-        parsed = with_current_keys(parsed)
+        raise InputError(f"{where} has an unreadable summary; rerun lidframe grid with --force") from None
+    record, calibrator_fit, longitudinal = stored_summary(parsed, where=where)
     return FinishedCell(
         cell_id=key,
         system=system,
@@ -145,9 +145,101 @@ def finished_cell(
         prior=prior,
         seed=seed,
         scenario=from_stored(scenario),
-        summary=parsed,
+        summary=record,
         per_trial=per_trial,
         per_trial_sha256=per_trial_sha256,
+        calibrator_fit=calibrator_fit,
+        longitudinal=longitudinal,
+    )
+
+
+def stored_summary(parsed: Any, *, where: str) -> tuple[Summary, dict[str, Any] | None, dict[str, Any] | None]:
+    """A cell's summary JSON, parsed, as its records: the :class:`~lidframe.core.summary.Summary` and what the store keeps beside it.
+
+    Parameters
+    ----------
+    parsed : dict
+        The summary as the grid stores it: :meth:`Summary.to_dict
+        <lidframe.core.summary.Summary.to_dict>` with ``calibrator_fit`` (of
+        :meth:`Result.to_dict <lidframe.core.evaluation.Result.to_dict>`) and, in a
+        uniform-prior cell of a grid with ``[grid.longitudinal]``, ``longitudinal``.  One
+        written by an earlier lidframe reads too: the old keys of
+        :data:`~lidframe.core.summary.RENAMED_KEYS` under their new names, and one of 0.2.0
+        with its detection costs missing (:meth:`Summary.from_dict
+        <lidframe.core.summary.Summary.from_dict>`, ``earlier``).
+    where : str
+        Names the store and the cell in the error.
+
+    Returns
+    -------
+    summary : Summary
+    calibrator_fit : dict or None
+    longitudinal : dict or None
+        ``fusion -> rows`` of the k-utterance attacker.
+
+    Raises
+    ------
+    InputError
+        Not a summary as any lidframe wrote it (a key it always writes is missing, or a
+        value is not of its kind).
+    """
+    if not isinstance(parsed, dict):
+        raise InputError(f"{where} has an unreadable summary (not a JSON object); rerun lidframe grid with --force")
+    try:
+        summary = Summary.from_dict(parsed, earlier=True)
+    except (InputError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(
+            f"{where} has a summary this lidframe cannot read ({exc}); rerun lidframe grid with --force"
+        ) from None
+    return summary, parsed.get("calibrator_fit"), parsed.get("longitudinal")
+
+
+#: The keys of a finished cell's mapping (:meth:`FinishedCell.to_dict <lidframe.grid.records.FinishedCell.to_dict>`) that
+#: :func:`as_finished_cell` needs.
+_NEEDED = ("system", "attacker", "mechanism", "calibrator", "prior", "seed", "summary", "per_trial")
+
+
+def as_finished_cell(cell: FinishedCell | Mapping[str, Any]) -> FinishedCell:
+    """*cell* as a :class:`~lidframe.grid.records.FinishedCell`: a record as it is, a mapping read into one.
+
+    The grid report's functions take the records :func:`lidframe.grid.report.load_results`
+    returns or mappings as their ``to_dict()`` gives them (``-`` for none; the summary a
+    dict as stored, or a :class:`~lidframe.core.summary.Summary`); this reads the latter
+    as the store's rows are read (:func:`stored_summary`), so that every reader uses the
+    record's attributes.
+
+    Raises
+    ------
+    InputError
+        A mapping without the keys of a finished cell (:data:`_NEEDED`), or whose summary
+        :func:`stored_summary` does not read.
+    """
+    if isinstance(cell, FinishedCell):
+        return cell
+    missing = [key for key in _NEEDED if key not in cell]
+    if missing:
+        raise InputError(f"grid cell {cell!r:.80}: not a finished cell record (no {', '.join(missing)})")
+    components = [cell[key] for key in _NEEDED[:6]]
+    name = joined_name(components, cell.get("scenario"))
+    if isinstance(cell["summary"], Summary):
+        summary, calibrator_fit, longitudinal = cell["summary"], None, None
+    else:
+        summary, calibrator_fit, longitudinal = stored_summary(cell["summary"], where=f"grid cell {name}")
+    system, attacker, mechanism, calibrator, prior, seed = components
+    return FinishedCell(
+        cell_id=str(cell.get("cell_id", "")),
+        system=system,
+        attacker=from_stored(attacker),  # None as it is
+        mechanism=from_stored(mechanism),
+        calibrator=calibrator,
+        prior=prior,
+        seed=seed,
+        scenario=from_stored(cell.get("scenario", NONE)),
+        summary=summary,
+        per_trial=cell["per_trial"],
+        per_trial_sha256=cell.get("per_trial_sha256"),
+        calibrator_fit=calibrator_fit,
+        longitudinal=longitudinal,
     )
 
 

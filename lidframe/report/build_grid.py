@@ -1,7 +1,8 @@
 """The builder of a :class:`~lidframe.report.model.Report` from a grid's finished cells (``lidframe report GRID_DIR``).
 
 :func:`report_from_grid` reads the finished cells (the records
-:func:`lidframe.grid.report.load_results` returns) and each cell's per-trial file
+:func:`lidframe.grid.report.load_results` returns, by their attributes: :class:`GridCell`;
+a mapping is read into one at the edge) and each cell's per-trial file
 (checked: a damaged, truncated or stale file is one line naming it and what to do), and
 digests the store and every per-trial file it reads into the report's provenance.
 """
@@ -12,10 +13,12 @@ import datetime as _dt
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
+import attrs
 import numpy as np
 
+from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
 from lidframe.errors import InputError
@@ -35,22 +38,111 @@ from lidframe.report.sections.utility import utility_of
 if TYPE_CHECKING:
     from lidframe.utility import Utility
 
-__all__ = ["report_from_grid"]
+__all__ = ["report_from_grid", "GridCell"]
 
 
 _GRID_KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
+#: How the grid's store writes a component a cell does not have (``lidframe.grid.records.NONE``; a
+#: report does not import the grid): names and messages print it, records hold None.
+_NONE = "-"
 
 
-def _scenario(cell: Mapping[str, Any]) -> str | None:
-    """A grid cell's scenario (the ``scenarios`` axis); None for none (stored ``-``, or no key)."""
-    scenario = cell.get("scenario")
-    return None if scenario in (None, "-") else str(scenario)
+class GridCell(Protocol):
+    """A finished grid cell as :func:`report_from_grid` reads it: a :class:`lidframe.grid.records.FinishedCell`.
+
+    A component the cell does not have is None; ``summary`` is a
+    :class:`~lidframe.core.summary.Summary`, ``calibrator_fit`` the fitted calibrator's record
+    stored beside it (None without one).
+    """
+
+    @property
+    def system(self) -> str: ...
+    @property
+    def attacker(self) -> str | None: ...
+    @property
+    def mechanism(self) -> str | None: ...
+    @property
+    def calibrator(self) -> str: ...
+    @property
+    def prior(self) -> str: ...
+    @property
+    def seed(self) -> int: ...
+    @property
+    def scenario(self) -> str | None: ...
+    @property
+    def summary(self) -> Summary: ...
+    @property
+    def calibrator_fit(self) -> dict[str, Any] | None: ...
+    @property
+    def per_trial(self) -> str: ...
 
 
-def _cell_name(cell: Mapping[str, Any]) -> str:
-    parts = [str(cell[k]) for k in _GRID_KEYS]
-    scenario = _scenario(cell)
-    return "/".join(parts if scenario is None else [*parts[:3], scenario, *parts[3:]])
+@attrs.frozen(kw_only=True)
+class _MappedCell:
+    """A :class:`GridCell` read from a mapping, as ``FinishedCell.to_dict()`` gives it (:func:`_grid_cell`)."""
+
+    system: str
+    attacker: str | None
+    mechanism: str | None
+    calibrator: str
+    prior: str
+    seed: int
+    scenario: str | None
+    summary: Summary = attrs.field(eq=False)
+    calibrator_fit: dict[str, Any] | None = attrs.field(eq=False)
+    per_trial: str
+
+
+def _component(value: Any) -> str | None:
+    """A component of a mapping, as stored: None for ``-`` (the mapping's text edge), the value as text otherwise."""
+    return None if value is None or value == _NONE else str(value)
+
+
+def _grid_cell(cell: Any) -> GridCell:
+    """*cell* as a :class:`GridCell`: a record with a :class:`Summary` as it is, a mapping (or ``to_dict()``) read into one.
+
+    Raises
+    ------
+    InputError
+        A mapping without the keys of a finished cell, or whose summary is not one that
+        lidframe wrote (:meth:`Summary.from_dict`, which also reads one of lidframe 0.2.0).
+    """
+    if isinstance(getattr(cell, "summary", None), Summary):
+        return cast(GridCell, cell)
+    row = cell.to_dict() if hasattr(cell, "to_dict") else cell
+    missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in row]
+    if missing:
+        raise InputError(f"grid cell {row!r:.80}: not a finished cell record (no {', '.join(missing)})")
+    stored = row["summary"]
+    try:
+        summary = stored if isinstance(stored, Summary) else Summary.from_dict(stored, earlier=True)
+    except (InputError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InputError(f"grid cell {row!r:.80}: not a summary lidframe wrote ({exc})") from None
+    return _MappedCell(
+        system=str(row["system"]),
+        attacker=_component(row["attacker"]),
+        mechanism=_component(row["mechanism"]),
+        calibrator=str(row["calibrator"]),
+        prior=str(row["prior"]),
+        seed=int(row["seed"]),
+        scenario=_component(row.get("scenario")),
+        summary=summary,
+        calibrator_fit=None if isinstance(stored, Summary) else stored.get("calibrator_fit"),
+        per_trial=str(row["per_trial"]),
+    )
+
+
+def _text(component: str | None) -> str:
+    """A component as names and messages print it: ``-`` for none."""
+    return _NONE if component is None else component
+
+
+def _cell_name(cell: GridCell) -> str:
+    """The cell's components joined by ``/`` (its scenario after the mechanism), as messages name it."""
+    parts = [cell.system, _text(cell.attacker), _text(cell.mechanism)]
+    if cell.scenario is not None:
+        parts.append(cell.scenario)
+    return "/".join([*parts, cell.calibrator, cell.prior, str(cell.seed)])
 
 
 def _grid_ceiling(lid: np.ndarray, posterior: np.ndarray | None, log2_n: float) -> float:
@@ -74,7 +166,7 @@ _PER_TRIAL_OPTIONAL = ("posterior_true", "outsider", "membership_bits", "top_pos
 
 
 def _per_trial_lid(
-    path: Path, cell: Mapping[str, Any], out: Path
+    path: Path, cell: GridCell, out: Path
 ) -> tuple[np.ndarray, np.ndarray | None, OpenSetPerTrial | None]:
     """LID (bits) and posterior of the true speaker per trial, from a cell's per-trial file.
 
@@ -126,41 +218,42 @@ def _per_trial_lid(
     return lid, optional.get("posterior_true"), open_trials
 
 
-def _grid_cells(cells: Sequence[Any], out: Path) -> list[Mapping[str, Any]]:
-    """Each finished cell as the store holds it (a record's ``to_dict()``, a mapping as it is), checked and sorted."""
-    rows = [cell.to_dict() if hasattr(cell, "to_dict") else cell for cell in cells]
+def _grid_cells(cells: Sequence[Any], out: Path) -> list[GridCell]:
+    """Each finished cell as a :class:`GridCell` (:func:`_grid_cell`), checked and sorted by its components."""
+    rows = [_grid_cell(cell) for cell in cells]
     if not rows:
         raise InputError(f"{out}: the grid has no finished cells to report")
-    for row in rows:
-        missing = [k for k in (*_GRID_KEYS, "summary", "per_trial") if k not in row]
-        if missing:
-            raise InputError(f"grid cell {row!r:.80}: not a finished cell record (no {', '.join(missing)})")
     return sorted(
         rows,
         key=lambda c: (
-            *(str(c[k]) if k != "seed" else f"{int(c[k]):012d}" for k in _GRID_KEYS),
-            _scenario(c) or "",
+            c.system,
+            _text(c.attacker),
+            _text(c.mechanism),
+            c.calibrator,
+            c.prior,
+            f"{int(c.seed):012d}",
+            c.scenario or "",
         ),
     )
 
 
 def _grid_system(
-    cell: Mapping[str, Any], out: Path, *, several_attackers: bool, several_seeds: bool
+    cell: GridCell, out: Path, *, several_attackers: bool, several_seeds: bool
 ) -> tuple[ReportSystem, SystemSettings, InputFile]:
     """One finished grid cell's row of the report, its settings, and its per-trial file (digested)."""
-    summary = cell["summary"]
-    name = str(cell["system"])
-    if cell["mechanism"] not in (None, "-"):
-        name += f" [{cell['mechanism']}]"
-    if _scenario(cell) is not None:  # one system per scenario (the grid's scenarios axis)
-        name += f" ({_scenario(cell)})"
+    summary = cell.summary
+    name = cell.system
+    if cell.mechanism is not None:
+        name += f" [{cell.mechanism}]"
+    if cell.scenario is not None:  # one system per scenario (the grid's scenarios axis)
+        name += f" ({cell.scenario})"
     audited = name  # the system under audit: what "N systems" counts, whichever attacker scored it
     if several_attackers:
-        name += f" / {cell['attacker']}"
-    label = f"{name} · {cell['calibrator']} · {cell['prior']}"
+        name += f" / {_text(cell.attacker)}"
+    label = f"{name} · {cell.calibrator} · {cell.prior}"
     if several_seeds:
-        label += f" · seed {cell['seed']}"
-    path = out / str(cell["per_trial"])
+        label += f" · seed {cell.seed}"
+    path = out / cell.per_trial
     if not path.is_file():
         raise InputError(
             f"{path}: the per-trial file of grid cell {_cell_name(cell)} is missing; rerun lidframe grid on {out}"
@@ -168,14 +261,14 @@ def _grid_system(
     lid, posterior, open_trials = _per_trial_lid(path, cell, out)
     with_lid = ~np.isnan(lid)  # the enrolled trials in the closed set, every trial in the open set
     open_set = OpenSetHeadline.from_summary(summary)
-    stored_trials = summary.get("n_enrolled_trials")
+    stored_trials = summary.n_enrolled_trials  # None only in a store row no lidframe wrote: not checked
     if stored_trials is not None and open_set is not None:
-        stored_trials = int(stored_trials) + int(summary.get("n_outsider_trials") or 0)
-    if stored_trials is not None and int(stored_trials) != int(with_lid.sum()):
+        stored_trials += summary.n_outsider_trials or 0
+    if stored_trials is not None and stored_trials != int(with_lid.sum()):
         # the file and the stored summary come from different runs: no page mixes the two
         raise InputError(
             f"{path}: holds {int(with_lid.sum())} {'trials with a LID' if open_set else 'closed-set trials'} but grid "
-            f"cell {_cell_name(cell)} was summarised over {int(stored_trials)}; the file is stale: delete it and "
+            f"cell {_cell_name(cell)} was summarised over {stored_trials}; the file is stale: delete it and "
             f"rerun lidframe grid on {out}"
         )
     headline = Headline.from_summary(summary, where=f"grid cell {_cell_name(cell)}")
@@ -184,20 +277,20 @@ def _grid_system(
     system = ReportSystem(
         label=label,
         name=name,
-        calibrator=str(cell["calibrator"]),
-        prior=str(cell["prior"]),
+        calibrator=cell.calibrator,
+        prior=cell.prior,
         headline=headline,
         lid_bits=lid[with_lid],
         lid_ceiling_bits=_grid_ceiling(
             lid[with_lid], None if posterior is None else posterior[with_lid], headline.log2_n
         ),
-        attacker=str(cell["attacker"]),
-        seed=int(cell["seed"]),
+        attacker=_text(cell.attacker),
+        seed=int(cell.seed),
         open_set=open_set,
         open_trials=open_trials,
         system=audited,
     )
-    settings = SystemSettings.from_summary(label, summary, summary.get("calibrator_fit"))
+    settings = SystemSettings.from_summary(label, summary, cell.calibrator_fit)
     return system, settings, InputFile.of(f"per-trial LID of {label}", path)
 
 
@@ -219,10 +312,10 @@ def report_from_grid(
     Parameters
     ----------
     cells : sequence of FinishedCell or mapping
-        The finished cells as :func:`lidframe.grid.report.load_results` returns them
-        (:class:`lidframe.grid.records.FinishedCell` records), or mappings as their
-        ``to_dict()`` gives them: ``system, attacker, mechanism, calibrator, prior, seed,
-        summary`` and ``per_trial`` (its per-trial file, relative to *out_dir*).
+        The finished cells as :func:`lidframe.grid.report.load_results` returns them (read
+        by their attributes, :class:`GridCell`), or mappings as their ``to_dict()`` gives
+        them: ``system, attacker, mechanism, calibrator, prior, seed, summary`` (as stored)
+        and ``per_trial`` (its per-trial file, relative to *out_dir*).
     out_dir : str or os.PathLike
         The grid's output folder; its ``results.sqlite`` and every per-trial file read are
         digested into the provenance.
@@ -250,7 +343,7 @@ def report_from_grid(
     Raises
     ------
     InputError
-        No cells, a cell without its fields or whose per-trial file is missing, a utility
+        No cells, a cell without its fields, its summary or its per-trial file, a utility
         for a system that is not the grid's.
     """
     out = Path(out_dir)
@@ -259,12 +352,12 @@ def report_from_grid(
     utility_rows, note = utility_of(
         utility,
         utility_note,
-        [(system.label, str(row["system"])) for system, row in zip(report_systems, rows)],
+        [(system.label, row.system) for system, row in zip(report_systems, rows)],
         where="the grid's systems",
     )
-    specs = dict.fromkeys(str(c["attacker"]) for c in rows if c["attacker"] not in (None, "-"))
+    specs = dict.fromkeys(c.attacker for c in rows if c.attacker is not None)
     provenance = make_provenance(
-        lidframe_version=lidframe_versions([c["summary"] for c in rows]),
+        lidframe_version=lidframe_versions([c.summary for c in rows]),
         created=created,
         systems=settings_rows,
         inputs=files + input_files(inputs),
@@ -283,13 +376,11 @@ def report_from_grid(
     )
 
 
-def _grid_rows(
-    rows: Sequence[Mapping[str, Any]], out: Path
-) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
+def _grid_rows(rows: Sequence[GridCell], out: Path) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
     """Each finished cell's row of the report and its settings; the files read (the store, each per-trial file)."""
     several = {
-        "several_attackers": len({c["attacker"] for c in rows}) > 1,
-        "several_seeds": len({c["seed"] for c in rows}) > 1,
+        "several_attackers": len({c.attacker for c in rows}) > 1,
+        "several_seeds": len({c.seed for c in rows}) > 1,
     }
     files = [InputFile.of("grid store", out / "results.sqlite")] if (out / "results.sqlite").is_file() else []
     report_systems, settings_rows = [], []

@@ -1,7 +1,8 @@
 """The numbers every section of a report reads: a system's :class:`Headline` and its reading sentence.
 
 :class:`Headline` holds what a reader looks at first, read from a
-:class:`~lidframe.core.evaluation.Result`'s summary (or its JSON form), with the
+:class:`~lidframe.core.evaluation.Result`'s summary (a :class:`~lidframe.core.summary.Summary`,
+by its attributes; or a mapping of its keys, its JSON form), with the
 :class:`Interval` of each metric that has one; :func:`reading_sentence` says in one
 sentence what the LID tail means, computed from the per-trial LIDs.  The page model
 (:mod:`lidframe.report.model`) and every section (:mod:`lidframe.report.sections`) read
@@ -17,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lidframe.core.summary import Summary
 from lidframe.errors import InputError
 
 __all__ = [
@@ -115,22 +117,26 @@ class Headline:
     act_dcf: float = math.nan
 
     @classmethod
-    def from_summary(cls, summary: Mapping[str, Any], *, where: str = "summary") -> Headline:
+    def from_summary(cls, summary: Summary | Mapping[str, Any], *, where: str = "summary") -> Headline:
         """The headline of a :class:`~lidframe.core.evaluation.Result` summary (or its JSON form).
 
         Parameters
         ----------
-        summary : mapping
-            ``Result.summary`` or ``Result.to_dict()`` (NaN written as None); needs at least
-            ``n_enrolled`` and ``alid``.
+        summary : Summary or mapping
+            ``Result.summary`` or a grid cell's (a :class:`~lidframe.core.summary.Summary`,
+            read by its attributes), or a mapping of its keys -- ``Result.to_dict()`` (NaN
+            written as None), a DP audit row's numbers -- which needs at least
+            ``n_enrolled``, ``alid``, ``lid_q99`` and ``lid_max``.
         where : str
             Names the summary in an error message (a system, a grid cell).
 
         Raises
         ------
         InputError
-            A required key is missing.
+            A required key is missing from a mapping.
         """
+        if isinstance(summary, Summary):
+            return cls._of_summary(summary, where=where)
         missing = [k for k in ("n_enrolled", "alid", "lid_q99", "lid_max") if k not in summary]
         if missing:
             raise InputError(f"{where}: not a lidframe evaluate summary (no {', '.join(missing)})")
@@ -161,6 +167,43 @@ class Headline:
             dsys=float_or_nan(summary.get("dsys")),
             min_dcf=float_or_nan(summary.get("min_dcf")),
             act_dcf=float_or_nan(summary.get("act_dcf")),
+        )
+
+    @classmethod
+    def _of_summary(cls, summary: Summary, *, where: str) -> Headline:
+        """The headline of a :class:`~lidframe.core.summary.Summary`, read by its attributes (a metric not computed NaN).
+
+        A count may be None in a summary read from a store row no lidframe wrote
+        (:meth:`Summary.from_dict <lidframe.core.summary.Summary.from_dict>`, ``earlier``): without N it is refused.
+        """
+        if summary.n_enrolled is None:
+            raise InputError(f"{where}: not a lidframe evaluate summary (no n_enrolled)")
+        found = summary.intervals or {}
+        intervals = {key: Interval(float(i.low), float(i.high)) for key, i in found.items() if key in INTERVAL_KEYS}
+        settings = summary.bootstrap if intervals else None
+        binary = summary.binary
+        nan = math.nan
+        return cls(
+            n_enrolled=int(summary.n_enrolled),
+            log2_n=float(summary.log2_n),
+            n_enrolled_trials=int_or_none(summary.n_enrolled_trials),
+            n_outsider_trials=int_or_none(summary.n_outsider_trials),
+            alid=float(summary.alid),
+            pdr=float(summary.pdr),
+            lid_pos=float(summary.lid_pos),
+            lid_neg=float(summary.lid_neg),
+            lid_q99=float(summary.lid_q99),
+            lid_max=float(summary.lid_max),
+            eer=nan if binary is None else float(binary.eer),
+            cllr=nan if binary is None else float(binary.cllr),
+            rank1_rate=float(summary.rank1_rate),
+            intervals=intervals,
+            interval_level=None if settings is None else float(settings.level),
+            interval_unit=str(settings.unit) if settings is not None and settings.unit else None,
+            min_cllr=nan if binary is None else float(binary.min_cllr),
+            dsys=nan if binary is None else float(binary.dsys),
+            min_dcf=nan if binary is None else float(binary.min_dcf),
+            act_dcf=nan if binary is None else float(binary.act_dcf),
         )
 
 

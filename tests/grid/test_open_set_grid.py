@@ -67,7 +67,7 @@ def test_every_cell_is_evaluate_with_its_prior(mixed):
         dev, ev = spec.parent / f"{cell.system}_dev.npz", spec.parent / f"{cell.system}_eval.npz"
         bootstrap = lidframe.Bootstrap(n_boot=100, seed=cell.seed)
         want = lidframe.evaluate(dev, ev, calibrator=cell.calibrator, prior=cell.prior, bootstrap=bootstrap)
-        assert cell.summary == json_clean(want.to_dict()), cell.name
+        assert cell["summary"] == json_clean(want.to_dict()), cell.name
         assert ("open_set" in cell.summary) == (cell.prior != "uniform")
         with np.load(out / cell.per_trial) as arrays:
             np.testing.assert_array_equal(arrays["lid"], want.lid)

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lidframe.core.summary import Summary
 from lidframe.data.digests import DigestCache
 from lidframe.errors import InputError
 from lidframe.grid import store
@@ -132,8 +133,16 @@ def test_finished_cells_are_records_with_the_stored_row_as_a_read_only_view(fini
         row = rows[cell.cell_id]
         assert cell.attacker is None and cell.mechanism is None
         assert cell["attacker"] == "-" == row["attacker"] and dict(cell)["mechanism"] == "-"
-        assert type(cell.summary) is dict and cell.summary == json.loads(row["summary"])
-        assert cell["summary"] == cell.summary and cell["per_trial"] == row["per_trial"] == cell.per_trial
+        # the summary is a Summary record, the entries stored beside it attributes of their own; the
+        # mapping view is the stored JSON, key for key and byte for byte
+        stored = json.loads(row["summary"])
+        assert isinstance(cell.summary, Summary) and cell["summary"] == stored
+        assert json.dumps(cell["summary"]) == row["summary"]
+        assert cell.summary.to_dict() == {
+            k: v for k, v in stored.items() if k not in ("calibrator_fit", "longitudinal")
+        }
+        assert cell.calibrator_fit == stored["calibrator_fit"] and cell.longitudinal is None
+        assert cell["summary"] == cell.stored_summary() and cell["per_trial"] == row["per_trial"] == cell.per_trial
         assert cell.name == "/".join(str(row[k]) for k in store.KEYS)
         assert set(cell) == {*store.KEYS, "scenario", "summary", "per_trial", "cell_id", "per_trial_sha256"}
         assert cell.scenario is None and cell["scenario"] == "-" == row["scenario"]  # a grid without scenarios

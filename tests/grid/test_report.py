@@ -419,3 +419,78 @@ def test_a_store_written_before_the_renamed_summary_keys_reports_its_intervals(c
     text = (old / "report" / "summary.md").read_text()
     assert text == (ci_grids["ci"] / "report" / "summary.md").read_text()
     assert text.count("90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2).") == 4
+
+
+#: The summary keys a grid store of lidframe 0.2.0 holds, in its order (the last release before the
+#: renamed keys and the detection costs), as its ``Result.to_dict()`` wrote them.
+KEYS_0_2_0 = (
+    "n_trials", "n_enrolled", "n_impostor_trials", "log2_n", "alid", "pdr", "ndr", "lid_pos", "lid_neg", "lid_max",
+    "lid_min", "lid_q50", "lid_q90", "lid_q99", "cllr_mc", "rank1_rate", "rank_disclosure_bits", "ci", "ci_settings",
+    "eer", "eer_threshold", "cllr", "min_cllr", "dece_bits", "max_abs_llr_log10", "zebra_tag", "dsys", "dsys_method",
+    "binary_metrics", "binary_method", "binary_bins", "binary_error_bounds", "calibrator", "prior", "znorm_ddof",
+    "n_dev_trials", "n_dev_enrolled", "n_dev_impostor_trials", "lidframe_version", "calibrator_fit",
+)  # fmt: skip
+#: What lidframe 0.2.0 called the keys renamed since, and the keys it did not write (no detection costs).
+NAMES_0_2_0 = {"n_enrolled_trials": "n_trials", "n_outsider_trials": "n_impostor_trials", "intervals": "ci",
+               "bootstrap": "ci_settings", "n_dev_enrolled_trials": "n_dev_trials",
+               "n_dev_outsider_trials": "n_dev_impostor_trials"}  # fmt: skip
+NOT_IN_0_2_0 = ("min_dcf", "act_dcf", "binary_operating_point")
+
+
+def test_a_store_written_by_lidframe_0_2_0_still_gives_a_report_with_the_detection_costs_missing(ci_grids, tmp_path):
+    """A store of 0.2.0 (old keys, no min_dcf, act_dcf, binary_operating_point) is read, not refused.
+
+    Its cells read as this release's with the detection costs missing (NaN, printed as not
+    computed); every other number, the tables and the intervals are those of the same cells
+    stored now.
+    """
+    import json
+    import math
+    import sqlite3
+
+    import pandas as pd
+
+    from lidframe.grid.report import load_results
+    from lidframe.report import render_html, report_from_grid
+    from tests.report.htmltree import parse
+
+    old = tmp_path / "old"
+    shutil.copytree(ci_grids["ci"], old)
+    shutil.rmtree(old / "report")
+    with sqlite3.connect(old / "results.sqlite") as connection:
+        rows = connection.execute("SELECT cell_id, summary FROM cells WHERE status = 'ok'").fetchall()
+        for cell_id, text in rows:
+            summary = {NAMES_0_2_0.get(k, k): v for k, v in json.loads(text).items() if k not in NOT_IN_0_2_0}
+            summary["lidframe_version"] = "0.2.0"
+            assert tuple(summary) == KEYS_0_2_0  # the layout 0.2.0 wrote, key for key
+            connection.execute("UPDATE cells SET summary = ? WHERE cell_id = ?", (json.dumps(summary), cell_id))
+    connection.close()
+    now = {c.cell_id: c for c in load_results(ci_grids["ci"])}
+    cells = load_results(old)
+    assert sorted(c.cell_id for c in cells) == sorted(now)
+    for cell in cells:
+        stored, want = cell["summary"], now[cell.cell_id]["summary"]
+        assert {k: v for k, v in stored.items() if k not in (*NOT_IN_0_2_0, "lidframe_version")} == {
+            k: v for k, v in want.items() if k not in (*NOT_IN_0_2_0, "lidframe_version")
+        }
+        assert stored["min_dcf"] is None and stored["act_dcf"] is None and stored["lidframe_version"] == "0.2.0"
+        assert math.isnan(cell.summary.binary.min_dcf) and math.isnan(cell.summary.binary.act_dcf)
+        assert cell.summary.binary.eer == now[cell.cell_id].summary.binary.eer
+        assert cell.summary.intervals.keys() == now[cell.cell_id].summary.intervals.keys()
+        assert cell.calibrator_fit == now[cell.cell_id].calibrator_fit is not None
+    write_report(old, figures=False)
+    assert (old / "report" / "summary.md").read_text() == (ci_grids["ci"] / "report" / "summary.md").read_text()
+    table, want = (pd.read_csv(folder / "report" / "table.csv") for folder in (old, ci_grids["ci"]))
+    assert list(table.columns) == list(want.columns)
+    assert (
+        table["min_dcf"].isna().all() and table["act_dcf"].isna().all() and set(table["lidframe_version"]) == {"0.2.0"}
+    )
+    same = [c for c in want.columns if c not in ("min_dcf", "act_dcf", "lidframe_version")]
+    pd.testing.assert_frame_equal(table[same], want[same])
+    # the page: the costs named as not computed (no blank column), the version that computed the cells
+    root = parse(render_html(report_from_grid(cells, out_dir=old)))
+    comparison = root.find("table", id="comparison-table")
+    headers = [th.text() for th in comparison.find("thead").find_all("th")]
+    assert "minDCF" not in headers and "actDCF" not in headers and "EER" in headers
+    assert "minDCF" in comparison.find("caption").text() and "actDCF" in comparison.find("caption").text()
+    assert "0.2.0" in root.text()

@@ -274,7 +274,7 @@ def test_a_store_of_the_layout_before_scenarios_is_read_and_migrated_without_rec
     )
     out = tmp_path / "out"
     run_grid(folder / "grid.toml", out)
-    before = {c.cell_id: c.summary for c in load_results(out)}
+    before = {c.cell_id: c["summary"] for c in load_results(out)}
     connection = sqlite3.connect(out / "results.sqlite")  # as layout 3 wrote it
     columns = (
         "cell_id, system, attacker, mechanism, calibrator, prior, seed, spec_digest, status, error, summary, "
@@ -301,7 +301,7 @@ def test_a_store_of_the_layout_before_scenarios_is_read_and_migrated_without_rec
     with sqlite3.connect(out / "results.sqlite") as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == 4
         assert [r[0] for r in connection.execute("SELECT DISTINCT scenario FROM cells")] == ["-"]
-    assert {c.cell_id: c.summary for c in load_results(out)} == before
+    assert {c.cell_id: c["summary"] for c in load_results(out)} == before
 
 
 def test_tidy_table_of_cells_without_scenarios_has_no_scenario_column(ladder):

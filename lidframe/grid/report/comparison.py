@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lidframe.data.scenario import SCENARIOS
-from lidframe.grid.records import NONE
-from lidframe.grid.report.columns import interval_bounds, paper_columns, stored_scenario
+from lidframe.grid.records import NONE, FinishedCell, stored_name
+from lidframe.grid.report.columns import interval_bounds, paper_columns
+from lidframe.grid.stored import as_finished_cell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -72,7 +73,8 @@ def paper_tables(frame: pd.DataFrame) -> list[tuple[Group, pd.DataFrame]]:
     """
     groups = []
     base = frame[frame["seed"] == frame["seed"].min()].copy()
-    base["system"] = [s if m == "-" else f"{s} [{m}]" for s, m in zip(base["system"], base["mechanism"])]
+    # the frame's components are text (``-`` for none, as table.csv writes them)
+    base["system"] = [s if m == NONE else f"{s} [{m}]" for s, m in zip(base["system"], base["mechanism"])]
     if "scenario" not in base.columns:
         base["scenario"] = NONE
     for (attacker, scenario, calibrator, prior), part in base.groupby(
@@ -102,6 +104,7 @@ def _missing(value: Any) -> bool:
 
 
 def _cell(fmt: str, value: Any) -> str:
+    """*value* of a row of the tidy frame as the tables print it: the text edge, where a missing value is ``-``."""
     if _missing(value):
         return "-"
     return fmt.format(int(value) if fmt == "{:d}" else value)
@@ -111,7 +114,7 @@ def _shown(row: Mapping[str, Any], key: str, fmt: str) -> str:
     """A value of the comparison, followed by its interval ``[low, high]`` where the cell has one."""
     text = _cell(fmt, row[key])
     low, high = (row.get(column) for column in interval_bounds(key))
-    if text == "-" or _missing(low) or _missing(high):
+    if _missing(row[key]) or _missing(low) or _missing(high):
         return text
     return f"{text} [{_cell(fmt, low)}, {_cell(fmt, high)}]"
 
@@ -122,24 +125,28 @@ def shown_rows(part: pd.DataFrame) -> list[list[str]]:
     return [[str(row["system"]), *(_shown(row, key, fmt) for key, _, fmt in paper)] for row in part.to_dict("records")]
 
 
-def interval_note(results: Sequence[Mapping[str, Any]], group: Group, seed: int) -> str | None:
-    """The line that says what the brackets of a group's table are, or None without intervals."""
+def interval_note(results: Sequence[FinishedCell | Mapping[str, Any]], group: Group, seed: int) -> str | None:
+    """The line that says what the brackets of a group's table are, or None without intervals.
+
+    *results* are the finished cells (or their mappings, :func:`~lidframe.grid.stored.as_finished_cell`);
+    *group* and *seed* those of a comparison table, as the tidy table writes them (``-`` for none).
+    """
     attacker, calibrator, prior, scenario = group
     settings = [
-        r["summary"].get("bootstrap") or {}
-        for r in results
-        if (r["attacker"], r["calibrator"], r["prior"], r["seed"], stored_scenario(r))
+        cell.summary.bootstrap
+        for cell in map(as_finished_cell, results)
+        # the group is the table's, whose components are text: a cell's None is its "-"
+        if (stored_name(cell.attacker), cell.calibrator, cell.prior, cell.seed, stored_name(cell.scenario))
         == (attacker, calibrator, prior, seed, scenario)
-        and r["summary"].get("intervals")
+        and cell.summary.intervals
     ]
     if not settings:
         return None
     described = sorted(
         {
-            f"{float(s['level']):.0%} bootstrap intervals in brackets ({s.get('method', '?')}, "
-            f"{s.get('n_boot', '?')} resamples of {s.get('unit', '?')}s, seed {s.get('seed', seed)})"
-            for s in settings
-            if "level" in s
+            f"{b.level:.0%} bootstrap intervals in brackets ({b.method}, {b.n_boot} resamples of {b.unit}s, seed {b.seed})"
+            for b in settings
+            if b is not None
         }
     )
     return "; ".join(described) if described else "bootstrap intervals in brackets"

@@ -68,7 +68,7 @@ def write_figures(frame: pd.DataFrame, folder: Path, report: Report) -> list[str
     fig.tight_layout()
     save_figure(fig, folder / "calibrator_sensitivity.png")
     written.append("calibrator_sensitivity.png")
-    if (frame["mechanism"] != "-").any():
+    if (frame["mechanism"] != NONE).any():  # the tidy frame's components are text: "-" for none
         _dp_figure(frame, folder / "dp_vs_mu.png")
         written.append("dp_vs_mu.png")
     return written
@@ -87,7 +87,7 @@ def _dp_figure(frame: pd.DataFrame, path: Path) -> None:
 
     plt = pyplot()
     part = frame[
-        (frame["mechanism"] != "-")
+        (frame["mechanism"] != NONE)  # a frame column: "-" for none, as table.csv writes it
         & (frame["calibrator"] == frame["calibrator"].iloc[0])
         & (frame["prior"] == frame["prior"].iloc[0])
         & (frame["seed"] == frame["seed"].min())

@@ -18,10 +18,13 @@ import numpy as np
 
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
+from lidframe.grid.records import FinishedCell
+from lidframe.grid.stored import as_finished_cell
 
 if TYPE_CHECKING:
     from lidframe.analyses.per_speaker import PerSpeakerResult
     from lidframe.core.result import Result
+    from lidframe.core.summary import Summary
     from lidframe.report.model import Report
     from lidframe.stats.bootstrap import Bootstrap
 
@@ -36,24 +39,22 @@ _SPEAKER_ARRAYS = ("trial_ids", "trial_speakers", "lid")
 _SPEAKER_OPTIONAL = ("posterior_true", "outsider", "membership_bits", "top_posterior", "true_rank")
 
 
-def _cell_bootstrap(cell: Mapping[str, Any], bootstrap: Bootstrap | None) -> Bootstrap:
+def _cell_bootstrap(cell: FinishedCell, bootstrap: Bootstrap | None) -> Bootstrap:
     """The interval settings of a cell's per-speaker table: *bootstrap*, the grid's ``[grid.bootstrap]``, or the default.
 
-    The cell's seed is the seed unless *bootstrap* is given.
+    The cell's seed is the seed of the default.
     """
     from lidframe.stats.bootstrap import Bootstrap
 
     if bootstrap is not None:
         return bootstrap
-    stored = dict(cell["summary"].get("bootstrap") or {})
-    known = {"n_boot", "level", "method", "unit", "seed"}
-    settings = {k: v for k, v in stored.items() if k in known and v is not None}
-    settings.setdefault("seed", int(cell["seed"]))
-    return Bootstrap(**settings)
+    if cell.summary.bootstrap is not None:  # the grid's, with the seed its cell ran with
+        return cell.summary.bootstrap
+    return Bootstrap(seed=int(cell.seed))
 
 
 def cell_per_speaker(
-    cell: Mapping[str, Any], out_dir: StrPath, *, bootstrap: Bootstrap | None = None
+    cell: FinishedCell | Mapping[str, Any], out_dir: StrPath, *, bootstrap: Bootstrap | None = None
 ) -> PerSpeakerResult:
     """The per-speaker table of one finished grid cell, from its per-trial file.
 
@@ -73,7 +74,8 @@ def cell_per_speaker(
     Parameters
     ----------
     cell : FinishedCell or mapping
-        As :func:`~lidframe.grid.report.write.load_results` returns it (``summary``, ``per_trial``, ``seed``).
+        As :func:`~lidframe.grid.report.write.load_results` returns it (or its ``to_dict()``,
+        :func:`~lidframe.grid.stored.as_finished_cell`): its summary, per-trial file and seed.
     out_dir : str or os.PathLike
         The grid folder (the per-trial path is relative to it).
     bootstrap : Bootstrap, optional
@@ -96,11 +98,12 @@ def cell_per_speaker(
     from lidframe.analyses.per_speaker import per_speaker
 
     out = Path(out_dir)
-    summary = cell["summary"]
-    file = _read_per_trial(out / str(cell["per_trial"]), out)
+    cell = as_finished_cell(cell)
+    summary = cell.summary
+    file = _read_per_trial(out / str(cell.per_trial), out)
     outside, outsider = _outsiders(summary, file)
     enrolled = np.unique(file.trial_speakers[~outsider])
-    n_enrolled = int(summary.get("n_enrolled") or enrolled.size)
+    n_enrolled = int(summary.n_enrolled or enrolled.size)
     if enrolled.size == 0 or enrolled.size > n_enrolled:
         raise InputError(
             f"{file.path}: {enrolled.size} enrolled speakers with trials, but the cell's summary has N = {n_enrolled}; "
@@ -115,7 +118,7 @@ def cell_per_speaker(
         table,
         rows=rows,
         n_enrolled=n_enrolled,
-        log2_n=float(summary.get("log2_n", math.log2(n_enrolled))),
+        log2_n=float(summary.log2_n),
         n_speakers_without_trials=n_enrolled - int(enrolled.size),
     )
 
@@ -163,14 +166,14 @@ def _read_per_trial(path: Path, out: Path) -> _PerTrialFile:
     return _PerTrialFile(path, lid, trial_speakers, trial_ids, optional)
 
 
-def _outsiders(summary: Mapping[str, Any], file: _PerTrialFile) -> tuple[float, np.ndarray]:
+def _outsiders(summary: Summary, file: _PerTrialFile) -> tuple[float, np.ndarray]:
     """The cell's outsider share and which trials are outsiders (or have no LID).
 
     A file without the open-set arrays of an open-set cell's summary is read as its
     enrolled trials only (outside 0).
     """
-    open_set = summary.get("open_set") or {}
-    outside = float(open_set.get("outside") or 0.0)
+    open_set = summary.open_set
+    outside = 0.0 if open_set is None or math.isnan(open_set.outside) else float(open_set.outside)
     optional = file.optional
     outsider = optional["outsider"] != 0 if "outsider" in optional else np.isnan(file.lid)
     if outside > 0 and not {"membership_bits", "top_posterior"} <= set(optional):
@@ -179,10 +182,12 @@ def _outsiders(summary: Mapping[str, Any], file: _PerTrialFile) -> tuple[float, 
     return outside, outsider
 
 
-def _result(summary: Any, file: _PerTrialFile, enrolled: np.ndarray, outsider: np.ndarray, outside: float) -> Result:
+def _result(
+    summary: Summary, file: _PerTrialFile, enrolled: np.ndarray, outsider: np.ndarray, outside: float
+) -> Result:
     """The :class:`~lidframe.core.evaluation.Result` of a cell, rebuilt from its per-trial file for ``per_speaker``.
 
-    *summary* is the cell's stored summary (a dict).  Each enrolled speaker's log prior is
+    *summary* is the cell's stored summary.  Each enrolled speaker's log prior is
     recovered from its trials' LIDs and posteriors (NaN without ``posterior_true``); the
     rank of the true speaker is 0 where the file has none.
     """
@@ -208,7 +213,7 @@ def _result(summary: Any, file: _PerTrialFile, enrolled: np.ndarray, outsider: n
         trial_speakers=file.trial_speakers,
         enrolled=enrolled,
         log_prior=log_prior,
-        summary=summary,  # the stored summary (a dict): per_speaker reads its calibrator and prior
+        summary=summary,  # the stored summary: per_speaker reads its calibrator and prior
         calibrator=None,
         prior=None,
         outside=outside,
@@ -218,7 +223,11 @@ def _result(summary: Any, file: _PerTrialFile, enrolled: np.ndarray, outsider: n
 
 
 def with_per_speaker(
-    report: Report, cells: Sequence[Mapping[str, Any]], out_dir: StrPath, *, bootstrap: Bootstrap | None = None
+    report: Report,
+    cells: Sequence[FinishedCell | Mapping[str, Any]],
+    out_dir: StrPath,
+    *,
+    bootstrap: Bootstrap | None = None,
 ) -> Report:
     """*report* (:func:`lidframe.report.report_from_grid` of *cells*) with a per-speaker table for each system.
 
@@ -246,7 +255,7 @@ def with_per_speaker(
         A new record; *report* is not changed.
     """
     out = Path(out_dir)
-    by_path = {str(out / str(c["per_trial"])): c for c in cells}
+    by_path = {str(out / str(c.per_trial)): c for c in map(as_finished_cell, cells)}
     prefix = "per-trial LID of "
     path_of = {f.role[len(prefix) :]: f.path for f in report.provenance.inputs if f.role.startswith(prefix)}
     systems, done = [], set()

@@ -23,6 +23,7 @@ from lidframe.grid.report.columns import (
     stored_scenario,
 )
 from lidframe.grid.store import KEYS
+from lidframe.grid.stored import as_finished_cell
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,16 +57,16 @@ def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Ut
     """
     import pandas as pd
 
-    stored_cells = [r.to_dict() if isinstance(r, FinishedCell) else r for r in results]
-    any_open = any(cell["summary"].get("open_set") for cell in stored_cells)
+    cells = [as_finished_cell(r) for r in results]
+    any_open = any(cell.summary.open_set is not None for cell in cells)
     utility = dict(utility or {})
-    any_utility = any(cell["system"] in utility for cell in stored_cells)
-    keys = component_columns(stored_cells)
+    any_utility = any(cell.system in utility for cell in cells)
+    keys = component_columns([cell.to_dict() for cell in cells])
     rows = []
-    for stored in stored_cells:
-        row = _row(stored, keys, open_set=any_open)
+    for cell in cells:
+        row = _row(cell, keys, open_set=any_open)
         if any_utility:
-            row.update(_utility_columns(utility.get(stored["system"])))
+            row.update(_utility_columns(utility.get(cell.system)))
         rows.append(row)
     frame = pd.DataFrame(rows)
     if frame.empty:
@@ -73,14 +74,17 @@ def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Ut
     return frame.sort_values(keys, kind="stable").reset_index(drop=True)
 
 
-def _row(stored: Mapping[str, Any], keys: Sequence[str], *, open_set: bool) -> dict[str, Any]:
+def _row(cell: FinishedCell, keys: Sequence[str], *, open_set: bool) -> dict[str, Any]:
     """A cell's row of the tidy table but its utility columns, in column order.
 
     Its components (*keys*, as stored: ``-`` for none), every scalar summary metric, the
-    open-set columns (with *open_set*), its interval bounds and k-utterance columns.
+    open-set columns (with *open_set*), its interval bounds and k-utterance columns.  The
+    table is a text edge: it walks the summary's JSON form (:meth:`Summary.to_dict
+    <lidframe.core.summary.Summary.to_dict>`, a missing value None), as the store holds it.
     """
+    stored = cell.to_dict()
     row = {k: stored_scenario(stored) if k == "scenario" else stored[k] for k in keys}
-    s = stored["summary"]
+    s = cell.summary.to_dict()
     for key, value in s.items():
         if is_column(key, value):
             # the summary's "calibrator"/"prior" describe the fitted components; the cell's
@@ -91,7 +95,7 @@ def _row(stored: Mapping[str, Any], keys: Sequence[str], *, open_set: bool) -> d
     for metric, (low, high) in (s.get("intervals") or {}).items():
         low_column, high_column = interval_bounds(metric)
         row[low_column], row[high_column] = low, high
-    for fusion, per_k in (s.get("longitudinal") or {}).items():  # k-utterance attacker columns
+    for fusion, per_k in (cell.longitudinal or {}).items():  # k-utterance attacker columns
         for entry in per_k:
             for metric in LONGITUDINAL_METRICS:
                 row[longitudinal_column(fusion, entry["k"], metric)] = entry[metric]

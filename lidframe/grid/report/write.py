@@ -67,9 +67,10 @@ def load_results(out_dir: StrPath) -> list[FinishedCell]:
     list of FinishedCell
         One record per logical cell with status ``ok``: ``system``, ``attacker``,
         ``mechanism`` (None when the cell has none), ``calibrator``, ``prior``, ``seed``,
-        ``summary`` (the parsed JSON summary, a dict), ``per_trial`` (the per-trial file,
-        relative to *out_dir*), ``cell_id`` and ``per_trial_sha256``.  ``cell["summary"]``
-        still reads a cell as the stored row (:meth:`~lidframe.grid.records.FinishedCell.to_dict`, ``-`` for none).
+        ``summary`` (a :class:`~lidframe.core.summary.Summary`), ``calibrator_fit`` and
+        ``longitudinal`` (stored beside it), ``per_trial`` (the per-trial file, relative to
+        *out_dir*), ``cell_id`` and ``per_trial_sha256``.  ``cell["summary"]`` still reads a
+        cell as the stored row (:meth:`~lidframe.grid.records.FinishedCell.to_dict`, ``-`` for none).
 
     Raises
     ------

@@ -10,14 +10,18 @@ section of the page (:mod:`lidframe.report.sections.open_set`) shows them.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 import numpy as np
 
+from lidframe.core.summary import Summary
 from lidframe.report.headline import Interval, float_or_nan
 
-__all__ = ["OPEN_SET_GROUPS", "open_set_estimates", "LIDGroup", "OpenSetHeadline", "OpenSetPerTrial"]
+if TYPE_CHECKING:
+    from lidframe.metrics.aggregates import LIDAggregates
+
+__all__ = ["OPEN_SET_GROUPS", "open_set_estimates", "Aggregates", "LIDGroup", "OpenSetHeadline", "OpenSetPerTrial"]
 
 
 #: (group, its key in the summary's ``open_set``, the interval of its ALID) of :class:`OpenSetHeadline`, in order.
@@ -54,6 +58,21 @@ def open_set_estimates(open_set: Mapping[str, Any]) -> dict[str, float]:
     return estimates
 
 
+class Aggregates(Protocol):
+    """What :meth:`LIDGroup.of_record` reads: a :class:`~lidframe.core.summary.Summary`, a ``LIDAggregates``."""
+
+    @property
+    def alid(self) -> float: ...
+    @property
+    def pdr(self) -> float: ...
+    @property
+    def lid_pos(self) -> float: ...
+    @property
+    def lid_neg(self) -> float: ...
+    @property
+    def lid_max(self) -> float: ...
+
+
 @attrs.frozen
 class LIDGroup:
     """The LID aggregates of one group of trials (a row of the page's open-set table).
@@ -79,6 +98,20 @@ class LIDGroup:
     lid_neg: float
     lid_max: float
     interval: Interval | None = None
+
+    @classmethod
+    def of_record(cls, name: str, record: Aggregates, n_trials: int, interval: Interval | None) -> LIDGroup:
+        """The group *name* from a record's attributes (a :class:`~lidframe.core.summary.Summary`, a ``LIDAggregates``)."""
+        return cls(
+            name=name,
+            n_trials=int(n_trials),
+            alid=float(record.alid),
+            pdr=float(record.pdr),
+            lid_pos=float(record.lid_pos),
+            lid_neg=float(record.lid_neg),
+            lid_max=float(record.lid_max),
+            interval=interval,
+        )
 
     @classmethod
     def of(cls, name: str, values: Mapping[str, Any], n_trials: int, interval: Interval | None) -> LIDGroup:
@@ -136,11 +169,15 @@ class OpenSetHeadline:
         return next((g for g in self.groups if g.name == name), None)
 
     @classmethod
-    def from_summary(cls, summary: Mapping[str, Any]) -> OpenSetHeadline | None:
+    def from_summary(cls, summary: Summary | Mapping[str, Any]) -> OpenSetHeadline | None:
         """The open-set numbers of an evaluate summary (or its JSON form); None in the closed set.
 
-        A summary written before the open set (no ``open_set`` key) reads as closed.
+        A :class:`~lidframe.core.summary.Summary` is read by its attributes (its
+        ``open_set``, a :class:`~lidframe.core.summary.OpenSetView`); a mapping of its keys
+        by them, and one written before the open set (no ``open_set`` key) reads as closed.
         """
+        if isinstance(summary, Summary):
+            return cls._of_summary(summary)
         open_set = summary.get("open_set")
         if not open_set:
             return None
@@ -166,6 +203,36 @@ class OpenSetHeadline:
             misattribution_rate=float_or_nan(open_set.get("misattribution_rate")),
             misattribution_threshold=float_or_nan(open_set.get("misattribution_threshold")),
             misattribution_rate_at_threshold=float_or_nan(open_set.get("misattribution_rate_at_threshold")),
+            intervals={key: i for key in rates if (i := interval(key)) is not None},
+        )
+
+    @classmethod
+    def _of_summary(cls, summary: Summary) -> OpenSetHeadline | None:
+        """The open-set numbers of a :class:`~lidframe.core.summary.Summary`, read by its attributes; None in the closed set."""
+        open_set = summary.open_set
+        if open_set is None:
+            return None
+        found = summary.intervals or {}
+
+        def interval(key: str) -> Interval | None:
+            bounds = found.get(key)
+            return None if bounds is None else Interval(float(bounds.low), float(bounds.high))
+
+        n_trials = summary.n_enrolled_trials + summary.n_outsider_trials
+        groups = [LIDGroup.of_record("all trials", summary, n_trials, interval("alid"))]
+        for name, key, interval_key in OPEN_SET_GROUPS:
+            group: LIDAggregates | None = getattr(open_set, key)
+            if group is not None:
+                groups.append(LIDGroup.of_record(name, group, group.n_trials, interval(interval_key)))
+        rates = ("misattribution_rate", "misattribution_rate_at_threshold")
+        return cls(
+            outside=float(open_set.outside),
+            outside_source=open_set.outside_source,
+            groups=tuple(groups),
+            n_outsider_trials=int(summary.n_outsider_trials),
+            misattribution_rate=float(open_set.misattribution_rate),
+            misattribution_threshold=float(open_set.misattribution_threshold),
+            misattribution_rate_at_threshold=float(open_set.misattribution_rate_at_threshold),
             intervals={key: i for key in rates if (i := interval(key)) is not None},
         )
 

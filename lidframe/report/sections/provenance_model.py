@@ -20,6 +20,7 @@ from typing import Any
 import attrs
 
 from lidframe._version import __version__
+from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, file_sha256, json_clean
 from lidframe.errors import InputError, quote
 from lidframe.report.headline import int_or_none
@@ -111,12 +112,31 @@ class SystemSettings:
     bootstrap: dict | None
 
     @classmethod
-    def from_summary(cls, label: str, summary: Mapping[str, Any], calibrator_fit: dict | None = None) -> SystemSettings:
-        """The settings recorded in an evaluate summary (``Result.summary`` or its JSON form)."""
+    def from_summary(
+        cls, label: str, summary: Summary | Mapping[str, Any], calibrator_fit: dict | None = None
+    ) -> SystemSettings:
+        """The settings recorded in an evaluate summary (``Result.summary``, read by its attributes, or its JSON form)."""
+        fit = json_clean(calibrator_fit) if calibrator_fit else None
+        if isinstance(summary, Summary):
+            return cls(
+                label=label,
+                calibrator=_known(summary.calibrator),
+                calibrator_fit=fit,
+                prior=_known(summary.prior),
+                znorm_ddof=int_or_none(summary.znorm_ddof),
+                n_dev_enrolled_trials=int_or_none(summary.n_dev_enrolled_trials),
+                n_dev_enrolled=int_or_none(summary.n_dev_enrolled),
+                n_dev_outsider_trials=int_or_none(summary.n_dev_outsider_trials),
+                n_eval_enrolled_trials=int_or_none(summary.n_enrolled_trials),
+                n_eval_enrolled=int_or_none(summary.n_enrolled),
+                n_eval_outsider_trials=int_or_none(summary.n_outsider_trials),
+                binary_metrics=summary.binary_metrics,
+                bootstrap=None if summary.bootstrap is None else json_clean(summary.bootstrap.to_dict()),
+            )
         return cls(
             label=label,
             calibrator=str(summary.get("calibrator", "?")),
-            calibrator_fit=json_clean(calibrator_fit) if calibrator_fit else None,
+            calibrator_fit=fit,
             prior=str(summary.get("prior", "?")),
             znorm_ddof=int_or_none(summary.get("znorm_ddof")),
             n_dev_enrolled_trials=int_or_none(summary.get("n_dev_enrolled_trials")),
@@ -128,6 +148,11 @@ class SystemSettings:
             binary_metrics=summary.get("binary_metrics"),
             bootstrap=json_clean(summary["bootstrap"]) if summary.get("bootstrap") else None,
         )
+
+
+def _known(setting: str | None) -> str:
+    """A summary's setting as the page prints it: ``?`` where the summary has none (a store row no lidframe wrote)."""
+    return "?" if setting is None else str(setting)
 
 
 def _settings_tuple(items: Iterable[SystemSettings]) -> tuple[SystemSettings, ...]:
@@ -348,7 +373,11 @@ def _working_folder() -> str | None:
         return None
 
 
-def lidframe_versions(summaries: Sequence[Mapping[str, Any]]) -> str:
-    """The lidframe version(s) that computed the summaries ("0.1.0", or "0.1.0, 0.2.0" when mixed)."""
-    found = sorted({str(s["lidframe_version"]) for s in summaries if s.get("lidframe_version")})
+def lidframe_versions(summaries: Sequence[Summary | Mapping[str, Any]]) -> str:
+    """The lidframe version(s) that computed the summaries ("0.1.0", or "0.1.0, 0.2.0" when mixed).
+
+    A :class:`~lidframe.core.summary.Summary` is read by its attribute, a mapping (its JSON form) by its key.
+    """
+    versions = (s.lidframe_version if isinstance(s, Summary) else s.get("lidframe_version") for s in summaries)
+    found = sorted({str(version) for version in versions if version})
     return ", ".join(found) if found else "unknown"
