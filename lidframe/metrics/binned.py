@@ -25,7 +25,7 @@ the grid (any monotone quantisation: rounding at an edge does not matter).
 
 Error bounds
 ------------
-:meth:`BinnedPairs.error_bounds` bounds |binned - exact| per metric for the counts at hand:
+:meth:`BinnedPairs.error_bounds` bounds ``|binned - exact|`` per metric for the counts at hand:
 the largest differences any pairs with these per-bin counts and ranges can have, derived
 and measured in :mod:`lidframe.metrics.binned_bounds`.
 """
@@ -336,7 +336,7 @@ class BinnedPairs:
         return float((miss + fa) / (2 * math.log(2.0)))
 
     def error_bounds(self, *, operating_point: OperatingPoint | None = None) -> dict[str, float]:
-        """Bounds on |binned - exact| for the counts at hand (:mod:`lidframe.metrics.binned_bounds`).
+        """Bounds on ``|binned - exact|`` for the counts at hand (:mod:`lidframe.metrics.binned_bounds`).
 
         Parameters
         ----------
