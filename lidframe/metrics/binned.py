@@ -163,7 +163,7 @@ class BinnedPairs:
     >>> pairs = BinnedPairs(np.linspace(-10.0, 10.0, 4097))
     >>> for _ in range(3):  # three tiles of (trial, enrolled) LLRs, true speaker in column 0
     ...     tile = rng.normal(size=(100, 50)); tile[:, 0] += 3.0
-    ...     pairs.add_tile(tile, np.zeros(100, dtype=int))
+    ...     _ = pairs.add_tile(tile, np.zeros(100, dtype=int))  # returns the record itself
     >>> pairs.n_mated, pairs.n_non_mated
     (300, 14700)
     >>> sorted(binned_summary(pairs)) == sorted(BINARY_KEYS)
