@@ -3,6 +3,7 @@
 The module tree and parameter names follow SpeechBrain's ``ECAPA_TDNN`` (1.x), so an
 ``embedding_model.ckpt`` it trained loads with ``load_state_dict(..., strict=True)``:
 
+======================  ==========================================================
 ``blocks.0``            TDNN block (conv, activation, batch norm) on the filterbanks
 ``blocks.1 .. n-2``     SE-Res2Net blocks (1x1 TDNN, Res2Net of dilated TDNNs, 1x1 TDNN,
                         squeeze-excitation, residual)
@@ -10,6 +11,7 @@ The module tree and parameter names follow SpeechBrain's ``ECAPA_TDNN`` (1.x), s
                         outputs of the SE-Res2Net blocks
 ``asp``, ``asp_bn``     attentive statistics pooling (with global context), batch norm
 ``fc``                  1x1 convolution to the embedding (``lin_neurons``)
+======================  ==========================================================
 
 Input (B, T, n_mels) mean-normalised filterbanks, output (B, 1, lin_neurons), as in
 SpeechBrain.

@@ -5,7 +5,7 @@ documented definition:
 
 * 16 kHz audio, 25 ms Hamming window (periodic, 400 samples), 10 ms hop (160), n_fft
   400, centred frames with zero padding: T = 1 + floor(samples / 160) frames;
-* power spectrum |X|^2 of the one-sided STFT;
+* power spectrum ``|X|^2`` of the one-sided STFT;
 * triangular mel filters: n_mels + 2 points equally spaced on the mel scale
   (mel = 2595 log10(1 + f / 700)) between 0 Hz and 8 kHz; filter k peaks (value 1) at
   point k + 1 and falls to 0 one point-spacing (in Hz, measured to the previous
@@ -108,7 +108,7 @@ class Fbank(nn.Module):
 
 
 def power_spectrum(wav: torch.Tensor, window: torch.Tensor, *, n_fft: int, hop_length: int) -> torch.Tensor:
-    """|X|^2 of the one-sided STFT of (B, samples) waveforms: (B, n_fft // 2 + 1, T).
+    """``|X|^2`` of the one-sided STFT of (B, samples) waveforms: (B, n_fft // 2 + 1, T).
 
     Centred frames with zero (constant) padding, so T = 1 + samples // hop_length; the
     window's length is the frame length.

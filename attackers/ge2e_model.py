@@ -6,7 +6,7 @@ lidframe loads those weights without running any code of that package:
 
 * **front end** (:class:`Ge2eMel`): 16 kHz audio, 25 ms periodic Hann window (400
   samples), 10 ms hop (160), centred frames with zero padding (T = 1 + floor(samples /
-  160) frames), power spectrum |X|^2, 40 mel filters of Slaney's auditory toolbox (the
+  160) frames), power spectrum ``|X|^2``, 40 mel filters of Slaney's auditory toolbox (the
   mel scale linear below 1 kHz and logarithmic above, triangles from 0 Hz to 8 kHz each
   scaled to unit area, ``2 / (f_{k+2} - f_k)``).  No logarithm: the network reads mel
   *power*, so the input level matters, which is why utterances are brought to -30 dBFS

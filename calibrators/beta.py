@@ -23,9 +23,9 @@ above ``max_pairs`` pairs the fit runs on the pairs pooled by (z-score bin, clas
 (ln u, -ln(1 - u)).  The model is linear in the features, so the means keep every linear
 term of the estimating equations exact; what is left is the curvature of the sigmoid over
 each group's spread of m = a ln u - b ln(1 - u) + c, at most
-d (a |d ln u/dz| + b |d ln(1 - u)/dz|) =: d L for a group whose scores spread over d (at
+``d (a |d ln u/dz| + b |d ln(1 - u)/dz|) =: d L`` for a group whose scores spread over d (at
 most its bin's width, 0 for a tail pair), so per unit weight the equations are off by at
-most s (d L)^2 / 2 times the largest |feature| (s = 1 / (6 sqrt 3)): O(h^2): on 10^5 drawn
+most s (d L)^2 / 2 times the largest ``|feature|`` (s = 1 / (6 sqrt 3)): O(h^2): on 10^5 drawn
 pairs the LLR map moves by 3e-4 at 512 bins, 4e-11 at the default 2^16
 (``tests/calibrators/test_large_dev.py`` checks the rate; ``test_pooled_outliers.py`` the
 fit with outliers of 1e5, whose features reach 5e9).

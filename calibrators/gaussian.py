@@ -57,9 +57,9 @@ class GaussianBackend(Calibrator):
     var_mated_, var_non_mated_ : float
         Fitted variances (equal when shared).
     quad_, lin_, const_ : float
-        LLR coefficients: llr = quad_ z^2 + lin_ z + const_ (before the clamp).
+        LLR coefficients: ``llr = quad_ z^2 + lin_ z + const_`` (before the clamp).
     vertex_ : float
-        z* where the quadratic turns (NaN when quad_ = 0).
+        z* where the quadratic turns (NaN when ``quad_ = 0``).
     """
 
     name = "gaussian"

@@ -39,12 +39,12 @@ each z-score moved to its group mean.  Because the mean keeps the terms linear i
 (sum y z, sum w), the full-data estimating equations
 U(slope, intercept) = sum_i w_i (y_i - sigmoid(a z_i + b)) (1, z_i) are off at the pooled
 fit only by the curvature of sigmoid inside each group: with W_g the weight of group g
-and d_g the spread of its scores (at most its bin's width; 0 for a tail pair),
+and d_g the spread of its scores (at most its bin's width; 0 for a tail pair), ::
 
     |U_intercept| <= sum_g s a^2 W_g d_g^2 / 8,   |U_slope| <= sum_g (a / 2 + s a^2 |z|_g) W_g d_g^2 / 8,
 
-with s = max |sigmoid''| = 1 / (6 sqrt 3), a the slope and |z|_g the group's largest
-|z|.  The fitted (intercept, slope) then differ from the full fit by J^-1 U, J the
+with ``s = max |sigmoid''| = 1 / (6 sqrt 3)``, a the slope and ``|z|_g`` the group's largest
+``|z|``.  The fitted (intercept, slope) then differ from the full fit by J^-1 U, J the
 Hessian of the fitted objective (to first order): an O(h^2) error.  With the default
 2^16 bins over a dev z-range of ~20, h ~ 5e-5 where the pairs crowd and the shift is
 ~1e-9 (slope and intercept, measured on 1.2 M pairs), below the solver's tolerance.

@@ -25,7 +25,7 @@ g(a) = mean_i (z_i,true - E_softmax(a z_i)[z]), whose own derivative is
 -mean_i Var_softmax(a z_i)[z] (concavity keeps a bracket [lo, hi] with g(lo) > 0 > g(hi)),
 a handful of passes over the rows (in blocks of rows, no (T, N) temporaries) instead of
 the ~40 of the bounded scalar search used below ``max_pairs``.  Newton stops at the
-optimum to ~1e-12 (|g| ~ 1e-16); the bounded search, whose stopping rule looks at the
+optimum to ~1e-12 (``|g|`` ~ 1e-16); the bounded search, whose stopping rule looks at the
 objective's values, within ~1e-7 of it.
 """
 

@@ -4,7 +4,7 @@ With unit trial rows x_i and enrolled rows e_j, the cosine scores s_ij = x_i . e
 row have mean x_i . e_bar and variance x_i^T Sigma x_i (Sigma the covariance of the
 enrolled rows, ``ddof`` as the z-norm's), so the z-scores are dot products of the trial
 rows, rescaled, with the centred enrolled rows (:func:`closed_form_znorm`; the maths:
-:mod:`lidframe.core.streaming`).  The same statistics bound every pair's |z| before the
+:mod:`lidframe.core.streaming`).  The same statistics bound every pair's ``|z|`` before the
 pass (:func:`pair_z_bound`), which fixes the LLR grid the binned binary view counts on
 (:func:`llr_grid`, :func:`tile_binned_pairs`).  The functions take numpy arrays or torch
 tensors alike where their first argument is a tile's or a set's rows.
@@ -67,10 +67,10 @@ def closed_form_znorm(trial_unit: Any, enrol_unit: Any, ddof: int, znorm: bool, 
 
 
 def pair_z_bound(keys: Any, row_scale: Any, n_enrolled: int, ddof: int, znorm: bool) -> float:
-    """An upper bound of |z_ij| over every pair, before the pass.
+    """An upper bound of ``|z_ij|`` over every pair, before the pass.
 
-    Cauchy-Schwarz: z_ij = row_scale_i x_i . k_j with |x_i| = 1, so |z_ij| <= max_i
-    row_scale_i * max_j |k_j|; with the z-norm also Samuelson's inequality: a value of a
+    Cauchy-Schwarz: z_ij = row_scale_i x_i . k_j with ``|x_i| = 1``, so
+    ``|z_ij| <= max_i row_scale_i * max_j |k_j|``; with the z-norm also Samuelson's inequality: a value of a
     row standardised with ``ddof`` is at most sqrt((N - 1) (N - ddof) / N) from the mean.
     """
     key_norm = float(to_numpy((keys * keys).sum(axis=1)).max()) ** 0.5
@@ -88,7 +88,7 @@ def llr_grid(llr_map: Callable[[np.ndarray], ArrayLike], z_bound: float, n_bins:
     llr_map : callable
         Non-decreasing score-to-LLR map (:mod:`lidframe.calibrators.maps`), intercept included.
     z_bound : float
-        Bound of |z| over every pair (:func:`pair_z_bound`).
+        Bound of ``|z|`` over every pair (:func:`pair_z_bound`).
     n_bins : int
 
     Returns

@@ -22,7 +22,7 @@ true speaker); the :class:`~lidframe.core.engine.Engine` it is given picks the p
 ``numpy`` (CPU, float64/float32 BLAS, threaded by the BLAS library; here), ``torch`` (CPU or
 CUDA, float64/float32/bfloat16, tiled) or ``triton`` (CUDA, the fused kernel of
 :mod:`lidframe.core.triton_lid`; affine maps only), both in :mod:`lidframe.core.streaming_torch`.
-The closed forms (z-norm, |z| bound, LLR grid) are in :mod:`lidframe.core.cosine`.
+The closed forms (z-norm, ``|z|`` bound, LLR grid) are in :mod:`lidframe.core.cosine`.
 The float64 numpy path equals the dense reference (``row_znorm`` + calibrator +
 ``lid_from_llr`` on the materialised cosine matrix) to rounding; float32 and bfloat16
 (fp32 accumulation) trade accuracy for speed (tests and ``bench/`` state the errors).

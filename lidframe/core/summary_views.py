@@ -46,7 +46,7 @@ class BinaryView:
     dece_bits : float
         ZEBRA D_ECE (bits).
     max_abs_llr_log10 : float
-        ZEBRA max |LLR| (log10).
+        ZEBRA max ``|LLR|`` (log10).
     zebra_tag : str
         Its category, ``"0"`` or ``"A"`` to ``"F"``.
     dsys : float
@@ -59,7 +59,7 @@ class BinaryView:
     n_bins : int or None
         Bins per class (binned), else None.
     error_bounds : dict or None
-        Bounds on |binned - exact| per metric (binned,
+        Bounds on ``|binned - exact|`` per metric (binned,
         :meth:`~lidframe.metrics.binned.BinnedPairs.error_bounds`), else None.
     operating_point : OperatingPoint
         Where ``min_dcf`` and ``act_dcf`` are measured (default P_target = 0.01,

@@ -56,11 +56,11 @@ def numbered_rows(
     """``(line number, fields)`` of each non-blank line of a whitespace-separated table.
 
     Line numbers count every line of the file from 1, blank ones included, so a message
-    names the line an editor shows (lines end at ``\n`` only; CRLF is read as ``\n``).
+    names the line an editor shows (lines end at ``\\n`` only; CRLF is read as ``\\n``).
     Fields are separated by ASCII blanks (space, tab, CR, VT, FF), as Kaldi separates
-    them: a non-breaking space or another Unicode space is part of a field.  With ``columns=2`` and not *exact* the second field is
-    the rest of the line (a ``wav.scp`` path may hold spaces); with *exact* every line has
-    exactly *columns* fields.
+    them: a non-breaking space or another Unicode space is part of a field.  With
+    ``columns=2`` and not *exact* the second field is the rest of the line (a ``wav.scp``
+    path may hold spaces); with *exact* every line has exactly *columns* fields.
 
     Raises
     ------

@@ -5,12 +5,14 @@ The systems are drawn from the generative model of :mod:`lidframe.data.simulate`
 7 speakers who are not enrolled, 20 outsider trials each: 140 of the 720 trials of each
 dev and eval set):
 
+===============  ===================================================================
 ``plain``        no anonymisation (leakage 1)
 ``anon-weak``    leakage 0.5
 ``anon-strong``  leakage 0.2
 ``uneven``       leakage 0.1, but the anonymiser fails (leakage 0.6) on ~10 % of speakers:
                  EER near 50 %, yet some trials disclose a bit or more
 ``random``       leakage 0, no speaker information at all
+===============  ===================================================================
 
 Each system is evaluated twice with the logistic calibrator: in the closed set (uniform
 prior, outsider trials left out: the table's first columns) and in the open set

@@ -12,7 +12,7 @@ and PAV bins:
 ``min_dcf``            normalised minimum detection cost, :func:`~lidframe.metrics.detection.min_dcf`
 ``act_dcf``            normalised detection cost at the LLRs' Bayes threshold, :func:`~lidframe.metrics.detection.act_dcf`
 ``dece_bits``          ZEBRA D_ECE (bits), :func:`~lidframe.metrics.zebra.dece_bits`
-``max_abs_llr_log10``  ZEBRA max |LLR| (log10) of the real scores, :func:`~lidframe.metrics.zebra.max_abs_llr`
+``max_abs_llr_log10``  ZEBRA max ``|LLR|`` (log10) of the real scores, :func:`~lidframe.metrics.zebra.max_abs_llr`
 ``zebra_tag``          its category 0, A-F
 ``dsys``               linkability D_sys, :func:`~lidframe.metrics.linkability.dsys`
 ``dsys_method``        how D_sys was integrated: ``"reference"`` (the VoicePrivacy code's)

@@ -25,7 +25,7 @@ the grid (any monotone quantisation: rounding at an edge does not matter).
 
 Error bounds
 ------------
-:meth:`BinnedPairs.error_bounds` bounds |binned - exact| per metric for the counts at hand:
+:meth:`BinnedPairs.error_bounds` bounds ``|binned - exact|`` per metric for the counts at hand:
 the largest differences any pairs with these per-bin counts and ranges can have, derived
 and measured in :mod:`lidframe.metrics.binned_bounds`.
 """
@@ -163,7 +163,7 @@ class BinnedPairs:
     >>> pairs = BinnedPairs(np.linspace(-10.0, 10.0, 4097))
     >>> for _ in range(3):  # three tiles of (trial, enrolled) LLRs, true speaker in column 0
     ...     tile = rng.normal(size=(100, 50)); tile[:, 0] += 3.0
-    ...     pairs.add_tile(tile, np.zeros(100, dtype=int))
+    ...     _ = pairs.add_tile(tile, np.zeros(100, dtype=int))  # returns the record itself
     >>> pairs.n_mated, pairs.n_non_mated
     (300, 14700)
     >>> sorted(binned_summary(pairs)) == sorted(BINARY_KEYS)
@@ -336,7 +336,7 @@ class BinnedPairs:
         return float((miss + fa) / (2 * math.log(2.0)))
 
     def error_bounds(self, *, operating_point: OperatingPoint | None = None) -> dict[str, float]:
-        """Bounds on |binned - exact| for the counts at hand (:mod:`lidframe.metrics.binned_bounds`).
+        """Bounds on ``|binned - exact|`` for the counts at hand (:mod:`lidframe.metrics.binned_bounds`).
 
         Parameters
         ----------

@@ -37,11 +37,11 @@ midpoint rule over-estimates it: f is concave).  The reported bound is the small
     t (by the grid's own index), and for it too unless its values straddle t
     (``bin_low`` <= t < ``bin_high``); then its counts are split by linear
     interpolation over its range, and P_miss and P_fa may each be off by its share:
-    |delta| <= the larger change of the cost over those two ranges.
+    ``|delta|`` <= the larger change of the cost over those two ranges.
 ``eer_threshold``
     the exact and the binned choice both lie on the step ROC between the two kept
     points around the sign change of P_fa - P_miss, i.e. inside one bin j; along it
-    (P_fa + P_miss) / 2 moves by at most max(a_j, b_j) / 2, so |delta| <= that.
+    (P_fa + P_miss) / 2 moves by at most max(a_j, b_j) / 2, so ``|delta|`` <= that.
 ``dsys``
     the histogram range [min, max] and its bin count are exact; only a fine bin whose
     values straddle an interior edge of the D_sys histogram (``bin_low`` < edge <=
@@ -107,7 +107,7 @@ def class_sizes(bins: CountedBins) -> tuple[int, int]:
 
 
 def bin_error_bounds(bins: CountedBins, point: OperatingPoint) -> dict[str, float]:
-    """Bounds on |binned - exact| for the counts at hand (module docstring), at the operating point *point*.
+    """Bounds on ``|binned - exact|`` for the counts at hand (module docstring), at the operating point *point*.
 
     What :meth:`BinnedPairs.error_bounds <lidframe.metrics.binned.BinnedPairs.error_bounds>` returns.
     """
@@ -180,7 +180,7 @@ def _eer_threshold_bound(mated_counts: np.ndarray, non_mated_counts: np.ndarray)
 
 
 def act_dcf_of_bins(pairs: CountedBins, point: OperatingPoint) -> tuple[float, float]:
-    """(actDCF, bound on |binned - exact|): the counts at or below the Bayes threshold t of *point*.
+    """(actDCF, bound on ``|binned - exact|``): the counts at or below the Bayes threshold t of *point*.
 
     Only the bin holding t (by the grid's own index) can have values on both sides; its
     range settles it unless bin_low <= t < bin_high, where its counts are split by linear
@@ -244,7 +244,7 @@ def _split_counts(pairs: CountedBins, coarse_edges: np.ndarray) -> tuple[np.ndar
 
 
 def dsys_of_bins(pairs: CountedBins, method: str = DSYS_METHOD) -> tuple[float, float]:
-    """(D_sys, bound on |binned - exact|) on the exact range and bin count of :func:`~lidframe.metrics.linkability.dsys`.
+    """(D_sys, bound on ``|binned - exact|``) on the exact range and bin count of :func:`~lidframe.metrics.linkability.dsys`.
 
     The bound: each coarse bin's term w_b g_b, g = p_mated D (omega = 1), is monotone
     (up in p_mated, down in p_non_mated), so over the box of counts its slack allows its

@@ -291,7 +291,7 @@ def eer_threshold(mated: ArrayLike, non_mated: ArrayLike) -> float:
     """Equal error rate (fraction) at a single threshold of the step ROC, SpeechBrain style.
 
     For every distinct score t: P_miss(t) = share of mated scores <= t and
-    P_fa(t) = share of non-mated scores > t; the threshold minimising |P_fa - P_miss|
+    P_fa(t) = share of non-mated scores > t; the threshold minimising ``|P_fa - P_miss|``
     (the lowest such t) gives EER = (P_fa + P_miss) / 2.  Thresholds between two
     distinct scores give the same rates as the lower one, so they need no separate
     visit.  On small sets it can differ from :func:`eer_rocch`, which interpolates
@@ -305,7 +305,7 @@ def eer_threshold_sorted(mated: np.ndarray, non_mated: np.ndarray) -> float:
     """:func:`eer_threshold` of sorted arrays, without visiting every threshold.
 
     The definition visits every distinct score t (the union of both arrays) and takes
-    the lowest t minimising |gap(t)|, gap = P_fa - P_miss.  gap is non-increasing in t
+    the lowest t minimising ``|gap(t)|``, gap = P_fa - P_miss.  gap is non-increasing in t
     (also in floating point: each operation is monotone), so the minimisers sit at the
     sign change of gap: the last t with gap > 0 (or the first t of its plateau of equal
     gap, which the lowest-t rule picks) and the first t with gap <= 0.  Both are found by

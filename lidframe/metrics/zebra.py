@@ -12,17 +12,17 @@ reduce its uncertainty about "same speaker or not", at every prior:
     evidence, 1 / ln 4 = 0.7213 bit (the area under H2) for perfect separation.  PAV
     without Laplace smoothing, as ZEBRA does.
 ``max_abs_llr`` -- individual metric
-    the largest |LLR| (in log10 units, i.e. decimal orders of magnitude) of the
+    the largest ``|LLR|`` (in log10 units, i.e. decimal orders of magnitude) of the
     Laplace-smoothed PAV LLRs *of the real scores*: the strongest evidence any single
     comparison gives.  As in ZEBRA and BOSARIS (``optimal_llr``), the Laplace rule adds
     one pseudo mated and one pseudo non-mated score below and above all scores, PAV runs
     on the lot, and the pseudo scores are dropped *before* the maximum.  A PAV bin that
     holds only a pseudo pair has posterior 1/2, so its LLR is ln(N_non_mated / N_mated):
     with 1-to-N data (1 mated : N - 1 non-mated) counting it would give every system,
-    even one without any information, max |LLR| >= log10(N - 1).
+    even one without any information, max ``|LLR|`` >= log10(N - 1).
 ``zebra_tag``
     its category: 0 (= 0), A (<= 1), B (<= 2), C (<= 4), D (<= 5), E (<= 6), F (> 6).
-    (ZEBRA itself fails when max |LLR| = 0; here that is tag "0".)
+    (ZEBRA itself fails when max ``|LLR|`` = 0; here that is tag "0".)
 
 The integral over pi is evaluated in the prior log-odds t (dpi = pi (1 - pi) dt) with
 the trapezoid rule on t in [-40, 40], step 0.02, where the integrand has decayed below
@@ -40,7 +40,7 @@ from lidframe.metrics.detection import bin_llr, check_pair, pav_bins
 
 __all__ = ["ece_bits", "dece_bits", "max_abs_llr", "zebra_tag", "zebra_summary", "ZEBRA_TAGS"]
 
-#: (upper bound of max |LLR| in log10, tag); above the last bound the tag is "F".
+#: (upper bound of max ``|LLR|`` in log10, tag); above the last bound the tag is "F".
 ZEBRA_TAGS = ((0.0, "0"), (1.0, "A"), (2.0, "B"), (4.0, "C"), (5.0, "D"), (6.0, "E"))
 
 _LOG_ODDS_GRID = np.linspace(-40.0, 40.0, 4001)
@@ -120,7 +120,7 @@ def dece_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray) -> float:
 
 
 def max_abs_llr(mated: ArrayLike, non_mated: ArrayLike) -> float:
-    """ZEBRA's individual metric: max |LLR| over the real scores' Laplace-smoothed PAV LLRs, log10.
+    """ZEBRA's individual metric: max ``|LLR|`` over the real scores' Laplace-smoothed PAV LLRs, log10.
 
     Parameters
     ----------
@@ -130,7 +130,7 @@ def max_abs_llr(mated: ArrayLike, non_mated: ArrayLike) -> float:
     Returns
     -------
     float
-        max |LLR| in log10 units (decimal orders of magnitude), >= 0.  The Laplace
+        max ``|LLR|`` in log10 units (decimal orders of magnitude), >= 0.  The Laplace
         pseudo scores shape the PAV but are not among the scores maximised over (see
         the module docstring).
     """
@@ -145,7 +145,7 @@ _LAPLACE_PSEUDO_PER_END = 2.0
 
 
 def max_abs_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray, n_mated: int, n_non_mated: int) -> float:
-    """max |LLR| in log10 over the bins holding real scores, from Laplace-smoothed PAV bins.
+    """max ``|LLR|`` in log10 over the bins holding real scores, from Laplace-smoothed PAV bins.
 
     Parameters
     ----------
@@ -158,7 +158,7 @@ def max_abs_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray, n_mated:
     Returns
     -------
     float
-        The largest |LLR| (log10) of a bin with at least one real score.  A bin made of a
+        The largest ``|LLR|`` (log10) of a bin with at least one real score.  A bin made of a
         pseudo pair alone (count 2) is left out, as ZEBRA drops the pseudo scores.
     """
     llr = bin_llr(bin_mated, bin_non_mated, n_mated, n_non_mated)
@@ -169,7 +169,7 @@ def max_abs_from_bins(bin_mated: np.ndarray, bin_non_mated: np.ndarray, n_mated:
 
 
 def zebra_tag(max_abs_llr_log10: float) -> str:
-    """Categorical tag of a max |LLR| (log10): 0, A, B, C, D, E or F."""
+    """Categorical tag of a max ``|LLR|`` (log10): 0, A, B, C, D, E or F."""
     value = float(max_abs_llr_log10)
     for bound, tag in ZEBRA_TAGS:
         if value <= bound:

@@ -30,21 +30,21 @@ of its components).
 
 Theory
 ------
-``gdp_tradeoff(alpha, mu) = Phi(Phi^-1(1 - alpha) - mu)``: the smallest miss rate of any
-    test at false-alarm rate alpha;
-``gdp_eer_bound(mu) = Phi(-mu / 2)``: hence any attacker's EER between two speakers is
-    at least this (the trade-off curve meets the diagonal there);
-``gdp_mi_bound_bits(mu) = mu^2 / (2 ln 2)``: the mutual information between identity
-    and one release is at most the largest KL divergence between two release
-    distributions, Delta^2 / (2 sigma^2) = mu^2 / 2 nats (for any distribution of the
-    identity); an attacker's expected LID is below it when the trial speakers are drawn
-    from the attacker's prior;
-``compose_mu(mu, k) = mu sqrt(k)``: k independent releases of the same speaker (k trial
-    utterances that a longitudinal attacker links together) are together
-    (mu sqrt k)-GDP.  Releases of the *enrolled* speakers (an anonymised enrolment,
-    averaged over k utterances) do not weaken the guarantee of linking one trial: that
-    trial's release is mu-GDP whatever the attacker knows about the enrolled speakers;
-``mu_for_eer(eer)``: the mu whose EER bound is *eer*.
+* ``gdp_tradeoff(alpha, mu) = Phi(Phi^-1(1 - alpha) - mu)``: the smallest miss rate of any
+  test at false-alarm rate alpha;
+* ``gdp_eer_bound(mu) = Phi(-mu / 2)``: hence any attacker's EER between two speakers is
+  at least this (the trade-off curve meets the diagonal there);
+* ``gdp_mi_bound_bits(mu) = mu^2 / (2 ln 2)``: the mutual information between identity
+  and one release is at most the largest KL divergence between two release
+  distributions, Delta^2 / (2 sigma^2) = mu^2 / 2 nats (for any distribution of the
+  identity); an attacker's expected LID is below it when the trial speakers are drawn
+  from the attacker's prior;
+* ``compose_mu(mu, k) = mu sqrt(k)``: k independent releases of the same speaker (k trial
+  utterances that a longitudinal attacker links together) are together
+  (mu sqrt k)-GDP.  Releases of the *enrolled* speakers (an anonymised enrolment,
+  averaged over k utterances) do not weaken the guarantee of linking one trial: that
+  trial's release is mu-GDP whatever the attacker knows about the enrolled speakers;
+* ``mu_for_eer(eer)``: the mu whose EER bound is *eer*.
 """
 
 from __future__ import annotations

@@ -29,6 +29,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+import lidframe.stats.bootstrap
 from lidframe.attackers.audio import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
@@ -121,7 +122,9 @@ class Utility(TableRecord):
     reference: str | None
     speakers: int
     bootstrap: dict[str, Any] | None
-    intervals: dict[str, Interval] | None
+    # Qualified for the API reference: this __init__'s annotations stay text (the rows converter's
+    # Iterable is not a name here), and report.headline defines an Interval too.
+    intervals: dict[str, lidframe.stats.bootstrap.Interval] | None
     rows: tuple[UtteranceUtility, ...] = attrs.field(converter=as_rows)
 
 

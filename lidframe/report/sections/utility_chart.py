@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import numpy as np
 
+import lidframe.report.headline
 from lidframe.errors import InputError
 from lidframe.report.headline import Interval
 from lidframe.report.plotting import (
@@ -46,11 +47,14 @@ __all__ = [
 ]
 
 
-def utility_interval(utility: Utility, key: str) -> Interval | None:
-    """The bootstrap interval of ``"wer"`` or ``"rho_f0"`` of a Utility record as the page's :class:`Interval`.
+# The return annotation is qualified for the API reference: the signature's annotations stay text
+# (Utility is imported for type checking only), and stats.bootstrap defines an Interval too.
+def utility_interval(utility: Utility, key: str) -> lidframe.report.headline.Interval | None:
+    """The bootstrap interval of ``"wer"`` or ``"rho_f0"`` of a Utility record as the page's interval.
 
-    None where the record has none (measured without a bootstrap, or without a
-    reference for ρ_F0) or its ends are both NaN.
+    An :class:`~lidframe.report.headline.Interval` (its two ends); None where the record has
+    none (measured without a bootstrap, or without a reference for ρ_F0) or its ends are
+    both NaN.
     """
     found = (utility.intervals or {}).get(key)
     if found is None or (is_missing(found.low) and is_missing(found.high)):
