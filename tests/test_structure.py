@@ -158,8 +158,8 @@ def test_module_lines_counts_every_line():
     assert module_lines("a = 1\nb = 2") == 2
 
 
-# core/dispatch.py runs an engine and core/summary.py summarises its result: summary may
-# read dispatch's result type only through a module below both, never by importing dispatch.
+# core/dispatch.py runs an engine and core/summary.py summarises its result: one may import
+# the other, not both (what both need lives in a module below them).
 
 
 def imported_modules(path: Path, package: str) -> set[str]:
