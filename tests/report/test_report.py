@@ -486,7 +486,7 @@ def test_template_files_are_package_data():
         assert any(fnmatch(name, pattern) for pattern in patterns), name
     layers = config["tool"]["importlinter"]["contracts"][0]["layers"]
     assert (
-        layers.index("lidframe.grid")
+        layers.index("lidframe.grid | lidframe.demo")
         < layers.index("lidframe.report")
         < layers.index("lidframe.analyses | lidframe.testing")
     )
