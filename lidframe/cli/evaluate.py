@@ -322,9 +322,10 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, bootstrap: Bootstrap | None) -> Result:
-    """``lidframe.evaluate`` of *eval_set* on the dev set, with the flags' calibrator, prior, engine and scheduler."""
+    """``lidframe.evaluate`` of *eval_set* on the dev set: the flags' calibrator, prior and scheduler, and their options record."""
     from lidframe.core.engine import Engine
     from lidframe.core.evaluation import evaluate
+    from lidframe.core.options import EvaluateOptions
     from lidframe.data.embedset import EmbeddingSet
 
     n_pairs = eval_set.n_trials * eval_set.n_enrolled
@@ -335,17 +336,15 @@ def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, boots
         threads=args.threads,
         progress=isinstance(eval_set, EmbeddingSet) and n_pairs >= _PROGRESS_PAIRS and sys.stderr.isatty(),
     )
-    return evaluate(
-        args.dev,
-        eval_set,
-        calibrator=args.calibrator,
-        prior=args.prior,
+    options = EvaluateOptions(
         znorm_ddof=args.znorm_ddof,
         binary_metrics=False if args.no_binary_metrics else "auto",
         bootstrap=bootstrap,
         engine=engine,
-        scheduler=args.scheduler,
         misattribution_threshold=args.misattribution_threshold,
+    )
+    return evaluate(
+        args.dev, eval_set, calibrator=args.calibrator, prior=args.prior, scheduler=args.scheduler, options=options
     )
 
 
