@@ -26,7 +26,7 @@ from typing import Any, Literal
 import attrs
 import numpy as np
 
-from lidframe.core.engine import Engine
+from lidframe.core.engine import Engine, check_engine
 from lidframe.core.summary import check_misattribution_threshold
 from lidframe.core.znorm import check_ddof
 from lidframe.errors import InputError
@@ -45,25 +45,11 @@ def _binary_metrics(value: object) -> bool | Literal["auto"]:
     return "auto"
 
 
-def _record(value: object, cls: type, name: str, *, optional: bool) -> Any:
-    """*value* if it is a *cls* record; None as None (*optional*) or as ``cls()``; else an InputError naming *name*."""
-    if value is None:
-        return None if optional else cls()
-    if not isinstance(value, cls):
-        raise InputError(f"{name} must be None or a record of type {cls.__name__}, got {type(value).__name__}")
-    return value
-
-
 def _bootstrap(value: object) -> Bootstrap | None:
-    return _record(value, Bootstrap, "bootstrap", optional=True)
-
-
-def _engine(value: object) -> Engine:
-    return _record(value, Engine, "engine", optional=False)
-
-
-def _operating_point(value: object) -> OperatingPoint:
-    return check_operating_point(value)
+    """*value*, a Bootstrap record or None (no intervals); else an InputError naming ``bootstrap``."""
+    if value is not None and not isinstance(value, Bootstrap):
+        raise InputError(f"bootstrap must be None or a record of type Bootstrap, got {type(value).__name__}")
+    return value
 
 
 @attrs.frozen(kw_only=True)
@@ -95,9 +81,9 @@ class EvaluateOptions:
     znorm_ddof: int = attrs.field(default=1, converter=check_ddof)
     binary_metrics: bool | Literal["auto"] = attrs.field(default="auto", converter=_binary_metrics)
     bootstrap: Bootstrap | None = attrs.field(default=None, converter=_bootstrap)
-    engine: Engine = attrs.field(factory=Engine, converter=_engine)
+    engine: Engine = attrs.field(factory=Engine, converter=check_engine)
     misattribution_threshold: float = attrs.field(default=0.9, converter=check_misattribution_threshold)
-    operating_point: OperatingPoint = attrs.field(factory=OperatingPoint, converter=_operating_point)
+    operating_point: OperatingPoint = attrs.field(factory=OperatingPoint, converter=check_operating_point)
 
     def to_dict(self) -> dict[str, Any]:
         """The options as a JSON-able dict (nested records as dicts; no bootstrap: None)."""

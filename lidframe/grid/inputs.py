@@ -25,6 +25,7 @@ from lidframe.core.options import EvaluateOptions
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath
 from lidframe.grid.records import Inputs
+from lidframe.grid.spec.reading import EVALUATE_KEYS
 
 if TYPE_CHECKING:
     from lidframe.grid.spec.records import DataDirSource, GridSpec
@@ -86,7 +87,7 @@ def settings_inputs(spec: GridSpec, version: str) -> Inputs:
 def evaluate_key(options: EvaluateOptions) -> dict[str, Any]:
     """The settings of ``[grid.evaluate]`` in *options*, as a cell's key holds them (:data:`~lidframe.grid.spec.reading.EVALUATE_KEYS`)."""
     values = options.to_dict()
-    return {key: values[key] for key in ("binary_metrics", "misattribution_threshold", "operating_point")}
+    return {key: values[key] for key in EVALUATE_KEYS}
 
 
 class InputDigests:
