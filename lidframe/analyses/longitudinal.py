@@ -59,6 +59,7 @@ from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+from lidframe.stats.interval import Interval
 
 if TYPE_CHECKING:
     from lidframe.data.scoreset import ScoreSet
@@ -125,10 +126,11 @@ class LongitudinalRow(RowRecord):
         (:func:`lidframe.metrics.aggregates.lid_summary`).
     pdr, ndr : float
         Share of groups with LID > 0, and with LID <= 0.
-    intervals : dict or None
-        metric -> ``(low, high)``, the speaker-bootstrap interval of each
-        :func:`lidframe.stats.bootstrap.bootstrap_ci` metric (a list in the mapping and
-        the JSON); None without a bootstrap, or with fewer than two speakers or groups.
+    intervals : dict of str to Interval, or None
+        metric -> :class:`~lidframe.stats.interval.Interval`, the speaker-bootstrap interval
+        of each :func:`lidframe.stats.bootstrap.bootstrap_ci` metric (its ends ``[low,
+        high]`` in the mapping and the JSON); None without a bootstrap, or with fewer than
+        two speakers or groups.
     dp : ComposedBounds or None
         The composed Gaussian-mechanism bounds at this k; None without *dp_mu*.
     """
@@ -149,7 +151,7 @@ class LongitudinalRow(RowRecord):
     lid_q50: float
     lid_q90: float
     lid_q99: float
-    intervals: dict[str, tuple[float, float]] | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    intervals: dict[str, Interval] | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     dp: ComposedBounds | None = attrs.field(default=None, metadata=nested_row(ComposedBounds, optional=True))
 
 
@@ -339,11 +341,11 @@ def _fit_temperature(
 
 def _speaker_intervals(
     lid: np.ndarray, speakers: np.ndarray, bootstrap: Bootstrap | None
-) -> dict[str, tuple[float, float]] | None:
-    """metric -> (low, high) of the groups' LIDs, resampling speakers; None without two speakers and groups."""
+) -> dict[str, Interval] | None:
+    """metric -> interval of the groups' LIDs, resampling speakers; None without two speakers and groups."""
     if bootstrap is None or np.unique(speakers).size < 2 or lid.size < 2:
         return None
-    return {m: (iv.low, iv.high) for m, iv in bootstrap_ci(lid, bootstrap, speakers=speakers).items()}
+    return bootstrap_ci(lid, bootstrap, speakers=speakers)
 
 
 def _composed_bounds(dp_mu: float, k: int) -> ComposedBounds:

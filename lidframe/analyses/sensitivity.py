@@ -317,7 +317,7 @@ def _calibrator_keys(
 def _sensitivity_row(key: str, prior_key: str, result: Result, *, dev_logloss_bits: float) -> SensitivityRow:
     """The row of one calibrator (*key*) and prior: what its *result*'s summary measured (the open set's too)."""
     s = result.summary
-    measured = {k: s[k] for k in _SUMMARY_KEYS}
+    measured = {k: s.value(k) for k in _SUMMARY_KEYS}
     if s.open_set is not None:
         o = s.open_set
         measured.update(
@@ -327,7 +327,7 @@ def _sensitivity_row(key: str, prior_key: str, result: Result, *, dev_logloss_bi
             misattribution_rate=o.misattribution_rate,
         )
     return SensitivityRow(
-        calibrator=key, prior=prior_key, describe=s["calibrator"], **measured, dev_logloss_bits=dev_logloss_bits
+        calibrator=key, prior=prior_key, describe=s.calibrator, **measured, dev_logloss_bits=dev_logloss_bits
     )
 
 

@@ -180,8 +180,8 @@ def _print_audit(result: DPAuditResult, args: argparse.Namespace, source: str, b
         f"{bootstrap.unit}s, seed {bootstrap.seed}):"
     )
     intervals = [
-        [f"{r.mu:.2f}", _interval(*r.bayes.eer_ci), _interval(*r.cosine.eer_ci),
-         _interval(*r.bayes.alid_ci), _interval(*r.cosine.alid_ci)]
+        [f"{r.mu:.2f}", _interval(r.bayes.eer_low, r.bayes.eer_high), _interval(r.cosine.eer_low, r.cosine.eer_high),
+         _interval(r.bayes.alid_low, r.bayes.alid_high), _interval(r.cosine.alid_low, r.cosine.alid_high)]
         for r in rows
     ]  # fmt: skip
     print(text_table(["mu", "bayesEER", "cosEER", "bayesALID", "cosALID"], intervals))

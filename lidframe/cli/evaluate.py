@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,12 +32,14 @@ from lidframe.cli.options import (
     check_output_paths,
     system_name,
 )
+from lidframe.core.summary import Summary
 from lidframe.report.text import format_table, format_value, text_table
 
 if TYPE_CHECKING:
     from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
     from lidframe.data.scoreset import ScoreSet
+    from lidframe.metrics.aggregates import LIDAggregates
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
     from lidframe.utility import Utility
@@ -178,61 +179,66 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run, bootstrap=None)  # None: --report decides (intervals by default)
 
 
-def format_interval_table(summary: Mapping[str, Any]) -> str:
-    """The bootstrap intervals of an evaluate summary as text (in the open set, those of its groups too)."""
-    settings = summary["bootstrap"]
+def format_interval_table(summary: Summary) -> str:
+    """The bootstrap intervals of an evaluate summary (with a bootstrap) as text (in the open set, those of its groups too)."""
+    settings = summary.bootstrap
+    assert settings is not None and summary.intervals is not None  # the caller prints this only with intervals
     title = (
-        f"{settings['level']:.0%} bootstrap intervals ({settings['method']}, {settings['n_boot']} resamples of "
-        f"{settings['unit']}s, seed {settings['seed']}; LIDmax: percentile, biased low -- prefer LIDq99)"
+        f"{settings.level:.0%} bootstrap intervals ({settings.method}, {settings.n_boot} resamples of "
+        f"{settings.unit}s, seed {settings.seed}; LIDmax: percentile, biased low -- prefer LIDq99)"
     )
-    estimates = dict(summary)
-    if summary.get("open_set"):
+    open_set = {}
+    if summary.open_set is not None:
         from lidframe.report.sections.open_set_model import open_set_estimates
 
-        estimates.update(open_set_estimates(summary["open_set"]))
+        open_set = open_set_estimates(summary.open_set.to_dict())
+
+    def estimate(key: str) -> Any:
+        return open_set[key] if key in open_set else summary.value(key)
+
     rows = [
-        [_INTERVAL_NAMES.get(key, key), format_value(estimates.get(key)), format_value(low), format_value(high)]
-        for key, (low, high) in summary["intervals"].items()
+        [_INTERVAL_NAMES.get(key, key), format_value(estimate(key)), format_value(i.low), format_value(i.high)]
+        for key, i in summary.intervals.items()
     ]
     return title + "\n" + text_table(["metric", "estimate", "low", "high"], rows)
 
 
-def format_open_set(summary: Mapping[str, Any]) -> str:
+def format_open_set(summary: Summary) -> str:
     """The open-set section of an evaluate summary as text: π_∅, the groups' LID, membership and misattribution.
 
     Parameters
     ----------
-    summary : mapping
-        An open-set summary (with ``open_set``; :class:`lidframe.core.summary.Summary` or
-        its JSON form).
+    summary : Summary
+        An open-set summary (its ``open_set`` not None).
     """
-    o = summary["open_set"]
+    o = summary.open_set
+    assert o is not None  # the caller prints this section only in the open set
     source = (
         "auto from dev: the dev set's share of outsider trials, the attacker's belief"
-        if o["outside_source"] == "auto"
+        if o.outside_source == "auto"
         else "given"
     )
     lines = [
-        f"open set: outside = pi_0 = {o['outside']:.4g} ({source}), the prior mass of 'nobody enrolled'; every trial "
+        f"open set: outside = pi_0 = {o.outside:.4g} ({source}), the prior mass of 'nobody enrolled'; every trial "
         "has a LID: an enrolled trial's identification disclosure, an outsider trial's membership disclosure",
     ]
-    n_all = int(summary["n_enrolled_trials"]) + int(summary["n_outsider_trials"])
+    n_all = int(summary.n_enrolled_trials) + int(summary.n_outsider_trials)
     body = []
     for title, key in _OPEN_SET_ROWS:
-        group = summary if key is None else o.get(key)
-        if not group:
+        group: Summary | LIDAggregates | None = summary if key is None else getattr(o, key)
+        if group is None:
             continue
-        n = n_all if key is None else int(group["n_trials"])
-        body.append([title, str(n)] + [format_value(group.get(k)) for k, _ in _OPEN_SET_COLUMNS])
+        n = n_all if isinstance(group, Summary) else int(group.n_trials)
+        body.append([title, str(n)] + [format_value(getattr(group, k)) for k, _ in _OPEN_SET_COLUMNS])
     lines.append(text_table(["trials", "n"] + [t for _, t in _OPEN_SET_COLUMNS], body))
-    if not summary["n_outsider_trials"]:
+    if not summary.n_outsider_trials:
         lines.append("misattribution rate: none (the eval set has no outsider trial)")
     else:
         lines.append(
-            f"misattribution rate: {format_value(o['misattribution_rate'])} of the {summary['n_outsider_trials']} "
+            f"misattribution rate: {format_value(o.misattribution_rate)} of the {summary.n_outsider_trials} "
             "outsider trials have a top enrolled posterior above 0.5 (linked to an enrolled speaker who is not "
-            f"theirs, more likely than not), {format_value(o['misattribution_rate_at_threshold'])} above "
-            f"{o['misattribution_threshold']:g}"
+            f"theirs, more likely than not), {format_value(o.misattribution_rate_at_threshold)} above "
+            f"{o.misattribution_threshold:g}"
         )
     lines.append(
         "(the system table above: T counts the enrolled trials, out the outsider trials, and its LID columns are over all "
@@ -348,50 +354,51 @@ def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, boots
     )
 
 
-def _print_result(args: argparse.Namespace, s: Any, intervals: _Intervals | None = None) -> None:
+def _print_result(args: argparse.Namespace, s: Summary, intervals: _Intervals | None = None) -> None:
     """Print the inputs and settings behind the summary *s*, its table, the other metrics and its intervals.
 
-    In the open set (``s["open_set"]``) also the open-set section (:func:`format_open_set`);
+    In the open set (``s.open_set``) also the open-set section (:func:`format_open_set`);
     the closed-set output is as it always was.
     """
-    open_set = s.get("open_set")
+    open_set = s.open_set
     dev_outsiders = ""
-    if open_set and s["n_dev_outsider_trials"]:
-        dev_outsiders = f"; its {s['n_dev_outsider_trials']} outsider trials calibrated as non-mated pairs"
-    print(f"dev:  {args.dev}  ({s['n_dev_enrolled_trials']} trials x {s['n_dev_enrolled']} enrolled{dev_outsiders})")
-    outsiders = "each with its membership disclosure" if open_set else "excluded"
+    if open_set is not None and s.n_dev_outsider_trials:
+        dev_outsiders = f"; its {s.n_dev_outsider_trials} outsider trials calibrated as non-mated pairs"
+    print(f"dev:  {args.dev}  ({s.n_dev_enrolled_trials} trials x {s.n_dev_enrolled} enrolled{dev_outsiders})")
+    outsiders = "each with its membership disclosure" if open_set is not None else "excluded"
     print(
-        f"eval: {args.eval}  ({s['n_enrolled_trials']} trials x N = {s['n_enrolled']} enrolled; "
-        f"{s['n_outsider_trials']} outsider trials {outsiders})"
+        f"eval: {args.eval}  ({s.n_enrolled_trials} trials x N = {s.n_enrolled} enrolled; "
+        f"{s.n_outsider_trials} outsider trials {outsiders})"
     )
-    znorm = "none (raw scores)" if s["znorm_ddof"] is None else s["znorm_ddof"]
-    print(f"calibrator: {s['calibrator']}   prior: {s['prior']}   z-norm ddof: {znorm}")
+    znorm = "none (raw scores)" if s.znorm_ddof is None else s.znorm_ddof
+    print(f"calibrator: {s.calibrator}   prior: {s.prior}   z-norm ddof: {znorm}")
     if args.attacker is not None:
         print(f"attacker: {args.attacker}")
-    if "engine" in s:
+    if s.engine is not None:
         _print_engine(s)
-    if open_set:
-        outside = float(open_set["outside"])
+    if open_set is not None:
+        outside = float(open_set.outside)
         print(
             "LID <= -log2 prior(true speaker, or nobody enrolled); uniform prior: LID <= log2(N / (1 - pi_0)) = "
-            f"{s['log2_n'] - math.log2(1.0 - outside):.3f} bit (enrolled trial), -log2 pi_0 = "
+            f"{s.log2_n - math.log2(1.0 - outside):.3f} bit (enrolled trial), -log2 pi_0 = "
             f"{-math.log2(outside):.3f} bit (outsider trial)"
         )
     else:
-        print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s['log2_n']:.3f} bit")
+        print(f"LID <= -log2 prior(true speaker); uniform prior: LID <= log2 N = {s.log2_n:.3f} bit")
     print()
     print(format_table([(system_name(args), s)]))
-    dcf = "".join(f"   {title} {s[key]:.3f}" for key, title in _DCF_NAMES if s.get(key) is not None)
+    b = s.value  # the binary view's metrics by key (NaN when skipped)
+    dcf = "".join(f"   {title} {b(key):.3f}" for key, title in _DCF_NAMES if b(key) is not None)
     print(
-        f"\nrank-1 rate {s['rank1_rate']:.3f}   rank disclosure {s['rank_disclosure_bits']:.3f} bit   "
-        f"multiclass Cllr {s['cllr_mc']:.3f} bit   EER(threshold) {s['eer_threshold']:.3f}   "
-        f"ZEBRA D_ECE {s['dece_bits']:.3f} bit, max|LLR| {s['max_abs_llr_log10']:.2f} ({s['zebra_tag']})   "
-        f"D_sys {s['dsys']:.3f}{dcf}"
+        f"\nrank-1 rate {s.rank1_rate:.3f}   rank disclosure {s.rank_disclosure_bits:.3f} bit   "
+        f"multiclass Cllr {s.cllr_mc:.3f} bit   EER(threshold) {b('eer_threshold'):.3f}   "
+        f"ZEBRA D_ECE {b('dece_bits'):.3f} bit, max|LLR| {b('max_abs_llr_log10'):.2f} ({b('zebra_tag')})   "
+        f"D_sys {b('dsys'):.3f}{dcf}"
     )
-    if open_set:
+    if open_set is not None:
         print()
         print(format_open_set(s))
-    if s.get("bootstrap"):
+    if s.bootstrap is not None:
         print()
         if intervals is not None and intervals.how == "--report's default":
             print("(intervals computed for --report by default; --no-bootstrap skips them)")
@@ -400,22 +407,23 @@ def _print_result(args: argparse.Namespace, s: Any, intervals: _Intervals | None
         print(f"\nno intervals: {intervals.why_none}")
 
 
-def _print_engine(s: Any) -> None:
+def _print_engine(s: Summary) -> None:
     """Print which engine ran (dense, or streaming with its kernel, device and precision) and, if any, the cluster."""
-    e = s["engine"]
-    if e["kernel"] == "dense":
+    e = s.engine
+    assert e is not None
+    if e.kernel == "dense":
         print(
             "engine: cosine matrix materialised, float64 (exact binary metrics hold every pair; "
             "--no-binary-metrics streams)"
         )
     else:
-        print(f"streaming engine: {e['kernel']} on {e['device']} in {e['precision']} (T x N scores never materialised)")
-        if s.get("binary_method") == "binned":
+        print(f"streaming engine: {e.kernel} on {e.device} in {e.precision} (T x N scores never materialised)")
+        if s.binary is not None and s.binary.method == "binned":
             print(
-                f"binary metrics: binned in the streaming pass ({s['binary_bins']} bins per class; bounds in the JSON)"
+                f"binary metrics: binned in the streaming pass ({s.binary.n_bins} bins per class; bounds in the JSON)"
             )
-    if "scheduler" in s:
-        print(f"cluster: {s['n_blocks']} blocks of trials on the dask scheduler {s['scheduler']}")
+    if s.scheduler is not None:
+        print(f"cluster: {s.n_blocks} blocks of trials on the dask scheduler {s.scheduler}")
 
 
 def _write_outputs(outputs: _Outputs, result: Result, speakers: Any, report: Report | None) -> None:
@@ -482,8 +490,8 @@ def _report(
         "--calibrator": args.calibrator,
         "--prior": args.prior,
         "--znorm-ddof": args.znorm_ddof,
-        **({"--misattribution-threshold": args.misattribution_threshold} if s.get("open_set") else {}),
-        "binary metrics": s.get("binary_metrics", "computed"),
+        **({"--misattribution-threshold": args.misattribution_threshold} if s.open_set is not None else {}),
+        "binary metrics": s.binary_metrics,
         "intervals": shown,
     }
     if bootstrap is not None:
@@ -491,8 +499,8 @@ def _report(
         settings["per-speaker intervals"] = note or (
             "resampling each speaker's own trials (unit trial), same n_boot and seed"
         )
-    if "engine" in s:
-        settings["engine"] = ", ".join(f"{k} {v}" for k, v in s["engine"].items())
+    if s.engine is not None:
+        settings["engine"] = ", ".join(f"{k} {v}" for k, v in s.engine.to_dict().items())
     return report_from_results(
         {label: result},
         per_speaker={label: speakers},

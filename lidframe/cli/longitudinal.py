@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         header += ["mu_k", "EERbnd", "MIbnd"]
     body = []
     for r in rows:
-        ci = (r.intervals or {}).get("alid", (None, None))
+        ci = r.intervals["alid"].bounds if r.intervals and "alid" in r.intervals else (None, None)
         line = [str(r.k), str(r.n_groups), str(r.n_speakers_skipped), format_value(r.temperature, ".2f"),
                 *(format_value(v) for v in (r.alid, ci[0], ci[1], r.pdr, r.lid_pos, r.lid_neg, r.lid_q99, r.lid_max))]  # fmt: skip
         if r.dp is not None:

@@ -54,8 +54,8 @@ class Result:
         open set enrolled speaker j has prior (1 - outside) exp(log_prior_j).
     summary : Summary
         The LID aggregates, identification metrics, binary view, intervals and the
-        settings behind them, as attributes (``summary.alid``) and as a read-only
-        mapping (``summary["alid"]``; :mod:`lidframe.core.summary`).
+        settings behind them, as attributes (``summary.alid``; its mapping view,
+        ``summary["alid"]``, is deprecated: :mod:`lidframe.core.summary`).
     calibrator : object
         The fitted calibrator.
     prior : object
@@ -95,12 +95,18 @@ class Result:
         )
         return self.is_outsider
 
-    def to_dict(self) -> dict:
-        """The summary plus the fitted calibrator's record (when it has ``to_dict``), JSON-able."""
-        out = self.summary.to_dict()
+    @property
+    def calibrator_fit(self) -> dict | None:
+        """The fitted calibrator's record (its ``to_dict()``: class, parameters, fitted values), None where it has none."""
         to_dict = capabilities_of("calibrator", self.calibrator).to_dict
-        if callable(to_dict):
-            out["calibrator_fit"] = to_dict()
+        return to_dict() if callable(to_dict) else None
+
+    def to_dict(self) -> dict:
+        """The summary plus the fitted calibrator's record (``calibrator_fit``, where it has one), JSON-able."""
+        out = self.summary.to_dict()
+        fit = self.calibrator_fit
+        if fit is not None:
+            out["calibrator_fit"] = fit
         return out
 
     def to_json(self, indent: int | None = 2) -> str:

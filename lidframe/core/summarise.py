@@ -25,7 +25,8 @@ from lidframe.metrics.aggregates import lid_summary
 from lidframe.metrics.detection import OperatingPoint
 from lidframe.metrics.identification import cllr_multiclass, rank1_rate, rank_disclosure
 from lidframe.registry import CalibratorLike, PriorLike, describe_component
-from lidframe.stats.bootstrap import Bootstrap, Interval, bootstrap_ci
+from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+from lidframe.stats.interval import Interval
 from lidframe.stats.weighted import PairLLRs
 
 __all__ = ["summarise"]

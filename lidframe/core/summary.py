@@ -8,7 +8,8 @@
 intervals and their settings, and the settings that produced it, as typed attributes
 (``summary.alid``, ``summary.binary.eer``).
 
-A summary is also a read-only mapping, the dict that ``Result.summary`` was before:
+A summary is also, **deprecated** (a :class:`FutureWarning`, :data:`MAPPING_DEPRECATION`; removed in
+lidframe 0.4.0), a read-only mapping, the dict that ``Result.summary`` was before:
 ``summary["alid"]``, ``"intervals" in summary``, ``dict(summary)`` and ``summary.get(key)``
 give the raw values (NaN stays NaN) under the keys of :meth:`Summary.to_dict`, in its
 order; a key is the attribute's name, and is present only where that dict has it
@@ -43,7 +44,8 @@ from lidframe.metrics import catalogue
 from lidframe.metrics.aggregates import nan_for_none
 from lidframe.metrics.binary_view import BINARY_KEYS
 from lidframe.metrics.detection import OperatingPoint
-from lidframe.stats.bootstrap import Bootstrap, Interval
+from lidframe.stats.bootstrap import Bootstrap
+from lidframe.stats.interval import Interval
 
 __all__ = [
     "Summary",
@@ -53,6 +55,7 @@ __all__ = [
     "OPEN_SET_INTERVALS",
     "check_misattribution_threshold",
     "RENAMED_KEYS",
+    "MAPPING_DEPRECATION",
     "with_current_keys",
 ]
 
@@ -70,18 +73,31 @@ RENAMED_KEYS: dict[str, tuple[str, str]] = {
 }
 
 
-def _caller_level() -> int:
-    """The ``stacklevel`` that points a warning from :meth:`Summary.__getitem__` at the user's line.
+def _caller_level(depth: int = 2) -> int:
+    """The ``stacklevel`` that points a warning at the user's line, from *depth* frames below (2: a dunder's caller).
 
     ``summary["ci"]`` calls ``__getitem__`` directly; ``summary.get("ci")`` and ``"ci" in
     summary`` go through :class:`~collections.abc.Mapping`'s ``get`` or our ``__contains__`` first.
     """
-    frame = sys._getframe(2)  # the caller of __getitem__
-    level = 2
+    frame = sys._getframe(depth)
+    level = depth
     while frame is not None and frame.f_code.co_filename in (__file__, _MAPPING_FILE):
         frame = frame.f_back  # type: ignore[assignment]
         level += 1
     return level
+
+
+#: What the mapping view's :class:`FutureWarning` says (lidframe 0.3.0 deprecates it; 0.4.0 removes it).
+MAPPING_DEPRECATION = (
+    "Summary's mapping view (summary[key], summary.get(key), key in summary, dict(summary)) is deprecated and "
+    "will be removed in lidframe 0.4.0: read its attributes (summary.alid, summary.binary.eer), "
+    "summary.value(key) for a metric of the catalogue by its key, or summary.to_dict() for the JSON form"
+)
+
+
+def _warn_mapping() -> None:
+    """The mapping view's deprecation warning, pointed at the user's line (called by a dunder of :class:`Summary`)."""
+    warnings.warn(MAPPING_DEPRECATION, FutureWarning, stacklevel=_caller_level(3))
 
 
 def with_current_keys(stored: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,6 +152,18 @@ _ALWAYS_WRITTEN = (
     "binary_error_bounds",
     "binary_operating_point",
     *_SETTING_FIELDS,
+)
+
+#: The keys :meth:`Summary.value` reads from the binary view, and those it reads as fields.
+_BINARY_ENTRY_KEYS = (*BINARY_KEYS, "binary_method", "binary_bins")
+_VALUE_FIELDS = (
+    *_COUNT_FIELDS,
+    *LID_FIELDS,
+    *_IDENTIFICATION_FIELDS,
+    "binary_metrics",
+    *_SETTING_FIELDS,
+    "scheduler",
+    "n_blocks",
 )
 
 
@@ -267,7 +295,31 @@ class Summary(Mapping[str, Any]):
             entries.update(scheduler=self.scheduler, n_blocks=self.n_blocks)
         return entries
 
+    def value(self, key: str) -> Any:
+        """The value under *key*, read from the attributes: a metric of :mod:`lidframe.metrics.catalogue` or a setting.
+
+        A field of the summary (``"alid"``, ``"n_enrolled"``, ``"calibrator"``), or of its
+        binary view (``"eer"``, ``"min_dcf"``; NaN, or None for a text, when the binary
+        metrics were skipped), raw (NaN stays NaN).  The console's and the demos' tables read
+        the catalogue's keys through it.
+
+        Raises
+        ------
+        KeyError
+            *key* names no metric or setting of a summary (a nested record, ``"open_set"``,
+            is read as its attribute).
+        """
+        if key in _BINARY_ENTRY_KEYS:
+            return binary_entries(self.binary, self.binary_metrics)[key]
+        if key in _VALUE_FIELDS:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __bool__(self) -> bool:
+        return True  # a record, never empty (and no mapping deprecation for ``if summary``)
+
     def __getitem__(self, key: str) -> Any:
+        _warn_mapping()
         entries = self._entries()
         if key in entries:
             return entries[key]
@@ -278,7 +330,7 @@ class Summary(Mapping[str, Any]):
                     f"summary[{key!r}] is now summary[{new!r}] ({holds}); the old key will be removed "
                     "in the next release",
                     FutureWarning,
-                    stacklevel=_caller_level(),
+                    stacklevel=_caller_level(),  # the rename's own warning
                 )
                 return entries[new]
         raise KeyError(key)
@@ -292,9 +344,11 @@ class Summary(Mapping[str, Any]):
         return True
 
     def __iter__(self) -> Iterator[str]:
+        _warn_mapping()
         return iter(self._entries())
 
     def __len__(self) -> int:
+        _warn_mapping()
         return len(self._entries())
 
     def to_dict(self) -> dict[str, Any]:

@@ -86,7 +86,13 @@ def nested_row(row_type: type[RowRecord], *, optional: bool = False) -> dict[str
 
 
 def _as_listed(value: Any) -> Any:
-    """*value* with tuples as lists and dicts copied, recursively (the row's dict as it was)."""
+    """*value* with tuples as lists and dicts copied, recursively (the row's dict as it was).
+
+    An interval (a :class:`lidframe.stats.interval.Interval`, known by its ``bounds``) is
+    its ends ``[low, high]``, the form a JSON record stores it in.
+    """
+    if attrs.has(type(value)) and hasattr(value, "bounds"):
+        return list(value.bounds)
     if isinstance(value, dict):
         return {k: _as_listed(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

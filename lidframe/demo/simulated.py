@@ -33,7 +33,7 @@ from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, check_output_dir
 from lidframe.data.simulate import simulate_system
 from lidframe.demo.outputs import write_demo_outputs
-from lidframe.report.text import SUMMARY_COLUMNS, format_value, text_table
+from lidframe.report.text import SUMMARY_COLUMNS, format_value, summary_value, text_table
 from lidframe.stats.bootstrap import Bootstrap
 
 if TYPE_CHECKING:
@@ -103,7 +103,7 @@ def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summ
         rows.append(
             [
                 name,
-                *(format_value(summary.get(key), fmt) for key, _, fmt in SUMMARY_COLUMNS),
+                *(format_value(summary_value(summary, key), fmt) for key, _, fmt in SUMMARY_COLUMNS),
                 *(format_value(value, fmt) for value, (_, _, fmt) in zip(extra, OPEN_SET_COLUMNS)),
             ]
         )

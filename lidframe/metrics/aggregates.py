@@ -137,10 +137,15 @@ class LIDAggregates:
 def alid_decomposition(summary: Mapping[str, float] | LIDAggregates) -> float:
     """PDR * LID+ + NDR * LID-, an empty side's term counting as 0 (equals ALID).
 
-    *summary* is a mapping with ``pdr``, ``ndr``, ``lid_pos`` and ``lid_neg``: the dict of
-    :func:`lid_summary`, an evaluation's :class:`~lidframe.core.summary.Summary`, or a
-    :class:`LIDAggregates` group.
+    *summary* has ``pdr``, ``ndr``, ``lid_pos`` and ``lid_neg``: as keys (the dict of
+    :func:`lid_summary`) or as attributes (an evaluation's
+    :class:`~lidframe.core.summary.Summary`, a :class:`LIDAggregates` group).
     """
-    pos = summary["pdr"] * summary["lid_pos"] if summary["pdr"] > 0 else 0.0
-    neg = summary["ndr"] * summary["lid_neg"] if summary["ndr"] > 0 else 0.0
+    names = ("pdr", "ndr", "lid_pos", "lid_neg")
+    if hasattr(summary, "pdr"):  # a record (a Summary is also a deprecated mapping: read its attributes)
+        pdr, ndr, lid_pos, lid_neg = (getattr(summary, k) for k in names)
+    else:
+        pdr, ndr, lid_pos, lid_neg = (summary[k] for k in names)
+    pos = pdr * lid_pos if pdr > 0 else 0.0
+    neg = ndr * lid_neg if ndr > 0 else 0.0
     return pos + neg

@@ -48,6 +48,7 @@ released embeddings).
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -71,6 +72,7 @@ from lidframe.privacy.mechanism import (
 )
 from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
+from lidframe.stats.interval import Interval
 from lidframe.stats.weighted import PairLLRs
 
 if TYPE_CHECKING:
@@ -119,18 +121,20 @@ class EmbeddingSplit:
 class AttackerMeasurement(RowRecord):
     """What one attacker of the audit reaches at one mu (``DPAuditRow.bayes`` / ``.cosine``).
 
-    Intervals are bootstrap intervals at the audit's level (lists in the mapping and the JSON).
+    Intervals are bootstrap intervals at the audit's level, held as a table holds an
+    interval: ``<metric>_low`` and ``<metric>_high`` (:meth:`interval` gives the
+    :class:`~lidframe.stats.interval.Interval`).
 
     Attributes
     ----------
     eer : float
         Pairwise EER (a fraction): ROC convex hull over all (trial, enrolled) pairs.
-    eer_ci : tuple of float
-        ``(low, high)`` of ``eer``.
+    eer_low, eer_high : float
+        The ends of ``eer``'s interval.
     alid : float
         ALID (bits).
-    alid_ci : tuple of float
-        ``(low, high)`` of ``alid``.
+    alid_low, alid_high : float
+        The ends of ``alid``'s interval.
     lid_max : float
         The largest LID (bits).
     lid_q99 : float
@@ -138,11 +142,42 @@ class AttackerMeasurement(RowRecord):
     """
 
     eer: float
-    eer_ci: tuple[float, float]
+    eer_low: float
+    eer_high: float
     alid: float
-    alid_ci: tuple[float, float]
+    alid_low: float
+    alid_high: float
     lid_max: float
     lid_q99: float
+
+    def interval(self, metric: str, *, level: float = math.nan) -> Interval:
+        """The :class:`~lidframe.stats.interval.Interval` of ``"eer"`` or ``"alid"`` (at the audit's *level*)."""
+        if metric not in ("eer", "alid"):
+            raise InputError(f"a DP audit measures intervals of 'eer' and 'alid', not {metric!r}")
+        found = Interval.from_columns(self, metric, level=level)
+        assert found is not None  # both ends are fields
+        return found
+
+    @property
+    def eer_ci(self) -> tuple[float, float]:
+        """``(eer_low, eer_high)``; deprecated, removed in 0.4.0."""
+        _warn_renamed("eer_ci", "eer_low, eer_high")
+        return (self.eer_low, self.eer_high)
+
+    @property
+    def alid_ci(self) -> tuple[float, float]:
+        """``(alid_low, alid_high)``; deprecated, removed in 0.4.0."""
+        _warn_renamed("alid_ci", "alid_low, alid_high")
+        return (self.alid_low, self.alid_high)
+
+
+def _warn_renamed(old: str, new: str) -> None:
+    warnings.warn(
+        f"AttackerMeasurement.{old} is now {new} (the interval's ends as a table's columns); "
+        "the old name will be removed in lidframe 0.4.0",
+        FutureWarning,
+        stacklevel=3,
+    )
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -150,7 +185,7 @@ class DPAuditRow(RowRecord):
     """One mu of :func:`dp_audit` (a row of :class:`DPAuditResult`).
 
     Also a read-only mapping of its fields (:class:`~lidframe.data.records.RowRecord`);
-    the attackers' fields read as ``bayes_eer``, ``bayes_eer_ci``, ..., ``cosine_lid_q99``.
+    the attackers' fields read as ``bayes_eer``, ``bayes_eer_low``, ``bayes_eer_high``, ..., ``cosine_lid_q99``.
 
     Attributes
     ----------
@@ -423,9 +458,9 @@ def _audit_row(
         intervals = bootstrap_ci(lid, bootstrap, speakers=trial_speakers, pairs=pairs)
         measured[name] = AttackerMeasurement(
             eer=eer_rocch(pairs.mated, pairs.non_mated.ravel()),
-            eer_ci=(intervals["eer"].low, intervals["eer"].high),
+            **intervals["eer"].columns("eer"),
             alid=float(lid.mean()),
-            alid_ci=(intervals["alid"].low, intervals["alid"].high),
+            **intervals["alid"].columns("alid"),
             lid_max=float(lid.max()),
             lid_q99=intervals["lid_q99"].estimate,
         )

@@ -38,7 +38,7 @@ True
 
 from lidframe.report.build import lid_ceiling_bits, report_from_dp_audit, report_from_results
 from lidframe.report.build_grid import report_from_grid
-from lidframe.report.headline import Headline, Interval
+from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
 from lidframe.report.render import REPORT_FILE, check_report_dir, render_html, require_renderer, write_report
 from lidframe.report.sections.environment import Environment, environment
@@ -51,6 +51,7 @@ from lidframe.report.sections.provenance_model import (
     command_line,
 )
 from lidframe.report.sections.utility import SystemUtility
+from lidframe.stats.interval import Interval
 
 __all__ = [
     "Report",

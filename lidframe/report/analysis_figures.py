@@ -392,13 +392,13 @@ def dp_audit_figure(
         style = {**derived[name], **dict((styles or {}).get(name) or {})}
         colour, marker = style["color"], style["marker"]
         eer = np.array([r[f"{name}_eer"] for r in rows])
-        ci = np.array([r[f"{name}_eer_ci"] for r in rows])
+        ci = np.array([(r[f"{name}_eer_low"], r[f"{name}_eer_high"]) for r in rows])
         left.errorbar(
             mus, eer, yerr=np.abs([eer - ci[:, 0], ci[:, 1] - eer]), color=colour, marker=marker, capsize=3,
             label=f"{name} EER",
         )  # fmt: skip
         alid = np.array([r[f"{name}_alid"] for r in rows])
-        aci = np.array([r[f"{name}_alid_ci"] for r in rows])
+        aci = np.array([(r[f"{name}_alid_low"], r[f"{name}_alid_high"]) for r in rows])
         right.errorbar(
             mus, alid, yerr=np.abs([alid - aci[:, 0], aci[:, 1] - alid]), color=colour, marker=marker, capsize=3,
             label=f"{name} ALID",

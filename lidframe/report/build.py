@@ -39,7 +39,7 @@ from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
 from lidframe.report.analysis_figures import DP_ATTACKERS
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
-from lidframe.report.sections.dp import dp_audit_summary
+from lidframe.report.sections.dp import dp_audit_headline, dp_audit_settings
 from lidframe.report.sections.ladder_model import LadderEntry, ladder_from_results
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
 from lidframe.report.sections.provenance_model import (
@@ -145,8 +145,8 @@ def _result_system(
     return ReportSystem(
         label=str(label),
         name=name,
-        calibrator=str(summary.get("calibrator", "?")),
-        prior=str(summary.get("prior", "?")),
+        calibrator=str(summary.calibrator),
+        prior=str(summary.prior),
         headline=Headline.from_summary(summary, where=f"result {label!r}"),
         lid_bits=result.lid if open_set else result.lid[~result.is_outsider],
         lid_ceiling_bits=lid_ceiling_bits(result),
@@ -154,7 +154,7 @@ def _result_system(
         per_speaker=per_speaker,
         open_set=OpenSetHeadline.from_summary(summary),
         open_trials=OpenSetPerTrial(result.is_outsider, result.top_posterior) if open_set else None,
-        no_intervals=None if summary.get("intervals") else no_intervals,
+        no_intervals=None if summary.intervals else no_intervals,
     )
 
 
@@ -329,9 +329,7 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
                 no_intervals=None if why_none.get(label) is None else str(why_none[label]),
             )
         )
-        settings_rows.append(
-            SystemSettings.from_summary(str(label), result.summary, result.to_dict().get("calibrator_fit"))
-        )
+        settings_rows.append(SystemSettings.from_summary(str(label), result.summary, result.calibrator_fit))
     provenance = make_provenance(
         lidframe_version=lidframe_versions([r.summary for r in results.values()]),
         created=o.created,
@@ -365,21 +363,20 @@ def _dp_audit_cells(
         spec = "identity" if attacker == "bayes" else calibrator
         for row in record.rows:
             label = f"{attacker} · mu {row['mu']:g}"
-            summary = dp_audit_summary(row, attacker, calibrator=spec, ci_level=ci_level)
             report_systems.append(
                 ReportSystem(
                     label=label,
                     name=f"{attacker} attacker",
                     calibrator=spec,
                     prior="uniform",
-                    headline=Headline.from_summary(summary, where=f"DP audit row mu = {row['mu']:g}"),
+                    headline=dp_audit_headline(row, attacker, ci_level=ci_level),
                     lid_bits=None,
                     lid_ceiling_bits=float(row["log2_n"]),
                     attacker=attacker,
                     system=f"mechanism at mu {row['mu']:g}",
                 )
             )
-            settings_rows.append(SystemSettings.from_summary(label, summary))
+            settings_rows.append(dp_audit_settings(label, calibrator=spec, ci_level=ci_level))
     return report_systems, settings_rows
 
 

@@ -3,7 +3,7 @@
 :class:`Headline` holds what a reader looks at first, read from a
 :class:`~lidframe.core.evaluation.Result`'s summary (a :class:`~lidframe.core.summary.Summary`,
 by its attributes; or a mapping of its keys, its JSON form), with the
-:class:`Interval` of each metric that has one; :func:`reading_sentence` says in one
+:class:`~lidframe.stats.interval.Interval` of each metric that has one; :func:`reading_sentence` says in one
 sentence what the LID tail means, computed from the per-trial LIDs.  The page model
 (:mod:`lidframe.report.model`) and every section (:mod:`lidframe.report.sections`) read
 these records.
@@ -20,10 +20,10 @@ import numpy as np
 
 from lidframe.core.summary import Summary
 from lidframe.errors import InputError
+from lidframe.stats.interval import Interval
 
 __all__ = [
     "INTERVAL_KEYS",
-    "Interval",
     "Headline",
     "reading_sentence",
     "NEAR_CEILING_BITS",
@@ -45,14 +45,6 @@ def float_or_nan(value: Any) -> float:
 def int_or_none(value: Any) -> int | None:
     """A summary value as an int, or None."""
     return None if value is None else int(value)
-
-
-@attrs.frozen
-class Interval:
-    """A confidence interval [low, high] of one metric (same unit as the metric)."""
-
-    low: float
-    high: float
 
 
 @attrs.frozen
@@ -135,39 +127,9 @@ class Headline:
         InputError
             A required key is missing from a mapping.
         """
-        if isinstance(summary, Summary):
-            return cls._of_summary(summary, where=where)
-        missing = [k for k in ("n_enrolled", "alid", "lid_q99", "lid_max") if k not in summary]
-        if missing:
-            raise InputError(f"{where}: not a lidframe evaluate summary (no {', '.join(missing)})")
-        n_enrolled = int(summary["n_enrolled"])
-        intervals = {}
-        for key, bounds in (summary.get("intervals") or {}).items():
-            if key in INTERVAL_KEYS and bounds is not None:
-                intervals[key] = Interval(float_or_nan(bounds[0]), float_or_nan(bounds[1]))
-        settings = summary.get("bootstrap") or {}
-        return cls(
-            n_enrolled=n_enrolled,
-            log2_n=float_or_nan(summary.get("log2_n", math.log2(n_enrolled))),
-            n_enrolled_trials=int_or_none(summary.get("n_enrolled_trials")),
-            n_outsider_trials=int_or_none(summary.get("n_outsider_trials")),
-            alid=float_or_nan(summary["alid"]),
-            pdr=float_or_nan(summary.get("pdr")),
-            lid_pos=float_or_nan(summary.get("lid_pos")),
-            lid_neg=float_or_nan(summary.get("lid_neg")),
-            lid_q99=float_or_nan(summary["lid_q99"]),
-            lid_max=float_or_nan(summary["lid_max"]),
-            eer=float_or_nan(summary.get("eer")),
-            cllr=float_or_nan(summary.get("cllr")),
-            rank1_rate=float_or_nan(summary.get("rank1_rate")),
-            intervals=intervals,
-            interval_level=float_or_nan(settings["level"]) if intervals and "level" in settings else None,
-            interval_unit=str(settings["unit"]) if intervals and settings.get("unit") else None,
-            min_cllr=float_or_nan(summary.get("min_cllr")),
-            dsys=float_or_nan(summary.get("dsys")),
-            min_dcf=float_or_nan(summary.get("min_dcf")),
-            act_dcf=float_or_nan(summary.get("act_dcf")),
-        )
+        if not isinstance(summary, Summary):
+            summary = Summary.from_dict(summary, earlier=True)
+        return cls._of_summary(summary, where=where)
 
     @classmethod
     def _of_summary(cls, summary: Summary, *, where: str) -> Headline:
@@ -179,7 +141,7 @@ class Headline:
         if summary.n_enrolled is None:
             raise InputError(f"{where}: not a lidframe evaluate summary (no n_enrolled)")
         found = summary.intervals or {}
-        intervals = {key: Interval(float(i.low), float(i.high)) for key, i in found.items() if key in INTERVAL_KEYS}
+        intervals = {key: i for key, i in found.items() if key in INTERVAL_KEYS}
         settings = summary.bootstrap if intervals else None
         binary = summary.binary
         nan = math.nan

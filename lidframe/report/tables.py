@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from lidframe.metrics.catalogue import METRICS, Metric
-from lidframe.report.headline import Interval, float_or_nan
+from lidframe.stats.interval import Interval
 
 __all__ = [
     "NOT_COMPUTED",
@@ -185,7 +185,7 @@ def record_table(table_id: str, caption: str, rows: Sequence[Mapping[str, Any]],
             if key in _RECORD_FORMATS:
                 interval = None
                 if f"{key}_low" in folded and f"{key}_high" in folded:
-                    interval = Interval(float_or_nan(row.get(f"{key}_low")), float_or_nan(row.get(f"{key}_high")))
+                    interval = Interval.from_columns(row, key)
                 cells.append(number_cell(value, _RECORD_FORMATS[key][1], interval, biased_low=key in _BIASED_LOW))
             else:
                 cells.append(text_cell(value))

@@ -16,9 +16,10 @@ import numbers
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from lidframe.core.summary import Summary
 from lidframe.metrics import catalogue
 
-__all__ = ["MISSING", "SUMMARY_COLUMNS", "format_table", "format_value", "is_missing", "text_table"]
+__all__ = ["MISSING", "SUMMARY_COLUMNS", "format_table", "format_value", "is_missing", "summary_value", "text_table"]
 
 #: What a table prints for a missing value (None, NaN).
 MISSING = "-"
@@ -87,14 +88,26 @@ def text_table(
     return "\n".join(lines)
 
 
-def format_table(rows: Iterable[tuple[str, Mapping[str, Any]]], *, name_header: str = "system") -> str:
-    """Format ``[(name, summary dict), ...]`` as the aligned LID comparison table.
+def summary_value(summary: Summary | Mapping[str, Any], key: str) -> Any:
+    """The value of metric *key* in a summary: a :class:`~lidframe.core.summary.Summary`'s (by
+    :meth:`~lidframe.core.summary.Summary.value`), or a summary dict's (its JSON form); None where it has none."""
+    if isinstance(summary, Summary):
+        try:
+            return summary.value(key)
+        except KeyError:
+            return None
+    return summary.get(key)
+
+
+def format_table(rows: Iterable[tuple[str, Summary | Mapping[str, Any]]], *, name_header: str = "system") -> str:
+    """Format ``[(name, summary), ...]`` as the aligned LID comparison table (a Summary, or its JSON form).
 
     LID columns are in bits, EER a fraction, Cllr in bits; ``-`` marks an undefined
     value (e.g. LID- when no trial has LID <= 0).
     """
     header = [name_header] + [title for _, title, _ in SUMMARY_COLUMNS]
     body = [
-        [str(name)] + [format_value(summary.get(key), fmt) for key, _, fmt in SUMMARY_COLUMNS] for name, summary in rows
+        [str(name)] + [format_value(summary_value(summary, key), fmt) for key, _, fmt in SUMMARY_COLUMNS]
+        for name, summary in rows
     ]
     return text_table(header, body)

@@ -2,7 +2,7 @@
 
 :class:`Bootstrap` is the one record of the bootstrap settings (resamples, level, unit,
 method, seed) that :func:`bootstrap_ci`, ``evaluate`` and the analyses take;
-:class:`Interval` is one estimate with its interval.  Every metric is evaluated for a
+:class:`~lidframe.stats.interval.Interval` (lidframe's one interval record) is one estimate with its interval.  Every metric is evaluated for a
 block of resamples at once, each given as trial weights (:mod:`lidframe.stats.weighted`;
 :mod:`lidframe.analyses.compare` reuses them).
 
@@ -39,8 +39,8 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.stats import norm
 
-from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
+from lidframe.stats.interval import Interval
 from lidframe.stats.weighted import (
     BINARY_METRICS,
     LID_METRICS,
@@ -65,21 +65,6 @@ __all__ = [
     "ratio_ci",
     "ratio_units",
 ]
-
-
-@attrs.frozen
-class Interval:
-    """A point estimate with its confidence interval."""
-
-    estimate: float
-    low: float
-    high: float
-    level: float
-    method: str
-
-    def to_dict(self) -> dict:
-        """JSON-able record (NaN as None)."""
-        return json_clean(attrs.asdict(self))
 
 
 # -------------------------------------------------------------------- options

@@ -34,8 +34,9 @@ from scipy.stats import beta
 
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import check_level
+from lidframe.stats.interval import Interval
 
-__all__ = ["CLOPPER_PEARSON", "clopper_pearson"]
+__all__ = ["CLOPPER_PEARSON", "clopper_pearson", "clopper_pearson_interval"]
 
 #: The interval's name in records (``Interval.method``, a per-speaker table's ``interval_methods``).
 CLOPPER_PEARSON = "clopper-pearson"
@@ -84,3 +85,19 @@ def clopper_pearson(successes: ArrayLike, trials: ArrayLike, *, level: float = 0
         high = np.where(k < n, beta.ppf(1.0 - tail, k + 1.0, np.maximum(n - k, 1.0)), 1.0)
     empty = n == 0
     return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def clopper_pearson_interval(successes: int, trials: int, *, level: float = 0.95) -> Interval:
+    """The Clopper-Pearson :class:`~lidframe.stats.interval.Interval` of one proportion k/n (:func:`clopper_pearson`).
+
+    Its estimate is k/n (NaN when n = 0, as are its ends), its method :data:`CLOPPER_PEARSON`.
+
+    Examples
+    --------
+    >>> interval = clopper_pearson_interval(3, 10)
+    >>> interval.estimate, round(interval.low, 4), round(interval.high, 4)
+    (0.3, 0.0667, 0.6525)
+    """
+    low, high = clopper_pearson(successes, trials, level=level)
+    estimate = float(successes) / float(trials) if trials else float("nan")
+    return Interval(estimate, float(low), float(high), check_level(level), CLOPPER_PEARSON)

@@ -37,7 +37,8 @@ from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 from lidframe.registry import capabilities_of, describe_component
 from lidframe.runtime.workers import check_jobs
-from lidframe.stats.bootstrap import Bootstrap, Interval, ratio_ci, ratio_units
+from lidframe.stats.bootstrap import Bootstrap, ratio_ci, ratio_units
+from lidframe.stats.interval import Interval
 from lidframe.utility.pitch import f0_contour, rho_f0
 from lidframe.utility.text import NORMALISATION, transcript_words
 from lidframe.utility.wer import WordErrors, word_errors

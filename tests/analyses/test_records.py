@@ -19,6 +19,7 @@ from lidframe.data.records import TableRecord
 from lidframe.data.simulate import simulate_system
 from lidframe.privacy.audit import dp_audit, simulated_splits
 from lidframe.stats.bootstrap import Bootstrap
+from lidframe.stats.interval import Interval
 
 
 def _same(frame_value, dict_value):
@@ -146,7 +147,7 @@ def _longitudinal_rows():
                   "lid_min": -1.5, "lid_q50": 0.25, "lid_q90": 1.5, "lid_q99": 1.9}  # fmt: skip
     with_all = LongitudinalRow(
         k=2, n_groups=8, n_speakers_skipped=1, temperature=1.0, n_enrolled=4, log2_n=2.0, **aggregates,
-        intervals={"alid": (0.25, 0.75)}, dp=ComposedBounds(mu_k=1.5, eer_bound=0.25, mi_bound_bits=1.5),
+        intervals={"alid": Interval(0.5, 0.25, 0.75, 0.95, "bca")}, dp=ComposedBounds(mu_k=1.5, eer_bound=0.25, mi_bound_bits=1.5),
     )  # fmt: skip
     bare = LongitudinalRow(
         k="all", n_groups=4, n_speakers_skipped=0, temperature=0.5, n_enrolled=4, log2_n=2.0,
@@ -164,7 +165,8 @@ def test_longitudinal_rows_keep_their_keys_optional_keys_and_nested_bounds():
               "lid_pos", "lid_neg", "lid_max", "lid_min", "lid_q50", "lid_q90", "lid_q99"]  # fmt: skip
     assert list(with_all) == [*common, "intervals", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]
     assert list(bare) == common and len(bare) == 16
-    assert with_all["intervals"] == {"alid": [0.25, 0.75]} and with_all.intervals == {"alid": (0.25, 0.75)}
+    assert with_all["intervals"] == {"alid": [0.25, 0.75]} and with_all.intervals["alid"].bounds == (0.25, 0.75)
+    assert record.to_dict()["rows"][0]["intervals"] == {"alid": [0.25, 0.75]}  # the JSON form: the ends
     assert with_all["dp_mi_bound_bits"] == with_all.dp.mi_bound_bits == 1.5
     assert "intervals" not in bare and "dp_mu_k" not in bare and bare.get("intervals", {}) == {}
     for missing in ("intervals", "dp_mu_k", "dp", "nope"):
@@ -209,7 +211,10 @@ def test_dp_audit_row_reads_its_attackers_as_prefixed_keys():
     from lidframe.privacy.audit import AttackerMeasurement, DPAuditResult, DPAuditRow
 
     def attacker(eer, eer_ci):
-        return AttackerMeasurement(eer=eer, eer_ci=eer_ci, alid=0.5, alid_ci=(0.25, 0.75), lid_max=2.0, lid_q99=1.5)
+        return AttackerMeasurement(
+            eer=eer, eer_low=eer_ci[0], eer_high=eer_ci[1], alid=0.5, alid_low=0.25, alid_high=0.75, lid_max=2.0,
+            lid_q99=1.5,
+        )  # fmt: skip
 
     row = DPAuditRow(
         mu=1.0, sigma=2.0, eer_bound=0.3, mi_bound_bits=0.7, mu_held=1.0, mu_reason="diameter",
@@ -223,9 +228,11 @@ def test_dp_audit_row_reads_its_attackers_as_prefixed_keys():
         "max_clipped_norm": 1.0, "clipped_diameter": 1.5, "n_enrolled": 8, "log2_n": 3.0,
         "eer_bound_applies": True, "alid_bound_applies": True, "bounds_reason": "balanced",
         "trial_prior_kl_bits": 0.0,
-        "bayes_eer": 0.25, "bayes_eer_ci": [0.125, 0.375], "bayes_alid": 0.5, "bayes_alid_ci": [0.25, 0.75],
+        "bayes_eer": 0.25, "bayes_eer_low": 0.125, "bayes_eer_high": 0.375, "bayes_alid": 0.5, "bayes_alid_low": 0.25,
+        "bayes_alid_high": 0.75,
         "bayes_lid_max": 2.0, "bayes_lid_q99": 1.5,
-        "cosine_eer": 0.375, "cosine_eer_ci": [0.25, 0.5], "cosine_alid": 0.5, "cosine_alid_ci": [0.25, 0.75],
+        "cosine_eer": 0.375, "cosine_eer_low": 0.25, "cosine_eer_high": 0.5, "cosine_alid": 0.5, "cosine_alid_low": 0.25,
+        "cosine_alid_high": 0.75,
         "cosine_lid_max": 2.0, "cosine_lid_q99": 1.5,
         "violations": ["bayes EER below the bound"],
     }  # fmt: skip
@@ -233,6 +240,9 @@ def test_dp_audit_row_reads_its_attackers_as_prefixed_keys():
     assert DPAuditResult([row]).to_dict() == {"rows": [want]}
     assert row["cosine_eer"] == row.cosine.eer and "bayes" not in row and "eer" not in row
     assert DPAuditResult([row]).violated and not DPAuditResult([attrs.evolve(row, violations=())]).violated
+    assert row.bayes.interval("eer", level=0.9) == Interval(0.25, 0.125, 0.375, 0.9, "")
+    with pytest.warns(FutureWarning, match="removed in lidframe 0.4.0"):
+        assert row.bayes.eer_ci == (0.125, 0.375)  # the old name, for one release
 
 
 @given(

@@ -152,7 +152,7 @@ def test_binary_metrics_auto_bins_large_embedding_sets(monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         off = evaluate(dev, ev, binary_metrics=False, engine=Engine(device="cpu")).summary
-        assert off["binary_metrics"] == "skipped: binary_metrics=False" and off["binary_method"] is None
+        assert off.binary_metrics == "skipped: binary_metrics=False" and off.binary is None
         scored = evaluate(dev.to_scoreset(), ev.to_scoreset()).summary
     assert scored["binary_metrics"] == "computed" and scored["binary_method"] == "exact"
     with pytest.raises(InputError, match="binary_metrics must be"):

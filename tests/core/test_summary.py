@@ -306,7 +306,8 @@ def test_an_old_key_still_reads_for_one_release_with_a_warning_naming_the_new_ke
         for how, read in reads.items():
             with pytest.warns(FutureWarning, match=rf"summary\['{old}'\] is now summary\['{new}'\]") as caught:
                 got = read()
-            assert len(caught) == 1 and caught[0].filename == __file__  # points at the user's line
+            renames = [w for w in caught if "is now" in str(w.message)]  # besides the mapping view's own warning
+            assert len(renames) == 1 and renames[0].filename == __file__  # points at the user's line
             if how == "in":
                 assert got is True
             else:
@@ -317,6 +318,7 @@ def test_an_old_key_still_reads_for_one_release_with_a_warning_naming_the_new_ke
     without = evaluate(dev, ev).summary  # no bootstrap: neither the new nor the old key is there
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.filterwarnings("ignore", "Summary's mapping view", FutureWarning)  # deprecated as a whole
         sentinel = object()
         assert "ci" not in without and without.get("ci_settings", sentinel) is sentinel
         with pytest.raises(KeyError) as caught:
@@ -355,7 +357,8 @@ def test_the_old_outsider_keys_read_the_outsider_counts_with_a_warning(systems):
         message = rf"summary\['{old}'\] is now summary\['{new}'\] \({holds}\); the old key will be removed"
         with pytest.warns(FutureWarning, match=message) as caught:
             assert s[old] == s.get(old) == want
-        assert len(caught) == 2 and all(w.filename == __file__ for w in caught)
+        renames = [w for w in caught if "is now" in str(w.message)]
+        assert len(renames) == 2 and all(w.filename == __file__ for w in caught)
     old_names = {"n_outsider_trials": "n_impostor_trials", "n_dev_outsider_trials": "n_dev_impostor_trials"}
     stored = {old_names.get(key, key): value for key, value in s.to_dict().items()}  # as lidframe wrote it before
     assert (stored["n_impostor_trials"], stored["n_dev_impostor_trials"]) == (3, 2)
@@ -560,3 +563,44 @@ def test_an_attacker_without_evidence_discloses_nothing_under_any_prior(ev, inte
     assert (s.alid, s.pdr, s.ndr, s.lid_neg, s.lid_max, s.lid_min) == (0.0, 0.0, 1.0, 0.0, 0.0, 0.0), kind
     assert math.isnan(s.lid_pos)
     assert all(row.pdr == 0.0 for row in per_speaker(result).rows if row.n_trials)
+
+
+# ------------------------------------------------- the mapping view's deprecation (0.3.0; removed in 0.4.0)
+MAPPING_READS = {
+    "summary[key]": lambda s: s["alid"],
+    "summary.get(key)": lambda s: s.get("alid"),
+    "key in summary": lambda s: "alid" in s,
+    "dict(summary)": dict,
+    "len(summary)": len,
+    "list(summary)": list,
+    "summary.items()": lambda s: list(s.items()),
+}
+
+
+@pytest.mark.parametrize("read", list(MAPPING_READS))
+def test_every_read_of_the_mapping_view_warns_at_the_callers_line(systems, read):
+    s = evaluate(*systems).summary
+    with pytest.warns(FutureWarning, match=r"mapping view .* removed in lidframe 0\.4\.0") as caught:
+        MAPPING_READS[read](s)
+    assert {w.filename for w in caught if "mapping view" in str(w.message)} == {__file__}
+
+
+def test_the_record_reads_without_a_warning(systems):
+    dev, ev = systems
+    for s in (evaluate(dev, ev).summary, evaluate(dev, ev, binary_metrics=False).summary):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert bool(s)  # a record is never empty, and `if summary:` is not a mapping read
+            binary = s.binary
+            for key in HEAD_KEYS:
+                assert same(s.value(key), getattr(s, key)), key
+            for key in BINARY_KEYS:
+                want = (
+                    (None if key in ("zebra_tag", "dsys_method") else math.nan)
+                    if binary is None
+                    else getattr(binary, key)
+                )
+                assert same(s.value(key), want), key
+            assert s.value("calibrator") == s.calibrator and s.value("binary_metrics") == s.binary_metrics
+            with pytest.raises(KeyError):
+                s.value("open_set")  # a nested record is its attribute

@@ -140,8 +140,8 @@ def test_bayes_attacker_respects_the_bounds_and_moves_with_mu():
     rows = dp_audit(dev, ev, [0.5, 1.0, 2.0], bootstrap=Bootstrap(n_boot=200, seed=1), seed=1).rows
     for r in rows:
         # Monte-Carlo tolerance: 3 bootstrap half-widths
-        eer_half = (r["bayes_eer_ci"][1] - r["bayes_eer_ci"][0]) / 2
-        alid_half = (r["bayes_alid_ci"][1] - r["bayes_alid_ci"][0]) / 2
+        eer_half = (r["bayes_eer_high"] - r["bayes_eer_low"]) / 2
+        alid_half = (r["bayes_alid_high"] - r["bayes_alid_low"]) / 2
         assert r["bayes_eer"] >= r["eer_bound"] - 3 * eer_half, r
         assert r["bayes_alid"] <= r["mi_bound_bits"] + 3 * alid_half, r
         assert r["violations"] == []

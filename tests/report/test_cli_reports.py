@@ -225,7 +225,7 @@ def test_dp_audit_report_shows_the_rows_of_the_json(cli_runs):
     for row, want in zip(rows, rows_json):
         for title, key in columns.items():
             assert sort_value(row[headers.index(title)].attrs["data-sort"]) == want[key], title
-        low, high = want["bayes_alid_ci"]
+        low, high = want["bayes_alid_low"], want["bayes_alid_high"]
         assert row[headers.index("bayes ALID")].text() == f"{want['bayes_alid']:.2f} [{low:.2f}, {high:.2f}]"
     for card in root.find_all("article"):
         attacker, mu = card.find("h3").text().split(" · mu ")

@@ -346,11 +346,15 @@ def test_min_cllr_and_dsys_are_on_the_page_as_in_the_json(cli_runs):
 
 def test_detection_costs_show_where_the_summary_has_them():
     """min_dcf / act_dcf of a summary (the binary view's, issue 27) go into the comparison table, 3 decimals."""
+    import attrs
+
+    from lidframe.data.simulate import simulate_system
     from lidframe.report import Headline, Provenance, Report, ReportSystem
     from lidframe.report.sections.comparison import comparison_table
 
-    summary = {"n_enrolled": 4, "alid": 1.0, "lid_q99": 1.5, "lid_max": 1.9, "min_dcf": 0.3125, "act_dcf": 0.40625}
-    system = ReportSystem("s", "s", "logistic", "uniform", Headline.from_summary(summary), np.array([1.0]), 2.0)
+    summary = lidframe.evaluate(*simulate_system(leakage=0.5, seed=2, n_enrolled=4)).summary
+    headline = attrs.evolve(Headline.from_summary(summary), min_dcf=0.3125, act_dcf=0.40625)
+    system = ReportSystem("s", "s", "logistic", "uniform", headline, np.array([1.0]), 2.0)
     report = Report("t", "evaluate", [system], Provenance("v", "v", "now", []))
     table = comparison_table(report)
     titles = [c.title for c in table.columns]

@@ -131,7 +131,7 @@ def test_dp_audit_report_numbers_and_the_columns_it_leaves_out(rendered):
         for attacker in ("bayes", "cosine"):
             (card,) = cards_of(root, f"{attacker} · mu {row['mu']:g}")[:1]
             alid = card.find("div", data_metric="ALID (bits)")
-            low, high = row[f"{attacker}_alid_ci"]
+            low, high = row[f"{attacker}_alid_low"], row[f"{attacker}_alid_high"]
             assert alid.find("dd").text() == f"{row[f'{attacker}_alid']:.2f} [{low:.2f}, {high:.2f}]"
             assert card.find("div", data_metric="PDR").find("dd").text() == "—"  # the audit does not compute it
             assert card.find("p", **{"class": "reading"}).text().startswith("The 99th percentile of LID is")

@@ -192,7 +192,7 @@ def _save_lid_ccdf(
     save_lid_ccdf(
         {label: r.lid[~r.is_outsider] for label, r in results.items()},
         run.out / "lid_ccdf.png",
-        log2_n=first.summary["log2_n"],
+        log2_n=first.summary.log2_n,
         title="Real-voice demo: LID per system, attacker and rung",
         groups=systems,
         variants={row.label: row.label.partition("/")[2] or row.label for row in rows},

@@ -2,7 +2,7 @@
 
 Its record is the report's :attr:`~lidframe.report.model.Report.dp_audit` (a
 :func:`lidframe.privacy.audit.dp_audit` result; :func:`lidframe.report.build.report_from_dp_audit`
-makes a page of it, each attacker's numbers at each mu a cell, :func:`dp_audit_summary`):
+makes a page of it, each attacker's numbers at each mu a cell, :func:`dp_audit_headline`, :func:`dp_audit_settings`):
 the table (:func:`dp_audit_table`), the figure
 (:meth:`lidframe.report.figures.FigureMaker.dp_audit`, drawn by
 :func:`lidframe.report.analysis_figures.dp_audit_figure`), and why the section does not
@@ -11,13 +11,16 @@ apply to any other page (:func:`absent`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from lidframe.report.headline import Interval
+from lidframe.report.headline import Headline
+from lidframe.report.sections.provenance_model import SystemSettings
 from lidframe.report.tables import Column, Table, bits, number_cell, percent, text_cell
+from lidframe.stats.interval import Interval
 
 if TYPE_CHECKING:
     from lidframe.privacy.audit import DPAuditResult
@@ -25,39 +28,71 @@ if TYPE_CHECKING:
     from lidframe.report.model import Report
     from lidframe.report.sections import Page
 
-__all__ = ["dp_audit_summary", "dp_audit_table", "DPSection", "show", "absent"]
+__all__ = ["dp_audit_headline", "dp_audit_settings", "dp_audit_table", "DPSection", "show", "absent"]
 
 
-def dp_audit_summary(row: Mapping[str, Any], attacker: str, *, calibrator: str, ci_level: float) -> dict[str, Any]:
-    """One attacker's numbers in one row (one mu) of a DP audit, as the summary of a report cell.
+def dp_audit_headline(row: Mapping[str, Any], attacker: str, *, ci_level: float) -> Headline:
+    """One attacker's numbers in one row (one mu) of a DP audit, as the headline of a report cell.
 
     Parameters
     ----------
     row : mapping
         A row of a :class:`~lidframe.privacy.audit.DPAuditResult`.
     attacker : {"bayes", "cosine"}
-    calibrator : str
-        The attacker's calibrator spec.
     ci_level : float
         Confidence level of the row's intervals.
 
     Returns
     -------
-    dict
-        The keys :meth:`Headline.from_summary` and :meth:`SystemSettings.from_summary` read.
+    Headline
+        N, log2 N, ALID, LIDq99, LIDmax and the pairwise EER, with the intervals of ALID and
+        EER; what a DP audit does not measure is NaN.
     """
-    return {
-        "n_enrolled": row["n_enrolled"],
-        "log2_n": row["log2_n"],
-        "alid": row[f"{attacker}_alid"],
-        "lid_q99": row[f"{attacker}_lid_q99"],
-        "lid_max": row[f"{attacker}_lid_max"],
-        "eer": row[f"{attacker}_eer"],
-        "intervals": {"alid": row[f"{attacker}_alid_ci"], "eer": row[f"{attacker}_eer_ci"]},
-        "bootstrap": {"level": ci_level},
-        "calibrator": calibrator,
-        "prior": "uniform",
+    nan = math.nan
+    intervals = {
+        metric: Interval.from_columns(row, f"{attacker}_{metric}", level=ci_level) for metric in ("alid", "eer")
     }
+    return Headline(
+        n_enrolled=int(row["n_enrolled"]),
+        log2_n=float(row["log2_n"]),
+        n_enrolled_trials=None,
+        n_outsider_trials=None,
+        alid=float(row[f"{attacker}_alid"]),
+        pdr=nan,
+        lid_pos=nan,
+        lid_neg=nan,
+        lid_q99=float(row[f"{attacker}_lid_q99"]),
+        lid_max=float(row[f"{attacker}_lid_max"]),
+        eer=float(row[f"{attacker}_eer"]),
+        cllr=nan,
+        rank1_rate=nan,
+        intervals={metric: found for metric, found in intervals.items() if found is not None},
+        interval_level=float(ci_level),
+    )
+
+
+def dp_audit_settings(label: str, *, calibrator: str, ci_level: float) -> SystemSettings:
+    """The settings row of one attacker's cell of a DP audit page: its calibrator, the uniform prior, the level."""
+    counts = dict.fromkeys(
+        (
+            "znorm_ddof",
+            "n_dev_enrolled_trials",
+            "n_dev_enrolled",
+            "n_dev_outsider_trials",
+            "n_eval_enrolled_trials",
+            "n_eval_enrolled",
+            "n_eval_outsider_trials",
+        )
+    )
+    return SystemSettings(
+        label=label,
+        calibrator=calibrator,
+        calibrator_fit=None,
+        prior="uniform",
+        binary_metrics=None,
+        bootstrap={"level": float(ci_level)},
+        **counts,
+    )
 
 
 def dp_audit_table(record: DPAuditResult) -> Table:
@@ -98,19 +133,18 @@ def dp_audit_table(record: DPAuditResult) -> Table:
     for row in record.rows:
 
         def interval(key: str) -> Interval | None:
-            bounds = row.get(key)
-            return None if bounds is None else Interval(float(bounds[0]), float(bounds[1]))
+            return Interval.from_columns(row, key)
 
         rows.append(
             (
                 number_cell(row["mu"], lambda v: f"{float(v):g}"),
                 number_cell(row["sigma"], lambda v: f"{float(v):.3g}"),
                 number_cell(row["eer_bound"], percent),
-                number_cell(row["bayes_eer"], percent, interval("bayes_eer_ci")),
-                number_cell(row["cosine_eer"], percent, interval("cosine_eer_ci")),
+                number_cell(row["bayes_eer"], percent, interval("bayes_eer")),
+                number_cell(row["cosine_eer"], percent, interval("cosine_eer")),
                 number_cell(row["mi_bound_bits"], bits),
-                number_cell(row["bayes_alid"], bits, interval("bayes_alid_ci")),
-                number_cell(row["cosine_alid"], bits, interval("cosine_alid_ci")),
+                number_cell(row["bayes_alid"], bits, interval("bayes_alid")),
+                number_cell(row["cosine_alid"], bits, interval("cosine_alid")),
                 number_cell(row["bayes_lid_max"], bits),
                 number_cell(row["cosine_lid_max"], bits),
                 text_cell("yes" if row["eer_bound_applies"] and row["alid_bound_applies"] else "no"),

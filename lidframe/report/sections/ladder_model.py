@@ -16,7 +16,8 @@ import attrs
 
 from lidframe.data.scenario import ANONYMISED, ORIGINAL, SCENARIOS, check_scenario
 from lidframe.errors import InputError, preview, quote
-from lidframe.report.headline import Headline, Interval
+from lidframe.report.headline import Headline
+from lidframe.stats.interval import Interval
 
 if TYPE_CHECKING:
     from lidframe.core.result import Result

@@ -16,7 +16,8 @@ import attrs
 import numpy as np
 
 from lidframe.core.summary import Summary
-from lidframe.report.headline import Interval, float_or_nan
+from lidframe.report.headline import float_or_nan
+from lidframe.stats.interval import Interval
 
 if TYPE_CHECKING:
     from lidframe.metrics.aggregates import LIDAggregates
@@ -113,20 +114,6 @@ class LIDGroup:
             interval=interval,
         )
 
-    @classmethod
-    def of(cls, name: str, values: Mapping[str, Any], n_trials: int, interval: Interval | None) -> LIDGroup:
-        """The group *name* from a mapping with ``alid, pdr, lid_pos, lid_neg, lid_max`` (NaN as None)."""
-        return cls(
-            name=name,
-            n_trials=int(n_trials),
-            alid=float_or_nan(values.get("alid")),
-            pdr=float_or_nan(values.get("pdr")),
-            lid_pos=float_or_nan(values.get("lid_pos")),
-            lid_neg=float_or_nan(values.get("lid_neg")),
-            lid_max=float_or_nan(values.get("lid_max")),
-            interval=interval,
-        )
-
 
 @attrs.frozen
 class OpenSetHeadline:
@@ -176,35 +163,9 @@ class OpenSetHeadline:
         ``open_set``, a :class:`~lidframe.core.summary.OpenSetView`); a mapping of its keys
         by them, and one written before the open set (no ``open_set`` key) reads as closed.
         """
-        if isinstance(summary, Summary):
-            return cls._of_summary(summary)
-        open_set = summary.get("open_set")
-        if not open_set:
-            return None
-        found = summary.get("intervals") or {}
-
-        def interval(key: str) -> Interval | None:
-            bounds = found.get(key)
-            return None if bounds is None else Interval(float_or_nan(bounds[0]), float_or_nan(bounds[1]))
-
-        n_enrolled_trials = int(summary.get("n_enrolled_trials") or 0)
-        n_outsider_trials = int(summary.get("n_outsider_trials") or 0)
-        groups = [LIDGroup.of("all trials", summary, n_enrolled_trials + n_outsider_trials, interval("alid"))]
-        for name, key, interval_key in OPEN_SET_GROUPS:
-            values = open_set.get(key)
-            if values:
-                groups.append(LIDGroup.of(name, values, values.get("n_trials") or 0, interval(interval_key)))
-        rates = ("misattribution_rate", "misattribution_rate_at_threshold")
-        return cls(
-            outside=float_or_nan(open_set.get("outside")),
-            outside_source=str(open_set.get("outside_source", "given")),
-            groups=tuple(groups),
-            n_outsider_trials=n_outsider_trials,
-            misattribution_rate=float_or_nan(open_set.get("misattribution_rate")),
-            misattribution_threshold=float_or_nan(open_set.get("misattribution_threshold")),
-            misattribution_rate_at_threshold=float_or_nan(open_set.get("misattribution_rate_at_threshold")),
-            intervals={key: i for key in rates if (i := interval(key)) is not None},
-        )
+        if not isinstance(summary, Summary):
+            summary = Summary.from_dict(summary, earlier=True)
+        return cls._of_summary(summary)
 
     @classmethod
     def _of_summary(cls, summary: Summary) -> OpenSetHeadline | None:
@@ -215,8 +176,7 @@ class OpenSetHeadline:
         found = summary.intervals or {}
 
         def interval(key: str) -> Interval | None:
-            bounds = found.get(key)
-            return None if bounds is None else Interval(float(bounds.low), float(bounds.high))
+            return found.get(key)
 
         n_trials = summary.n_enrolled_trials + summary.n_outsider_trials
         groups = [LIDGroup.of_record("all trials", summary, n_trials, interval("alid"))]

@@ -117,36 +117,22 @@ class SystemSettings:
     ) -> SystemSettings:
         """The settings recorded in an evaluate summary (``Result.summary``, read by its attributes, or its JSON form)."""
         fit = json_clean(calibrator_fit) if calibrator_fit else None
-        if isinstance(summary, Summary):
-            return cls(
-                label=label,
-                calibrator=_known(summary.calibrator),
-                calibrator_fit=fit,
-                prior=_known(summary.prior),
-                znorm_ddof=int_or_none(summary.znorm_ddof),
-                n_dev_enrolled_trials=int_or_none(summary.n_dev_enrolled_trials),
-                n_dev_enrolled=int_or_none(summary.n_dev_enrolled),
-                n_dev_outsider_trials=int_or_none(summary.n_dev_outsider_trials),
-                n_eval_enrolled_trials=int_or_none(summary.n_enrolled_trials),
-                n_eval_enrolled=int_or_none(summary.n_enrolled),
-                n_eval_outsider_trials=int_or_none(summary.n_outsider_trials),
-                binary_metrics=summary.binary_metrics,
-                bootstrap=None if summary.bootstrap is None else json_clean(summary.bootstrap.to_dict()),
-            )
+        if not isinstance(summary, Summary):
+            summary = Summary.from_dict(summary, earlier=True)
         return cls(
             label=label,
-            calibrator=str(summary.get("calibrator", "?")),
+            calibrator=_known(summary.calibrator),
             calibrator_fit=fit,
-            prior=str(summary.get("prior", "?")),
-            znorm_ddof=int_or_none(summary.get("znorm_ddof")),
-            n_dev_enrolled_trials=int_or_none(summary.get("n_dev_enrolled_trials")),
-            n_dev_enrolled=int_or_none(summary.get("n_dev_enrolled")),
-            n_dev_outsider_trials=int_or_none(summary.get("n_dev_outsider_trials")),
-            n_eval_enrolled_trials=int_or_none(summary.get("n_enrolled_trials")),
-            n_eval_enrolled=int_or_none(summary.get("n_enrolled")),
-            n_eval_outsider_trials=int_or_none(summary.get("n_outsider_trials")),
-            binary_metrics=summary.get("binary_metrics"),
-            bootstrap=json_clean(summary["bootstrap"]) if summary.get("bootstrap") else None,
+            prior=_known(summary.prior),
+            znorm_ddof=int_or_none(summary.znorm_ddof),
+            n_dev_enrolled_trials=int_or_none(summary.n_dev_enrolled_trials),
+            n_dev_enrolled=int_or_none(summary.n_dev_enrolled),
+            n_dev_outsider_trials=int_or_none(summary.n_dev_outsider_trials),
+            n_eval_enrolled_trials=int_or_none(summary.n_enrolled_trials),
+            n_eval_enrolled=int_or_none(summary.n_enrolled),
+            n_eval_outsider_trials=int_or_none(summary.n_outsider_trials),
+            binary_metrics=summary.binary_metrics,
+            bootstrap=None if summary.bootstrap is None else json_clean(summary.bootstrap.to_dict()),
         )
 
 

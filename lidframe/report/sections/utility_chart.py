@@ -15,9 +15,7 @@ from typing import TYPE_CHECKING, Any, cast
 import attrs
 import numpy as np
 
-import lidframe.report.headline
 from lidframe.errors import InputError
-from lidframe.report.headline import Interval
 from lidframe.report.plotting import (
     MARKERS,
     curve_styles,
@@ -28,6 +26,7 @@ from lidframe.report.plotting import (
     vertical_references,
 )
 from lidframe.report.tables import is_missing
+from lidframe.stats.interval import Interval
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -47,19 +46,16 @@ __all__ = [
 ]
 
 
-# The return annotation is qualified for the API reference: the signature's annotations stay text
-# (Utility is imported for type checking only), and stats.bootstrap defines an Interval too.
-def utility_interval(utility: Utility, key: str) -> lidframe.report.headline.Interval | None:
-    """The bootstrap interval of ``"wer"`` or ``"rho_f0"`` of a Utility record as the page's interval.
+def utility_interval(utility: Utility, key: str) -> Interval | None:
+    """The bootstrap interval of ``"wer"`` or ``"rho_f0"`` of a Utility record, as the page shows it.
 
-    An :class:`~lidframe.report.headline.Interval` (its two ends); None where the record has
-    none (measured without a bootstrap, or without a reference for ρ_F0) or its ends are
-    both NaN.
+    None where the record has none (measured without a bootstrap, or without a reference
+    for ρ_F0) or its ends are both NaN.
     """
     found = (utility.intervals or {}).get(key)
     if found is None or (is_missing(found.low) and is_missing(found.high)):
         return None
-    return Interval(float(found.low), float(found.high))
+    return found
 
 
 #: The settings that may tell a system's rows apart outside a ladder: (ReportSystem attribute, its name).
@@ -122,11 +118,11 @@ def utility_points(report: Report) -> tuple[list[UtilityPoint], str]:
                 system=entry.system,
                 variant=variant_of[row.label],
                 wer=float(entry.utility.wer),
-                wer_interval=None if wer is None else (wer.low, wer.high),
+                wer_interval=wer,
                 alid=row.headline.alid,
-                alid_interval=None if alid is None else (alid.low, alid.high),
+                alid_interval=alid,
                 lid_max=row.headline.lid_max,
-                lid_max_interval=None if lid_max is None else (lid_max.low, lid_max.high),
+                lid_max_interval=lid_max,
                 log2_n=row.headline.log2_n,
             )
         )
@@ -213,12 +209,11 @@ def utility_figures(maker: FigureMaker) -> list[InlineFigure]:
     return [] if made is None else [maker.inline(*made)]
 
 
-def _bounds(value: Any) -> tuple[float, float] | None:
-    """An interval as (low, high) floats; None for none, or one whose ends are not both finite."""
-    if value is None:
+def _finite(interval: Interval | None) -> Interval | None:
+    """*interval*, or None for none or one whose ends are not both finite (no bar to draw)."""
+    if interval is None or not (math.isfinite(interval.low) and math.isfinite(interval.high)):
         return None
-    low, high = (float(v) for v in value)
-    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+    return interval
 
 
 @attrs.frozen
@@ -236,12 +231,12 @@ class UtilityPoint:
         calibrator and prior): the point's marker; ``""`` when there is nothing to tell apart.
     wer : float
         Word error rate of the system's speech (a fraction; may exceed 1).
-    wer_interval : (float, float) or None
-        Its bootstrap interval (fractions); None without one.
+    wer_interval : Interval or None
+        Its bootstrap interval (fractions); None without one (or without finite ends).
     alid, lid_max : float
         The row's ALID and LIDmax (bits).
-    alid_interval, lid_max_interval : (float, float) or None
-        Their bootstrap intervals (bits); None without one.
+    alid_interval, lid_max_interval : Interval or None
+        Their bootstrap intervals (bits); None without one (or without finite ends).
     log2_n : float
         The row's ceiling log2 N (bits).
     """
@@ -250,16 +245,20 @@ class UtilityPoint:
     system: str
     variant: str
     wer: float
-    wer_interval: tuple[float, float] | None = attrs.field(converter=_bounds)
+    wer_interval: Interval | None = attrs.field(converter=_finite)
     alid: float
-    alid_interval: tuple[float, float] | None = attrs.field(converter=_bounds)
+    alid_interval: Interval | None = attrs.field(converter=_finite)
     lid_max: float
-    lid_max_interval: tuple[float, float] | None = attrs.field(converter=_bounds)
+    lid_max_interval: Interval | None = attrs.field(converter=_finite)
     log2_n: float
 
 
+def _ends(interval: Interval | None) -> tuple[float, float] | None:
+    return None if interval is None else interval.bounds
+
+
 def _error(value: float, interval: tuple[float, float] | None) -> np.ndarray | None:
-    """The (2, 1) error of a bar that spans *interval* (and *value*, should the interval miss it); None without one."""
+    """The (2, 1) error of a bar that spans *interval*'s ``(low, high)`` (and *value*, should it miss it); None without one."""
     if interval is None:
         return None
     low, high = interval
@@ -375,10 +374,10 @@ def _draw_utility_points(
         x, y = 100.0 * p.wer, float(getattr(p, metric))
         if not (math.isfinite(x) and math.isfinite(y)):
             continue
-        wer_interval = None if p.wer_interval is None else (100.0 * p.wer_interval[0], 100.0 * p.wer_interval[1])
+        wer_interval = None if p.wer_interval is None else (100.0 * p.wer_interval.low, 100.0 * p.wer_interval.high)
         colour = colour_of[p.system]
         ax.errorbar(
-            [x], [y], xerr=_error(x, wer_interval), yerr=_error(y, getattr(p, f"{metric}_interval")),
+            [x], [y], xerr=_error(x, wer_interval), yerr=_error(y, _ends(getattr(p, f"{metric}_interval"))),
             fmt=marker_of[p.variant], ls="none", ms=7, color=colour, mec=colour, mfc=colour, ecolor=colour,
             elinewidth=1.0, capsize=3, alpha=0.9, label=plain_text(p.label), zorder=3,
         )  # fmt: skip
@@ -389,7 +388,7 @@ def _finish_utility_panels(axes: Sequence[Axes], points: Sequence[UtilityPoint])
     biased = any(p.lid_max_interval is not None for p in points)
     ceilings = sorted({round(p.log2_n, 12) for p in points if math.isfinite(p.log2_n)})
     highest = max([100.0] + [100.0 * p.wer for p in points if math.isfinite(p.wer)])
-    highest = max([highest] + [100.0 * p.wer_interval[1] for p in points if p.wer_interval is not None])
+    highest = max([highest] + [100.0 * p.wer_interval.high for p in points if p.wer_interval is not None])
     low_y, high_y = axes[0].get_ylim()
     top = max(ceilings) if ceilings else high_y
     for ax, (metric, panel_title) in zip(axes, _UTILITY_PANELS):
