@@ -22,7 +22,7 @@ by the attackers they apply to and by no others; callers pass each only where it
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -64,6 +64,15 @@ class Attacker:
     input_files: InputFiles | None = None
     #: Its name with settings for tables, a method ``describe() -> str``; None: the class name.
     describe: Callable[[], str] | None = None
+    #: Its encoder as a torch module to train, a method ``build_model() -> torch.nn.Module``;
+    #: None: not trainable (:class:`~lidframe.attackers.neural.NeuralAttacker` defines it).
+    build_model: Callable[[], Any] | None = None
+    #: The hooks that adapt only its output layer (``train-attacker --layers output``):
+    #: ``output_layer(model)``, ``output_layer_inputs(model, windows)``,
+    #: ``window_features(frontend, waveform)``; None: trained whole (GE2E defines them).
+    output_layer: Callable[..., Any] | None = None
+    output_layer_inputs: Callable[..., Any] | None = None
+    window_features: Callable[..., Any] | None = None
 
     def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:  # pragma: no cover - interface
         """See :meth:`lidframe.registry.AttackerLike.embed`."""

@@ -33,6 +33,7 @@ import numpy as np
 from lidframe.data.fileio import StrPath, atomic_path
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError
+from lidframe.registry.capabilities import capabilities_of
 
 from ._torch import nn, torch
 from .frontend import read_audio
@@ -445,10 +446,9 @@ def _output_layer_hooks(
     InputError
         The attacker has no separate output layer, or *epochs* or *batch_size* is not a positive integer.
     """
-    output_layer = getattr(attacker, "output_layer", None)
-    inputs_of = getattr(attacker, "output_layer_inputs", None)
-    windows_of = getattr(attacker, "window_features", None)
-    if not callable(output_layer) or not callable(inputs_of) or not callable(windows_of):
+    declared = capabilities_of("attacker", attacker)
+    output_layer, inputs_of, windows_of = declared.output_layer, declared.output_layer_inputs, declared.window_features
+    if output_layer is None or inputs_of is None or windows_of is None:
         raise InputError(f"{type(attacker).__name__} has no separate output layer to adapt; train it whole")
     if not (isinstance(epochs, int) and epochs >= 1):
         raise InputError(f"epochs must be a positive integer, got {epochs!r}")

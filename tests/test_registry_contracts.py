@@ -223,7 +223,15 @@ def test_the_prior_suite_checks_an_outside_attribute():
 # -- capabilities: declared with their types and defaults, read in one place --
 #: kind -> {capability: default}, written out by hand (what docs/plugins.md's table says).
 CAPABILITY_DEFAULTS = {
-    "attacker": {"input_files": None, "describe": None, "reads_audio": True},
+    "attacker": {
+        "input_files": None,
+        "describe": None,
+        "reads_audio": True,
+        "build_model": None,
+        "output_layer": None,
+        "output_layer_inputs": None,
+        "window_features": None,
+    },
     "calibrator": {
         "input_files": None,
         "describe": None,
@@ -290,6 +298,14 @@ def test_declared_capabilities_are_read_with_their_types():
     assert registry.capabilities_of("calibrator", Identity()).input_scale == "raw"
     assert registry.capabilities_of("calibrator", Logistic()).fit_rows is None
     assert registry.capabilities_of("attacker", RandomAttacker).reads_audio is False
+    from lidframe.attackers import EcapaTdnn, Ge2e
+
+    assert registry.capabilities_of("attacker", RandomAttacker).build_model is None  # not trainable
+    ecapa, ge2e = registry.capabilities_of("attacker", EcapaTdnn()), registry.capabilities_of("attacker", Ge2e())
+    assert callable(ecapa.build_model) and ecapa.output_layer is None  # trained whole
+    assert all(
+        callable(h) for h in (ge2e.build_model, ge2e.output_layer, ge2e.output_layer_inputs, ge2e.window_features)
+    )
     assert callable(registry.capabilities_of("attacker", PrecomputedEmbeddings).input_files)
     # on a class, a value only its instances hold (an attrs field) reads as the default
     assert registry.capabilities_of("prior", Uniform).outside == 0.0
@@ -307,6 +323,8 @@ def test_declared_capabilities_are_read_with_their_types():
 WRONG = [
     ("attacker", "reads_audio", "no", "reads_audio must be True or False, got 'no'"),
     ("attacker", "input_files", ["a.npy"], "input_files must be a method (or None, for none), got ['a.npy']"),
+    ("attacker", "build_model", "ecapa", "build_model must be a method (or None, for none), got 'ecapa'"),
+    ("attacker", "output_layer", 3, "output_layer must be a method (or None, for none), got 3"),
     ("calibrator", "absolute_llr", 1, "absolute_llr must be True or False, got 1"),
     ("calibrator", "input_scale", "log", "input_scale must be 'znorm' or 'raw', got 'log'"),
     ("calibrator", "fit_rows", True, "fit_rows must be a method (or None, for none), got True"),

@@ -77,6 +77,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from lidframe import registry
+    from lidframe.registry.capabilities import capabilities_of
 
     # --init NAME: the pretrained weights of attacker NAME, which is also the default --arch
     pretrained = args.init is not None and not Path(args.init).exists() and args.init in registry.attackers()
@@ -86,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     # the registry resolves the name (built-in or plugin) and its parameters, as for every
     # other command; only encoders that can build a torch model are trainable
     attacker = registry.create("attacker", arch)
-    if not callable(getattr(attacker, "build_model", None)):
+    if capabilities_of("attacker", attacker).build_model is None:
         raise InputError(
             f"--arch {arch!r}: {type(attacker).__name__} has no trainable encoder (build_model); "
             "expected ecapa, xvector, ge2e or a plugin subclassing lidframe.attackers.neural.NeuralAttacker"

@@ -147,9 +147,21 @@ class AttackerCapabilities(ComponentCapabilities):
         Whether it reads the audio files of the utterances it is given: a grid's cache
         keys follow those files only where it does (``precomputed`` and ``random`` say
         False).
+    build_model : method ``build_model() -> torch.nn.Module``, or None
+        Its encoder as a torch module to train (``lidframe train-attacker --arch``);
+        None: not trainable.
+    output_layer, output_layer_inputs, window_features : methods, or None
+        The hooks that adapt only its output layer (``train-attacker --layers output``):
+        ``output_layer(model) -> module``, ``output_layer_inputs(model, windows) -> tensor``
+        and ``window_features(frontend, waveform) -> tensor``; None (any of them): no
+        separate output layer, it is trained whole.
     """
 
     reads_audio: bool = attrs.field(default=True, metadata={"check": _flag})
+    build_model: Callable[[], Any] | None = attrs.field(default=None, metadata={"check": _method})
+    output_layer: Callable[..., Any] | None = attrs.field(default=None, metadata={"check": _method})
+    output_layer_inputs: Callable[..., Any] | None = attrs.field(default=None, metadata={"check": _method})
+    window_features: Callable[..., Any] | None = attrs.field(default=None, metadata={"check": _method})
 
 
 @attrs.frozen
