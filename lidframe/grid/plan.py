@@ -15,10 +15,16 @@ split's ``original_enrol`` as its enrolment (its inputs are that folder's, under
 checkpoint (:meth:`~lidframe.grid.spec.SystemSpec.scoring_attacker`, whose file is the
 attacker's input).  The cache is keyed by what is scored, so a ``lazy-informed`` split
 shares its score set with the same split of a grid without scenarios.
+
+A cell's inputs do not depend on its seed, so the cells of one (task, prior) share one
+inputs record and its digest, computed once; their ids are hashed from the components'
+JSON written once (:func:`lidframe.grid.store.cell_ids`).  The planning bar moves at
+least every :data:`PROGRESS_STEP` cells, so a task of many seeds does not hold it at 0.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import cast
 
@@ -32,7 +38,10 @@ from lidframe.grid.progress import progress_bar
 from lidframe.grid.records import Cell, FitTask, GridPlan, Inputs, ScoreJob, stored_name
 from lidframe.grid.spec.records import GridSpec, SystemSpec
 
-__all__ = ["plan_grid"]
+__all__ = ["plan_grid", "PROGRESS_STEP"]
+
+#: The most cells planned between two moves of the planning bar.
+PROGRESS_STEP = 1000
 
 
 def plan_grid(
@@ -57,14 +66,13 @@ def plan_grid(
         Its ``score_jobs`` and ``tasks``; each task has its ``cells``, each cell its
         ``cell_id``, components, ``inputs`` and ``inputs_digest``.
     """
-    planner = _Planner(spec, Path(out_dir), InputDigests(digests if digests is not None else DigestCache()))
+    found = InputDigests(digests if digests is not None else DigestCache())
     tasks = []
     with progress_bar(spec.n_cells(), "planning cells", "cell", enabled=progress) as advance:
+        planner = _Planner(spec, Path(out_dir), found, advance)
         for system in spec.systems:
             for attacker, mechanism, scenario in _attacks(spec, system):
-                for task in planner.tasks(system, attacker, mechanism, scenario):
-                    tasks.append(task)
-                    advance(len(task.cells))
+                tasks.extend(planner.tasks(system, attacker, mechanism, scenario))
     return GridPlan(score_jobs=tuple(planner.score_jobs.values()), tasks=tuple(tasks))
 
 
@@ -78,10 +86,13 @@ def _attacks(spec: GridSpec, system: SystemSpec) -> list[tuple[str | None, str |
 
 
 class _Planner:
-    """The tasks of one (system, attacker, mechanism) at a time, sharing input digests and score jobs."""
+    """The tasks of one (system, attacker, mechanism) at a time, sharing input digests and score jobs.
 
-    def __init__(self, spec: GridSpec, out: Path, found: InputDigests):
-        self.spec, self.out, self.found = spec, out, found
+    *advance* (``advance(n)``) is told of every *n* cells planned, at most :data:`PROGRESS_STEP` at a time.
+    """
+
+    def __init__(self, spec: GridSpec, out: Path, found: InputDigests, advance: Callable[[int], object]):
+        self.spec, self.out, self.found, self.advance = spec, out, found, advance
         self.version = code_version()
         self.settings = settings_inputs(spec, self.version)
         self.score_jobs: dict[str, ScoreJob] = {}
@@ -143,15 +154,20 @@ class _Planner:
         calibrator: str,
         read: Inputs,
     ) -> tuple[Cell, ...]:
+        """The (prior, seed) cells of one task: one inputs record and digest per prior, shared by its seeds."""
         calibrator_inputs, _ = self.found.component("calibrator", calibrator)
-        cells = []
+        seeds = self.spec.seeds
+        cells: list[Cell] = []
         for prior in self.spec.priors:
             prior_inputs, _ = self.found.component("prior", prior)
-            for seed in self.spec.seeds:
-                inputs = {**read, **calibrator_inputs, **prior_inputs, **self.settings}
-                cells.append(
+            inputs = {**read, **calibrator_inputs, **prior_inputs, **self.settings}  # the seed is no input
+            digest = inputs_digest(inputs)
+            for start in range(0, len(seeds), PROGRESS_STEP):
+                chunk = seeds[start : start + PROGRESS_STEP]
+                ids = store.cell_ids(system.name, attacker, mechanism, calibrator, prior, chunk, scenario)
+                cells.extend(
                     Cell(
-                        cell_id=store.cell_id(system.name, attacker, mechanism, calibrator, prior, seed, scenario),
+                        cell_id=cell_id,
                         system=system.name,
                         attacker=attacker,
                         mechanism=mechanism,
@@ -160,7 +176,9 @@ class _Planner:
                         prior=prior,
                         seed=seed,
                         inputs=inputs,
-                        inputs_digest=inputs_digest(inputs),
+                        inputs_digest=digest,
                     )
+                    for seed, cell_id in zip(chunk, ids)
                 )
+                self.advance(len(chunk))
         return tuple(cells)

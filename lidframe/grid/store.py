@@ -51,7 +51,7 @@ import json
 import os
 import sqlite3
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +65,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "KEYS",
     "cell_id",
+    "cell_ids",
     "check_store",
     "folder_lock",
     "open_store",
@@ -136,12 +137,41 @@ def cell_id(
     A missing attacker or mechanism (None) counts as ``-``, as the store writes it.  A cell
     without a scenario (None: every cell of a grid without the ``scenarios`` axis) is
     hashed from its six components alone, so its id is the one every earlier lidframe
-    computed; a scenario is hashed after them.
+    computed; a scenario is hashed after them.  The hashed bytes are
+    ``json.dumps(["cell", system, attacker, mechanism, calibrator, prior, seed(, scenario)])``
+    (:func:`cell_ids` writes them).
     """
-    components = ["cell", system, stored_name(attacker), stored_name(mechanism), calibrator, prior, seed]
-    if scenario is not None:
-        components.append(scenario)
-    return hashlib.sha256(json.dumps(components).encode()).hexdigest()[:32]
+    return cell_ids(system, attacker, mechanism, calibrator, prior, (seed,), scenario)[0]
+
+
+def cell_ids(
+    system: str,
+    attacker: str | None,
+    mechanism: str | None,
+    calibrator: str,
+    prior: str,
+    seeds: Sequence[int],
+    scenario: str | None = None,
+) -> list[str]:
+    """The :func:`cell_id` of each of *seeds*' cells of one (system, attacker, mechanism, calibrator, prior, scenario).
+
+    The components' JSON is written once and each seed's spliced in, byte for byte the
+    ``json.dumps`` of the whole list (its items joined by ``", "``): the planner's cost per
+    cell is one SHA-256 of a short string.
+
+    Returns
+    -------
+    list of str
+        32 hex digits per seed, in the order of *seeds*.
+    """
+    head = json.dumps(["cell", system, stored_name(attacker), stored_name(mechanism), calibrator, prior])[:-1] + ", "
+    tail = "]" if scenario is None else f", {json.dumps(scenario)}]"
+    return [hashlib.sha256(f"{head}{_seed_json(seed)}{tail}".encode()).hexdigest()[:32] for seed in seeds]
+
+
+def _seed_json(seed: int) -> str:
+    """``json.dumps(seed)``: an int's repr, as json writes it (faster than the encoder); anything else through json."""
+    return int.__repr__(seed) if type(seed) is int else json.dumps(seed)
 
 
 # ------------------------------------------------------------------ checking
