@@ -19,6 +19,13 @@
     vocal-tract scaling by resampling: the samples are played *ratio* times faster, so
     pitch and formants scale by *ratio* and the duration by 1 / *ratio*.
 
+Each refuses (:class:`~lidframe.errors.InputError`, one line) what it cannot render: a NaN
+or infinite sample (naming the first), a parameter outside its range (alpha within
+(0, :data:`MAX_ALPHA`], a ratio within :data:`RATIO_BOUNDS`), and a result that is not
+finite (samples so large that the arithmetic overflows float64); the floating-point
+warnings of such an overflow are not shown, the refusal says it
+(:mod:`lidframe.audio.anonymise_checks`).
+
 :func:`anonymise_data_dir` applies one of them to every utterance of a Kaldi data dir
 and writes a new data dir with the same ids (``wav.scp`` pointing at the new files,
 ``utt2spk``, ``spk2utt``, ``text`` copied).  With an ``alpha_range`` McAdams draws one
@@ -28,6 +35,7 @@ of them over a pool of worker processes.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import shutil
 from collections.abc import Sequence
@@ -36,18 +44,37 @@ from typing import Any, cast
 
 import attrs
 import numpy as np
-from numpy.typing import ArrayLike
 from scipy.signal import istft, resample_poly, stft
 
+from lidframe.audio.anonymise_checks import (
+    MAX_ALPHA,
+    MAX_N_FFT,
+    MAX_WIN_MS,
+    RATIO_BOUNDS,
+    check_alpha,
+    check_count,
+    check_outputs,
+    check_ratio,
+    first_nonfinite,
+    renders_finite,
+)
 from lidframe.data import fileio
 from lidframe.data.fileio import StrPath, real_path
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 
-__all__ = ["mcadams", "pitch_shift", "resample_shift", "anonymise_data_dir", "anonymise_data_dirs", "METHODS"]
+__all__ = [
+    "mcadams",
+    "pitch_shift",
+    "resample_shift",
+    "anonymise_data_dir",
+    "anonymise_data_dirs",
+    "METHODS",
+    "MAX_ALPHA",
+    "RATIO_BOUNDS",
+]
 
 METHODS = ("mcadams", "pitch", "resample")
-
 
 #: Frames processed together by :func:`mcadams` (bounds its memory: ~64 KiB per frame at order 20).
 _MCADAMS_BLOCK = 2048
@@ -67,6 +94,8 @@ def _mcadams_frames(frames: np.ndarray, alpha: float, order: int) -> np.ndarray:
     n_frames, win_len = frames.shape
     lags = np.stack([np.einsum("fn,fn->f", frames[:, : win_len - k], frames[:, k:]) for k in range(order + 1)], axis=1)
     lags[:, 0] *= 1.0 + 1e-9  # white-noise correction keeps the Toeplitz system well conditioned
+    if not np.isfinite(lags).all():  # the normal equations cannot be solved; the overflow is the reason
+        raise InputError("McAdams cannot render these samples: a frame's energy overflows float64")
     # a frame whose energy underflows (samples below ~1e-154) has no usable LPC model: it
     # passes through unchanged (a = [1, 0, ..., 0]), as the per-frame loop's r[0] <= 0 rule did
     usable = lags[:, 0] > np.finfo(np.float64).tiny / np.finfo(np.float64).eps
@@ -100,17 +129,28 @@ def _mcadams_frames(frames: np.ndarray, alpha: float, order: int) -> np.ndarray:
     return history[:, order:]
 
 
+@renders_finite("McAdams")
 def mcadams(
-    x: ArrayLike, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_ms: float = 20.0
+    x: np.ndarray, alpha: float, *, sample_rate: int = 16000, order: int = 20, win_ms: float = 20.0
 ) -> np.ndarray:
-    """McAdams-coefficient anonymisation of a mono signal (module docstring)."""
-    x = np.asarray(x, dtype=np.float64)
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise InputError(f"McAdams alpha must be positive, got {alpha}")
-    if not np.isfinite(x).all():
-        raise InputError(f"McAdams needs finite samples; sample {int(np.flatnonzero(~np.isfinite(x))[0])} is not")
+    """McAdams-coefficient anonymisation of a mono signal (module docstring).
+
+    *alpha* within (0, :data:`MAX_ALPHA`]; *order* an integer within [1, 100]; *win_ms*
+    within (0, :data:`MAX_WIN_MS`], and long enough that a frame at *sample_rate* (Hz)
+    holds more than *order* samples.
+    """
+    check_alpha(alpha)
+    check_count(order, "McAdams LPC order", 1, 100)
+    check_count(sample_rate, "sample rate (Hz)", 1, 1 << 31)
+    if not (np.isfinite(win_ms) and 0 < win_ms <= MAX_WIN_MS):
+        raise InputError(f"McAdams frame length must be within (0, {MAX_WIN_MS:g}] ms, got {win_ms}")
     win_len = round(sample_rate * win_ms / 1000.0)
     win_len += win_len % 2
+    if win_len <= order:
+        raise InputError(
+            f"McAdams needs more than {order} samples (its LPC order) in a {win_ms:g} ms frame; "
+            f"at {sample_rate} Hz it has {win_len}"
+        )
     hop = win_len // 2
     window = np.hanning(win_len + 1)[:-1]  # periodic Hann: shifted copies at 50 % overlap sum to 1
     padded = np.r_[np.zeros(hop), x, np.zeros(win_len)]
@@ -129,11 +169,16 @@ def mcadams(
     return out[hop : hop + x.size]
 
 
-def pitch_shift(x: ArrayLike, ratio: float, *, n_fft: int = 1024, hop: int = 256) -> np.ndarray:
-    """Shift F0 (and formants) by *ratio* at constant duration: phase vocoder, then resampling."""
-    x = np.asarray(x, dtype=np.float64)
-    if not (np.isfinite(ratio) and 0.25 <= ratio <= 4):
-        raise InputError(f"pitch ratio must be within [0.25, 4], got {ratio}")
+@renders_finite("pitch shift")
+def pitch_shift(x: np.ndarray, ratio: float, *, n_fft: int = 1024, hop: int = 256) -> np.ndarray:
+    """Shift F0 (and formants) by *ratio* at constant duration: phase vocoder, then resampling.
+
+    *ratio* within :data:`RATIO_BOUNDS`; *n_fft* an integer within [2, :data:`MAX_N_FFT`],
+    *hop* one within [1, *n_fft*].
+    """
+    check_ratio(ratio, "pitch ratio")
+    check_count(n_fft, "pitch shift n_fft", 2, MAX_N_FFT)
+    check_count(hop, "pitch shift hop", 1, n_fft)
     if ratio == 1.0 or x.size == 0:
         return x.copy()
     if x.size < n_fft:  # shorter than one analysis frame (64 ms at 16 kHz): shifted as if silence followed
@@ -171,14 +216,14 @@ def pitch_shift(x: ArrayLike, ratio: float, *, n_fft: int = 1024, hop: int = 256
     return np.r_[y, np.zeros(x.size - y.size)]
 
 
-def resample_shift(x: ArrayLike, ratio: float) -> np.ndarray:
-    """Scale pitch and formants by *ratio* (duration by 1 / ratio) by resampling."""
-    if not (np.isfinite(ratio) and 0.25 <= ratio <= 4):
-        raise InputError(f"resampling ratio must be within [0.25, 4], got {ratio}")
+@renders_finite("resampling")
+def resample_shift(x: np.ndarray, ratio: float) -> np.ndarray:
+    """Scale pitch and formants by *ratio* (within :data:`RATIO_BOUNDS`; duration by 1 / ratio) by resampling."""
+    check_ratio(ratio, "resampling ratio")
     from fractions import Fraction
 
     frac = Fraction(ratio).limit_denominator(100)
-    return resample_poly(np.asarray(x, dtype=np.float64), frac.denominator, frac.numerator)
+    return resample_poly(x, frac.denominator, frac.numerator)
 
 
 #: Longest utterance id (bytes of UTF-8) that :func:`anonymise_data_dir` takes: ``<id>.wav`` and the
@@ -213,9 +258,10 @@ def _wav_scp_line(source: Path, utt_id: str) -> str:
 
 
 def _check_inputs(source: Path, utterances: Sequence[Any]) -> None:
-    """Refuse, before anything is written, an utterance id that cannot be a file name, or audio that is
+    """Refuse, before anything is written, an utterance id that cannot be a file name, audio that is
     not a regular file with a sound-file header (:func:`lidframe.data.fileio.open_input`: a FIFO is
-    never waited on, a device never read)."""
+    never waited on, a device never read), or audio with a NaN or infinite sample
+    (:func:`~lidframe.audio.anonymise_checks.first_nonfinite`: floating-point files only)."""
     import soundfile
 
     for utt in utterances:
@@ -227,8 +273,11 @@ def _check_inputs(source: Path, utterances: Sequence[Any]) -> None:
             )
     for utt in utterances:
         try:
-            with fileio.open_input(utt.path, "an audio file (.wav, .flac)") as handle:
-                soundfile.info(handle)
+            with (
+                fileio.open_input(utt.path, "an audio file (.wav, .flac)") as handle,
+                soundfile.SoundFile(handle) as sound,
+            ):
+                bad = first_nonfinite(sound)
         except (InputError, RuntimeError, OSError) as exc:  # RuntimeError: soundfile.LibsndfileError
             if isinstance(exc, InputError):
                 problem = str(exc)
@@ -238,6 +287,11 @@ def _check_inputs(source: Path, utterances: Sequence[Any]) -> None:
                 problem = f"{utt.path}: cannot read audio: not audio, or corrupt ({_reason(exc)})"
             where = _wav_scp_line(source, utt.utt_id)
             raise InputError(f"{problem} (utterance {quote(utt.utt_id)}, {where})") from None
+        if bad is not None:
+            raise InputError(
+                f"{utt.path}: sample {bad[0]} is {bad[1]}; the anonymisers need finite samples "
+                f"(utterance {quote(utt.utt_id)}, {_wav_scp_line(source, utt.utt_id)})"
+            )
 
 
 def _reason(exc: BaseException) -> str:
@@ -271,9 +325,14 @@ def anonymise_data_dir(
 
     Utterance ids become file names (``OUT/wav/<id>.wav``), so an id must be one: not
     ``.`` or ``..``, without ``/``, ``\\``, ``|`` or a NUL byte, and at most :data:`MAX_ID_BYTES`
-    bytes of UTF-8.  Such an id, and audio that is not a regular file with a sound-file
-    header (missing, a folder, a FIFO, a device, not audio), are refused naming the
-    ``wav.scp`` line and the id, before anything is written.
+    bytes of UTF-8.  Such an id, audio that is not a regular file with a sound-file
+    header (missing, a folder, a FIFO, a device, not audio) and audio with a NaN or
+    infinite sample are refused naming the ``wav.scp`` line and the id, before anything
+    is written.
+
+    Any failure leaves *out_dir* as it was (the files are staged, :func:`_write_data_dir`).
+    Nothing outside *out_dir* is written: a symlink where the run would write (``wav/``,
+    ``wav/<id>.wav``, the tables) is refused before any work (*out_dir* itself may be one).
 
     Parameters
     ----------
@@ -283,13 +342,14 @@ def anonymise_data_dir(
     method : {"mcadams", "pitch", "resample"}
         The anonymiser.
     alpha, ratio : float
-        McAdams coefficient, or pitch / resampling ratio, used for every utterance.
+        McAdams coefficient (within (0, :data:`MAX_ALPHA`]), or pitch / resampling ratio
+        (within :data:`RATIO_BOUNDS`), used for every utterance.
     alpha_range, ratio_range : (float, float), optional
-        ``(low, high)`` with ``0 < low <= high``: draw the parameter per speaker instead.
+        ``(low, high)`` with ``low <= high``, both in those ranges: draw the parameter per speaker instead.
     per_utterance : bool
         Draw per utterance rather than per speaker.
     seed : int
-        Seed of the draws.
+        Seed of the draws, a non-negative integer.
 
     Returns
     -------
@@ -300,8 +360,9 @@ def anonymise_data_dir(
     Raises
     ------
     InputError
-        A bad method or range, a data dir :func:`lidframe.data.kaldi.read_data_dir`
-        refuses, an id or audio file as above, or *out_dir* being *in_dir*.
+        A bad method, parameter, range or seed, a data dir :func:`lidframe.data.kaldi.read_data_dir`
+        refuses, an id, audio file or output path as above, *out_dir* being *in_dir*, or
+        audio the anonymiser cannot render (its result overflows).
     """
     from lidframe.data.kaldi import read_data_dir
 
@@ -319,7 +380,36 @@ def anonymise_data_dir(
     if real_path(out) == real_path(source):
         raise InputError(f"{out}: the output data dir must differ from the input")
     _check_inputs(source, utterances)
+    tables = [name for name in ("utt2spk", "spk2utt", "text", "spk2gender") if (source / name).is_file()]
+    check_outputs(out, [*(f"wav/{utt.utt_id}.wav" for utt in utterances), "wav.scp", *tables])
+    alphas = _write_data_dir(anonymiser, source, out, utterances, tables)
+    return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}
+
+
+def _write_data_dir(
+    anonymiser: _Anonymiser, source: Path, out: Path, utterances: Sequence[Utterance], tables: Sequence[str]
+) -> dict[str, float]:
+    """Write the anonymised data dir *out* of *source*, all or nothing; the parameter used per key.
+
+    Every file is staged (:func:`lidframe.data.fileio.staged_outputs`): on any failure none
+    is renamed into place, and the folders made for them are removed again.
+    """
+    made = [folder for folder in (*reversed((out / "wav").parents), out / "wav") if not folder.exists()]
     (out / "wav").mkdir(parents=True, exist_ok=True)
+    try:
+        with fileio.staged_outputs():
+            return _write_files(anonymiser, source, out, utterances, tables)
+    except BaseException:
+        for folder in reversed(made):  # innermost first; empty again, the staged files removed
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise
+
+
+def _write_files(
+    anonymiser: _Anonymiser, source: Path, out: Path, utterances: Sequence[Utterance], tables: Sequence[str]
+) -> dict[str, float]:
+    """Write ``wav/<id>.wav`` of each of *utterances*, ``wav.scp`` and the *tables* copied from *source* into *out*."""
     alphas: dict[str, float] = {}
     lines = []
     for utt in utterances:
@@ -327,17 +417,12 @@ def anonymise_data_dir(
         alphas[key] = value
         _write_wav(out / "wav" / f"{utt.utt_id}.wav", *anonymiser.apply(utt, value))
         lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
-    _write_tables(source, out, "".join(lines))
-    return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}
-
-
-def _write_tables(source: Path, out: Path, wav_scp: str) -> None:
-    """The new data dir's ``wav.scp`` (text *wav_scp*), and the other tables copied from the data dir *source*."""
     with fileio.atomic_write(out / "wav.scp", encoding="utf-8") as handle:
-        handle.write(wav_scp)
-    for name in ("utt2spk", "spk2utt", "text", "spk2gender"):
-        if (source / name).is_file():
-            shutil.copyfile(source / name, out / name)
+        handle.write("".join(lines))
+    for name in tables:
+        with fileio.atomic_path(out / name) as tmp:
+            shutil.copyfile(source / name, tmp)
+    return alphas
 
 
 @attrs.frozen
@@ -359,6 +444,14 @@ class _Anonymiser:
         for label, bounds in (("alpha", self.alpha_range), ("ratio", self.ratio_range)):
             if bounds is not None and not (len(bounds) == 2 and 0 < bounds[0] <= bounds[1]):
                 raise InputError(f"{label} range must be two increasing positive numbers, got {bounds}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:
+            raise InputError(f"anonymisation seed must be a non-negative integer, got {self.seed!r}")
+        fixed, bounds = (self.alpha, self.alpha_range) if self.method == "mcadams" else (self.ratio, self.ratio_range)
+        for value in (fixed,) if bounds is None else bounds:  # before any audio is read
+            if self.method == "mcadams":
+                check_alpha(value)
+            else:
+                check_ratio(value, "pitch ratio" if self.method == "pitch" else "resampling ratio")
 
     def draw(self, utt: Utterance) -> tuple[str, float]:
         """``(key, parameter)`` of *utt*: its speaker (or, per utterance, its id) and the alpha or ratio for it."""
@@ -378,20 +471,21 @@ class _Anonymiser:
             raise InputError(
                 f"{utt.path}: cannot read audio: not audio, or corrupt ({_reason(exc)}) (utterance {quote(utt.utt_id)})"
             ) from None
-        audio = audio.mean(axis=1)
-        if self.method == "mcadams":
-            try:
+        with np.errstate(over="ignore", invalid="ignore"):  # channels that overflow their mean: refused below
+            audio = audio.mean(axis=1)
+        try:
+            if self.method == "mcadams":
                 return mcadams(audio, value, sample_rate=rate), rate
-            except InputError as exc:
-                raise InputError(f"{utt.path} (utterance {utt.utt_id}): {exc}") from None
-        return (pitch_shift(audio, value) if self.method == "pitch" else resample_shift(audio, value)), rate
+            return (pitch_shift(audio, value) if self.method == "pitch" else resample_shift(audio, value)), rate
+        except InputError as exc:
+            raise InputError(f"{utt.path} (utterance {quote(utt.utt_id)}): {exc}") from None
 
 
 def _write_wav(target: Path, samples: np.ndarray, rate: int) -> None:
     """*samples* as 16-bit PCM WAV at *target* (atomically), scaled down to a peak of 0.99 of full scale if above."""
     import soundfile
 
-    peak = float(np.max(np.abs(samples))) or 1.0
+    peak = float(np.max(np.abs(samples), initial=0.0)) or 1.0  # an empty file stays empty
     if peak > 0.99:
         samples = samples * (0.99 / peak)
     with fileio.atomic_path(target, suffix=".wav") as tmp:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from lidframe.cli.options import check_output_dir, float_list
+from lidframe.cli.options import CheckedFlag, check_output_dir, float_list, non_negative_int
 from lidframe.errors import InputError
 
 __all__ = ["register", "run"]
@@ -28,7 +28,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--per-utterance", action="store_true", help="draw alpha / ratio per utterance, not per speaker"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the per-speaker draws of the ranges (default 0)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        action=CheckedFlag,
+        check=non_negative_int,
+        default=0,
+        help="seed of the per-speaker draws of the ranges (default 0)",
+    )
     parser.add_argument("in_dir", metavar="IN_DIR", help="the Kaldi data dir to anonymise (wav.scp, utt2spk)")
     parser.add_argument("out_dir", metavar="OUT_DIR", help="output data dir (its wav/ and tables)")
     parser.set_defaults(run=run)
