@@ -19,6 +19,7 @@ import math
 import os
 from fractions import Fraction
 from pathlib import Path
+from typing import IO
 
 import numpy as np
 
@@ -31,36 +32,36 @@ __all__ = ["AUDIO_FILE", "MIN_SAMPLE_RATE", "SAMPLE_RATE", "probe_audio", "read_
 SAMPLE_RATE = 16000
 
 
-def _wav_declared_frames(path: Path) -> int | None:
-    """Frames the RIFF/WAVE header of *path* declares (``data`` chunk size / block size); None if unknown.
+def _wav_declared_frames(handle: IO[bytes]) -> int | None:
+    """Frames the RIFF/WAVE header of the file open at *handle* declares (``data`` chunk size / block size); or None.
 
     None for files that are not RIFF/WAVE, headers without ``fmt `` before ``data``, and
     the size placeholders of streaming writers (0, and 0x7FFFF000 bytes or more: written
     to a pipe, the header never fixed), which no reader can check against.
     """
-    with open(path, "rb") as handle:
-        head = handle.read(12)
-        if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+    handle.seek(0)
+    head = handle.read(12)
+    if len(head) < 12 or head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return None
+    block = None
+    while True:
+        chunk = handle.read(8)
+        if len(chunk) < 8:
             return None
-        block = None
-        while True:
-            chunk = handle.read(8)
-            if len(chunk) < 8:
+        size = int.from_bytes(chunk[4:8], "little")
+        if chunk[:4] == b"fmt ":
+            fmt = handle.read(size)
+            if len(fmt) < 14:
                 return None
-            size = int.from_bytes(chunk[4:8], "little")
-            if chunk[:4] == b"fmt ":
-                fmt = handle.read(size)
-                if len(fmt) < 14:
-                    return None
-                block = int.from_bytes(fmt[12:14], "little")  # nBlockAlign: bytes per frame
-                if size % 2:
-                    handle.read(1)
-            elif chunk[:4] == b"data":
-                if block is None or block < 1 or size == 0 or size >= 0x7FFFF000:
-                    return None
-                return size // block
-            else:
-                handle.seek(size + size % 2, 1)  # chunks are padded to an even size
+            block = int.from_bytes(fmt[12:14], "little")  # nBlockAlign: bytes per frame
+            if size % 2:
+                handle.read(1)
+        elif chunk[:4] == b"data":
+            if block is None or block < 1 or size == 0 or size >= 0x7FFFF000:
+                return None
+            return size // block
+        else:
+            handle.seek(size + size % 2, 1)  # chunks are padded to an even size
 
 
 #: Lowest sample rate read: telephone speech; anything lower holds no speech band to resample.
@@ -100,7 +101,7 @@ def probe_audio(path: StrPath, *, sample_rate: int = SAMPLE_RATE, min_seconds: f
             if os.fstat(handle.fileno()).st_size == 0:
                 raise InputError(f"{path}: empty file (0 bytes); expected audio")
             info = soundfile.info(handle)
-        declared = _wav_declared_frames(path)
+            declared = _wav_declared_frames(handle)
     except RuntimeError as exc:  # soundfile.LibsndfileError
         raise InputError(f"{path}: cannot read audio: not audio, or corrupt ({_soundfile_reason(exc)})") from None
     except OSError as exc:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from lidframe.data.fileio import StrPath, check_input_file, read_text
+from lidframe.data.fileio import StrPath, check_input_file, open_input, read_text
 from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
@@ -101,11 +101,12 @@ def _read_kaldi(path: Path) -> dict[str, np.ndarray]:
 def _read_parquet(path: Path, id_column: str | None, vector_column: str | None) -> dict[str, np.ndarray]:
     import pandas as pd
 
-    try:
-        frame = pd.read_parquet(path)
-    # pyarrow missing, or a bad file: pyarrow's own errors (ArrowInvalid, ...) cannot be named where it is missing
-    except Exception as exc:  # noqa: BLE001 -- one line naming the file, whatever the reader raised
-        raise InputError(f"{path}: cannot read parquet ({exc})") from None
+    with open_input(path, "a parquet file of embeddings") as handle:  # the one opener: a FIFO is never waited on
+        try:
+            frame = pd.read_parquet(handle)
+        # pyarrow missing, or a bad file: pyarrow's own errors (ArrowInvalid, ...) cannot be named where it is missing
+        except Exception as exc:  # noqa: BLE001 -- one line naming the file, whatever the reader raised
+            raise InputError(f"{path}: cannot read parquet ({exc})") from None
     id_col = id_column or next((c for c in _ID_COLUMNS if c in frame.columns), None)
     vec_col = vector_column or next((c for c in _VECTOR_COLUMNS if c in frame.columns), None)
     if id_col not in frame.columns or vec_col not in frame.columns:

@@ -5,7 +5,8 @@ one-line message that names the file, row, trial or id at fault and says what wa
 expected.  The command-line interface prints that line and exits with status 2.
 :func:`preview` and :func:`mismatch` spell out the ids at fault in those messages, and
 :func:`shorten` / :func:`quote` cut a value taken from a file to :data:`SHOWN_CHARS`
-characters (a hostile 5 MB field must not become a 5 MB message line).
+characters (a hostile 5 MB field must not become a 5 MB message line); :func:`format_bytes`
+says a size.
 
 Unfitted calibrators raise scikit-learn's :class:`~sklearn.exceptions.NotFittedError`
 (re-exported here), so code written against scikit-learn conventions catches it.
@@ -17,7 +18,7 @@ from collections.abc import Collection, Iterable
 
 from sklearn.exceptions import NotFittedError
 
-__all__ = ["SHOWN_CHARS", "InputError", "NotFittedError", "preview", "mismatch", "quote", "shorten"]
+__all__ = ["SHOWN_CHARS", "InputError", "NotFittedError", "format_bytes", "preview", "mismatch", "quote", "shorten"]
 
 #: How many characters of one value a message shows; the rest is counted, not echoed.
 SHOWN_CHARS = 80
@@ -84,3 +85,13 @@ def mismatch(first_label: str, first: Collection[object], second_label: str, sec
     """``"<first_label> 'a', 'b'; <second_label> 'c'"`` for two id lists, leaving out an empty one."""
     parts = [f"{label} {preview(items)}" for label, items in ((first_label, first), (second_label, second)) if items]
     return "; ".join(parts)
+
+
+def format_bytes(n_bytes: int) -> str:
+    """``1234567`` -> ``'1.2 MB'`` (decimal units, for messages)."""
+    value = float(n_bytes)
+    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
+        if value < 1000 or unit == "PB":
+            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+        value /= 1000
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -450,7 +450,7 @@ def _read_utility(args: argparse.Namespace) -> Utility | None:
     if getattr(args, "utility", None) is None:
         return None
     from lidframe.errors import InputError
-    from lidframe.utility.evaluate import read_utility
+    from lidframe.utility.reading import read_utility
 
     if args.report is None:
         raise InputError(f"--utility {args.utility}: the utility is shown on the audit report; give --report DIR too")

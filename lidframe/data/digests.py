@@ -131,6 +131,11 @@ class DigestCache:
         The SQLite file that keeps the digests between runs (created with its folder
         when first written).  None keeps them in memory, for this object only.
 
+    Raises
+    ------
+    InputError
+        *path* exists and is not a regular file (a FIFO would block SQLite's open).
+
     Attributes
     ----------
     hashed : int
@@ -163,6 +168,8 @@ class DigestCache:
         self._new: dict[str, tuple[Signature, str, int]] = {}
         self._damaged = False  # the file is not a readable cache: replaced on the next save
         if self.path is not None and self.path.exists():
+            # sqlite opens by name, blocking: a FIFO planted here would hang it (a device, be read)
+            fileio.check_input_file(self.path, "a digest cache (SQLite, kept by lidframe grid)")
             self._entries = self._read(self.path)
 
     def _read(self, path: Path) -> dict[str, tuple[Signature, str, int]]:

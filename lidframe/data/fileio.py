@@ -21,11 +21,12 @@ followed: writing through it would make a file wherever the link happens to poin
 most often a sign of a moved or deleted folder.
 
 Inputs are checked in one place, :func:`check_input_file`: a missing file, a dangling
-symlink, a symlink loop, a folder, a FIFO, a device or a socket is named as what it is
-(a FIFO is never opened: that would block until something writes to it).  Text inputs
-are read through :func:`open_text` / :func:`read_text`: UTF-8, with a byte-order mark
-stripped and CRLF line ends read as LF; gzip, bzip2, xz, zstd and zip files and UTF-16 /
-UTF-32 text are refused by name, and a byte that is not UTF-8 is named with its line.
+symlink, a symlink loop, a folder, a FIFO, a device or a socket is named as what it is (a
+FIFO is never opened: that would block until something writes to it); every reader opens
+them through :func:`open_input`, with a size cap where it holds the whole file.  Text
+inputs are read through :func:`open_text` / :func:`read_text`: UTF-8, with a byte-order
+mark stripped and CRLF line ends read as LF; gzip, bzip2, xz, zstd and zip files and UTF-16
+/ UTF-32 text are refused by name, and a byte that is not UTF-8 is named with its line.
 
 :func:`float_texts` is how a CSV writes a float: the shortest decimal text that reads back
 as the same float64.
@@ -51,7 +52,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 
-from lidframe.errors import InputError, quote
+from lidframe.errors import InputError, format_bytes, quote
 
 __all__ = [
     "StrPath",
@@ -185,7 +186,7 @@ def check_input_file(path: StrPath, what: str = "a file") -> Path:
     return Path(text)
 
 
-def open_input(path: StrPath, what: str = "a file") -> IO[bytes]:
+def open_input(path: StrPath, what: str = "a file", *, max_bytes: int | None = None) -> IO[bytes]:
     """An input file opened for binary reading, after :func:`check_input_file`.
 
     The file is opened without blocking and checked again on the open descriptor, so a
@@ -198,21 +199,30 @@ def open_input(path: StrPath, what: str = "a file") -> IO[bytes]:
         The input file (symlinks are followed).
     what : str
         What was expected there, with its article, for messages.
+    max_bytes : int, optional
+        The largest file taken (bytes), for a reader that holds it whole; None: any size.
 
     Raises
     ------
     InputError
-        One line naming *path*: what :func:`check_input_file` refuses, or an open that fails.
+        One line naming *path*: what :func:`check_input_file` refuses, a file larger than
+        *max_bytes*, or an open that fails.
     """
     target = check_input_file(path, what)
     try:
         descriptor = os.open(target, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise InputError(f"{target}: cannot be read ({exc.strerror or exc}); expected {what}") from None
-    mode = os.fstat(descriptor).st_mode
-    if not stat.S_ISREG(mode):
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
         os.close(descriptor)
-        raise InputError(f"{target}: is {file_kind(mode)}, not a regular file; expected {what}")
+        raise InputError(f"{target}: is {file_kind(info.st_mode)}, not a regular file; expected {what}")
+    if max_bytes is not None and info.st_size > max_bytes:
+        os.close(descriptor)
+        size, cap = format_bytes(info.st_size), format_bytes(max_bytes)
+        if size == cap:  # too close to tell apart rounded
+            size, cap = f"{info.st_size} bytes", f"{max_bytes} bytes"
+        raise InputError(f"{target}: is {size}, more than the {cap} lidframe reads as {what}")
     return os.fdopen(descriptor, "rb")
 
 
@@ -252,7 +262,7 @@ def _encoding_problem(head: bytes) -> str | None:
 
 def _not_utf8(path: Path) -> str:
     """``line N is not UTF-8 text (byte 0xNN)``: the first line of *path* that does not decode."""
-    with open(path, "rb") as handle:
+    with open_input(path) as handle:
         for number, line in enumerate(handle, start=1):
             if number == 1 and line.startswith(b"\xef\xbb\xbf"):
                 line = line[3:]
@@ -264,7 +274,7 @@ def _not_utf8(path: Path) -> str:
 
 
 @contextlib.contextmanager
-def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
+def open_text(path: StrPath, what: str = "a text file", *, max_bytes: int | None = None) -> Iterator[IO[str]]:
     """Open a UTF-8 text input for reading (:func:`open_input`), after a look at its first bytes.
 
     A UTF-8 byte-order mark is dropped and CRLF (or CR) line ends read as LF.  Compressed
@@ -277,6 +287,8 @@ def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
         The file.
     what : str
         What was expected there, with its article, for messages.
+    max_bytes : int, optional
+        The largest file taken (:func:`open_input`).
 
     Yields
     ------
@@ -285,12 +297,12 @@ def open_text(path: StrPath, what: str = "a text file") -> Iterator[IO[str]]:
     Raises
     ------
     InputError
-        One line naming *path*: what :func:`check_input_file` refuses, or an encoding
-        that is not UTF-8 text.
+        One line naming *path*: what :func:`open_input` refuses, or an encoding that is
+        not UTF-8 text.
     """
     target = Path(path)
     with contextlib.ExitStack() as stack:
-        raw = stack.enter_context(open_input(target, what))
+        raw = stack.enter_context(open_input(target, what, max_bytes=max_bytes))
         problem = _encoding_problem(raw.read(_HEAD_BYTES))
         if problem is not None:
             raise InputError(f"{target}: {problem}")
@@ -557,21 +569,26 @@ def write_json(path: StrPath, record: Any) -> None:
 
 
 def file_sha256(path: StrPath) -> str:
-    """SHA-256 of the file's bytes, as 64 lowercase hex digits (read in 1 MiB blocks).
+    """SHA-256 of the file's bytes, as 64 lowercase hex digits (read in 1 MiB blocks, opened by :func:`open_input`).
 
     Parameters
     ----------
     path : str or os.PathLike
-        An existing file.
+        An existing regular file (a FIFO or a device is refused, never read).
 
     Returns
     -------
     str
         ``hashlib.sha256(open(path, "rb").read()).hexdigest()``, without holding the
         whole file in memory.
+
+    Raises
+    ------
+    InputError
+        What :func:`open_input` refuses (missing, not a regular file, unreadable).
     """
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
+    with open_input(path, "a file to digest") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()

@@ -34,11 +34,12 @@ is named with the keys found, and an unexpected key is refused rather than ignor
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -46,8 +47,8 @@ import attrs
 import numpy as np
 from numpy.lib import format as npy_format
 
-from lidframe.data.fileio import StrPath, check_input_file
-from lidframe.errors import InputError, preview, quote
+from lidframe.data.fileio import StrPath, open_input
+from lidframe.errors import InputError, format_bytes, preview, quote
 
 __all__ = [
     "BOMB_MIN_BYTES",
@@ -77,16 +78,6 @@ _KINDS: dict[str, tuple[str, str]] = {
     "numbers": ("iuf", "real numbers (integer or float)"),
     "ids": ("USiu", "ids (unicode strings, or integers)"),
 }
-
-
-def format_bytes(n_bytes: int) -> str:
-    """``1234567`` -> ``'1.2 MB'`` (decimal units, for messages)."""
-    value = float(n_bytes)
-    for unit in ("bytes", "kB", "MB", "GB", "TB", "PB"):
-        if value < 1000 or unit == "PB":
-            return f"{int(value)} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
-        value /= 1000
-    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def memory_limit_bytes() -> int | None:
@@ -164,14 +155,18 @@ def _first_line(exc: BaseException) -> str:
     return text[0] if text else type(exc).__name__
 
 
-def _open_archive(path: Path) -> zipfile.ZipFile:
-    check_input_file(path, "a .npz file")
-    if path.stat().st_size == 0:
-        raise InputError(f"{path}: empty file; expected a .npz archive")
-    try:
-        return zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError) as exc:
-        raise InputError(f"{path}: not a .npz archive ({_first_line(exc)})") from None
+@contextlib.contextmanager
+def _open_archive(path: Path) -> Iterator[zipfile.ZipFile]:
+    """The archive at *path*, read from the one opener's handle (a FIFO is never waited on)."""
+    with open_input(path, "a .npz file") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            raise InputError(f"{path}: empty file; expected a .npz archive")
+        try:
+            archive = zipfile.ZipFile(handle)
+        except (zipfile.BadZipFile, zlib.error, EOFError, ValueError, NotImplementedError) as exc:
+            raise InputError(f"{path}: not a .npz archive ({_first_line(exc)})") from None
+        with archive:
+            yield archive
 
 
 def _check_member_sizes(path: Path, info: zipfile.ZipInfo) -> None:
@@ -190,7 +185,7 @@ def _check_member_sizes(path: Path, info: zipfile.ZipInfo) -> None:
         )
 
 
-def _directory_entries(path: Path) -> int | None:
+def _directory_entries(handle: IO[bytes]) -> int | None:
     """The number of entries the end-of-central-directory record declares (None where it cannot be read).
 
     :mod:`zipfile` reads the central directory by its size and ignores this count, so a
@@ -200,14 +195,13 @@ def _directory_entries(path: Path) -> int | None:
     total = getattr(zipfile, "_ECD_ENTRIES_TOTAL", None)
     if end_record is None or total is None:  # pragma: no cover - every CPython since 2.x has both
         return None
-    with open(path, "rb") as handle:
-        record = end_record(handle)
+    record = end_record(handle)
     return None if not record else int(record[total])
 
 
 def _members(path: Path, archive: zipfile.ZipFile) -> dict[str, zipfile.ZipInfo]:
     members: dict[str, zipfile.ZipInfo] = {}
-    declared = _directory_entries(path)
+    declared = None if archive.fp is None else _directory_entries(archive.fp)
     if declared is not None and declared != len(archive.infolist()):
         raise InputError(
             f"{path}: its directory declares {declared} members but lists {len(archive.infolist())}; "
@@ -398,10 +392,10 @@ def read_npy(path: StrPath, *, kind: Kind | None = None, what: str = "array") ->
         Not a file, not a ``.npy`` array, an object array, a header that does not match
         the file size, more than this machine's memory, or a read error.
     """
-    path = check_input_file(path, "a .npy file")
-    size = path.stat().st_size
+    path = Path(path)
     try:
-        with open(path, "rb") as handle:
+        with open_input(path, "a .npy file") as handle:
+            size = os.fstat(handle.fileno()).st_size
             header = _read_header(handle, path.stem, f"{path} ({what})")
             stored = size - header.data_offset
             if stored != header.data_bytes:

@@ -7,7 +7,6 @@ A stored cell is fresh when its inputs digest equals that of the cell the spec p
 
 from __future__ import annotations
 
-import json
 import re
 import warnings
 from collections.abc import Iterable
@@ -20,7 +19,7 @@ from lidframe.data.fileio import StrPath, real_path
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.plan import plan_grid
-from lidframe.grid.records import Cell, Inputs
+from lidframe.grid.records import Cell, Inputs, read_grid_json
 from lidframe.grid.spec.loading import load_grid_spec
 from lidframe.grid.spec.records import GridSpec
 from lidframe.grid.stored import StoredCell
@@ -125,7 +124,7 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
     if spec_path is not None:  # asked for by name: its own problems are errors, not "not checked"
         given = _read_again(spec_path)
     try:
-        record = json.loads((out / "grid.json").read_text(encoding="utf-8"))
+        record = read_grid_json(out)
         ran_in = str(record.get("cwd") or "")
         if spec_path is None:
             spec_path = str(record["spec"])

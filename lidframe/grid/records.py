@@ -12,7 +12,8 @@ only).
 :func:`lidframe.grid.plan.plan_grid` returns; :class:`CellOutcome` is what a worker
 returns for one cell; :class:`FinishedCell` is a finished cell read back from the store
 (:func:`lidframe.grid.report.load_results`); :class:`GridRun` is what
-:func:`lidframe.grid.runner.run_grid` returns.
+:func:`lidframe.grid.runner.run_grid` returns.  :func:`read_grid_json` reads back
+``OUT/grid.json``, the record of the last run.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ import numpy as np
 
 from lidframe.core.options import EvaluateOptions
 from lidframe.core.summary import Summary
+from lidframe.data.documents import read_json
+from lidframe.data.fileio import StrPath
 
 if TYPE_CHECKING:
     from lidframe.grid.spec.records import DataDirSource, GridSpec
@@ -43,6 +46,8 @@ __all__ = [
     "CellOutcome",
     "FinishedCell",
     "GridRun",
+    "GRID_JSON_MAX_BYTES",
+    "read_grid_json",
 ]
 
 #: How the store, the cell ids and the messages write a component a cell does not have.
@@ -50,6 +55,23 @@ NONE = "-"
 
 #: ``{key: [label, digest]}``: what a cell or a score set was computed from.
 Inputs = dict[str, list[str]]
+
+#: The largest ``OUT/grid.json`` read (bytes, 16 MB): it holds a spec's path and digest, a
+#: folder, counts and one path per system, a few kB.
+GRID_JSON_MAX_BYTES = 16_000_000
+
+
+def read_grid_json(out_dir: StrPath) -> Any:
+    """The JSON value of ``OUT/grid.json`` (:func:`lidframe.data.documents.read_json`: through the one opener).
+
+    Raises
+    ------
+    InputError
+        Missing, not a regular file (a FIFO is never waited on), larger than
+        :data:`GRID_JSON_MAX_BYTES`, or not JSON (nested too deeply, too large).
+    """
+    what = "the grid's record of its last run (written by lidframe grid)"
+    return read_json(Path(out_dir) / "grid.json", what, max_bytes=GRID_JSON_MAX_BYTES)
 
 
 def stored_name(component: str | None) -> str:

@@ -17,7 +17,6 @@ A file that is gone, or that is no longer a utility record, is one line naming t
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,11 +107,13 @@ def grid_utility(out_dir: StrPath, *, spec: StrPath | None = None) -> dict[str, 
                 name: UtilityFile(system=name, path=path, sha256=file_sha256(path), utility=utility)
                 for name, (path, utility) in found.items()
             }
+    from lidframe.grid.records import read_grid_json
+
     record_path = Path(out_dir) / "grid.json"
     try:
-        record: Any = json.loads(record_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}  # no record (the report says its cells were not checked)
+        record: Any = read_grid_json(out_dir)
+    except InputError:
+        return {}  # no record, or not one (the report says its cells were not checked)
     recorded = record.get(UTILITY_KEY) if isinstance(record, Mapping) else None
     if not isinstance(recorded, Mapping):
         return {}

@@ -6,7 +6,8 @@
 docs/utility.md is the guide.
 """
 
-from lidframe.utility.evaluate import Utility, UtteranceUtility, read_utility, utility
+from lidframe.utility.evaluate import Utility, UtteranceUtility, utility
+from lidframe.utility.reading import read_utility
 from lidframe.utility.text import NORMALISATION, normalise_transcript
 from lidframe.utility.wer import WordErrors, word_errors
 

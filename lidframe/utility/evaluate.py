@@ -43,7 +43,7 @@ from lidframe.utility.pitch import f0_contour, rho_f0
 from lidframe.utility.text import NORMALISATION, transcript_words
 from lidframe.utility.wer import WordErrors, word_errors
 
-__all__ = ["utility", "Utility", "UtteranceUtility", "read_transcripts", "read_utility", "resolve_recogniser"]
+__all__ = ["utility", "Utility", "UtteranceUtility", "read_transcripts", "resolve_recogniser"]
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -465,107 +465,3 @@ def _measure_all(
     if failed:
         raise failed[min(failed)]
     return [measured for share in results for measured in share]
-
-
-def read_utility(path: StrPath) -> Utility:
-    """The :class:`Utility` written as JSON by ``lidframe utility --json`` (or ``json.dump(u.to_dict())``).
-
-    Raises
-    ------
-    InputError
-        A missing or unreadable file, or one whose JSON is not a utility record (naming the
-        file and the first key that is missing or of the wrong type).
-    """
-    path = Path(path)
-    record = _read_json_object(path)
-
-    def field(key: str) -> Any:
-        if key not in record:
-            raise InputError(f"{path}: no key {quote(key)}; expected the JSON of lidframe utility --json")
-        return record[key]
-
-    counts = {
-        key: _number(path, key, field(key), integer=True)
-        for key in ("substitutions", "deletions", "insertions", "reference_words", "rho_f0_utterances", "utterances")
-    }
-    counts["resampled"] = _number(path, "resampled", record.get("resampled", 0), integer=True)
-    rho = field("rho_f0")
-    intervals = None if record.get("intervals") is None else _read_intervals(path, record["intervals"])
-    rows = _read_rows(path, field("rows"))
-    return Utility(
-        wer=float(_number(path, "wer", field("wer"), optional=True)),
-        **counts,
-        rho_f0=None
-        if rho is None and record.get("reference") is None
-        else float(_number(path, "rho_f0", rho, optional=True)),
-        recogniser=str(field("recogniser")),
-        normalisation=str(field("normalisation")),
-        data=str(field("data")),
-        reference=None if record.get("reference") is None else str(record["reference"]),
-        speakers=_number(path, "speakers", record.get("speakers", 0), integer=True),
-        bootstrap=record.get("bootstrap"),
-        intervals=intervals,
-        rows=rows,
-    )
-
-
-def _read_json_object(path: Path) -> dict[str, Any]:
-    """The JSON object in the file at *path* (a one-line :class:`InputError` for anything else)."""
-    import json
-
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise InputError(f"no such file: {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InputError(f"{path}: not a utility JSON file ({exc})") from None
-    if not isinstance(record, dict):
-        raise InputError(f"{path}: expected a JSON object (lidframe utility --json), got {type(record).__name__}")
-    return record
-
-
-def _number(path: Path, key: str, value: Any, *, integer: bool = False, optional: bool = False) -> Any:
-    """*value* of *key* checked to be a number (an integer); None is NaN where it is *optional*."""
-    if value is None and optional:
-        return math.nan
-    if isinstance(value, bool) or not isinstance(value, int if integer else (int, float)):
-        kind = "an integer" if integer else "a number"
-        raise InputError(f"{path}: key {quote(key)} must be {kind}, got {value!r}")
-    return value
-
-
-def _read_intervals(path: Path, raw: Any) -> dict[str, Interval]:
-    """The record's ``intervals``: metric -> :class:`Interval`, each with its estimate, bounds, level and method."""
-    if not isinstance(raw, dict):
-        raise InputError(f"{path}: key 'intervals' must be an object of intervals")
-    intervals = {}
-    for metric, value in raw.items():
-        keys = ("estimate", "low", "high", "level", "method")
-        if not isinstance(value, dict) or any(k not in value for k in keys):
-            raise InputError(f"{path}: interval {quote(metric)} must have the keys {', '.join(keys)}")
-        low, high, estimate, level = (
-            float(_number(path, f"intervals.{metric}.{k}", value[k], optional=True))
-            for k in ("low", "high", "estimate", "level")
-        )
-        intervals[metric] = Interval(estimate, low, high, level, str(value["method"]))
-    return intervals
-
-
-def _read_rows(path: Path, rows_raw: Any) -> list[UtteranceUtility]:
-    """The record's ``rows``: one :class:`UtteranceUtility` per utterance (a null ρ_F0 read as NaN)."""
-    if not isinstance(rows_raw, list):
-        raise InputError(f"{path}: key 'rows' must be a list of utterances")
-    rows = []
-    for k, row in enumerate(rows_raw):
-        if not isinstance(row, dict):
-            raise InputError(f"{path}: rows[{k}] must be an object")
-        values: dict[str, Any] = {
-            name: (math.nan if name == "rho_f0" and row[name] is None else row[name])
-            for name in attrs.fields_dict(UtteranceUtility)
-            if name in row
-        }
-        try:
-            rows.append(UtteranceUtility(**values))
-        except TypeError as exc:
-            raise InputError(f"{path}: rows[{k}] is not an utterance row ({exc})") from None
-    return rows

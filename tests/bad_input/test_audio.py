@@ -132,18 +132,22 @@ def test_unreadable_file(tmp_path, capsys):
 
 
 def test_unreadable_file_as_the_os_reports_it(tmp_path, capsys, monkeypatch):
-    """Root reads any file, so the refusal is also checked by failing open() as the OS does for others."""
-    import lidframe.attackers.audio as reader
+    """Root reads any file, so the refusal is also checked by failing the open as the OS does for others.
+
+    Audio is opened by the one opener (``fileio.open_input``: ``os.open``), so that open is the one denied.
+    """
+    from lidframe.data import fileio
 
     locked = write_voice(tmp_path / "locked.wav", 0, 1, 0.5)
+    real_open = os.open
 
     def deny(file, *args, **kwargs):
         if Path(file) == locked:
             raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(file))
-        return open(file, *args, **kwargs)
+        return real_open(file, *args, **kwargs)
 
-    monkeypatch.setattr(reader, "open", deny, raising=False)
-    refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot read audio", "permission denied"])
+    monkeypatch.setattr(fileio.os, "open", deny)
+    refuse_trial(tmp_path, capsys, locked, ["locked.wav", "cannot be read", "permission denied"])
 
 
 def test_a_bad_trial_file_is_refused_before_the_enrolment_is_embedded_and_cached(tmp_path, capsys):

@@ -273,7 +273,7 @@ def test_the_json_reads_back_as_the_record(tmp_path, capsys):
     with pytest.raises(InputError, match=r"key 'utterances' must be an integer"):
         read_utility(path)
     path.write_text("{not json")
-    with pytest.raises(InputError, match="not a utility JSON file"):
+    with pytest.raises(InputError, match=r"u\.json: not JSON \(line 1, column 2: .*\); expected a utility file"):
         read_utility(path)
     with pytest.raises(InputError, match="no such file"):
         read_utility(tmp_path / "absent.json")

@@ -11,18 +11,24 @@ axis is a TOML list, even of one entry (:func:`axis_list`).  The ``[systems]`` t
 
 from __future__ import annotations
 
+import os
 import tomllib
 import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
 from lidframe.core.options import EvaluateOptions
+from lidframe.data.documents import parse_failure, read_capped
 from lidframe.data.scenario import SCENARIOS, check_scenario
 from lidframe.errors import InputError, shorten
 from lidframe.metrics.detection import OperatingPoint
 from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["read_toml", "grid_axes", "fail", "shown_value", "axis_list", "string_list", "spec_folder"]
+__all__ = ["MAX_SPEC_BYTES", "read_toml", "grid_axes", "fail", "shown_value", "axis_list", "string_list", "spec_folder"]
+
+#: The largest grid spec read (bytes, 16 MB): a spec is a few kB, written by hand or a
+#: script; 16 MB holds some 50,000 systems.
+MAX_SPEC_BYTES = 16_000_000
 
 _GRID_KEYS = {
     "calibrators",
@@ -104,16 +110,22 @@ def spec_folder(path: Path) -> Path:
 
 
 def read_toml(path: Path) -> tuple[bytes, dict[str, Any]]:
-    """The spec file's bytes and its TOML document, checked to hold only ``[grid]`` and ``[systems]``."""
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a grid spec file (TOML)")
-    if not path.is_file():
+    """The spec file's bytes and its TOML document, checked to hold only ``[grid]`` and ``[systems]``.
+
+    The file is read through the one opener (a FIFO is never waited on, a device never
+    read), at most :data:`MAX_SPEC_BYTES`; TOML nested too deeply for :mod:`tomllib` (a
+    ``RecursionError``) is one line.
+    """
+    if not os.path.lexists(path):
         raise InputError(f"{path}: no such grid spec")
-    raw = path.read_bytes()
+    what = "a grid spec file (TOML)"
+    raw = read_capped(path, what, max_bytes=MAX_SPEC_BYTES)
     try:
         doc = tomllib.loads(raw.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: not valid TOML ({exc})") from None
+    except (RecursionError, MemoryError, ValueError) as exc:  # ValueError: an integer of more than 4300 digits
+        raise parse_failure(path, exc, what) or exc from None
     unknown = set(doc) - {"grid", "systems"}
     if unknown:
         fail(path, sorted(unknown)[0], "is not a grid spec section; expected [grid] and [systems.NAME]")
