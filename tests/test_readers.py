@@ -61,10 +61,6 @@ ALLOWED: dict[tuple[str, str, str], str] = {
     ("lidframe/report/render.py", "_asset", ".read_text"): "a template the package ships (importlib.resources)",
     ("lidframe/cli/report.py", "run", ".read_text"): "report/summary.md, which write_report wrote just before",
     ("lidframe/audio/corpus.py", "_write_wav", "soundfile.read"): "the speech engine's output in a temporary folder",
-    ("lidframe/audio/anonymise.py", "_write_tables", "shutil.copyfile"): (
-        "copies a data dir's tables, each checked by is_file() first (copyfile refuses a FIFO itself); "
-        "anonymise's outputs are another part of issue 39"
-    ),
     ("lidframe/grid/lock.py", "folder_lock", "os.open"): "the grid's lock file, created and locked, never read",
     ("lidframe/data/digests.py", "DigestCache._read", "sqlite3.connect"): (
         "the grid's digest cache: SQLite opens by name only; DigestCache() checks the file (check_input_file) first"

@@ -419,9 +419,13 @@ def _write_files(
         lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
     with fileio.atomic_write(out / "wav.scp", encoding="utf-8") as handle:
         handle.write("".join(lines))
-    for name in tables:
-        with fileio.atomic_path(out / name) as tmp:
-            shutil.copyfile(source / name, tmp)
+    for name in tables:  # the data dir's other tables, read through the opener (a FIFO is refused)
+        with (
+            fileio.open_input(source / name, "a Kaldi table") as src,
+            fileio.atomic_path(out / name) as tmp,
+            open(tmp, "wb") as dst,
+        ):
+            shutil.copyfileobj(src, dst)
     return alphas
 
 
