@@ -154,6 +154,7 @@ def test_the_suites_run_the_same_checks_in_the_same_order():
         "score returns the full T x N ScoreSet",
         "bad input raises ValueError",
         "run options named in the constructor",
+        "numeric options refused outside their declared ranges",
     ]
 
 
@@ -223,18 +224,19 @@ def test_the_prior_suite_checks_an_outside_attribute():
 # -- capabilities: declared with their types and defaults, read in one place --
 #: kind -> {capability: default}, written out by hand (what docs/plugins.md's table says).
 CAPABILITY_DEFAULTS = {
-    "attacker": {"input_files": None, "describe": None, "reads_audio": True},
+    "attacker": {"input_files": None, "describe": None, "option_ranges": {}, "reads_audio": True},
     "calibrator": {
         "input_files": None,
         "describe": None,
+        "option_ranges": {},
         "input_scale": "znorm",
         "absolute_llr": True,
         "fit_rows": None,
         "llr_map": None,
         "to_dict": None,
     },
-    "prior": {"input_files": None, "describe": None, "outside": 0.0},
-    "recogniser": {"input_files": None, "describe": None, "sample_rate": 16000},
+    "prior": {"input_files": None, "describe": None, "option_ranges": {}, "outside": 0.0},
+    "recogniser": {"input_files": None, "describe": None, "option_ranges": {}, "sample_rate": 16000},
 }
 
 
@@ -255,7 +257,7 @@ def test_the_plugins_page_tables_every_capability_with_its_default():
         kinds = registry.KINDS if kind == "every kind" else (kind,)
         for k in kinds:
             documented.setdefault(k, {})[name.strip("`").split("(")[0]] = default
-    shown = {"none": None, "`True`": True, "`0.0`": 0.0, '`"znorm"`': "znorm", "`16000`": 16000}
+    shown = {"none": None, "`True`": True, "`0.0`": 0.0, '`"znorm"`': "znorm", "`16000`": 16000, "`{}`": {}}
     assert {k: {n: shown[d] for n, d in v.items()} for k, v in documented.items()} == CAPABILITY_DEFAULTS
 
 
