@@ -17,6 +17,11 @@ Subclasses only implement ``embed``.
 
 Run options (:data:`RUN_OPTIONS`: device, precision, batch size, cache folder) are taken
 by the attackers they apply to and by no others; callers pass each only where it is taken.
+
+Each attacker declares the range of each of its numeric options in ``option_ranges``
+(:class:`lidframe.registry.Range`), checked when a spec is read and when its constructor
+(decorated with :func:`lidframe.registry.range_checked`) is called; :data:`SEED`,
+:data:`WIDTH` and :data:`WIDTHS` are the ranges several of them share.
 """
 
 from __future__ import annotations
@@ -24,15 +29,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
-from lidframe.registry.capabilities import InputFiles
+from lidframe.registry.capabilities import NO_RANGES, InputFiles
+from lidframe.registry.ranges import Range
 
-__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS", "RUN_OPTIONS"]
+__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS", "RUN_OPTIONS", "SEED", "WIDTH", "WIDTHS"]
 
 ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
 
@@ -45,6 +52,14 @@ ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
 #: and says on one line that it does not apply to the others;
 #: :func:`lidframe.testing.check_attacker` checks that a constructor names what it takes.
 RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
+
+#: A seed: an integer in [0, 2**64 - 1], what ``torch.manual_seed`` takes (and ``--seed`` everywhere).
+SEED = Range(0, 2**64 - 1, integer=True)
+#: A width (an embedding's dimension, a layer's channels or units): an integer in [1, 8192], four times the
+#: widest layer of a published speaker encoder; a width beyond it is a typo, and its weights would not fit.
+WIDTH = Range(1, 8192, integer=True)
+#: A list of widths (``channels=512,512,512,512,1536``), each in :data:`WIDTH`.
+WIDTHS = attrs.evolve(WIDTH, sequence=True)
 
 
 class Attacker:
@@ -73,6 +88,9 @@ class Attacker:
     output_layer: Callable[..., Any] | None = None
     output_layer_inputs: Callable[..., Any] | None = None
     window_features: Callable[..., Any] | None = None
+    #: The values each numeric option of its constructor takes, ``{option: Range(...)}``; a subclass
+    #: declares ``{**Base.option_ranges, ...}`` and decorates its ``__init__`` with ``range_checked("attacker")``.
+    option_ranges: ClassVar[Mapping[str, Range]] = NO_RANGES
 
     def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:  # pragma: no cover - interface
         """See :meth:`lidframe.registry.AttackerLike.embed`."""

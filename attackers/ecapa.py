@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
-from .ecapa_model import VOICEPRIVACY_ECAPA, EcapaTdnnModel
+from lidframe.registry.capabilities import range_checked
+from lidframe.registry.ranges import Range
+
+from .base import WIDTH, WIDTHS
+from .ecapa_model import VOICEPRIVACY_ECAPA, EcapaTdnnModel, check_ecapa_config
 from .neural import NeuralAttacker
 
 __all__ = ["EcapaTdnn"]
@@ -21,6 +25,11 @@ class EcapaTdnn(NeuralAttacker):
     :class:`~lidframe.attackers.neural.NeuralAttacker` (checkpoint, device, precision,
     batching, padding, cache, enrolment).
 
+    The options' ranges are ``option_ranges``: ``input_size`` is 80 (the front end's
+    filterbanks), widths in [1, 8192], kernel sizes and dilations in [1, 64],
+    ``res2net_scale`` in [1, 64]; and the lists must fit together
+    (:func:`~lidframe.attackers.ecapa_model.check_ecapa_config`).
+
     Examples
     --------
     >>> attacker = EcapaTdnn(checkpoint="embedding_model.ckpt", device="auto")  # doctest: +SKIP
@@ -28,7 +37,20 @@ class EcapaTdnn(NeuralAttacker):
     """
 
     name = "ecapa"
+    option_ranges: ClassVar[Mapping[str, Range]] = {
+        **NeuralAttacker.option_ranges,
+        "input_size": Range(80, 80, integer=True),  # the front end's 80 filterbanks (:class:`~.frontend.Fbank`)
+        "channels": WIDTHS,
+        "kernel_sizes": Range(1, 64, integer=True, sequence=True),
+        "dilations": Range(1, 64, integer=True, sequence=True),
+        "attention_channels": WIDTH,
+        "lin_neurons": WIDTH,
+        "res2net_scale": Range(1, 64, integer=True),
+        "se_channels": WIDTH,
+        "groups": WIDTHS,
+    }
 
+    @range_checked("attacker")
     def __init__(
         self,
         *,
@@ -44,6 +66,7 @@ class EcapaTdnn(NeuralAttacker):
         groups: Sequence[int] = (1, 1, 1, 1, 1),
         **options: Any,
     ):
+        check_ecapa_config(channels, kernel_sizes, dilations, groups, res2net_scale, label=f"attacker {self.name!r}")
         super().__init__(**options)
         self.input_size = input_size
         self.channels = tuple(channels)

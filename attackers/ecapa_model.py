@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from lidframe.errors import InputError
+
 from ._torch import nn, torch
 from .layers import BatchNorm1d, Conv1d, Lengths, masked_mean
 
-__all__ = ["EcapaTdnnModel", "VOICEPRIVACY_ECAPA"]
+__all__ = ["EcapaTdnnModel", "VOICEPRIVACY_ECAPA", "check_ecapa_config"]
 
 #: The VoicePrivacy 2024 attacker's ECAPA-TDNN configuration (SpeechBrain hparams).
 VOICEPRIVACY_ECAPA = {
@@ -35,6 +37,50 @@ VOICEPRIVACY_ECAPA = {
     "attention_channels": 128,
     "lin_neurons": 192,
 }
+
+
+def check_ecapa_config(
+    channels: Sequence[int],
+    kernel_sizes: Sequence[int],
+    dilations: Sequence[int],
+    groups: Sequence[int],
+    res2net_scale: int,
+    *,
+    input_size: int = 80,
+    label: str = "ECAPA-TDNN",
+) -> None:
+    """Check that ECAPA-TDNN's lists fit together (each value already in its range); one InputError line if not.
+
+    Block 0 is a TDNN block on the *input_size* features, blocks 1 .. n-2 SE-Res2Net
+    blocks, block n-1 the aggregation (module docstring).  The rules: the four lists have
+    the same length n >= 3; each (kernel size - 1) x dilation is even (a convolution that
+    keeps the number of frames, which the residual connections add up); each SE-Res2Net
+    block's channels divide by ``res2net_scale``; each block's input and output channels
+    divide by its ``groups``.
+    """
+    lengths = {len(channels), len(kernel_sizes), len(dilations), len(groups)}
+    if len(lengths) > 1 or len(channels) < 3:
+        raise InputError(
+            f"{label}: channels, kernel_sizes, dilations and groups must have the same length, at least 3 "
+            f"(a first block, SE-Res2Net blocks, the aggregation), got {len(channels)}, {len(kernel_sizes)}, "
+            f"{len(dilations)} and {len(groups)}"
+        )
+    for i, (kernel, dilation) in enumerate(zip(kernel_sizes, dilations)):
+        if (kernel - 1) * dilation % 2:
+            raise InputError(
+                f"{label}: block {i} has kernel size {kernel} and dilation {dilation}; (kernel size - 1) x dilation "
+                "must be even, so that the block keeps the number of frames"
+            )
+    for i in range(1, len(channels) - 1):
+        if channels[i] % res2net_scale:
+            raise InputError(f"{label}: channels[{i}] = {channels[i]} must divide by res2net_scale = {res2net_scale}")
+    inputs = [input_size, *channels[:-2], channels[-2] * (len(channels) - 2)]
+    for i, (n_in, n_out, n_groups) in enumerate(zip(inputs, channels, groups)):
+        if n_in % n_groups or n_out % n_groups:
+            raise InputError(
+                f"{label}: block {i} has {n_in} input and {n_out} output channels, which must both divide by "
+                f"groups[{i}] = {n_groups}"
+            )
 
 
 class TDNNBlock(nn.Module):
@@ -64,7 +110,7 @@ class Res2NetBlock(nn.Module):
     def __init__(self, in_channels: int, out_channels: int, scale: int = 8, kernel_size: int = 3, dilation: int = 1):
         super().__init__()
         if in_channels % scale or out_channels % scale:
-            raise ValueError(f"channels ({in_channels}, {out_channels}) must be divisible by res2net_scale={scale}")
+            raise InputError(f"channels ({in_channels}, {out_channels}) must be divisible by res2net_scale={scale}")
         self.scale = scale
         self.blocks = nn.ModuleList(
             TDNNBlock(in_channels // scale, out_channels // scale, kernel_size, dilation) for _ in range(scale - 1)
@@ -199,8 +245,7 @@ class EcapaTdnnModel(nn.Module):
         activation: Callable[[], nn.Module] = nn.ReLU,
     ):
         super().__init__()
-        if not len(channels) == len(kernel_sizes) == len(dilations) == len(groups):
-            raise ValueError("channels, kernel_sizes, dilations and groups must have the same length")
+        check_ecapa_config(channels, kernel_sizes, dilations, groups, res2net_scale, input_size=input_size)
         self.blocks = nn.ModuleList(
             [TDNNBlock(input_size, channels[0], kernel_sizes[0], dilations[0], activation, groups[0])]
         )

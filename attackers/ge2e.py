@@ -26,15 +26,19 @@ without the silence trimming on the demo's audio.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
+from lidframe.registry.capabilities import range_checked
+from lidframe.registry.ranges import Range
 
 from ._torch import torch
+from .base import WIDTH
 from .ge2e_model import (
     HOP,
     PARTIAL_FRAMES,
@@ -87,11 +91,17 @@ class Ge2e(NeuralAttacker):
         With no ``checkpoint``: True (default) loads Resemblyzer's weights; False keeps a
         seeded random initialisation (tests and benchmarks only).
     rate : float
-        Partial utterances (1.6 s windows) per second (1.3).
+        Partial utterances (1.6 s windows) per second (1.3), in [0.625, 100]: from
+        windows that just touch to a window every frame.
     min_coverage : float
-        Share of the last window that must hold audio for it to count (0.75).
+        Share of the last window that must hold audio for it to count (0.75), in (0, 1].
     volume_dbfs : float or None
-        RMS level quieter utterances are raised to (-30 dBFS); None: left as read.
+        RMS level quieter utterances are raised to (-30 dBFS), at most 0 (full scale);
+        None: left as read.
+    n_mels, hidden_size, num_layers, embedding_size : int
+        The network's mel bands (40), LSTM units (256) and layers (3, in [1, 64]) and
+        embedding dimension (256); widths in [1, 8192].  Resemblyzer's weights fit the
+        defaults only.
     batch_size : int, optional
         Windows (not utterances) per forward pass; default 256 on CUDA and 64 on the CPU.
     **options
@@ -107,6 +117,16 @@ class Ge2e(NeuralAttacker):
 
     name = "ge2e"
     training_chunk_seconds = ((PARTIAL_FRAMES - 1) * HOP / 16000, (PARTIAL_FRAMES - 1) * HOP / 16000)
+    option_ranges: ClassVar[Mapping[str, Range]] = {
+        **NeuralAttacker.option_ranges,
+        "rate": Range(0.625, 100),  # a window step of 160 to 1 frames (:func:`partial_starts`)
+        "min_coverage": Range(0, 1, low_open=True),
+        "volume_dbfs": Range(high=0, none=True),
+        "n_mels": WIDTH,
+        "hidden_size": WIDTH,
+        "num_layers": Range(1, 64, integer=True),
+        "embedding_size": WIDTH,
+    }
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
@@ -116,6 +136,7 @@ class Ge2e(NeuralAttacker):
             return [Path(checkpoint)]
         return [resemblyzer_weights()] if params.get("pretrained", True) else []
 
+    @range_checked("attacker")
     def __init__(
         self,
         *,

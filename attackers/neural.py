@@ -36,7 +36,7 @@ import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -45,9 +45,11 @@ from lidframe.data.fileio import StrPath, file_sha256, open_input
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
+from lidframe.registry.capabilities import range_checked
+from lidframe.registry.ranges import Range
 
 from ._torch import torch
-from .base import EmbeddingAttacker
+from .base import SEED, EmbeddingAttacker
 from .cache import CacheWarning, EmbeddingCache
 from .frontend import SAMPLE_RATE, Fbank, probe_audio, read_audio, sentence_mean_norm
 from .layers import PADDING_MODES, Lengths
@@ -193,12 +195,13 @@ class NeuralAttacker(EmbeddingAttacker):
         ``"auto"``, ``"cpu"``, ``"cuda"``, ``"cuda:1"``, ...
     precision : {"fp32", "bf16"}
     batch_size : int, optional
-        Utterances per batch at most; default 32 on CUDA and 1 on CPU, where batching
+        Utterances per batch at most (>= 1); default 32 on CUDA and 1 on CPU, where batching
         does not pay (``bench/embed_cpu.py``: batches of 16 ran at 0.6x the speed of
         single utterances on 2 cores, padding and the per-utterance reflection cost more
         than the larger matrix products gain).
     max_batch_frames : int
-        Padded frames (batch x longest) per batch at most.
+        Padded frames (batch x longest) per batch at most (>= 1; an utterance longer than
+        that is a batch of its own).
     padding : {"exact", "speechbrain"}
         See :mod:`lidframe.attackers.layers`.
     cache_dir : path, optional
@@ -210,7 +213,7 @@ class NeuralAttacker(EmbeddingAttacker):
     progress : bool
         Show a tqdm progress bar.
     seed : int
-        Seed of the random initialisation when there is no checkpoint.
+        Seed of the random initialisation when there is no checkpoint, in [0, 2**64 - 1].
     enrolment : {"mean_of_normalised", "mean"}
     compile : bool
         Run the model through ``torch.compile`` (dynamic shapes) on CUDA; the first
@@ -219,6 +222,11 @@ class NeuralAttacker(EmbeddingAttacker):
 
     #: Range of the random chunk length (seconds) that training cuts from each utterance.
     training_chunk_seconds: tuple[float, float] = (2.0, 3.0)
+    option_ranges: ClassVar[Mapping[str, Range]] = {
+        "batch_size": Range(1, integer=True, none=True),
+        "max_batch_frames": Range(1, integer=True),
+        "seed": SEED,
+    }
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
@@ -226,6 +234,7 @@ class NeuralAttacker(EmbeddingAttacker):
         checkpoint = params.get("checkpoint")
         return [Path(checkpoint)] if checkpoint else []
 
+    @range_checked("attacker")
     def __init__(
         self,
         *,

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 import numpy as np
 
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
+from lidframe.registry.capabilities import range_checked
+from lidframe.registry.ranges import Range
 
-from .base import EmbeddingAttacker
+from .base import SEED, WIDTH, EmbeddingAttacker
 
 __all__ = ["RandomAttacker"]
 
@@ -26,9 +29,9 @@ class RandomAttacker(EmbeddingAttacker):
     Parameters
     ----------
     dim : int
-        Embedding dimension (192, as ECAPA-TDNN's, by default).
+        Embedding dimension, in [1, 8192] (192, as ECAPA-TDNN's, by default).
     seed : int
-        Seed; the same seed gives the same embeddings.
+        Seed, in [0, 2**64 - 1]; the same seed gives the same embeddings.
     enrolment : {"mean_of_normalised", "mean"}
         Enrolment aggregation (see :class:`EmbeddingAttacker`).
     """
@@ -36,7 +39,9 @@ class RandomAttacker(EmbeddingAttacker):
     name = "random"
     #: Embeddings come from the utterance id: the audio files are never read.
     reads_audio = False
+    option_ranges: ClassVar[Mapping[str, Range]] = {"dim": WIDTH, "seed": SEED}
 
+    @range_checked("attacker")
     def __init__(self, *, dim: int = 192, seed: int = 0, enrolment: str = "mean_of_normalised"):
         super().__init__(enrolment=enrolment)
         self.dim = dim

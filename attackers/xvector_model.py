@@ -16,10 +16,33 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from lidframe.errors import InputError
+
 from ._torch import nn, torch
 from .layers import BatchNorm1d, Conv1d, Lengths, Linear
 
-__all__ = ["XvectorModel"]
+__all__ = ["XvectorModel", "check_xvector_config"]
+
+
+def check_xvector_config(
+    tdnn_blocks: int,
+    tdnn_channels: Sequence[int],
+    tdnn_kernel_sizes: Sequence[int],
+    tdnn_dilations: Sequence[int],
+    *,
+    label: str = "x-vector",
+) -> None:
+    """Check that each TDNN list has an entry for each of the *tdnn_blocks* layers (its first ones are used); one InputError line if not."""
+    for name, values in (
+        ("tdnn_channels", tdnn_channels),
+        ("tdnn_kernel_sizes", tdnn_kernel_sizes),
+        ("tdnn_dilations", tdnn_dilations),
+    ):
+        if len(values) < tdnn_blocks:
+            raise InputError(
+                f"{label}: {name} has {len(values)} entries, fewer than tdnn_blocks = {tdnn_blocks}; "
+                "give one per TDNN layer"
+            )
 
 
 class StatisticsPooling(nn.Module):
@@ -71,6 +94,7 @@ class XvectorModel(nn.Module):
         activation: Callable[[], nn.Module] = nn.LeakyReLU,
     ):
         super().__init__()
+        check_xvector_config(tdnn_blocks, tdnn_channels, tdnn_kernel_sizes, tdnn_dilations)
         self.blocks = nn.ModuleList()
         channels = in_channels
         for i in range(tdnn_blocks):

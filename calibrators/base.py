@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import inspect
 import math
+from collections.abc import Mapping
 from typing import ClassVar, Literal, Self
 
 import attrs
@@ -82,7 +83,8 @@ from sklearn.utils.validation import check_is_fitted
 from lidframe.data.scoreset import check_true_index
 from lidframe.errors import InputError
 from lidframe.metrics.binned_grid import BinGrid
-from lidframe.registry.capabilities import InputFiles
+from lidframe.registry.capabilities import NO_RANGES, InputFiles
+from lidframe.registry.ranges import Range
 
 from .maps import CallbackMap, LLRMap
 
@@ -354,6 +356,8 @@ class Calibrator(BaseEstimator):
     #: The files a spec of it reads besides those its parameters name (a classmethod
     #: ``input_files(params)``); None: only those.
     input_files: InputFiles | None = None
+    #: The values each numeric option takes, ``{option: Range(...)}``, checked when a spec is read; none declared.
+    option_ranges: ClassVar[Mapping[str, Range]] = NO_RANGES
 
     def fit(
         self, scores: ArrayLike, labels: ArrayLike, *, sample_weight: ArrayLike | None = None

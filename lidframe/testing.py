@@ -40,6 +40,7 @@ from lidframe.core.znorm import uses_znorm
 from lidframe.errors import InputError, NotFittedError
 from lidframe.registry import check_contract
 from lidframe.registry.capabilities import capability_of, outside_of
+from lidframe.registry.specs import range_problems
 
 if TYPE_CHECKING:
     from lidframe.data.utterance import Utterance
@@ -402,6 +403,16 @@ def _attacker_bad_input(attacker: Any, trials: list[Utterance], enrolment: Mappi
     _expect_raises(ValueError, lambda: attacker.score(trials, empty), "score with a speaker without utterances")
 
 
+def _ranges_kept(kind: str, component: Any) -> None:
+    """Every numeric option has a declared range, and the constructor refuses a value outside it (:func:`range_problems`)."""
+    problems = range_problems(kind, component)
+    _expect(not problems, "; ".join(problems))
+
+
+#: The name of the check that numeric options keep their declared ranges (attackers and recognisers).
+_RANGES_CHECK = "numeric options refused outside their declared ranges"
+
+
 def _run_options(attacker: Any) -> None:
     from lidframe.attackers.base import RUN_OPTIONS
     from lidframe.registry import accepted_params
@@ -443,7 +454,11 @@ def check_attacker(
     trial list and an enrolled speaker without utterances raise ``ValueError``; the
     constructor names its parameters, so that lidframe passes it only the run options
     (:data:`~lidframe.attackers.base.RUN_OPTIONS`: device, precision, batch size, cache
-    folder) it takes and leaves out, with a warning, those that do not apply to it.
+    folder) it takes and leaves out, with a warning, those that do not apply to it; each
+    numeric option of the constructor has a range in ``option_ranges``
+    (:class:`~lidframe.registry.Range`), and a value just outside it raises
+    :class:`~lidframe.errors.InputError` when the attacker is constructed
+    (:func:`~lidframe.registry.specs.range_problems`).
 
     Returns
     -------
@@ -463,6 +478,7 @@ def check_attacker(
     checks.run("score returns the full T x N ScoreSet", lambda: _scoring(attacker, trials, enrolment))
     checks.run("bad input raises ValueError", lambda: _attacker_bad_input(attacker, trials, enrolment))
     checks.run("run options named in the constructor", lambda: _run_options(attacker))
+    checks.run(_RANGES_CHECK, lambda: _ranges_kept("attacker", attacker))
     return checks.finish()
 
 
@@ -518,7 +534,8 @@ def check_recogniser(recogniser: Any, *, speech: ArrayLike | None = None, words:
     ``sample_rate``, where the recogniser has one, is a positive integer; ``transcribe``
     returns a str for a tone, for silence and for *speech*, the same str twice; it leaves
     the waveform it is given unchanged; a pickled copy transcribes alike; *speech* is
-    recognised as above.
+    recognised as above; each numeric option of the constructor has a declared range
+    that it refuses a value outside of, as :func:`check_attacker` checks.
 
     Returns
     -------
@@ -535,6 +552,7 @@ def check_recogniser(recogniser: Any, *, speech: ArrayLike | None = None, words:
     rate = checks.run(
         "sample_rate is a positive integer", lambda: capability_of("recogniser", recogniser, "sample_rate")
     )
+    checks.run(_RANGES_CHECK, lambda: _ranges_kept("recogniser", recogniser))
     waveform = None if speech is None else np.asarray(speech, dtype=np.float64)
     if rate:
         checks.run("transcribe returns the same str twice", lambda: _transcripts(recogniser, rate, waveform))

@@ -154,6 +154,7 @@ def test_the_suites_run_the_same_checks_in_the_same_order():
         "score returns the full T x N ScoreSet",
         "bad input raises ValueError",
         "run options named in the constructor",
+        "numeric options refused outside their declared ranges",
     ]
 
 
@@ -226,6 +227,7 @@ CAPABILITY_DEFAULTS = {
     "attacker": {
         "input_files": None,
         "describe": None,
+        "option_ranges": {},
         "reads_audio": True,
         "build_model": None,
         "output_layer": None,
@@ -235,14 +237,15 @@ CAPABILITY_DEFAULTS = {
     "calibrator": {
         "input_files": None,
         "describe": None,
+        "option_ranges": {},
         "input_scale": "znorm",
         "absolute_llr": True,
         "fit_rows": None,
         "llr_map": None,
         "to_dict": None,
     },
-    "prior": {"input_files": None, "describe": None, "outside": 0.0},
-    "recogniser": {"input_files": None, "describe": None, "sample_rate": 16000},
+    "prior": {"input_files": None, "describe": None, "option_ranges": {}, "outside": 0.0},
+    "recogniser": {"input_files": None, "describe": None, "option_ranges": {}, "sample_rate": 16000},
 }
 
 
@@ -263,7 +266,7 @@ def test_the_plugins_page_tables_every_capability_with_its_default():
         kinds = registry.KINDS if kind == "every kind" else (kind,)
         for k in kinds:
             documented.setdefault(k, {})[name.strip("`").split("(")[0]] = default
-    shown = {"none": None, "`True`": True, "`0.0`": 0.0, '`"znorm"`': "znorm", "`16000`": 16000}
+    shown = {"none": None, "`True`": True, "`0.0`": 0.0, '`"znorm"`': "znorm", "`16000`": 16000, "`{}`": {}}
     assert {k: {n: shown[d] for n, d in v.items()} for k, v in documented.items()} == CAPABILITY_DEFAULTS
 
 

@@ -41,7 +41,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, Literal, SupportsFloat
+from typing import Any, ClassVar, Literal, SupportsFloat
 
 import attrs
 import numpy as np
@@ -49,7 +49,8 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, open_text, read_text
 from lidframe.errors import InputError, preview, quote, shorten
-from lidframe.registry.capabilities import InputFiles, check_outside
+from lidframe.registry.capabilities import NO_RANGES, InputFiles, check_outside
+from lidframe.registry.ranges import Range
 
 __all__ = ["Prior", "Uniform", "WatchList", "Explicit", "check_named_ids", "read_id_list", "read_prior_table"]
 
@@ -118,6 +119,8 @@ class Prior:
     #: The files a spec of it reads besides those its parameters name (a classmethod
     #: ``input_files(params)``); None: only those.
     input_files: InputFiles | None = None
+    #: The values each numeric option takes, ``{option: Range(...)}``, checked when a spec is read; none declared.
+    option_ranges: ClassVar[Mapping[str, Range]] = NO_RANGES
 
     def log_prior(self, enrolled: ArrayLike) -> np.ndarray:  # pragma: no cover - interface
         """See :meth:`lidframe.registry.PriorLike.log_prior`."""

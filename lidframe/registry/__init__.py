@@ -13,7 +13,11 @@ the one statement of the spec grammar.  The wing has four rooms:
 :mod:`~lidframe.registry.discovery`
     entries and discovery: built-ins, entry points, :func:`register`, :func:`load`;
 :mod:`~lidframe.registry.coercion` and :mod:`~lidframe.registry.specs`
-    spec parsing and type coercion, and building components from specs (:func:`create`).
+    spec parsing and type coercion, and building components from specs (:func:`create`);
+:mod:`~lidframe.registry.ranges`
+    the values each numeric option takes (:class:`Range`, declared in a component's
+    ``option_ranges``), checked when a spec is read and, through :func:`range_checked`,
+    when the component is constructed.
 """
 
 from lidframe.registry.capabilities import (
@@ -27,6 +31,7 @@ from lidframe.registry.capabilities import (
     check_outside,
     describe_component,
     outside_of,
+    range_checked,
 )
 from lidframe.registry.coercion import parse_spec
 from lidframe.registry.contracts import (
@@ -56,6 +61,7 @@ from lidframe.registry.discovery import (
     register,
     unregister,
 )
+from lidframe.registry.ranges import Range
 from lidframe.registry.specs import (
     SpecInputs,
     WithOutside,
@@ -110,4 +116,6 @@ __all__ = [
     "capabilities_of",
     "WithOutside",
     "with_outside",
+    "Range",
+    "range_checked",
 ]

@@ -16,16 +16,18 @@ value of the wrong type is an error that names it (docs/plugins.md, "Capabilitie
 
 from __future__ import annotations
 
+import functools
 import inspect
 from collections.abc import Callable, Iterable, Mapping
 from os import PathLike
 from types import MappingProxyType
-from typing import Any, Literal, overload
+from typing import Any, Literal, ParamSpec, TypeVar, overload
 
 import attrs
 import numpy as np
 
 from lidframe.errors import InputError
+from lidframe.registry.ranges import Range, check_options
 
 __all__ = [
     "ComponentCapabilities",
@@ -43,6 +45,9 @@ __all__ = [
     "outside_of",
     "target_of",
     "InputFiles",
+    "range_checked",
+    "component_label",
+    "NO_RANGES",
 ]
 
 #: The ``outside`` value that asks for π_∅ to be estimated from the dev set.
@@ -113,6 +118,16 @@ def _outside(name: str, value: object) -> float | str:
     return check_outside(value)
 
 
+def _option_ranges(name: str, value: object) -> Mapping[str, Range]:
+    if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, Range) for k, v in value.items()):
+        return MappingProxyType(dict(value))
+    raise InputError(f"{name} must map option names to lidframe.registry.Range records, got {value!r}")
+
+
+#: The ``option_ranges`` of a component that declares none: no option's range is checked.
+NO_RANGES: Mapping[str, Range] = MappingProxyType({})
+
+
 #: The type of the ``input_files`` hook: converted spec parameters in, the paths read out.
 InputFiles = Callable[[dict[str, Any]], Iterable[str | PathLike[str]]]
 
@@ -131,10 +146,16 @@ class ComponentCapabilities:
     describe : method ``describe() -> str``, or None
         Its name with settings, for tables and JSON (:func:`describe_component`); None:
         the class name.
+    option_ranges : mapping of str to Range, default empty
+        The values each numeric option of its constructor takes, ``{option:
+        Range(...)}`` (:mod:`lidframe.registry.ranges`): checked when a spec is read and,
+        where the constructor is :func:`range_checked`, when it is called.  A subclass
+        declares ``{**Base.option_ranges, ...}`` to keep its base's.
     """
 
     input_files: InputFiles | None = attrs.field(default=None, metadata={"check": _method})
     describe: Callable[[], str] | None = attrs.field(default=None, metadata={"check": _method})
+    option_ranges: Mapping[str, Range] = attrs.field(default=NO_RANGES, metadata={"check": _option_ranges})
 
 
 @attrs.frozen
@@ -341,6 +362,70 @@ def capability_of(kind: str, obj: object, name: str) -> Any:
         raise InputError(f"a {kind} has no capability {name!r}; its capabilities are {', '.join(fields)}")
     value = _declared(obj, name)
     return fields[name].default if value is _ABSENT else fields[name].metadata["check"](name, value)
+
+
+_Params = ParamSpec("_Params")
+_Returned = TypeVar("_Returned")
+
+
+def range_checked(kind: str) -> Callable[[Callable[_Params, _Returned]], Callable[_Params, _Returned]]:
+    """Decorate a component's ``__init__`` (or ``from_params``): its arguments are checked against ``option_ranges`` first.
+
+    Each argument of the call (defaults included) that the class declares a
+    :class:`~lidframe.registry.ranges.Range` for is checked before the body runs; an
+    option out of range is one :class:`InputError` line naming the component, e.g.
+    ``attacker 'ge2e': rate must be a number in [0.625, 100], got 0``.  An argument that
+    ``**options`` forwards to a base class is checked there, where the base's
+    ``__init__`` is decorated too.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior", "recogniser"}
+        The component's kind, for the message (with its ``name`` attribute, else its class).
+
+    Examples
+    --------
+    >>> class Echo:
+    ...     name = "echo"
+    ...     option_ranges = {"repeat": Range(1, 10, integer=True)}
+    ...
+    ...     @range_checked("recogniser")
+    ...     def __init__(self, *, repeat: int = 1):
+    ...         self.repeat = repeat
+    >>> Echo(repeat=0)
+    Traceback (most recent call last):
+    ...
+    lidframe.errors.InputError: recogniser 'echo': repeat must be an integer in [1, 10], got 0
+    """
+    _record(kind)
+
+    def decorate(function: Callable[_Params, _Returned]) -> Callable[_Params, _Returned]:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        def checked(*args: _Params.args, **kwargs: _Params.kwargs) -> _Returned:
+            try:
+                bound = signature.bind(*args, **kwargs)
+            except TypeError:  # a missing or unknown argument: the function says so itself
+                return function(*args, **kwargs)
+            bound.apply_defaults()
+            owner = args[0] if inspect.isclass(args[0]) else type(args[0])
+            ranges = capability_of(kind, owner, "option_ranges")
+            check_options(component_label(kind, owner), ranges, bound.arguments)
+            return function(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
+def component_label(kind: str, component: object) -> str:
+    """``"attacker 'ge2e'"``: the kind and the ``name`` a component declares (its class's name otherwise)."""
+    declared = getattr(component, "name", None)
+    name = (
+        declared if isinstance(declared, str) and declared else getattr(component, "__name__", type(component).__name__)
+    )
+    return f"{kind} {name!r}"
 
 
 def outside_of(prior: object) -> float | str:

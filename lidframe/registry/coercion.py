@@ -21,7 +21,7 @@ import attrs
 
 from lidframe.errors import InputError
 
-__all__ = ["parse_spec", "split_query", "builder", "builder_params"]
+__all__ = ["parse_spec", "split_query", "builder", "builder_params", "numeric_parameters"]
 
 _NONE_WORDS = ("none", "null")
 _BOOL_WORDS = {"true": True, "false": False, "1": True, "0": False}
@@ -350,3 +350,34 @@ def builder_params(factory: Any) -> list[str] | None:
             inherited = builder_params(base)
             return None if inherited is None else own + [n for n in inherited if n not in own]
     return None
+
+
+def _is_number_type(hint: Any) -> bool:
+    """int or float (not bool), or a sequence of them (``tuple[int, ...]``, ``Sequence[int]``)."""
+    if hint in (int, float):
+        return True
+    if _is_sequence_type(hint):
+        return any(_is_number_type(arg) for arg in typing.get_args(hint) if arg is not Ellipsis)
+    return False
+
+
+def numeric_parameters(factory: Any) -> list[str]:
+    """The parameters of *factory*'s builder that take numbers: those whose stated type is or holds int or float.
+
+    The types are read as :func:`parse_spec` reads them (the annotation, an attrs field,
+    the default's type, a base class's for forwarded ``**options``); a union counts when
+    one of its members does (``int | None``, ``float | str``), a sequence when its
+    elements do (``Sequence[int]``), and ``bool`` does not.  What a component's
+    ``option_ranges`` should cover (:func:`lidframe.testing.check_attacker`).
+
+    Examples
+    --------
+    >>> from lidframe.attackers import RandomAttacker
+    >>> numeric_parameters(RandomAttacker)
+    ['dim', 'seed']
+    """
+    return [
+        name
+        for name, hint in _parameter_hints(factory).items()
+        if any(_is_number_type(alternative) for alternative in _alternatives(hint))
+    ]

@@ -27,6 +27,7 @@ import attrs
 
 from lidframe.errors import InputError
 from lidframe.registry.capabilities import capability_problems, target_of
+from lidframe.registry.coercion import builder_params
 
 if TYPE_CHECKING:
     import numpy as np
@@ -276,6 +277,17 @@ def _callable_with(func: Any, n_args: int) -> bool:
     return True
 
 
+def _unknown_ranged_options(obj: object, ranges: Mapping[str, Any]) -> list[str]:
+    """A problem for each option that ``option_ranges`` declares and the constructor does not take (a misspelt name)."""
+    accepted = builder_params(obj if inspect.isclass(obj) else type(obj))
+    unknown = [name for name in ranges if accepted is not None and name not in accepted]
+    if not unknown:
+        return []
+    return [
+        f"option_ranges names {', '.join(map(repr, unknown))}, not a parameter it takes ({', '.join(accepted or [])})"
+    ]
+
+
 def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
     """Check that *obj* (a class or an instance) has the methods of *kind*'s Protocol and declares its capabilities well.
 
@@ -291,7 +303,8 @@ def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
     InputError
         Listing every missing method or unusable signature, and what each should return,
         and every capability declared with a value of the wrong type
-        (:func:`~lidframe.registry.capabilities.capabilities_of`).
+        (:func:`~lidframe.registry.capabilities.capabilities_of`), or an
+        ``option_ranges`` that names an option its constructor does not take.
     """
     kind = check_kind(kind)
     label = label or f"{kind} {target_of(obj)}"
@@ -306,6 +319,8 @@ def check_contract(kind: str, obj: object, *, label: str | None = None) -> None:
         bound = not (inspect.isclass(obj) and inspect.isfunction(inspect.getattr_static(obj, method.name, None)))
         if not _callable_with(func, len(method.arguments) + (0 if bound else 1)):
             problems.append(f"{method.name}{inspect.signature(func)} cannot be called as {wanted}")
-    problems.extend(capability_problems(kind, obj)[1])
+    declared, wrong = capability_problems(kind, obj)
+    problems.extend(wrong)
+    problems.extend(_unknown_ranged_options(obj, declared.get("option_ranges", {})))
     if problems:
         raise InputError(f"{label} is not a {kind}: " + "; ".join(problems))

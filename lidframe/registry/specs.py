@@ -16,10 +16,17 @@ import attrs
 
 from lidframe.data.fileio import check_input_file
 from lidframe.errors import InputError, quote
-from lidframe.registry.capabilities import capabilities_of, check_outside, describe_component
-from lidframe.registry.coercion import builder, builder_params, parse_spec, split_query
+from lidframe.registry.capabilities import (
+    capabilities_of,
+    capability_of,
+    check_outside,
+    component_label,
+    describe_component,
+)
+from lidframe.registry.coercion import builder, builder_params, numeric_parameters, parse_spec, split_query
 from lidframe.registry.contracts import AttackerLike, CalibratorLike, PriorLike, check_contract, check_kind
 from lidframe.registry.discovery import code_version, import_target, load
+from lidframe.registry.ranges import check_options
 
 __all__ = [
     "accepted_params",
@@ -30,6 +37,7 @@ __all__ = [
     "resolve_prior",
     "WithOutside",
     "with_outside",
+    "range_problems",
 ]
 
 #: The one parameter every prior takes, whether or not its builder does (:class:`WithOutside`).
@@ -148,8 +156,9 @@ def create(kind: str, spec: object, **params: Any) -> Any:
     Raises
     ------
     InputError
-        An unknown name or parameter, a value not of its parameter's type, or
-        *params* given together with an instance (they could not be applied).
+        An unknown name or parameter, a value not of its parameter's type or out of its
+        declared range (the ``option_ranges`` capability, :mod:`lidframe.registry.ranges`),
+        or *params* given together with an instance (they could not be applied).
 
     Notes
     -----
@@ -161,6 +170,7 @@ def create(kind: str, spec: object, **params: Any) -> Any:
     if not isinstance(spec, str):
         if inspect.isclass(spec):
             check_contract(kind, spec)
+            check_options(component_label(kind, spec), capability_of(kind, spec, "option_ranges"), params)
             return spec(**params)
         if params:
             raise InputError(
@@ -170,6 +180,7 @@ def create(kind: str, spec: object, **params: Any) -> Any:
         check_contract(kind, spec)
         return spec
     name, factory, spec_params = _factory_and_params(kind, spec)
+    check_options(f"{kind} {name!r}", capability_of(kind, factory, "option_ranges"), params)
     spec_params.update(params)
     outside = _outside_to_wrap(kind, factory, spec_params)
     try:
@@ -201,7 +212,11 @@ def _outside_to_wrap(kind: str, factory: Any, spec_params: dict) -> float | str 
 
 
 def _factory_and_params(kind: str, spec: str) -> tuple[str, Any, dict]:
-    """``(NAME, class or factory, converted parameters)`` of a spec string, checked but not built."""
+    """``(NAME, class or factory, converted parameters)`` of a spec string, checked but not built.
+
+    The parameters are known to the builder, of their types, and in their declared
+    ranges (``option_ranges``): a grid spec is refused here, before any cell runs.
+    """
     name, _ = split_query(spec)
     if ":" in name:
         factory = import_target(name, f"{kind} {name!r}")
@@ -218,7 +233,79 @@ def _factory_and_params(kind: str, spec: str) -> tuple[str, Any, dict]:
                 f"{kind} {name!r} has no parameter {', '.join(map(repr, unknown))}; "
                 f"it takes {', '.join(accepted) or 'no parameters'}"
             )
+    check_options(f"{kind} {name!r}", capability_of(kind, factory, "option_ranges"), spec_params)
     return name, factory, spec_params
+
+
+def range_problems(kind: str, component: object) -> list[str]:
+    """What is wrong with how *component*'s constructor keeps its numeric options' declared ranges.
+
+    Every numeric option of its builder (:func:`~lidframe.registry.coercion.numeric_parameters`)
+    must have a range in its ``option_ranges``, and the builder, called with a value just
+    outside an option's range (:meth:`~lidframe.registry.ranges.Range.outside`; in a list,
+    for a list option), must raise :class:`InputError`.  The other arguments of each call
+    are its required parameters, read from the attributes of the same name of *component*.
+
+    Parameters
+    ----------
+    kind : {"attacker", "calibrator", "prior", "recogniser"}
+    component : object
+        An instance (its class is rebuilt) or a class.
+
+    Returns
+    -------
+    list of str
+        One sentence per problem; empty when it keeps its ranges.
+    """
+    factory = component if inspect.isclass(component) else type(component)
+    ranges = capability_of(kind, factory, "option_ranges")
+    undeclared = [name for name in numeric_parameters(factory) if name not in ranges]
+    problems = []
+    if undeclared:
+        problems.append(
+            f"numeric options without a declared range: {', '.join(undeclared)} (declare option_ranges = "
+            "{option: lidframe.registry.Range(...)})"
+        )
+    build = builder(factory)
+    required = _required_arguments(component, build)
+    if isinstance(required, str):
+        return [*problems, required]
+    for name, allowed in ranges.items():
+        current = getattr(component, name, None)
+        for bad in allowed.outside():
+            value: object = bad
+            if allowed.sequence:
+                value = [bad, *current[1:]] if isinstance(current, (list, tuple)) and current else [bad]
+            problem = _taken(build, {**required, name: value}, f"{name}={value!r}", allowed)
+            if problem:
+                problems.append(problem)
+                break  # one problem per option
+    return problems
+
+
+def _required_arguments(component: object, build: Any) -> dict[str, Any] | str:
+    """The parameters *build* cannot do without, from *component*'s attributes of their names; or why they cannot be."""
+    required = {}
+    for name, parameter in inspect.signature(build).parameters.items():
+        if parameter.default is parameter.empty and parameter.kind in (
+            parameter.KEYWORD_ONLY,
+            parameter.POSITIONAL_OR_KEYWORD,
+        ):
+            if not hasattr(component, name):
+                return f"cannot rebuild it to try its options: no attribute {name!r} (a required parameter)"
+            required[name] = getattr(component, name)
+    return required
+
+
+def _taken(build: Any, arguments: dict[str, Any], call: str, allowed: Any) -> str | None:
+    """None if ``build(**arguments)`` raises an InputError (an option out of range refused); else the problem."""
+    try:
+        build(**arguments)
+    except InputError:
+        return None
+    except Exception as exc:  # noqa: BLE001 - what it raised instead is the problem reported
+        return f"{call} raised {type(exc).__name__} ({exc}), not an InputError"
+    return f"{call} was taken, outside its declared range ({allowed.describe()})"
 
 
 @attrs.frozen
