@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
@@ -71,6 +71,64 @@ def test_act_dcf_is_the_cost_at_the_bayes_threshold(mated, non_mated, point):
     got = act_dcf(mated, non_mated, p_target=p, c_miss=c_miss, c_fa=c_fa)
     assert got == pytest.approx(want, rel=1e-12, abs=1e-12)
     assert got >= min_dcf(mated, non_mated, p_target=p, c_miss=c_miss, c_fa=c_fa) - 1e-12
+
+
+LN_99 = math.log(99.0)
+"""The Bayes threshold at P_target = 0.01, C_miss = C_fa = 1: ln(0.99 / 0.01)."""
+
+
+def act_dcf_by_definition(mated, non_mated, p_target=0.01, c_miss=1.0, c_fa=1.0, threshold=LN_99):
+    """Accept a pair when its LLR is above the threshold, strictly; count and weigh the errors."""
+    p_miss = sum(1 for m in mated if not m > threshold) / len(mated)
+    p_fa = sum(1 for n in non_mated if n > threshold) / len(non_mated)
+    return (c_miss * p_target * p_miss + c_fa * (1 - p_target) * p_fa) / min(c_miss * p_target, c_fa * (1 - p_target))
+
+
+# three of four mated LLRs and one of four non-mated ones exactly at ln 99
+AT_LN_99 = (np.array([LN_99, LN_99, LN_99, 6.0]), np.array([LN_99, -1.0, -2.0, -3.0]))
+
+
+def test_llrs_exactly_at_the_bayes_threshold_are_rejected():
+    # issue 39: a mutant accepting at LLR >= threshold survived every test (no LLR sat on it)
+    assert OperatingPoint().threshold == LN_99  # the tie is exact in float64
+    mated, non_mated = AT_LN_99
+    # P_miss = 3/4, P_fa = 0: 0.01 * 3/4 / 0.01; accepting at >= would give P_fa = 1/4: 0.99 / 4 / 0.01
+    assert act_dcf_by_definition(mated, non_mated) == pytest.approx(0.75, rel=1e-15)
+    assert act_dcf(mated, non_mated) == pytest.approx(0.75, rel=1e-15)
+    assert binary_summary(mated, non_mated)["act_dcf"] == pytest.approx(0.75, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        BinGrid.uniform(-3.0, 6.0, 8),  # ln 99 in a bin of its own values, 6 in the last
+        BinGrid.uniform(-3.0, 6.0, 4096),
+        BinGrid(np.array([-4.0, 0.0, LN_99, 5.0, 7.0])),  # ln 99 on a bin edge: the bin above holds it
+        BinGrid(np.array([-4.0, 0.0, LN_99 - 1e-9, LN_99 + 1e-9, 7.0])),
+    ],
+)
+def test_binned_act_dcf_rejects_llrs_exactly_at_the_bayes_threshold(grid):
+    # the binned view (and the streaming and cluster engines, which count into it): the bin
+    # holding ln 99 holds no value above it, so the binned value is exact, with bound 0
+    mated, non_mated = AT_LN_99
+    pairs = BinnedPairs(grid).add(mated, non_mated)
+    assert binned_summary(pairs)["act_dcf"] == pytest.approx(0.75, rel=1e-15)
+    assert pairs.error_bounds()["act_dcf"] == 0.0
+
+
+@settings(max_examples=100)
+@given(score_arrays, score_arrays, operating_points, st.integers(1, 5), st.integers(0, 5))
+def test_act_dcf_rejects_every_llr_at_the_threshold_of_any_operating_point(mated, non_mated, point, k_mated, k_non):
+    t = point.threshold
+    mated, non_mated = np.r_[mated, np.full(k_mated, t)], np.r_[non_mated, np.full(k_non, t)]
+    want = act_dcf_by_definition(mated, non_mated, point.p_target, point.c_miss, point.c_fa, threshold=t)
+    assert act_dcf(mated, non_mated, **point.to_dict()) == pytest.approx(want, rel=1e-12, abs=1e-12)
+    # one bin per value: the binned view is exact
+    values = np.unique(np.r_[mated, non_mated])
+    assume(np.all(np.diff(values) > 1e-9))  # room for an edge between neighbours
+    edges = np.r_[values[0] - 1.0, (values[:-1] + values[1:]) / 2, values[-1] + 1.0]
+    pairs = BinnedPairs(BinGrid(edges)).add(mated, non_mated)
+    assert binned_summary(pairs, operating_point=point)["act_dcf"] == pytest.approx(want, rel=1e-12, abs=1e-12)
 
 
 @pytest.mark.parametrize("p_target, c_miss, c_fa", [(0.01, 1.0, 1.0), (0.05, 1.0, 1.0), (0.5, 1.0, 10.0)])
