@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 from scipy.stats import norm
@@ -117,16 +117,17 @@ def test_binned_act_dcf_rejects_llrs_exactly_at_the_bayes_threshold(grid):
 
 
 @settings(max_examples=100)
-@given(score_arrays, score_arrays, operating_points, st.integers(1, 5), st.integers(0, 5))
-def test_act_dcf_rejects_every_llr_at_the_threshold_of_any_operating_point(mated, non_mated, point, k_mated, k_non):
+@given(score_arrays, score_arrays, operating_points, st.integers(1, 5), st.integers(0, 5), st.sampled_from([1, 7, 64]))
+def test_act_dcf_rejects_every_llr_at_the_threshold_of_any_operating_point(
+    mated, non_mated, point, k_mated, k_non, n_bins
+):
     t = point.threshold
     mated, non_mated = np.r_[mated, np.full(k_mated, t)], np.r_[non_mated, np.full(k_non, t)]
     want = act_dcf_by_definition(mated, non_mated, point.p_target, point.c_miss, point.c_fa, threshold=t)
     assert act_dcf(mated, non_mated, **point.to_dict()) == pytest.approx(want, rel=1e-12, abs=1e-12)
-    # one bin per value: the binned view is exact
-    values = np.unique(np.r_[mated, non_mated])
-    assume(np.all(np.diff(values) > 1e-9))  # room for an edge between neighbours
-    edges = np.r_[values[0] - 1.0, (values[:-1] + values[1:]) / 2, values[-1] + 1.0]
+    # a grid with an edge just above t: the bin holding t holds no value above it, the binned view is exact
+    low, high = min(mated.min(), non_mated.min()) - 1.0, max(mated.max(), non_mated.max()) + 1.0
+    edges = np.unique(np.r_[np.linspace(low, high, n_bins + 1), np.nextafter(t, math.inf)])
     pairs = BinnedPairs(BinGrid(edges)).add(mated, non_mated)
     assert binned_summary(pairs, operating_point=point)["act_dcf"] == pytest.approx(want, rel=1e-12, abs=1e-12)
 
