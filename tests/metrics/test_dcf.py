@@ -4,13 +4,15 @@
   DCF(t) = [C_miss P_target P_miss(t) + C_fa (1 - P_target) P_fa(t)] / min(C_miss P_target, C_fa (1 - P_target)),
   P_miss(t) = share of mated scores <= t, P_fa(t) = share of non-mated scores > t;
 * the closed form of calibrated Gaussian LLRs, where the Bayes threshold is the best one;
-* SpeechBrain's ``speechbrain.utils.metric_stats.minDCF`` where speechbrain is importable
-  (its value is not normalised, and its thresholds leave out "accept every pair");
+* SpeechBrain 1.1.2's ``speechbrain.utils.metric_stats.minDCF`` on fixed score sets, stored in
+  tests/fixtures/speechbrain_min_dcf.json by tests/fixtures/make_speechbrain_min_dcf.py (its
+  value is not normalised, and its thresholds leave out "accept every pair");
 * the binary view, the binned view (within its stated bounds) and ``evaluate``'s records.
 """
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -153,30 +155,36 @@ def test_calibrated_gaussian_llrs_meet_the_closed_form(p_target, c_miss, c_fa):
     assert min_dcf(mated, non_mated, **point) == pytest.approx(want, abs=tolerance)
 
 
-def speechbrain_min_dcf():
-    metric_stats = pytest.importorskip(
-        "speechbrain.utils.metric_stats", reason="speechbrain is not installed (pip install speechbrain)"
-    )
-    return metric_stats.minDCF
+SPEECHBRAIN_MIN_DCF = Path(__file__).resolve().parents[1] / "fixtures" / "speechbrain_min_dcf.json"
 
 
-@settings(max_examples=60)
-@given(score_arrays, score_arrays, operating_points)
-def test_min_dcf_equals_speechbrain(mated, non_mated, point):
-    sb_min_dcf = speechbrain_min_dcf()
-    import torch
+def speechbrain_cases():
+    """SpeechBrain's minDCF on fixed score sets, computed once (tests/fixtures/make_speechbrain_min_dcf.py)."""
+    stored = json.loads(SPEECHBRAIN_MIN_DCF.read_text())
+    assert stored["speechbrain"] == "1.1.2"
+    return stored["cases"]
 
-    value, _ = sb_min_dcf(
-        torch.from_numpy(mated),
-        torch.from_numpy(non_mated),
-        c_miss=point.c_miss,
-        c_fa=point.c_fa,
-        p_target=point.p_target,
-    )
+
+@pytest.mark.parametrize("case", speechbrain_cases(), ids=lambda case: f"{len(case['mated'])}x{len(case['non_mated'])}")
+def test_min_dcf_equals_speechbrain(case):
+    # stored values, not a live import: SpeechBrain's lazy modules break Hypothesis in the worker (issue 39)
+    mated, non_mated = np.array(case["mated"]), np.array(case["non_mated"])
+    point = OperatingPoint(p_target=case["p_target"], c_miss=case["c_miss"], c_fa=case["c_fa"])
     # SpeechBrain: not normalised, float32 rates, and no threshold below every score
     accept_all = point.c_fa * (1 - point.p_target)
-    got = min_dcf(mated, non_mated, p_target=point.p_target, c_miss=point.c_miss, c_fa=point.c_fa)
-    assert got * point.normaliser == pytest.approx(min(value, accept_all), rel=1e-6, abs=1e-7)
+    want = min(case["speechbrain_min_dcf"], accept_all)
+    got = min_dcf(mated, non_mated, **point.to_dict())
+    assert got * point.normaliser == pytest.approx(want, rel=1e-6, abs=1e-7)
+
+
+def test_speechbrain_fixture_covers_ties_sizes_and_operating_points():
+    cases = speechbrain_cases()
+    assert len(cases) >= 60
+    assert {(c["p_target"], c["c_miss"], c["c_fa"]) for c in cases} >= {(0.01, 1.0, 1.0), (0.5, 1.0, 10.0)}
+    assert any(len(set(c["mated"]) | set(c["non_mated"])) < len(c["mated"]) + len(c["non_mated"]) for c in cases)
+    assert any(min(len(c["mated"]), len(c["non_mated"])) == 1 for c in cases)
+    # where "accept every pair" is cheapest, SpeechBrain's thresholds miss it
+    assert any(c["speechbrain_min_dcf"] > c["c_fa"] * (1 - c["p_target"]) for c in cases)
 
 
 def test_speechbrain_doctest_value_and_defaults():
