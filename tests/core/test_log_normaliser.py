@@ -9,13 +9,14 @@ float64 ulp.  Before issue 39 the E >= 0 branch, E + log1p(π_∅ expm1(-E)), ca
 
 import math
 
-import mpmath
 import numpy as np
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from lidframe.core.openset import log_normaliser
+
+mpmath = pytest.importorskip("mpmath", reason="mpmath is not installed (pip install -e '.[test]')")
 
 ULP = 2.0**-52
 """Relative spacing of float64 numbers in [1, 2)."""
