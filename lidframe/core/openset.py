@@ -115,6 +115,10 @@ class OpenSetTrials:
     outside: float
 
 
+_LARGE_EVIDENCE = 700.0
+"""E (nats) above which :func:`log_normaliser` leaves log1p(expm1): e^700 = 1e304 is finite."""
+
+
 def log_normaliser(log_evidence: ArrayLike, outside: float) -> np.ndarray:
     """log Z = log(π_∅ + (1 - π_∅) e^E), elementwise, without overflow.
 
@@ -132,26 +136,35 @@ def log_normaliser(log_evidence: ArrayLike, outside: float) -> np.ndarray:
 
     Notes
     -----
-    For E >= 0, log Z = E + log1p(π_∅ expm1(-E)): the argument of log1p lies in (-1, 0],
-    nothing overflows.  For E < 0, log Z = log1p((1 - π_∅) expm1(E)) while that argument
-    is above -1/2 (no cancellation, and the small terms near E = 0 kept), else
-    log(π_∅ + (1 - π_∅) e^E), a sum of two positive terms (the log1p form would cancel
-    there when π_∅ is small and E very negative).  Relative error a few ulp throughout.
+    With Δ = (1 - π_∅) expm1(E) (in (-1, ∞); 1 - π_∅ is exact for π_∅ >= 1/2):
+
+    * E <= 700 and Δ > -1/2: log Z = log1p(Δ).  For E >= 0, Δ >= 0 and nothing cancels
+      at any π_∅, the small terms near E = 0 kept (E + log((1 - π_∅) + π_∅ e^-E) would
+      cancel there, E against the log, and E + log1p(π_∅ expm1(-E)) cancels inside log1p
+      as π_∅ -> 1);
+    * Δ <= -1/2 (E < 0 only): log Z = log(π_∅ + (1 - π_∅) e^E), a sum of two positive
+      terms (log1p(Δ) would cancel there when π_∅ is small and E very negative);
+    * E > 700 (expm1 would overflow): log Z = E + log((1 - π_∅) + π_∅ e^-E), a sum of two
+      positive terms; E > 700 outweighs the log, which is >= log(2^-53) = -36.7.
+
+    Relative error a few ulp throughout (within 2 ulp of 50-digit arithmetic for every
+    π_∅ in (0, 1), a subnormal log Z aside: tests/core/test_log_normaliser.py).
 
     Examples
     --------
     >>> log_normaliser([0.0, 2.0], 0.25).round(6).tolist()
-    [0.0, 1.736339]
+    [0.0, 1.756442]
     """
     evidence = np.asarray(log_evidence, dtype=np.float64)
     outside = check_outside_value(outside)
+    enrolled = 1.0 - outside
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        above = evidence + np.log1p(outside * np.expm1(-np.maximum(evidence, 0.0)))
-        shrink = (1.0 - outside) * np.expm1(np.minimum(evidence, 0.0))  # in (-1, 0]
-        below = np.where(
-            shrink > -0.5, np.log1p(shrink), np.log(outside + (1.0 - outside) * np.exp(np.minimum(evidence, 0.0)))
+        delta = enrolled * np.expm1(np.minimum(evidence, _LARGE_EVIDENCE))  # in (-1, 1e304]
+        moderate = np.where(
+            delta > -0.5, np.log1p(delta), np.log(outside + enrolled * np.exp(np.minimum(evidence, 0.0)))
         )
-    return np.where(evidence >= 0, above, below)
+        large = evidence + np.log(enrolled + outside * np.exp(-np.maximum(evidence, _LARGE_EVIDENCE)))
+    return np.where(evidence > _LARGE_EVIDENCE, large, moderate)
 
 
 def open_set_trials(

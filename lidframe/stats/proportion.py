@@ -17,11 +17,12 @@ side::
 Its coverage is at least *level* for every p and every n (it inverts two one-sided exact
 tests), which is why it is used here rather than the Wilson or Agresti-Coull interval:
 those are shorter and closer to the level on average, but for some p their coverage
-falls below it (Brown, Cai & DasGupta 2001): at nominal 95 % and n of 10 to 30, to 84 %
-for Wilson's at p near 0.01 or 0.99 -- where a speaker who discloses on almost every
-trial sits -- and to 93 % for Agresti-Coull's (exact binomial sums over a grid of p;
-Clopper-Pearson's least is 95.1 %).  The price is width: its coverage lies above the
-level, most for p near 0 or 1.  The formula is
+falls below it (Brown, Cai & DasGupta 2001): at nominal 95 % and n of 10 to 30, to
+83.5 % (Wilson, n = 10) at p near 0.018 or 0.982 -- where a speaker who discloses on
+almost every trial sits -- and to 92.2 % (Agresti-Coull, n = 12) at p near 0.46 or 0.54
+(the least exact binomial coverage over p in (0, 1), from every interval end and a
+grid; Clopper-Pearson's least is 95.1 % (n = 25)).  The price is width: its coverage
+lies above the level, most for p near 0 or 1.  The formula is
 statsmodels' ``proportion_confint(k, n, alpha, method="beta")``, computed here with scipy
 (the tests compare the two) so that importing lidframe does not import statsmodels.
 """

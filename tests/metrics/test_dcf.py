@@ -4,13 +4,15 @@
   DCF(t) = [C_miss P_target P_miss(t) + C_fa (1 - P_target) P_fa(t)] / min(C_miss P_target, C_fa (1 - P_target)),
   P_miss(t) = share of mated scores <= t, P_fa(t) = share of non-mated scores > t;
 * the closed form of calibrated Gaussian LLRs, where the Bayes threshold is the best one;
-* SpeechBrain's ``speechbrain.utils.metric_stats.minDCF`` where speechbrain is importable
-  (its value is not normalised, and its thresholds leave out "accept every pair");
+* SpeechBrain 1.1.2's ``speechbrain.utils.metric_stats.minDCF`` on fixed score sets, stored in
+  tests/fixtures/speechbrain_min_dcf.json by tests/fixtures/make_speechbrain_min_dcf.py (its
+  value is not normalised, and its thresholds leave out "accept every pair");
 * the binary view, the binned view (within its stated bounds) and ``evaluate``'s records.
 """
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -73,6 +75,65 @@ def test_act_dcf_is_the_cost_at_the_bayes_threshold(mated, non_mated, point):
     assert got >= min_dcf(mated, non_mated, p_target=p, c_miss=c_miss, c_fa=c_fa) - 1e-12
 
 
+LN_99 = math.log(99.0)
+"""The Bayes threshold at P_target = 0.01, C_miss = C_fa = 1: ln(0.99 / 0.01)."""
+
+
+def act_dcf_by_definition(mated, non_mated, p_target=0.01, c_miss=1.0, c_fa=1.0, threshold=LN_99):
+    """Accept a pair when its LLR is above the threshold, strictly; count and weigh the errors."""
+    p_miss = sum(1 for m in mated if not m > threshold) / len(mated)
+    p_fa = sum(1 for n in non_mated if n > threshold) / len(non_mated)
+    return (c_miss * p_target * p_miss + c_fa * (1 - p_target) * p_fa) / min(c_miss * p_target, c_fa * (1 - p_target))
+
+
+# three of four mated LLRs and one of four non-mated ones exactly at ln 99
+AT_LN_99 = (np.array([LN_99, LN_99, LN_99, 6.0]), np.array([LN_99, -1.0, -2.0, -3.0]))
+
+
+def test_llrs_exactly_at_the_bayes_threshold_are_rejected():
+    # issue 39: a mutant accepting at LLR >= threshold survived every test (no LLR sat on it)
+    assert OperatingPoint().threshold == LN_99  # the tie is exact in float64
+    mated, non_mated = AT_LN_99
+    # P_miss = 3/4, P_fa = 0: 0.01 * 3/4 / 0.01; accepting at >= would give P_fa = 1/4: 0.99 / 4 / 0.01
+    assert act_dcf_by_definition(mated, non_mated) == pytest.approx(0.75, rel=1e-15)
+    assert act_dcf(mated, non_mated) == pytest.approx(0.75, rel=1e-15)
+    assert binary_summary(mated, non_mated)["act_dcf"] == pytest.approx(0.75, rel=1e-15)
+
+
+@pytest.mark.parametrize(
+    "grid",
+    [
+        BinGrid.uniform(-3.0, 6.0, 8),  # ln 99 in a bin of its own values, 6 in the last
+        BinGrid.uniform(-3.0, 6.0, 4096),
+        BinGrid(np.array([-4.0, 0.0, LN_99, 5.0, 7.0])),  # ln 99 on a bin edge: the bin above holds it
+        BinGrid(np.array([-4.0, 0.0, LN_99 - 1e-9, LN_99 + 1e-9, 7.0])),
+    ],
+)
+def test_binned_act_dcf_rejects_llrs_exactly_at_the_bayes_threshold(grid):
+    # the binned view (and the streaming and cluster engines, which count into it): the bin
+    # holding ln 99 holds no value above it, so the binned value is exact, with bound 0
+    mated, non_mated = AT_LN_99
+    pairs = BinnedPairs(grid).add(mated, non_mated)
+    assert binned_summary(pairs)["act_dcf"] == pytest.approx(0.75, rel=1e-15)
+    assert pairs.error_bounds()["act_dcf"] == 0.0
+
+
+@settings(max_examples=100)
+@given(score_arrays, score_arrays, operating_points, st.integers(1, 5), st.integers(0, 5), st.sampled_from([1, 7, 64]))
+def test_act_dcf_rejects_every_llr_at_the_threshold_of_any_operating_point(
+    mated, non_mated, point, k_mated, k_non, n_bins
+):
+    t = point.threshold
+    mated, non_mated = np.r_[mated, np.full(k_mated, t)], np.r_[non_mated, np.full(k_non, t)]
+    want = act_dcf_by_definition(mated, non_mated, point.p_target, point.c_miss, point.c_fa, threshold=t)
+    assert act_dcf(mated, non_mated, **point.to_dict()) == pytest.approx(want, rel=1e-12, abs=1e-12)
+    # a grid with an edge just above t: the bin holding t holds no value above it, the binned view is exact
+    low, high = min(mated.min(), non_mated.min()) - 1.0, max(mated.max(), non_mated.max()) + 1.0
+    edges = np.unique(np.r_[np.linspace(low, high, n_bins + 1), np.nextafter(t, math.inf)])
+    pairs = BinnedPairs(BinGrid(edges)).add(mated, non_mated)
+    assert binned_summary(pairs, operating_point=point)["act_dcf"] == pytest.approx(want, rel=1e-12, abs=1e-12)
+
+
 @pytest.mark.parametrize("p_target, c_miss, c_fa", [(0.01, 1.0, 1.0), (0.05, 1.0, 1.0), (0.5, 1.0, 10.0)])
 def test_calibrated_gaussian_llrs_meet_the_closed_form(p_target, c_miss, c_fa):
     """LLRs of N(+-d^2/2, d^2) are calibrated: actDCF = minDCF = the Bayes cost of the closed form."""
@@ -94,30 +155,36 @@ def test_calibrated_gaussian_llrs_meet_the_closed_form(p_target, c_miss, c_fa):
     assert min_dcf(mated, non_mated, **point) == pytest.approx(want, abs=tolerance)
 
 
-def speechbrain_min_dcf():
-    metric_stats = pytest.importorskip(
-        "speechbrain.utils.metric_stats", reason="speechbrain is not installed (pip install speechbrain)"
-    )
-    return metric_stats.minDCF
+SPEECHBRAIN_MIN_DCF = Path(__file__).resolve().parents[1] / "fixtures" / "speechbrain_min_dcf.json"
 
 
-@settings(max_examples=60)
-@given(score_arrays, score_arrays, operating_points)
-def test_min_dcf_equals_speechbrain(mated, non_mated, point):
-    sb_min_dcf = speechbrain_min_dcf()
-    import torch
+def speechbrain_cases():
+    """SpeechBrain's minDCF on fixed score sets, computed once (tests/fixtures/make_speechbrain_min_dcf.py)."""
+    stored = json.loads(SPEECHBRAIN_MIN_DCF.read_text())
+    assert stored["speechbrain"] == "1.1.2"
+    return stored["cases"]
 
-    value, _ = sb_min_dcf(
-        torch.from_numpy(mated),
-        torch.from_numpy(non_mated),
-        c_miss=point.c_miss,
-        c_fa=point.c_fa,
-        p_target=point.p_target,
-    )
+
+@pytest.mark.parametrize("case", speechbrain_cases(), ids=lambda case: f"{len(case['mated'])}x{len(case['non_mated'])}")
+def test_min_dcf_equals_speechbrain(case):
+    # stored values, not a live import: SpeechBrain's lazy modules break Hypothesis in the worker (issue 39)
+    mated, non_mated = np.array(case["mated"]), np.array(case["non_mated"])
+    point = OperatingPoint(p_target=case["p_target"], c_miss=case["c_miss"], c_fa=case["c_fa"])
     # SpeechBrain: not normalised, float32 rates, and no threshold below every score
     accept_all = point.c_fa * (1 - point.p_target)
-    got = min_dcf(mated, non_mated, p_target=point.p_target, c_miss=point.c_miss, c_fa=point.c_fa)
-    assert got * point.normaliser == pytest.approx(min(value, accept_all), rel=1e-6, abs=1e-7)
+    want = min(case["speechbrain_min_dcf"], accept_all)
+    got = min_dcf(mated, non_mated, **point.to_dict())
+    assert got * point.normaliser == pytest.approx(want, rel=1e-6, abs=1e-7)
+
+
+def test_speechbrain_fixture_covers_ties_sizes_and_operating_points():
+    cases = speechbrain_cases()
+    assert len(cases) >= 60
+    assert {(c["p_target"], c["c_miss"], c["c_fa"]) for c in cases} >= {(0.01, 1.0, 1.0), (0.5, 1.0, 10.0)}
+    assert any(len(set(c["mated"]) | set(c["non_mated"])) < len(c["mated"]) + len(c["non_mated"]) for c in cases)
+    assert any(min(len(c["mated"]), len(c["non_mated"])) == 1 for c in cases)
+    # where "accept every pair" is cheapest, SpeechBrain's thresholds miss it
+    assert any(c["speechbrain_min_dcf"] > c["c_fa"] * (1 - c["p_target"]) for c in cases)
 
 
 def test_speechbrain_doctest_value_and_defaults():

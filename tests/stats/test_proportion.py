@@ -1,6 +1,8 @@
 """The Clopper-Pearson interval of a proportion: statsmodels' values, and its coverage from few trials."""
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,7 +12,10 @@ from scipy.stats import binom
 from statsmodels.stats.proportion import proportion_confint
 
 from lidframe.errors import InputError
+from lidframe.stats import proportion
 from lidframe.stats.proportion import clopper_pearson
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @st.composite
@@ -89,3 +94,62 @@ def test_bad_counts_and_levels_are_named():
         clopper_pearson(2.5, 10)
     with pytest.raises(InputError, match=r"confidence level must be in \(0, 1\)"):
         clopper_pearson(2, 10, level=1.0)
+
+
+def least_coverage(method: str, n: int, level: float = 0.95) -> tuple[float, float]:
+    """(inf over p in (0, 1) of the exact coverage of *method*'s interval from n trials, where).
+
+    The coverage of an interval whose ends are monotone in k is, between two interval ends,
+    P(a <= K <= b) for fixed a, b, which is unimodal in p; so its infimum is a one-sided
+    limit at an interval end: the binomial pmf at the end e, summed over the k whose
+    interval holds the float beside e.  A grid of p checks that nothing lies lower.
+    Wilson's and Agresti-Coull's intervals are statsmodels'; ends within 1e-12 of 0 or 1
+    are 0 or 1 (Wilson's k = 0 and k = n ends are 0 and 1 in exact arithmetic).
+    """
+    k = np.arange(n + 1)
+    if method == "clopper_pearson":
+        low, high = clopper_pearson(k, np.full(n + 1, n), level=level)
+    else:
+        low, high = proportion_confint(k, n, alpha=1 - level, method=method)
+    low, high = np.where(low < 1e-12, 0.0, low), np.where(high > 1 - 1e-12, 1.0, high)
+    ends = np.concatenate([low, high])
+    ends = ends[(ends > 0.0) & (ends < 1.0)]
+    grid = np.linspace(0.0, 1.0, 4001)[1:-1]
+    at = np.concatenate([grid, ends, ends])
+    beside = np.concatenate([grid, np.nextafter(ends, 0.0), np.nextafter(ends, 1.0)])
+    inside = (low[:, None] <= beside) & (beside <= high[:, None])
+    coverage = (binom.pmf(k[:, None], n, at) * inside).sum(axis=0)
+    return float(coverage.min()), float(at[coverage.argmin()])
+
+
+def stated_least_coverage(text: str, name: str) -> tuple[float, int]:
+    """(percent, n) a text states as *name*'s least coverage at 10 to 30 trials."""
+    text = text.replace("–", "-")
+    found = re.search(rf"([\d.]+) % \({name}, n = (\d+)\)", text) or re.search(
+        rf"{name}'s least is ([\d.]+) % \(n = (\d+)\)", text
+    )
+    assert found, f"no least coverage of {name} stated"
+    return float(found[1]), int(found[2])
+
+
+@pytest.mark.parametrize(
+    ("method", "name"),
+    [("agresti_coull", "Agresti-Coull"), ("wilson", "Wilson"), ("clopper_pearson", "Clopper-Pearson")],
+)
+def test_the_stated_least_coverage_from_10_to_30_trials_is_the_exact_one(method, name):
+    # issue 39: the texts said 93 % for Agresti-Coull (it is 92.2 %, n = 12) and 84 % for Wilson (83.5 %)
+    least, n_least = min((least_coverage(method, n)[0], n) for n in range(10, 31))
+    for text in (proportion.__doc__, (ROOT / "docs" / "statistics.md").read_text()):
+        percent, n = stated_least_coverage(text, name)
+        assert (percent, n) == (round(100 * least, 1), n_least)
+
+
+def test_least_coverage_is_attained_beside_an_interval_end():
+    # the one-sided limits find what a grid 50 times finer finds, and nothing lower
+    for n in (10, 12, 25):
+        least, where = least_coverage("agresti_coull", n)
+        k = np.arange(n + 1)
+        low, high = proportion_confint(k, n, alpha=0.05, method="agresti_coull")
+        p = np.linspace(0.0, 1.0, 200_001)[1:-1]
+        fine = (binom.pmf(k[:, None], n, p) * ((low[:, None] <= p) & (p <= high[:, None]))).sum(axis=0)
+        assert least <= fine.min() <= least + 1e-4, (n, where)
