@@ -40,7 +40,8 @@ from numpy.typing import ArrayLike
 from scipy.signal import istft, resample_poly, stft
 
 from lidframe.data import fileio
-from lidframe.data.fileio import StrPath, real_path
+from lidframe.data.fileio import StrPath
+from lidframe.data.runpaths import refuse_outputs_on_inputs
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 
@@ -301,7 +302,8 @@ def anonymise_data_dir(
     ------
     InputError
         A bad method or range, a data dir :func:`lidframe.data.kaldi.read_data_dir`
-        refuses, an id or audio file as above, or *out_dir* being *in_dir*.
+        refuses, an id or audio file as above, or *out_dir* being *in_dir*, lying inside
+        it or holding it or its audio (:func:`lidframe.data.runpaths.refuse_outputs_on_inputs`).
     """
     from lidframe.data.kaldi import read_data_dir
 
@@ -316,8 +318,8 @@ def anonymise_data_dir(
     )
     source, out = Path(in_dir), Path(out_dir)
     utterances = read_data_dir(source)
-    if real_path(out) == real_path(source):
-        raise InputError(f"{out}: the output data dir must differ from the input")
+    # the new data dir is not the old one, nor inside it, nor holding it or the audio it lists
+    refuse_outputs_on_inputs(folders={"output data dir": out}, inputs=[source])
     _check_inputs(source, utterances)
     (out / "wav").mkdir(parents=True, exist_ok=True)
     alphas: dict[str, float] = {}
