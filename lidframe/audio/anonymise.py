@@ -59,7 +59,8 @@ from lidframe.audio.anonymise_checks import (
     renders_finite,
 )
 from lidframe.data import fileio
-from lidframe.data.fileio import StrPath, real_path
+from lidframe.data.fileio import StrPath
+from lidframe.data.runpaths import refuse_outputs_on_inputs
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 
@@ -360,9 +361,9 @@ def anonymise_data_dir(
     Raises
     ------
     InputError
-        A bad method, parameter, range or seed, a data dir :func:`lidframe.data.kaldi.read_data_dir`
-        refuses, an id, audio file or output path as above, *out_dir* being *in_dir*, or
-        audio the anonymiser cannot render (its result overflows).
+        A bad method, parameter, range or seed, a bad data dir, id, audio file or output
+        path (as above), *out_dir* on its inputs (:func:`lidframe.data.runpaths.refuse_outputs_on_inputs`),
+        or audio the anonymiser cannot render (its result overflows).
     """
     from lidframe.data.kaldi import read_data_dir
 
@@ -377,8 +378,8 @@ def anonymise_data_dir(
     )
     source, out = Path(in_dir), Path(out_dir)
     utterances = read_data_dir(source)
-    if real_path(out) == real_path(source):
-        raise InputError(f"{out}: the output data dir must differ from the input")
+    # the new data dir is not the old one, nor inside it, nor holding it or the audio it lists
+    refuse_outputs_on_inputs(folders={"output data dir": out}, inputs=[source])
     _check_inputs(source, utterances)
     tables = [name for name in ("utt2spk", "spk2utt", "text", "spk2gender") if (source / name).is_file()]
     check_outputs(out, [*(f"wav/{utt.utt_id}.wav" for utt in utterances), "wav.scp", *tables])

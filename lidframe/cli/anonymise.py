@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from lidframe.cli.options import CheckedFlag, check_output_dir, float_list, non_negative_int
+from lidframe.cli.options import CheckedFlag, float_list, non_negative_int
+from lidframe.data.runpaths import check_outputs, no_empty_folders_left
 from lidframe.errors import InputError
 
 __all__ = ["register", "run"]
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
 
     from lidframe.audio.anonymise import anonymise_data_dir, mcadams, pitch_shift, resample_shift
 
-    check_output_dir(args.out_dir, "OUT_DIR")
+    check_outputs(folders={"OUT_DIR": args.out_dir}, inputs=[args.in_dir])
     alpha_range = tuple(float_list(args.alpha_range, "--alpha-range", count=2)) if args.alpha_range else None
     ratio_range = tuple(float_list(args.ratio_range, "--ratio-range", count=2)) if args.ratio_range else None
     # the method's parameter is checked before any audio is read (the anonymiser checks it
@@ -72,16 +73,17 @@ def run(args: argparse.Namespace) -> int:
         _check_values(f"--{name}-range", given_range, checks[args.method])
     else:  # the message names the flag as every check of a flag's value does (options.PARAMETER_FLAGS)
         checks[args.method](args.alpha if name == "alpha" else args.ratio)
-    report = anonymise_data_dir(
-        args.in_dir,
-        args.out_dir,
-        method=args.method,
-        alpha=args.alpha,
-        alpha_range=alpha_range,
-        ratio=args.ratio,
-        ratio_range=ratio_range,
-        per_utterance=args.per_utterance,
-        seed=args.seed,
-    )
+    with no_empty_folders_left(args.out_dir):  # a full disk on the first write leaves no empty OUT_DIR/wav
+        report = anonymise_data_dir(
+            args.in_dir,
+            args.out_dir,
+            method=args.method,
+            alpha=args.alpha,
+            alpha_range=alpha_range,
+            ratio=args.ratio,
+            ratio_range=ratio_range,
+            per_utterance=args.per_utterance,
+            seed=args.seed,
+        )
     print(f"anonymised {report['utterances']} utterances with {args.method} into {args.out_dir}")
     return 0

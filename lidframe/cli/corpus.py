@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.options import CheckedFlag, check_output_dir, non_negative_int
+from lidframe.cli.options import CheckedFlag, non_negative_int
+from lidframe.data.runpaths import check_outputs, no_empty_folders_left
 from lidframe.errors import InputError
 from lidframe.report.text import text_table
 
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.out:
         raise InputError("corpus synth needs --out DIR (or --list-voices)")
-    check_output_dir(args.out, "--out")
+    check_outputs(folders={"--out": args.out})  # a corpus reads no input
     if not 1 <= args.sentences <= len(SENTENCES):
         raise InputError(f"--sentences must be within 1..{len(SENTENCES)}, got {args.sentences}")
     if not 1 <= args.enrol < args.sentences:
@@ -48,15 +49,16 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.runtime.workers import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs
-    report = build_corpus(
-        args.out,
-        voices=voices,
-        sentences=args.sentences,
-        enrol=args.enrol,
-        seed=args.seed,
-        jobs=jobs,
-        progress=args.progress,
-    )
+    with no_empty_folders_left(args.out):  # the audio made before a failure stays, for a rerun to reuse
+        report = build_corpus(
+            args.out,
+            voices=voices,
+            sentences=args.sentences,
+            enrol=args.enrol,
+            seed=args.seed,
+            jobs=jobs,
+            progress=args.progress,
+        )
     engines = ", ".join(f"{n} {e}" for e, n in sorted(report["engines"].items()))
     sizes = ", ".join(f"{k} {len(v)}" for k, v in report["speakers"].items())
     print(

@@ -11,6 +11,7 @@ stderr and shows the simulated demo.  This module only parses, calls the wing an
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -60,7 +61,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.data.fileio import check_output_dir
+    from lidframe.data.runpaths import check_outputs, no_empty_folders_left
     from lidframe.demo import (
         DEMO_OPEN_SET_PRIOR,
         PER_TRIAL_FILE,
@@ -72,7 +73,8 @@ def run(args: argparse.Namespace) -> int:
 
     unavailable = None if args.simulated else voice_demo_unavailable()
     if not args.simulated and unavailable is None:  # speech engines, soundfile and torch are here
-        out = check_output_dir(args.out or "demo-out", "--out")
+        out = check_outputs(folders={"--out": args.out or "demo-out"})["--out"]  # a demo reads no input
+        assert out is not None
         from lidframe.runtime.workers import check_jobs, default_jobs
 
         jobs = check_jobs(default_jobs() if args.jobs is None else args.jobs, what="processes", name="--jobs")
@@ -82,16 +84,18 @@ def run(args: argparse.Namespace) -> int:
             f"rho_F0); caches in {out}/ (cold: about 4 minutes on 2 quiet cores, "
             "a rerun reuses every cache; lidframe demo --simulated for the seconds-fast simulated version)"
         )
-        table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)
+        with no_empty_folders_left(out):  # its caches stay for a rerun; no empty folder does
+            table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)
         print(table)
         print(f"\nwrote summary.json, table.txt, {PER_TRIAL_FILE} and the LID CCDF plot lid_ccdf.png to {out}")
         _print_report_path(out, report_unavailable())
         return 0
     if args.out:
-        check_output_dir(args.out, "--out")
+        check_outputs(folders={"--out": args.out})
     if unavailable is not None:
         print(f"lidframe demo: {unavailable}; showing the simulated demo", file=sys.stderr)
-    table, _ = run_demo(args.out, seed=args.seed, log=lambda m: print(f"lidframe demo: {m}", file=sys.stderr))
+    with no_empty_folders_left(args.out) if args.out else contextlib.nullcontext():
+        table, _ = run_demo(args.out, seed=args.seed, log=lambda m: print(f"lidframe demo: {m}", file=sys.stderr))
     print(
         "lidframe demo: simulated systems (see docs/quickstart.md), logistic calibrator, uniform prior; "
         f"outALID and misattr: the outsider trials under the prior {DEMO_OPEN_SET_PRIOR} (see docs/openset.md)"

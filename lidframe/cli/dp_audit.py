@@ -15,6 +15,7 @@ from lidframe.cli.options import (
     bootstrap_from_args,
     check_output_paths,
     float_list,
+    spec_files,
 )
 from lidframe.errors import InputError
 from lidframe.report.text import text_table
@@ -283,7 +284,8 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.privacy.audit import dp_audit
     from lidframe.report.analysis_figures import plot_dp_audit
 
-    inputs = [args.embeddings] if args.embeddings else []
+    data_dirs = [args.dev_enrol, args.dev_trials, args.enrol, args.trials]
+    inputs = [args.embeddings, *data_dirs, *spec_files("calibrator", args.calibrator)]
     outputs = {"--json": args.json, "--plot": args.plot}
     json_out, plot_out = check_output_paths(outputs, inputs=inputs)
     report_out = None

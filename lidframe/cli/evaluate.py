@@ -30,6 +30,7 @@ from lidframe.cli.options import (
     attacker_spec,
     bootstrap_from_args,
     check_output_paths,
+    spec_files,
     system_name,
 )
 from lidframe.core.summary import Summary
@@ -261,12 +262,14 @@ class _Outputs:
     def check(cls, args: argparse.Namespace) -> _Outputs:
         """The output paths of *args*, refused (before any work) where one would clash or overwrite an input."""
         named = {"--json": args.json, "--per-trial": args.per_trial, "--per-speaker": args.per_speaker}
-        json_out, per_trial_out, per_speaker_out = check_output_paths(named, inputs=(args.dev, args.eval))
+        inputs = [args.dev, args.eval, args.utility]
+        inputs += spec_files("calibrator", args.calibrator) + spec_files("prior", args.prior)
+        json_out, per_trial_out, per_speaker_out = check_output_paths(named, inputs=inputs)
         report_out = None
         if args.report is not None:
             from lidframe.report import check_report_dir
 
-            report_out = check_report_dir(args.report, "--report", outputs=named, inputs=(args.dev, args.eval))
+            report_out = check_report_dir(args.report, "--report", outputs=named, inputs=inputs)
         return cls(json_out, per_trial_out, per_speaker_out, report_out)
 
 

@@ -39,8 +39,11 @@ def _note(line: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lidframe.data.runpaths import refuse_outputs_on_inputs
     from lidframe.grid.runner import run_grid
 
+    # the spec first, before it is read (run_grid checks the files it names, once it has read it)
+    refuse_outputs_on_inputs(folders={"--out": args.out}, inputs=[args.spec])
     run = run_grid(
         args.spec,
         args.out,

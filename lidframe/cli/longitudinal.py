@@ -14,6 +14,7 @@ from lidframe.cli.options import (
     comma_list,
     positive_int,
     refuse_prior,
+    spec_files,
 )
 from lidframe.report.text import format_value, text_table
 
@@ -58,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.data.fileio import staged_outputs, write_json
     from lidframe.report.analysis_figures import plot_longitudinal
 
-    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
+    inputs = [args.dev, args.eval, *spec_files("calibrator", args.calibrator)]
+    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=inputs)
     result = longitudinal(
         args.dev,
         args.eval,

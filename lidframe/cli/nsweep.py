@@ -13,6 +13,7 @@ from lidframe.cli.options import (
     check_output_paths,
     non_negative_int,
     refuse_prior,
+    spec_files,
     write_outputs,
 )
 from lidframe.errors import InputError
@@ -48,7 +49,8 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.core.engine import Engine
     from lidframe.report.analysis_figures import plot_nsweep
 
-    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
+    inputs = [args.dev, args.eval, *spec_files("calibrator", args.calibrator)]
+    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=inputs)
     sizes = None
     if args.sizes:
         try:

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lidframe.data import fileio
+from lidframe.data import fileio, runpaths
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
@@ -48,6 +48,7 @@ __all__ = [
     "check_output_paths",
     "CheckedFlag",
     "comma_list",
+    "spec_files",
     "float_list",
     "name_the_flag",
     "non_negative_int",
@@ -294,35 +295,40 @@ def check_output_path(path: str | Path | None, flag: str) -> Path | None:
 
 
 def check_output_paths(
-    outputs: Mapping[str, str | Path | None], *, inputs: Iterable[str | Path] = ()
+    outputs: Mapping[str, str | Path | None], *, inputs: Iterable[str | Path | None] = ()
 ) -> list[Path | None]:
-    """:func:`check_output_path` of each ``{flag: path}``, and no two outputs, nor an output and an input, the same file.
+    """:func:`check_output_path` of each ``{flag: path}``, no two outputs one file, and none on an input.
 
-    Files are compared by :func:`lidframe.data.fileio.real_path` (every symlink followed;
-    a symlink loop among the inputs is left for its reader to name).
+    The check is :func:`lidframe.data.runpaths.check_outputs`: files are compared with
+    every symlink followed, and no output may be an input file, lie inside an input folder
+    (a data dir: its ``wav.scp``'s audio counts too) or, for a folder, hold an input.
 
     Returns
     -------
     list of Path or None
         The checked paths, in the order of *outputs* (None where a flag was not given).
     """
-    checked = [check_output_path(path, flag) for flag, path in outputs.items()]
-    seen: dict[Path, str] = {}
-    for flag, path in zip(outputs, checked):
-        if path is None:
+    checked = runpaths.check_outputs(outputs, inputs=inputs)
+    return [checked[flag] for flag in outputs]
+
+
+def spec_files(kind: str, *specs: str | None) -> list[Path]:
+    """The files the component specs *specs* of *kind* name (``watchlist?file=ids.txt``): inputs of the run.
+
+    A spec that does not read is left out here, for its own check to refuse with its
+    message (:func:`lidframe.registry.specs.spec_inputs`).
+    """
+    from lidframe.registry.specs import spec_inputs
+
+    files: list[Path] = []
+    for spec in specs:
+        if spec is None:
             continue
-        key = fileio.real_path(path)
-        if key in seen:
-            raise InputError(f"{flag} {path}: the same file as {seen[key]}; give each output its own file")
-        seen[key] = flag
-    for source in inputs:
-        key = fileio.real_path(source)
-        if key in seen:
-            flag = seen[key]
-            raise InputError(
-                f"{flag} {outputs[flag]}: is an input of this run ({source}); writing it would overwrite the input"
-            )
-    return checked
+        try:
+            files.extend(spec_inputs(kind, spec).files)
+        except InputError:
+            continue
+    return files
 
 
 def check_output_dir(path: str | Path, flag: str) -> Path:

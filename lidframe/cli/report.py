@@ -32,10 +32,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from lidframe.data.runpaths import refuse_outputs_on_inputs
     from lidframe.grid.freshness import check_freshness
     from lidframe.grid.report.staleness import report_warnings
     from lidframe.grid.report.write import load_results, write_report
 
+    # the page and tables go to OUT_DIR/report/: it may not hold the spec, nor lie inside an input
+    refuse_outputs_on_inputs(folders={"OUT_DIR/report": Path(args.out_dir) / "report"}, inputs=[args.spec])
     freshness = check_freshness(args.out_dir, spec_path=args.spec)  # a --spec that is not a grid spec: exit 2
     written = write_report(args.out_dir, figures=not args.no_figures, freshness=freshness)
     for warning in report_warnings(freshness, load_results(args.out_dir), args.out_dir):

@@ -17,7 +17,7 @@ import argparse
 import warnings
 from pathlib import Path
 
-from lidframe.cli.options import check_output_paths
+from lidframe.cli.options import check_output_paths, spec_files
 from lidframe.data.scenario import Scenario, check_scenario
 from lidframe.errors import InputError
 
@@ -151,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     scenario = None if args.scenario is None else check_scenario(args.scenario, key="--scenario")
     if Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out {args.out}: expected a .npz or .csv score-set file")
-    inputs = [args.enrol, *args.trials, *([args.embeddings] if args.embeddings else [])]
+    embeddings = [args.embeddings, *args.embeddings.split(",")] if args.embeddings else []
+    inputs = [args.enrol, *args.trials, args.checkpoint, *embeddings, *spec_files("attacker", args.attacker)]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
     params = _attacker_params(args)

@@ -19,6 +19,7 @@ from lidframe.cli.options import (
     add_threads_argument,
     attacker_spec,
     check_output_paths,
+    spec_files,
     system_name,
 )
 from lidframe.errors import InputError
@@ -132,13 +133,20 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.core.engine import Engine
     from lidframe.registry import describe_component, resolve_prior
 
-    json_out, plot_out = check_output_paths({"--json": args.json, "--plot": args.plot}, inputs=(args.dev, args.eval))
+    outputs = {"--json": args.json, "--plot": args.plot}
+    calibrator_specs = [s for value in args.calibrators or [] for s in value.split(",")]
+    inputs = [
+        args.dev,
+        args.eval,
+        *spec_files("calibrator", *calibrator_specs),
+        *spec_files("prior", *args.prior or []),
+    ]
+    json_out, plot_out = check_output_paths(outputs, inputs=inputs)
     report_out = None
     if args.report is not None:
         from lidframe.report import check_report_dir
 
-        outputs = {"--json": args.json, "--plot": args.plot}
-        report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=(args.dev, args.eval))
+        report_out = check_report_dir(args.report, "--report", outputs=outputs, inputs=inputs)
     label = system_name(args)
     attacker = attacker_spec(args)
     specs = [s.strip() for value in args.calibrators or [] for s in value.split(",") if s.strip()]

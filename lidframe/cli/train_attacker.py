@@ -75,10 +75,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def _check_outputs(args: argparse.Namespace, init: str | None) -> dict[str, str]:
+    """The checkpoint (and its ``.state`` file) checked before any work: writable, and not on an input.
+
+    As for every command: its folder must exist, and neither file may be the data dir's
+    ``wav.scp`` or an audio file it lists, lie inside the data dir, or be the *init*
+    checkpoint (:func:`lidframe.data.runpaths.check_outputs`).
+    """
+    from lidframe.data.runpaths import check_outputs
+
+    outputs = {"--out": args.out}
+    if args.layers == "all":  # the training state goes beside the checkpoint
+        outputs["--out (its training state)"] = f"{args.out}.state"
+    check_outputs(outputs, inputs=[args.data, init])
+    return outputs
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe import registry
+    from lidframe.data.runpaths import refuse_outputs_on_inputs
     from lidframe.registry.capabilities import capabilities_of
 
+    outputs = _check_outputs(args, args.init if args.init is not None and Path(args.init).exists() else None)
     # --init NAME: the pretrained weights of attacker NAME, which is also the default --arch
     pretrained = args.init is not None and not Path(args.init).exists() and args.init in registry.attackers()
     arch = args.arch or (args.init if pretrained else None)
@@ -104,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
                 "(for ecapa or xvector, a SpeechBrain embedding_model.ckpt)"
             )
         init = str(weights)
+        refuse_outputs_on_inputs(outputs, inputs=[init])  # the pretrained weights are an input too
     if args.layers == "output":
         from lidframe.attackers.training import train_output_layer
 

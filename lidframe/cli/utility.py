@@ -58,13 +58,13 @@ def _interval(interval, scale: float, digits: int, unit: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.cli.options import check_output_paths
+    from lidframe.cli.options import check_output_paths, spec_files
     from lidframe.data.fileio import atomic_path, staged_outputs, write_json
     from lidframe.utility import utility
 
     per_utterance, json_path = check_output_paths(
         {"--per-utterance": args.per_utterance, "--json": args.json},
-        inputs=[p for p in (args.data, args.reference) if p is not None],
+        inputs=[args.data, args.reference, *spec_files("recogniser", args.recogniser)],
     )
     bar = None
     if args.progress:

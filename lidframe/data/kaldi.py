@@ -29,6 +29,7 @@ from pathlib import Path
 import attrs
 
 from lidframe.data.fileio import StrPath, read_text
+from lidframe.data.runpaths import check_input_dir
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, mismatch, preview, quote, shorten
@@ -187,11 +188,7 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
         ``wav.scp``, duplicate ids, utterances in one file but not the other -- naming the
         file, the line or the ids.
     """
-    folder = Path(path)
-    if folder.is_file():
-        raise InputError(f"{folder}: is a file; expected a data directory (wav.scp, utt2spk)")
-    if not folder.is_dir():
-        raise InputError(f"no such data directory: {folder}")
+    folder = check_input_dir(path)  # missing, a file or a symlink loop: named as what it is
     wav = numbered_rows(folder / "wav.scp", what="wav.scp")
     spk = read_table(folder / "utt2spk", what="utt2spk", exact=True)
     audio = {}

@@ -89,6 +89,7 @@ from typing import TYPE_CHECKING, Any
 from lidframe._version import code_version
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath
+from lidframe.data.runpaths import refuse_outputs_on_inputs
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.execute import CellWriter, RunOptions, check_backend, connect, execute, say_why, select_todo
@@ -118,6 +119,7 @@ __all__ = [
     "inputs_digest",
     "Inputs",
     "write_json_summary",
+    "spec_input_paths",
 ]
 
 
@@ -185,15 +187,15 @@ def run_grid(
     ------
     InputError
         A bad spec or backend choice, a dask scheduler that cannot be reached or does
-        not answer, an unreadable or unwritable store or digest cache (locked,
-        read-only, its disk full), a per-trial file that is not the one stored with its
-        cell, or another grid holding the folder -- all before any cell is computed.
+        not answer, an unreadable or unwritable store, digest cache or folder (locked,
+        read-only, its disk full, holding or inside an input: :func:`spec_input_paths`), a per-trial
+        file not the one stored with its cell, or another grid holding the folder -- all before any cell is computed.
     """
     if not isinstance(spec, GridSpec):
         spec = load_grid_spec(spec, progress=progress, note=note)
     check_backend(backend, jobs, scheduler)
     out = Path(out_dir)
-    store.check_store(out, write=True)
+    _check_folder(out, spec)
     client, own_client = connect(backend, scheduler)  # before anything is created in OUT
     options = RunOptions(
         backend=backend,
@@ -213,6 +215,41 @@ def run_grid(
         if own_client:
             client.close()
     return GridRun(spec=spec, out_dir=out, **counts)
+
+
+def _check_folder(out: Path, spec: GridSpec) -> None:
+    """*out* can hold the grid's store, and it holds no input of *spec* nor lies inside one (before anything is made)."""
+    refuse_outputs_on_inputs(folders={"grid output folder": out}, inputs=spec_input_paths(spec))
+    store.check_store(out, write=True)
+
+
+def spec_input_paths(spec: GridSpec) -> list[str]:
+    """Every file and data dir *spec* names: itself, its systems' sources, adapted checkpoints and utility files,
+    and the files its component specs name (what the grid's output folder must keep off).
+
+    A component spec that does not read is left out (planning refuses it with its message).
+    """
+    from lidframe.registry.specs import spec_inputs
+
+    paths = [str(spec.path)]
+    for system in spec.systems:
+        for source in (system.dev, system.eval):
+            if isinstance(source, str):
+                paths.append(source)
+            else:
+                paths += [
+                    source["enrol"],
+                    *source["trials"],
+                    *([source["original_enrol"]] if "original_enrol" in source else []),
+                ]
+        paths += [*system.adapted.values(), *([system.utility] if system.utility else [])]
+    for kind, specs in (("attacker", spec.attackers), ("calibrator", spec.calibrators), ("prior", spec.priors)):
+        for component in specs:
+            try:
+                paths += [str(p) for p in spec_inputs(kind, component).files]
+            except InputError:
+                continue
+    return paths
 
 
 def _make_folder(out: Path) -> bool:

@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
 
+from lidframe.data import runpaths
 from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path, real_path
 from lidframe.errors import InputError
 from lidframe.report.model import Report
@@ -168,7 +169,7 @@ def check_report_dir(
     label: str = "--report",
     *,
     outputs: Mapping[str, StrPath | None] | None = None,
-    inputs: Iterable[StrPath] = (),
+    inputs: Iterable[StrPath | None] = (),
 ) -> Path:
     """``folder/report.html`` after checking, before any work, that the page can be written there.
 
@@ -181,8 +182,9 @@ def check_report_dir(
         What names it in the message (the flag, ``"--report"``).
     outputs : mapping of str to path, optional
         The run's other outputs (flag -> path): none may be the page or its folder.
-    inputs : iterable of path
-        The run's inputs: none may be the page itself.
+    inputs : iterable of path or None
+        The run's inputs (None: not given): the page may not be one, nor lie inside an
+        input folder (:func:`lidframe.data.runpaths.refuse_outputs_on_inputs`).
 
     Returns
     -------
@@ -194,8 +196,8 @@ def check_report_dir(
     InputError
         The folder cannot be made or written, ``report.html`` there is a folder or a
         read-only file, the page or its folder is another output, the page is an input
-        of the run, or jinja2 or
-        matplotlib is missing (:func:`require_renderer`).
+        of the run or lies inside an input folder, or jinja2 or matplotlib is missing
+        (:func:`require_renderer`).
     """
     checked = check_output_dir(folder, label)
     target = checked / REPORT_FILE
@@ -211,11 +213,7 @@ def check_report_dir(
             raise InputError(
                 f"{flag} {os.fspath(path)}: the folder of {label} {os.fspath(folder)}; give each output its own path"
             )
-    for source in inputs:
-        if real_path(source) == key:
-            raise InputError(
-                f"{label} {os.fspath(folder)}: its {REPORT_FILE} is an input of this run ({os.fspath(source)})"
-            )
+    runpaths.refuse_outputs_on_inputs({label: target}, inputs=inputs)  # not an input, nor inside an input folder
     require_renderer()
     return target
 

@@ -167,12 +167,12 @@ def test_bad_audio_in_train_attacker_writes_no_checkpoint(tmp_path, capsys):
     data = write_data_dir(tmp_path / "train", entries)
     assert_refused(
         ["train-attacker", "--arch", "xvector?tdnn_channels=8,8,8,8,16&lin_neurons=8", "--data", data,
-         "--out", tmp_path / "ckpt" / "x.ckpt", "--epochs", "1", "--device", "cpu"],
+         "--out", tmp_path / "x.ckpt", "--epochs", "1", "--device", "cpu"],
         capsys,
         expect=[str(wavs / "nope.wav"), "no such file"],
         watch=[tmp_path],
     )  # fmt: skip
-    assert not (tmp_path / "ckpt").exists()  # not even the checkpoint's folder
+    assert not (tmp_path / "x.ckpt").exists() and not (tmp_path / "x.ckpt.state").exists()
 
 
 # ---------------------------------------------------------------- not refused

@@ -65,6 +65,16 @@ def edit(old: str, new: str, base: str = GOOD) -> Callable[[Path], Path]:
     return build
 
 
+def with_loop(name: str, then: Callable[[Path], Path]) -> Callable[[Path], Path]:
+    """Make *name* in the case folder a symlink to itself (a loop), then build the spec."""
+
+    def build(folder: Path) -> Path:
+        os.symlink(name, folder / name)
+        return then(folder)
+
+    return build
+
+
 def spec_text(text: str) -> Callable[[Path], Path]:
     def build(folder: Path) -> Path:
         (folder / "grid.toml").write_text(text.replace("{folder}", str(folder)))
@@ -345,7 +355,11 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     ),
     "data dir a file": (
         edit('enrol = "dev_enrolls"', 'enrol = "alpha_dev.npz"', DATA_DIRS),
-        ["[systems.beta.dev.enrol]", "alpha_dev.npz", "is not a folder", "expected a data directory"],
+        ["[systems.beta.dev.enrol]", "alpha_dev.npz", "is a file", "expected a data directory"],
+    ),
+    "data dir a symlink loop": (
+        with_loop("looped", edit('enrol = "dev_enrolls"', 'enrol = "looped"', DATA_DIRS)),
+        ["[systems.beta.dev.enrol]", "looped", "is a symlink loop", "expected a data directory"],
     ),
     "data dir path not a string": (
         edit('trials = ["dev_trials"]', "trials = [4]", DATA_DIRS),

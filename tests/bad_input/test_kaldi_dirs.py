@@ -6,6 +6,7 @@ data dirs are under test) and, for the enrolment dir, ``lidframe anonymise``.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -40,6 +41,12 @@ def dir_is_a_file(e, t):
     e.rmdir()
     e.write_text("not a folder\n")
     return ["enrol", "is a file; expected a data directory"]
+
+
+def dir_is_a_symlink_loop(e, t):
+    shutil.rmtree(e)
+    e.symlink_to(e.name)  # the link points at itself
+    return ["enrol", "is a symlink loop", "expected a data directory"]
 
 
 def wav_scp_missing(e, t):
@@ -160,6 +167,7 @@ def trial_also_enrolled(e, t):
 CASES: list[Callable] = [
     dir_missing,
     dir_is_a_file,
+    dir_is_a_symlink_loop,
     wav_scp_missing,
     utt2spk_missing,
     wav_scp_is_a_directory,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lidframe.data.fileio import StrPath, check_input_file
+from lidframe.data.runpaths import check_input_dir
 from lidframe.errors import InputError, quote, shorten
 from lidframe.grid.spec.reading import fail, read_toml, shown_value, spec_folder
 from lidframe.grid.spec.records import DataDirSource, SystemSpec
@@ -97,12 +98,10 @@ def _data_dirs(path: Path, key: str, value: dict[str, Any]) -> DataDirSource:
         if not isinstance(d, str):
             fail(path, f"{key}.{sub}", f"must be a path string, got {d!r}")
         full = (folder / d) if not Path(d).is_absolute() else Path(d)
-        if not full.is_dir():
-            exists = full.exists()
-            problem = (
-                f"{full} is not a folder; expected a data directory" if exists else f"no such data directory ({full})"
-            )
-            fail(path, f"{key}.{sub}", f"{d!r}: {problem}")
+        try:  # missing, a file or a symlink loop: named as what it is
+            check_input_dir(full)
+        except InputError as exc:
+            fail(path, f"{key}.{sub}", f"{d!r}: {exc}")
         dirs.append(str(full))
     if original:
         return {"enrol": dirs[0], "trials": dirs[1:-1], "original_enrol": dirs[-1]}
