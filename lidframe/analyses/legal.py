@@ -22,8 +22,8 @@ Intervals
     trial mean, so each resample is a weighted mean of the trials' P_i(link) with weights
     the resample counts of their speakers (every N' under the same resamples); pi_sing is
     a mean over predicates of their success rates, each predicate (enrolled speaker) one
-    unit.  They state the uncertainty of the speakers sampled, not of the seeded draws of
-    singling out (whose number is in the record).
+    unit; each rate carries the noise of its seeded draws (their number is in the
+    record), so that interval covers the draws' Monte-Carlo error as well.
 """
 
 from __future__ import annotations
