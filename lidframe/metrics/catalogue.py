@@ -47,10 +47,10 @@ __all__ = [
 ]
 
 Unit = Literal["bits", "fraction", "count", "number"]
-Group = Literal["size", "lid", "binary", "identification", "open_set", "utility", "analysis"]
+Group = Literal["size", "lid", "binary", "identification", "legal", "open_set", "utility", "analysis"]
 
 #: The groups of :attr:`Metric.group`, in the order a page or a glossary shows them.
-GROUPS: tuple[Group, ...] = ("size", "lid", "binary", "identification", "open_set", "utility", "analysis")
+GROUPS: tuple[Group, ...] = ("size", "lid", "binary", "identification", "legal", "open_set", "utility", "analysis")
 _UNITS = ("bits", "fraction", "count", "number")
 
 
@@ -76,7 +76,8 @@ class Metric:
     group : str
         One of :data:`GROUPS`.
     interval : bool
-        Whether an evaluation's bootstrap gives it an interval (``Summary.intervals``).
+        Whether an evaluation's bootstrap gives it an interval (``Summary.intervals``; the
+        ``legal`` group's in their records, :mod:`lidframe.analyses.legal`).
     description : str
         One sentence: what it is (the page's tooltip and glossary).
     console : str or None
@@ -216,6 +217,27 @@ METRICS: tuple[Metric, ...] = (
         1,
         "identification",
         "what the true speaker's rank discloses (bits)",
+    ),
+    # -- the law's criteria of singling out and linkability (lidframe.analyses.legal, docs/legal.md)
+    _m(
+        "pi_link",
+        "π_link",
+        "piLink",
+        "fraction",
+        1,
+        "legal",
+        "share of trials linked to their speaker among N′ candidates, the exact expectation (chance 1/N′)",
+        interval=True,
+    ),
+    _m(
+        "pi_sing",
+        "π_sing",
+        "piSing",
+        "fraction",
+        1,
+        "legal",
+        "share of calibrated predicates that single out exactly one of N speakers (chance e^−1)",
+        interval=True,
     ),
     # -- the open set
     _m(
