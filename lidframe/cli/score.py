@@ -17,7 +17,7 @@ import argparse
 import warnings
 from pathlib import Path
 
-from lidframe.cli.options import check_output_paths, spec_files
+from lidframe.cli.options import CheckedFlag, check_output_paths, positive_int, spec_files
 from lidframe.data.scenario import Scenario, check_scenario
 from lidframe.errors import InputError
 
@@ -39,7 +39,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--precision", choices=("fp32", "bf16"), help="neural attackers: inference precision (default: the attacker's)"
     )
     parser.add_argument(
-        "--batch-size", type=int, help="neural attackers: utterances per batch (default 32 on CUDA, 1 on CPU)"
+        "--batch-size",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        help="neural attackers: utterances per batch (default 32 on CUDA, 1 on CPU)",
     )
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")

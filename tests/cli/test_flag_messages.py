@@ -131,7 +131,8 @@ def test_a_value_from_a_spec_keeps_the_parameters_name(tmp_path, capsys):
     line = error_line([*base, "--attacker", small, "--batch-size", "0"], capsys)
     assert line == "lidframe: error: --batch-size must be a positive integer, got 0"
     line = error_line([*base, "--attacker", f"{small}&batch_size=0"], capsys)
-    assert line == "lidframe: error: batch_size must be a positive integer, got 0"
+    # the spec's value is checked against the attacker's declared range (issue 39), in its words
+    assert line == "lidframe: error: attacker 'ecapa': batch_size must be an integer >= 1, or None, got 0"
 
 
 def test_name_the_flag_replaces_only_words_of_a_flag_the_command_line_gave():
