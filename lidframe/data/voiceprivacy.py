@@ -123,15 +123,15 @@ def _check_folder(folder: Path) -> None:
 
 def _load_matrix(path: Path) -> np.ndarray:
     """The (n, d) float tensor of ``speaker_vectors.pt`` as a numpy array (float32, or float64 where it was)."""
-    import torch  # load_weights_only has imported it (or said what to install)
-
-    obj = load_weights_only(
+    obj = load_weights_only(  # first: without torch, it says what to install
         path,
         what="speaker-vector file",
         saved_as="torch.save(tensor)",
         advice="save the tensor of embeddings itself",
         max_bytes=MAX_VECTORS_BYTES,
     )
+    import torch  # load_weights_only has imported it
+
     expected = "expected one float tensor (n, d), a row per identifier of id2idx"
     if not isinstance(obj, torch.Tensor):
         size = f" of {len(obj)} items" if isinstance(obj, (list, tuple, dict)) else ""
