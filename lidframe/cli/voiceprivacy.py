@@ -156,13 +156,16 @@ def _bootstrap(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet) -> t
     return bootstrap, None
 
 
-def _sets(system: System, view: str, args: argparse.Namespace) -> tuple[Any, Any]:
+def _sets(
+    system: System, view: str, args: argparse.Namespace
+) -> tuple[ScoreSet | EmbeddingSet, ScoreSet | EmbeddingSet]:
     """The dev and eval sets of *system* in *view*: from the embedding cache, or the score files with ``--scores``."""
     from lidframe.data.voiceprivacy_runs import SPLITS
 
+    dev, test = SPLITS["dev"], SPLITS["eval"]
     if args.scores is not None:
-        return tuple(system.score_set(SPLITS[role], view, args.scores) for role in ("dev", "eval"))
-    return tuple(system.embedding_set(SPLITS[role], view) for role in ("dev", "eval"))
+        return system.score_set(dev, view, args.scores), system.score_set(test, view, args.scores)
+    return system.embedding_set(dev, view), system.embedding_set(test, view)
 
 
 def _evaluate(system: System, view: str, args: argparse.Namespace) -> _Evaluated:
