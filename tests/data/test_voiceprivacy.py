@@ -334,3 +334,20 @@ def test_a_score_file_that_disagrees_with_its_trial_list_is_refused(tmp_path):
     listing.write_text("".join(listing_lines) + listing_lines[0])
     with pytest.raises(InputError, match=r"trials: line .*: the pair .* is listed again"):
         read_scores(scores, listing)
+
+
+def test_the_peer_reads_the_same_vectors_speakers_and_genders(tmp_path):
+    vpc = pytest.importorskip("legal_eval.vpc", reason="the peer voice-anonymization-legal-eval is in the test extra")
+    exp = write_exp(tmp_path)
+    emb = exp.root / "asv_anon_mcadams/cosine_out/emb_xvect"
+    for dataset, level_name in (
+        ("libri_dev_enrolls_mcadams", "spk-level"),
+        ("libri_test_trials_m_mcadams", "utt-level"),
+    ):
+        ours = read_vectors(emb / dataset / level_name)
+        peer = vpc.load_vpc_embeddings(emb / dataset / level_name)
+        assert set(peer.embeddings) == set(ours.identifiers.tolist())
+        for row, identifier in enumerate(ours.identifiers.tolist()):
+            assert np.array_equal(np.asarray(peer.embeddings[identifier], dtype=ours.vectors.dtype), ours.vectors[row])
+            assert peer.identifier2speaker[identifier] == ours.speakers[row]
+        assert peer.spk2gender == ours.gender_of
