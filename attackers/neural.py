@@ -30,9 +30,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import pickle
-import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -41,8 +38,9 @@ from typing import Any, ClassVar, cast
 import numpy as np
 
 from lidframe.core.engine import resolve_device as resolve_engine_device
-from lidframe.data.fileio import StrPath, file_sha256, open_input
+from lidframe.data.fileio import StrPath, file_sha256
 from lidframe.data.scoreset import ScoreSet
+from lidframe.data.torchfile import load_weights_only
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError
 from lidframe.registry.capabilities import range_checked
@@ -79,7 +77,8 @@ def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: 
 
     Weights-only loading unpickles tensors, containers and plain values only: a file that
     pickles anything else (a whole ``nn.Module``, numpy arrays, a callable such as
-    ``os.system``) is refused before any of it runs.
+    ``os.system``) is refused before any of it runs.  The one reader of torch files,
+    :func:`lidframe.data.torchfile.load_weights_only`, with a checkpoint's words.
 
     Parameters
     ----------
@@ -97,36 +96,13 @@ def load_weights_file(path: StrPath, *, what: str = "checkpoint", map_location: 
         :func:`~lidframe.data.fileio.open_input`), empty, not a torch file, corrupt, or not
         weights-only.
     """
-    path = Path(path)
-    if path.is_dir():
-        raise InputError(f"{path}: is a folder; expected a {what} file (torch.save(model.state_dict()))")
-    if not os.path.lexists(path):
-        raise InputError(f"{path}: no such {what} file")
-    # the one opener: a FIFO (or a device) is named as such, never waited on (or read)
-    with open_input(path, f"a {what} file (torch.save(model.state_dict()))") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            raise InputError(f"{path}: empty file (0 bytes); expected a {what} (torch.save(model.state_dict()))")
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # torch warns about the pickle protocol of files it then refuses
-                return torch.load(handle, map_location=map_location, weights_only=True)
-        except pickle.UnpicklingError as exc:
-            blocked = re.search(r"GLOBAL ([\w.]+)", str(exc))
-            if blocked:
-                raise InputError(
-                    f"{path}: refused: the {what} pickles {blocked.group(1)}, not only tensors; lidframe loads "
-                    "weights only (torch.load(weights_only=True)) and never runs pickled code: save model.state_dict()"
-                ) from None
-            raise InputError(
-                f"{path}: not a weights-only torch {what} (torch.save(model.state_dict())), or a corrupt one: "
-                "it does not unpickle as weights"
-            ) from None
-        # torch.load raises what its zip reader, unpickler or storage code raises (RuntimeError, EOFError,
-        # OSError, zipfile's, ...): whichever it is, the user gets one line naming the file
-        except Exception as exc:  # noqa: BLE001 -- corrupt zip, truncated file, unreadable, ...: one clear line
-            text = " ".join(str(exc).split())
-            first = text.split(". ")[0] if text else type(exc).__name__
-            raise InputError(f"{path}: not a torch {what}, or a corrupt one ({first})") from None
+    return load_weights_only(
+        path,
+        what=what,
+        saved_as="torch.save(model.state_dict())",
+        advice="save model.state_dict()",
+        map_location=map_location,
+    )
 
 
 def attackers_code_digest() -> str:

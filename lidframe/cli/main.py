@@ -47,6 +47,7 @@ COMMANDS = (
     "plugins",
     "sensitivity",
     "utility",
+    "voiceprivacy",
     "demo",
 )
 

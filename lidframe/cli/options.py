@@ -59,11 +59,21 @@ __all__ = [
 
 
 def add_scoreset_arguments(
-    parser: argparse.ArgumentParser, *, calibrator: bool = True, prior: bool = True, znorm: bool = True
+    parser: argparse.ArgumentParser,
+    *,
+    calibrator: bool = True,
+    prior: bool = True,
+    znorm: bool = True,
+    sets: bool = True,
 ) -> None:
-    """``--dev``, ``--eval`` and, where asked, ``--calibrator``, ``--prior`` and ``--znorm-ddof``."""
-    parser.add_argument("--dev", required=True, help="dev score set or embedding set (.npz or long .csv)")
-    parser.add_argument("--eval", required=True, help="eval score set or embedding set (.npz or long .csv)")
+    """``--dev``, ``--eval`` and, where asked, ``--calibrator``, ``--prior`` and ``--znorm-ddof``.
+
+    Without *sets*, no ``--dev`` and ``--eval``: for a command that finds its sets itself
+    (``lidframe voiceprivacy``).
+    """
+    if sets:
+        parser.add_argument("--dev", required=True, help="dev score set or embedding set (.npz or long .csv)")
+        parser.add_argument("--eval", required=True, help="eval score set or embedding set (.npz or long .csv)")
     if calibrator:
         parser.add_argument(
             "--calibrator",
