@@ -13,7 +13,7 @@ carries
     attacker that ignored the voice but knew a non-uniform prior, and ranked the enrolled
     speakers by it, would reach the prior mass of its k most probable speakers -- if the
     trial speakers were drawn from that prior; that attacker is not the one these ranks
-    measure, and what the prior tells it is what LID discounts (``docs/identification.md``);
+    measure, and what the prior tells it is what LID discounts (``docs/metrics.md``, "Chance beside every identification number");
 ``p_chance``
     P(Binomial(T, k/N) >= hits): how often an attacker at chance would do as well on T
     trials (exact for such an attacker, whose trials are independent even within a speaker);

@@ -33,7 +33,7 @@ such an attacker even when a speaker has many, which is what makes the binomial 
 exact test of "no better than chance".  Two caveats: ranks count ties for the attacker, so
 an attacker with tied scores (a constant one ranks everyone first) is above k/N by
 construction; and the ranks are of the scores, not of the posterior, so the prior does not
-enter them: k/N is their chance level under any prior (``docs/identification.md``).
+enter them: k/N is their chance level under any prior (``docs/metrics.md``, "Chance beside every identification number").
 """
 
 from __future__ import annotations
