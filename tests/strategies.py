@@ -144,8 +144,45 @@ def binary_views(draw):
 
 
 @st.composite
+def membership_detections(draw):
+    """:class:`lidframe.core.membership.MembershipDetection` records: any numbers, any number of points and ROC points."""
+    from lidframe.core.membership import MembershipDetection, MembershipPoint
+    from lidframe.stats.interval import Interval
+
+    level = draw(summary_numbers)
+    intervals = st.builds(
+        Interval, summary_numbers, summary_numbers, summary_numbers, st.just(level), st.just("clopper-pearson")
+    )
+    points = draw(
+        st.lists(
+            st.builds(
+                MembershipPoint,
+                max_fpr=summary_numbers,
+                tpr=intervals,
+                fpr=intervals,
+                true_positives=_counts,
+                false_positives=_counts,
+                threshold_llr=summary_numbers,
+                threshold_posterior=summary_numbers,
+                resolved=st.booleans(),
+            ),
+            max_size=3,
+        )
+    )
+    roc = draw(st.lists(st.tuples(summary_numbers, summary_numbers), max_size=5))
+    return MembershipDetection(
+        n_members=draw(_counts),
+        n_outsiders=draw(_counts),
+        level=level,
+        points=points,
+        roc_fpr=[f for f, _ in roc],
+        roc_tpr=[t for _, t in roc],
+    )
+
+
+@st.composite
 def open_set_views(draw):
-    """:class:`lidframe.core.summary_views.OpenSetView` records, with or without outsider trials."""
+    """:class:`lidframe.core.summary_views.OpenSetView` records, with or without outsider trials (and membership detection)."""
     from lidframe.core.summary_views import OpenSetView
 
     return OpenSetView(
@@ -157,6 +194,7 @@ def open_set_views(draw):
         misattribution_rate=draw(summary_numbers),
         misattribution_threshold=draw(summary_numbers),
         misattribution_rate_at_threshold=draw(summary_numbers),
+        membership_detection=draw(st.none() | membership_detections()),
     )
 
 

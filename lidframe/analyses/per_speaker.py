@@ -16,6 +16,12 @@ each trial and reports, for every enrolled speaker,
 so that the trial-weighted mean of the speakers' ALIDs is the overall ALID, and their
 ``n_trials`` add up to the closed-set trial count.
 
+With ``scores=`` (the eval set evaluated) each enrolled speaker also gets its ``eer``: the
+EER of its own pairs, its trials against the other enrolled speakers' trials scored against
+it, on the attacker's calibrated LLRs (:mod:`lidframe.analyses.speaker_eer`; ``eer_note``
+says so), and ``sort_by="eer"`` puts the lowest EER -- the speaker the attacker verifies
+best -- first.
+
 Intervals
 ---------
 With ``bootstrap=`` each speaker gets intervals at ``bootstrap.level`` from **that
@@ -88,18 +94,30 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lidframe.analyses.speaker_eer import evaluation_speaker_eers
 from lidframe.core.result import Result
+from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
+from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 from lidframe.stats.proportion import CLOPPER_PEARSON, clopper_pearson
 
-__all__ = ["per_speaker", "PerSpeakerRow", "PerSpeakerResult", "PER_SPEAKER_METRICS", "PER_SPEAKER_CI_METRICS"]
+__all__ = [
+    "per_speaker",
+    "PerSpeakerRow",
+    "PerSpeakerResult",
+    "PER_SPEAKER_METRICS",
+    "PER_SPEAKER_CI_METRICS",
+    "SORT_KEYS",
+]
 
 #: Per-speaker columns after ``speaker`` and ``n_trials`` (bits, or shares of trials).
 PER_SPEAKER_METRICS = ("alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling")
 #: Metrics that get ``<metric>_low`` / ``<metric>_high`` columns with ``bootstrap=``.
 PER_SPEAKER_CI_METRICS = ("alid", "lid_max", "pdr")
+#: What :func:`per_speaker` can sort by, worst speaker first: ALID descending, or EER ascending.
+SORT_KEYS = ("alid", "eer")
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -132,6 +150,9 @@ class PerSpeakerRow(RowRecord):
         None without ``bootstrap=``.
     rank1_rate : float
         Share of them whose true speaker the attacker ranks first (NaN for an outsider speaker).
+    eer : float or None
+        With ``scores=``: the EER of the speaker's own pairs (NaN without a trial, without
+        another enrolled speaker's trial, and for an outsider speaker); None without.
     lid_ceiling : float
         -log2 prior(speaker) (bits): the most one trial of this speaker can disclose (open
         set: -log2((1 - π_∅) prior(speaker)), and -log2 π_∅ for an outsider speaker).
@@ -158,6 +179,7 @@ class PerSpeakerRow(RowRecord):
     pdr_low: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     pdr_high: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     rank1_rate: float
+    eer: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     lid_ceiling: float
     outsider: bool | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     membership_bits: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
@@ -174,9 +196,10 @@ class PerSpeakerResult(TableRecord):
     Attributes
     ----------
     rows : tuple of PerSpeakerRow
-        One per enrolled speaker, sorted by ``alid`` descending (ties by speaker id), the
-        speakers without trials last; in the open set then one per outsider speaker,
-        sorted alike (module docstring).
+        One per enrolled speaker, sorted by ``alid`` descending (or, ``sorted_by`` ``"eer"``,
+        by ``eer`` ascending, a NaN EER after the others; ties by speaker id), the speakers
+        without trials last; in the open set then one per outsider speaker, sorted by
+        ``alid`` (module docstring).
     n_enrolled : int
         N, the enrolled speakers (= ``len(rows)`` in the closed set).
     n_enrolled_trials : int
@@ -210,6 +233,11 @@ class PerSpeakerResult(TableRecord):
         then not a key of :meth:`to_dict`).
     n_outsider_speakers : int or None
         Open set: the outsider rows; None in the closed set (not a key of :meth:`to_dict`).
+    sorted_by : str or None
+        With ``scores=``: the key of the rows' order, ``"alid"`` or ``"eer"``; None without
+        (then sorted by ALID, and not a key of :meth:`to_dict`).
+    eer_note : str or None
+        With ``scores=``: what the rows' ``eer`` is, or why it was not computed; None without.
     """
 
     rows: tuple[PerSpeakerRow, ...] = attrs.field(converter=as_rows)
@@ -226,6 +254,8 @@ class PerSpeakerResult(TableRecord):
     n_outsider_speakers: int | None = None
     interval_methods: dict | None = None
     interval_note: str | None = None
+    sorted_by: str | None = None
+    eer_note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able record (:meth:`TableRecord.to_dict`), without the fields that are None and only sometimes there."""
@@ -236,9 +266,10 @@ class PerSpeakerResult(TableRecord):
         return out
 
 
-#: The fields of :class:`PerSpeakerResult` that only an open-set table (the first two) or a
-#: table with intervals (the last two) has: not keys of its ``to_dict()`` when None.
-_ABSENT_WHEN_NONE = ("outside", "n_outsider_speakers", "interval_methods", "interval_note")
+#: The fields of :class:`PerSpeakerResult` that only an open-set table (the first two), a
+#: table with intervals (the next two) or one with EERs (the last two) has: not keys of its
+#: ``to_dict()`` when None.
+_ABSENT_WHEN_NONE = ("outside", "n_outsider_speakers", "interval_methods", "interval_note", "sorted_by", "eer_note")
 
 #: :attr:`PerSpeakerResult.interval_note`, ``{level}`` the intervals' level in percent (the
 #: coverage measured by ``bench/ci_coverage.py``, BCa at nominal 95 %; bench/RESULTS.md).
@@ -273,7 +304,13 @@ def _speaker_seeds(seed: int, n_enrolled: int) -> list[int]:
     return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_enrolled)]
 
 
-def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpeakerResult:
+def per_speaker(
+    result: Result,
+    *,
+    bootstrap: Bootstrap | None = None,
+    scores: ScoreSet | EmbeddingSet | None = None,
+    sort_by: str = "alid",
+) -> PerSpeakerResult:
     """Disclosure per enrolled speaker of one evaluation (module docstring).
 
     Parameters
@@ -284,6 +321,11 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         Add per-speaker intervals at its level: of ALID and LIDmax from resampling each
         speaker's trials (n_boot, method and seed of the record; its ``unit`` is replaced
         by ``"trial"``), of PDR the Clopper-Pearson interval.  None (default): no intervals.
+    scores : ScoreSet or EmbeddingSet, optional
+        The eval set *result* evaluated: adds each enrolled speaker's ``eer``
+        (:func:`lidframe.analyses.speaker_eer.evaluation_speaker_eers`).
+    sort_by : {"alid", "eer"}, default "alid"
+        The worst speakers first: highest ALID, or (with *scores*) lowest EER.
 
     Returns
     -------
@@ -292,8 +334,9 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     Raises
     ------
     InputError
-        If *result* is not a :class:`~lidframe.core.evaluation.Result` or *bootstrap* not
-        a :class:`~lidframe.stats.bootstrap.Bootstrap`.
+        If *result* is not a :class:`~lidframe.core.evaluation.Result`, *bootstrap* not a
+        :class:`~lidframe.stats.bootstrap.Bootstrap`, *scores* not the set evaluated, or
+        *sort_by* not a key of :data:`SORT_KEYS` (``"eer"`` without *scores*).
 
     Examples
     --------
@@ -304,7 +347,9 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     >>> table.n_enrolled_trials == sum(row.n_trials for row in table.rows)
     True
     """
-    options = _checked_options(result, bootstrap)
+    options = _checked_options(result, bootstrap, scores, sort_by)
+    eer, eer_note = (None, None) if scores is None else evaluation_speaker_eers(result, scores)
+    sort_by = sort_by if eer is not None else "alid"  # EERs not computed (a note says why): by ALID
     enrolled = np.asarray(result.enrolled)
     is_outsider = np.asarray(result.is_outsider, dtype=bool)
     closed = np.flatnonzero(~is_outsider)
@@ -312,17 +357,17 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
     open_set = result.outside > 0
     outsider_speakers, outsider_column = np.unique(np.asarray(result.trial_speakers)[is_outsider], return_inverse=True)
     seeds = [] if options is None else _speaker_seeds(options.seed, enrolled.size + outsider_speakers.size)
-    rows = _enrolled_rows(result, closed, options, seeds[: enrolled.size])
-    with_trials = sorted((r for r in rows if r.n_trials > 0), key=lambda r: (-r.alid, r.speaker))
+    rows = _with_eer(_enrolled_rows(result, closed, options, seeds[: enrolled.size]), eer)
     without = [r for r in rows if r.n_trials == 0]
     outsider_rows: list[PerSpeakerRow] = []
     if open_set:
-        outsider_rows = _outsider_rows(
-            result, is_outsider, outsider_speakers, outsider_column, options, seeds[enrolled.size :]
+        outsider_rows = _with_eer(
+            _outsider_rows(result, is_outsider, outsider_speakers, outsider_column, options, seeds[enrolled.size :]),
+            None if eer is None else np.full(outsider_speakers.size, np.nan),  # no model of theirs to verify against
         )
     counted = all_lid if open_set else all_lid[closed]
     return PerSpeakerResult(
-        rows=with_trials + without + outsider_rows,
+        rows=_worst_first([r for r in rows if r.n_trials > 0], sort_by) + without + outsider_rows,
         n_enrolled=int(enrolled.size),
         n_enrolled_trials=int(closed.size),
         n_outsider_trials=int(is_outsider.sum()),
@@ -336,13 +381,41 @@ def per_speaker(result: Result, *, bootstrap: Bootstrap | None = None) -> PerSpe
         n_outsider_speakers=int(outsider_speakers.size) if open_set else None,
         interval_methods=None if options is None else _interval_methods(options),
         interval_note=None if options is None else INTERVAL_NOTE.format(level=round(100 * options.level, 6)),
+        sorted_by=None if scores is None else sort_by,
+        eer_note=eer_note,
     )
 
 
-def _checked_options(result: Result, bootstrap: Bootstrap | None) -> Bootstrap | None:
+def _with_eer(rows: list[PerSpeakerRow], eer: np.ndarray | None) -> list[PerSpeakerRow]:
+    """*rows* with their ``eer`` (one per row, in order); as they are without (*eer* None)."""
+    if eer is None:
+        return rows
+    return [attrs.evolve(row, eer=float(value)) for row, value in zip(rows, eer, strict=True)]
+
+
+def _worst_first(rows: list[PerSpeakerRow], sort_by: str) -> list[PerSpeakerRow]:
+    """*rows* worst first: ALID descending, or EER ascending with a NaN EER after the others; ties by speaker id."""
+    if sort_by == "eer":
+        return sorted(rows, key=_eer_key)
+    return sorted(rows, key=lambda r: (-r.alid, r.speaker))
+
+
+def _eer_key(row: PerSpeakerRow) -> tuple[bool, float, str]:
+    """Sort key of :func:`_worst_first` by EER: a speaker with an EER before one without, then lowest EER first."""
+    eer = math.nan if row.eer is None else row.eer
+    return (math.isnan(eer), 0.0 if math.isnan(eer) else eer, row.speaker)
+
+
+def _checked_options(
+    result: Result, bootstrap: Bootstrap | None, scores: object = None, sort_by: str = "alid"
+) -> Bootstrap | None:
     """The per-speaker intervals' bootstrap (*bootstrap* with ``unit="trial"``; None without), the inputs checked."""
     if not isinstance(result, Result):
         raise InputError(f"per_speaker needs the Result of lidframe.evaluate, got {type(result).__name__}")
+    if sort_by not in SORT_KEYS:
+        raise InputError(f"sort_by must be one of {', '.join(map(repr, SORT_KEYS))}, got {sort_by!r}")
+    if sort_by == "eer" and scores is None:
+        raise InputError("sort_by='eer' needs scores= (the eval set evaluated), from which the EERs come")
     if bootstrap is not None and not isinstance(bootstrap, Bootstrap):
         raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
     return None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")

@@ -133,8 +133,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--per-speaker",
         metavar="OUT.csv",
         help="write per-speaker disclosure as CSV, most disclosed first (n_trials, ALID, LIDmax, PDR, "
-        "rank-1 rate; with --bootstrap, intervals from resampling each speaker's trials; open set: then a row "
-        "per outsider speaker, flagged, with its membership disclosure and misattribution rate)",
+        "rank-1 rate, EER of the speaker's own pairs; with --bootstrap, intervals from resampling each speaker's "
+        "trials; open set: then a row per outsider speaker, flagged, with its membership disclosure and "
+        "misattribution rate)",
+    )
+    parser.add_argument(
+        "--per-speaker-sort",
+        choices=("alid", "eer"),
+        default="alid",
+        help="the per-speaker table's worst speakers first: highest ALID (default), or lowest EER (the speakers "
+        "the attacker verifies best)",
     )
     parser.add_argument(
         "--report",
@@ -322,7 +330,7 @@ def run(args: argparse.Namespace) -> int:
     _print_result(args, result.summary, intervals)
     speakers = None
     if outputs.per_speaker is not None or outputs.report is not None:
-        speakers = per_speaker(result, bootstrap=bootstrap)
+        speakers = per_speaker(result, bootstrap=bootstrap, scores=eval_set, sort_by=args.per_speaker_sort)
     report = None if outputs.report is None else _report(args, result, speakers, intervals, attacker, utility)
     _write_outputs(outputs, result, speakers, report)
     if outputs.report is not None:
@@ -393,7 +401,7 @@ def _print_result(args: argparse.Namespace, s: Summary, intervals: _Intervals | 
     b = s.value  # the binary view's metrics by key (NaN when skipped)
     dcf = "".join(f"   {title} {b(key):.3f}" for key, title in _DCF_NAMES if b(key) is not None)
     print(
-        f"\nrank-1 rate {s.rank1_rate:.3f}   rank disclosure {s.rank_disclosure_bits:.3f} bit   "
+        f"\nrank-1 rate {s.rank1_rate:.3f} (chance 1/N {1.0 / s.n_enrolled:.3f})   rank disclosure {s.rank_disclosure_bits:.3f} bit   "
         f"multiclass Cllr {s.cllr_mc:.3f} bit   EER(threshold) {b('eer_threshold'):.3f}   "
         f"ZEBRA D_ECE {b('dece_bits'):.3f} bit, max|LLR| {b('max_abs_llr_log10'):.2f} ({b('zebra_tag')})   "
         f"D_sys {b('dsys'):.3f}{dcf}"

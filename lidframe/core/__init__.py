@@ -8,5 +8,7 @@ streaming embedding engine (:mod:`~lidframe.core.streaming`) with its fused Trit
 and its dev-side pooling (:mod:`~lidframe.core.dev_pairs`), the one dispatch over these
 engines (:mod:`~lidframe.core.dispatch`), and :func:`lidframe.evaluate` /
 :func:`lidframe.evaluate_fitted` with their ``Result`` (:mod:`~lidframe.core.evaluation`)
-and its typed ``Summary`` (:mod:`~lidframe.core.summary`).
+and its typed ``Summary`` (:mod:`~lidframe.core.summary`), with the records an evaluation's
+numbers are read against: the CMC curve and its chance levels (:mod:`~lidframe.core.cmc`)
+and the open set's membership attack at low FPRs (:mod:`~lidframe.core.membership`).
 """

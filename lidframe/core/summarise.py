@@ -15,6 +15,7 @@ import numpy as np
 
 from lidframe._version import __version__
 from lidframe.core.engine_result import EngineResult
+from lidframe.core.membership import MembershipDetection, membership_detection
 from lidframe.core.openset import OpenSetTrials
 from lidframe.core.summary import Summary
 from lidframe.core.summary_views import BinaryView, OpenSetView
@@ -86,9 +87,7 @@ def summarise(
         intervals = _bootstrap_intervals(run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold)
     open_set = None
     if open_trials is not None:
-        open_set = OpenSetView.of(
-            open_trials, outside_source=outside_source, misattribution_threshold=misattribution_threshold
-        )
+        open_set = _open_set_view(run, open_trials, outside_source, misattribution_threshold, bootstrap)
     return Summary(
         n_enrolled_trials=int(enrolled.sum()),
         n_enrolled=int(run_set.n_enrolled),
@@ -146,6 +145,30 @@ def _bootstrap_intervals(
         pairs=pairs,
         pair_rows=None if open_trials is None else np.flatnonzero(enrolled),
         group_means=None if open_trials is None else _open_set_means(open_trials, misattribution_threshold),
+    )
+
+
+def _open_set_view(
+    run: EngineResult,
+    trials: OpenSetTrials,
+    outside_source: str,
+    misattribution_threshold: float,
+    bootstrap: Bootstrap | None,
+) -> OpenSetView:
+    """The summary's open-set view, with the membership attack at low FPRs from every trial's log evidence.
+
+    The attack needs outsider trials (None without); its Clopper-Pearson intervals are at
+    the bootstrap's level, 95 % without one.
+    """
+    membership: MembershipDetection | None = None
+    if run.open_stats is not None and trials.is_outsider.any():
+        level = 0.95 if bootstrap is None else bootstrap.level
+        membership = membership_detection(run.open_stats.log_evidence, trials.is_outsider, trials.outside, level=level)
+    return OpenSetView.of(
+        trials,
+        outside_source=outside_source,
+        misattribution_threshold=misattribution_threshold,
+        membership_detection=membership,
     )
 
 

@@ -17,6 +17,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lidframe.core.membership import MembershipDetection
 from lidframe.core.openset import OpenSetTrials
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import LIDAggregates, nan_for_none
@@ -167,6 +168,11 @@ class OpenSetView:
         The second, chosen threshold.
     misattribution_rate_at_threshold : float
         Share of outsider trials whose top enrolled posterior exceeds it.
+    membership_detection : MembershipDetection or None
+        Enrolled-against-outsider detection by the membership posterior: TPR at FPR 1 % and
+        0.1 % with Clopper-Pearson intervals, and the ROC (:mod:`lidframe.core.membership`);
+        None without outsider trials (no FPR to measure), and in a summary written before it
+        existed (then not a key of :meth:`to_dict`).
     """
 
     outside: float
@@ -177,10 +183,22 @@ class OpenSetView:
     misattribution_rate: float
     misattribution_threshold: float
     misattribution_rate_at_threshold: float
+    membership_detection: MembershipDetection | None = None
 
     @classmethod
-    def of(cls, trials: OpenSetTrials, *, outside_source: str, misattribution_threshold: float) -> OpenSetView:
-        """The view of every trial's open-set disclosure (*trials*, :func:`lidframe.core.openset.open_set_trials`)."""
+    def of(
+        cls,
+        trials: OpenSetTrials,
+        *,
+        outside_source: str,
+        misattribution_threshold: float,
+        membership_detection: MembershipDetection | None = None,
+    ) -> OpenSetView:
+        """The view of every trial's open-set disclosure (*trials*, :func:`lidframe.core.openset.open_set_trials`).
+
+        *membership_detection* (:func:`lidframe.core.membership.membership_detection` of
+        the same trials) is kept as it is.
+        """
         enrolled, outsider = ~trials.is_outsider, trials.is_outsider
         aggregates = LIDAggregates.of(trials.lid_bits[enrolled])
         membership = LIDAggregates.of(trials.membership_bits[enrolled])
@@ -199,11 +217,12 @@ class OpenSetView:
             misattribution_rate=rate,
             misattribution_threshold=float(misattribution_threshold),
             misattribution_rate_at_threshold=rate_at,
+            membership_detection=membership_detection,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """The record as a dict (groups as dicts; NaN kept)."""
-        return {
+        """The record as a dict (groups as dicts; NaN kept; ``membership_detection`` only where there is one)."""
+        out = {
             "outside": self.outside,
             "outside_source": self.outside_source,
             "enrolled": self.enrolled.to_dict(),
@@ -213,11 +232,14 @@ class OpenSetView:
             "misattribution_threshold": self.misattribution_threshold,
             "misattribution_rate_at_threshold": self.misattribution_rate_at_threshold,
         }
+        if self.membership_detection is not None:
+            out["membership_detection"] = self.membership_detection.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, stored: Mapping[str, Any]) -> OpenSetView:
         """The view that :meth:`to_dict` wrote (NaN as None: a number's None is read as NaN)."""
-        outsider = stored["outsider"]
+        outsider, detection = stored["outsider"], stored.get("membership_detection")
         return cls(
             outside=nan_for_none(stored["outside"]),
             outside_source=stored["outside_source"],
@@ -227,6 +249,7 @@ class OpenSetView:
             misattribution_rate=nan_for_none(stored["misattribution_rate"]),
             misattribution_threshold=nan_for_none(stored["misattribution_threshold"]),
             misattribution_rate_at_threshold=nan_for_none(stored["misattribution_rate_at_threshold"]),
+            membership_detection=None if detection is None else MembershipDetection.from_dict(detection),
         )
 
 

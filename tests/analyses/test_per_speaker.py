@@ -312,14 +312,14 @@ def test_cli_writes_the_table_the_api_gives(tmp_path, capsys):
     base = ["evaluate", "--dev", str(tmp_path / "dev.npz"), "--eval", str(tmp_path / "eval.npz")]
     assert main([*base, "--per-speaker", str(tmp_path / "spk.csv")]) == 0
     table = pd.read_csv(tmp_path / "spk.csv", keep_default_na=False, na_values=["nan"])
-    want = per_speaker(evaluate(dev, ev)).to_frame()
-    assert list(table.columns) == ["speaker", "n_trials", "alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling"]
+    want = per_speaker(evaluate(dev, ev), scores=ev).to_frame()  # the CLI has the eval set: each speaker's EER too
+    assert list(table.columns) == ["speaker", "n_trials", "alid", "lid_max", "pdr", "rank1_rate", "eer", "lid_ceiling"]
     assert list(table["speaker"]) == list(want["speaker"])
     np.testing.assert_allclose(table.drop(columns="speaker"), want.drop(columns="speaker"), rtol=1e-10)
     argv = [*base, "--per-speaker", str(tmp_path / "ci.csv"), "--bootstrap", "--n-boot", "200", "--seed", "3"]
     assert main(argv) == 0
     table = pd.read_csv(tmp_path / "ci.csv")
-    want = per_speaker(evaluate(dev, ev), bootstrap=Bootstrap(n_boot=200, seed=3)).to_frame()
+    want = per_speaker(evaluate(dev, ev), bootstrap=Bootstrap(n_boot=200, seed=3), scores=ev).to_frame()
     assert {"alid_low", "alid_high", "pdr_low", "pdr_high", "lid_max_low", "lid_max_high"} <= set(table.columns)
     assert list(table.columns) == list(want.columns)
     np.testing.assert_allclose(table.drop(columns="speaker"), want.drop(columns="speaker"), rtol=1e-10)

@@ -51,6 +51,8 @@ def check_round_trip(summary: Summary) -> Summary:
         assert isinstance(again.open_set, OpenSetView)
         assert isinstance(again.open_set.enrolled, LIDAggregates)
         assert (again.open_set.outsider is None) == (summary.open_set.outsider is None)
+        detection = summary.open_set.membership_detection
+        assert (again.open_set.membership_detection is None) == (detection is None)
     if summary.intervals is not None:
         assert list(again.intervals) == list(summary.intervals)
         for metric, interval in again.intervals.items():
