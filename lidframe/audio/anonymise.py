@@ -58,9 +58,8 @@ from lidframe.audio.anonymise_checks import (
     first_nonfinite,
     renders_finite,
 )
-from lidframe.data import fileio
+from lidframe.data import fileio, runpaths
 from lidframe.data.fileio import StrPath
-from lidframe.data.runpaths import refuse_outputs_on_inputs
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 
@@ -379,7 +378,7 @@ def anonymise_data_dir(
     source, out = Path(in_dir), Path(out_dir)
     utterances = read_data_dir(source)
     # the new data dir is not the old one, nor inside it, nor holding it or the audio it lists
-    refuse_outputs_on_inputs(folders={"output data dir": out}, inputs=[source])
+    runpaths.refuse_outputs_on_inputs(folders={"output data dir": out}, inputs=[source])
     _check_inputs(source, utterances)
     tables = [name for name in ("utt2spk", "spk2utt", "text", "spk2gender") if (source / name).is_file()]
     check_outputs(out, [*(f"wav/{utt.utt_id}.wav" for utt in utterances), "wav.scp", *tables])

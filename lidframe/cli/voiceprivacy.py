@@ -114,10 +114,12 @@ class _Evaluated:
 
 def _check_outputs(args: argparse.Namespace, views: tuple[str, ...]) -> list[_View]:
     """The view folders' outputs, checked before any work (``--out`` may be new: then its folders are too)."""
-    from lidframe.data.fileio import check_output_dir
+    from lidframe.data.runpaths import check_outputs
     from lidframe.report import REPORT_FILE, check_report_dir, require_renderer
 
-    out = check_output_dir(args.out, "--out")
+    # --out a writable folder (or one to make), apart from the results folder it reads (the one rule)
+    out = check_outputs(folders={"--out": args.out}, inputs=[args.exp, args.scores])["--out"]
+    assert out is not None
     checked = []
     for view in views:
         folder = out / view

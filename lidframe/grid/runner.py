@@ -87,9 +87,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lidframe._version import code_version
+from lidframe.data import runpaths
 from lidframe.data.digests import DigestCache
 from lidframe.data.fileio import StrPath
-from lidframe.data.runpaths import refuse_outputs_on_inputs
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.execute import CellWriter, RunOptions, check_backend, connect, execute, say_why, select_todo
@@ -219,7 +219,7 @@ def run_grid(
 
 def _check_folder(out: Path, spec: GridSpec) -> None:
     """*out* can hold the grid's store, and it holds no input of *spec* nor lies inside one (before anything is made)."""
-    refuse_outputs_on_inputs(folders={"grid output folder": out}, inputs=spec_input_paths(spec))
+    runpaths.refuse_outputs_on_inputs(folders={"grid output folder": out}, inputs=spec_input_paths(spec))
     store.check_store(out, write=True)
 
 

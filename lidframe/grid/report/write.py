@@ -17,8 +17,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from lidframe.data import runpaths
 from lidframe.data.fileio import StrPath
-from lidframe.data.runpaths import refuse_outputs_on_inputs
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.records import FinishedCell
@@ -128,7 +128,9 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
 
         freshness = check_freshness(out)
     found = _utility_files(out, freshness, results)
-    refuse_outputs_on_inputs(folders={"report folder": folder}, inputs=[entry.path for entry in found.values()])
+    runpaths.refuse_outputs_on_inputs(
+        folders={"report folder": folder}, inputs=[entry.path for entry in found.values()]
+    )
     utility = {name: entry.utility for name, entry in found.items()}
     frame = tidy_table(results, utility=utility)
     note = utility_note(found)
