@@ -10,6 +10,12 @@ shows, the checkpoint with its digest).  ``--utility U.json`` (with ``--report``
 the system's anonymisation costs the speech: the JSON of ``lidframe utility --json`` on its
 speech, read back with :func:`lidframe.utility.read_utility`, shown on the page beside the
 disclosure (its section "Privacy and utility" and the privacy-utility chart).
+
+Beside LID (inference) it computes the law's two other criteria of the eval set
+(:func:`lidframe.analyses.legal_criteria.legal_criteria`): linkability pi_link(N') from the
+ranks and singling out pi_sing(N) from the scores, with the run's bootstrap and ``--seed``,
+each absent with its reason where the set does not allow it; printed after the intervals,
+the ``legal`` block of ``--json`` and the page's section "Singling out, linkability, inference".
 """
 
 from __future__ import annotations
@@ -34,9 +40,10 @@ from lidframe.cli.options import (
     system_name,
 )
 from lidframe.core.summary import Summary
-from lidframe.report.text import format_table, format_value, text_table
+from lidframe.report.text import format_legal, format_table, format_value, text_table
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
     from lidframe.data.scoreset import ScoreSet
@@ -123,11 +130,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="embedding-set eval: share the trials out in blocks over a dask.distributed cluster at ADDRESS "
         "(e.g. tcp://10.0.0.5:8786; same numbers as one process; binary metrics binned)",
     )
-    add_output_arguments(parser, json="write the summary as JSON")
+    add_output_arguments(
+        parser, json="write the summary as JSON, with its legal block (linkability and singling out, docs/legal.md)"
+    )
     parser.add_argument(
         "--per-trial",
         metavar="OUT.csv",
-        help="write per-trial LID as CSV (open set: every trial's, and its membership_bits and top_posterior)",
+        help="write per-trial LID as CSV, with p_link_2, the trial's linkability among 2 candidates (open set: "
+        "every trial's LID, and its membership_bits and top_posterior)",
     )
     parser.add_argument(
         "--per-speaker",
@@ -144,6 +154,28 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the per-speaker table's worst speakers first: highest ALID (default), or lowest EER (the speakers "
         "the attacker verifies best)",
     )
+    _add_report_arguments(parser)
+    parser.add_argument(
+        "--misattribution-threshold",
+        type=misattribution_threshold,
+        default=DEFAULT_MISATTRIBUTION_THRESHOLD,
+        metavar="P",
+        help="open set (a --prior with outside > 0): also report the share of outsider trials whose top enrolled "
+        f"posterior exceeds P, in [0.5, 1) (default {DEFAULT_MISATTRIBUTION_THRESHOLD}; the share above 0.5 is "
+        "always reported)",
+    )
+    add_bootstrap_arguments(parser)
+    parser.add_argument(
+        "--no-bootstrap",
+        dest="bootstrap",
+        action="store_false",
+        help="no intervals, not even the ones --report computes by default",
+    )
+    parser.set_defaults(run=run, bootstrap=None)  # None: --report decides (intervals by default)
+
+
+def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--report`` and what the page shows beside the numbers: the system's name, its attacker, its utility."""
     parser.add_argument(
         "--report",
         metavar="DIR",
@@ -169,23 +201,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="with --report: the system's utility, the JSON that lidframe utility --json wrote on its speech "
         "(word error rate, rho_F0): the report sets it beside the disclosure in a privacy-utility chart",
     )
-    parser.add_argument(
-        "--misattribution-threshold",
-        type=misattribution_threshold,
-        default=DEFAULT_MISATTRIBUTION_THRESHOLD,
-        metavar="P",
-        help="open set (a --prior with outside > 0): also report the share of outsider trials whose top enrolled "
-        f"posterior exceeds P, in [0.5, 1) (default {DEFAULT_MISATTRIBUTION_THRESHOLD}; the share above 0.5 is "
-        "always reported)",
-    )
-    add_bootstrap_arguments(parser)
-    parser.add_argument(
-        "--no-bootstrap",
-        dest="bootstrap",
-        action="store_false",
-        help="no intervals, not even the ones --report computes by default",
-    )
-    parser.set_defaults(run=run, bootstrap=None)  # None: --report decides (intervals by default)
 
 
 def format_interval_table(summary: Summary) -> str:
@@ -316,6 +331,7 @@ def _intervals(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet) -> _
 
 def run(args: argparse.Namespace) -> int:
     """Run ``lidframe evaluate`` on the parsed *args*; the exit status."""
+    from lidframe.analyses.legal_criteria import legal_criteria
     from lidframe.analyses.per_speaker import per_speaker
     from lidframe.data.embedset import load_set
 
@@ -327,12 +343,17 @@ def run(args: argparse.Namespace) -> int:
     intervals = _intervals(args, eval_set)
     bootstrap = intervals.bootstrap
     result = _evaluate(args, eval_set, bootstrap)
+    legal = legal_criteria(result, eval_set, bootstrap=bootstrap, seed=args.seed)
     _print_result(args, result.summary, intervals)
+    print()
+    print(format_legal(legal))
     speakers = None
     if outputs.per_speaker is not None or outputs.report is not None:
         speakers = per_speaker(result, bootstrap=bootstrap, scores=eval_set, sort_by=args.per_speaker_sort)
-    report = None if outputs.report is None else _report(args, result, speakers, intervals, attacker, utility)
-    _write_outputs(outputs, result, speakers, report)
+    report = None
+    if outputs.report is not None:
+        report = _report(args, result, speakers, intervals, attacker, utility, legal)
+    _write_outputs(outputs, result, speakers, report, legal)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
     return 0
@@ -437,13 +458,15 @@ def _print_engine(s: Summary) -> None:
         print(f"cluster: {s.n_blocks} blocks of trials on the dask scheduler {s.scheduler}")
 
 
-def _write_outputs(outputs: _Outputs, result: Result, speakers: Any, report: Report | None) -> None:
-    """Write the files asked for: every one or, on an error, none."""
+def _write_outputs(
+    outputs: _Outputs, result: Result, speakers: Any, report: Report | None, legal: LegalCriteria
+) -> None:
+    """Write the files asked for: every one or, on an error, none (the JSON: the summary and its ``legal`` block)."""
     from lidframe.data.fileio import atomic_path, staged_outputs, write_json
 
     with staged_outputs():  # every file or, on an error, none
         if outputs.json is not None:
-            write_json(outputs.json, result.to_dict())
+            write_json(outputs.json, {**result.to_dict(), "legal": legal.to_dict()})
         if outputs.per_trial is not None:
             with atomic_path(outputs.per_trial) as tmp:
                 result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
@@ -478,8 +501,9 @@ def _report(
     intervals: _Intervals,
     attacker: str | None,
     utility: Utility | None = None,
+    legal: LegalCriteria | None = None,
 ):
-    """The report of this run: the Result and its per-speaker table, the input files and the flags behind them."""
+    """The report of this run: the Result, its per-speaker table and legal criteria, the inputs and the flags."""
     from lidframe.registry import spec_inputs
     from lidframe.report import AttackerSettings, command_line, report_from_results
 
@@ -515,6 +539,7 @@ def _report(
     return report_from_results(
         {label: result},
         per_speaker={label: speakers},
+        legal=None if legal is None else {label: legal},
         inputs=inputs,
         settings=settings,
         notes=[f"lidframe evaluate of {args.eval}, calibrated on {args.dev}."],

@@ -18,6 +18,7 @@ from lidframe.core.openset import OpenSetTrials
 from lidframe.core.summary import Summary
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.scoreset import ScoreSet
+from lidframe.metrics.legal import link_probabilities
 from lidframe.registry import CalibratorLike, PriorLike, capabilities_of
 
 if TYPE_CHECKING:
@@ -114,9 +115,13 @@ class Result:
         return json.dumps(self.to_dict(), indent=indent)
 
     def to_frame(self) -> pd.DataFrame:
-        """Per-trial table (pandas): trial_id, trial_spk, outsider, lid_bits, posterior_true.
+        """Per-trial table (pandas): trial_id, trial_spk, outsider, lid_bits, posterior_true, p_link_2.
 
-        In the open set also ``membership_bits`` and ``top_posterior``.
+        In the open set also ``membership_bits`` and ``top_posterior`` (before ``p_link_2``).
+        ``p_link_2`` is the trial's linkability among N' = 2 candidates, its speaker and
+        one other drawn at random: P(link) = 1 - (rank - 1) / (N - 1)
+        (:func:`lidframe.metrics.legal.link_probabilities`; its mean over the enrolled
+        trials is pi_link(2)); NaN for an outsider trial and where N < 2.
         """
         import pandas as pd
 
@@ -131,7 +136,16 @@ class Result:
             columns["membership_bits"] = self.membership_bits
         if self.top_posterior is not None:
             columns["top_posterior"] = self.top_posterior
+        columns["p_link_2"] = self._link_at_two()
         return pd.DataFrame(columns)
+
+    def _link_at_two(self) -> np.ndarray:
+        """P(link) at N' = 2 of every trial (NaN for an outsider trial, or every trial where N < 2)."""
+        out = np.full(self.lid.shape, np.nan)
+        closed = ~np.asarray(self.is_outsider, dtype=bool)
+        if self.enrolled.size >= 2 and closed.any():
+            out[closed] = link_probabilities(self.true_rank[closed] - 1, int(self.enrolled.size), [2])[0]
+        return out
 
 
 def result_of_run(

@@ -30,6 +30,7 @@ import attrs
 import numpy as np
 
 from lidframe._version import __version__
+from lidframe.analyses.legal_criteria import LegalCriteria
 from lidframe.analyses.sensitivity import SensitivityResult
 from lidframe.core.lid import LN2
 from lidframe.core.result import Result
@@ -134,6 +135,7 @@ def _result_system(
     sensitivity: SensitivityResult | None,
     per_speaker: Any,
     no_intervals: str | None = None,
+    legal: LegalCriteria | None = None,
 ) -> ReportSystem:
     """The report's row of one ``evaluate`` Result: its headline and the LID of its trials that have one.
 
@@ -155,6 +157,7 @@ def _result_system(
         open_set=OpenSetHeadline.from_summary(summary),
         open_trials=OpenSetPerTrial(result.is_outsider, result.top_posterior) if open_set else None,
         no_intervals=None if summary.intervals else no_intervals,
+        legal=legal,
     )
 
 
@@ -215,6 +218,10 @@ class ResultsOptions:
     utility_note : str, optional
         A sentence on the speech the utility was measured on (which voices, ρ_F0 against
         what), shown with the table and the chart.
+    legal : mapping of str to LegalCriteria, optional
+        label -> :func:`lidframe.analyses.legal_criteria.legal_criteria` of its Result and
+        eval set: the section "Singling out, linkability, inference".  None: the section
+        says how to get it.
     """
 
     title: str | None = None
@@ -233,6 +240,7 @@ class ResultsOptions:
     kind: Literal["evaluate", "sensitivity"] = "evaluate"
     utility: Mapping[str, Utility] | None = None
     utility_note: str | None = None
+    legal: Mapping[str, LegalCriteria] | None = None
 
 
 def report_from_results(
@@ -254,6 +262,7 @@ def report_from_results(
     kind: Literal["evaluate", "sensitivity"] = "evaluate",
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -261,10 +270,11 @@ def report_from_results(
     ----------
     results : mapping of str to Result
         label -> Result (at least one), in the order the page shows them.
-    title, systems, sensitivity, per_speaker, ladder, no_intervals, kind, utility, utility_note
+    title, systems, sensitivity, per_speaker, ladder, no_intervals, kind, utility, utility_note, legal
         What the page shows besides the Results' numbers (the systems' names and variants,
         their sensitivity and per-speaker records, the threat-model ladder, each system's
-        utility): the attributes of :class:`ResultsOptions`, each described there.
+        utility, its legal criteria): the attributes of :class:`ResultsOptions`, each
+        described there.
     inputs, settings, notes, created, command, attackers, engines
         Its provenance and notes (the input files, the run's settings, the command line,
         the attackers, the speech engines), as :class:`ResultsOptions` describes them.
@@ -276,9 +286,9 @@ def report_from_results(
     Raises
     ------
     InputError
-        No results, a value that is not a Result, a sensitivity / per-speaker record for
-        an unknown label, an input file that does not exist, a ladder entry whose label
-        has no Result (or the other faults
+        No results, a value that is not a Result, a sensitivity / per-speaker / legal
+        record for an unknown label (or a legal record that is not a LegalCriteria), an
+        input file that does not exist, a ladder entry whose label has no Result (or the other faults
         :func:`~lidframe.report.sections.ladder_model.ladder_from_results` names), or a
         utility for a system that is not one of the results' (or not a Utility record).
     """
@@ -299,6 +309,7 @@ def report_from_results(
         kind=kind,
         utility=utility,
         utility_note=utility_note,
+        legal=legal,
     )
     return _results_report(results, options)
 
@@ -310,6 +321,10 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
         results, o.sensitivity, o.per_speaker, o.systems
     )
     why_none = _keyed("no_intervals", o.no_intervals, list(results))
+    legal_of = _keyed("legal", o.legal, list(results))
+    for label, record in legal_of.items():
+        if not isinstance(record, LegalCriteria):
+            raise InputError(f"legal of {label!r} is a {type(record).__name__}, not a LegalCriteria")
     ladder_record = None if o.ladder is None else ladder_from_results(o.ladder, results)
     utility_rows, note = utility_of(
         o.utility,
@@ -327,6 +342,7 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
                 sensitivity=sensitivity_of.get(label),
                 per_speaker=per_speaker_of.get(label),
                 no_intervals=None if why_none.get(label) is None else str(why_none[label]),
+                legal=legal_of.get(label),
             )
         )
         settings_rows.append(SystemSettings.from_summary(str(label), result.summary, result.calibrator_fit))

@@ -33,6 +33,7 @@ from lidframe.report.sections.sensitivity import WorstCase
 from lidframe.report.sections.utility import SystemUtility, check_utility
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.report.sections.provenance_model import Provenance
 
 __all__ = ["ReportKind", "ReportSystem", "Report"]
@@ -91,6 +92,10 @@ class ReportSystem:
     system : str or None
         The system under audit when :attr:`name` says more (a grid cell's name adds its
         attacker); None: :attr:`name` is the system.  "N systems" counts these.
+    legal : LegalCriteria or None
+        Its linkability and singling out
+        (:func:`lidframe.analyses.legal_criteria.legal_criteria`), for the section
+        "Singling out, linkability, inference"; None: not computed.
     """
 
     label: str
@@ -108,6 +113,7 @@ class ReportSystem:
     open_trials: OpenSetPerTrial | None = attrs.field(default=None)
     no_intervals: str | None = None
     system: str | None = None
+    legal: LegalCriteria | None = None
 
     @open_trials.validator
     def _check_open_trials(self, attribute: Any, value: OpenSetPerTrial | None) -> None:

@@ -2,7 +2,8 @@
 
 :func:`text_table` lays out any header and rows (first column left-aligned, the others
 right-aligned, two spaces between columns); :func:`format_table` is the LID comparison
-table of evaluate summaries, one row per system, that the demos and ``evaluate`` print.
+table of evaluate summaries, one row per system, that the demos and ``evaluate`` print;
+:func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it.
 
 A missing value prints as ``-`` in every table: :func:`format_value` writes None and NaN
 so, and :func:`text_table` writes so any cell that is None, a NaN or a NaN already
@@ -14,12 +15,24 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lidframe.core.summary import Summary
 from lidframe.metrics import catalogue
 
-__all__ = ["MISSING", "SUMMARY_COLUMNS", "format_table", "format_value", "is_missing", "summary_value", "text_table"]
+if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
+
+__all__ = [
+    "MISSING",
+    "SUMMARY_COLUMNS",
+    "format_legal",
+    "format_table",
+    "format_value",
+    "is_missing",
+    "summary_value",
+    "text_table",
+]
 
 #: What a table prints for a missing value (None, NaN).
 MISSING = "-"
@@ -111,3 +124,45 @@ def format_table(rows: Iterable[tuple[str, Summary | Mapping[str, Any]]], *, nam
         for name, summary in rows
     ]
     return text_table(header, body)
+
+
+def format_legal(criteria: LegalCriteria) -> str:
+    """The law's criteria of an evaluation as text: pi_link at N' = 2 and N, pi_sing, each with its chance level.
+
+    Parameters
+    ----------
+    criteria : LegalCriteria
+        :func:`lidframe.analyses.legal_criteria.legal_criteria` of the run.
+
+    Returns
+    -------
+    str
+        A title line, a table (criterion, N' or N, estimate, low, high, chance) and a line
+        for each criterion the eval set did not allow, saying why.
+    """
+    lines = ["singling out and linkability (docs/legal.md; inference is the LID above, chance 0 bit):"]
+    rows = []
+    curve, single = criteria.linkability, criteria.singling_out
+    if curve is not None:
+        shown = [p for p in curve.points if p.n_prime in (2, curve.n_enrolled)]
+        for point in shown:
+            at = f"N'={point.n_prime}" + (" = N (rank-1)" if point.n_prime == curve.n_enrolled else "")
+            rows.append(["linkability pi_link", at] + _legal_numbers(point))
+    if single is not None:
+        rows.append(["singling out pi_sing", f"N={single.n}"] + _legal_numbers(single))
+    if rows:
+        lines.append(text_table(["criterion", "at", "estimate", "low", "high", "chance"], rows, align="llrrrr"))
+    if single is not None:
+        lines.append(
+            f"pi_sing: {single.draws} seeded draws (seed {criteria.seed}) per enrolled speaker; chance e^-1 is the limit "
+            "of many speakers and trials: a random attacker with few trials per speaker sits a little under it"
+        )
+    names = {"linkability": "linkability", "singling_out": "singling out"}
+    lines += [f"{names[key]}: not computed: {why}" for key, why in criteria.absent.items()]
+    return "\n".join(lines)
+
+
+def _legal_numbers(record: Any) -> list[str]:
+    """Estimate, low, high and chance of a linkability point or a singling-out record, as text."""
+    estimate = record.pi_link if hasattr(record, "pi_link") else record.pi_sing
+    return [format_value(v) for v in (estimate, record.low, record.high, record.chance)]

@@ -50,8 +50,11 @@ def test_evaluate_prints_table_and_writes_json_and_per_trial(pair, capsys):
     import pandas as pd
 
     table = pd.read_csv(folder / "p.csv")
-    assert list(table.columns) == ["trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true"]
+    assert list(table.columns) == ["trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true", "p_link_2"]
     assert table["lid_bits"].mean() == pytest.approx(summary["alid"], abs=1e-9)
+    # each trial's linkability among 2 candidates averages to the legal block's pi_link(2)
+    (two,) = [p for p in summary["legal"]["linkability"]["points"] if p["n_prime"] == 2]
+    assert table["p_link_2"].mean() == pytest.approx(two["pi_link"], abs=1e-9)
 
 
 def test_evaluate_reads_long_csv_like_npz(pair, capsys):
@@ -330,7 +333,7 @@ def test_compare_reads_per_trial_tables_with_the_outsider_column_or_the_old_impo
         code, _, err = run(["evaluate", *data, *options, "--per-trial", folder / f"{name}.csv"], capsys)
         assert code == 0, err
         text = (folder / f"{name}.csv").read_text()
-        assert text.startswith("trial_id,trial_spk,outsider,lid_bits,posterior_true\n")
+        assert text.startswith("trial_id,trial_spk,outsider,lid_bits,posterior_true,p_link_2\n")
         # the same table as lidframe wrote it before the rename: the flag column named "impostor"
         (folder / f"old_{name}.csv").write_text(text.replace(",outsider,", ",impostor,", 1))
     from lidframe.cli.compare import read_per_trial

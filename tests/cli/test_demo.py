@@ -135,7 +135,9 @@ def check_demo_folder(out: Path, stdout: str, labels: list[str], eval_file) -> d
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert list(summary["systems"]) == labels and "seed" in summary
     trials = pd.read_csv(out / "per_trial.csv")
-    assert list(trials.columns) == ["system", "trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true"]
+    assert list(trials.columns) == [
+        "system", "trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true", "p_link_2"
+    ]  # fmt: skip
     assert list(dict.fromkeys(trials["system"])) == labels
     for label in labels:
         rows = trials[trials["system"] == label]

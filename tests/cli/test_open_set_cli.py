@@ -90,7 +90,8 @@ def test_open_set_prints_and_writes_every_number(sets, capsys):
     # by hand from the per-trial CSV: every trial has a LID
     table = pd.read_csv(folder / "p.csv")
     assert list(table.columns) == [
-        "trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true", "membership_bits", "top_posterior"
+        "trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true", "membership_bits", "top_posterior",
+        "p_link_2",
     ]  # fmt: skip
     assert len(table) == ev.n_trials and np.isfinite(table["lid_bits"]).all()
     outsider = table["outsider"].to_numpy() == 1
@@ -187,8 +188,9 @@ def test_closed_set_output_does_not_change_with_the_threshold_flag(sets, capsys)
     assert (folder / "c1.csv").read_bytes() == (folder / "c2.csv").read_bytes()
     assert "18 outsider trials excluded" in plain and "open set" not in plain and "pi_0" not in plain
     table = pd.read_csv(folder / "c1.csv")
-    assert list(table.columns) == ["trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true"]
+    assert list(table.columns) == ["trial_id", "trial_spk", "outsider", "lid_bits", "posterior_true", "p_link_2"]
     assert table["lid_bits"][table["outsider"] == 1].isna().all()
+    assert table["p_link_2"][table["outsider"] == 1].isna().all()  # an outsider has no speaker to link to
 
 
 def test_bootstrap_intervals_of_the_open_set_are_printed_and_written(sets, capsys):

@@ -19,6 +19,7 @@ section                       modules
 ============================  ==========================================================
 ``headlines``                 :mod:`~lidframe.report.sections.headlines`
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
+``legal``                     :mod:`~lidframe.report.sections.legal`
 ``ladder``                    :mod:`~lidframe.report.sections.ladder` (records:
                               :mod:`~lidframe.report.sections.ladder_model`)
 ``utility``                   :mod:`~lidframe.report.sections.utility`, its chart
@@ -48,6 +49,7 @@ from lidframe.report.sections import (
     dp,
     headlines,
     ladder,
+    legal,
     open_set,
     per_speaker,
     provenance,
@@ -123,6 +125,13 @@ class PageSection:
 PAGE_SECTIONS: tuple[PageSection, ...] = (
     PageSection("headlines", "Headlines", show=headlines.show),
     PageSection("comparison", "Comparison", show=comparison.show),
+    PageSection(
+        "legal",
+        "Singling out, linkability, inference",
+        nav="Legal criteria",
+        show=legal.show,
+        why_absent=legal.absent,
+    ),
     PageSection("ladder", "Threat-model ladder", show=ladder.show, why_absent=ladder.absent),
     PageSection("utility", "Privacy and utility", show=utility.show, why_absent=utility.absent),
     PageSection("open-set", "Open set", show=open_set.show, why_absent=open_set.absent),
@@ -182,7 +191,8 @@ def absent_sections(report: Report) -> dict[str, str]:
     -------
     dict
         key -> one or two sentences (what is missing, and what would show it), for the
-        sections without content only: ``ladder`` without a ladder, ``utility`` without
+        sections without content only: ``legal`` without any system's legal criteria,
+        ``ladder`` without a ladder, ``utility`` without
         any system's utility, ``open-set`` when no system is open-set, ``dp`` outside a DP
         audit.  The headlines, the comparison and the provenance always have content.
     """
