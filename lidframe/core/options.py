@@ -9,8 +9,8 @@ cell's key (a cell whose options changed is computed again).
 
 Examples
 --------
->>> from lidframe.metrics.binary_view import check_operating_point
-from lidframe.metrics.detection import OperatingPoint
+>>> from lidframe.core.options import EvaluateOptions
+>>> from lidframe.metrics.detection import OperatingPoint
 >>> options = EvaluateOptions(operating_point=OperatingPoint(p_target=0.05), misattribution_threshold=0.95)
 >>> options.to_dict()["operating_point"]
 {'p_target': 0.05, 'c_miss': 1.0, 'c_fa': 1.0}
