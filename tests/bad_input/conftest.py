@@ -38,7 +38,8 @@ def folders(tmp_path, good_sets):
 
 @pytest.fixture()
 def fifo(tmp_path):
-    """Make FIFOs; a watchdog opens each for writing after 20 s, so a reader blocked on it gets EOF, not a hang.
+    """Make FIFOs; a watchdog opens each for writing after 20 s, then every 5 s until the test ends, so a
+    reader blocked on it (once or again) gets EOF, not a hang.
 
     A test whose code opened the FIFO then fails on its message (an empty file) instead
     of hanging the suite.
@@ -47,11 +48,12 @@ def fifo(tmp_path):
     made: list[Path] = []
 
     def rescue():
-        if done.wait(20):
-            return
-        for path in made:
-            with contextlib.suppress(OSError):
-                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        wait = 20
+        while not done.wait(wait):
+            for path in made:
+                with contextlib.suppress(OSError):
+                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            wait = 5
 
     watchdog = threading.Thread(target=rescue, daemon=True)
     watchdog.start()

@@ -13,18 +13,15 @@ behaviour of the ones it found:
   parquet embeddings and the grid's digest cache: a FIFO put in a checked file's place
   (or one that was never checked) blocked the open.
 
-A reader that would block is released by :func:`released`'s watchdog, which opens each
-FIFO for writing every 5 s until the test ends, so a regression fails on its message
-instead of hanging the suite.
+A reader that would block is released by the ``fifo`` fixture's watchdog
+(tests/bad_input/conftest.py), so a regression fails on its message instead of hanging the suite.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,31 +31,6 @@ from lidframe.errors import InputError
 from tests.bad_input.conftest import assert_refused
 
 FIFO_LINE = r"is a FIFO \(named pipe\), not a regular file"
-
-
-@pytest.fixture()
-def released(tmp_path) -> Iterator[Callable[[Path], Path]]:
-    """Make FIFOs; until the test ends, a watchdog opens each for writing every 5 s so a blocked open returns."""
-    done = threading.Event()
-    made: list[Path] = []
-
-    def release() -> None:
-        while not done.wait(5):
-            for path in made:
-                with contextlib.suppress(OSError):
-                    os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
-
-    watchdog = threading.Thread(target=release, daemon=True)
-    watchdog.start()
-
-    def make(path: Path) -> Path:
-        os.mkfifo(path)
-        made.append(path)
-        return path
-
-    yield make
-    done.set()
-    watchdog.join()
 
 
 # ---------------------------------------------------------------- the grid spec
@@ -82,17 +54,17 @@ def _spec_cases(folder: Path, make_fifo: Callable[[Path], Path]) -> dict[str, tu
 @pytest.mark.parametrize(
     "case", ["fifo", "dev_zero", "nested_100000_deep", "over_the_cap", "an_integer_of_5000_digits"]
 )
-def test_a_grid_spec_that_cannot_be_read_is_one_line(tmp_path, released, capsys, case):
+def test_a_grid_spec_that_cannot_be_read_is_one_line(tmp_path, fifo, capsys, case):
     if case == "dev_zero" and not os.path.exists("/dev/zero"):
         pytest.skip("no /dev/zero here")
-    spec, expect = _spec_cases(tmp_path, released)[case]
+    spec, expect = _spec_cases(tmp_path, fifo)[case]
     out = tmp_path / "out"
     assert_refused(["grid", spec, "--out", out], capsys, expect=expect, watch=[tmp_path])
     assert not out.exists()
 
 
 # ---------------------------------------------------------------- OUT/grid.json
-def test_a_grid_json_nested_too_deep_or_a_fifo_is_no_record(tmp_path, released):
+def test_a_grid_json_nested_too_deep_or_a_fifo_is_no_record(tmp_path, fifo):
     """``lidframe report`` reads grid.json through the opener: what is not a record means "not checked", no traceback."""
     from lidframe.grid.freshness import check_freshness
     from lidframe.grid.utility import grid_utility
@@ -101,18 +73,18 @@ def test_a_grid_json_nested_too_deep_or_a_fifo_is_no_record(tmp_path, released):
     deep.mkdir()
     piped.mkdir()
     (deep / "grid.json").write_text("[" * 200_000 + "]" * 200_000)
-    released(piped / "grid.json")
+    fifo(piped / "grid.json")
     for out in (deep, piped):
         assert grid_utility(out) == {}
         freshness = check_freshness(out)
         assert freshness.unchecked is not None and "grid.json" in freshness.unchecked, freshness
 
 
-def test_a_recorded_utility_file_that_is_a_fifo_is_named_not_hashed(tmp_path, released):
+def test_a_recorded_utility_file_that_is_a_fifo_is_named_not_hashed(tmp_path, fifo):
     """Before: file_sha256 opened the FIFO grid.json recorded (``open(path, "rb")``) and the report hung."""
     from lidframe.grid.utility import grid_utility
 
-    pipe = released(tmp_path / "u.json")
+    pipe = fifo(tmp_path / "u.json")
     (tmp_path / "grid.json").write_text(
         json.dumps({"spec": str(tmp_path / "gone.toml"), "utility": {"anon": str(pipe)}})
     )
@@ -121,18 +93,18 @@ def test_a_recorded_utility_file_that_is_a_fifo_is_named_not_hashed(tmp_path, re
 
 
 # ---------------------------------------------------------------- readers of checked files
-def test_file_sha256_refuses_a_fifo(tmp_path, released):
+def test_file_sha256_refuses_a_fifo(tmp_path, fifo):
     """Every input digest (grid cache keys, the report's inputs, checkpoints) opens through the opener."""
-    pipe = released(tmp_path / "scores.npz")
+    pipe = fifo(tmp_path / "scores.npz")
     with pytest.raises(InputError, match=rf"scores\.npz: {FIFO_LINE}"):
         fileio.file_sha256(pipe)
 
 
-def test_the_digest_cache_refuses_a_fifo_in_its_place(tmp_path, released):
+def test_the_digest_cache_refuses_a_fifo_in_its_place(tmp_path, fifo):
     """SQLite opens by name and blocks on a FIFO: the cache file is checked first."""
     from lidframe.data.digests import DigestCache
 
-    pipe = released(tmp_path / "digests.sqlite")
+    pipe = fifo(tmp_path / "digests.sqlite")
     with pytest.raises(InputError, match=rf"digests\.sqlite: {FIFO_LINE}; expected a digest cache"):
         DigestCache(pipe)
 
@@ -151,31 +123,31 @@ def check_passes(monkeypatch):
     return patch
 
 
-def test_npz_and_npy_archives_are_opened_by_the_opener(tmp_path, released, check_passes):
+def test_npz_and_npy_archives_are_opened_by_the_opener(tmp_path, fifo, check_passes):
     from lidframe.data import npzfile
 
     check_passes(npzfile)
     for name, read in (("s.npz", npzfile.read_npz), ("s.npy", npzfile.read_npy), ("k.npz", npzfile.npz_keys)):
-        pipe = released(tmp_path / name)
+        pipe = fifo(tmp_path / name)
         with pytest.raises(InputError, match=rf"{name}: {FIFO_LINE}"):
             read(pipe)
 
 
-def test_a_checkpoint_that_is_a_fifo_is_named_as_one(tmp_path, released):
+def test_a_checkpoint_that_is_a_fifo_is_named_as_one(tmp_path, fifo):
     """Before: "no such checkpoint file" (Path.is_file is False for a FIFO); a FIFO swapped in after that blocked torch.load."""
     pytest.importorskip("torch", reason="the neural attackers need torch")
     from lidframe.attackers.neural import load_weights_file
 
-    pipe = released(tmp_path / "model.ckpt")
+    pipe = fifo(tmp_path / "model.ckpt")
     with pytest.raises(InputError, match=rf"model\.ckpt: {FIFO_LINE}; expected a checkpoint file"):
         load_weights_file(pipe)
 
 
-def test_parquet_embeddings_are_opened_by_the_opener(tmp_path, released, check_passes):
+def test_parquet_embeddings_are_opened_by_the_opener(tmp_path, fifo, check_passes):
     pytest.importorskip("pyarrow", reason="parquet needs pyarrow")
     from lidframe.attackers import precomputed
 
     check_passes(precomputed)
-    pipe = released(tmp_path / "e.parquet")
+    pipe = fifo(tmp_path / "e.parquet")
     with pytest.raises(InputError, match=rf"e\.parquet: {FIFO_LINE}"):
         precomputed.read_embeddings(pipe)
