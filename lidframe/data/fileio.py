@@ -65,6 +65,7 @@ __all__ = [
     "file_sha256",
     "float_texts",
     "json_clean",
+    "loop_words",
     "open_input",
     "open_text",
     "read_text",
@@ -133,7 +134,7 @@ def real_path(path: StrPath) -> Path:
     return Path(os.path.realpath(path))
 
 
-def _loop_words(text: str) -> str:
+def loop_words(text: str) -> str:
     """``is a symlink loop`` where *text* itself is the link, else where its path runs through one."""
     return "is a symlink loop" if os.path.islink(text) else "runs through a symlink loop"
 
@@ -168,7 +169,7 @@ def check_input_file(path: StrPath, what: str = "a file") -> Path:
         info = os.stat(text)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise InputError(f"{text}: {_loop_words(text)}; expected {what}") from None
+            raise InputError(f"{text}: {loop_words(text)}; expected {what}") from None
         if exc.errno == errno.ENOENT and os.path.islink(text):
             raise InputError(f"no such file: {text} (a dangling symlink to {os.readlink(text)})") from None
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
@@ -333,7 +334,7 @@ def _write_target(text: str, label: str) -> Path:
         info = os.stat(text)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise InputError(f"{label} {text}: {_loop_words(text)}; expected a file name") from None
+            raise InputError(f"{label} {text}: {loop_words(text)}; expected a file name") from None
         if exc.errno == errno.ENOENT and os.path.islink(text):
             raise InputError(
                 f"{label} {text}: is a dangling symlink (to {os.readlink(text)}); lidframe writes through a "
@@ -384,7 +385,7 @@ def check_output_path(path: StrPath, label: str = "output") -> Path:
         os.stat(folder)
     except OSError as exc:  # a loop is named here; a missing folder or a file in its path below
         if exc.errno == errno.ELOOP:
-            raise InputError(f"{label} {text}: folder {folder} {_loop_words(str(folder))}") from None
+            raise InputError(f"{label} {text}: folder {folder} {loop_words(str(folder))}") from None
     if not folder.exists():
         raise InputError(f"{label} {text}: folder {folder} does not exist")
     if not folder.is_dir():

@@ -34,18 +34,13 @@ from pathlib import Path
 
 import attrs
 
-from lidframe.data.fileio import StrPath, check_output_dir, check_output_path, read_text, real_path
+from lidframe.data.fileio import StrPath, check_output_dir, check_output_path, loop_words, read_text, real_path
 from lidframe.errors import InputError, quote
 
 __all__ = ["check_input_dir", "check_outputs", "no_empty_folders_left", "refuse_outputs_on_inputs"]
 
 #: What names an audio file listed by a data dir in messages.
 _LISTED = "listed in {scp}"
-
-
-def _loop_words(path: str) -> str:
-    """``is a symlink loop`` where *path* itself is the link, else ``runs through a symlink loop``."""
-    return "is a symlink loop" if os.path.islink(path) else "runs through a symlink loop"
 
 
 def check_input_dir(path: StrPath, what: str = "a data directory (wav.scp, utt2spk)") -> Path:
@@ -74,7 +69,7 @@ def check_input_dir(path: StrPath, what: str = "a data directory (wav.scp, utt2s
         os.stat(text)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
-            raise InputError(f"{text}: {_loop_words(text)}; expected {what}") from None
+            raise InputError(f"{text}: {loop_words(text)}; expected {what}") from None
         if exc.errno == errno.ENOENT and os.path.islink(text):
             raise InputError(f"no such data directory: {text} (a dangling symlink to {os.readlink(text)})") from None
         if exc.errno in (errno.ENOENT, errno.ENOTDIR):
@@ -254,7 +249,7 @@ def check_outputs(
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     text = os.fspath(path)
-                    raise InputError(f"{flag} {text}: {_loop_words(text)}; expected a folder") from None
+                    raise InputError(f"{flag} {text}: {loop_words(text)}; expected a folder") from None
         checked[flag] = None if path is None else check_output_dir(path, flag)
     seen: dict[str, str] = {}
     for place in _output_places(files, folders):
