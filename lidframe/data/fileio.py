@@ -52,7 +52,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any, TypeAlias
 
-from lidframe.errors import InputError, format_bytes, quote
+from lidframe.data.inputstat import input_stat, loop_words
+from lidframe.errors import InputError, format_bytes
 
 __all__ = [
     "StrPath",
@@ -65,7 +66,6 @@ __all__ = [
     "file_sha256",
     "float_texts",
     "json_clean",
-    "loop_words",
     "open_input",
     "open_text",
     "read_text",
@@ -134,11 +134,6 @@ def real_path(path: StrPath) -> Path:
     return Path(os.path.realpath(path))
 
 
-def loop_words(text: str) -> str:
-    """``is a symlink loop`` where *text* itself is the link, else where its path runs through one."""
-    return "is a symlink loop" if os.path.islink(text) else "runs through a symlink loop"
-
-
 def check_input_file(path: StrPath, what: str = "a file") -> Path:
     """*path* as a Path after checking that it is a regular file this process may read.
 
@@ -165,19 +160,7 @@ def check_input_file(path: StrPath, what: str = "a file") -> Path:
         a socket, or not readable.
     """
     text = os.fspath(path)
-    try:
-        info = os.stat(text)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InputError(f"{text}: {loop_words(text)}; expected {what}") from None
-        if exc.errno == errno.ENOENT and os.path.islink(text):
-            raise InputError(f"no such file: {text} (a dangling symlink to {os.readlink(text)})") from None
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            parent = " (a parent is not a folder)" if exc.errno == errno.ENOTDIR else ""
-            raise InputError(f"no such file: {text}{parent}") from None
-        raise InputError(f"{text}: cannot be read ({exc.strerror or exc}); expected {what}") from None
-    except ValueError:  # a NUL byte in the name (os.stat refuses it)
-        raise InputError(f"{quote(text)}: a file name holding a NUL byte; expected {what}") from None
+    info = input_stat(text, what)
     if stat.S_ISDIR(info.st_mode):
         raise InputError(f"{text}: is a folder; expected {what}")
     if not stat.S_ISREG(info.st_mode):

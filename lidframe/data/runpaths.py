@@ -34,8 +34,16 @@ from pathlib import Path
 
 import attrs
 
-from lidframe.data.fileio import StrPath, check_output_dir, check_output_path, loop_words, read_text, real_path
-from lidframe.errors import InputError, quote
+from lidframe.data.fileio import (
+    StrPath,
+    check_output_dir,
+    check_output_path,
+    input_stat,
+    loop_words,
+    read_text,
+    real_path,
+)
+from lidframe.errors import InputError
 
 __all__ = ["check_input_dir", "check_outputs", "no_empty_folders_left", "refuse_outputs_on_inputs"]
 
@@ -65,18 +73,7 @@ def check_input_dir(path: StrPath, what: str = "a data directory (wav.scp, utt2s
         else that is not a folder), or not readable.
     """
     text = os.fspath(path)
-    try:
-        os.stat(text)
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            raise InputError(f"{text}: {loop_words(text)}; expected {what}") from None
-        if exc.errno == errno.ENOENT and os.path.islink(text):
-            raise InputError(f"no such data directory: {text} (a dangling symlink to {os.readlink(text)})") from None
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise InputError(f"no such data directory: {text}") from None
-        raise InputError(f"{text}: cannot be read ({exc.strerror or exc}); expected {what}") from None
-    except ValueError:  # a NUL byte in the name
-        raise InputError(f"{quote(text)}: a folder name holding a NUL byte; expected {what}") from None
+    input_stat(text, what, missing="no such data directory", name="folder")
     if not os.path.isdir(text):
         kind = "a file" if os.path.isfile(text) else "not a folder"
         raise InputError(f"{text}: is {kind}; expected {what}")
