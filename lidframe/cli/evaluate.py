@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lidframe.cli.evaluate_text import format_interval_table, format_open_set
 from lidframe.cli.options import (
     add_bootstrap_arguments,
     add_engine_arguments,
@@ -40,14 +41,14 @@ from lidframe.cli.options import (
     system_name,
 )
 from lidframe.core.summary import Summary
-from lidframe.report.text import format_legal, format_table, format_value, text_table
+from lidframe.report.text import format_legal, format_table, format_verdict
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal_criteria import LegalCriteria
+    from lidframe.analyses.verdict import Verdict
     from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
     from lidframe.data.scoreset import ScoreSet
-    from lidframe.metrics.aggregates import LIDAggregates
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
     from lidframe.utility import Utility
@@ -71,33 +72,8 @@ _PROGRESS_PAIRS = 1 << 30
 #: The binary view's detection costs, printed where the summary has them: (key, name).
 _DCF_NAMES = (("min_dcf", "minDCF"), ("act_dcf", "actDCF"))
 
-_INTERVAL_NAMES = {
-    "alid": "ALID",
-    "pdr": "PDR",
-    "lid_pos": "LID+",
-    "lid_neg": "LID-",
-    "lid_q99": "LIDq99",
-    "lid_max": "LIDmax",
-    "eer": "EER",
-    "cllr": "Cllr",
-    "alid_enrolled": "ALID enrolled",
-    "alid_outsider": "ALID outsider",
-    "membership_enrolled": "membership enrolled",
-    "misattribution_rate": "misattributed >0.5",
-    "misattribution_rate_at_threshold": "misattributed >threshold",
-}
-
 #: The default of ``--misattribution-threshold`` (``lidframe.evaluate``'s).
 DEFAULT_MISATTRIBUTION_THRESHOLD = 0.9
-
-#: The rows of the open-set table: (title, key of the group in the summary's ``open_set``; None: the top level).
-_OPEN_SET_ROWS = (
-    ("all trials", None),
-    ("enrolled", "enrolled"),
-    ("outsider", "outsider"),
-    ("membership of enrolled", "membership_enrolled"),
-)
-_OPEN_SET_COLUMNS = (("alid", "ALID"), ("pdr", "PDR"), ("lid_pos", "LID+"), ("lid_neg", "LID-"), ("lid_max", "LIDmax"))
 
 
 def misattribution_threshold(text: str) -> float:
@@ -171,6 +147,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_false",
         help="no intervals, not even the ones --report computes by default",
     )
+    parser.add_argument(
+        "--policy",
+        metavar="P.toml",
+        help="judge the run against a verdict policy (TOML limits such as ALID <= x bits, docs/verdict.md), "
+        "interval-aware: a limit passes only where its interval's bound does; exit status 3 unless every limit "
+        "passes; the verdict goes into --json and the report",
+    )
     parser.set_defaults(run=run, bootstrap=None)  # None: --report decides (intervals by default)
 
 
@@ -201,75 +184,6 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
         help="with --report: the system's utility, the JSON that lidframe utility --json wrote on its speech "
         "(word error rate, rho_F0): the report sets it beside the disclosure in a privacy-utility chart",
     )
-
-
-def format_interval_table(summary: Summary) -> str:
-    """The bootstrap intervals of an evaluate summary (with a bootstrap) as text (in the open set, those of its groups too)."""
-    settings = summary.bootstrap
-    assert settings is not None and summary.intervals is not None  # the caller prints this only with intervals
-    title = (
-        f"{settings.level:.0%} bootstrap intervals ({settings.method}, {settings.n_boot} resamples of "
-        f"{settings.unit}s, seed {settings.seed}; LIDmax: percentile, biased low -- prefer LIDq99)"
-    )
-    open_set = {}
-    if summary.open_set is not None:
-        from lidframe.report.sections.open_set_model import open_set_estimates
-
-        open_set = open_set_estimates(summary.open_set.to_dict())
-
-    def estimate(key: str) -> Any:
-        return open_set[key] if key in open_set else summary.value(key)
-
-    rows = [
-        [_INTERVAL_NAMES.get(key, key), format_value(estimate(key)), format_value(i.low), format_value(i.high)]
-        for key, i in summary.intervals.items()
-    ]
-    return title + "\n" + text_table(["metric", "estimate", "low", "high"], rows)
-
-
-def format_open_set(summary: Summary) -> str:
-    """The open-set section of an evaluate summary as text: π_∅, the groups' LID, membership and misattribution.
-
-    Parameters
-    ----------
-    summary : Summary
-        An open-set summary (its ``open_set`` not None).
-    """
-    o = summary.open_set
-    assert o is not None  # the caller prints this section only in the open set
-    source = (
-        "auto from dev: the dev set's share of outsider trials, the attacker's belief"
-        if o.outside_source == "auto"
-        else "given"
-    )
-    lines = [
-        f"open set: outside = pi_0 = {o.outside:.4g} ({source}), the prior mass of 'nobody enrolled'; every trial "
-        "has a LID: an enrolled trial's identification disclosure, an outsider trial's membership disclosure",
-    ]
-    n_all = int(summary.n_enrolled_trials) + int(summary.n_outsider_trials)
-    body = []
-    for title, key in _OPEN_SET_ROWS:
-        group: Summary | LIDAggregates | None = summary if key is None else getattr(o, key)
-        if group is None:
-            continue
-        n = n_all if isinstance(group, Summary) else int(group.n_trials)
-        body.append([title, str(n)] + [format_value(getattr(group, k)) for k, _ in _OPEN_SET_COLUMNS])
-    lines.append(text_table(["trials", "n"] + [t for _, t in _OPEN_SET_COLUMNS], body))
-    if not summary.n_outsider_trials:
-        lines.append("misattribution rate: none (the eval set has no outsider trial)")
-    else:
-        lines.append(
-            f"misattribution rate: {format_value(o.misattribution_rate)} of the {summary.n_outsider_trials} "
-            "outsider trials have a top enrolled posterior above 0.5 (linked to an enrolled speaker who is not "
-            f"theirs, more likely than not), {format_value(o.misattribution_rate_at_threshold)} above "
-            f"{o.misattribution_threshold:g}"
-        )
-    lines.append(
-        "(the system table above: T counts the enrolled trials, out the outsider trials, and its LID columns are over all "
-        "of them; EER, Cllr, rank-1 rate, rank disclosure and multiclass Cllr are over the enrolled trials, as in "
-        "the closed set)"
-    )
-    return "\n".join(lines)
 
 
 @attrs.frozen
@@ -333,12 +247,14 @@ def run(args: argparse.Namespace) -> int:
     """Run ``lidframe evaluate`` on the parsed *args*; the exit status."""
     from lidframe.analyses.legal_criteria import legal_criteria
     from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.analyses.verdict import EXIT_NOT_MET, judge, read_policy
     from lidframe.data.embedset import load_set
 
     outputs = _Outputs.check(args)
     system_name(args)  # a bad --name or --attacker: one line, before any work
     attacker = attacker_spec(args)
     utility = _read_utility(args)
+    policy = None if args.policy is None else read_policy(args.policy)  # a bad policy: one line, before any work
     eval_set = load_set(args.eval)
     intervals = _intervals(args, eval_set)
     bootstrap = intervals.bootstrap
@@ -347,16 +263,20 @@ def run(args: argparse.Namespace) -> int:
     _print_result(args, result.summary, intervals)
     print()
     print(format_legal(legal))
+    verdict = None if policy is None else judge(policy, result.summary, legal, system=system_name(args))
+    if verdict is not None:
+        print()
+        print(format_verdict(verdict))
     speakers = None
     if outputs.per_speaker is not None or outputs.report is not None:
         speakers = per_speaker(result, bootstrap=bootstrap, scores=eval_set, sort_by=args.per_speaker_sort)
     report = None
     if outputs.report is not None:
         report = _report(args, result, speakers, intervals, attacker, utility, legal)
-    _write_outputs(outputs, result, speakers, report, legal)
+    _write_outputs(outputs, result, speakers, report, legal, verdict)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
-    return 0
+    return 0 if verdict is None or verdict.outcome == "pass" else EXIT_NOT_MET
 
 
 def _evaluate(args: argparse.Namespace, eval_set: ScoreSet | EmbeddingSet, bootstrap: Bootstrap | None) -> Result:
@@ -459,14 +379,20 @@ def _print_engine(s: Summary) -> None:
 
 
 def _write_outputs(
-    outputs: _Outputs, result: Result, speakers: Any, report: Report | None, legal: LegalCriteria
+    outputs: _Outputs,
+    result: Result,
+    speakers: Any,
+    report: Report | None,
+    legal: LegalCriteria,
+    verdict: Verdict | None = None,
 ) -> None:
-    """Write the files asked for: every one or, on an error, none (the JSON: the summary and its ``legal`` block)."""
+    """Write the files asked for: every one or, on an error, none (the JSON: the summary, its ``legal`` block and verdict)."""
     from lidframe.data.fileio import atomic_path, staged_outputs, write_json
 
     with staged_outputs():  # every file or, on an error, none
         if outputs.json is not None:
-            write_json(outputs.json, {**result.to_dict(), "legal": legal.to_dict()})
+            verdict_block = {} if verdict is None else {"verdict": verdict.to_dict()}
+            write_json(outputs.json, {**result.to_dict(), "legal": legal.to_dict(), **verdict_block})
         if outputs.per_trial is not None:
             with atomic_path(outputs.per_trial) as tmp:
                 result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")

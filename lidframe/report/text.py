@@ -3,7 +3,8 @@
 :func:`text_table` lays out any header and rows (first column left-aligned, the others
 right-aligned, two spaces between columns); :func:`format_table` is the LID comparison
 table of evaluate summaries, one row per system, that the demos and ``evaluate`` print;
-:func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it.
+:func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it;
+:func:`format_verdict` a verdict policy's judgement of the run, limit by limit.
 
 A missing value prints as ``-`` in every table: :func:`format_value` writes None and NaN
 so, and :func:`text_table` writes so any cell that is None, a NaN or a NaN already
@@ -22,6 +23,7 @@ from lidframe.metrics import catalogue
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal_criteria import LegalCriteria
+    from lidframe.analyses.verdict import Verdict
 
 __all__ = [
     "MISSING",
@@ -29,6 +31,7 @@ __all__ = [
     "format_legal",
     "format_table",
     "format_value",
+    "format_verdict",
     "is_missing",
     "summary_value",
     "text_table",
@@ -166,3 +169,35 @@ def _legal_numbers(record: Any) -> list[str]:
     """Estimate, low, high and chance of a linkability point or a singling-out record, as text."""
     estimate = record.pi_link if hasattr(record, "pi_link") else record.pi_sing
     return [format_value(v) for v in (estimate, record.low, record.high, record.chance)]
+
+
+def format_verdict(verdict: Verdict) -> str:
+    """A verdict policy judged against the run, as text: the outcome, then one row per limit.
+
+    Parameters
+    ----------
+    verdict : Verdict
+        :func:`lidframe.analyses.verdict.judge` of the run.
+
+    Returns
+    -------
+    str
+        A title line (the policy, its file's SHA-256 prefix and the outcome), a table
+        (limit, estimate, low, high, threshold, outcome) and the reason of every limit that
+        did not pass.
+    """
+    policy = verdict.policy
+    lines = [
+        f"verdict of policy {policy.name!r} ({policy.path}, sha256 {policy.sha256[:12]}): {verdict.outcome.upper()}"
+    ]
+    rows = [
+        [j.limit.describe(plain=True)]
+        + [format_value(v) for v in (j.estimate, j.low, j.high, j.threshold)]
+        + [j.outcome]
+        for j in verdict.judgements
+    ]
+    lines.append(text_table(["limit", "estimate", "low", "high", "threshold", "outcome"], rows, align="lrrrrl"))
+    lines += [
+        f"{j.limit.describe(plain=True)}: {j.outcome}: {j.reason}" for j in verdict.judgements if j.outcome != "pass"
+    ]
+    return "\n".join(lines)
