@@ -31,7 +31,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -225,9 +224,11 @@ class LegalComparison(TableRecord):
 
 
 _NAN4 = (math.nan, math.nan, math.nan, math.nan)
+#: What one side holds of a criterion at one point.
+_Record = LinkabilityPoint | SinglingOut
 
 
-def _numbers(record: LinkabilityPoint | SinglingOut | None) -> tuple[float, float, float, float]:
+def _numbers(record: _Record | None) -> tuple[float, float, float, float]:
     """(estimate, low, high, chance) of a linkability point or a singling-out record; NaN for None."""
     if record is None:
         return _NAN4
@@ -264,9 +265,13 @@ def _row(
     criterion: str,
     at: str,
     sides: tuple[SummaryCriteria, SummaryCriteria],
-    found: tuple[tuple[int | None, Any], tuple[int | None, Any]],
+    found: tuple[tuple[int | None, _Record | None], tuple[int | None, _Record | None]],
     same: bool,
 ) -> LegalComparisonRow:
+    """The row of *criterion* at *at*: each side's (N' or N, record or None), A - B where *same* and both have it.
+
+    A side without its record gets NaN numbers and the reason (:meth:`SummaryCriteria.absent`).
+    """
     (at_a, record_a), (at_b, record_b) = found
     va, la, ha, ca = _numbers(record_a)
     vb, lb, hb, cb = _numbers(record_b)

@@ -168,11 +168,13 @@ class IdentificationSection:
 
 
 def _explain() -> str:
+    """The section's opening paragraph, in the catalogue's words of chance and p."""
     return (
-        f"Each identification number beside its chance level, {_CHANCE.description}: an attacker whose scores carry "
-        "nothing about the voice puts the true speaker at each of the N places alike. p (chance) is "
-        f"{_P_CHANCE.description}, over the T trials (exact for such an attacker, whose trials are independent). "
-        "Ties count for the attacker, as rank-1 counts them; intervals in brackets are the run's bootstrap."
+        f"Every identification number stands beside its chance level, {_CHANCE.description}: an attacker whose "
+        "scores carry nothing about the voice puts the true speaker at each of the N places alike. "
+        f"{_P_CHANCE.label} is {_P_CHANCE.description}, over the T trials (exact for such an attacker, whose trials "
+        "are independent). Ties count for the attacker, as rank-1 counts them; intervals in brackets are the run's "
+        "bootstrap."
     )
 
 
