@@ -1,9 +1,17 @@
-"""``lidframe compare``: paired comparison of systems from their per-trial LID tables."""
+"""``lidframe compare``: paired comparison of systems from their per-trial LID tables, or their legal criteria.
+
+Given per-trial CSVs (``lidframe evaluate --per-trial``) it compares the systems' LID
+metrics trial by trial (:func:`lidframe.analyses.compare.compare_systems`); given summary
+JSONs (``lidframe evaluate --json``) it sets their linkability and singling out side by
+side (:func:`lidframe.analyses.compare_legal.compare_legal`).  Which one, the files'
+suffix says (``.json``: summaries); a mix is refused.
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -19,6 +27,9 @@ from lidframe.data.fileio import StrPath, open_text
 from lidframe.errors import InputError, shorten
 from lidframe.report.text import format_value, text_table
 
+if TYPE_CHECKING:
+    from lidframe.analyses.compare_legal import LegalComparisonRow
+
 __all__ = ["register", "run", "read_per_trial"]
 
 #: Columns that flag an outsider trial (speaker not enrolled), in the order looked for:
@@ -33,9 +44,17 @@ def _defaults():
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("compare", help="paired comparison of systems from their per-trial LID tables")
+    parser = subparsers.add_parser(
+        "compare",
+        help="paired comparison of systems from their per-trial LID tables, or their legal criteria from summaries",
+    )
     parser.add_argument(
-        "tables", nargs="+", metavar="PER_TRIAL.csv", help="lidframe evaluate --per-trial outputs, 2 or more"
+        "tables",
+        nargs="+",
+        metavar="PER_TRIAL.csv|SUMMARY.json",
+        help="lidframe evaluate --per-trial outputs, 2 or more (a paired comparison of LID); or lidframe evaluate "
+        "--json outputs, 2 or more, named *.json (their linkability and singling out side by side; the bootstrap "
+        "and permutation options do not apply)",
     )
     parser.add_argument("--names", help="comma-separated system names (default: file stems)")
     add_bootstrap_arguments(parser, _defaults(), switch=False, method=False)
@@ -102,6 +121,10 @@ def _check_alike(tables: dict[str, tuple[StrPath, int]]) -> None:
         )
 
 
+def _is_summary(path: StrPath) -> bool:
+    return Path(path).suffix.lower() == ".json"
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.compare import compare_systems
     from lidframe.data.fileio import write_json
@@ -112,6 +135,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"--names gives {len(names)} names for {len(args.tables)} tables")
     if len(set(names)) != len(names):
         raise InputError(f"system names must be unique, got {names}")
+    summaries = [p for p in args.tables if _is_summary(p)]
+    if summaries and len(summaries) < len(args.tables):
+        other = next(p for p in args.tables if not _is_summary(p))
+        raise InputError(
+            f"{summaries[0]} is a summary (.json) but {other} is not; compare per-trial tables (a paired comparison "
+            "of LID) or summaries (their legal criteria), not both"
+        )
+    if summaries:
+        return _run_summaries(args, names, json_out)
     read = {name: _read_per_trial(path) for name, path in zip(names, args.tables)}
     _check_alike({name: (path, read[name][3]) for name, path in zip(names, args.tables)})
     systems = {name: found[:3] for name, found in read.items()}
@@ -132,4 +164,45 @@ def run(args: argparse.Namespace) -> int:
     if json_out is not None:
         settings = {k: v for k, v in vars(args).items() if k != "run"}
         write_json(json_out, {"settings": settings, **result.to_dict()})
+    return 0
+
+
+def _at(row: LegalComparisonRow) -> str:
+    """Where a row of the legal comparison is, for the console: its point, each side's N' (or N) where they differ."""
+    if row.at_a is not None and row.at_b is not None and row.at_a != row.at_b:
+        return f"{row.at} ({row.at_a} vs {row.at_b})"
+    known = row.at_a if row.at_a is not None else row.at_b
+    if row.criterion == "pi_sing":
+        return "N" if known is None else f"N={known}"
+    return row.at if row.at != "N'=N" or known is None else f"N'=N={known}"
+
+
+def _run_summaries(args: argparse.Namespace, names: list[str], json_out: Path | None) -> int:
+    """``lidframe compare A.json B.json ...``: the summaries' legal criteria side by side."""
+    from lidframe.analyses.compare_legal import compare_legal, read_summary_criteria
+    from lidframe.data.fileio import write_json
+
+    result = compare_legal({name: read_summary_criteria(path) for name, path in zip(names, args.tables)})
+    print(
+        f"legal criteria of {len(names)} summaries side by side (docs/legal.md): each side's estimate, its own "
+        "interval and its chance level; A-B only where both are at the same N' (or N); no paired test (a summary "
+        "holds no per-trial values: compare the --per-trial tables for that)"
+    )
+    header = ["A", "B", "criterion", "at", "A", "low", "high", "chance", "B", "low", "high", "chance", "A-B"]
+    body = [
+        [r.a, r.b, r.criterion, _at(r)] + [format_value(v) for v in (r.value_a, r.low_a, r.high_a, r.chance_a,
+         r.value_b, r.low_b, r.high_b, r.chance_b)] + [format_value(r.diff, "+.3f")]
+        for r in result.rows
+    ]  # fmt: skip
+    print(text_table(header, body, align="llll" + "r" * 9))
+    said: dict[tuple[str, str], list[str]] = {}  # (name, why) -> the criteria it is said of
+    for r in result.rows:
+        for name, why in ((r.a, r.absent_a), (r.b, r.absent_b)):
+            if why and r.criterion not in said.setdefault((name, why), []):
+                said[(name, why)].append(r.criterion)
+    for (name, why), criteria in said.items():
+        print(f"{name}: {' and '.join(criteria)} not computed: {why}")
+    if json_out is not None:
+        write_json(json_out, {"settings": {"summaries": [str(p) for p in args.tables], "names": names},
+                              **result.to_dict()})  # fmt: skip
     return 0

@@ -41,6 +41,7 @@ from lidframe.report.analysis_figures import DP_ATTACKERS
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
 from lidframe.report.sections.dp import dp_audit_headline, dp_audit_settings
+from lidframe.report.sections.identification import page_cmc
 from lidframe.report.sections.ladder_model import LadderEntry, ladder_from_results
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
 from lidframe.report.sections.provenance_model import (
@@ -140,7 +141,7 @@ def _result_system(
     """The report's row of one ``evaluate`` Result: its headline and the LID of its trials that have one.
 
     Those are the enrolled trials in the closed set, every trial in the open set (with the
-    open-set numbers and per-trial arrays).
+    open-set numbers and per-trial arrays); and its CMC curve (:func:`page_cmc`).
     """
     summary = result.summary
     open_set = result.outside > 0
@@ -158,6 +159,7 @@ def _result_system(
         open_trials=OpenSetPerTrial(result.is_outsider, result.top_posterior) if open_set else None,
         no_intervals=None if summary.intervals else no_intervals,
         legal=legal,
+        cmc=page_cmc(result),
     )
 
 

@@ -2,6 +2,8 @@
 
 - :func:`cmc_figure`, :func:`save_cmc`: the CMC curve (:func:`lidframe.core.cmc.cmc_curve`),
   top-k rate against k with its intervals, beside the chance line k/N.
+- :func:`cmc_curves_figure`: the CMC curves of several systems on one axes, each in its
+  page style, with the chance line k/N of each N (the report page's figure).
 - :func:`membership_roc_figure`, :func:`save_membership_roc`: the ROC of telling enrolled
   voices from outsiders (:func:`lidframe.core.membership.membership_detection`) on a log FPR
   axis, the TPR at each FPR budget marked with its Clopper-Pearson interval, and the
@@ -13,12 +15,13 @@ only when one is called (``pip install 'lidframe[plot]'``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lidframe.data.fileio import StrPath
-from lidframe.report.plotting import pyplot, save_figure
+from lidframe.report.plotting import plain_text, pyplot, save_figure
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -27,7 +30,7 @@ if TYPE_CHECKING:
     from lidframe.core.cmc import CMCCurve
     from lidframe.core.membership import MembershipDetection
 
-__all__ = ["cmc_figure", "save_cmc", "membership_roc_figure", "save_membership_roc"]
+__all__ = ["cmc_figure", "save_cmc", "cmc_curves_figure", "membership_roc_figure", "save_membership_roc"]
 
 
 def _axes(ax: Axes | None) -> tuple[Figure, Axes, bool]:
@@ -36,6 +39,31 @@ def _axes(ax: Axes | None) -> tuple[Figure, Axes, bool]:
         fig, ax = pyplot().subplots(figsize=(5.6, 4.0), dpi=120)
         return fig, ax, True
     return ax.figure, ax, False  # type: ignore[return-value]
+
+
+def _draw_cmc(ax: Axes, curve: CMCCurve, *, label: str, style: Mapping[str, Any], band_label: bool) -> None:
+    """The top-k rate of *curve* against k on *ax*, in *style*, with its interval band where it has one."""
+    k = np.array([p.k for p in curve.points], dtype=np.float64)
+    ax.plot(k, [p.top_k_rate for p in curve.points], label=label, **{"marker": "o", "ms": 3, **style})
+    if curve.bootstrap is not None and all(p.interval is not None for p in curve.points):
+        low = np.array([p.interval.low for p in curve.points if p.interval is not None])
+        high = np.array([p.interval.high for p in curve.points if p.interval is not None])
+        band = f"{curve.bootstrap.level:.0%} interval ({curve.bootstrap.unit}s)" if band_label else None
+        ax.fill_between(k, low, high, color=style.get("color"), alpha=0.2, linewidth=0, label=band)
+
+
+def _cmc_axes(ax: Axes, log_k: bool) -> None:
+    """The axes, grid and legend of a CMC figure (k on a log axis where *log_k*)."""
+    if log_k:
+        from matplotlib.ticker import StrMethodFormatter
+
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(StrMethodFormatter("{x:g}"))  # k = 1, 10, 100 rather than powers of ten
+    ax.set_xlabel("k (the true speaker among the attacker's top k)")
+    ax.set_ylabel("share of trials")
+    ax.set_ylim(0.0, 1.02)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
 
 
 def cmc_figure(curve: CMCCurve, *, ax: Axes | None = None, title: str | None = None) -> Figure:
@@ -55,23 +83,9 @@ def cmc_figure(curve: CMCCurve, *, ax: Axes | None = None, title: str | None = N
     matplotlib.figure.Figure
     """
     fig, ax, own = _axes(ax)
-    k = np.array([p.k for p in curve.points], dtype=np.float64)
-    rate = np.array([p.top_k_rate for p in curve.points])
-    ax.plot(k, rate, marker="o", ms=3, color="C0", label="top-k rate (attacker)")
-    if curve.bootstrap is not None and all(p.interval is not None for p in curve.points):
-        low = np.array([p.interval.low for p in curve.points if p.interval is not None])
-        high = np.array([p.interval.high for p in curve.points if p.interval is not None])
-        ax.fill_between(
-            k, low, high, color="C0", alpha=0.2, label=f"{curve.bootstrap.level:.0%} interval ({curve.bootstrap.unit}s)"
-        )
-    ax.plot(k, [p.chance for p in curve.points], color="0.3", ls=":", label="chance k/N")
-    if curve.n_enrolled >= 10:
-        ax.set_xscale("log")
-    ax.set_xlabel("k (the true speaker among the attacker's top k)")
-    ax.set_ylabel("share of trials")
-    ax.set_ylim(0.0, 1.02)
-    ax.grid(alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    _draw_cmc(ax, curve, label="top-k rate (attacker)", style={"color": "C0"}, band_label=True)
+    ax.plot([p.k for p in curve.points], [p.chance for p in curve.points], color="0.3", ls=":", label="chance k/N")
+    _cmc_axes(ax, curve.n_enrolled >= 10)
     first = curve.rank1
     default = f"CMC over T = {curve.n_trials} trials, N = {curve.n_enrolled}"
     if first is not None:
@@ -79,6 +93,45 @@ def cmc_figure(curve: CMCCurve, *, ax: Axes | None = None, title: str | None = N
     ax.set_title(title or default, fontsize=10)
     if own:
         fig.tight_layout()
+    return fig
+
+
+def cmc_curves_figure(
+    curves: Mapping[str, CMCCurve], styles: Mapping[str, Mapping[str, Any]], *, title: str | None = None
+) -> Figure:
+    """The CMC curves of several systems against k, each in its style with its interval band, and chance k/N.
+
+    The chance line k/N is drawn once per N among the curves, over k = 1..N: grey, dotted
+    for one N; where they differ each is labelled with its N, in its own grey and dash.
+    k is on a log axis where some N >= 10.
+
+    Parameters
+    ----------
+    curves : mapping of str to CMCCurve
+        label -> its curve (at least one).
+    styles : mapping of str to dict
+        label -> matplotlib style (colour, marker, line style) of the page.
+    title : str, optional
+        Default ``"Identification against chance: the CMC curve"``.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    fig, ax, _ = _axes(None)
+    fig.set_size_inches(6.4, 4.2)
+    for label, curve in curves.items():
+        _draw_cmc(ax, curve, label=plain_text(label), style=dict(styles.get(label, {})), band_label=False)
+    sizes = sorted({curve.n_enrolled for curve in curves.values()})
+    dashes = (":", "--", "-.", (0, (1, 4)), (0, (5, 2, 1, 2, 1, 2)))
+    for i, n in enumerate(sizes):
+        k = np.unique(np.geomspace(1, n, 64).round())
+        name = "chance k/N" if len(sizes) == 1 else f"chance k/N (N = {n:,})"
+        grey = f"{0.15 + 0.45 * i / max(len(sizes) - 1, 1):.2f}"
+        ax.plot(k, k / n, color=grey, ls=dashes[i % len(dashes)], lw=1.0, label=name)
+    _cmc_axes(ax, max(sizes) >= 10)
+    ax.set_title(title or "Identification against chance: the CMC curve", fontsize=9)
+    fig.tight_layout()
     return fig
 
 

@@ -34,6 +34,7 @@ from lidframe.report.sections.utility import SystemUtility, check_utility
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal_criteria import LegalCriteria
+    from lidframe.core.cmc import CMCCurve
     from lidframe.report.sections.provenance_model import Provenance
 
 __all__ = ["ReportKind", "ReportSystem", "Report"]
@@ -96,6 +97,10 @@ class ReportSystem:
         Its linkability and singling out
         (:func:`lidframe.analyses.legal_criteria.legal_criteria`), for the section
         "Singling out, linkability, inference"; None: not computed.
+    cmc : CMCCurve or None
+        Its CMC curve with chance k/N (:func:`lidframe.core.cmc.result_cmc` of its
+        enrolled trials' ranks), for the section "Identification against chance"; None
+        where the source keeps no ranks (a grid cell's per-trial file, a DP audit).
     """
 
     label: str
@@ -114,6 +119,7 @@ class ReportSystem:
     no_intervals: str | None = None
     system: str | None = None
     legal: LegalCriteria | None = None
+    cmc: CMCCurve | None = None
 
     @open_trials.validator
     def _check_open_trials(self, attribute: Any, value: OpenSetPerTrial | None) -> None:

@@ -132,7 +132,8 @@ def test_the_section_reads_for_an_auditor_and_draws_the_figure(pages):
     ):
         assert phrase in text
     assert "marked auto" not in text  # no π_∅ from the dev set here
-    (figure,) = section.find_all("figure")
+    figure, roc = section.find_all("figure")  # the open set's, then its membership ROC
+    assert "Membership attack of open" in roc.find("figcaption").text()
     result = results["open"]
     n_out = int(result.is_outsider.sum())
     caption = figure.find("figcaption").text()
@@ -213,6 +214,79 @@ def test_evaluate_report_shows_the_numbers_of_the_json(sets, tmp_path):
     speakers = [tr.find_all("td") for tr in root.find("table", id="per-speaker-1-1").find("tbody").find_all("tr")]
     flags = [cells[-3].text() for cells in speakers]
     assert flags == ["False"] * 8 + ["True"] * 2
+
+
+def brute_tpr_at_fpr(members: np.ndarray, outsiders: np.ndarray, budget: float) -> tuple[int, int]:
+    """(members flagged, outsiders flagged) of the best threshold 'score >= t' with FPR <= budget, by sweeping every t.
+
+    Among the thresholds of the largest TPR within the budget, the one that flags the fewest outsiders.
+    """
+    best = (0, 0)
+    for t in [np.inf, *np.unique(np.concatenate([members, outsiders]))]:
+        tp, fp = int((members >= t).sum()), int((outsiders >= t).sum())
+        if fp / outsiders.size <= budget and (tp > best[0] or (tp == best[0] and fp < best[1])):
+            best = (tp, fp)
+    return best
+
+
+def clopper_pearson(k: int, n: int, level: float) -> tuple[float, float]:
+    """The exact binomial interval from the beta quantiles (0 and 1 at the ends)."""
+    from scipy.stats import beta
+
+    alpha = 1 - level
+    low = 0.0 if k == 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k == n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def test_the_membership_table_is_a_brute_force_threshold_sweep():
+    """TPR at FPR 1 % and 0.1 % on the page: every threshold swept here, the intervals from the beta quantiles."""
+    from lidframe.report import render_html, report_from_results
+
+    dev, ev = simulate_system(leakage=0.8, seed=6, n_enrolled=30, trials_per_speaker=4, n_outsiders=40)
+    result = lidframe.evaluate(dev, ev, prior=OPEN)
+    closed = lidframe.evaluate(dev, ev)  # no membership attack: not a row, and not said to be missing
+    section = parse(render_html(report_from_results({"open": result, "closed": closed}))).find("section", id="open-set")
+    titles = [th.text() for th in section.find("table", id="membership-table").find("thead").find_all("th")]
+    assert titles == ["system", "FPR budget", "membership TPR", "enrolled flagged", "membership FPR",
+                      "outsiders flagged", "threshold", "resolved"]  # fmt: skip
+    rows = [tr.find_all("td") for tr in section.find("table", id="membership-table").find("tbody").find_all("tr")]
+    assert [(c[0].text(), c[1].text()) for c in rows] == [("open", "1 %"), ("open", "0.1 %")]
+    # each trial's membership posterior p(enrolled | s): (1 - π_∅) 2^membership_bits for an enrolled trial, and
+    # 1 - π_∅ 2^LID for an outsider trial (its LID is log2 of p(nobody | s) / π_∅)
+    outsider = result.is_outsider
+    posterior = np.where(outsider, 1 - 0.2 * 2.0**result.lid, 0.8 * 2.0**result.membership_bits)
+    members, outsiders = posterior[~outsider], posterior[outsider]
+    assert outsiders.size == 160
+    for cells, budget in zip(rows, (0.01, 0.001)):
+        tp, fp = brute_tpr_at_fpr(members, outsiders, budget)
+        assert cells[3].text() == f"{tp:,} of {members.size:,}" and cells[5].text() == f"{fp:,} of {outsiders.size:,}"
+        assert float(cells[2].attrs["data-sort"]) == pytest.approx(tp / members.size, rel=1e-15)
+        low, high = clopper_pearson(tp, members.size, 0.95)
+        assert (
+            cells[2].text() == f"{fmt_percent(tp / members.size)} [{fmt_percent(low)[:-2]}, {fmt_percent(high)[:-2]}] %"
+        )
+        low, high = clopper_pearson(fp, outsiders.size, 0.95)
+        assert (
+            cells[4].text()
+            == f"{fmt_percent(fp / outsiders.size)} [{fmt_percent(low)[:-2]}, {fmt_percent(high)[:-2]}] %"
+        )
+        assert cells[7].text() == (
+            "yes" if outsiders.size * budget >= 1 else "no: under 1/budget = 1,000 outsider trials"
+        )
+    assert "No membership attack measured" not in section.text()
+    assert "judged where membership-inference work judges it" in section.text()
+
+
+def test_an_open_set_without_outsiders_says_it_has_no_membership_attack():
+    from lidframe.report import render_html, report_from_results
+
+    dev, ev = simulate_system(leakage=0.4, seed=6, n_enrolled=8, trials_per_speaker=4)
+    result = lidframe.evaluate(dev, ev, prior=OPEN)
+    assert result.summary.open_set.membership_detection is None
+    section = parse(render_html(report_from_results({"open": result}))).find("section", id="open-set")
+    assert not section.find_all("table", id="membership-table")
+    assert "No membership attack measured for open: its eval set has no outsider trials" in section.text()
 
 
 @pytest.mark.browser

@@ -320,10 +320,11 @@ def test_page_is_self_contained_and_well_formed(rendered, kind):
 
 def test_figures_of_each_kind(rendered):
     count = {kind: len(re.findall(r"<figure\b", page)) for kind, (_, page) in rendered.items()}
-    assert count["evaluate"] == 4  # CCDF and scatter; the system's CCDF and histogram
-    # systems: 2 overview + 4 x (CCDF + histogram) + 1 sensitivity CCDF + 2 per-speaker dot plots
-    assert count["systems"] == 2 + 8 + 1 + 2
+    assert count["evaluate"] == 5  # CCDF and scatter; the CMC curve; the system's CCDF and histogram
+    # systems: 2 overview + the CMC curves + 4 x (CCDF + histogram) + 1 sensitivity CCDF + 2 per-speaker dot plots
+    assert count["systems"] == 2 + 1 + 8 + 1 + 2
     assert count["dp-audit"] == 1  # no per-trial LIDs: only the measured-versus-bound figure
+    # a grid keeps no ranks, so no CMC curve
     assert count["grid"] == 2 + 2 * 2  # small multiples of CCDFs and of the scatter; per system CCDF + histogram
     _, grid_page = rendered["grid"]
     for calibrator in ("logistic", "isotonic"):  # the caption names every calibrator x prior

@@ -139,9 +139,10 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         absent[kind] = {s.attrs["id"] for s in own if _reason(s) is not None}
     assert absent["demo"] == {"legal", "open-set", "dp"}  # the ladder and the utility are there
     assert {"ladder", "dp", "utility"} <= absent["simulated demo"]
-    assert absent["dp-audit"] == {"legal", "ladder", "open-set", "utility"}
+    assert absent["dp-audit"] == {"identification", "legal", "ladder", "open-set", "utility"}
     assert absent["evaluate"] == {"ladder", "utility", "open-set", "dp"}  # evaluate computes the legal criteria
-    assert absent["grid"] == absent["systems"] == {"legal", "ladder", "utility", "open-set", "dp"}
+    assert absent["systems"] == {"legal", "ladder", "utility", "open-set", "dp"}
+    assert absent["grid"] == {"identification", "legal", "ladder", "utility", "open-set", "dp"}  # no ranks kept
 
 
 def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, grid_built):
@@ -154,6 +155,7 @@ def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, 
         assert ("open-set" in absent) == all(s.open_set is None for s in report.systems)
         assert ("dp" in absent) == (report.dp_audit is None)
         assert ("legal" in absent) == all(s.legal is None for s in report.systems)
+        assert ("identification" in absent) == all(s.cmc is None for s in report.systems)
         assert set(absent) <= {s.key for s in PAGE_SECTIONS}
         per_system = absent_system_sections(report)
         assert list(per_system) == report.system_names()

@@ -19,6 +19,7 @@ section                       modules
 ============================  ==========================================================
 ``headlines``                 :mod:`~lidframe.report.sections.headlines`
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
+``identification``            :mod:`~lidframe.report.sections.identification`
 ``legal``                     :mod:`~lidframe.report.sections.legal`
 ``ladder``                    :mod:`~lidframe.report.sections.ladder` (records:
                               :mod:`~lidframe.report.sections.ladder_model`)
@@ -48,6 +49,7 @@ from lidframe.report.sections import (
     comparison,
     dp,
     headlines,
+    identification,
     ladder,
     legal,
     open_set,
@@ -126,6 +128,13 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     PageSection("headlines", "Headlines", show=headlines.show),
     PageSection("comparison", "Comparison", show=comparison.show),
     PageSection(
+        "identification",
+        "Identification against chance",
+        nav="Identification",
+        show=identification.show,
+        why_absent=identification.absent,
+    ),
+    PageSection(
         "legal",
         "Singling out, linkability, inference",
         nav="Legal criteria",
@@ -191,7 +200,8 @@ def absent_sections(report: Report) -> dict[str, str]:
     -------
     dict
         key -> one or two sentences (what is missing, and what would show it), for the
-        sections without content only: ``legal`` without any system's legal criteria,
+        sections without content only: ``identification`` without any system's CMC
+        curve, ``legal`` without any system's legal criteria,
         ``ladder`` without a ladder, ``utility`` without
         any system's utility, ``open-set`` when no system is open-set, ``dp`` outside a DP
         audit.  The headlines, the comparison and the provenance always have content.

@@ -2,21 +2,23 @@
 
 Its record is each system's :class:`~lidframe.report.headline.Headline`: the table
 (:func:`comparison_table`, one column per metric of :data:`METRIC_COLUMNS` computed for
-any system) and the overview figures (:func:`overview_figures`: the LID CCDFs of every
+any system, and rank-1's chance 1/N beside it) and the overview figures (:func:`overview_figures`: the LID CCDFs of every
 system, and EER against ALID and LIDmax), which a grid's report also writes as PNG files.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from lidframe.metrics import catalogue
 from lidframe.report.lid_figures import eer_alid_figure, eer_alid_panels_figure, lid_ccdf_figure, lid_ccdf_panels_figure
+from lidframe.report.sections.identification import chance_column, rank1_chance_cell
 from lidframe.report.tables import (
     _BIASED_LOW,
+    Cell,
     Column,
     Table,
     is_missing,
@@ -29,7 +31,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
     from lidframe.report.figures import FigureMaker, InlineFigure
-    from lidframe.report.model import Report
+    from lidframe.report.model import Report, ReportSystem
     from lidframe.report.sections import Page
 
 __all__ = ["METRIC_COLUMNS", "comparison_table", "overview_figures", "ComparisonSection", "show"]
@@ -42,7 +44,10 @@ METRIC_COLUMNS: tuple[tuple[str, str, Callable[[Any], str], str], ...] = tuple(
 
 
 def comparison_table(report: Report) -> Table:
-    """Every cell with its headline metrics; a metric not computed for any cell is named in the caption instead."""
+    """Every cell with its headline metrics; a metric not computed for any cell is named in the caption instead.
+
+    Beside rank-1 its chance level 1/N (:func:`~lidframe.report.sections.identification.rank1_chance_cell`).
+    """
     grid = report.kind == "grid"
     seeds = grid and len({s.seed for s in report.systems}) > 1
     columns = [Column("system", False)]
@@ -52,7 +57,7 @@ def comparison_table(report: Report) -> Table:
     if seeds:
         columns.append(Column("seed", True))
     metrics = [m for m in METRIC_COLUMNS if any(not is_missing(getattr(s.headline, m[0])) for s in report.systems)]
-    columns += [Column(title, True, tip) for _, title, _, tip in metrics]
+    columns += _metric_columns(metrics)
     rows = []
     for s in report.systems:
         cells = [text_cell(s.name if grid else s.label)]
@@ -61,16 +66,35 @@ def comparison_table(report: Report) -> Table:
         cells += [text_cell(s.calibrator), text_cell(s.prior)]
         if seeds:
             cells.append(text_cell(s.seed))
-        cells += [
-            number_cell(getattr(s.headline, key), fmt, s.headline.intervals.get(key), biased_low=key in _BIASED_LOW)
-            for key, _, fmt, _ in metrics
-        ]
+        cells += _metric_cells(s, metrics)
         rows.append(tuple(cells))
     caption = "Every system, with its confidence intervals where computed"
     left_out = [title for key, title, _, _ in METRIC_COLUMNS if all(m[0] != key for m in metrics)]
     if left_out:
         caption += f"; not computed for any, so not shown: {', '.join(left_out)}"
     return Table("comparison-table", caption, tuple(columns), tuple(rows))
+
+
+def _metric_columns(metrics: Sequence[tuple[str, str, Callable[[Any], str], str]]) -> list[Column]:
+    """The columns of *metrics* (of :data:`METRIC_COLUMNS`), rank-1's followed by its chance 1/N."""
+    columns = []
+    for key, title, _, tip in metrics:
+        columns.append(Column(title, True, tip))
+        if key == "rank1_rate":
+            columns.append(chance_column("1/N"))
+    return columns
+
+
+def _metric_cells(system: ReportSystem, metrics: Sequence[tuple[str, str, Callable[[Any], str], str]]) -> list[Cell]:
+    """*system*'s cells of *metrics*, as :func:`_metric_columns` heads them."""
+    h = system.headline
+    cells = []
+    for key, _, fmt, _ in metrics:
+        value = getattr(h, key)
+        cells.append(number_cell(value, fmt, h.intervals.get(key), biased_low=key in _BIASED_LOW))
+        if key == "rank1_rate":
+            cells.append(rank1_chance_cell(value, h.n_enrolled))
+    return cells
 
 
 def _combos(systems) -> list[tuple[str, str]]:

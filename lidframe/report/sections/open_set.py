@@ -2,8 +2,11 @@
 
 Its records are :mod:`lidframe.report.sections.open_set_model`'s (a system's
 :attr:`~lidframe.report.model.ReportSystem.open_set` and ``open_trials``): the tables
-(:func:`open_set_table`, :func:`misattribution_table`), the figure of each system
-(:func:`open_set_figure`, drawn on the page by :func:`open_set_figures`), and why the
+(:func:`open_set_table`, :func:`misattribution_table`, :func:`membership_table`), the
+figure of each system (:func:`open_set_figure`, drawn on the page by
+:func:`open_set_figures`), the ROC of its membership attack on a log FPR axis
+(:func:`membership_figures`, drawn by
+:func:`lidframe.report.identification_figures.membership_roc_figure`), and why the
 section does not apply to a page without an open-set system (:func:`absent`).
 """
 
@@ -18,10 +21,12 @@ from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
 from lidframe.metrics import catalogue
+from lidframe.report.identification_figures import membership_roc_figure
 from lidframe.report.lid_figures import draw_lid_ccdf
 from lidframe.report.plotting import SYSTEM_COLOURS, plain_text, pyplot, set_title, vertical_references
 from lidframe.report.tables import (
     NOT_COMPUTED,
+    Cell,
     Column,
     Table,
     count,
@@ -29,6 +34,7 @@ from lidframe.report.tables import (
     number_cell,
     page_format,
     percent,
+    sort_key,
     text_cell,
 )
 
@@ -43,6 +49,8 @@ __all__ = [
     "OPEN_SET_GROUP_COLUMNS",
     "open_set_table",
     "misattribution_table",
+    "membership_table",
+    "membership_figures",
     "open_set_figure",
     "open_set_figures",
     "OpenSetSection",
@@ -137,6 +145,104 @@ def misattribution_table(report: Report) -> Table | None:
         )
     caption = "Open set: the prior mass of 'nobody enrolled' and the outsider trials linked to an enrolled speaker"
     return Table("misattribution-table", caption, columns, tuple(rows))
+
+
+def _flagged(flagged: int, of: int) -> Cell:
+    """``'12 of 160'``, sorted by the count flagged."""
+    return Cell(f"{flagged:,} of {of:,}", sort_key(flagged))
+
+
+def membership_table(report: Report) -> tuple[Table | None, tuple[str, ...]]:
+    """One row per (open-set system with outsider trials, FPR budget): the membership attack's TPR and FPR there.
+
+    Each row: the budget, the TPR with its Clopper-Pearson interval and the enrolled
+    trials flagged, the FPR reached with its interval and the outsider trials flagged,
+    the threshold as the membership posterior p(enrolled | s), and whether the sample
+    resolves the budget (:class:`~lidframe.core.membership.MembershipPoint`).
+
+    Returns
+    -------
+    table : Table or None
+        None when no open-set system has a membership record.
+    left_out : tuple of str
+        The open-set systems without one (no outsider trial, or a summary written before it).
+    """
+    systems = _open_systems(report)
+    found = [
+        (s, s.open_set.membership) for s in systems if s.open_set is not None and s.open_set.membership is not None
+    ]
+    left_out = tuple(s.label for s in systems if s.open_set is not None and s.open_set.membership is None)
+    if not found:
+        return None, left_out
+    budget, tpr, fpr = (catalogue.metric(k) for k in ("max_fpr", "membership_tpr", "membership_fpr"))
+    columns = (
+        Column("system", False),
+        Column(budget.label, True, budget.description),
+        Column(tpr.label, True, tpr.description),
+        Column("enrolled flagged", True, "enrolled trials flagged as enrolled, of the enrolled trials"),
+        Column(fpr.label, True, fpr.description),
+        Column("outsiders flagged", True, "outsider trials flagged as enrolled, of the outsider trials"),
+        Column("threshold", True, "flag a trial when its membership posterior p(enrolled | s) reaches this"),
+        Column("resolved", False, "whether the outsider trials can show an FPR within the budget above 0"),
+    )
+    rows = []
+    for s, detection in found:
+        for p in detection.points:
+            resolved = "yes" if p.resolved else f"no: under 1/budget = {1 / p.max_fpr:,.0f} outsider trials"
+            rows.append(
+                (
+                    text_cell(s.label),
+                    number_cell(p.max_fpr, _budget),
+                    number_cell(p.tpr.estimate, percent, p.tpr),
+                    _flagged(p.true_positives, detection.n_members),
+                    number_cell(p.fpr.estimate, percent, p.fpr),
+                    _flagged(p.false_positives, detection.n_outsiders),
+                    number_cell(p.threshold_posterior, _probability),
+                    text_cell(resolved),
+                )
+            )
+    caption = (
+        "Open set: membership at low false-positive rates, the share of enrolled trials flagged as enrolled by the "
+        "membership posterior at each FPR budget, with Clopper-Pearson intervals (trials taken as independent); a "
+        "guessing attacker's TPR equals its FPR"
+    )
+    return Table("membership-table", caption, columns, tuple(rows)), left_out
+
+
+def _budget(value: Any) -> str:
+    """An FPR budget as a percentage with as many decimals as it needs (``'1 %'``, ``'0.1 %'``)."""
+    return NOT_COMPUTED if is_missing(value) else f"{100.0 * float(value):g} %"
+
+
+def membership_figures(maker: FigureMaker) -> list[InlineFigure]:
+    """The membership ROC of each system name's first open-set cell with a membership record."""
+    out = []
+    for name in maker.report.system_names():
+        cell = next(
+            (
+                s
+                for s in maker.report.systems
+                if s.name == name and s.open_set is not None and s.open_set.membership is not None
+            ),
+            None,
+        )
+        if cell is None or cell.open_set is None or cell.open_set.membership is None:
+            continue
+        detection = cell.open_set.membership
+        fig = membership_roc_figure(
+            detection,
+            title=f"{plain_text(cell.label)}: membership, {detection.n_members:,} enrolled and "
+            f"{detection.n_outsiders:,} outsider trials",
+        )
+        budgets = " and ".join(_budget(p.max_fpr) for p in detection.points)
+        caption = (
+            f"Membership attack of {cell.label} (calibrator {cell.calibrator}, prior {cell.prior}): the ROC of "
+            "flagging trials as enrolled by their membership posterior, on a log FPR axis, its TPR at FPR "
+            f"{budgets} marked with its {detection.level:.0%} Clopper-Pearson interval (hollow: the outsider trials "
+            "cannot resolve the budget), and guessing's diagonal TPR = FPR (dotted)."
+        )
+        out.append(maker.inline(fig, caption))
+    return out
 
 
 def open_set_figure(
@@ -255,12 +361,18 @@ def open_set_figures(maker: FigureMaker) -> list[InlineFigure]:
 
 @attrs.frozen
 class OpenSetSection:
-    """What the section shows: its two tables, each system's figure, and whether a π_∅ was estimated (auto)."""
+    """What the section shows: its tables, each system's figures, and whether a π_∅ was estimated (auto).
+
+    ``membership`` is the membership table (None when no system has outsider trials),
+    ``membership_left_out`` the open-set systems without it.
+    """
 
     table: Table
     misattribution: Table
     figures: tuple[InlineFigure, ...]
     auto: bool
+    membership: Table | None = None
+    membership_left_out: tuple[str, ...] = ()
 
 
 def show(page: Page) -> OpenSetSection:
@@ -269,7 +381,9 @@ def show(page: Page) -> OpenSetSection:
     table, misattribution = open_set_table(report), misattribution_table(report)
     assert table is not None and misattribution is not None
     auto = any(s.open_set is not None and s.open_set.outside_source == "auto" for s in report.systems)
-    return OpenSetSection(table, misattribution, tuple(open_set_figures(page.maker)), auto)
+    membership, left_out = membership_table(report)
+    figures = (*open_set_figures(page.maker), *membership_figures(page.maker))
+    return OpenSetSection(table, misattribution, figures, auto, membership, left_out)
 
 
 def absent(report: Report) -> str | None:

@@ -20,6 +20,7 @@ from lidframe.report.headline import float_or_nan
 from lidframe.stats.interval import Interval
 
 if TYPE_CHECKING:
+    from lidframe.core.membership import MembershipDetection
     from lidframe.metrics.aggregates import LIDAggregates
 
 __all__ = ["OPEN_SET_GROUPS", "open_set_estimates", "Aggregates", "LIDGroup", "OpenSetHeadline", "OpenSetPerTrial"]
@@ -140,6 +141,11 @@ class OpenSetHeadline:
         metric -> :class:`Interval` for ``misattribution_rate`` and
         ``misattribution_rate_at_threshold`` where the summary has them (the groups carry
         their ALID's).
+    membership : MembershipDetection or None
+        Enrolled-against-outsider detection by the membership posterior (the summary's
+        ``open_set.membership_detection``: TPR at FPR 1 % and 0.1 % with Clopper-Pearson
+        intervals, and the ROC); None without outsider trials, or from a summary written
+        before it existed.
     """
 
     outside: float
@@ -150,6 +156,7 @@ class OpenSetHeadline:
     misattribution_threshold: float
     misattribution_rate_at_threshold: float
     intervals: dict[str, Interval] = attrs.field(factory=dict)
+    membership: MembershipDetection | None = None
 
     def group(self, name: str) -> LIDGroup | None:
         """The group called *name*, or None."""
@@ -194,6 +201,7 @@ class OpenSetHeadline:
             misattribution_threshold=float(open_set.misattribution_threshold),
             misattribution_rate_at_threshold=float(open_set.misattribution_rate_at_threshold),
             intervals={key: i for key in rates if (i := interval(key)) is not None},
+            membership=open_set.membership_detection,
         )
 
 

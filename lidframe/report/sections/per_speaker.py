@@ -2,7 +2,7 @@
 
 Its record is a cell's :func:`lidframe.analyses.per_speaker.per_speaker` result
 (:attr:`~lidframe.report.model.ReportSystem.per_speaker`): the table
-(:func:`per_speaker_table`), the figure (:func:`per_speaker_figures`, drawn by
+(:func:`per_speaker_table`, each speaker's rank-1 beside its chance 1/N), the figure (:func:`per_speaker_figures`, drawn by
 :func:`lidframe.report.analysis_figures.per_speaker_figure`), and why a system has none
 (:func:`absent`).
 """
@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from lidframe.metrics import catalogue
 from lidframe.report.analysis_figures import per_speaker_figure
+from lidframe.report.sections.identification import chance_column, rank1_chance_cell
 from lidframe.report.tables import Table, record_table
 
 if TYPE_CHECKING:
@@ -38,10 +40,26 @@ def per_speaker_table(system: ReportSystem, table_id: str) -> Table:
     Returns
     -------
     Table
+        Its rank-1 column followed by the chance 1/N of the system's N (not computed for
+        an outsider, who has no enrolled speaker to rank).
     """
     frame = system.per_speaker.to_frame()
     keys = [str(c) for c in frame.columns]
-    return record_table(table_id, f"Disclosure per speaker of {system.label}", frame.to_dict("records"), keys)
+    rows = frame.to_dict("records")
+    table = record_table(table_id, f"Disclosure per speaker of {system.label}", rows, keys)
+    rank1 = catalogue.metric("rank1_rate")
+    at = next((i for i, c in enumerate(table.columns) if c.title == rank1.label), None)
+    if at is None:
+        return table
+    n_enrolled = system.headline.n_enrolled
+    return attrs.evolve(
+        table,
+        columns=(*table.columns[: at + 1], chance_column("1/N"), *table.columns[at + 1 :]),
+        rows=tuple(
+            (*cells[: at + 1], rank1_chance_cell(row.get(rank1.key), n_enrolled), *cells[at + 1 :])
+            for row, cells in zip(rows, table.rows, strict=True)
+        ),
+    )
 
 
 def per_speaker_figures(maker: FigureMaker, system: ReportSystem) -> list[InlineFigure]:
