@@ -47,7 +47,7 @@ from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["LegalCriteria", "legal_criteria", "CRITERIA", "SINGLING_OUT_VALUE_LIMIT"]
+__all__ = ["LegalCriteria", "legal_criteria", "singling_out_criterion", "CRITERIA", "SINGLING_OUT_VALUE_LIMIT"]
 
 #: The criteria of the block, in the order the JSON, the console and the page give them.
 CRITERIA = ("linkability", "singling_out")
@@ -200,6 +200,32 @@ def _singling_out_too_large(eval_set: ScoreSet | EmbeddingSet, draws: int) -> st
     return None
 
 
+def singling_out_criterion(
+    eval_set: ScoreSet | EmbeddingSet,
+    *,
+    bootstrap: Bootstrap | None,
+    seed: int = 0,
+    draws: int = DEFAULT_DRAWS,
+) -> tuple[SinglingOut | None, str | None]:
+    """pi_sing(N) of *eval_set* as :func:`legal_criteria` computes it, or None and why the set does not allow it.
+
+    It depends on the eval set, *bootstrap*, *seed* and *draws* only -- not on the
+    calibrator or the prior of an evaluation -- so a grid computes it once per eval set
+    and seed and gives it to :func:`legal_criteria` (``singled_out=``) for every cell.
+
+    Returns
+    -------
+    single : SinglingOut or None
+    why : str or None
+        The one line that says why it is absent (too few trials of a speaker, a set too
+        large to draw in an evaluation); None when *single* is computed.
+    """
+    why = _singling_out_too_large(eval_set, draws)
+    if why is not None:
+        return None, why
+    return _or_reason(lambda: singling_out(eval_set, draws=draws, seed=seed, bootstrap=bootstrap))
+
+
 def legal_criteria(
     result: Result,
     eval_set: ScoreSet | EmbeddingSet,
@@ -207,6 +233,7 @@ def legal_criteria(
     bootstrap: Bootstrap | None,
     seed: int = 0,
     draws: int = DEFAULT_DRAWS,
+    singled_out: tuple[SinglingOut | None, str | None] | None = None,
 ) -> LegalCriteria:
     """Linkability of *result* and singling out of *eval_set*, each or why the set does not allow it.
 
@@ -224,6 +251,10 @@ def legal_criteria(
         Seed of singling out's draws.
     draws : int
         Singling out's draws per enrolled speaker.
+    singled_out : tuple, optional
+        :func:`singling_out_criterion` of *eval_set* with the same *bootstrap*, *seed* and
+        *draws*, computed once and reused (a grid's cells of one eval set); computed here
+        when not given.
 
     Returns
     -------
@@ -236,10 +267,9 @@ def legal_criteria(
     curve, why = _or_reason(lambda: linkability_curve(result, bootstrap=bootstrap))
     if why is not None:
         absent["linkability"] = why
-    single = None
-    why = _singling_out_too_large(eval_set, draws)
-    if why is None:
-        single, why = _or_reason(lambda: singling_out(eval_set, draws=draws, seed=seed, bootstrap=bootstrap))
+    if singled_out is None:
+        singled_out = singling_out_criterion(eval_set, bootstrap=bootstrap, seed=seed, draws=draws)
+    single, why = singled_out
     if why is not None:
         absent["singling_out"] = why
     shown = next((r for r in (curve, single) if r is not None and r.method), None)  # the intervals computed

@@ -6,8 +6,8 @@ audio -- for an ``ignorant`` cell those of the ``original_enrol`` dir it enrols;
 file a component spec names or declares, for a ``semi-informed`` cell the adapted
 checkpoint its attacker scores with), the code (lidframe's version and
 each component's distribution version) and the settings ``znorm_ddof``,
-``[grid.bootstrap]``, ``[grid.longitudinal]`` and, where it sets anything but the
-defaults, ``[grid.evaluate]``.  Only the keys and digests identify a
+``[grid.bootstrap]``, ``[grid.longitudinal]``, ``[grid] legal`` and, where it sets
+anything but the defaults, ``[grid.evaluate]``.  Only the keys and digests identify a
 cell (:func:`inputs_digest`); the labels say in messages what changed.  The keys are
 those every earlier lidframe wrote (the ``[grid.bootstrap]`` settings keep the key
 ``setting ci``), so no stored cell looks changed because of a renamed name.
@@ -76,6 +76,9 @@ def settings_inputs(spec: GridSpec, version: str) -> Inputs:
         "setting znorm_ddof": ["[grid] znorm_ddof", json.dumps(spec.znorm_ddof)],
         "setting ci": ["[grid.bootstrap]", json.dumps(bootstrap, sort_keys=True)],  # the key of every store
         "setting longitudinal": ["[grid.longitudinal]", json.dumps(spec.longitudinal, sort_keys=True)],
+        # always a key, on or off: a cell stored without the legal block (by a lidframe before it,
+        # or with legal = false) is never reused where the spec asks for the block, nor the reverse
+        "setting legal": ["[grid] legal", json.dumps(spec.legal)],
         "lidframe code": ["lidframe code", f"lidframe {version}"],
     }
     evaluate = evaluate_key(spec.evaluate)

@@ -110,6 +110,7 @@ class _Planner:
                 cells=self._cells(system, attacker, mechanism, scenario, calibrator, read),
                 options=self.spec.evaluate,
                 longitudinal=self.spec.longitudinal,
+                legal=self.spec.legal,
             )
             for calibrator in self.spec.calibrators
         ]

@@ -32,6 +32,7 @@ from lidframe.data.documents import read_json
 from lidframe.data.fileio import StrPath
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.grid.spec.records import DataDirSource, GridSpec
 
 __all__ = [
@@ -187,6 +188,9 @@ class FitTask:
         with a bootstrap, each cell's seed replaces its ``seed`` (:meth:`cell_options`).
     longitudinal : dict or None
         ``[grid.longitudinal]`` (``k``, ``fusions``, ``groups``), for the uniform-prior cells.
+    legal : bool
+        ``[grid] legal``: each cell's summary gains the ``legal`` block (linkability and
+        singling out, :func:`lidframe.analyses.legal_criteria.legal_criteria`).
     """
 
     dev: str
@@ -195,6 +199,7 @@ class FitTask:
     cells: tuple[Cell, ...]
     options: EvaluateOptions
     longitudinal: dict[str, Any] | None = attrs.field(eq=False)
+    legal: bool = True
 
     @property
     def znorm_ddof(self) -> int:
@@ -305,6 +310,10 @@ class FinishedCell(CellComponents, Mapping[str, Any]):
     longitudinal : dict or None
         ``fusion -> rows`` of the k-utterance attacker (``[grid.longitudinal]``, the
         uniform-prior cells), stored beside the summary; None without.
+    legal : LegalCriteria or None
+        Linkability and singling out of the cell (its summary's ``legal`` block,
+        :class:`lidframe.analyses.legal_criteria.LegalCriteria`); None in a cell stored
+        without it (``[grid] legal = false``, or by a lidframe before it).
     """
 
     summary: Summary = attrs.field(eq=False)
@@ -312,9 +321,10 @@ class FinishedCell(CellComponents, Mapping[str, Any]):
     per_trial_sha256: str | None = None
     calibrator_fit: dict[str, Any] | None = attrs.field(default=None, eq=False)
     longitudinal: dict[str, list[dict[str, Any]]] | None = attrs.field(default=None, eq=False)
+    legal: LegalCriteria | None = attrs.field(default=None, eq=False)
 
     def stored_summary(self) -> dict[str, Any]:
-        """The summary as the store holds its JSON: :meth:`Summary.to_dict`, then ``calibrator_fit`` and ``longitudinal``.
+        """The summary as the store holds its JSON: :meth:`Summary.to_dict`, then ``calibrator_fit``, ``longitudinal``, ``legal``.
 
         That of a store written by this release, key for key (a store of an earlier one
         reads with the keys of this release).
@@ -324,6 +334,8 @@ class FinishedCell(CellComponents, Mapping[str, Any]):
             stored["calibrator_fit"] = copy.deepcopy(self.calibrator_fit)
         if self.longitudinal is not None:
             stored["longitudinal"] = copy.deepcopy(self.longitudinal)
+        if self.legal is not None:
+            stored["legal"] = self.legal.to_dict()
         return stored
 
     def to_dict(self) -> dict[str, Any]:

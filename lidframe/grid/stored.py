@@ -5,7 +5,8 @@ read and written); this module is what its rows mean.  :class:`StoredCell` is wh
 store holds about a cell, enough to decide whether it is fresh (:func:`stored_cell`);
 :func:`finished_cell` reads a finished row as a :class:`~lidframe.grid.records.FinishedCell`
 (its summary JSON parsed into a :class:`~lidframe.core.summary.Summary` by
-:func:`stored_summary`, the one place that parses it; :func:`as_finished_cell` reads a
+:func:`stored_summary`, the one place that parses it, and its ``legal`` block by
+:func:`stored_legal`; :func:`as_finished_cell` reads a
 mapping of a finished cell the same way); :func:`joined_name`
 names a cell as messages do.  :func:`verify_per_trial_files` checks each cell's
 per-trial file against the SHA-256 stored with it, so that a file changed or swapped
@@ -21,13 +22,16 @@ import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from lidframe.core.summary import Summary
 from lidframe.errors import InputError
 from lidframe.grid.records import NONE, FinishedCell, from_stored
+
+if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
 
 __all__ = [
     "StoredCell",
@@ -36,6 +40,7 @@ __all__ = [
     "stored_cell",
     "finished_cell",
     "stored_summary",
+    "stored_legal",
     "as_finished_cell",
     "verify_per_trial_files",
 ]
@@ -136,6 +141,7 @@ def finished_cell(
     except (TypeError, json.JSONDecodeError):
         raise InputError(f"{where} has an unreadable summary; rerun lidframe grid with --force") from None
     record, calibrator_fit, longitudinal = stored_summary(parsed, where=where)
+    legal = stored_legal(parsed, where=where)
     return FinishedCell(
         cell_id=key,
         system=system,
@@ -150,7 +156,30 @@ def finished_cell(
         per_trial_sha256=per_trial_sha256,
         calibrator_fit=calibrator_fit,
         longitudinal=longitudinal,
+        legal=legal,
     )
+
+
+def stored_legal(parsed: Mapping[str, Any], *, where: str) -> LegalCriteria | None:
+    """The ``legal`` block of a cell's parsed summary JSON as its record; None in a cell stored without one.
+
+    Raises
+    ------
+    InputError
+        A block that is not one lidframe writes
+        (:meth:`~lidframe.analyses.legal_criteria.LegalCriteria.from_dict`), naming *where*.
+    """
+    from lidframe.analyses.legal_criteria import LegalCriteria
+
+    block = parsed.get("legal")
+    if block is None:
+        return None
+    if not isinstance(block, Mapping):
+        raise InputError(f"{where} has a legal block that is not a JSON object; rerun lidframe grid with --force")
+    try:
+        return LegalCriteria.from_dict(block, where=f"{where}: its legal block")
+    except InputError as exc:
+        raise InputError(f"{exc}; rerun lidframe grid with --force") from None
 
 
 def stored_summary(parsed: Any, *, where: str) -> tuple[Summary, dict[str, Any] | None, dict[str, Any] | None]:
@@ -221,10 +250,12 @@ def as_finished_cell(cell: FinishedCell | Mapping[str, Any]) -> FinishedCell:
         raise InputError(f"grid cell {cell!r:.80}: not a finished cell record (no {', '.join(missing)})")
     components = [cell[key] for key in _NEEDED[:6]]
     name = joined_name(components, cell.get("scenario"))
+    legal = None
     if isinstance(cell["summary"], Summary):
         summary, calibrator_fit, longitudinal = cell["summary"], None, None
     else:
         summary, calibrator_fit, longitudinal = stored_summary(cell["summary"], where=f"grid cell {name}")
+        legal = stored_legal(cell["summary"], where=f"grid cell {name}")
     system, attacker, mechanism, calibrator, prior, seed = components
     return FinishedCell(
         cell_id=str(cell.get("cell_id", "")),
@@ -240,6 +271,7 @@ def as_finished_cell(cell: FinishedCell | Mapping[str, Any]) -> FinishedCell:
         per_trial_sha256=cell.get("per_trial_sha256"),
         calibrator_fit=calibrator_fit,
         longitudinal=longitudinal,
+        legal=legal,
     )
 
 

@@ -18,6 +18,7 @@ from lidframe.errors import InputError
 from lidframe.grid.records import Cell, CellOutcome, FitTask, ScoreJob
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal import SinglingOut
     from lidframe.attackers.base import EmbeddingAttacker
     from lidframe.data.scoreset import ScoreSet
 
@@ -67,7 +68,10 @@ def run_task(task: FitTask) -> list[CellOutcome]:
     dev set with outsider trials): in the open set the dev outsider trials add non-mated
     pairs (:func:`lidframe.core.evaluation.fit_calibrator`, as :func:`lidframe.evaluate`
     does).  So the calibrator is fitted lazily, once per openness its cells need: at most
-    twice per task, once when every prior is closed (or every one open).
+    twice per task, once when every prior is closed (or every one open).  With
+    ``[grid] legal`` (:attr:`FitTask.legal`), singling out -- which depends on the eval set
+    and the cell's seed, not on the calibrator or the prior -- is drawn once per seed of
+    the task (:class:`_SinglingOut`) and linkability computed per cell from its ranks.
     """
     from lidframe.data.scoreset import ScoreSet
 
@@ -81,6 +85,7 @@ def run_task(task: FitTask) -> list[CellOutcome]:
             for cell in task.cells
         ]
     fits = _LazyFits(task, dev, start)
+    singled = _SinglingOut(task, ev)
     outcomes = []
     for cell in task.cells:
         try:
@@ -92,7 +97,7 @@ def run_task(task: FitTask) -> list[CellOutcome]:
         if fit_error is not None:
             outcomes.append(CellOutcome(cell=cell, status="error", error=fit_error, seconds=fit_seconds))
         else:
-            outcomes.append(_evaluate_cell(task, cell, dev, ev, fitted))
+            outcomes.append(_evaluate_cell(task, cell, dev, ev, fitted, singled))
     return outcomes
 
 
@@ -128,22 +133,47 @@ class _LazyFits:
         return self.fitted[open_set]
 
 
-def _evaluate_cell(task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitted: Any) -> CellOutcome:
+class _SinglingOut:
+    """Singling out of one task's eval set, drawn at most once per seed of its cells, on first need.
+
+    Its draws and its interval depend on the eval set, the seed (the draws' and the
+    bootstrap's, as ``lidframe evaluate --seed``'s) and the task's bootstrap settings
+    only, so every cell of one seed shares it, whatever its prior.
+    """
+
+    def __init__(self, task: FitTask, ev: ScoreSet):
+        self.task, self.ev = task, ev
+        self.by_seed: dict[int, tuple[SinglingOut | None, str | None]] = {}
+
+    def get(self, cell: Cell) -> tuple[SinglingOut | None, str | None]:
+        """(SinglingOut or None, why it is absent or None) of *cell*'s seed (:func:`singling_out_criterion`)."""
+        from lidframe.analyses.legal_criteria import singling_out_criterion
+
+        if cell.seed not in self.by_seed:
+            bootstrap = self.task.cell_options(cell).bootstrap
+            self.by_seed[cell.seed] = singling_out_criterion(self.ev, bootstrap=bootstrap, seed=cell.seed)
+        return self.by_seed[cell.seed]
+
+
+def _evaluate_cell(
+    task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitted: Any, singled: _SinglingOut
+) -> CellOutcome:
     """One cell of *task*, with its calibrator *fitted* on *dev*: its summary and per-trial arrays, or its error."""
+    from lidframe.analyses.legal_criteria import legal_criteria
     from lidframe.core.evaluation import evaluate_fitted
 
     began = time.perf_counter()
     try:
-        result = evaluate_fitted(
-            ev,
-            fitted,
-            prior=cell.prior,
-            dev=dev,
-            options=task.cell_options(cell),
-        )
-        summary = dict(result.to_dict())  # a plain dict: the k-utterance rows are added to it
+        options = task.cell_options(cell)
+        result = evaluate_fitted(ev, fitted, prior=cell.prior, dev=dev, options=options)
+        summary = dict(result.to_dict())  # a plain dict: the k-utterance rows and the legal block are added to it
         if task.longitudinal and cell.prior == "uniform":  # the k-utterance attacker uses a uniform prior
             summary["longitudinal"] = _longitudinal_rows(task, cell, dev, ev)
+        if task.legal:  # as lidframe evaluate --seed SEED computes it, singling out shared by the seed's cells
+            legal = legal_criteria(
+                result, ev, bootstrap=options.bootstrap, seed=cell.seed, singled_out=singled.get(cell)
+            )
+            summary["legal"] = legal.to_dict()
         return CellOutcome(
             cell=cell,
             status="ok",

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 import attrs
 import numpy as np
 
+from lidframe.analyses.legal_criteria import LegalCriteria
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
@@ -52,7 +53,8 @@ class GridCell(Protocol):
 
     A component the cell does not have is None; ``summary`` is a
     :class:`~lidframe.core.summary.Summary`, ``calibrator_fit`` the fitted calibrator's record
-    stored beside it (None without one).
+    stored beside it (None without one), ``legal`` its linkability and singling out (the
+    section "Singling out, linkability, inference"; None in a cell stored without them).
     """
 
     @property
@@ -74,6 +76,8 @@ class GridCell(Protocol):
     @property
     def calibrator_fit(self) -> dict[str, Any] | None: ...
     @property
+    def legal(self) -> LegalCriteria | None: ...
+    @property
     def per_trial(self) -> str: ...
 
 
@@ -91,6 +95,7 @@ class _MappedCell:
     summary: Summary = attrs.field(eq=False)
     calibrator_fit: dict[str, Any] | None = attrs.field(eq=False)
     per_trial: str
+    legal: LegalCriteria | None = attrs.field(default=None, eq=False)
 
 
 def _component(value: Any) -> str | None:
@@ -118,6 +123,8 @@ def _grid_cell(cell: Any) -> GridCell:
         summary = stored if isinstance(stored, Summary) else Summary.from_dict(stored, earlier=True)
     except (InputError, KeyError, TypeError, ValueError, AttributeError) as exc:
         raise InputError(f"grid cell {row!r:.80}: not a summary lidframe wrote ({exc})") from None
+    block = None if isinstance(stored, Summary) else stored.get("legal")
+    legal = None if block is None else LegalCriteria.from_dict(block, where=f"grid cell {row!r:.80}: its legal block")
     return _MappedCell(
         system=str(row["system"]),
         attacker=_component(row["attacker"]),
@@ -129,6 +136,7 @@ def _grid_cell(cell: Any) -> GridCell:
         summary=summary,
         calibrator_fit=None if isinstance(stored, Summary) else stored.get("calibrator_fit"),
         per_trial=str(row["per_trial"]),
+        legal=legal,
     )
 
 
@@ -289,6 +297,7 @@ def _grid_system(
         open_set=open_set,
         open_trials=open_trials,
         system=audited,
+        legal=cell.legal,
     )
     settings = SystemSettings.from_summary(label, summary, cell.calibrator_fit)
     return system, settings, InputFile.of(f"per-trial LID of {label}", path)

@@ -20,6 +20,7 @@ import pytest
 from lidframe.cli import main
 from lidframe.data.simulate import simulate_system
 from lidframe.grid.report import UTILITY_COLUMNS, load_results, tidy_table, write_report
+from lidframe.grid.report.columns import LEGAL_COLUMNS
 from lidframe.grid.runner import run_grid
 from lidframe.grid.spec import load_grid_spec
 from lidframe.stats.bootstrap import Interval
@@ -54,6 +55,7 @@ COLUMNS_BEFORE_UTILITY = [
     "lidframe_version", "alid_low", "alid_high", "pdr_low", "pdr_high", "lid_pos_low",
     "lid_pos_high", "lid_neg_low", "lid_neg_high", "lid_q99_low", "lid_q99_high", "lid_max_low",
     "lid_max_high", "eer_low", "eer_high", "cllr_low", "cllr_high",
+    *LEGAL_COLUMNS,  # the law's criteria (issue 40), in every cell of a grid by default
 ]  # fmt: skip
 
 

@@ -20,6 +20,7 @@ import pytest
 
 import lidframe
 from lidframe import ScoreSet
+from lidframe.analyses.legal_criteria import legal_criteria
 from lidframe.data.fileio import json_clean
 from lidframe.data.simulate import simulate_system
 from lidframe.grid import store
@@ -67,7 +68,9 @@ def test_every_cell_is_evaluate_with_its_prior(mixed):
         dev, ev = spec.parent / f"{cell.system}_dev.npz", spec.parent / f"{cell.system}_eval.npz"
         bootstrap = lidframe.Bootstrap(n_boot=100, seed=cell.seed)
         want = lidframe.evaluate(dev, ev, calibrator=cell.calibrator, prior=cell.prior, bootstrap=bootstrap)
-        assert cell["summary"] == json_clean(want.to_dict()), cell.name
+        # and its legal block, as lidframe evaluate --seed SEED computes it (issue 40)
+        legal = legal_criteria(want, ScoreSet.load(ev), bootstrap=bootstrap, seed=cell.seed)
+        assert cell["summary"] == json_clean({**want.to_dict(), "legal": legal.to_dict()}), cell.name
         assert ("open_set" in cell.summary) == (cell.prior != "uniform")
         with np.load(out / cell.per_trial) as arrays:
             np.testing.assert_array_equal(arrays["lid"], want.lid)

@@ -127,6 +127,7 @@ def test_planned_cells_have_the_ids_and_input_digests_every_lidframe_computed(
             "setting znorm_ddof": "1",
             "setting ci": "null",
             "setting longitudinal": "null",
+            "setting legal": "true",
             "lidframe code": f"lidframe {code_version()}",
         }
         digest = independent_digest(inputs.items())

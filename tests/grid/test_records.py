@@ -139,9 +139,10 @@ def test_finished_cells_are_records_with_the_stored_row_as_a_read_only_view(fini
         assert isinstance(cell.summary, Summary) and cell["summary"] == stored
         assert json.dumps(cell["summary"]) == row["summary"]
         assert cell.summary.to_dict() == {
-            k: v for k, v in stored.items() if k not in ("calibrator_fit", "longitudinal")
+            k: v for k, v in stored.items() if k not in ("calibrator_fit", "longitudinal", "legal")
         }
         assert cell.calibrator_fit == stored["calibrator_fit"] and cell.longitudinal is None
+        assert cell.legal is not None and cell.legal.to_dict() == stored["legal"]
         assert cell["summary"] == cell.stored_summary() and cell["per_trial"] == row["per_trial"] == cell.per_trial
         assert cell.name == "/".join(str(row[k]) for k in store.KEYS)
         assert set(cell) == {*store.KEYS, "scenario", "summary", "per_trial", "cell_id", "per_trial_sha256"}

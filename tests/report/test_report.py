@@ -324,8 +324,9 @@ def test_figures_of_each_kind(rendered):
     # systems: 2 overview + the CMC curves + 4 x (CCDF + histogram) + 1 sensitivity CCDF + 2 per-speaker dot plots
     assert count["systems"] == 2 + 1 + 8 + 1 + 2
     assert count["dp-audit"] == 1  # no per-trial LIDs: only the measured-versus-bound figure
-    # a grid keeps no ranks, so no CMC curve
-    assert count["grid"] == 2 + 2 * 2  # small multiples of CCDFs and of the scatter; per system CCDF + histogram
+    # small multiples of CCDFs and of the scatter; per system CCDF + histogram; the cells' linkability curves
+    # (a grid keeps no ranks, so no CMC curve)
+    assert count["grid"] == 2 + 2 * 2 + 1
     _, grid_page = rendered["grid"]
     for calibrator in ("logistic", "isotonic"):  # the caption names every calibrator x prior
         assert f"calibrator {calibrator}, prior uniform" in grid_page

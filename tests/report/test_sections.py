@@ -142,7 +142,8 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
     assert absent["dp-audit"] == {"identification", "legal", "ladder", "open-set", "utility"}
     assert absent["evaluate"] == {"ladder", "utility", "open-set", "dp"}  # evaluate computes the legal criteria
     assert absent["systems"] == {"legal", "ladder", "utility", "open-set", "dp"}
-    assert absent["grid"] == {"identification", "legal", "ladder", "utility", "open-set", "dp"}  # no ranks kept
+    # a grid's cells hold the legal criteria, but no ranks: no CMC curve
+    assert absent["grid"] == {"identification", "ladder", "utility", "open-set", "dp"}
 
 
 def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, grid_built):

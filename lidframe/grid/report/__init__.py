@@ -14,7 +14,11 @@
     without one); without, the table is as before.  When any cell is open-set (its prior's
     ``outside`` > 0) every row also has the open-set columns :data:`OPEN_SET_COLUMNS`
     (``outside`` 0 and the others empty for a closed-set cell; in an open-set cell
-    ``alid`` and the other top-level LID columns are over every trial).
+    ``alid`` and the other top-level LID columns are over every trial).  When any cell
+    has the law's criteria (``[grid] legal``, the default), every row has
+    :data:`LEGAL_COLUMNS`: ``pi_link_2``, ``pi_link_n`` (the rank-1 rate) and ``pi_sing``
+    with their bounds, ``pi_link_n_chance`` (1/N) and ``legal_absent`` (why a criterion
+    of the cell is empty; ``""`` when none is).
 ``summary.md`` / ``summary.html``
     with scenarios, first a table of the scenarios the cells hold (:func:`scenario_rows`:
     scenario, code, enrolment, trials, model); then
@@ -74,7 +78,7 @@ the per-speaker tables of cells (:mod:`~lidframe.grid.report.per_speaker`), the 
 (:mod:`~lidframe.grid.report.write`).
 """
 
-from lidframe.grid.report.columns import OPEN_SET_COLUMNS, SCENARIO_COLUMNS, UTILITY_COLUMNS
+from lidframe.grid.report.columns import LEGAL_COLUMNS, OPEN_SET_COLUMNS, SCENARIO_COLUMNS, UTILITY_COLUMNS
 from lidframe.grid.report.comparison import SCENARIO_CODES, scenario_rows, utility_note
 from lidframe.grid.report.per_speaker import cell_per_speaker, with_per_speaker
 from lidframe.grid.report.staleness import freshness_warnings, report_warnings
@@ -94,6 +98,7 @@ __all__ = [
     "SCENARIO_COLUMNS",
     "UTILITY_COLUMNS",
     "OPEN_SET_COLUMNS",
+    "LEGAL_COLUMNS",
     "utility_note",
     "SCENARIO_CODES",
     "cell_per_speaker",

@@ -4,8 +4,8 @@ The tidy table (:func:`~lidframe.grid.report.tidy.tidy_table`) has the component
 (:data:`lidframe.grid.store.KEYS`, with ``scenario`` after the mechanism when any cell has
 one: :func:`component_columns`), then every scalar metric of the summary, its interval
 bounds (:func:`ci_columns`), the k-utterance attacker's columns
-(:func:`longitudinal_column`), the open-set columns :data:`OPEN_SET_COLUMNS` and the
-utility columns :data:`UTILITY_COLUMNS`.  The comparison tables of ``summary.md``,
+(:func:`longitudinal_column`), the open-set columns :data:`OPEN_SET_COLUMNS`, the law's
+criteria :data:`LEGAL_COLUMNS` and the utility columns :data:`UTILITY_COLUMNS`.  The comparison tables of ``summary.md``,
 ``summary.html`` and ``table.tex`` show :data:`_PAPER`, then :data:`_UTILITY_PAPER` when the
 table has the utility columns (:func:`paper_columns`); the scenario table
 :data:`SCENARIO_COLUMNS`.
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SCENARIO_COLUMNS",
     "OPEN_SET_COLUMNS",
+    "LEGAL_ESTIMATES",
+    "LEGAL_COLUMNS",
     "UTILITY_COLUMNS",
     "LONGITUDINAL_METRICS",
     "component_columns",
@@ -46,6 +48,19 @@ OPEN_SET_COLUMNS = (
     "misattribution_rate",
     "misattribution_threshold",
     "misattribution_rate_at_threshold",
+)
+#: The law's criteria in the tidy table (when any cell has a ``legal`` block): pi_link at N' = 2 and at
+#: N' = N (the rank-1 rate), pi_sing at N, each with its interval bounds (:meth:`Interval.columns
+#: <lidframe.stats.interval.Interval.columns>`).  Their chance levels are 1/2, 1/N and e^-1: only 1/N
+#: differs between systems, so only it is a column (``pi_link_n_chance``).
+LEGAL_ESTIMATES = ("pi_link_2", "pi_link_n", "pi_sing")
+#: :data:`LEGAL_ESTIMATES` with their bounds, ``pi_link_n_chance``, and ``legal_absent``: why a criterion
+#: of the cell is empty (``criterion: why``, ``; ``-joined), ``""`` when none is.
+LEGAL_COLUMNS = (
+    *("pi_link_2", "pi_link_2_low", "pi_link_2_high"),
+    *("pi_link_n", "pi_link_n_low", "pi_link_n_high", "pi_link_n_chance"),
+    *("pi_sing", "pi_sing_low", "pi_sing_high"),
+    "legal_absent",
 )
 #: The utility columns of the tidy table (when any reported system names a utility file).
 UTILITY_COLUMNS = ("wer", "wer_low", "wer_high", "rho_f0", "rho_f0_low", "rho_f0_high")

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lidframe.errors import InputError
 from lidframe.grid.records import FinishedCell
 from lidframe.grid.report.columns import (
+    LEGAL_COLUMNS,
     LONGITUDINAL_METRICS,
     OPEN_SET_COLUMNS,
     UTILITY_COLUMNS,
@@ -28,9 +29,13 @@ from lidframe.grid.stored import as_finished_cell
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.utility import Utility
 
-__all__ = ["tidy_table"]
+__all__ = ["tidy_table", "NOT_STORED"]
+
+#: ``legal_absent`` of a cell stored without the ``legal`` block, in a table whose other cells have one.
+NOT_STORED = "not computed: the cell was stored without the legal block ([grid] legal = false, or an earlier lidframe)"
 
 
 def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Utility] | None = None) -> pd.DataFrame:
@@ -49,7 +54,9 @@ def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Ut
         One row per cell: the component columns (``scenario`` after ``mechanism`` when any
         cell has a scenario), then every scalar summary metric,
         ``<metric>_low`` / ``<metric>_high`` and ``long_<fusion>_k<k>_<metric>`` columns,
-        the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set, and last,
+        the open-set columns :data:`OPEN_SET_COLUMNS` when any cell is open-set, the law's
+        criteria :data:`LEGAL_COLUMNS` when any cell has its ``legal`` block (NaN where a
+        criterion is absent, ``legal_absent`` saying why), and last,
         when any cell's system has a utility, :data:`UTILITY_COLUMNS`: the system's WER
         (a fraction of its reference words) and mean rho_F0, each with the low and high
         bound of its bootstrap interval; NaN where the system has none (no utility, no
@@ -61,10 +68,13 @@ def tidy_table(results: Sequence[Mapping[str, Any]], *, utility: Mapping[str, Ut
     any_open = any(cell.summary.open_set is not None for cell in cells)
     utility = dict(utility or {})
     any_utility = any(cell.system in utility for cell in cells)
+    any_legal = any(cell.legal is not None for cell in cells)
     keys = component_columns([cell.to_dict() for cell in cells])
     rows = []
     for cell in cells:
         row = _row(cell, keys, open_set=any_open)
+        if any_legal:
+            row.update(_legal_columns(cell.legal))
         if any_utility:
             row.update(_utility_columns(utility.get(cell.system)))
         rows.append(row)
@@ -110,6 +120,29 @@ def _open_set_columns(open_set: Mapping[str, Any] | None) -> dict[str, Any]:
 
     estimates = open_set_estimates(open_set)  # the groups' ALID, the rates
     return {key: estimates[key] if key in estimates else open_set.get(key) for key in OPEN_SET_COLUMNS}
+
+
+def _legal_columns(legal: LegalCriteria | None) -> dict[str, Any]:
+    """The :data:`LEGAL_COLUMNS` of one cell: its legal block's pi_link(2), pi_link(N), pi_sing, or NaN and why not."""
+    values: dict[str, Any] = dict.fromkeys(LEGAL_COLUMNS, math.nan)
+    if legal is None:
+        values["legal_absent"] = NOT_STORED
+        return values
+    curve, single = legal.linkability, legal.singling_out
+    if curve is not None:
+        at = {point.n_prime: (point, interval) for point, interval in zip(curve.points, curve.intervals)}
+        for column, n_prime in (("pi_link_2", 2), ("pi_link_n", curve.n_enrolled)):
+            if n_prime in at:
+                point, interval = at[n_prime]
+                values[column] = point.pi_link
+                values.update(interval.columns(column))
+        if curve.n_enrolled in at:  # 1/N; that of pi_link_2 is 1/2 in every cell, so no column
+            values["pi_link_n_chance"] = at[curve.n_enrolled][0].chance
+    if single is not None:
+        values["pi_sing"] = single.pi_sing
+        values.update(single.interval.columns("pi_sing"))
+    values["legal_absent"] = "; ".join(f"{criterion}: {why}" for criterion, why in legal.absent.items())
+    return values
 
 
 def _utility_columns(utility: Utility | None) -> dict[str, float]:

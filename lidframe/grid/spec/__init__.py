@@ -10,6 +10,7 @@
     scenarios = ["ignorant", "lazy-informed", "semi-informed"]   # optional threat-model ladder (data dirs)
     seeds = [0]                                   # bootstrap seeds (one cell per seed)
     znorm_ddof = 1
+    legal = true                                  # linkability and singling out in every cell (default)
 
     [grid.longitudinal]                           # optional: k-utterance attackers (uniform-prior cells)
     k = [1, 4, "all"]

@@ -3,8 +3,8 @@
 :func:`read_toml` reads the file (only ``[grid]`` and ``[systems]`` sections);
 :func:`grid_axes` checks every key of ``[grid]`` -- the axes ``calibrators``, ``priors``,
 ``attackers``, ``mechanisms``, ``scenarios`` and ``seeds``, ``znorm_ddof``,
-``[grid.bootstrap]`` (or its old name ``[grid.ci]``) and ``[grid.longitudinal]`` -- in
-that order.  Every error names the file and the TOML key at fault (:func:`fail`); every
+``[grid.bootstrap]`` (or its old name ``[grid.ci]``), ``[grid.longitudinal]`` and
+``legal`` -- in that order.  Every error names the file and the TOML key at fault (:func:`fail`); every
 axis is a TOML list, even of one entry (:func:`axis_list`).  The ``[systems]`` tables are
 :mod:`lidframe.grid.spec.systems`'s.
 """
@@ -42,6 +42,7 @@ _GRID_KEYS = {
     "ci",
     "longitudinal",
     "evaluate",
+    "legal",
 }
 
 
@@ -137,8 +138,8 @@ def grid_axes(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
 
     Returns ``calibrators``, ``priors``, ``attackers``, ``mechanisms``, ``scenarios``,
     ``seeds``, ``evaluate`` (``znorm_ddof``, ``[grid.bootstrap]`` and ``[grid.evaluate]`` in
-    one :class:`~lidframe.core.options.EvaluateOptions`) and ``longitudinal``, checked in that order
-    (the first key at fault is the one named); the components are not built yet.
+    one :class:`~lidframe.core.options.EvaluateOptions`), ``longitudinal`` and ``legal``, checked in
+    that order (the first key at fault is the one named); the components are not built yet.
     """
     grid = _grid_table(path, doc)
     return {
@@ -154,7 +155,16 @@ def grid_axes(path: Path, doc: dict[str, Any]) -> dict[str, Any]:
         "seeds": _seeds(path, grid),
         "evaluate": _evaluate(path, grid),
         "longitudinal": _longitudinal(path, grid),
+        "legal": _legal(path, grid),
     }
+
+
+def _legal(path: Path, grid: dict[str, Any]) -> bool:
+    """``[grid] legal``: whether every cell computes the law's criteria (docs/legal.md); true when not given."""
+    value = grid.get("legal", True)
+    if not isinstance(value, bool):
+        fail(path, "grid.legal", f"must be true or false (a TOML boolean, unquoted), got {shown_value(value)}")
+    return value
 
 
 def _grid_table(path: Path, doc: dict[str, Any]) -> dict[str, Any]:

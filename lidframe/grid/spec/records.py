@@ -139,6 +139,10 @@ class GridSpec:
         ``misattribution_threshold``, ``operating_point``); the engine is the machine's.
     longitudinal : dict or None
         ``[grid.longitudinal]``: ``{"k": [...], "fusions": [...], "groups": int}``.
+    legal : bool
+        ``[grid] legal``: whether every cell computes linkability and singling out (its
+        summary's ``legal`` block, :func:`lidframe.analyses.legal_criteria.legal_criteria`);
+        true unless the spec says ``legal = false``.
     """
 
     path: Path
@@ -152,6 +156,7 @@ class GridSpec:
     evaluate: EvaluateOptions
     longitudinal: dict[str, Any] | None = None
     scenarios: tuple[str, ...] = ()
+    legal: bool = True
 
     @property
     def znorm_ddof(self) -> int:

@@ -352,8 +352,8 @@ def absent(report: Report) -> str | None:
         )
     if report.kind == "grid":
         return (
-            "Not computed: a grid does not compute singling out and linkability yet; lidframe evaluate on a cell's "
-            "dev and eval sets does (the legal block of its --json and this section). Inference is the LID above."
+            "Not computed: the grid ran with [grid] legal = false, or its cells were stored by a lidframe before "
+            "0.3.0; rerun lidframe grid with legal on (the default). Inference is the LID above."
         )
     return (
         "Not computed: lidframe evaluate computes singling out and linkability beside LID (the legal block of its "
