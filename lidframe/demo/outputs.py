@@ -19,6 +19,7 @@ from lidframe.data.fileio import StrPath, atomic_path, atomic_write, staged_outp
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.data.provenance import ScoreFile
     from lidframe.report import AttackerSettings, LadderEntry, Report
     from lidframe.utility import Utility
 
@@ -58,6 +59,7 @@ def write_demo_outputs(
     engines: Mapping[str, str] | None = None,
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Path | None:
     """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
 
@@ -89,6 +91,10 @@ def write_demo_outputs(
         its section "Privacy and utility" with the privacy-utility chart.
     utility_note : str, optional
         Which speech the utility was measured on (the voice set, what ρ_F0 is against).
+    score_files : sequence of ScoreFile
+        The score files with the provenance each holds: on the report's page, and in
+        ``summary.json``'s ``provenance`` (role -> :meth:`ScoreFile.to_dict
+        <lidframe.data.provenance.ScoreFile.to_dict>`).
 
     Returns
     -------
@@ -115,8 +121,11 @@ def write_demo_outputs(
         engines=engines,
         utility=utility,
         utility_note=utility_note,
+        score_files=score_files,
     )
     summary = _summary_json(record, results, utility, utility_note)
+    if score_files:
+        summary["provenance"] = {item.role: item.to_dict() for item in score_files}
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -199,6 +208,7 @@ def _demo_report(
     engines: Mapping[str, str] | None = None,
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -218,4 +228,5 @@ def _demo_report(
         engines=engines,
         utility=utility,
         utility_note=utility_note,
+        score_files=score_files,
     )
