@@ -287,8 +287,7 @@ class ScoreFile:
         return cls(str(role), str(path), read_provenance(path))
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"path", "provenance"}``: the document, or :data:`NO_PROVENANCE` where the file holds none."""
-        return {
-            "path": self.path,
-            "provenance": NO_PROVENANCE if self.provenance is None else self.provenance.to_dict(),
-        }
+        """``{"path", "provenance"}``, the document; where the file holds none, null and a ``note`` (:data:`NO_PROVENANCE`)."""
+        if self.provenance is None:
+            return {"path": self.path, "provenance": None, "note": NO_PROVENANCE}
+        return {"path": self.path, "provenance": self.provenance.to_dict()}
