@@ -42,6 +42,7 @@ from lidframe.report.analysis_figures import DP_ATTACKERS
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
 from lidframe.report.sections.dp import dp_audit_headline, dp_audit_settings
+from lidframe.report.sections.environment import utility_packages
 from lidframe.report.sections.ladder_model import LadderEntry, ladder_from_results
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
 from lidframe.report.sections.provenance_model import (
@@ -365,7 +366,7 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
         attackers=o.attackers,
         engines=o.engines,
         score_files=o.score_files,
-        used=_utility_packages(o.utility),
+        used=utility_packages((o.utility or {}).values()),
     )
     if o.kind not in ("evaluate", "sensitivity"):
         raise InputError(f"kind must be 'evaluate' or 'sensitivity' for a report of Results, got {o.kind!r}")
@@ -378,16 +379,6 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
         ladder=ladder_record,
         utility=utility_rows,
         utility_note=note,
-    )
-
-
-def _utility_packages(utility: Mapping[str, Utility] | None) -> tuple[str, ...]:
-    """The packages behind the utility's numbers: its recogniser's, and the pitch tracker's where ρ_F0 was measured."""
-    from lidframe.report.sections.environment import packages_used
-
-    measured = [u for u in (utility or {}).values() if hasattr(u, "recogniser")]  # checked by utility_of
-    return packages_used(
-        recognisers=[u.recogniser for u in measured], pitch=any(u.rho_f0 is not None for u in measured)
     )
 
 

@@ -21,9 +21,11 @@ import numpy as np
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
+from lidframe.data.provenance import ScoreFile
 from lidframe.errors import InputError
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
+from lidframe.report.sections.environment import utility_packages
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
 from lidframe.report.sections.provenance_model import (
     AttackerSettings,
@@ -306,6 +308,7 @@ def report_from_grid(
     command: str | None = None,
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Report:
     """A report of a grid's finished cells, one row per cell and one section per system.
 
@@ -328,6 +331,9 @@ def report_from_grid(
         :func:`lidframe.utility.utility` of its speech: every cell of that system (each
         attacker, mechanism, scenario, calibrator, prior and seed) is a point of the
         privacy-utility chart at its WER.
+    score_files : sequence of ScoreFile
+        The score files of the grid's systems, each with the provenance it holds (shown
+        under "Settings and provenance").
 
     Returns
     -------
@@ -364,6 +370,8 @@ def report_from_grid(
         settings=settings,
         command=command,
         attackers=[AttackerSettings.from_spec(spec) for spec in specs],
+        score_files=score_files,
+        used=utility_packages((utility or {}).values()),
     )
     return Report(
         title=title or f"lidframe grid report: {out}",

@@ -175,3 +175,43 @@ def test_a_score_file_without_provenance_still_evaluates_and_the_page_says_so(di
     page = parse((tmp_path / "report" / "report.html").read_text())
     assert page.find("table", id="score-file-2").find("tr", **{"class": "no-provenance"}).text() == NO_PROVENANCE
     assert page.find("table", id="score-file-1").find_all("tr", **{"class": "no-provenance"}) == []
+
+
+@pytest.mark.slow
+def test_lidframe_report_carries_the_provenance_of_the_grids_fresh_score_files(dirs, tmp_path, capsys, monkeypatch):
+    from tests.report.htmltree import parse
+
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    monkeypatch.chdir(tmp_path)
+    for split in ("dev", "eval"):
+        run(score(dirs[split], tmp_path / f"scored_{split}.npz", "random?seed=1"), capsys)
+        scores = RandomAttacker(seed=2).score(
+            read_data_dir(dirs[split]["trials"]), group_by_speaker(read_data_dir(dirs[split]["enrol"]))
+        )
+        scores.save(tmp_path / f"old_{split}.npz")  # without provenance
+    (tmp_path / "grid.toml").write_text(
+        '[grid]\ncalibrators = ["logistic"]\npriors = ["uniform"]\nseeds = [0]\n\n'
+        '[systems.scored]\ndev = "scored_dev.npz"\neval = "scored_eval.npz"\n\n'
+        '[systems.old]\ndev = "old_dev.npz"\neval = "old_eval.npz"\n'
+    )
+    run(["grid", "grid.toml", "--out", "out"], capsys)
+    run(["report", "out"], capsys)
+    page = parse((tmp_path / "out" / "report" / "report.html").read_text())
+    tables = {t.attrs["data-role"]: t for t in page.find_all("table", **{"class": "score-file"})}
+    assert sorted(tables) == ["old dev", "old eval", "scored dev", "scored eval"]
+    for split in ("dev", "eval"):
+        assert tables[f"old {split}"].find("tr", **{"class": "no-provenance"}).text() == NO_PROVENANCE
+        rows = {
+            tr.attrs["data-key"]: [td.text() for td in tr.find_all("td")]
+            for tr in tables[f"scored {split}"].find_all("tr")
+            if "data-key" in tr.attrs
+        }
+        assert rows["enrol wav.scp"][1] == sha256_of(dirs[split]["enrol"] / "wav.scp")
+        assert rows["trials utt2spk"][1] == sha256_of(dirs[split]["trials"] / "utt2spk")
+    # scored again: the grid's cells of that system are stale, and the page shows no provenance for numbers it is not of
+    run(score(dirs["eval"], tmp_path / "scored_eval.npz", "random?seed=1"), capsys)
+    run(["report", "out"], capsys)
+    page = parse((tmp_path / "out" / "report" / "report.html").read_text())
+    roles = sorted(t.attrs["data-role"] for t in page.find_all("table", **{"class": "score-file"}))
+    assert roles == ["old dev", "old eval"]

@@ -31,6 +31,7 @@ __all__ = [
     "environment_table",
     "packages_used",
     "text_pairs",
+    "utility_packages",
 ]
 
 
@@ -53,6 +54,19 @@ USED_PACKAGES = {
 _USED_BY = {("attacker", "ge2e"): "resemblyzer", ("recogniser", "pocketsphinx"): "pocketsphinx"}
 #: The package of the pitch tracker behind ρ_F0 (:mod:`lidframe.utility.pitch`).
 _PITCH_PACKAGE = "praat-parselmouth"
+
+
+def utility_packages(utilities: Iterable[object]) -> tuple[str, ...]:
+    """The packages behind utility records' numbers: the recogniser's, and the pitch tracker's where ρ_F0 was measured.
+
+    Parameters
+    ----------
+    utilities : iterable of lidframe.utility.Utility
+        Read by their ``recogniser`` and ``rho_f0``.
+    """
+    measured = [u for u in utilities if hasattr(u, "recogniser")]
+    recognisers = [u.recogniser for u in measured]
+    return packages_used(recognisers=recognisers, pitch=any(getattr(u, "rho_f0", None) is not None for u in measured))
 
 
 def _component_name(text: object) -> str:
