@@ -63,8 +63,7 @@ def write_demo_outputs(
 ) -> Path | None:
     """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
 
-    The four files are staged (:func:`lidframe.data.fileio.staged_outputs`): all are
-    written or, on an error, none.  Both demos write the same layout.
+    Staged (:func:`lidframe.data.fileio.staged_outputs`): all are written or none.  Both demos write this layout.
 
     Parameters
     ----------
@@ -92,9 +91,7 @@ def write_demo_outputs(
     utility_note : str, optional
         Which speech the utility was measured on (the voice set, what ρ_F0 is against).
     score_files : sequence of ScoreFile
-        The score files with the provenance each holds: on the report's page, and in
-        ``summary.json``'s ``provenance`` (role -> :meth:`ScoreFile.to_dict
-        <lidframe.data.provenance.ScoreFile.to_dict>`).
+        With their provenance: on the page, and in ``summary.json``'s ``provenance`` (role -> ``to_dict()``).
 
     Returns
     -------
@@ -104,8 +101,7 @@ def write_demo_outputs(
     Notes
     -----
     ``per_trial.csv`` has the column ``system`` (the label), then the columns of
-    :meth:`lidframe.core.evaluation.Result.to_frame`; floats with 12 significant digits,
-    outsider trials' LID as ``nan``.
+    :meth:`lidframe.core.evaluation.Result.to_frame`; floats with 12 significant digits, outsider trials' LID ``nan``.
     """
     # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
     report = _demo_report(
@@ -123,9 +119,7 @@ def write_demo_outputs(
         utility_note=utility_note,
         score_files=score_files,
     )
-    summary = _summary_json(record, results, utility, utility_note)
-    if score_files:
-        summary["provenance"] = {item.role: item.to_dict() for item in score_files}
+    summary = _summary_json(record, results, utility, utility_note, score_files)
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -134,9 +128,12 @@ def _summary_json(
     results: Mapping[str, Result],
     utility: Mapping[str, Utility] | None,
     utility_note: str | None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``) and the utility, if any."""
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility and provenance, if any."""
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    if score_files:
+        summary["provenance"] = {item.role: item.to_dict() for item in score_files}
     if utility is not None:
         summary["utility"] = {system: measured.to_dict() for system, measured in utility.items()}
         if utility_note is not None:

@@ -324,16 +324,12 @@ def report_from_grid(
         digested into the provenance.
     title : str, optional
         Default ``"lidframe grid report: <folder>"``.
-    inputs, settings, notes, created, command, utility_note
-        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec file).
+    inputs, settings, notes, created, command, utility_note, score_files
+        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec
+        file; the score files: those of the grid's systems).
     utility : mapping of str to Utility, optional
-        A system of the grid (a cell's ``system``, as the spec names it) ->
-        :func:`lidframe.utility.utility` of its speech: every cell of that system (each
-        attacker, mechanism, scenario, calibrator, prior and seed) is a point of the
-        privacy-utility chart at its WER.
-    score_files : sequence of ScoreFile
-        The score files of the grid's systems, each with the provenance it holds (shown
-        under "Settings and provenance").
+        A system of the grid (a cell's ``system``) -> :func:`lidframe.utility.utility` of its
+        speech: every cell of that system is a point of the privacy-utility chart at its WER.
 
     Returns
     -------
@@ -343,14 +339,12 @@ def report_from_grid(
         when the grid has several attackers; its label adds calibrator, prior and, with
         several seeds, the seed.  Its provenance names each attacker of the cells (a
         component spec, :meth:`~lidframe.report.sections.provenance_model.AttackerSettings.from_spec`:
-        its settings, and the digest of each file they name, such as a checkpoint, relative
-        to the working folder).
+        its settings, and the digest of each file they name, relative to the working folder).
 
     Raises
     ------
     InputError
-        No cells, a cell without its fields, its summary or its per-trial file, a utility
-        for a system that is not the grid's.
+        No cells, a cell without its fields, summary or per-trial file, a utility of no system of the grid.
     """
     out = Path(out_dir)
     rows = _grid_cells(cells, out)

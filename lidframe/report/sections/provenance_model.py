@@ -234,6 +234,10 @@ def _setting_text(value: Any) -> str:
     return str(value)
 
 
+def _score_files_tuple(items: Iterable[ScoreFile]) -> tuple[ScoreFile, ...]:
+    return tuple(items)
+
+
 def _attackers_tuple(items: Iterable[AttackerSettings]) -> tuple[AttackerSettings, ...]:
     items = tuple(items)
     for item in items:
@@ -287,7 +291,7 @@ class Provenance:
     environment: Environment | None = None
     attackers: tuple[AttackerSettings, ...] = attrs.field(converter=_attackers_tuple, factory=tuple)
     engines: tuple[tuple[str, str], ...] = attrs.field(converter=text_pairs, factory=tuple)
-    score_files: tuple[ScoreFile, ...] = attrs.field(converter=tuple, factory=tuple)
+    score_files: tuple[ScoreFile, ...] = attrs.field(converter=_score_files_tuple, factory=tuple)
 
 
 def command_line(argv: Sequence[str] | None = None) -> str:
