@@ -321,6 +321,16 @@ class NeuralAttacker(EmbeddingAttacker):
                 self._forward = torch.compile(self._model, dynamic=True)
         return self._model
 
+    @property
+    def weights_sha256(self) -> str | None:
+        """SHA-256 of the weights the model scores with; None until the model is built (its first embedding).
+
+        That of the weights file (``checkpoint``, or :meth:`default_weights`), or, without
+        one, of the seeded initialisation's tensors (each name and its bytes, in order);
+        recorded in the provenance of a score file (:mod:`lidframe.data.provenance`).
+        """
+        return self._weights_hash
+
     def _cache_key(self, audio: np.ndarray) -> str:
         config = json.dumps(
             {

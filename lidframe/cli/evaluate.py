@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +49,7 @@ if TYPE_CHECKING:
     from lidframe.analyses.verdict import Verdict
     from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
+    from lidframe.data.provenance import ScoreFile
     from lidframe.data.scoreset import ScoreSet
     from lidframe.report import Report
     from lidframe.stats.bootstrap import Bootstrap
@@ -249,12 +251,14 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.analyses.per_speaker import per_speaker
     from lidframe.analyses.verdict import EXIT_NOT_MET, judge, read_policy
     from lidframe.data.embedset import load_set
+    from lidframe.data.provenance import ScoreFile
 
     outputs = _Outputs.check(args)
     system_name(args)  # a bad --name or --attacker: one line, before any work
     attacker = attacker_spec(args)
     utility = _read_utility(args)
     policy = None if args.policy is None else read_policy(args.policy)  # a bad policy: one line, before any work
+    scored = [ScoreFile.of("dev", args.dev), ScoreFile.of("eval", args.eval)]  # a damaged provenance: one line
     eval_set = load_set(args.eval)
     intervals = _intervals(args, eval_set)
     bootstrap = intervals.bootstrap
@@ -272,8 +276,8 @@ def run(args: argparse.Namespace) -> int:
         speakers = per_speaker(result, bootstrap=bootstrap, scores=eval_set, sort_by=args.per_speaker_sort)
     report = None
     if outputs.report is not None:
-        report = _report(args, result, speakers, intervals, attacker, utility, legal)
-    _write_outputs(outputs, result, speakers, report, legal, verdict)
+        report = _report(args, result, speakers, intervals, attacker, utility, legal, scored)
+    _write_outputs(outputs, result, speakers, report, legal, scored, verdict)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
     return 0 if verdict is None or verdict.outcome == "pass" else EXIT_NOT_MET
@@ -384,15 +388,20 @@ def _write_outputs(
     speakers: Any,
     report: Report | None,
     legal: LegalCriteria,
+    scored: Sequence[ScoreFile] = (),
     verdict: Verdict | None = None,
 ) -> None:
-    """Write the files asked for: every one or, on an error, none (the JSON: the summary, its ``legal`` block and verdict)."""
+    """Write the files asked for: every one or, on an error, none (JSON: the summary, ``legal``, ``provenance``, verdict)."""
     from lidframe.data.fileio import atomic_path, staged_outputs, write_json
 
     with staged_outputs():  # every file or, on an error, none
         if outputs.json is not None:
+            provenance = {item.role: item.to_dict() for item in scored}
             verdict_block = {} if verdict is None else {"verdict": verdict.to_dict()}
-            write_json(outputs.json, {**result.to_dict(), "legal": legal.to_dict(), **verdict_block})
+            write_json(
+                outputs.json,
+                {**result.to_dict(), "legal": legal.to_dict(), "provenance": provenance, **verdict_block},
+            )
         if outputs.per_trial is not None:
             with atomic_path(outputs.per_trial) as tmp:
                 result.to_frame().to_csv(tmp, index=False, float_format="%.12g", na_rep="nan")
@@ -428,8 +437,9 @@ def _report(
     attacker: str | None,
     utility: Utility | None = None,
     legal: LegalCriteria | None = None,
+    scored: Sequence[ScoreFile] = (),
 ):
-    """The report of this run: the Result, its per-speaker table and legal criteria, the inputs and the flags."""
+    """The report of this run: the Result, its per-speaker table and legal criteria, the inputs, the flags, the score files."""
     from lidframe.registry import spec_inputs
     from lidframe.report import AttackerSettings, command_line, report_from_results
 
@@ -474,6 +484,7 @@ def _report(
         no_intervals={label: intervals.why_none} if intervals.why_none else None,
         utility=None if utility is None else {label: utility},
         utility_note=None if utility is None else _utility_note(utility),
+        score_files=scored,
     )
 
 

@@ -9,6 +9,13 @@ training speech, so an attacker that takes a checkpoint must be given one (``--c
 or ``checkpoint=`` in ``--attacker``).  Which speech the folders hold it cannot check:
 the line states what the run assumes.  The score set written is the same with or without
 the flag.
+
+An ``.npz`` score file also holds the run's provenance (:mod:`lidframe.data.provenance`,
+made by :func:`lidframe.report.score_files.score_provenance`): the attacker's spec and settings, the digests of the
+files it read (its checkpoint, its weights), of each data dir's tables and of the audio
+they list (where the attacker reads audio), the scenario, the command line, the software
+and the time.  ``lidframe evaluate`` carries it onto its report and into its JSON.  A
+``.csv`` has no room for it (a warning says so).
 """
 
 from __future__ import annotations
@@ -151,6 +158,8 @@ def run(args: argparse.Namespace) -> int:
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
     from lidframe.registry import create
+    from lidframe.report.score_files import score_provenance
+    from lidframe.report.sections.provenance_model import command_line
 
     scenario = None if args.scenario is None else check_scenario(args.scenario, key="--scenario")
     if Path(args.out).suffix.lower() not in (".npz", ".csv"):
@@ -164,21 +173,28 @@ def run(args: argparse.Namespace) -> int:
     attacker = create("attacker", args.attacker, **params)
     enrol = read_data_dir(args.enrol)
     found_in = dict.fromkeys((u.utt_id for u in enrol), f"--enrol {args.enrol}")
-    trials = []
+    data_dirs = [("enrol", args.enrol, enrol)]
     for folder in args.trials:
-        for utt in read_data_dir(folder):
+        data_dirs.append(("trials", folder, read_data_dir(folder)))
+        for utt in data_dirs[-1][2]:
             if (
                 utt.utt_id in found_in
             ):  # a trial scored against its own enrolment would leak, a repeat would count twice
                 raise InputError(f"--trials {folder}: utterance {utt.utt_id!r} is also in {found_in[utt.utt_id]}")
             found_in[utt.utt_id] = f"--trials {folder}"
-            trials.append(utt)
+    trials = [utt for _, _, utts in data_dirs[1:] for utt in utts]
     scores = attacker.score(trials, group_by_speaker(enrol))
-    scores.save(out)
+    stated = None
     if scenario is not None and model is not None:
         stated = scenario.stated(
             enrolment=f"--enrol {args.enrol}", trials=[f"--trials {t}" for t in args.trials], model=model
         )
+    rung = None if scenario is None else {"name": scenario.name, "code": scenario.code, "stated": stated or ""}
+    command = command_line(getattr(args, "argv", None))
+    scores.save(
+        out, provenance=score_provenance(args.attacker, params, attacker, data_dirs, command=command, scenario=rung)
+    )
+    if stated is not None:
         print(f"scenario {stated}")
     print(
         f"scored {scores.n_trials} trials against N = {scores.n_enrolled} enrolled speakers "

@@ -22,7 +22,7 @@ from typing import Any
 from lidframe.data.fileio import StrPath, open_input, open_text
 from lidframe.errors import InputError, format_bytes, shorten
 
-__all__ = ["parse_failure", "read_capped", "read_json"]
+__all__ = ["parse_failure", "parse_json", "read_capped", "read_json"]
 
 
 def _grew(path: Path, max_bytes: int, what: str) -> InputError:
@@ -104,11 +104,37 @@ def read_json(path: StrPath, what: str, *, max_bytes: int) -> Any:
         text = handle.read(max_bytes + 1)  # characters: at most as many as bytes
     if len(text) > max_bytes:
         raise _grew(target, max_bytes, what)
+    return parse_json(text, target, what)
+
+
+def parse_json(text: str | bytes, where: StrPath, what: str) -> Any:
+    """The JSON value of *text*, read whole already (a file :func:`read_json` opened, an archive member).
+
+    Parameters
+    ----------
+    text : str or bytes
+        The document; bytes must be UTF-8.
+    where : str or os.PathLike
+        What holds it (a file, ``"scores.npz: its provenance"``), first in messages.
+    what : str
+        What was expected there, with its article, for messages.
+
+    Raises
+    ------
+    InputError
+        One line naming *where*: not UTF-8, not JSON (the line and column), nested too
+        deeply, or too large for memory.
+    """
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InputError(f"{where}: byte {exc.start} is not UTF-8 text; expected {what}") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(
-            f"{target}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected {what}"
+            f"{where}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); expected {what}"
         ) from None
     except (RecursionError, MemoryError, ValueError) as exc:
-        raise parse_failure(target, exc, what) or exc from None
+        raise parse_failure(where, exc, what) or exc from None

@@ -39,7 +39,7 @@ import math
 import os
 import zipfile
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -317,6 +317,7 @@ def read_npz(
     *,
     kinds: Mapping[str, Kind] | None = None,
     what: str = "archive",
+    only: Collection[str] | None = None,
 ) -> dict[str, np.ndarray]:
     """Read the arrays of a ``.npz`` archive after checking every header (module docstring).
 
@@ -334,6 +335,9 @@ def read_npz(
         (unicode/bytes strings or integers).
     what : str
         What the archive is (``"score set"``), for messages.
+    only : collection of str, optional
+        Read only the arrays of these keys (present ones; every header is still checked);
+        None: every array.
 
     Returns
     -------
@@ -367,7 +371,7 @@ def read_npz(
             if key in headers:
                 _check_kind(f"{path}: {key}", headers[key], kind)
         _check_total(path, headers.values(), path.stat().st_size)
-        return {key: _read_member(path, archive, info) for key, info in members.items()}
+        return {key: _read_member(path, archive, info) for key, info in members.items() if only is None or key in only}
 
 
 def read_npy(path: StrPath, *, kind: Kind | None = None, what: str = "array") -> np.ndarray:

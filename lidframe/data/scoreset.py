@@ -15,7 +15,9 @@ Two file layouts are read and written:
 
 ``.npz``
     keys ``scores`` (T, N) float, ``enrolled`` (N,) str, ``trial_speakers`` (T,) str
-    and optionally ``trial_ids`` (T,) str; stored without pickle.
+    and optionally ``trial_ids`` (T,) str; stored without pickle.  A file ``lidframe
+    score`` wrote also holds its provenance (:mod:`lidframe.data.provenance`), which
+    loading leaves unread.
 ``.csv``
     the long layout of the published LID reference code, one row per
     (trial, enrolled speaker) pair: ``enroll_spk,trial_spk,trial_id,score``.
@@ -35,6 +37,7 @@ from numpy.typing import ArrayLike
 
 from lidframe.data.fileio import StrPath, atomic_path, check_input_file, float_texts, open_text
 from lidframe.data.npzfile import Kind, read_npz
+from lidframe.data.provenance import PROVENANCE_KEY, ScoreProvenance, provenance_member
 from lidframe.errors import InputError, preview, quote, shorten
 
 if TYPE_CHECKING:
@@ -385,18 +388,25 @@ class ScoreSet(TrialBookkeeping):
             message = str(exc)
             raise InputError(message if message.startswith(str(path)) else f"{path}: {message}") from None
 
-    def save(self, path: StrPath) -> None:
+    def save(self, path: StrPath, *, provenance: ScoreProvenance | None = None) -> None:
         """Write the score set to ``.npz`` or long ``.csv`` (chosen by suffix), atomically.
 
         A ``.csv`` writes each score as the shortest decimal text that reads back as the same
         float64 (:func:`~lidframe.data.fileio.float_texts`): :meth:`load` gives the same bits.
+        An ``.npz`` also holds *provenance*, where given (:mod:`lidframe.data.provenance`);
+        a ``.csv`` has no room for it (a warning says it is left out).
         """
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".npz":
+            arrays = {key: getattr(self, key) for key in NPZ_KEYS}
+            if provenance is not None:
+                arrays[PROVENANCE_KEY] = provenance_member(provenance, where=path)
             with atomic_path(path, suffix=".npz") as tmp, open(tmp, "wb") as handle:
-                np.savez(handle, **{key: getattr(self, key) for key in NPZ_KEYS})
+                np.savez(handle, **arrays)
         elif suffix == ".csv":
+            if provenance is not None:
+                warnings.warn(f"{path}: a .csv score file holds no provenance; write .npz to keep it", stacklevel=2)
             frame = self.to_frame()
             frame["score"] = float_texts(self.scores.ravel().tolist())  # shortest text that reads back exactly
             with atomic_path(path) as tmp:
@@ -554,7 +564,8 @@ class _LongLayout:
 
 
 def _load_npz(path: Path) -> ScoreSet:
-    fields = read_npz(path, NPZ_KEYS[:3], NPZ_KEYS[3:], kinds=_NPZ_KINDS, what="score set")
+    optional = (*NPZ_KEYS[3:], PROVENANCE_KEY)
+    fields = read_npz(path, NPZ_KEYS[:3], optional, kinds=_NPZ_KINDS, what="score set", only=NPZ_KEYS)
     return ScoreSet(**fields, source=str(path))
 
 

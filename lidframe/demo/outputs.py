@@ -19,6 +19,7 @@ from lidframe.data.fileio import StrPath, atomic_path, atomic_write, staged_outp
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.data.provenance import ScoreFile
     from lidframe.report import AttackerSettings, LadderEntry, Report
     from lidframe.utility import Utility
 
@@ -58,11 +59,11 @@ def write_demo_outputs(
     engines: Mapping[str, str] | None = None,
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Path | None:
     """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
 
-    The four files are staged (:func:`lidframe.data.fileio.staged_outputs`): all are
-    written or, on an error, none.  Both demos write the same layout.
+    Staged (:func:`lidframe.data.fileio.staged_outputs`): all are written or none.  Both demos write this layout.
 
     Parameters
     ----------
@@ -89,6 +90,8 @@ def write_demo_outputs(
         its section "Privacy and utility" with the privacy-utility chart.
     utility_note : str, optional
         Which speech the utility was measured on (the voice set, what ρ_F0 is against).
+    score_files : sequence of ScoreFile
+        With their provenance: on the page, and in ``summary.json``'s ``provenance`` (role -> ``to_dict()``).
 
     Returns
     -------
@@ -98,8 +101,7 @@ def write_demo_outputs(
     Notes
     -----
     ``per_trial.csv`` has the column ``system`` (the label), then the columns of
-    :meth:`lidframe.core.evaluation.Result.to_frame`; floats with 12 significant digits,
-    outsider trials' LID as ``nan``.
+    :meth:`lidframe.core.evaluation.Result.to_frame`; floats with 12 significant digits, outsider trials' LID ``nan``.
     """
     # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
     report = _demo_report(
@@ -115,8 +117,9 @@ def write_demo_outputs(
         engines=engines,
         utility=utility,
         utility_note=utility_note,
+        score_files=score_files,
     )
-    summary = _summary_json(record, results, utility, utility_note)
+    summary = _summary_json(record, results, utility, utility_note, score_files)
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -125,9 +128,12 @@ def _summary_json(
     results: Mapping[str, Result],
     utility: Mapping[str, Utility] | None,
     utility_note: str | None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``) and the utility, if any."""
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility and provenance, if any."""
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    if score_files:
+        summary["provenance"] = {item.role: item.to_dict() for item in score_files}
     if utility is not None:
         summary["utility"] = {system: measured.to_dict() for system, measured in utility.items()}
         if utility_note is not None:
@@ -199,6 +205,7 @@ def _demo_report(
     engines: Mapping[str, str] | None = None,
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -218,4 +225,5 @@ def _demo_report(
         engines=engines,
         utility=utility,
         utility_note=utility_note,
+        score_files=score_files,
     )

@@ -84,11 +84,15 @@ class Freshness:
     unchecked : str or None
         Why the cells could not be checked (no ``grid.json``, the spec moved, ...); None
         when they were.
+    score_files : tuple of (str, str, str)
+        (system, split, absolute path) of each score-set source of the spec's systems,
+        where the cells were checked: the files whose provenance the page shows.
     """
 
     spec: str | None
     stale: dict[str, str] = attrs.field(factory=dict)
     unchecked: str | None = None
+    score_files: tuple[tuple[str, str, str], ...] = ()
 
 
 def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Freshness:
@@ -150,7 +154,13 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
     except Exception as exc:  # noqa: BLE001 - advisory: whatever stops the check (a plugin, a stat) must not stop the report
         text = str(exc) if isinstance(exc, InputError) else f"{type(exc).__name__}: {exc}"
         return Freshness(str(spec_path), unchecked=" ".join(text.split()))
-    return Freshness(str(spec_path), _stale(plan.cells, stored))
+    files = [
+        (s.name, split, p)
+        for s in spec.systems
+        for split, p in (("dev", s.dev), ("eval", s.eval))
+        if isinstance(p, str)
+    ]
+    return Freshness(str(spec_path), _stale(plan.cells, stored), score_files=tuple(files))
 
 
 def _read_again(spec_path: StrPath) -> GridSpec:

@@ -35,12 +35,14 @@ from lidframe.analyses.sensitivity import SensitivityResult
 from lidframe.core.lid import LN2
 from lidframe.core.result import Result
 from lidframe.data.fileio import StrPath
+from lidframe.data.provenance import ScoreFile
 from lidframe.errors import InputError
 from lidframe.privacy.audit import AUDIT_BOOTSTRAP, DPAuditResult
 from lidframe.report.analysis_figures import DP_ATTACKERS
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
 from lidframe.report.sections.dp import dp_audit_headline, dp_audit_settings
+from lidframe.report.sections.environment import utility_packages
 from lidframe.report.sections.identification import page_cmc
 from lidframe.report.sections.ladder_model import LadderEntry, ladder_from_results
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
@@ -224,6 +226,10 @@ class ResultsOptions:
         label -> :func:`lidframe.analyses.legal_criteria.legal_criteria` of its Result and
         eval set: the section "Singling out, linkability, inference".  None: the section
         says how to get it.
+    score_files : sequence of ScoreFile
+        The score files behind the numbers, each with the provenance it holds
+        (:meth:`ScoreFile.of <lidframe.data.provenance.ScoreFile.of>`): shown under
+        "Settings and provenance", or that a file holds none.
     """
 
     title: str | None = None
@@ -243,6 +249,7 @@ class ResultsOptions:
     utility: Mapping[str, Utility] | None = None
     utility_note: str | None = None
     legal: Mapping[str, LegalCriteria] | None = None
+    score_files: Sequence[ScoreFile] = ()
 
 
 def report_from_results(
@@ -265,6 +272,7 @@ def report_from_results(
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
     legal: Mapping[str, LegalCriteria] | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -277,9 +285,10 @@ def report_from_results(
         their sensitivity and per-speaker records, the threat-model ladder, each system's
         utility, its legal criteria): the attributes of :class:`ResultsOptions`, each
         described there.
-    inputs, settings, notes, created, command, attackers, engines
+    inputs, settings, notes, created, command, attackers, engines, score_files
         Its provenance and notes (the input files, the run's settings, the command line,
-        the attackers, the speech engines), as :class:`ResultsOptions` describes them.
+        the attackers, the speech engines, the score files' own provenance), as
+        :class:`ResultsOptions` describes them.
 
     Returns
     -------
@@ -312,6 +321,7 @@ def report_from_results(
         utility=utility,
         utility_note=utility_note,
         legal=legal,
+        score_files=score_files,
     )
     return _results_report(results, options)
 
@@ -357,6 +367,8 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
         command=o.command,
         attackers=o.attackers,
         engines=o.engines,
+        score_files=o.score_files,
+        used=utility_packages((o.utility or {}).values()),
     )
     if o.kind not in ("evaluate", "sensitivity"):
         raise InputError(f"kind must be 'evaluate' or 'sensitivity' for a report of Results, got {o.kind!r}")

@@ -22,9 +22,11 @@ from lidframe.analyses.legal_criteria import LegalCriteria
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
+from lidframe.data.provenance import ScoreFile
 from lidframe.errors import InputError
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
+from lidframe.report.sections.environment import utility_packages
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
 from lidframe.report.sections.provenance_model import (
     AttackerSettings,
@@ -315,6 +317,7 @@ def report_from_grid(
     command: str | None = None,
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
+    score_files: Sequence[ScoreFile] = (),
 ) -> Report:
     """A report of a grid's finished cells, one row per cell and one section per system.
 
@@ -330,13 +333,12 @@ def report_from_grid(
         digested into the provenance.
     title : str, optional
         Default ``"lidframe grid report: <folder>"``.
-    inputs, settings, notes, created, command, utility_note
-        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec file).
+    inputs, settings, notes, created, command, utility_note, score_files
+        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec
+        file; the score files: those of the grid's systems).
     utility : mapping of str to Utility, optional
-        A system of the grid (a cell's ``system``, as the spec names it) ->
-        :func:`lidframe.utility.utility` of its speech: every cell of that system (each
-        attacker, mechanism, scenario, calibrator, prior and seed) is a point of the
-        privacy-utility chart at its WER.
+        A system of the grid (a cell's ``system``) -> :func:`lidframe.utility.utility` of its
+        speech: every cell of that system is a point of the privacy-utility chart at its WER.
 
     Returns
     -------
@@ -346,14 +348,12 @@ def report_from_grid(
         when the grid has several attackers; its label adds calibrator, prior and, with
         several seeds, the seed.  Its provenance names each attacker of the cells (a
         component spec, :meth:`~lidframe.report.sections.provenance_model.AttackerSettings.from_spec`:
-        its settings, and the digest of each file they name, such as a checkpoint, relative
-        to the working folder).
+        its settings, and the digest of each file they name, relative to the working folder).
 
     Raises
     ------
     InputError
-        No cells, a cell without its fields, its summary or its per-trial file, a utility
-        for a system that is not the grid's.
+        No cells, a cell without its fields, summary or per-trial file, a utility of no system of the grid.
     """
     out = Path(out_dir)
     rows = _grid_cells(cells, out)
@@ -373,6 +373,8 @@ def report_from_grid(
         settings=settings,
         command=command,
         attackers=[AttackerSettings.from_spec(spec) for spec in specs],
+        score_files=score_files,
+        used=utility_packages((utility or {}).values()),
     )
     return Report(
         title=title or f"lidframe grid report: {out}",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -50,8 +51,10 @@ def test_the_score_set_is_the_same_with_the_flag(data, capsys, name):
     assert run(score(dirs, folder / "rung.npz", "--attacker", "random", "--scenario", name), capsys)[0] == 0
     with np.load(folder / "plain.npz") as plain, np.load(folder / "rung.npz") as rung:
         assert sorted(plain.files) == sorted(rung.files)  # no new key
-        for key in plain.files:
+        for key in set(plain.files) - {"provenance"}:  # the provenance states the rung (and the time)
             np.testing.assert_array_equal(plain[key], rung[key])
+        assert json.loads(rung["provenance"].item())["scenario"]["name"] == name
+        assert json.loads(plain["provenance"].item())["scenario"] is None
 
 
 def test_ignorant_states_the_original_enrolment_and_the_clear_model(data, capsys):

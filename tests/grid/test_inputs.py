@@ -122,3 +122,35 @@ def test_a_data_dirs_spk2utt_is_an_input_when_present(tmp_path):
     assert any(key.endswith("spk2utt") for key in inputs)
     spk2utt.write_text("".join(f"evalspk{s} eval-trials-{s}-1 eval-trials-{s}-0\n" for s in range(3)))
     assert cell_inputs()[1] != before
+
+
+def test_a_score_file_written_again_with_new_provenance_is_a_new_input(tmp_path):
+    """A score-set input is keyed by its bytes, provenance included (issue 41): rewritten, its cells are recomputed.
+
+    The key of a file without provenance is still the SHA-256 of its bytes, as every stored
+    cell recorded it; a file scored again (the same scores, a new time in its provenance)
+    is a new input, so no result computed from the old file is reused for it.
+    """
+    import hashlib
+
+    import attrs
+
+    from lidframe.data.digests import DigestCache
+    from lidframe.data.provenance import AttackerRecord, ScoreProvenance
+    from lidframe.data.simulate import simulate_system
+    from lidframe.grid.inputs import InputDigests
+
+    _, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=4, trials_per_speaker=2)
+    path = tmp_path / "eval.npz"
+
+    def key() -> str:
+        return InputDigests(DigestCache()).source("eval", str(path), reads_audio=False)["eval file"][1]
+
+    ev.save(path)
+    assert key() == hashlib.sha256(path.read_bytes()).hexdigest()  # an old file: the key it always had
+    record = ScoreProvenance.make(AttackerRecord.of("random"), [], command="lidframe score ...")
+    ev.save(path, provenance=record)
+    first = key()
+    assert first == hashlib.sha256(path.read_bytes()).hexdigest()
+    ev.save(path, provenance=attrs.evolve(record, created="2030-01-01T00:00:00+00:00"))
+    assert key() != first

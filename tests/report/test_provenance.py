@@ -361,3 +361,46 @@ def test_detection_costs_show_where_the_summary_has_them():
     (row,) = table.rows
     assert row[titles.index("minDCF")].text == "0.312" and row[titles.index("minDCF")].sort == repr(0.3125)
     assert row[titles.index("actDCF")].text == "0.406" and row[titles.index("actDCF")].sort == repr(0.40625)
+
+
+# ------------------------------------------------------------------ the packages a page names where used (issue 41)
+def test_the_software_names_resemblyzer_the_recogniser_and_the_pitch_tracker_where_used():
+    from lidframe.report import AttackerSettings, report_from_results
+    from lidframe.report.sections.environment import environment_table
+    from tests.report.conftest import utility_record
+
+    dev, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=5, trials_per_speaker=3)
+    result = lidframe.evaluate(dev, ev)
+
+    def used(**options) -> dict[str, str]:
+        report = report_from_results({"a": result}, created=CREATED, **options)
+        rows = {key: value for key, _, value in environment_table(report.provenance.environment)}
+        return {name: rows[name] for name in ("resemblyzer", "pocketsphinx", "praat-parselmouth") if name in rows}
+
+    assert used() == {}  # nothing of them behind the numbers: not on the page
+    assert used(attackers=[AttackerSettings.from_spec("ge2e?device=cpu")]) == {
+        "resemblyzer": metadata_version("resemblyzer")
+    }
+    with_rho = utility_record(0.2, rho_f0=0.8, recogniser="pocketsphinx (en-us, the wheel's model)")
+    assert used(utility={"a": with_rho}) == {
+        "pocketsphinx": metadata_version("pocketsphinx"),
+        "praat-parselmouth": metadata_version("praat-parselmouth"),
+    }
+    assert used(utility={"a": utility_record(0.2, recogniser="pocketsphinx")}) == {
+        "pocketsphinx": metadata_version("pocketsphinx")
+    }  # no ρ_F0 measured: no pitch tracker
+    assert used(utility={"a": utility_record(0.2, recogniser="my-asr?beam=4")}) == {}
+
+
+def test_a_score_file_scored_by_ge2e_puts_resemblyzer_on_the_page(tmp_path):
+    from lidframe.data.provenance import AttackerRecord, ScoreFile, ScoreProvenance
+    from lidframe.report import render_html, report_from_results
+
+    dev, ev = simulate_system(leakage=0.5, seed=1, n_enrolled=5, trials_per_speaker=3)
+    record = ScoreProvenance.make(AttackerRecord.of("ge2e", spec="ge2e"), [], command=None)
+    ev.save(tmp_path / "eval.npz", provenance=record)
+    report = report_from_results(
+        {"a": lidframe.evaluate(dev, ev)}, created=CREATED, score_files=[ScoreFile.of("eval", tmp_path / "eval.npz")]
+    )
+    rows = environment_rows(parse(render_html(report)))
+    assert rows["resemblyzer"] == metadata_version("resemblyzer")

@@ -5,8 +5,9 @@
 pretrained GE2E encoder up the threat-model ladder with its output layer adapted for the
 semi-informed rung (:func:`_score_ge2e`, :func:`_adapt_ge2e`), and the seeded random
 attacker, the floor (:func:`_score_random`).  Every score file is written anew on each run
-(the embedding cache is the reuse); each attacker is recorded in ``run.attackers`` for the
-report's provenance.
+(the embedding cache is the reuse), with its provenance, as ``lidframe score`` writes it
+(:func:`~lidframe.demo.voice.provenance.split_provenance`); each attacker is recorded in
+``run.attackers`` for the report's provenance.
 """
 
 from __future__ import annotations
@@ -115,29 +116,30 @@ def _epochs(n: int) -> str:
     return f"{n} epoch" if n == 1 else f"{n} epochs"
 
 
-def _score_both_splits(run: _DemoRun, attacker, label: str, enrol_root: Path, trial_root: Path) -> dict[str, Path]:
+def _score_both_splits(
+    run: _DemoRun, attacker, label: str, enrol_root: Path, trial_root: Path, spec: tuple[str, dict]
+) -> dict[str, Path]:
     """Score dev and eval trials of *trial_root* against the speakers of *enrol_root*; ``split -> score file``.
 
     Always rescored: the embedding cache is the reuse (and the scores never outlive a
-    changed checkpoint or corpus).
+    changed checkpoint or corpus).  Each file holds its provenance, *spec* naming the
+    attacker (a registry name and its parameters).
     """
+    from lidframe.data.kaldi import read_data_dir
+    from lidframe.data.utterance import group_by_speaker
+    from lidframe.demo.voice.provenance import split_provenance
+
     scored = {}
     for split in ("dev", "eval"):
         path = run.out / "scores" / f"{label.replace('/', '_')}_{split}.npz"
         path.parent.mkdir(exist_ok=True)
-        _scores(attacker, enrol_root, trial_root, split).save(path)
+        enrol_dir, trial_dir = enrol_root / f"{split}_enrolls", trial_root / f"{split}_trials"
+        enrol, trials = read_data_dir(enrol_dir), read_data_dir(trial_dir)
+        scores = attacker.score(trials, group_by_speaker(enrol))
+        dirs = [("enrol", enrol_dir, enrol), ("trials", trial_dir, trials)]
+        scores.save(path, provenance=split_provenance(label, *spec, attacker, dirs, digests=run.digests))
         scored[split] = path
     return scored
-
-
-def _scores(attacker, enrol_root: Path, trial_root: Path, split: str):
-    """*attacker*'s score set of ``trial_root/<split>_trials`` against the speakers of ``enrol_root/<split>_enrolls``."""
-    from lidframe.data.kaldi import read_data_dir
-    from lidframe.data.utterance import group_by_speaker
-
-    enrol = read_data_dir(enrol_root / f"{split}_enrolls")
-    trials = read_data_dir(trial_root / f"{split}_trials")
-    return attacker.score(trials, group_by_speaker(enrol))
 
 
 def _score_ecapa(run: _DemoRun, name: str, root: Path, checkpoint: Path) -> dict[str, dict[str, Path]]:
@@ -149,7 +151,8 @@ def _score_ecapa(run: _DemoRun, name: str, root: Path, checkpoint: Path) -> dict
     )
     label = f"{name}/ecapa" if VOICE_DEMO_SYSTEMS[name] is None else f"{name}/ecapa/semi-informed"
     run.log(f"[scores {label}] scoring dev and eval trials against every enrolled speaker")
-    scored = {label: _score_both_splits(run, attacker, label, root, root)}
+    spec = ("ecapa", {**SMALL_ECAPA, "device": "cpu", "checkpoint": checkpoint})
+    scored = {label: _score_both_splits(run, attacker, label, root, root, spec)}
     if attacker.model_calls == 0:
         run.log(
             f"scores {label}: reused every embedding from {run.out / 'embedding-cache'} (same audio, same checkpoint)"
@@ -179,19 +182,18 @@ def _score_ge2e(
             files={"weights": resemblyzer_weights()},
         )
     )
-    plain = roots["plain"]
+    plain, spec = roots["plain"], ("ge2e", {"device": "cpu"})
     run.log(
         f"[scores ge2e] the pretrained GE2E encoder: {sum(1 for p in VOICE_DEMO_SYSTEMS.values() if p)} systems x 2 rungs"
     )
     scored: dict[str, dict[str, Path]] = {}
     for name, root in roots.items():
         if VOICE_DEMO_SYSTEMS[name] is None:
-            scored[f"{name}/ge2e"] = _score_both_splits(run, pretrained, f"{name}/ge2e", root, root)
+            scored[f"{name}/ge2e"] = _score_both_splits(run, pretrained, f"{name}/ge2e", root, root, spec)
             continue
-        scored[f"{name}/ge2e/ignorant"] = _score_both_splits(run, pretrained, f"{name}/ge2e/ignorant", plain, root)
-        scored[f"{name}/ge2e/lazy-informed"] = _score_both_splits(
-            run, pretrained, f"{name}/ge2e/lazy-informed", root, root
-        )
+        for rung, enrol_root in (("ignorant", plain), ("lazy-informed", root)):
+            label = f"{name}/ge2e/{rung}"
+            scored[label] = _score_both_splits(run, pretrained, label, enrol_root, root, spec)
     for name, root in roots.items():
         if VOICE_DEMO_SYSTEMS[name] is None:
             continue
@@ -206,7 +208,8 @@ def _score_ge2e(
         )
         label = f"{name}/ge2e/semi-informed"
         run.log(f"[scores {label}] scoring with the adapted encoder")
-        scored[label] = _score_both_splits(run, adapted, label, root, root)
+        adapted_spec = ("ge2e", {"device": "cpu", "checkpoint": checkpoint})
+        scored[label] = _score_both_splits(run, adapted, label, root, root, adapted_spec)
     return scored
 
 
@@ -252,4 +255,5 @@ def _score_random(run: _DemoRun) -> dict[str, Path]:
     from lidframe.attackers import RandomAttacker
 
     corpus = run.out / "corpus"
-    return _score_both_splits(run, RandomAttacker(seed=run.seed), "random", corpus, corpus)
+    spec = ("random", {"seed": run.seed})
+    return _score_both_splits(run, RandomAttacker(seed=run.seed), "random", corpus, corpus, spec)

@@ -90,10 +90,12 @@ def _write_outputs(
     """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder.
 
     *table* is the printed text (the comparison table, the ladder, the utility table);
-    *scored* the score files (row label -> split -> path) and *utilities* the utility
-    column (system -> record; empty when left out, and then *utility_note* says why, among
-    the report's notes): their files are the report's inputs.
+    *scored* the score files (row label -> split -> path; each holds its provenance, which
+    the page and ``summary.json`` carry) and *utilities* the utility column (system ->
+    record; empty when left out, and then *utility_note* says why, among the report's
+    notes): their files are the report's inputs.
     """
+    from lidframe.data.provenance import ScoreFile
     from lidframe.demo.outputs import write_demo_outputs
 
     inputs: dict[str, StrPath] = {
@@ -122,6 +124,9 @@ def _write_outputs(
         # left out of the report and summary.json, not of the printed table
         utility={name: u for name, u in utilities.items() if name in systems.values()} or None,
         utility_note=utility_note if utilities else None,
+        score_files=[
+            ScoreFile.of(f"{label} {split}", path) for label, paths in scored.items() for split, path in paths.items()
+        ],
     )
     _save_lid_ccdf(run, rows, results, systems)
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from lidframe.data.digests import DigestCache
+
 if TYPE_CHECKING:
     from lidframe.report.sections.ladder_model import LadderEntry
 
@@ -131,6 +133,8 @@ class _DemoRun:
     log: Callable[[str], object]
     #: The attackers behind the scores, with their settings and checkpoints, for the report's provenance.
     attackers: list = attrs.field(factory=list)
+    #: The digests of the files the score files' provenance names, each file hashed once per run.
+    digests: DigestCache = attrs.field(factory=DigestCache)
 
 
 def _digest(*parts: str | bytes) -> str:

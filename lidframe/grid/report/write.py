@@ -34,6 +34,7 @@ from lidframe.grid.stored import verify_per_trial_files
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.data.provenance import ScoreFile
     from lidframe.grid.freshness import Freshness
     from lidframe.grid.utility import UtilityFile
     from lidframe.report.model import Report
@@ -128,6 +129,7 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
 
         freshness = check_freshness(out)
     found = _utility_files(out, freshness, results)
+    scored = _score_files(freshness, results) if figures else []  # a damaged provenance: one line, before any file
     runpaths.refuse_outputs_on_inputs(
         folders={"report folder": folder}, inputs=[entry.path for entry in found.values()]
     )
@@ -136,7 +138,7 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     note = utility_note(found)
     warnings = report_warnings(freshness, results, out)
     # the page reads (and digests) every per-trial file: a damaged one stops here, before any file is written
-    report = _page(results, out, warnings, found) if figures else None
+    report = _page(results, out, warnings, found, scored) if figures else None
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings, note)
@@ -175,8 +177,23 @@ def _utility_files(out: Path, freshness: Freshness, results: Sequence[FinishedCe
     return {name: entry for name, entry in found.items() if name in reported}
 
 
+def _score_files(freshness: Freshness, results: Sequence[FinishedCell]) -> list[ScoreFile]:
+    """The score files of the reported systems whose cells are all fresh, each with the provenance it holds, read now."""
+    from lidframe.data.provenance import ScoreFile
+
+    stale = {r.system for r in results if r.cell_id in freshness.stale}
+    reported = {r.system for r in results} - stale  # a changed file's provenance is not that of the cells' numbers
+    return [
+        ScoreFile.of(f"{system} {split}", path) for system, split, path in freshness.score_files if system in reported
+    ]
+
+
 def _page(
-    results: Sequence[FinishedCell], out: Path, warnings: Sequence[str], found: Mapping[str, UtilityFile]
+    results: Sequence[FinishedCell],
+    out: Path,
+    warnings: Sequence[str],
+    found: Mapping[str, UtilityFile],
+    scored: Sequence[ScoreFile] = (),
 ) -> Report:
     """The ``report.html`` record of the grid: its warnings and scenarios as notes, utility, per-speaker tables."""
     from lidframe.report import report_from_grid
@@ -196,6 +213,7 @@ def _page(
         inputs={f"utility of {name}": entry.path for name, entry in found.items()},
         utility=utility or None,
         utility_note=utility_note(found, page=True),
+        score_files=scored,
     )
     return with_per_speaker(report, results, out)
 

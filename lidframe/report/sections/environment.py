@@ -1,12 +1,16 @@
 """The software behind a report's numbers: lidframe's code (version, source digest, git commit) and its packages.
 
 :func:`environment` reads it now (:class:`Environment`), without importing the packages;
-:func:`environment_table` is its table under "Settings and provenance".
+:func:`environment_table` is its table under "Settings and provenance".  Besides the
+packages every report names (:data:`ENVIRONMENT_PACKAGES`), the page names those of
+:data:`USED_PACKAGES` where its numbers used them (:func:`packages_used`): the GE2E
+weights' resemblyzer, the recogniser and the pitch tracker of the utility.
 """
 
 from __future__ import annotations
 
 import platform
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable
@@ -18,7 +22,17 @@ import attrs
 
 from lidframe._version import __version__, _source_digest
 
-__all__ = ["ENVIRONMENT_PACKAGES", "NOT_INSTALLED", "Environment", "environment", "environment_table", "text_pairs"]
+__all__ = [
+    "ENVIRONMENT_PACKAGES",
+    "NOT_INSTALLED",
+    "USED_PACKAGES",
+    "Environment",
+    "environment",
+    "environment_table",
+    "packages_used",
+    "text_pairs",
+    "utility_packages",
+]
 
 
 def text_pairs(items: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
@@ -30,6 +44,59 @@ def text_pairs(items: Iterable[tuple[str, str]]) -> tuple[tuple[str, str], ...]:
 ENVIRONMENT_PACKAGES = ("numpy", "scipy", "scikit-learn", "torch")
 #: What the page says of a package of :data:`ENVIRONMENT_PACKAGES` that is not installed.
 NOT_INSTALLED = "not installed"
+#: The packages a page names where its numbers used them: distribution -> what it did.
+USED_PACKAGES = {
+    "resemblyzer": "GE2E speaker encoder weights (attacker ge2e)",
+    "pocketsphinx": "speech recogniser of the utility's WER (recogniser pocketsphinx)",
+    "praat-parselmouth": "pitch tracker of the utility's ρ_F0 (Praat, through parselmouth)",
+}
+#: The components whose use puts a package of :data:`USED_PACKAGES` on the page: (kind, name) -> distribution.
+_USED_BY = {("attacker", "ge2e"): "resemblyzer", ("recogniser", "pocketsphinx"): "pocketsphinx"}
+#: The package of the pitch tracker behind ρ_F0 (:mod:`lidframe.utility.pitch`).
+_PITCH_PACKAGE = "praat-parselmouth"
+
+
+def utility_packages(utilities: Iterable[object]) -> tuple[str, ...]:
+    """The packages behind utility records' numbers: the recogniser's, and the pitch tracker's where ρ_F0 was measured.
+
+    Parameters
+    ----------
+    utilities : iterable of lidframe.utility.Utility
+        Read by their ``recogniser`` and ``rho_f0``.
+    """
+    measured = [u for u in utilities if hasattr(u, "recogniser")]
+    recognisers = [u.recogniser for u in measured]
+    return packages_used(recognisers=recognisers, pitch=any(getattr(u, "rho_f0", None) is not None for u in measured))
+
+
+def _component_name(text: object) -> str:
+    """The name a spec or a description begins with: ``"pocketsphinx (en-us, ...)"`` -> ``"pocketsphinx"``."""
+    return re.split(r"[?\s(]", str(text).strip(), maxsplit=1)[0]
+
+
+def packages_used(
+    *, attackers: Iterable[str] = (), recognisers: Iterable[str] = (), pitch: bool = False
+) -> tuple[str, ...]:
+    """The packages of :data:`USED_PACKAGES` that the named components use, in that table's order.
+
+    Parameters
+    ----------
+    attackers, recognisers : iterable of str
+        Names, specs or descriptions (``"ge2e"``, ``"ge2e?device=cpu"``, ``"pocketsphinx
+        (en-us, the wheel's model)"``) of the attackers that scored and the recognisers of
+        the utility.
+    pitch : bool
+        Whether a ρ_F0 was measured (by the pitch tracker).
+
+    Examples
+    --------
+    >>> packages_used(attackers=["ge2e?device=cpu", "ecapa"], pitch=True)
+    ('resemblyzer', 'praat-parselmouth')
+    """
+    names = {("attacker", _component_name(a)) for a in attackers}
+    names |= {("recogniser", _component_name(r)) for r in recognisers}
+    used = {_USED_BY[n] for n in names if n in _USED_BY} | ({_PITCH_PACKAGE} if pitch else set())
+    return tuple(name for name in USED_PACKAGES if name in used)
 
 
 @attrs.frozen
@@ -57,6 +124,8 @@ class Environment:
         (distribution, version) of each of :data:`ENVIRONMENT_PACKAGES`, the version
         :data:`NOT_INSTALLED` for one that is not; read with :mod:`importlib.metadata`, so
         nothing is imported.
+    used : tuple of (str, str)
+        (distribution, version) of each package of :data:`USED_PACKAGES` the numbers used.
     """
 
     lidframe_version: str
@@ -65,6 +134,7 @@ class Environment:
     git_modified: bool | None
     python: str
     packages: tuple[tuple[str, str], ...] = attrs.field(converter=text_pairs, factory=tuple)
+    used: tuple[tuple[str, str], ...] = attrs.field(converter=text_pairs, factory=tuple)
 
 
 #: The folder lidframe's source lies in (a git checkout's root when it runs from one).
@@ -109,11 +179,12 @@ def _package_version(name: str) -> str:
         return NOT_INSTALLED
 
 
-def environment() -> Environment:
+def environment(used: Iterable[str] = ()) -> Environment:
     """The software computing now: lidframe's version, source digest and git commit, Python and the packages.
 
     Reads the packages' versions from their metadata (:mod:`importlib.metadata`): torch is
-    never imported.  The source digest is computed once per process.
+    never imported.  The source digest is computed once per process.  *used* names the
+    packages of :data:`USED_PACKAGES` the numbers used (:func:`packages_used`).
 
     Returns
     -------
@@ -127,6 +198,7 @@ def environment() -> Environment:
         git_modified=modified,
         python=platform.python_version(),
         packages=[(name, _package_version(name)) for name in ENVIRONMENT_PACKAGES],
+        used=[(name, _package_version(name)) for name in used],
     )
 
 
@@ -134,8 +206,8 @@ def environment_table(environment: Environment | None) -> list[tuple[str, str, s
     """The software behind the numbers, one row each: (key, what, value).
 
     Keys: ``lidframe``, ``source digest``, ``git commit`` (only in a git checkout),
-    ``python``, then each package of :data:`ENVIRONMENT_PACKAGES`
-    by its distribution name.
+    ``python``, then each package of :data:`ENVIRONMENT_PACKAGES` and each used one
+    (:data:`USED_PACKAGES`, said what it did) by its distribution name.
     """
     if environment is None:
         return []
@@ -148,4 +220,5 @@ def environment_table(environment: Environment | None) -> list[tuple[str, str, s
         rows.append(("git commit", "git commit of the checkout", environment.git_commit + state))
     rows.append(("python", "Python", environment.python))
     rows += [(name, name, version) for name, version in environment.packages]
+    rows += [(name, f"{name}: {USED_PACKAGES.get(name, 'used')}", version) for name, version in environment.used]
     return rows

@@ -1,7 +1,9 @@
 """Where a report's numbers come from, as records: the inputs, each row's settings, the attackers, the run.
 
 :class:`Provenance` holds the report's :class:`InputFile` digests, each row's
-:class:`SystemSettings`, the :class:`AttackerSettings` behind the scores, the command
+:class:`SystemSettings`, the :class:`AttackerSettings` behind the scores, the provenance
+each score file holds (:class:`~lidframe.data.provenance.ScoreFile`: how ``lidframe score``
+made it, down to the digests of the audio), the command
 line (:func:`command_line`) and the software (:func:`lidframe.report.sections.environment.environment`);
 :func:`make_provenance` builds it for every builder.  The page's section "Settings and
 provenance" (:mod:`lidframe.report.sections.provenance`) shows it.
@@ -22,9 +24,10 @@ import attrs
 from lidframe._version import __version__
 from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath, file_sha256, json_clean
+from lidframe.data.provenance import ScoreFile
 from lidframe.errors import InputError, quote
 from lidframe.report.headline import int_or_none
-from lidframe.report.sections.environment import Environment, environment, text_pairs
+from lidframe.report.sections.environment import USED_PACKAGES, Environment, environment, packages_used, text_pairs
 
 __all__ = [
     "InputFile",
@@ -231,6 +234,10 @@ def _setting_text(value: Any) -> str:
     return str(value)
 
 
+def _score_files_tuple(items: Iterable[ScoreFile]) -> tuple[ScoreFile, ...]:
+    return tuple(items)
+
+
 def _attackers_tuple(items: Iterable[AttackerSettings]) -> tuple[AttackerSettings, ...]:
     items = tuple(items)
     for item in items:
@@ -268,6 +275,9 @@ class Provenance:
         The attackers behind the scores, with their settings and checkpoint digests.
     engines : tuple of (str, str)
         (speech engine, its version) of the synthesis behind the audio (the real-voice demo).
+    score_files : tuple of ScoreFile
+        The score files behind the numbers with the provenance each holds (None where it
+        holds none: the page says :data:`~lidframe.data.provenance.NO_PROVENANCE`).
     """
 
     lidframe_version: str
@@ -281,6 +291,7 @@ class Provenance:
     environment: Environment | None = None
     attackers: tuple[AttackerSettings, ...] = attrs.field(converter=_attackers_tuple, factory=tuple)
     engines: tuple[tuple[str, str], ...] = attrs.field(converter=text_pairs, factory=tuple)
+    score_files: tuple[ScoreFile, ...] = attrs.field(converter=_score_files_tuple, factory=tuple)
 
 
 def command_line(argv: Sequence[str] | None = None) -> str:
@@ -333,10 +344,22 @@ def make_provenance(
     command: str | None,
     attackers: Sequence[AttackerSettings],
     engines: Mapping[str, str] | None = None,
+    score_files: Sequence[ScoreFile] = (),
+    used: Iterable[str] = (),
 ) -> Provenance:
-    """The provenance of a report: what the builders share (the time, the command line, the environment)."""
+    """The provenance of a report: what the builders share (the time, the command line, the environment).
+
+    The software names the packages of :data:`~lidframe.report.sections.environment.USED_PACKAGES`
+    that *used* names or the attackers use (those of *attackers* and of the score files'
+    provenance, :func:`~lidframe.report.sections.environment.packages_used`).
+    """
     if command is not None and not isinstance(command, str):
         raise InputError(f"command must be the command line as one string, got {type(command).__name__}")
+    for item in score_files:
+        if not isinstance(item, ScoreFile):
+            raise InputError(f"score_files must be ScoreFile records, got a {type(item).__name__}")
+    names = [a.name for a in attackers] + [f.provenance.attacker.name for f in score_files if f.provenance]
+    found = {*packages_used(attackers=names), *used}
     return Provenance(
         lidframe_version=lidframe_version,
         report_version=__version__,
@@ -346,9 +369,10 @@ def make_provenance(
         settings=_settings(settings),
         command=command_line() if command is None else command,
         working_folder=_working_folder(),
-        environment=environment(),
+        environment=environment([name for name in USED_PACKAGES if name in found]),
         attackers=attackers,
         engines=[(str(k), str(v)) for k, v in (engines or {}).items()],
+        score_files=score_files,
     )
 
 

@@ -1,0 +1,118 @@
+"""The provenance a score file records of its making: :func:`score_provenance` (``lidframe score``, the real-voice demo).
+
+It digests what the attacker read -- the files its spec names or it declares, each data
+dir's tables and, where it reads audio, the audio they list -- and states its spec,
+settings and code, the weights its model scored with, the rung of the ladder, the command
+line and the software (:func:`~lidframe.report.sections.environment.environment`), as a
+:class:`~lidframe.data.provenance.ScoreProvenance` that
+:meth:`ScoreSet.save <lidframe.data.scoreset.ScoreSet.save>` stores in the file.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from lidframe.data.fileio import file_sha256
+from lidframe.data.provenance import AttackerRecord, DataDirRecord, ScoreProvenance
+from lidframe.data.provenance_parts import Digest
+from lidframe.data.utterance import Utterance
+from lidframe.registry import spec_inputs
+from lidframe.registry.coercion import split_query
+from lidframe.report.sections.environment import environment, environment_table, packages_used
+
+__all__ = ["score_provenance"]
+
+
+def _merged_spec(spec: str, params: Mapping[str, Any]) -> str:
+    """``--attacker``'s spec with the flags' parameters (*params*) in it, as :func:`lidframe.registry.create` applies them."""
+    from urllib.parse import urlencode
+
+    name, pairs = split_query(spec)
+    merged = {**dict(pairs), **{key: _spec_text(value) for key, value in params.items()}}
+    return f"{name}?{urlencode(merged)}" if merged else name
+
+
+def _spec_text(value: Any) -> str:
+    """A parameter as a spec writes it: a sequence comma-separated, a flag ``true``/``false``, a path as it is."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (list, tuple)):
+        return ",".join(_spec_text(item) for item in value)
+    return os.fspath(value) if isinstance(value, os.PathLike) else str(value)
+
+
+def _file_roles(files: Sequence[Path], settings: Mapping[str, str], attacker: object) -> dict[str, Path]:
+    """Each file an attacker reads by its role: the setting that names it, ``default weights`` or ``declared file``."""
+    named: dict[str, str] = {}
+    for key, value in settings.items():
+        for part in [value, *value.split(",")]:
+            if part and os.path.isfile(part):
+                named.setdefault(os.path.abspath(part), key)
+    default = getattr(attacker, "default_weights", None)
+    weights = default() if callable(default) and getattr(attacker, "checkpoint", None) is None else None
+    roles: dict[str, Path] = {}
+    for path in files:
+        role = named.get(str(path)) or (
+            "default weights" if weights is not None and os.path.abspath(weights) == str(path) else "declared file"
+        )
+        roles[role if role not in roles else f"{role} {len(roles) + 1}"] = path
+    return roles
+
+
+def score_provenance(
+    spec: str,
+    params: Mapping[str, Any],
+    attacker: object,
+    data_dirs: Sequence[tuple[str, str | Path, Sequence[Utterance]]],
+    *,
+    command: str | None,
+    scenario: Mapping[str, str] | None = None,
+    digest: Digest = file_sha256,
+) -> ScoreProvenance:
+    """The provenance of a score set *attacker* made (after it scored: its weights are known).
+
+    Parameters
+    ----------
+    spec : str
+        ``--attacker``.
+    params : mapping
+        Parameters given beside the spec (``lidframe score``'s flags), as
+        :func:`lidframe.registry.create` takes them.
+    attacker : object
+        The attacker built from them (its ``weights_sha256``, where it has one).
+    data_dirs : sequence of (str, path, sequence of Utterance)
+        (role, folder, the utterances read from it): the enrolment dir, then each trial dir.
+    command : str or None
+        The command line.
+    scenario : mapping, optional
+        ``{"name", "code", "stated"}`` of the rung (``--scenario``).
+    digest : callable
+        How a file is digested (default :func:`~lidframe.data.fileio.file_sha256`; a
+        :meth:`DigestCache.digest <lidframe.data.digests.DigestCache.digest>` hashes each file once).
+
+    Returns
+    -------
+    ScoreProvenance
+        Every file digested now (:mod:`lidframe.data.provenance`).
+    """
+    merged = _merged_spec(spec, params)
+    name, pairs = split_query(merged)
+    found = spec_inputs("attacker", merged)
+    record = AttackerRecord.of(
+        name,
+        spec=spec,
+        settings=dict(pairs),
+        code=found.version,
+        reads_audio=found.reads_audio,
+        files=_file_roles(found.files, dict(pairs), attacker),
+        weights_sha256=getattr(attacker, "weights_sha256", None),
+        digest=digest,
+    )
+    dirs = [
+        DataDirRecord.of(role, folder, utts, audio=found.reads_audio, digest=digest) for role, folder, utts in data_dirs
+    ]
+    software = [(key, value) for key, _, value in environment_table(environment(packages_used(attackers=[name])))]
+    return ScoreProvenance.make(record, dirs, command=command, software=software, scenario=scenario)
