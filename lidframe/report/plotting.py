@@ -214,12 +214,11 @@ def horizontal_references(
     labels = []
     for y, text, linestyle in lines:
         ax.axhline(y, color="0.45", lw=0.9, ls=linestyle, zorder=1)
-        labels.append(
-            ax.annotate(
-                text, xy=(1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0), textcoords="offset points",
-                ha="left", va="center", fontsize=fontsize, color="0.25", annotation_clip=False,
-            )  # fmt: skip
-        )
+        label = ax.annotate(
+            text, xy=(1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0), textcoords="offset points",
+            ha="left", va="center", fontsize=fontsize, color="0.25", annotation_clip=False,
+        )  # fmt: skip
+        labels.append(label)
     return labels
 
 

@@ -315,7 +315,7 @@ def test_the_ccdf_x_range_is_the_data_with_zero_and_a_margin_and_log2_n_is_marke
     """The x limits hold every LID drawn and 0, and are no wider than the rule; log2 N: a line in range, else said."""
     lids = {f"s{k}": np.asarray(curve) for k, curve in enumerate(curves)}
     if panels:
-        half = {k: v for k, v in list(lids.items())[: max(1, len(lids) // 2)]}
+        half = dict(list(lids.items())[: max(1, len(lids) // 2)])
         fig = lid_figures.lid_ccdf_panels_figure(
             {("logistic", "uniform"): half, ("isotonic", "uniform"): lids}, title="t", log2_n=log2_n
         )
@@ -342,7 +342,9 @@ def _legend_boxes(fig):
     renderer = fig.canvas.get_renderer()
     legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
     assert legends, "no legend"
-    return [legend.get_window_extent(renderer) for legend in legends], [ax.get_window_extent(renderer) for ax in fig.axes]
+    return [legend.get_window_extent(renderer) for legend in legends], [
+        ax.get_window_extent(renderer) for ax in fig.axes
+    ]
 
 
 @pytest.mark.parametrize("kind", ["one panel", "panels", "open set", "long labels"])
@@ -356,7 +358,10 @@ def test_the_ccdf_legend_lies_outside_every_axes(kind):
         fig = lid_figures.lid_ccdf_figure(lids, title="t", log2_n=4.0)
     elif kind == "long labels":
         fig = lid_figures.lid_ccdf_figure(
-            {f"anon (semi-informed) / adaptable · logistic · uniform · seed {k}": v for k, v in enumerate(lids.values())},
+            {
+                f"anon (semi-informed) / adaptable · logistic · uniform · seed {k}": v
+                for k, v in enumerate(lids.values())
+            },
             title="t",
             log2_n=4.0,
         )

@@ -19,8 +19,10 @@ import pytest
 from lidframe.report import render_html
 from lidframe.stats.interval import Interval
 from tests.grid.test_report import drawn_texts
-from tests.report.test_browser import _open
-from tests.report.test_browser import browser  # noqa: F401 (a fixture)
+from tests.report.test_browser import (
+    _open,
+    browser,  # noqa: F401 (a fixture)
+)
 from tests.report.test_screenshots import _emulate, _restore
 from tests.report.test_utility_section import ladder_run  # noqa: F401 (a fixture)
 
