@@ -23,10 +23,12 @@ from lidframe.core.summary import Summary
 from lidframe.data.fileio import StrPath
 from lidframe.data.npzfile import read_npz
 from lidframe.data.provenance import ScoreFile
+from lidframe.data.scenario import check_scenario
 from lidframe.errors import InputError
 from lidframe.report.headline import Headline
 from lidframe.report.model import Report, ReportSystem
 from lidframe.report.sections.environment import utility_packages
+from lidframe.report.sections.ladder_model import Ladder, LadderCell, LadderEntry
 from lidframe.report.sections.open_set_model import OpenSetHeadline, OpenSetPerTrial
 from lidframe.report.sections.provenance_model import (
     AttackerSettings,
@@ -255,9 +257,9 @@ def _grid_system(
     name = cell.system
     if cell.mechanism is not None:
         name += f" [{cell.mechanism}]"
-    if cell.scenario is not None:  # one system per scenario (the grid's scenarios axis)
+    audited = name  # the system under audit: what "N systems" counts, whichever attacker and rung
+    if cell.scenario is not None:  # a section per scenario (the grid's scenarios axis)
         name += f" ({cell.scenario})"
-    audited = name  # the system under audit: what "N systems" counts, whichever attacker scored it
     if several_attackers:
         name += f" / {_text(cell.attacker)}"
     label = f"{name} · {cell.calibrator} · {cell.prior}"
@@ -331,11 +333,9 @@ def report_from_grid(
     out_dir : str or os.PathLike
         The grid's output folder; its ``results.sqlite`` and every per-trial file read are
         digested into the provenance.
-    title : str, optional
-        Default ``"lidframe grid report: <folder>"``.
-    inputs, settings, notes, created, command, utility_note, score_files
-        As for :func:`~lidframe.report.build.report_from_results` (an input: the grid spec
-        file; the score files: those of the grid's systems).
+    title, inputs, settings, notes, created, command, utility_note, score_files
+        As for :func:`~lidframe.report.build.report_from_results` (title: default ``"lidframe
+        grid report: <folder>"``; an input: the grid spec file; the score files: the systems').
     utility : mapping of str to Utility, optional
         A system of the grid (a cell's ``system``) -> :func:`lidframe.utility.utility` of its
         speech: every cell of that system is a point of the privacy-utility chart at its WER.
@@ -344,11 +344,11 @@ def report_from_grid(
     -------
     Report
         Cells sorted by system, attacker, mechanism, calibrator, prior and seed.  A cell's
-        system name is its system, with ``[mechanism]`` when it has one and ``/ attacker``
-        when the grid has several attackers; its label adds calibrator, prior and, with
-        several seeds, the seed.  Its provenance names each attacker of the cells (a
-        component spec, :meth:`~lidframe.report.sections.provenance_model.AttackerSettings.from_spec`:
-        its settings, and the digest of each file they name, relative to the working folder).
+        name is its system with ``[mechanism]``, ``(scenario)`` and, with several attackers,
+        ``/ attacker``; its label adds calibrator, prior and, with several seeds, the seed;
+        the ladder is :func:`_grid_ladder`'s.  Its provenance names each attacker (its spec,
+        :meth:`~lidframe.report.sections.provenance_model.AttackerSettings.from_spec`: its
+        settings and the digest of each file they name, relative to the working folder).
 
     Raises
     ------
@@ -382,9 +382,55 @@ def report_from_grid(
         systems=report_systems,
         provenance=provenance,
         notes=notes,
+        ladder=_grid_ladder(rows, report_systems),
         utility=utility_rows,
         utility_note=note,
     )
+
+
+#: The model of a grid cell's rung, in the grid spec's terms (:attr:`LadderEntry.model`), by whether it is adapted.
+_GRID_MODEL = {
+    False: "the attacker as grid.attackers gives it",
+    True: "the system's [systems.NAME.adapted] checkpoint, for an attacker that takes one",
+}
+
+
+def _grid_ladder(rows: Sequence[GridCell], systems: Sequence[ReportSystem]) -> Ladder | None:
+    """The threat-model ladder of a grid with a ``scenarios`` axis; None without one.
+
+    A ladder holds one number per system, attacker and rung, so it takes the cells of one
+    calibrator, prior and seed: those of the first cell with a scenario in page order
+    (the section names them).  Each such cell is an entry: its system under audit (with
+    its mechanism), its attacker, its rung with the rung's sides, and the model in the
+    spec's terms.  Cells without a scenario (score-file systems) are no part of it.
+
+    Parameters
+    ----------
+    rows : sequence of GridCell
+        The finished cells, in page order.
+    systems : sequence of ReportSystem
+        Their rows of the report, in the same order.
+    """
+    on_rungs = [(row, system) for row, system in zip(rows, systems, strict=True) if row.scenario is not None]
+    if not on_rungs:
+        return None
+    first = on_rungs[0][0]
+    cells = []
+    for row, system in on_rungs:
+        if (row.calibrator, row.prior, row.seed) != (first.calibrator, first.prior, first.seed):
+            continue
+        rung = check_scenario(row.scenario, key=f"grid cell {_cell_name(row)}: scenario")
+        entry = LadderEntry(
+            label=system.label,
+            system=system.system or system.name,
+            attacker=_text(row.attacker),
+            scenario=rung.name,
+            enrolment=rung.enrolment,
+            trials=rung.trials,
+            model=_GRID_MODEL[rung.adapted_model],
+        )
+        cells.append(LadderCell.from_summary(entry, row.summary))
+    return Ladder(cells)
 
 
 def _grid_rows(rows: Sequence[GridCell], out: Path) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:

@@ -8,7 +8,8 @@ colour and marker, its variants (calibrators) differ by line style.
 
 - :func:`draw_lid_ccdf`, :func:`lid_ccdf_figure`, :func:`save_lid_ccdf`,
   :func:`lid_ccdf_panels_figure`: P(LID > x) per curve (log-scale y), with labelled
-  lines at 0 bit, 1 bit and log2 N.
+  lines at 0 bit, 1 bit and log2 N, over the x range :func:`lid_x_range` fits to the
+  data, the legend outside the axes.
 - :func:`lid_histogram_figure`: LID per trial, with its 99th percentile.
 - :func:`draw_eer_alid`, :func:`eer_alid_figure`, :func:`eer_alid_panels_figure`: each
   system's ALID and LIDmax against its EER.
@@ -20,7 +21,7 @@ The figures only one section of the page draws are that section's own: the open 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
+    "lid_x_range",
     "draw_lid_ccdf",
     "lid_ccdf_figure",
     "save_lid_ccdf",
@@ -55,6 +57,44 @@ __all__ = [
     "eer_alid_figure",
     "eer_alid_panels_figure",
 ]
+
+
+#: The x range of a LID CCDF (:func:`lid_x_range`): the margin beyond the data, as a share of its span
+#: and at least a number of bits, and the room either side of a curve of one value (bits).
+_X_MARGIN_SHARE, _X_MARGIN_MIN, _FLAT_ROOM = 0.05, 0.05, 0.5
+
+
+def lid_x_range(curves: Iterable[ArrayLike]) -> tuple[float, float]:
+    """The x range (bits) of a LID CCDF that draws *curves*: fitted to the data, 0 always in it.
+
+    The rule: from min(0, the smallest LID) to max(0, the largest LID) over every curve
+    drawn -- widened to v - 0.5 and v + 0.5 bit around the value v of a curve whose trials
+    all have one LID, so that its drop shows -- then 5 % of that span (at least 0.05 bit)
+    more on each side.  Nothing else widens it: log2 N is marked where it falls inside
+    (otherwise the axis label says that it lies to the right), and no value is cut off.
+
+    Parameters
+    ----------
+    curves : iterable of array_like
+        The LID values (bits) of each curve; NaN and infinite values are left out.
+
+    Returns
+    -------
+    (float, float)
+        The axis' (low, high) limits, bits.
+    """
+    low = high = 0.0
+    for curve in curves:
+        values = np.asarray(curve, dtype=np.float64).ravel()
+        values = values[np.isfinite(values)]
+        if values.size == 0:
+            continue
+        smallest, largest = float(values.min()), float(values.max())
+        if smallest == largest:  # one value: its drop needs room on both sides
+            smallest, largest = smallest - _FLAT_ROOM, largest + _FLAT_ROOM
+        low, high = min(low, smallest), max(high, largest)
+    margin = max(_X_MARGIN_SHARE * (high - low), _X_MARGIN_MIN)
+    return low - margin, high + margin
 
 
 def _lid_references(log2_n: float | None, guides: bool) -> list[tuple[float, str, Any]]:
@@ -90,16 +130,21 @@ def draw_lid_ccdf(
     guides : bool
         Draw and label the 0 bit and 1 bit lines.
     legend : bool
-        Add a legend of the curves.
+        Add a legend of the curves beside the axes, right of them (outside: it covers no
+        curve; ``tight_layout`` makes room for it).
     title : str, optional
         Set above the reference labels.
+
+    Notes
+    -----
+    The x range is :func:`lid_x_range`'s of *lids*.
     """
     chosen = styles or curve_styles(list(lids))
     flat = _ccdf_curves(ax, lids, chosen)
-    _ccdf_finish(ax, log2_n=log2_n, guides=guides, title=title, flat=flat)
+    _ccdf_finish(ax, log2_n=log2_n, guides=guides, title=title, x_range=lid_x_range(lids.values()))
     _draw_flat_curves(ax, flat, chosen)
     if legend and lids:
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0, frameon=False)
 
 
 def _ccdf_curves(
@@ -172,24 +217,24 @@ def _draw_flat_curves(ax: Axes, flat: Sequence[tuple[str, float]], styles: Mappi
 
 
 def _ccdf_finish(
-    ax: Axes, *, log2_n: float | None, guides: bool, title: str | None, flat: Sequence[tuple[str, float]] = ()
+    ax: Axes, *, log2_n: float | None, guides: bool, title: str | None, x_range: tuple[float, float]
 ) -> None:
-    """Labels, the log2 N ceiling and the flat curves' values kept in view, the labelled reference lines and the title.
+    """The x range (:func:`lid_x_range`), labels, the labelled reference lines in it and the title.
 
-    The flat curves themselves are drawn after (:func:`_draw_flat_curves`), once every
-    panel that shares the axes has its limits.
+    A log2 N right of the range is said in the axis label instead of drawn.  The flat
+    curves themselves are drawn after (:func:`_draw_flat_curves`), once every panel that
+    shares the axes has its limits.
     """
-    ax.set_xlabel("LID x (bits)")
+    low, high = x_range
+    ax.set_xlim(low, high)
+    xlabel = "LID x (bits)"
+    if log2_n is not None and log2_n > high:
+        xlabel += f"; log2 N = {log2_n:.2f} lies right of the axis"
+    ax.set_xlabel(xlabel)
     ax.set_ylabel("share of trials with LID > x")
     ax.grid(alpha=0.3, which="both")
-    low, high = ax.get_xlim()
-    if log2_n is not None:
-        high = max(high, log2_n + 0.04 * (high - low))
-    if flat:  # room on both sides of a flat curve's drop
-        values = [v for _, v in flat]
-        low, high = min(low, min(values) - 0.5), max(high, max(values) + 0.5)
-    ax.set_xlim(low, high)
-    rows = vertical_references(ax, _lid_references(log2_n, guides))
+    references = [line for line in _lid_references(log2_n, guides) if low <= line[0] <= high]
+    rows = vertical_references(ax, references)
     set_title(ax, title, rows)
 
 
@@ -203,7 +248,9 @@ def lid_ccdf_figure(
     variants: Mapping[str, str] | None = None,
     styles: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Figure:
-    """One LID CCDF panel: P(LID > x) per curve, styled by :func:`curve_styles`.
+    """One LID CCDF panel: P(LID > x) per curve, styled by :func:`curve_styles`, the legend below the axes.
+
+    The x range is :func:`lid_x_range`'s: the data and 0, with a small margin.
 
     Parameters
     ----------
@@ -226,8 +273,14 @@ def lid_ccdf_figure(
     plt = pyplot()
     fig, ax = plt.subplots(figsize=(6.4, 4.2), dpi=120)
     chosen = dict(styles) if styles else curve_styles(list(lids), groups=groups, variants=variants)
-    draw_lid_ccdf(ax, lids, styles=chosen, log2_n=log2_n, guides=guides, title=title)
-    fig.tight_layout()
+    draw_lid_ccdf(ax, lids, styles=chosen, log2_n=log2_n, guides=guides, title=title, legend=False)
+    shown = {label: chosen[label] for label, lid in lids.items() if np.size(lid)}
+    if shown:  # below the axes, the figure taller by the legend's height
+        legend_inches = legend_below(fig, shown, kind="line") * fig.get_figheight()
+        fig.set_figheight(fig.get_figheight() + legend_inches)
+        fig.tight_layout(rect=(0, legend_inches / fig.get_figheight(), 1, 1))
+    else:
+        fig.tight_layout()
     return fig
 
 
@@ -275,7 +328,8 @@ def lid_ccdf_panels_figure(
     """Small multiples of LID CCDFs: one panel per (calibrator, prior), rows calibrators, columns priors.
 
     Every panel shares the axes and the curve styles (a system keeps its colour, marker
-    and line style across panels), so panels compare at a glance; one legend below.
+    and line style across panels), so panels compare at a glance; one legend below.  The
+    x range is :func:`lid_x_range`'s over every panel's curves.
 
     Parameters
     ----------
@@ -303,8 +357,10 @@ def lid_ccdf_panels_figure(
         if not curves:
             ax.text(0.5, 0.5, "not in the grid", transform=ax.transAxes, ha="center", color="0.4")
 
+    x_range = lid_x_range(curve for curves in panels.values() for curve in curves.values())
+
     def finish(ax: Axes, panel_title: str) -> None:
-        _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title, flat=flat_of.get(ax, []))
+        _ccdf_finish(ax, log2_n=log2_n, guides=True, title=panel_title, x_range=x_range)
 
     fig = panels_figure(panels, title=title, groups=groups, styles=styles, draw=draw, finish=finish, kind="line")
     for ax, flat in flat_of.items():  # every panel's limits are final now

@@ -9,7 +9,8 @@ pieces: :mod:`lidframe.report.lid_figures` (LID CCDF, histogram, EER against LID
 - :data:`SYSTEM_COLOURS`, :data:`LINE_STYLES`, :data:`MARKERS`, :func:`curve_styles`:
   one colour and marker per system, one line style per variant (calibrator).
 - :func:`vertical_references`, :func:`horizontal_references`, :func:`set_title`:
-  labelled reference lines (0 bit, log2 N, ...) whose labels never overlap the title.
+  labelled reference lines (0 bit, log2 N, ...) whose labels never overlap the title;
+  :func:`spread_labels` moves labels of close lines apart once the layout is final.
 - :func:`plain_text`: a label printed as is (no mathtext).
 - :func:`figure_svg`, :func:`inline_svg`: a figure as inline SVG of an HTML page.
 - :func:`panels_figure` (with :func:`panel_grid`, :func:`panel_title`,
@@ -19,6 +20,7 @@ pieces: :mod:`lidframe.report.lid_figures` (LID CCDF, histogram, EER against LID
 
 from __future__ import annotations
 
+import math
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
@@ -32,6 +34,7 @@ from lidframe.errors import InputError
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.text import Annotation
 
 __all__ = [
     "pyplot",
@@ -42,6 +45,7 @@ __all__ = [
     "curve_styles",
     "vertical_references",
     "horizontal_references",
+    "spread_labels",
     "plain_text",
     "set_title",
     "figure_svg",
@@ -148,7 +152,7 @@ def curve_styles(
     return styles
 
 
-def vertical_references(ax: Axes, lines: Sequence[tuple[float, str, Any]]) -> int:
+def vertical_references(ax: Axes, lines: Sequence[tuple[float, str, Any]], *, fontsize: float = _REF_FONT) -> int:
     """Draw vertical reference lines, each labelled just above the axes, stacking labels that would overlap.
 
     Parameters
@@ -158,6 +162,8 @@ def vertical_references(ax: Axes, lines: Sequence[tuple[float, str, Any]]) -> in
     lines : sequence of (float, str, linestyle)
         (x in data units, label, matplotlib line style) of each line; a line outside the
         x limits is drawn without its label.
+    fontsize : float
+        Of the labels (points); give :func:`set_title` the same.
 
     Returns
     -------
@@ -172,21 +178,23 @@ def vertical_references(ax: Axes, lines: Sequence[tuple[float, str, Any]]) -> in
         if not low <= x <= high:
             continue
         centre = (x - low) / (high - low) * width_pt
-        half = 0.32 * _REF_FONT * len(text)  # DejaVu Sans averages ~0.6 em per character
+        half = 0.32 * fontsize * len(text)  # DejaVu Sans averages ~0.6 em per character
         row = next((r for r, end in enumerate(row_ends) if centre - half > end + 3.0), len(row_ends))
         if row == len(row_ends):
             row_ends.append(centre + half)
         else:
             row_ends[row] = centre + half
         ax.annotate(
-            text, xy=(x, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2 + row * (_REF_FONT + 2)),
-            textcoords="offset points", ha="center", va="bottom", fontsize=_REF_FONT, color="0.25",
+            text, xy=(x, 1.0), xycoords=("data", "axes fraction"), xytext=(0, 2 + row * (fontsize + 2)),
+            textcoords="offset points", ha="center", va="bottom", fontsize=fontsize, color="0.25",
             annotation_clip=False,
         )  # fmt: skip
     return len(row_ends)
 
 
-def horizontal_references(ax: Axes, lines: Sequence[tuple[float, str, Any]]) -> None:
+def horizontal_references(
+    ax: Axes, lines: Sequence[tuple[float, str, Any]], *, fontsize: float = _REF_FONT
+) -> list[Annotation]:
     """Draw horizontal reference lines, each labelled just right of the axes.
 
     Parameters
@@ -194,13 +202,54 @@ def horizontal_references(ax: Axes, lines: Sequence[tuple[float, str, Any]]) -> 
     ax : matplotlib Axes
     lines : sequence of (float, str, linestyle)
         (y in data units, label, matplotlib line style) of each line.
+    fontsize : float
+        Of the labels (points).
+
+    Returns
+    -------
+    list of matplotlib Annotation
+        The labels, in the order of *lines* (to move apart once the layout is final:
+        :func:`spread_labels`).
     """
+    labels = []
     for y, text, linestyle in lines:
         ax.axhline(y, color="0.45", lw=0.9, ls=linestyle, zorder=1)
-        ax.annotate(
+        label = ax.annotate(
             text, xy=(1.0, y), xycoords=("axes fraction", "data"), xytext=(3, 0), textcoords="offset points",
-            ha="left", va="center", fontsize=_REF_FONT, color="0.25", annotation_clip=False,
+            ha="left", va="center", fontsize=fontsize, color="0.25", annotation_clip=False,
         )  # fmt: skip
+        labels.append(label)
+    return labels
+
+
+def spread_labels(labels: Sequence[Annotation], *, gap: float = 1.0) -> None:
+    """Move labels stacked in one column apart, upwards, so that none overlaps the one below it.
+
+    Call it once the figure's layout is final (after ``tight_layout``): it measures the
+    labels with the figure's renderer.  Their order from the bottom up is kept, so each
+    still reads beside its line; a label that overlaps none stays where it is.
+
+    Parameters
+    ----------
+    labels : sequence of matplotlib Annotation
+        Labels placed with an offset in points (``textcoords="offset points"``), as
+        :func:`horizontal_references` places them.
+    gap : float
+        Points left between two labels.
+    """
+    if not labels:
+        return
+    fig = cast("Figure", labels[0].figure)
+    renderer = cast(Any, fig.canvas).get_renderer()
+    placed = sorted(labels, key=lambda label: label.get_window_extent(renderer).y0)
+    top = -math.inf  # display px: the top of the label below
+    for label in placed:
+        box = label.get_window_extent(renderer)
+        shift = max(0.0, top + gap * fig.dpi / 72.0 - box.y0)
+        if shift > 0.0:
+            x, y = label.xyann
+            label.xyann = (x, y + shift * 72.0 / fig.dpi)
+        top = box.y1 + shift
 
 
 def plain_text(text: str) -> str:
@@ -208,7 +257,9 @@ def plain_text(text: str) -> str:
     return text.replace("$", r"\$")
 
 
-def set_title(ax: Axes, title: str | None, label_rows: int, *, fontsize: float = 9.0) -> None:
+def set_title(
+    ax: Axes, title: str | None, label_rows: int, *, fontsize: float = 9.0, label_fontsize: float = _REF_FONT
+) -> None:
     """Set the axes title (printed as is), raised above *label_rows* rows of reference labels.
 
     Parameters
@@ -220,9 +271,11 @@ def set_title(ax: Axes, title: str | None, label_rows: int, *, fontsize: float =
         What :func:`vertical_references` returned.
     fontsize : float
         Points.
+    label_fontsize : float
+        The reference labels' (points), as given to :func:`vertical_references`.
     """
     if title:
-        ax.set_title(plain_text(title), fontsize=fontsize, pad=4.0 + label_rows * (_REF_FONT + 2))
+        ax.set_title(plain_text(title), fontsize=fontsize, pad=4.0 + label_rows * (label_fontsize + 2))
 
 
 def figure_svg(fig: Figure, *, id_prefix: str, description: str | None = None) -> str:

@@ -443,3 +443,54 @@ def test_a_grid_run_from_a_relative_spec_path_is_fresh_for_its_report(ladder, ca
     assert "STALE" not in captured.err and "STALE" not in (folder / "out" / "report" / "summary.md").read_text()
     assert main(["grid", str(folder / "grid.toml"), "--out", str(folder / "out")]) == 0
     assert "7 cells, 7 already stored, 0 computed" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_the_audit_page_of_a_grid_with_scenarios_keeps_the_ladder_and_counts_its_systems(ladder):
+    """The ladder section, each rung's cell computed without the grid; the header: 2 systems (plain, anon), 7 cells.
+
+    The grid has a second calibrator: the ladder holds the cells of the page's first
+    calibrator and prior (isotonic before logistic), and says which.
+    """
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    from lidframe.report import render_html, report_from_grid
+    from tests.report.formatting import sort_text
+    from tests.report.htmltree import parse
+
+    folder, dirs = ladder
+    (folder / "grid.toml").write_text(
+        spec_text().replace('calibrators = ["logistic"]', 'calibrators = ["logistic", "isotonic"]')
+    )
+    out = folder.parent / "out"
+    run_grid(folder / "grid.toml", out)
+    report = report_from_grid(load_results(out), out_dir=out)
+    root = parse(render_html(report))
+    meta = root.find("p", **{"class": "meta"}).text()
+    assert "· 2 systems, 14 cells ·" in meta  # plain and anon: a rung is a row of its system, as an attacker is
+    section = root.find("section", id="ladder")
+    table = section.find("table", id="ladder-table")
+    assert table is not None, section.text()
+    assert "calibrator isotonic, prior uniform" in table.find("caption").text()
+    second = table.find("thead").find_all("tr")[1]
+    columns = [(th.attrs["data-attacker"], th.attrs["data-rung"]) for th in second.find_all("th")]
+    assert columns == [(a, s) for a in ("adaptable", "random?dim=8") for s in LADDER]
+    (row,) = table.find("tbody").find_all("tr")  # the anonymised system; the score-file system has no rung
+    assert row.attrs["data-system"] == "anon"
+    checkpoint = folder / "models" / "adapted.ckpt"
+    for cell, (attacker, scenario) in zip(row.find_all("td"), columns):
+        _, enrol_side, adapted = DEFINITION[scenario]
+        scorer = Adaptable(checkpoint=str(checkpoint) if adapted else None) if attacker == "adaptable" else None
+        if scorer is None:
+            from lidframe.attackers.random import RandomAttacker
+
+            scorer = RandomAttacker(dim=8)
+        scored = [
+            scorer.score(read_data_dir(dirs[s]["trials"]), group_by_speaker(read_data_dir(dirs[s][enrol_side])))
+            for s in ("dev", "eval")
+        ]
+        want = evaluate(*scored, calibrator="isotonic").summary.alid
+        alid = cell.find("span", **{"data-metric": "alid"})
+        assert float(alid.attrs["data-sort"]) == pytest.approx(want, abs=1e-12), (attacker, scenario)
+        assert alid.attrs["data-sort"] != sort_text(None)
+    assert section.find("figure") is not None  # ALID up the ladder

@@ -9,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 pytest.importorskip("matplotlib")
@@ -75,7 +75,8 @@ def test_ccdf_reference_lines_are_labelled_and_labels_do_not_overlap():
     assert not _overlapping(_label_boxes(fig))
     # the legend names every curve; the curves differ in colour and line style
     ax = fig.axes[0]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    (legend,) = fig.legends  # below the axes (test_the_ccdf_legend_lies_outside_every_axes)
+    assert [t.get_text() for t in legend.get_texts()] == ["a", "b"]
     lines = [line for line in ax.get_lines() if line.get_label() in lids]
     assert lines[0].get_color() != lines[1].get_color()
     assert lines[0].get_linestyle() != lines[1].get_linestyle()
@@ -276,4 +277,105 @@ def test_the_ladder_figure_says_what_its_codes_mean():
     label = ax.get_xlabel()
     assert "enrolment, then trial speech" in label and "o original, a anonymised" in label
     assert "a-a: both anonymised" in label
+    plotting.pyplot().close(fig)
+
+
+# ------------------------------------------------------------------ the LID CCDF's x range and legend (issue 41)
+#: The rule of docs/report.md, restated here: the data and 0, a curve of one value with 0.5 bit either side,
+#: then 5 % of that span (at least 0.05 bit) more on each side.
+CCDF_MARGIN_SHARE, CCDF_MARGIN_MIN, CCDF_FLAT_ROOM = 0.05, 0.05, 0.5
+
+
+def _ccdf_rule(curves) -> tuple[float, float]:
+    """The x range the rule gives for *curves* (arrays of LID, bits), computed here from its words."""
+    values = [float(v) for curve in curves for v in np.ravel(curve)]
+    low, high = min([0.0, *values]), max([0.0, *values])
+    for curve in curves:
+        if len(set(np.ravel(curve).tolist())) == 1:  # a curve of one value: room for its drop
+            value = float(np.ravel(curve)[0])
+            low, high = min(low, value - CCDF_FLAT_ROOM), max(high, value + CCDF_FLAT_ROOM)
+    margin = max(CCDF_MARGIN_SHARE * (high - low), CCDF_MARGIN_MIN)
+    return low - margin, high + margin
+
+
+lid_values = st.floats(-12.0, 12.0, allow_nan=False, allow_subnormal=False)
+curve_lists = st.lists(
+    st.one_of(
+        st.lists(lid_values, min_size=1, max_size=30),
+        st.tuples(lid_values, st.integers(1, 5)).map(lambda vn: [vn[0]] * vn[1]),  # one value: a flat curve
+    ),
+    min_size=1,
+    max_size=3,
+)
+
+
+@settings(max_examples=15, deadline=None)
+@given(curve_lists, st.floats(0.0, 14.0), st.booleans())
+def test_the_ccdf_x_range_is_the_data_with_zero_and_a_margin_and_log2_n_is_marked_where_in_it(curves, log2_n, panels):
+    """The x limits hold every LID drawn and 0, and are no wider than the rule; log2 N: a line in range, else said."""
+    lids = {f"s{k}": np.asarray(curve) for k, curve in enumerate(curves)}
+    if panels:
+        half = dict(list(lids.items())[: max(1, len(lids) // 2)])
+        fig = lid_figures.lid_ccdf_panels_figure(
+            {("logistic", "uniform"): half, ("isotonic", "uniform"): lids}, title="t", log2_n=log2_n
+        )
+    else:
+        fig = lid_figures.lid_ccdf_figure(lids, title="t", log2_n=log2_n)
+    plotting.pyplot().close(fig)  # read below, closed now: a failing example leaves no figure open
+    low, high = _ccdf_rule(list(lids.values()))
+    for ax in fig.axes:
+        x_low, x_high = ax.get_xlim()
+        assert x_low == pytest.approx(low, abs=1e-9) and x_high == pytest.approx(high, abs=1e-9)
+        assert x_low < min(0.0, *(float(np.min(v)) for v in lids.values()))
+        assert x_high > max(0.0, *(float(np.max(v)) for v in lids.values()))
+    label = f"log2 N = {log2_n:.2f}"
+    labelled = label in _texts(fig)
+    bottom = fig.axes[-1].get_xlabel()
+    if low <= log2_n <= high:
+        assert labelled and "right of the axis" not in bottom
+    else:
+        assert not labelled and f"{label} lies right of the axis" in bottom
+
+
+def _legend_boxes(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+    assert legends, "no legend"
+    return [legend.get_window_extent(renderer) for legend in legends], [
+        ax.get_window_extent(renderer) for ax in fig.axes
+    ]
+
+
+@pytest.mark.parametrize("kind", ["one panel", "panels", "open set", "long labels"])
+def test_the_ccdf_legend_lies_outside_every_axes(kind):
+    """Beside or below the axes, never over a curve: no legend box meets an axes' data area (the renderer's boxes)."""
+    from lidframe.report.sections.open_set import open_set_figure
+
+    rng = np.random.default_rng(5)
+    lids = {f"system {k}": rng.normal(0.5 * k, 1.0, 200) for k in range(5)}
+    if kind == "one panel":
+        fig = lid_figures.lid_ccdf_figure(lids, title="t", log2_n=4.0)
+    elif kind == "long labels":
+        fig = lid_figures.lid_ccdf_figure(
+            {
+                f"anon (semi-informed) / adaptable · logistic · uniform · seed {k}": v
+                for k, v in enumerate(lids.values())
+            },
+            title="t",
+            log2_n=4.0,
+        )
+    elif kind == "panels":
+        fig = lid_figures.lid_ccdf_panels_figure(
+            {(c, p): lids for c in ("logistic", "isotonic") for p in ("uniform", "open?outside=0.2")}, title="t"
+        )
+    else:
+        outsider = rng.random(300) < 0.3
+        fig = open_set_figure(rng.normal(0.5, 1.0, 300), outsider, rng.random(300), threshold=0.6, title="t")
+    legends, axes = _legend_boxes(fig)
+    for legend in legends:
+        for ax in axes:
+            assert not legend.overlaps(ax), (legend, ax)
+        assert legend.x0 >= 0 and legend.y0 >= 0  # inside the figure: nothing cut off
+        assert legend.x1 <= fig.bbox.x1 and legend.y1 <= fig.bbox.y1
     plotting.pyplot().close(fig)

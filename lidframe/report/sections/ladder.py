@@ -319,8 +319,8 @@ def _legend_below_ladder(fig: Figure, ax: Axes) -> None:
 def ladder_figures(maker: FigureMaker) -> list[InlineFigure]:
     """ALID per rung of the report's ladder (:func:`ladder_figure`).
 
-    A ladder system that is also a system of the page keeps its colour and marker; none
-    without a ladder.
+    A ladder system keeps the colour and marker of its first row's system on the page
+    (in a grid, the rung's: ``b3 (ignorant)``); none without a ladder.
     """
     ladder = maker.report.ladder
     if ladder is None:
@@ -328,7 +328,12 @@ def ladder_figures(maker: FigureMaker) -> list[InlineFigure]:
     labels = set(ladder.labels())
     cells = [s for s in maker.report.systems if s.label in labels]
     setting = maker.setting(cells)
-    styles = {name: maker.system_styles[name] for name in ladder.systems() if name in maker.system_styles}
+    # a ladder system keeps the page colour of its first row's name (a grid's names add the rung)
+    name_of = {s.label: s.name for s in cells}
+    first_name: dict[str, str] = {}
+    for cell in ladder.cells:
+        first_name.setdefault(cell.entry.system, name_of[cell.label])
+    styles = {system: maker.system_styles[name] for system, name in first_name.items() if name in maker.system_styles}
     fig = ladder_figure(ladder, styles=styles, title=f"ALID up the threat-model ladder ({setting})")
     levels = sorted({c.interval_level for c in ladder.cells if c.interval_level is not None})
     bars = (
@@ -358,9 +363,19 @@ class LadderSection:
 
 
 def show(page: Page) -> LadderSection:
-    """The section of *page* (which has a ladder: :func:`absent` says None)."""
-    assert page.report.ladder is not None
-    return LadderSection(ladder_table(page.report.ladder), tuple(ladder_figures(page.maker)))
+    """The section of *page* (which has a ladder: :func:`absent` says None).
+
+    The table's caption names the calibrator and prior of its cells, and on a grid's page
+    with more of them, that the others are in the comparison.
+    """
+    ladder = page.report.ladder
+    assert ladder is not None
+    labels = set(ladder.labels())
+    table = ladder_table(ladder)
+    caption = f"{table.caption} ({page.maker.setting([s for s in page.report.systems if s.label in labels])}"
+    if page.report.kind == "grid" and len({(s.calibrator, s.prior, s.seed) for s in page.report.systems}) > 1:
+        caption += "; the grid's other calibrators, priors and seeds are in the comparison"
+    return LadderSection(attrs.evolve(table, caption=caption + ")"), tuple(ladder_figures(page.maker)))
 
 
 def absent(report: Report) -> str | None:
@@ -374,10 +389,9 @@ def absent(report: Report) -> str | None:
         )
     if report.kind == "grid":
         return (
-            "Not drawn for a grid: a grid's scenarios axis makes each scenario's cells systems of their own "
-            "(named with their scenario, in the comparison above). The ladder section, each anonymised system "
-            "by rung, is drawn by the real-voice demo (lidframe demo) and by "
-            "report_from_results(..., ladder=...)."
+            'Not evaluated: the grid has no scenarios axis. With [grid] scenarios = ["ignorant", '
+            '"lazy-informed", "semi-informed"] (docs/scenarios.md) its data-dir systems are scored on each '
+            "rung, and this section shows each anonymised system rung by rung."
         )
     return (
         "Not evaluated: no system was attacked up the VoicePrivacy threat-model ladder (ignorant o-a: "

@@ -23,6 +23,7 @@ from lidframe.report.plotting import (
     plain_text,
     pyplot,
     set_title,
+    spread_labels,
     vertical_references,
 )
 from lidframe.report.tables import is_missing
@@ -157,7 +158,7 @@ def utility_figure(maker: FigureMaker) -> tuple[Figure, str] | None:
     marks = "colour: the system" + ("" if len({p.variant for p in points}) == 1 else f"; marker: the {variant_title}")
     parts = [
         f"Privacy against utility ({maker.setting(rows)}): each row of a system with a utility is a point at "
-        "the word error rate (WER, %) of the system's speech, against its ALID (left) and its LIDmax (right, "
+        "the word error rate (WER, %) of the system's speech, against its ALID (above) and its LIDmax (below, "
         f"bits); {marks}. Up and left: leaks identity and keeps the words; down and right: hides identity and "
         "loses the words; down and left, where an anonymiser should be: hides identity and keeps the words.",
         _wer_bars_text(report, points),
@@ -265,8 +266,29 @@ def _error(value: float, interval: tuple[float, float] | None) -> np.ndarray | N
     return np.array([[max(0.0, value - low)], [max(0.0, high - value)]])
 
 
+#: The chart is drawn for a phone: 4.2 in wide (403 CSS px), so in the page's narrow layout -- a window
+#: 420 CSS px wide, 378 px inside its margins -- the inline SVG shrinks by 0.94 only; no text is under
+#: :data:`_FONT` points, 10 CSS px there.  A wider window shows it at its own size.
+_CHART_WIDTH = 4.2
+#: The height (inches) of each of the two panels' boxes, title and labels included.
+_PANEL_HEIGHT = 2.6
+#: The chart's smallest type (points): tick labels, reference labels, legends.
+_FONT = 8.0
+
+
+def _wrapped(text: str, width_in: float, fontsize: float) -> str:
+    """*text* wrapped into lines that fit *width_in* inches at *fontsize* points (about 0.6 em a character)."""
+    import textwrap
+
+    chars = max(12, int(width_in * 72.0 / (0.6 * fontsize)))
+    return "\n".join(textwrap.wrap(text, chars, break_on_hyphens=False)) or text
+
+
 def _legend_rows(fig: Figure, groups: Sequence[tuple[list[Any], list[str], str]]) -> float:
     """Legends stacked under the axes, the first at the bottom: (handles, labels, title) each.
+
+    Each takes as many columns as fit the figure's width (measured), a label too long for
+    one column is wrapped.
 
     Returns
     -------
@@ -277,13 +299,16 @@ def _legend_rows(fig: Figure, groups: Sequence[tuple[list[Any], list[str], str]]
     width = fig.get_figwidth()
     bottom = 0.05
     for handles, labels, title in groups:
-        longest = max((len(label) for label in labels), default=0)
-        ncol = max(1, min(len(handles), 5 if longest <= 18 else 3 if longest <= 32 else 2 if longest <= 56 else 1))
-        legend = fig.legend(
-            handles, [plain_text(label) for label in labels], loc="lower center", bbox_to_anchor=(width / 2, bottom),
-            bbox_transform=fig.dpi_scale_trans, ncol=ncol, fontsize=7, title=plain_text(title), title_fontsize=7,
-            frameon=False,
-        )  # fmt: skip
+        texts = [_wrapped(plain_text(label), width - 0.6, _FONT) for label in labels]
+        for ncol in range(min(len(handles), 5), 0, -1):
+            legend = fig.legend(
+                handles, texts, loc="lower center", bbox_to_anchor=(width / 2, bottom),
+                bbox_transform=fig.dpi_scale_trans, ncol=ncol, fontsize=_FONT, title=plain_text(title),
+                title_fontsize=_FONT, frameon=False, columnspacing=1.0, handletextpad=0.4,
+            )  # fmt: skip
+            if ncol == 1 or legend.get_window_extent(renderer).width <= (width - 0.1) * fig.dpi:
+                break
+            legend.remove()
         bottom += legend.get_window_extent(renderer).height / fig.dpi + 0.05
     fig.set_figheight(fig.get_figheight() + bottom)
     return bottom
@@ -296,7 +321,7 @@ def privacy_utility_figure(
     variant_title: str = "row",
     title: str | None = None,
 ) -> Figure:
-    """Privacy against utility: each row's ALID (left) and LIDmax (right) against its system's word error rate.
+    """Privacy against utility: each row's ALID (above) and LIDmax (below) against its system's word error rate.
 
     Every point is one row of a report (a system under one attacker, rung, calibrator and
     prior) at x = the WER (%) of its system's speech, so a system's rows stand one above
@@ -308,6 +333,11 @@ def privacy_utility_figure(
     WER of 100 % (as many errors as reference words) above.  Up and left: leaks identity
     and keeps the words; down and right: hides identity and loses the words.  Legends
     below: the systems' colours, and (when there are several) the variants' markers.
+
+    It is drawn for the page's narrow layout: 4.2 in wide, the ALID panel above the LIDmax
+    panel, no text under 8 pt (10 CSS px in a window 420 px wide, where the page's SVG
+    shrinks to 378 px), titles and legend labels wrapped to the width, the legends as
+    many columns as fit, and labels of close ceilings moved apart.
 
     Parameters
     ----------
@@ -342,10 +372,10 @@ def privacy_utility_figure(
     colour_of = {s: (colours or {}).get(s) or derived[s]["color"] for s in systems}
     variants = list(dict.fromkeys(p.variant for p in points))
     marker_of = {v: MARKERS[k % len(MARKERS)] for k, v in enumerate(variants)}
-    fig, axes = plt.subplots(1, 2, figsize=(9.6, 4.4), dpi=120, sharex=True, sharey=True)
+    fig, axes = plt.subplots(2, 1, figsize=(_CHART_WIDTH, 2 * _PANEL_HEIGHT), dpi=120, sharex=True, sharey=True)
     for ax, (metric, _) in zip(axes, _UTILITY_PANELS):
         _draw_utility_points(ax, points, metric, colour_of, marker_of)
-    _finish_utility_panels(axes, points)
+    labels = _finish_utility_panels(axes, points)
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
@@ -357,8 +387,10 @@ def privacy_utility_figure(
         groups.append((handles, [v or "(other)" for v in variants], f"{variant_title} (marker)"))
     bottom = _legend_rows(fig, groups)
     if title:
-        fig.suptitle(plain_text(title), fontsize=10)
-    fig.tight_layout(rect=(0, bottom / fig.get_figheight(), 1, 1))
+        fig.suptitle(_wrapped(plain_text(title), _CHART_WIDTH - 0.2, 9.0), fontsize=9.0)
+    fig.tight_layout(rect=(0, bottom / fig.get_figheight(), 1, 1), h_pad=1.2)
+    for ax_labels in labels:  # the layout is final: labels of close ceilings apart
+        spread_labels(ax_labels)
     return fig
 
 
@@ -383,22 +415,32 @@ def _draw_utility_points(
         )  # fmt: skip
 
 
-def _finish_utility_panels(axes: Sequence[Axes], points: Sequence[UtilityPoint]) -> None:
-    """The shared limits, the labelled lines (0 bit, each log2 N, WER 100 %), the labels and titles of both panels."""
+def _finish_utility_panels(axes: Sequence[Axes], points: Sequence[UtilityPoint]) -> list[list[Any]]:
+    """The shared limits, the labelled lines (0 bit, each log2 N, WER 100 %), the labels and titles of both panels.
+
+    Returns
+    -------
+    list of list of matplotlib Annotation
+        Each panel's labels right of it (0 bit, log2 N), to move apart once the layout is final.
+    """
     biased = any(p.lid_max_interval is not None for p in points)
     ceilings = sorted({round(p.log2_n, 12) for p in points if math.isfinite(p.log2_n)})
     highest = max([100.0] + [100.0 * p.wer for p in points if math.isfinite(p.wer)])
     highest = max([highest] + [100.0 * p.wer_interval.high for p in points if p.wer_interval is not None])
     low_y, high_y = axes[0].get_ylim()
     top = max(ceilings) if ceilings else high_y
+    labels = []
     for ax, (metric, panel_title) in zip(axes, _UTILITY_PANELS):
         ax.set_xlim(-3.0, 1.04 * highest + 1.0)
         ax.set_ylim(min(low_y, -0.05 * top), max(high_y, 1.08 * top))
-        horizontal_references(ax, [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)])
-        rows = vertical_references(ax, [(100.0, "WER 100 %", "--")])
-        ax.set_xlabel("WER (%) of the recogniser on the system's speech")
+        references = [(0.0, "0 bit", "-"), *((c, f"log2 N = {c:.2f}", ":") for c in ceilings)]
+        labels.append(horizontal_references(ax, references, fontsize=_FONT))
+        rows = vertical_references(ax, [(100.0, "WER 100 %", "--")], fontsize=_FONT)
         ax.grid(alpha=0.3)
+        ax.tick_params(labelsize=_FONT)
+        ax.set_ylabel(f"{panel_title.split(':')[0]} disclosed (bits)", fontsize=_FONT + 0.5)
         if metric == "lid_max" and biased:
-            panel_title += " (interval † biased low)"
-        set_title(ax, panel_title, rows)
-    axes[0].set_ylabel("bits disclosed (up: leaks identity)")
+            panel_title += "\n(interval † biased low)"
+        set_title(ax, panel_title, rows, fontsize=_FONT + 0.5, label_fontsize=_FONT)
+    axes[-1].set_xlabel("WER (%) of the recogniser on the system's speech", fontsize=_FONT + 0.5)
+    return labels
