@@ -31,6 +31,7 @@ import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath, atomic_path
+from lidframe.data.kaldi import WavPaths
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError
 from lidframe.registry.capabilities import capabilities_of
@@ -88,11 +89,11 @@ def _cut_chunks(
     return chunks
 
 
-def _training_speakers(data_dir: StrPath) -> tuple[list[Utterance], list[str]]:
+def _training_speakers(data_dir: StrPath, wav_paths: WavPaths) -> tuple[list[Utterance], list[str]]:
     """The utterances of the training data dir and its sorted speaker ids; fewer than two speakers are refused."""
     from lidframe.data.kaldi import read_data_dir
 
-    utterances = read_data_dir(data_dir)
+    utterances = read_data_dir(data_dir, wav_paths=wav_paths)
     speakers = sorted({u.speaker for u in utterances})
     if len(speakers) < 2:
         raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
@@ -114,6 +115,7 @@ def train_attacker(
     seed: int = 0,
     progress: bool = False,
     log: Callable[[str], object] = print,
+    wav_paths: WavPaths = "cwd",
 ) -> list[dict[str, Any]]:
     """Train *attacker*'s encoder on the speakers of *data_dir*; save it to *out* every epoch.
 
@@ -146,6 +148,8 @@ def train_attacker(
         A tqdm progress bar per epoch.
     log : callable
         Receives one line per epoch (``print`` by default).
+    wav_paths : {"cwd", "data-dir"}
+        How relative audio paths in *data_dir*'s ``wav.scp`` are resolved (:func:`lidframe.data.kaldi.read_data_dir`).
 
     Returns
     -------
@@ -153,7 +157,7 @@ def train_attacker(
         Per finished epoch (this run and earlier ones): ``epoch, loss, accuracy, seconds``.
     """
     dev = resolve_device(device)  # a CUDA device this machine lacks is refused before the data is read
-    utterances, speakers = _training_speakers(data_dir)
+    utterances, speakers = _training_speakers(data_dir, wav_paths)
     if precision not in ("fp32", "bf16"):
         raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
     out = Path(out)
@@ -368,6 +372,7 @@ def train_output_layer(
     device: str = "auto",
     seed: int = 0,
     log: Callable[[str], object] = print,
+    wav_paths: WavPaths = "cwd",
 ) -> list[dict[str, Any]]:
     """Adapt only *attacker*'s output layer on the speakers of *data_dir*; save the whole encoder to *out*.
 
@@ -405,6 +410,8 @@ def train_output_layer(
         Seed of the AAM head's initialisation.
     log : callable
         Receives one line at the end.
+    wav_paths : {"cwd", "data-dir"}
+        How relative audio paths in *data_dir* are resolved (:func:`lidframe.data.kaldi.read_data_dir`).
 
     Returns
     -------
@@ -413,7 +420,7 @@ def train_output_layer(
     """
     output_layer, inputs_of, windows_of = _output_layer_hooks(attacker, epochs=epochs, batch_size=batch_size)
     began = time.perf_counter()
-    utterances, speakers = _training_speakers(data_dir)
+    utterances, speakers = _training_speakers(data_dir, wav_paths)
     weights = _adaptation_weights(attacker, init)
     torch.manual_seed(seed)
     model = attacker.build_model()
@@ -427,8 +434,7 @@ def train_output_layer(
     head = AAMSoftmax(attacker.embedding_dim(), len(speakers)).to(dev)
     loss, accuracy = _fit_output_layer(layer, head, x, target, epochs=epochs, lr=lr)
     record = {"epoch": epochs, "loss": loss, "accuracy": accuracy, "seconds": time.perf_counter() - began}
-    out = Path(out)
-    _save_encoder(model, out)
+    _save_encoder(model, Path(out))
     log(
         f"adapted the output layer on {x.shape[0]} windows of {len(utterances)} utterances of {len(speakers)} speakers: "
         f"loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, {record['seconds']:.1f} s; saved {out}"

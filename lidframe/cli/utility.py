@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 
-from lidframe.cli.options import CheckedFlag, add_bootstrap_arguments, bootstrap_from_args, positive_int
+from lidframe.cli.options import (
+    CheckedFlag,
+    add_bootstrap_arguments,
+    add_wav_paths_argument,
+    bootstrap_from_args,
+    positive_int,
+)
 
 __all__ = ["register", "run"]
 
@@ -24,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--reference", metavar="DIR", help="the original data dir (same utterance ids): rho_F0 against it"
     )
+    add_wav_paths_argument(parser)
     parser.add_argument(
         "--recogniser",
         default="pocketsphinx",
@@ -85,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
             bootstrap=bootstrap_from_args(args) if args.bootstrap else None,
             jobs=args.jobs,
             progress=progress,
+            wav_paths=args.wav_paths,
         )
     finally:
         if bar is not None:

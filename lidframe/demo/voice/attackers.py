@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lidframe.demo.voice.plan import (
+    DEMO_WAV_PATHS,
     ECAPA_SYSTEMS,
     GE2E_ADAPTATION,
     SMALL_ECAPA,
@@ -96,6 +97,7 @@ def _train_system_attacker(run: _DemoRun, name: str, root: Path, *, training_cod
         seed=run.seed,
         progress=run.progress,
         log=lambda m: trained_now.append(m) if m.startswith("epoch ") else None,
+        wav_paths=DEMO_WAV_PATHS,
     )
     earlier = len(history) - len(trained_now)
     last = f"last loss {history[-1]['loss']:.3f}"
@@ -135,8 +137,8 @@ def _scores(attacker, enrol_root: Path, trial_root: Path, split: str):
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
 
-    enrol = read_data_dir(enrol_root / f"{split}_enrolls")
-    trials = read_data_dir(trial_root / f"{split}_trials")
+    enrol = read_data_dir(enrol_root / f"{split}_enrolls", wav_paths=DEMO_WAV_PATHS)
+    trials = read_data_dir(trial_root / f"{split}_trials", wav_paths=DEMO_WAV_PATHS)
     return attacker.score(trials, group_by_speaker(enrol))
 
 
@@ -242,6 +244,7 @@ def _adapt_ge2e(run: _DemoRun, name: str, root: Path, *, training_code: str, n_t
         device="cpu",
         seed=run.seed,
         log=run.log,
+        wav_paths=DEMO_WAV_PATHS,
         **GE2E_ADAPTATION,
     )
     return checkpoint
