@@ -37,7 +37,6 @@ from lidframe.errors import InputError
 from lidframe.registry.capabilities import capabilities_of
 
 from ._torch import nn, torch
-from .frontend import read_audio
 from .neural import NeuralAttacker, load_weights_file, resolve_device
 
 __all__ = ["AAMSoftmax", "train_attacker", "train_output_layer"]
@@ -190,7 +189,7 @@ class _TrainingData:
     attacker : NeuralAttacker
         Whose front end turns chunks into features (``chunk_features``).
     audio : list of ndarray
-        One mono 16 kHz waveform per utterance as the encoder reads it (``prepare_audio``), shape (samples,).
+        One mono 16 kHz waveform per utterance as the encoder reads it (``read_waveform``), shape (samples,).
     labels : ndarray of int, shape (utterances,)
         Each utterance's speaker, an index into the sorted speaker ids.
     batch_size : int
@@ -219,7 +218,7 @@ class _TrainingData:
         """Read the audio of *utterances* (each with its wav.scp path); label each by its speaker's index in *speakers*."""
         return cls(
             attacker=attacker,
-            audio=[attacker.prepare_audio(read_audio(cast(str, u.path))) for u in utterances],
+            audio=[attacker.read_waveform(cast(str, u.path)) for u in utterances],
             labels=np.array([speakers.index(u.speaker) for u in utterances]),
             batch_size=batch_size,
             chunk_seconds=chunk_seconds,
@@ -498,7 +497,7 @@ def _frozen_states(
     labels: list[int] = []
     with torch.no_grad():
         for u in utterances:
-            found = windows_of(frontend, attacker.prepare_audio(read_audio(cast(str, u.path))))
+            found = windows_of(frontend, attacker.read_waveform(cast(str, u.path)))
             pending.append(found)
             labels += [speakers.index(u.speaker)] * found.shape[0]
             if sum(p.shape[0] for p in pending) >= batch_size:
