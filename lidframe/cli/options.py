@@ -517,9 +517,12 @@ class CheckedFlag(argparse.Action):
 
 
 def system_name(args: argparse.Namespace) -> str:
-    """``--name``, or the ``--eval`` file's stem: the system's name in the table and the report."""
+    """``--name``, or a name made of the ``--dev`` and ``--eval`` files' names (:func:`lidframe.cli.naming.default_system_name`):
+    the system's name in the table and the report."""
     if args.name is None:
-        return Path(args.eval).stem
+        from lidframe.cli.naming import default_system_name
+
+        return default_system_name(args.dev, args.eval)
     if not args.name.strip():
         raise InputError("--name: give the system a non-empty name")
     return args.name.strip()
