@@ -51,6 +51,7 @@ from .base import SEED, EmbeddingAttacker
 from .cache import CacheWarning, EmbeddingCache
 from .frontend import SAMPLE_RATE, Fbank, probe_audio, read_audio, sentence_mean_norm
 from .layers import PADDING_MODES, Lengths
+from .loudness import check_loudness_length, normalise_loudness
 
 __all__ = [
     "CacheWarning",
@@ -194,6 +195,11 @@ class NeuralAttacker(EmbeddingAttacker):
     compile : bool
         Run the model through ``torch.compile`` (dynamic shapes) on CUDA; the first
         batches pay the compilation (tens of seconds), large runs gain.  Ignored on CPU.
+    loudness : float, optional
+        Integrated loudness (LUFS, in [-70, 0]) every waveform is scaled to before it is
+        embedded or trained on, as the VoicePrivacy toolkit does (``loudness=-30``;
+        :mod:`lidframe.attackers.loudness`, needs pyloudnorm).  None (the default): the
+        audio is read as it is.  Audio shorter than 0.4 s or silent is then refused.
     """
 
     #: Range of the random chunk length (seconds) that training cuts from each utterance.
@@ -202,6 +208,7 @@ class NeuralAttacker(EmbeddingAttacker):
         "batch_size": Range(1, integer=True, none=True),
         "max_batch_frames": Range(1, integer=True),
         "seed": SEED,
+        "loudness": Range(-70, 0, none=True),  # LUFS: below the -70 LUFS gate nothing is loud enough to measure
     }
 
     @classmethod
@@ -225,8 +232,10 @@ class NeuralAttacker(EmbeddingAttacker):
         seed: int = 0,
         enrolment: str = "mean_of_normalised",
         compile: bool = False,
+        loudness: float | None = None,
     ):
         super().__init__(enrolment=enrolment)
+        self.loudness = loudness
         self.checkpoint = checkpoint
         self.device = device
         self.precision = precision
@@ -273,6 +282,16 @@ class NeuralAttacker(EmbeddingAttacker):
     def prepare_audio(self, waveform: np.ndarray) -> np.ndarray:
         """A 16 kHz waveform as this encoder reads it (embedding and training); unchanged by default."""
         return waveform
+
+    def read_waveform(self, path: StrPath) -> np.ndarray:
+        """The audio file *path* as this attacker embeds and trains on it: 16 kHz mono, at ``loudness`` LUFS where set,
+        then :meth:`prepare_audio`, shape (samples,)."""
+        waveform = read_audio(path, sample_rate=SAMPLE_RATE)
+        if self.loudness is not None:
+            waveform = normalise_loudness(
+                waveform, sample_rate=SAMPLE_RATE, target_lufs=float(self.loudness), source=path
+            )
+        return self.prepare_audio(waveform)
 
     def chunk_features(self, frontend: torch.nn.Module, chunks: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
         """Training features of waveform chunks: padded, sentence-normalised filterbanks (B, T, 80) and frames (B,)."""
@@ -473,7 +492,7 @@ class NeuralAttacker(EmbeddingAttacker):
         with self._cache_run() as cache:
             self.model  # noqa: B018 - builds the model (and its weights hash for cache keys)
             # no None path: checked above
-            audio = [self.prepare_audio(read_audio(cast(str, u.path), sample_rate=SAMPLE_RATE)) for u in utterances]
+            audio = [self.read_waveform(cast(str, u.path)) for u in utterances]
             result: list = [None] * len(audio)
             todo = list(range(len(audio)))
             keys: list[str] = []
@@ -510,5 +529,7 @@ class NeuralAttacker(EmbeddingAttacker):
             enrolled = [u for utts in enrolment.values() for u in utts] if isinstance(enrolment, Mapping) else []
             for utterance in [*enrolled, *trials]:
                 if isinstance(utterance, Utterance) and utterance.path is not None:
-                    probe_audio(utterance.path, sample_rate=SAMPLE_RATE)
+                    frames, rate = probe_audio(utterance.path, sample_rate=SAMPLE_RATE)
+                    if self.loudness is not None:  # too short to measure: refused before any work
+                        check_loudness_length(utterance.path, frames, rate)
             return super().score(trials, enrolment)

@@ -31,12 +31,12 @@ import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath, atomic_path
+from lidframe.data.kaldi import WavPaths
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError
 from lidframe.registry.capabilities import capabilities_of
 
 from ._torch import nn, torch
-from .frontend import read_audio
 from .neural import NeuralAttacker, load_weights_file, resolve_device
 
 __all__ = ["AAMSoftmax", "train_attacker", "train_output_layer"]
@@ -88,11 +88,11 @@ def _cut_chunks(
     return chunks
 
 
-def _training_speakers(data_dir: StrPath) -> tuple[list[Utterance], list[str]]:
+def _training_speakers(data_dir: StrPath, wav_paths: WavPaths) -> tuple[list[Utterance], list[str]]:
     """The utterances of the training data dir and its sorted speaker ids; fewer than two speakers are refused."""
     from lidframe.data.kaldi import read_data_dir
 
-    utterances = read_data_dir(data_dir)
+    utterances = read_data_dir(data_dir, wav_paths=wav_paths)
     speakers = sorted({u.speaker for u in utterances})
     if len(speakers) < 2:
         raise InputError(f"{data_dir}: training needs at least two speakers, got {len(speakers)}")
@@ -114,6 +114,7 @@ def train_attacker(
     seed: int = 0,
     progress: bool = False,
     log: Callable[[str], object] = print,
+    wav_paths: WavPaths = "cwd",
 ) -> list[dict[str, Any]]:
     """Train *attacker*'s encoder on the speakers of *data_dir*; save it to *out* every epoch.
 
@@ -146,6 +147,8 @@ def train_attacker(
         A tqdm progress bar per epoch.
     log : callable
         Receives one line per epoch (``print`` by default).
+    wav_paths : {"cwd", "data-dir"}
+        How relative audio paths in *data_dir*'s ``wav.scp`` are resolved (:func:`lidframe.data.kaldi.read_data_dir`).
 
     Returns
     -------
@@ -153,7 +156,7 @@ def train_attacker(
         Per finished epoch (this run and earlier ones): ``epoch, loss, accuracy, seconds``.
     """
     dev = resolve_device(device)  # a CUDA device this machine lacks is refused before the data is read
-    utterances, speakers = _training_speakers(data_dir)
+    utterances, speakers = _training_speakers(data_dir, wav_paths)
     if precision not in ("fp32", "bf16"):
         raise InputError(f"precision must be 'fp32' or 'bf16', got {precision!r}")
     out = Path(out)
@@ -186,7 +189,7 @@ class _TrainingData:
     attacker : NeuralAttacker
         Whose front end turns chunks into features (``chunk_features``).
     audio : list of ndarray
-        One mono 16 kHz waveform per utterance as the encoder reads it (``prepare_audio``), shape (samples,).
+        One mono 16 kHz waveform per utterance as the encoder reads it (``read_waveform``), shape (samples,).
     labels : ndarray of int, shape (utterances,)
         Each utterance's speaker, an index into the sorted speaker ids.
     batch_size : int
@@ -215,7 +218,7 @@ class _TrainingData:
         """Read the audio of *utterances* (each with its wav.scp path); label each by its speaker's index in *speakers*."""
         return cls(
             attacker=attacker,
-            audio=[attacker.prepare_audio(read_audio(cast(str, u.path))) for u in utterances],
+            audio=[attacker.read_waveform(cast(str, u.path)) for u in utterances],
             labels=np.array([speakers.index(u.speaker) for u in utterances]),
             batch_size=batch_size,
             chunk_seconds=chunk_seconds,
@@ -368,6 +371,7 @@ def train_output_layer(
     device: str = "auto",
     seed: int = 0,
     log: Callable[[str], object] = print,
+    wav_paths: WavPaths = "cwd",
 ) -> list[dict[str, Any]]:
     """Adapt only *attacker*'s output layer on the speakers of *data_dir*; save the whole encoder to *out*.
 
@@ -405,6 +409,8 @@ def train_output_layer(
         Seed of the AAM head's initialisation.
     log : callable
         Receives one line at the end.
+    wav_paths : {"cwd", "data-dir"}
+        How relative audio paths in *data_dir* are resolved (:func:`lidframe.data.kaldi.read_data_dir`).
 
     Returns
     -------
@@ -413,7 +419,7 @@ def train_output_layer(
     """
     output_layer, inputs_of, windows_of = _output_layer_hooks(attacker, epochs=epochs, batch_size=batch_size)
     began = time.perf_counter()
-    utterances, speakers = _training_speakers(data_dir)
+    utterances, speakers = _training_speakers(data_dir, wav_paths)
     weights = _adaptation_weights(attacker, init)
     torch.manual_seed(seed)
     model = attacker.build_model()
@@ -427,8 +433,7 @@ def train_output_layer(
     head = AAMSoftmax(attacker.embedding_dim(), len(speakers)).to(dev)
     loss, accuracy = _fit_output_layer(layer, head, x, target, epochs=epochs, lr=lr)
     record = {"epoch": epochs, "loss": loss, "accuracy": accuracy, "seconds": time.perf_counter() - began}
-    out = Path(out)
-    _save_encoder(model, out)
+    _save_encoder(model, Path(out))
     log(
         f"adapted the output layer on {x.shape[0]} windows of {len(utterances)} utterances of {len(speakers)} speakers: "
         f"loss {record['loss']:.4f}, accuracy {record['accuracy']:.3f}, {record['seconds']:.1f} s; saved {out}"
@@ -492,7 +497,7 @@ def _frozen_states(
     labels: list[int] = []
     with torch.no_grad():
         for u in utterances:
-            found = windows_of(frontend, attacker.prepare_audio(read_audio(cast(str, u.path))))
+            found = windows_of(frontend, attacker.read_waveform(cast(str, u.path)))
             pending.append(found)
             labels += [speakers.index(u.speaker)] * found.shape[0]
             if sum(p.shape[0] for p in pending) >= batch_size:

@@ -38,7 +38,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -60,6 +60,7 @@ from lidframe.audio.anonymise_checks import (
 )
 from lidframe.data import fileio, runpaths
 from lidframe.data.fileio import StrPath
+from lidframe.data.kaldi import WavPaths
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
 
@@ -315,6 +316,7 @@ def anonymise_data_dir(
     ratio_range: Sequence[float] | None = None,
     per_utterance: bool = False,
     seed: int = 0,
+    wav_paths: WavPaths = "cwd",
 ) -> dict[str, Any]:
     """Anonymise every utterance of a Kaldi data dir into a new data dir with the same ids.
 
@@ -350,6 +352,9 @@ def anonymise_data_dir(
         Draw per utterance rather than per speaker.
     seed : int
         Seed of the draws, a non-negative integer.
+    wav_paths : {"cwd", "data-dir"}
+        How *in_dir*'s relative audio paths are resolved, and *out_dir*'s written
+        (:func:`lidframe.data.kaldi.wav_location`: absolute, or ``wav/<id>.wav`` for ``"data-dir"``).
 
     Returns
     -------
@@ -364,8 +369,6 @@ def anonymise_data_dir(
         path (as above), *out_dir* on its inputs (:func:`lidframe.data.runpaths.refuse_outputs_on_inputs`),
         or audio the anonymiser cannot render (its result overflows).
     """
-    from lidframe.data.kaldi import read_data_dir
-
     anonymiser = _Anonymiser(
         method,
         alpha=alpha,
@@ -376,18 +379,28 @@ def anonymise_data_dir(
         seed=seed,
     )
     source, out = Path(in_dir), Path(out_dir)
-    utterances = read_data_dir(source)
+    utterances, tables, locations = _checked_source(source, out, wav_paths)
+    alphas = _write_data_dir(anonymiser, source, out, zip(utterances, locations), tables)
+    return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}
+
+
+def _checked_source(source: Path, out: Path, wav_paths: WavPaths) -> tuple[list[Utterance], list[str], list[str]]:
+    """The utterances of *source*, its tables to copy and each utterance's location in *out*'s ``wav.scp``: all
+    checked before anything is written (:func:`anonymise_data_dir`)."""
+    from lidframe.data.kaldi import read_data_dir, wav_location
+
+    utterances = read_data_dir(source, wav_paths=wav_paths)
     # the new data dir is not the old one, nor inside it, nor holding it or the audio it lists
     runpaths.refuse_outputs_on_inputs(folders={"output data dir": out}, inputs=[source])
     _check_inputs(source, utterances)
     tables = [name for name in ("utt2spk", "spk2utt", "text", "spk2gender") if (source / name).is_file()]
     check_outputs(out, [*(f"wav/{utt.utt_id}.wav" for utt in utterances), "wav.scp", *tables])
-    alphas = _write_data_dir(anonymiser, source, out, utterances, tables)
-    return {"utterances": len(utterances), "method": method, "alpha_per_speaker": alphas}
+    locations = [wav_location(out / "wav" / f"{utt.utt_id}.wav", out, wav_paths) for utt in utterances]
+    return utterances, tables, locations
 
 
 def _write_data_dir(
-    anonymiser: _Anonymiser, source: Path, out: Path, utterances: Sequence[Utterance], tables: Sequence[str]
+    anonymiser: _Anonymiser, source: Path, out: Path, utterances: Iterable[tuple[Utterance, str]], tables: Sequence[str]
 ) -> dict[str, float]:
     """Write the anonymised data dir *out* of *source*, all or nothing; the parameter used per key.
 
@@ -407,16 +420,17 @@ def _write_data_dir(
 
 
 def _write_files(
-    anonymiser: _Anonymiser, source: Path, out: Path, utterances: Sequence[Utterance], tables: Sequence[str]
+    anonymiser: _Anonymiser, source: Path, out: Path, utterances: Iterable[tuple[Utterance, str]], tables: Sequence[str]
 ) -> dict[str, float]:
-    """Write ``wav/<id>.wav`` of each of *utterances*, ``wav.scp`` and the *tables* copied from *source* into *out*."""
+    """Write ``wav/<id>.wav`` of each ``(utterance, its wav.scp location)``, ``wav.scp`` and the *tables* copied from
+    *source* into *out*."""
     alphas: dict[str, float] = {}
     lines = []
-    for utt in utterances:
+    for utt, location in utterances:
         key, value = anonymiser.draw(utt)
         alphas[key] = value
         _write_wav(out / "wav" / f"{utt.utt_id}.wav", *anonymiser.apply(utt, value))
-        lines.append(f"{utt.utt_id} wav/{utt.utt_id}.wav\n")
+        lines.append(f"{utt.utt_id} {location}\n")
     with fileio.atomic_write(out / "wav.scp", encoding="utf-8") as handle:
         handle.write("".join(lines))
     for name in tables:  # the data dir's other tables, read through the opener (a FIFO is refused)

@@ -52,6 +52,7 @@ import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath
+from lidframe.data.kaldi import WavPaths, wav_location
 from lidframe.errors import InputError
 
 __all__ = [
@@ -367,7 +368,7 @@ def _recipe_digest(voice: Voice, text: str, versions: dict[str, str], sample_rat
 
 
 def _write_data_dir(folder: Path, utterances: list[tuple[str, str, str, str]]) -> None:
-    """wav.scp, utt2spk, spk2utt and text of (utt, speaker, wav path relative to folder, text) tuples."""
+    """wav.scp, utt2spk, spk2utt and text of (utt, speaker, wav.scp location, text) tuples."""
     folder.mkdir(parents=True, exist_ok=True)
     utterances = sorted(utterances)
     (folder / "wav.scp").write_text("".join(f"{u} {p}\n" for u, _, p, _ in utterances))
@@ -389,6 +390,7 @@ def build_corpus(
     seed: int = 0,
     jobs: int = 1,
     progress: bool = False,
+    wav_paths: WavPaths = "cwd",
 ) -> dict[str, Any]:
     """Synthesize the corpus and write its data directories.
 
@@ -413,6 +415,9 @@ def build_corpus(
         Engine processes run at once.
     progress : bool
         Show a tqdm progress bar over the utterances to synthesize.
+    wav_paths : {"cwd", "data-dir"}
+        How ``wav.scp`` names the audio (:func:`lidframe.data.kaldi.wav_location`): by absolute
+        path, or relative to the data dir for ``"data-dir"`` (``../wav/...``: the corpus can move).
 
     Returns
     -------
@@ -443,8 +448,9 @@ def build_corpus(
     for split_name, members in groups.items():
         for index in members:
             plan.add_speaker(chosen[index], split_name, rng.choice(len(SENTENCES), size=sentences, replace=False))
+    listed = plan.listed(wav_paths)  # every location checked before anything is synthesized
     synthesized = _synthesize_missing(plan.work, jobs=jobs, progress=progress)
-    for name, utterances in plan.dirs.items():
+    for name, utterances in listed.items():
         _write_data_dir(out / name, utterances)
     return {
         "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
@@ -495,6 +501,15 @@ class _CorpusPlan:
     dirs: dict[str, list[_Row]] = attrs.field(factory=lambda: {name: [] for name in _DATA_DIRS})
     engines: dict[str, int] = attrs.field(factory=dict)
     work: list[tuple[Voice, str, Path]] = attrs.field(factory=list)
+
+    def listed(self, wav_paths: WavPaths) -> dict[str, list[_Row]]:
+        """Each data dir's rows with the wav path as its ``wav.scp`` names it (:func:`lidframe.data.kaldi.wav_location`)."""
+        return {
+            name: [
+                (u, s, wav_location(self.out / name / path, self.out / name, wav_paths), t) for u, s, path, t in rows
+            ]
+            for name, rows in self.dirs.items()
+        }
 
     def add_speaker(self, voice: Voice, split_name: str, picks: np.ndarray) -> None:
         """Add *voice*'s utterances of the sentences *picks* to *split_name* (dev/eval: first ``enrol`` enrolment)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Sequence
 
-from lidframe.cli.options import CheckedFlag, float_list, non_negative_int
+from lidframe.cli.options import CheckedFlag, add_wav_paths_argument, float_list, non_negative_int
 from lidframe.data.runpaths import check_outputs, no_empty_folders_left
 from lidframe.errors import InputError
 
@@ -39,6 +39,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("in_dir", metavar="IN_DIR", help="the Kaldi data dir to anonymise (wav.scp, utt2spk)")
     parser.add_argument("out_dir", metavar="OUT_DIR", help="output data dir (its wav/ and tables)")
+    add_wav_paths_argument(parser, writes="OUT_DIR's wav.scp")
     parser.set_defaults(run=run)
 
 
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
             ratio_range=ratio_range,
             per_utterance=args.per_utterance,
             seed=args.seed,
+            wav_paths=args.wav_paths,
         )
     print(f"anonymised {report['utterances']} utterances with {args.method} into {args.out_dir}")
     return 0

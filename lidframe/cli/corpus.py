@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from lidframe.cli.options import CheckedFlag, non_negative_int
+from lidframe.cli.options import CheckedFlag, add_wav_paths_argument, non_negative_int
 from lidframe.data.runpaths import check_outputs, no_empty_folders_left
 from lidframe.errors import InputError
 from lidframe.report.text import text_table
@@ -27,6 +27,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--list-voices", action="store_true", help="list the voices installed here and exit")
     parser.add_argument("--progress", action="store_true", help="show a progress bar while synthesizing")
+    add_wav_paths_argument(parser, writes="every data dir's wav.scp")
     parser.set_defaults(run=run)
 
 
@@ -58,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             jobs=jobs,
             progress=args.progress,
+            wav_paths=args.wav_paths,
         )
     engines = ", ".join(f"{n} {e}" for e, n in sorted(report["engines"].items()))
     sizes = ", ".join(f"{k} {len(v)}" for k, v in report["speakers"].items())

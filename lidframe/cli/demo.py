@@ -60,6 +60,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def _load_now() -> str:
+    """``; here now: load L on C cores`` (the 1-minute load average), or nothing where the OS does not say."""
+    import os
+
+    try:
+        load = os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return ""
+    return f"; here now: load {load:.1f} on {os.cpu_count() or 1} cores"
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.data.runpaths import check_outputs, no_empty_folders_left
     from lidframe.demo import (
@@ -81,8 +92,9 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"lidframe demo: real voices (synthesized here), a pretrained GE2E attacker up the threat-model ladder and "
             f"small ECAPA-TDNNs trained here, and beside them what each anonymiser costs the speech (word error rate, "
-            f"rho_F0); caches in {out}/ (cold: about 4 minutes on 2 quiet cores, "
-            "a rerun reuses every cache; lidframe demo --simulated for the seconds-fast simulated version)"
+            f"rho_F0); caches in {out}/ (cold: about 4 minutes on 2 quiet cores, but 34 minutes measured on 2 "
+            f"cores busy with other work, load 6-11{_load_now()}; a rerun reuses every cache; lidframe demo "
+            "--simulated for the seconds-fast simulated version)"
         )
         with no_empty_folders_left(out):  # its caches stay for a rerun; no empty folder does
             table, _ = run_voice_demo(out, seed=args.seed, epochs=args.epochs, jobs=jobs, progress=args.progress)

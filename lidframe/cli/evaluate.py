@@ -4,7 +4,7 @@ With ``--report DIR`` the headline carries speaker-bootstrap intervals by defaul
 ``--bootstrap`` were given) when the eval set has at least :data:`REPORT_BOOTSTRAP_MIN_UNITS`
 speakers with trials; with fewer, the console and the page say why there are none.
 ``--bootstrap`` computes them anyway, ``--no-bootstrap`` never.  ``--name`` names the
-system (default the eval file's stem) and ``--attacker`` the attacker that made the
+system (default: from the dev and eval files' names, :mod:`lidframe.cli.naming`) and ``--attacker`` the attacker that made the
 scores (a name, or a spec ``NAME?key=value&...`` whose settings and checkpoint the page
 shows, the checkpoint with its digest).  ``--utility U.json`` (with ``--report``) adds what
 the system's anonymisation costs the speech: the JSON of ``lidframe utility --json`` on its
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from lidframe.cli.evaluate_text import format_interval_table, format_open_set
+from lidframe.cli.naming import evaluate_warnings
 from lidframe.cli.options import (
     add_bootstrap_arguments,
     add_engine_arguments,
@@ -171,7 +173,7 @@ def _add_report_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--name",
         metavar="NAME",
-        help="the system's name in the table and the report (default the --eval file's stem)",
+        help="the system's name in the table and the report (default: from the --dev and --eval file names)",
     )
     parser.add_argument(
         "--attacker",
@@ -263,6 +265,8 @@ def run(args: argparse.Namespace) -> int:
     intervals = _intervals(args, eval_set)
     bootstrap = intervals.bootstrap
     result = _evaluate(args, eval_set, bootstrap)
+    for warning in evaluate_warnings(args.dev, args.eval, args.prior, result.summary):
+        warnings.warn(warning, stacklevel=1)  # one line each, "lidframe: warning: ..."
     legal = legal_criteria(result, eval_set, bootstrap=bootstrap, seed=args.seed)
     _print_result(args, result.summary, intervals)
     print()
@@ -478,7 +482,10 @@ def _report(
         legal=None if legal is None else {label: legal},
         inputs=inputs,
         settings=settings,
-        notes=[f"lidframe evaluate of {args.eval}, calibrated on {args.dev}."],
+        notes=[
+            f"lidframe evaluate of {args.eval}, calibrated on {args.dev}.",
+            *evaluate_warnings(args.dev, args.eval, args.prior, s),
+        ],
         command=command_line(getattr(args, "argv", None)),
         attackers=[] if attacker is None else [AttackerSettings.from_spec(attacker)],
         no_intervals={label: intervals.why_none} if intervals.why_none else None,

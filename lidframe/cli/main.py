@@ -37,6 +37,7 @@ COMMANDS = (
     "compare",
     "nsweep",
     "score",
+    "import_scores",
     "dp_audit",
     "grid",
     "report",

@@ -41,6 +41,7 @@ __all__ = [
     "add_renamed_flag",
     "add_scoreset_arguments",
     "add_threads_argument",
+    "add_wav_paths_argument",
     "refuse_prior",
     "bootstrap_from_args",
     "check_output_dir",
@@ -261,6 +262,30 @@ def add_threads_argument(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--threads", type=int, action=CheckedFlag, check=positive_int, default=None, metavar="N", help=text
+    )
+
+
+def add_wav_paths_argument(parser: argparse.ArgumentParser, *, writes: str = "") -> None:
+    """``--wav-paths {cwd,data-dir}``: how a relative path in a data dir's ``wav.scp`` is resolved.
+
+    ``cwd`` (the default) against the current folder, as Kaldi does; ``data-dir`` against the
+    data dir holding the ``wav.scp`` (:data:`lidframe.data.kaldi.WAV_PATHS`).  *writes* names
+    the ``wav.scp`` a command writes (``"OUT_DIR's wav.scp"``), which then follows the same
+    convention (:func:`lidframe.data.kaldi.wav_location`).
+    """
+    from lidframe.data.kaldi import WAV_PATHS
+
+    written = (
+        f"; {writes} is written to be read the same way (absolute paths for cwd, relative to its data dir for data-dir)"
+        if writes
+        else ""
+    )
+    parser.add_argument(
+        "--wav-paths",
+        choices=WAV_PATHS,
+        default=WAV_PATHS[0],
+        help="resolve a relative audio path in wav.scp against the current folder (cwd, as Kaldi does; default) "
+        f"or against the data dir holding the wav.scp (data-dir){written}",
     )
 
 
@@ -492,9 +517,12 @@ class CheckedFlag(argparse.Action):
 
 
 def system_name(args: argparse.Namespace) -> str:
-    """``--name``, or the ``--eval`` file's stem: the system's name in the table and the report."""
+    """``--name``, or a name made of the ``--dev`` and ``--eval`` files' names (:func:`lidframe.cli.naming.default_system_name`):
+    the system's name in the table and the report."""
     if args.name is None:
-        return Path(args.eval).stem
+        from lidframe.cli.naming import default_system_name
+
+        return default_system_name(args.dev, args.eval)
     if not args.name.strip():
         raise InputError("--name: give the system a non-empty name")
     return args.name.strip()

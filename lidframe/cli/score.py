@@ -24,7 +24,7 @@ import argparse
 import warnings
 from pathlib import Path
 
-from lidframe.cli.options import CheckedFlag, check_output_paths, positive_int, spec_files
+from lidframe.cli.options import CheckedFlag, add_wav_paths_argument, check_output_paths, positive_int, spec_files
 from lidframe.data.scenario import Scenario, check_scenario
 from lidframe.errors import InputError
 
@@ -38,6 +38,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--enrol", required=True, metavar="DIR", help="enrolment data dir (wav.scp, utt2spk)")
     parser.add_argument("--trials", required=True, action="append", metavar="DIR", help="trial data dir(s), repeatable")
+    add_wav_paths_argument(parser)
     parser.add_argument("--out", required=True, metavar="SCORES.npz", help="output score set (.npz or long .csv)")
     parser.add_argument("--checkpoint", help="model checkpoint (SpeechBrain embedding_model.ckpt)")
     parser.add_argument("--embeddings", help="embedding file(s) for --attacker precomputed")
@@ -171,11 +172,11 @@ def run(args: argparse.Namespace) -> int:
     params = _attacker_params(args)
     model = None if scenario is None else _model(args, params, scenario)
     attacker = create("attacker", args.attacker, **params)
-    enrol = read_data_dir(args.enrol)
+    enrol = read_data_dir(args.enrol, wav_paths=args.wav_paths)
     found_in = dict.fromkeys((u.utt_id for u in enrol), f"--enrol {args.enrol}")
     data_dirs = [("enrol", args.enrol, enrol)]
     for folder in args.trials:
-        data_dirs.append(("trials", folder, read_data_dir(folder)))
+        data_dirs.append(("trials", folder, read_data_dir(folder, wav_paths=args.wav_paths)))
         for utt in data_dirs[-1][2]:
             if (
                 utt.utt_id in found_in

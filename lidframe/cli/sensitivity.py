@@ -2,7 +2,7 @@
 
 ``--prior`` may be given several times: each calibrator is then evaluated under each
 prior, and the worst case is over both.  ``--report DIR`` writes ``DIR/report.html``:
-the system (``--name``, default the eval file's stem) under the first calibrator and
+the system (``--name``, default from the dev and eval file names) under the first calibrator and
 prior, with the worst case across calibrators and priors as its headline, the table
 and LID tails of every calibrator, its per-speaker table and the provenance.
 """
@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "and matplotlib)",
     )
     parser.add_argument(
-        "--name", metavar="NAME", help="the system's name in the report (default the --eval file's stem)"
+        "--name", metavar="NAME", help="the system's name in the report (default: from the --dev and --eval file names)"
     )
     parser.add_argument(
         "--attacker",

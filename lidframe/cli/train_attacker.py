@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from lidframe.cli.options import CheckedFlag, non_negative_int, positive_int, positive_number
+from lidframe.cli.options import CheckedFlag, add_wav_paths_argument, non_negative_int, positive_int, positive_number
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
@@ -25,6 +25,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "ecapa?channels=256,256,256,256,768 (default: the attacker --init names)",
     )
     parser.add_argument("--data", required=True, metavar="DIR", help="training data dir (wav.scp, utt2spk)")
+    add_wav_paths_argument(parser)
     parser.add_argument(
         "--out", required=True, metavar="CKPT", help="encoder checkpoint (state dict; state in CKPT.state)"
     )
@@ -141,6 +142,7 @@ def run(args: argparse.Namespace) -> int:
             device=args.device,
             seed=args.seed,
             log=lambda m: None,
+            wav_paths=args.wav_paths,
         )
     else:
         from lidframe.attackers.training import train_attacker
@@ -157,6 +159,7 @@ def run(args: argparse.Namespace) -> int:
             precision=args.precision,
             seed=args.seed,
             progress=args.progress,
+            wav_paths=args.wav_paths,
         )
     last = history[-1] if history else None
     if last:

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import math
 
-from lidframe.cli.options import CheckedFlag, add_bootstrap_arguments, bootstrap_from_args, positive_int
+from lidframe.cli.options import (
+    CheckedFlag,
+    add_bootstrap_arguments,
+    add_wav_paths_argument,
+    bootstrap_from_args,
+    positive_int,
+)
 
 __all__ = ["register", "run"]
 
@@ -24,6 +30,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--reference", metavar="DIR", help="the original data dir (same utterance ids): rho_F0 against it"
     )
+    add_wav_paths_argument(parser)
     parser.add_argument(
         "--recogniser",
         default="pocketsphinx",
@@ -32,17 +39,25 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--per-utterance", metavar="OUT.csv", help="write one row per utterance (CSV)")
     parser.add_argument("--json", metavar="OUT.json", help="write the result as JSON")
+    from lidframe.runtime.workers import default_jobs
+
     parser.add_argument(
         "--jobs",
         type=int,
         action=CheckedFlag,
         check=positive_int,
-        default=1,
+        default=None,
         metavar="J",
-        help="worker processes recognising at once (default 1; the numbers do not depend on it)",
+        help=f"worker processes recognising at once (default: the CPU count, {default_jobs()} here; the numbers do "
+        "not depend on it)",
     )
     add_bootstrap_arguments(parser)
-    parser.add_argument("--progress", action="store_true", help="a progress bar over the utterances")
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a progress bar over the utterances on stderr (default: shown when stderr is a terminal)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -57,38 +72,12 @@ def _interval(interval, scale: float, digits: int, unit: str) -> str:
     return f" [{_number(scale * interval.low, digits)}, {_number(scale * interval.high, digits)}]{unit}"
 
 
-def run(args: argparse.Namespace) -> int:
-    from lidframe.cli.options import check_output_paths, spec_files
-    from lidframe.data.fileio import atomic_path, staged_outputs, write_json
-    from lidframe.utility import utility
+def _print_result(result) -> None:
+    """The console lines of a :class:`~lidframe.utility.Utility`; a warning naming the voices the recogniser cannot read."""
+    import warnings
 
-    per_utterance, json_path = check_output_paths(
-        {"--per-utterance": args.per_utterance, "--json": args.json},
-        inputs=[args.data, args.reference, *spec_files("recogniser", args.recogniser)],
-    )
-    bar = None
-    if args.progress:
-        from tqdm import tqdm
+    from lidframe.utility.voices import unreadable_warning
 
-        bar = tqdm(desc="recognising", unit="utt")
-
-    def progress(done: int, total: int) -> None:
-        if bar is not None:
-            bar.total = total
-            bar.update(done - bar.n)
-
-    try:
-        result = utility(
-            args.data,
-            args.reference,
-            recogniser=args.recogniser,
-            bootstrap=bootstrap_from_args(args) if args.bootstrap else None,
-            jobs=args.jobs,
-            progress=progress,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
     intervals = result.intervals or {}
     print(
         f"WER {_number(100 * result.wer, 1)} %{_interval(intervals.get('wer'), 100, 1, ' %')} on "
@@ -104,12 +93,54 @@ def run(args: argparse.Namespace) -> int:
     if result.resampled:
         print(f"resampled {result.resampled} utterances to the recogniser's rate")
     print(f"transcripts normalised: {result.normalisation}")
+    unreadable = unreadable_warning(result)
+    if unreadable is not None:  # one line on stderr, "lidframe: warning: ..."
+        warnings.warn(unreadable, stacklevel=1)
     if result.bootstrap is not None:
         b = result.bootstrap
         print(
             f"intervals: {b['level']:.0%} {b['method']} bootstrap, {b['n_boot']} resamples of {b['unit']}s "
             f"(seed {b['seed']})"
         )
+
+
+def run(args: argparse.Namespace) -> int:
+    import sys
+
+    from lidframe.cli.options import check_output_paths, spec_files
+    from lidframe.data.fileio import atomic_path, staged_outputs, write_json
+    from lidframe.runtime.workers import default_jobs
+    from lidframe.utility import utility
+
+    per_utterance, json_path = check_output_paths(
+        {"--per-utterance": args.per_utterance, "--json": args.json},
+        inputs=[args.data, args.reference, *spec_files("recogniser", args.recogniser)],
+    )
+    bar = None
+    if sys.stderr.isatty() if args.progress is None else args.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(desc="recognising", unit="utt")
+
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+    try:
+        result = utility(
+            args.data,
+            args.reference,
+            recogniser=args.recogniser,
+            bootstrap=bootstrap_from_args(args) if args.bootstrap else None,
+            jobs=default_jobs() if args.jobs is None else args.jobs,
+            progress=progress,
+            wav_paths=args.wav_paths,
+        )
+    finally:
+        if bar is not None:
+            bar.close()
+    _print_result(result)
     with staged_outputs():
         if json_path is not None:
             write_json(json_path, result.to_dict())

@@ -15,6 +15,15 @@ Every scp location is read by one rule, :func:`parse_rxfilename`: ``PATH`` or
 never runs a command named in a data file.  ``wav.scp`` also refuses archive offsets
 (lidframe reads audio files).
 
+A relative audio path in ``wav.scp`` is resolved as Kaldi resolves it: against the current
+folder of the process that reads it (``wav_paths="cwd"``, the default).  The other
+convention, ``wav_paths="data-dir"``, resolves it against the data directory holding the
+``wav.scp`` (a data dir that can move with its audio, as the demo writes its own):
+:data:`WAV_PATHS` names both, :func:`check_wav_paths` checks a choice, and
+:func:`wav_location` is what a writer puts in ``wav.scp`` so that a reader with the same
+convention finds the file (an absolute path for ``"cwd"``, a path relative to the data
+dir for ``"data-dir"``).
+
 Kaldi score files (``enroll trial score``) with an optional key (``enroll trial
 target|nontarget``) become a full :class:`~lidframe.ScoreSet` when every trial is
 scored against every enrolled speaker (:func:`scoreset_from_kaldi`).
@@ -25,6 +34,7 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import Literal, cast
 
 import attrs
 
@@ -40,6 +50,10 @@ __all__ = [
     "numbered_rows",
     "read_table",
     "read_data_dir",
+    "WAV_PATHS",
+    "WavPaths",
+    "check_wav_paths",
+    "wav_location",
     "read_trials",
     "voiceprivacy_split",
     "scoreset_from_kaldi",
@@ -174,21 +188,85 @@ def parse_rxfilename(
     return ArchiveEntry(Path(match["path"]), int(match["offset"]), line)
 
 
-def read_data_dir(path: StrPath) -> list[Utterance]:
+#: How a relative path in ``wav.scp`` is resolved: against the current folder (as Kaldi does) or the data dir.
+WavPaths = Literal["cwd", "data-dir"]
+#: The conventions of :data:`WavPaths`, the default first.
+WAV_PATHS: tuple[WavPaths, ...] = ("cwd", "data-dir")
+
+
+def check_wav_paths(wav_paths: object) -> WavPaths:
+    """*wav_paths* if it is one of :data:`WAV_PATHS`; else an :class:`~lidframe.errors.InputError` naming them."""
+    if not isinstance(wav_paths, str) or wav_paths not in WAV_PATHS:
+        raise InputError(f"wav_paths: {wav_paths!r}; expected one of {', '.join(WAV_PATHS)}")
+    return cast(WavPaths, wav_paths)
+
+
+def wav_location(audio: StrPath, folder: StrPath, wav_paths: WavPaths = "cwd") -> str:
+    """What a ``wav.scp`` in data dir *folder* says for the file *audio*, for a reader with convention *wav_paths*.
+
+    Parameters
+    ----------
+    audio : str or os.PathLike
+        The audio file (absolute, or relative to the current folder).
+    folder : str or os.PathLike
+        The data dir the ``wav.scp`` is written in.
+    wav_paths : {"cwd", "data-dir"}
+        ``"cwd"``: the absolute path (found from any folder, by Kaldi too); ``"data-dir"``:
+        the path relative to *folder* (the data dir can move with its audio).
+
+    Returns
+    -------
+    str
+
+    Raises
+    ------
+    InputError
+        A location that ``wav.scp`` cannot hold, as :func:`read_data_dir` would read it back
+        (a line break, a ``|``, blanks at either end, a trailing ``:DIGITS``, ...), naming
+        the ``wav.scp`` and the location.
+    """
+    absolute = os.path.abspath(audio)
+    location = absolute if check_wav_paths(wav_paths) == "cwd" else os.path.relpath(absolute, os.path.abspath(folder))
+    where = f"{os.path.join(folder, 'wav.scp')}: cannot list the audio file {quote(location)}"
+    if "\n" in location or "\r" in location or location != location.strip(_BLANKS):
+        raise InputError(f"{where}: it holds a line break or ends in a blank; move the folder to a plainer path")
+    entry = parse_rxfilename(location, where=where, expected="a plain path (move the folder to a plainer path)")
+    if entry.offset is not None:
+        raise InputError(f"{where}: it would read as an archive offset; move the folder to a plainer path")
+    return location
+
+
+def read_data_dir(path: StrPath, *, wav_paths: WavPaths = "cwd") -> list[Utterance]:
     """Utterances of a Kaldi data directory (``wav.scp`` + ``utt2spk``), in wav.scp order.
 
-    Relative audio paths are taken relative to the data directory.  A ``spk2utt``, when
-    present, must agree with ``utt2spk`` (it is derived from it; a disagreement means one
-    of them is stale).
+    A ``spk2utt``, when present, must agree with ``utt2spk`` (it is derived from it; a
+    disagreement means one of them is stale).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The data dir.
+    wav_paths : {"cwd", "data-dir"}
+        How a relative audio path is resolved (module docstring): ``"cwd"`` joins it to the
+        current folder (at this call), as Kaldi reads it; ``"data-dir"`` joins it to *path*.
+        Absolute paths are kept either way; each utterance's ``path`` names the file it
+        resolved to (so that a message names where it was looked for).
+
+    Returns
+    -------
+    list of Utterance
 
     Raises
     ------
     InputError
         Missing or empty files, bad lines, piped commands or archive offsets in
         ``wav.scp``, duplicate ids, utterances in one file but not the other -- naming the
-        file, the line or the ids.
+        file, the line or the ids; a *wav_paths* that is not one of :data:`WAV_PATHS`.
     """
+    base = check_wav_paths(wav_paths)
     folder = check_input_dir(path)  # missing, a file or a symlink loop: named as what it is
+    # joined, not normalised (``..`` after a symlink is the OS's to resolve): the current folder of this call
+    against = folder if base == "data-dir" else Path(os.getcwd())
     wav = numbered_rows(folder / "wav.scp", what="wav.scp")
     spk = read_table(folder / "utt2spk", what="utt2spk", exact=True)
     audio = {}
@@ -202,7 +280,7 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
             )
         if utt in audio:
             raise InputError(f"{where} appears twice")
-        audio[utt] = str(entry.path if entry.path.is_absolute() else folder / entry.path)
+        audio[utt] = str(against / entry.path)  # an absolute path stays as it is
     speakers = {}
     for utt, speaker in spk:
         if utt in speakers:
@@ -216,7 +294,34 @@ def read_data_dir(path: StrPath) -> list[Utterance]:
         )
     if (folder / "spk2utt").exists():
         _check_spk2utt(folder / "spk2utt", speakers)
+    if base == "cwd":
+        _warn_if_relative_to_the_data_dir(folder, [(number, fields[1].strip()) for number, fields in wav])
     return [Utterance(u, speakers[u], audio[u]) for u in audio]
+
+
+def _warn_if_relative_to_the_data_dir(folder: Path, locations: list[tuple[int, str]]) -> None:
+    """Warn where relative audio paths, read against the current folder, are missing there but not in *folder*.
+
+    The sign of a data dir written for the other convention (``wav_paths="data-dir"``, as
+    lidframe before 0.3.0 read every data dir): one warning that names how many, the first
+    line and the option, rather than a "no such file" at the first audio read.
+    """
+    misplaced = [
+        (number, location)
+        for number, location in locations
+        if not os.path.isabs(location) and not os.path.exists(location) and os.path.exists(folder / location)
+    ]
+    if misplaced:
+        import warnings
+
+        number, location = misplaced[0]
+        warnings.warn(
+            f"{folder / 'wav.scp'}: {len(misplaced)} of {len(locations)} relative audio paths (first: line {number}, "
+            f"{quote(location)}) are not in the current folder but are in the data dir; relative paths are read "
+            "against the current folder, as Kaldi does: to read them against the data dir, give --wav-paths "
+            "data-dir (wav_paths = 'data-dir' in Python and in a grid spec's data-dir table)",
+            stacklevel=3,
+        )
 
 
 def _check_spk2utt(path: Path, speakers: dict[str, str]) -> None:
@@ -258,7 +363,7 @@ def read_trials(path: StrPath) -> list[tuple[str, str, bool]]:
 
 
 def voiceprivacy_split(
-    root: StrPath, split: str = "libri_test", *, suffix: str = "", pooled: bool = True
+    root: StrPath, split: str = "libri_test", *, suffix: str = "", pooled: bool = True, wav_paths: WavPaths = "cwd"
 ) -> dict[str, tuple[list[Utterance], list[Utterance]]]:
     """Enrolment and trial utterances of a VoicePrivacy split.
 
@@ -272,6 +377,8 @@ def voiceprivacy_split(
         Suffix of anonymised copies (e.g. ``"_b1"``).
     pooled : bool
         One enrolment set for both genders (N = all enrolled speakers), or one per gender.
+    wav_paths : {"cwd", "data-dir"}
+        How relative audio paths are resolved (:func:`read_data_dir`).
 
     Returns
     -------
@@ -281,8 +388,8 @@ def voiceprivacy_split(
         the gender's trial list when not pooled.
     """
     root = Path(root)
-    enrol = read_data_dir(root / f"{split}_enrolls{suffix}")
-    trials = {g: read_data_dir(root / f"{split}_trials_{g}{suffix}") for g in ("f", "m")}
+    enrol = read_data_dir(root / f"{split}_enrolls{suffix}", wav_paths=wav_paths)
+    trials = {g: read_data_dir(root / f"{split}_trials_{g}{suffix}", wav_paths=wav_paths) for g in ("f", "m")}
     if pooled:
         return {"all": (enrol, trials["f"] + trials["m"])}
     out: dict[str, tuple[list[Utterance], list[Utterance]]] = {}

@@ -11,7 +11,9 @@ before anything is written, that no output replaces or changes an input:
 Names are compared with every symlink followed (:func:`lidframe.data.fileio.real_path`),
 so a second name of an input, ``..`` in a path or a link to it is the input.  A data
 dir's inputs are the folder and every audio file its ``wav.scp`` lists, wherever the
-file lies (a corpus keeps its audio beside its data dirs).
+file lies (a corpus keeps its audio beside its data dirs); a relative path counts in both
+places it may name, against the current folder and against the data dir (the two
+conventions of :data:`lidframe.data.kaldi.WAV_PATHS`), whichever the run reads.
 
 :func:`check_outputs` is what a command calls with all its outputs and inputs: each
 output file writable (:func:`~lidframe.data.fileio.check_output_path`), each output
@@ -97,7 +99,8 @@ class _Place:
 
 
 def _listed_audio(folder: str, shown: str) -> Iterator[_Place]:
-    """The audio files a data dir's ``wav.scp`` lists (relative ones from the folder), as input places.
+    """The audio files a data dir's ``wav.scp`` lists, as input places: a relative one twice, from the current folder
+    and from the data dir (both conventions of reading it).
 
     Read leniently: a ``wav.scp`` that cannot be read, or a line that is no ``UTT PATH``, is
     left for the data dir's reader to refuse (before anything is written).
@@ -115,14 +118,16 @@ def _listed_audio(folder: str, shown: str) -> Iterator[_Place]:
         fields = line.split(maxsplit=1)
         if len(fields) != 2 or "\x00" in fields[1]:
             continue
-        location = os.path.join(folder, fields[1].strip())  # an absolute location stays as it is
-        parent, name = os.path.split(location)
-        if parent not in parents:
-            parents[parent] = os.fspath(real_path(parent))
-        real = os.path.join(parents[parent], name)
-        if os.path.islink(real):
-            real = os.fspath(real_path(real))
-        yield _Place(fields[1].strip(), real, folder=False, label=where)
+        written = fields[1].strip()
+        # an absolute location stays as it is: both are then one place
+        for location in dict.fromkeys((os.path.abspath(written), os.path.join(folder, written))):
+            parent, name = os.path.split(location)
+            if parent not in parents:
+                parents[parent] = os.fspath(real_path(parent))
+            real = os.path.join(parents[parent], name)
+            if os.path.islink(real):
+                real = os.fspath(real_path(real))
+            yield _Place(written, real, folder=False, label=where)
 
 
 def _input_places(inputs: Iterable[StrPath | None]) -> list[_Place]:

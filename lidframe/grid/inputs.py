@@ -28,6 +28,7 @@ from lidframe.grid.records import Inputs
 from lidframe.grid.spec.reading import EVALUATE_KEYS
 
 if TYPE_CHECKING:
+    from lidframe.data.kaldi import WavPaths
     from lidframe.grid.spec.records import DataDirSource, GridSpec
     from lidframe.stats.bootstrap import Bootstrap
 
@@ -104,7 +105,7 @@ class InputDigests:
 
     def __init__(self, digests: DigestCache):
         self.digests = digests
-        self._folders: dict[tuple[str, bool], Inputs] = {}
+        self._folders: dict[tuple[str, bool, str], Inputs] = {}
         self._components: dict[tuple[str, str], tuple[Inputs, bool]] = {}
 
     def source(
@@ -125,14 +126,18 @@ class InputDigests:
         """
         if isinstance(source, str):
             return {f"{split} file": [f"{split} file {shown_path(source)}", self.digests.digest(source)]}
+        from lidframe.grid.spec.records import source_wav_paths
+
         inputs: Inputs = {}
+        wav_paths = source_wav_paths(source)
         for role, folder in [(enrol_role, source["enrol"])] + [("trials", f) for f in source["trials"]]:
-            for key, value in self._folder(folder, reads_audio).items():
+            for key, value in self._folder(folder, reads_audio, wav_paths).items():
                 inputs[f"{split} {role} {key}"] = [f"{split} {value[0]}", value[1]]
         return inputs
 
-    def _folder(self, folder: str, reads_audio: bool) -> Inputs:
-        cached = self._folders.get((folder, reads_audio))
+    def _folder(self, folder: str, reads_audio: bool, wav_paths: WavPaths) -> Inputs:
+        # the audio is keyed by the digests of the files read, wherever wav_paths finds them: not by wav_paths
+        cached = self._folders.get((folder, reads_audio, wav_paths))
         if cached is not None:
             return cached
         from lidframe.data.kaldi import read_data_dir
@@ -146,10 +151,10 @@ class InputDigests:
         if reads_audio:  # a listed file that is missing counts as "missing": its arrival changes the digest
             listing = [
                 (u.utt_id, self.digests.digest(u.path) if u.path and os.path.isfile(u.path) else "missing")
-                for u in read_data_dir(base)
+                for u in read_data_dir(base, wav_paths=wav_paths)
             ]
             inputs[f"{folder} audio"] = [f"audio listed in {shown_path(base / 'wav.scp')}", hash_parts(listing)]
-        self._folders[(folder, reads_audio)] = inputs
+        self._folders[(folder, reads_audio, wav_paths)] = inputs
         return inputs
 
     def component(self, kind: str, spec: str) -> tuple[Inputs, bool]:

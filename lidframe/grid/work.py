@@ -43,11 +43,13 @@ def score_split(job: ScoreJob) -> str:
         return str(target)
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
+    from lidframe.grid.spec.records import source_wav_paths
     from lidframe.registry import create
 
     attacker = create("attacker", job.attacker)
-    enrol = read_data_dir(job.source["enrol"])
-    trials = [u for folder in job.source["trials"] for u in read_data_dir(folder)]
+    wav_paths = source_wav_paths(job.source)
+    enrol = read_data_dir(job.source["enrol"], wav_paths=wav_paths)
+    trials = [u for folder in job.source["trials"] for u in read_data_dir(folder, wav_paths=wav_paths)]
     target.parent.mkdir(parents=True, exist_ok=True)
     if job.mechanism is None:
         scores = attacker.score(trials, group_by_speaker(enrol))

@@ -9,6 +9,7 @@ docs/utility.md is the guide.
 from lidframe.utility.evaluate import Utility, UtteranceUtility, utility
 from lidframe.utility.reading import read_utility
 from lidframe.utility.text import NORMALISATION, normalise_transcript
+from lidframe.utility.voices import UNREADABLE_WER, unreadable_voices, voice_wers
 from lidframe.utility.wer import WordErrors, word_errors
 
 __all__ = [
@@ -20,4 +21,7 @@ __all__ = [
     "word_errors",
     "normalise_transcript",
     "NORMALISATION",
+    "voice_wers",
+    "unreadable_voices",
+    "UNREADABLE_WER",
 ]

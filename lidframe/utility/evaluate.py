@@ -32,6 +32,7 @@ import numpy as np
 import lidframe.stats.bootstrap
 from lidframe.attackers.audio import probe_audio, read_audio
 from lidframe.data.fileio import StrPath
+from lidframe.data.kaldi import WavPaths
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.data.utterance import Utterance
 from lidframe.errors import InputError, quote
@@ -174,6 +175,7 @@ def utility(
     jobs: int = 1,
     executor: Executor | None = None,
     progress: Callable[[int, int], object] | None = None,
+    wav_paths: WavPaths = "cwd",
 ) -> Utility:
     """Word error rate (and, with *reference*, ρ_F0) of the speech in a Kaldi data dir.
 
@@ -204,6 +206,10 @@ def utility(
     progress : callable, optional
         Called as ``progress(done, total)`` after each utterance (after each worker's
         share of them with *jobs* > 1).
+    wav_paths : {"cwd", "data-dir"}
+        How a relative audio path in the ``wav.scp`` of *data* and *reference* is resolved
+        (:func:`lidframe.data.kaldi.read_data_dir`): against the current folder, as Kaldi
+        does, or against the data dir.
 
     Returns
     -------
@@ -216,7 +222,7 @@ def utility(
         the reference; a transcript with no words after normalisation (only punctuation);
         unreadable audio; the recogniser missing (one line naming what to install).
     """
-    checked = _checked_inputs(Path(data), reference, bootstrap)
+    checked = _checked_inputs(Path(data), reference, bootstrap, wav_paths)
     model = resolve_recogniser(recogniser)
     target = capabilities_of("recogniser", model).sample_rate
     rates = _probe_audio(checked, target)
@@ -258,15 +264,17 @@ class _Checked:
         ]
 
 
-def _checked_inputs(data: Path, reference: StrPath | None, bootstrap: Bootstrap | None) -> _Checked:
+def _checked_inputs(
+    data: Path, reference: StrPath | None, bootstrap: Bootstrap | None, wav_paths: WavPaths
+) -> _Checked:
     """Read and check :func:`utility`'s data dir, its transcripts, the reference and the bootstrap, before any audio."""
     from lidframe.data.kaldi import read_data_dir
 
-    utterances = read_data_dir(data)
+    utterances = read_data_dir(data, wav_paths=wav_paths)
     transcripts = read_transcripts(data)
     originals = None
     if reference is not None:
-        originals = {utt.utt_id: utt for utt in read_data_dir(Path(reference))}
+        originals = {utt.utt_id: utt for utt in read_data_dir(Path(reference), wav_paths=wav_paths)}
         missing = [utt.utt_id for utt in utterances if utt.utt_id not in originals]
         if missing:
             raise InputError(

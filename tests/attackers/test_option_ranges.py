@@ -45,7 +45,12 @@ WIDTH = Expected(True, 1, 8192)
 WIDTHS = Expected(True, 1, 8192, sequence=True)
 SMALL = Expected(True, 1, 64)
 SMALLS = Expected(True, 1, 64, sequence=True)
-NEURAL = {"batch_size": Expected(True, 1, none=True), "max_batch_frames": Expected(True, 1), "seed": SEED}
+NEURAL = {
+    "batch_size": Expected(True, 1, none=True),
+    "max_batch_frames": Expected(True, 1),
+    "seed": SEED,
+    "loudness": Expected(False, -70, 0, none=True),  # LUFS (issue 41)
+}
 
 #: attacker or recogniser name -> {numeric option: its range}, by hand
 EXPECTED: dict[str, dict[str, Expected]] = {

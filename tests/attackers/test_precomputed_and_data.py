@@ -1,5 +1,7 @@
 """Precomputed embeddings in every format, Kaldi data directories and score files."""
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -91,6 +93,9 @@ def test_data_dir_reading_and_errors(tmp_path):
     d = write_dir(tmp_path / "ok", "a1 audio/a1.wav\nb1 /abs/b1.wav\n", "a1 A\nb1 B\n")
     utts = read_data_dir(d)
     assert [(u.utt_id, u.speaker) for u in utts] == [("a1", "A"), ("b1", "B")]
+    # a relative path against the current folder, as Kaldi reads it; against the data dir when asked
+    assert utts[0].path == os.path.join(os.getcwd(), "audio", "a1.wav") and utts[1].path == "/abs/b1.wav"
+    utts = read_data_dir(d, wav_paths="data-dir")
     assert utts[0].path == str(d / "audio" / "a1.wav") and utts[1].path == "/abs/b1.wav"
     bad = write_dir(tmp_path / "bad", "a1 x.wav\nc1 y.wav\n", "a1 A\nb1 B\n")
     with pytest.raises(InputError, match="no speaker for 'c1'; no audio for 'b1'"):

@@ -263,15 +263,17 @@ def test_anonymise_data_dir_keeps_ids_and_draws_one_alpha_per_speaker(tmp_path, 
         write_voice(src / "wav" / f"{u}.wav", i, i, 0.5)
     (src / "wav.scp").write_text("".join(f"{u} wav/{u}.wav\n" for u, _ in utts))
     (src / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s in utts))
-    report = anonymise_data_dir(src, tmp_path / "out", method="mcadams", alpha_range=(0.7, 0.9), seed=3)
+    mcadams = {"method": "mcadams", "alpha_range": (0.7, 0.9), "seed": 3, "wav_paths": "data-dir"}
+    report = anonymise_data_dir(src, tmp_path / "out", **mcadams)
     alphas = report["alpha_per_speaker"]
     assert set(alphas) == {"A", "B"} and all(0.7 <= a <= 0.9 for a in alphas.values())
-    again = anonymise_data_dir(src, tmp_path / "out2", method="mcadams", alpha_range=(0.7, 0.9), seed=3)
+    again = anonymise_data_dir(src, tmp_path / "out2", **mcadams)
     assert again["alpha_per_speaker"] == alphas
     out = read_data_dir(tmp_path / "out")
     assert [(u.utt_id, u.speaker) for u in out] == utts
-    assert main(["anonymise", "--method", "pitch", "--ratio", "1.1", str(src), str(tmp_path / "p")]) == 0
-    assert main(["anonymise", "--method", "pitch", "--ratio", "9", str(src), str(tmp_path / "q")]) == 2
+    data_dir = ["--wav-paths", "data-dir"]
+    assert main(["anonymise", "--method", "pitch", "--ratio", "1.1", *data_dir, str(src), str(tmp_path / "p")]) == 0
+    assert main(["anonymise", "--method", "pitch", "--ratio", "9", *data_dir, str(src), str(tmp_path / "q")]) == 2
     assert "--ratio must be within [0.25, 4], got 9.0" in capsys.readouterr().err  # the flag named (issue 27)
 
 
@@ -287,9 +289,9 @@ def test_anonymise_data_dirs_in_two_processes_writes_what_each_call_alone_writes
     (src / "wav.scp").write_text("".join(f"{u} wav/{u}.wav\n" for u, _ in utts))
     (src / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s in utts))
     params = [
-        {"method": "mcadams", "alpha_range": (0.6, 0.9), "per_utterance": True, "seed": 1},
-        {"method": "pitch", "ratio": 1.2},
-        {"method": "resample", "ratio_range": (0.8, 1.2), "seed": 2},
+        {"method": "mcadams", "alpha_range": (0.6, 0.9), "per_utterance": True, "seed": 1, "wav_paths": "data-dir"},
+        {"method": "pitch", "ratio": 1.2, "wav_paths": "data-dir"},
+        {"method": "resample", "ratio_range": (0.8, 1.2), "seed": 2, "wav_paths": "data-dir"},
     ]
     pooled = anonymise_data_dirs([(src, tmp_path / f"pool{i}", p) for i, p in enumerate(params)], jobs=2)
     for i, p in enumerate(params):
@@ -342,10 +344,14 @@ def test_voice_demo_end_to_end_and_another_seed_in_the_same_folder_reuses_nothin
         if params is None:
             continue
         for split in ("train", "eval_trials"):
+            # the demo's data dirs name their audio relative to themselves
             expected = anonymise_data_dir(
-                shared / "corpus" / split, tmp_path / "check" / name / split, seed=1, **params
+                shared / "corpus" / split, tmp_path / "check" / name / split, seed=1, wav_paths="data-dir", **params
             )
-            made = {u.utt_id: soundfile.read(u.path)[0] for u in read_data_dir(shared / "systems" / name / split)}
+            made = {
+                u.utt_id: soundfile.read(u.path)[0]
+                for u in read_data_dir(shared / "systems" / name / split, wav_paths="data-dir")
+            }
             again = {u.utt_id: soundfile.read(u.path)[0] for u in read_data_dir(tmp_path / "check" / name / split)}
             assert len(made) == expected["utterances"] and made.keys() == again.keys()
             assert all(np.array_equal(made[u], again[u]) for u in made)

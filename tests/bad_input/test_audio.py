@@ -38,13 +38,16 @@ def test_missing_audio_file(tmp_path, capsys):
     refuse_trial(tmp_path, capsys, tmp_path / "gone.wav", [str(tmp_path / "gone.wav"), "no such file"])
 
 
-def test_missing_enrolment_file_named_by_its_resolved_relative_path(tmp_path, capsys):
+@pytest.mark.parametrize("wav_paths", ["cwd", "data-dir"])
+def test_missing_enrolment_file_named_by_its_resolved_relative_path(tmp_path, capsys, wav_paths):
+    """The message names the file looked for: against the current folder (the default, as Kaldi), or the data dir."""
     enrol, trials = scoring_dirs(tmp_path)
     (enrol / "wav.scp").write_text(f"e0 lost/e0.wav\ne1 {tmp_path / 'wav' / 'e1.wav'}\n")
+    looked_for = Path.cwd() / "lost" / "e0.wav" if wav_paths == "cwd" else enrol / "lost" / "e0.wav"
     assert_refused(
-        score_argv(enrol, trials, tmp_path / "out.npz"),
+        [*score_argv(enrol, trials, tmp_path / "out.npz"), "--wav-paths", wav_paths],
         capsys,
-        expect=[str(enrol / "lost" / "e0.wav"), "no such file"],
+        expect=[str(looked_for), "no such file"],
         watch=[tmp_path],
     )
 
@@ -323,4 +326,8 @@ def test_anonymise_writes_wav_scp_atomically(tmp_path, monkeypatch):
     monkeypatch.setattr(fileio, "atomic_write", recording)
     anonymise.anonymise_data_dir(source, tmp_path / "out", method="resample", ratio=1.1)
     assert written == ["wav.scp"]
-    assert (tmp_path / "out" / "wav.scp").read_text() == "u0 wav/u0.wav\nu1 wav/u1.wav\n"
+    # absolute paths, found from any folder (by Kaldi too); relative to the data dir when asked
+    wavs = [(tmp_path / "out" / "wav" / f"u{i}.wav").absolute() for i in range(2)]
+    assert (tmp_path / "out" / "wav.scp").read_text() == f"u0 {wavs[0]}\nu1 {wavs[1]}\n"
+    anonymise.anonymise_data_dir(source, tmp_path / "moves", method="resample", ratio=1.1, wav_paths="data-dir")
+    assert (tmp_path / "moves" / "wav.scp").read_text() == "u0 wav/u0.wav\nu1 wav/u1.wav\n"

@@ -384,6 +384,14 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
         with_file("dev_enrolls/utt2spk", "dev-enrolls-0-0 devspk0\n", spec_text(DATA_DIRS)),
         ["[systems.beta.dev.enrol]", "disagree"],
     ),
+    "wav_paths not a convention": (
+        edit(
+            'eval = { enrol = "eval_enrolls", trials = ["eval_trials"] }',
+            'eval = { enrol = "eval_enrolls", trials = ["eval_trials"], wav_paths = "kaldi" }',
+            DATA_DIRS,
+        ),
+        ["[systems.beta.eval.wav_paths]", "'kaldi'", "cwd, data-dir"],
+    ),
     "wav.scp empty": (
         with_file("eval_trials/wav.scp", "", spec_text(DATA_DIRS)),
         ["[systems.beta.eval.trials[0]]", "empty wav.scp"],

@@ -6,6 +6,7 @@ data dirs are under test) and, for the enrolment dir, ``lidframe anonymise``.
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -236,9 +237,11 @@ def test_a_good_data_dir_is_read_in_wav_scp_order(dirs):
 
     enrol, _, _ = dirs
     (enrol / "spk2utt").write_text("spk0 e00 e01\nspk1 e10 e11\nspk2 e20 e21\n")
-    utts = read_data_dir(enrol)
+    utts = read_data_dir(enrol, wav_paths="data-dir")
     assert [(u.utt_id, u.speaker) for u in utts] == ENROL
     assert [u.path for u in utts] == [str(enrol / "wav" / f"{u}.wav") for u, _ in ENROL]
+    # by default a relative path is read against the current folder, as Kaldi reads it
+    assert [u.path for u in read_data_dir(enrol)] == [os.path.join(os.getcwd(), "wav", f"{u}.wav") for u, _ in ENROL]
 
 
 def test_lines_are_an_editors_and_fields_are_split_at_ascii_blanks_only(tmp_path):

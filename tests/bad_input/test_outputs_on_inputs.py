@@ -406,7 +406,7 @@ def test_a_full_disk_leaves_no_empty_anonymise_folder(tmp_path, capsys, monkeypa
     monkeypatch.setattr(soundfile, "write", _disk_full)
     out = tmp_path / "anon"
     assert_refused(
-        ["anonymise", "--method", "resample", run.local, out],
+        ["anonymise", "--method", "resample", "--wav-paths", "data-dir", run.local, out],
         capsys,
         expect=["no space left on device"],
         watch=[tmp_path],
@@ -422,7 +422,10 @@ def test_a_full_disk_leaves_an_existing_anonymise_folder_as_it_was(tmp_path, cap
     out.mkdir()
     (out / "notes.txt").write_text("mine")
     assert_refused(
-        ["anonymise", "--method", "resample", run.local, out], capsys, expect=["no space left"], watch=[tmp_path]
+        ["anonymise", "--method", "resample", "--wav-paths", "data-dir", run.local, out],
+        capsys,
+        expect=["no space left"],
+        watch=[tmp_path],
     )
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt"]
 

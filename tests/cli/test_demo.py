@@ -427,8 +427,9 @@ def _check_ladder_wiring(out: Path) -> None:
     from lidframe.data.utterance import group_by_speaker
 
     def scored(attacker, enrol_dir: Path, trial_dir: Path) -> np.ndarray:
-        enrol = group_by_speaker(read_data_dir(enrol_dir / "eval_enrolls"))
-        return attacker.score(read_data_dir(trial_dir / "eval_trials"), enrol).scores
+        # the demo's data dirs name their audio relative to themselves
+        enrol = group_by_speaker(read_data_dir(enrol_dir / "eval_enrolls", wav_paths="data-dir"))
+        return attacker.score(read_data_dir(trial_dir / "eval_trials", wav_paths="data-dir"), enrol).scores
 
     cache = out / "embedding-cache"
     pretrained = Ge2e(device="cpu", cache_dir=cache)

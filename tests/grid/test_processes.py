@@ -54,6 +54,15 @@ def alive(pid: int) -> bool:
     return state != "Z"
 
 
+def cpu_ticks(pid: int) -> int:
+    """The CPU time process *pid* has used so far (clock ticks, user + system); -1 once it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return -1
+    return int(fields[11]) + int(fields[12])  # utime and stime, fields 14 and 15 of proc(5)
+
+
 def slow_spec(tmp_path: Path) -> Path:
     return make_spec(tmp_path / "spec", ci="[grid.bootstrap]\nn_boot = 4000\n")  # tens of seconds of cells
 
@@ -106,8 +115,10 @@ def test_pool_workers_exit_when_the_grid_process_is_killed(tmp_path):
         wait_for(lambda: len(children(parent.pid)) >= 2 or parent.poll() is not None, 90, "two pool workers")
         workers = children(parent.pid)
         assert len(workers) >= 2 and parent.poll() is None
-        time.sleep(0.5)  # the workers are busy with cells
-        assert all(alive(w) for w in workers)
+        started = {w: cpu_ticks(w) for w in workers}
+        # the workers are busy with cells: each has used the CPU since it was found (polled, no fixed wait)
+        wait_for(lambda: all(cpu_ticks(w) > started[w] >= 0 for w in workers), 90, "the workers to work on cells")
+        assert all(alive(w) for w in workers) and parent.poll() is None
     finally:
         os.kill(parent.pid, signal.SIGKILL)
         parent.wait()

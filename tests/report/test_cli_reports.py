@@ -110,7 +110,7 @@ def test_evaluate_report_shows_the_numbers_of_the_json_summary(cli_runs):
 
     headers, rows = table_rows(root, "comparison-table")
     (row,) = rows
-    assert row[0].text() == "eval"  # the eval file's stem, as in the printed table
+    assert row[0].text() == "dev/eval"  # the stems of dev.npz and eval.npz (issue 41), as in the printed table
     for title, key in COLUMN_KEYS.items():
         assert sort_value(row[headers.index(title)].attrs["data-sort"]) == record[key], title
 

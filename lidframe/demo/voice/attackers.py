@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from lidframe.demo.voice.plan import (
+    DEMO_WAV_PATHS,
     ECAPA_SYSTEMS,
     GE2E_ADAPTATION,
     SMALL_ECAPA,
@@ -97,6 +98,7 @@ def _train_system_attacker(run: _DemoRun, name: str, root: Path, *, training_cod
         seed=run.seed,
         progress=run.progress,
         log=lambda m: trained_now.append(m) if m.startswith("epoch ") else None,
+        wav_paths=DEMO_WAV_PATHS,
     )
     earlier = len(history) - len(trained_now)
     last = f"last loss {history[-1]['loss']:.3f}"
@@ -134,7 +136,8 @@ def _score_both_splits(
         path = run.out / "scores" / f"{label.replace('/', '_')}_{split}.npz"
         path.parent.mkdir(exist_ok=True)
         enrol_dir, trial_dir = enrol_root / f"{split}_enrolls", trial_root / f"{split}_trials"
-        enrol, trials = read_data_dir(enrol_dir), read_data_dir(trial_dir)
+        enrol = read_data_dir(enrol_dir, wav_paths=DEMO_WAV_PATHS)
+        trials = read_data_dir(trial_dir, wav_paths=DEMO_WAV_PATHS)
         scores = attacker.score(trials, group_by_speaker(enrol))
         dirs = [("enrol", enrol_dir, enrol), ("trials", trial_dir, trials)]
         scores.save(path, provenance=split_provenance(label, *spec, attacker, dirs, digests=run.digests))
@@ -245,6 +248,7 @@ def _adapt_ge2e(run: _DemoRun, name: str, root: Path, *, training_code: str, n_t
         device="cpu",
         seed=run.seed,
         log=run.log,
+        wav_paths=DEMO_WAV_PATHS,
         **GE2E_ADAPTATION,
     )
     return checkpoint

@@ -18,6 +18,7 @@ import numpy as np
 from lidframe.demo.voice.plan import (
     _SPLITS,
     DEMO_SPLIT,
+    DEMO_WAV_PATHS,
     STAMP_FILE,
     VOICE_DEMO_SYSTEMS,
     _DemoRun,
@@ -54,6 +55,7 @@ def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] |
         seed=run.seed,
         jobs=run.jobs,
         progress=run.progress,
+        wav_paths=DEMO_WAV_PATHS,
     )
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
     n_utt, made = corpus["utterances"], corpus["synthesized"]
@@ -103,7 +105,7 @@ def _anonymise_systems(
                 continue
             stamp.unlink(missing_ok=True)
             redo.append(split)
-            tasks.append((source, target, {"seed": seed, **params}, expected))
+            tasks.append((source, target, {"seed": seed, "wav_paths": DEMO_WAV_PATHS, **params}, expected))
         if not redo:
             log(f"system {name}: reused its {len(_SPLITS)} anonymised data dirs from {roots[name]}")
     if not tasks:

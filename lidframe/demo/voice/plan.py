@@ -20,6 +20,7 @@ import attrs
 from lidframe.data.digests import DigestCache
 
 if TYPE_CHECKING:
+    from lidframe.data.kaldi import WavPaths
     from lidframe.report.sections.ladder_model import LadderEntry
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "UTILITY_METHOD",
     "UTILITY_STAMP_SUFFIX",
     "STAMP_FILE",
+    "DEMO_WAV_PATHS",
     "demo_rows",
     "voice_demo_unavailable",
 ]
@@ -52,6 +54,9 @@ VOICE_DEMO_SYSTEMS: dict[str, dict[str, Any] | None] = {
 }
 #: The systems that also get the small ECAPA-TDNN trained here (a second semi-informed attacker, beside GE2E's).
 ECAPA_SYSTEMS = ("mcadams", "pitch")
+#: How the demo's data dirs name their audio, and how the demo reads them: relative to the data dir
+#: (:data:`lidframe.data.kaldi.WAV_PATHS`), so that the output folder can move and its stamps stay the same.
+DEMO_WAV_PATHS: WavPaths = "data-dir"
 #: The demo attackers' encoder: a small ECAPA-TDNN that trains in seconds per epoch on a CPU.
 SMALL_ECAPA = {"channels": (64, 64, 64, 64, 192), "attention_channels": 32, "se_channels": 32, "lin_neurons": 64}
 #: train_attacker's settings for the demo's ECAPA attackers (beside epochs and seed).

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lidframe.demo.voice.plan import (
+    DEMO_WAV_PATHS,
     N_BOOT,
     RECOGNISER,
     UTILITY_METHOD,
@@ -65,16 +66,14 @@ def _utility_subsets(out: Path, roots: Mapping[str, Path], voices: Sequence[str]
     corpus's transcripts), in the corpus's order.  A file is rewritten only when its
     contents change.
     """
-    import os
-
     from lidframe.data.fileio import atomic_write
-    from lidframe.data.kaldi import read_data_dir
+    from lidframe.data.kaldi import read_data_dir, wav_location
     from lidframe.errors import InputError, quote
     from lidframe.utility.evaluate import read_transcripts
 
     corpus = out / "corpus" / "eval_trials"
     chosen = set(voices)
-    kept = [utt for utt in read_data_dir(corpus) if utt.speaker in chosen]
+    kept = [utt for utt in read_data_dir(corpus, wav_paths=DEMO_WAV_PATHS) if utt.speaker in chosen]
     transcripts = read_transcripts(corpus)
     by_speaker: dict[str, list[str]] = {}
     for utt in kept:
@@ -91,12 +90,11 @@ def _utility_subsets(out: Path, roots: Mapping[str, Path], voices: Sequence[str]
         folder = out / "utility" / name
         folder.mkdir(parents=True, exist_ok=True)
         source = roots[name] / "eval_trials"
-        audio = {utt.utt_id: str(utt.path) for utt in read_data_dir(source)}
+        audio = {utt.utt_id: str(utt.path) for utt in read_data_dir(source, wav_paths=DEMO_WAV_PATHS)}
         for utt in kept:
             if utt.utt_id not in audio:
                 raise InputError(f"{source / 'wav.scp'}: no utterance {quote(utt.utt_id)} (it is in {corpus})")
-        here = os.path.abspath(folder)
-        wav = "".join(f"{utt.utt_id} {os.path.relpath(os.path.abspath(audio[utt.utt_id]), here)}\n" for utt in kept)
+        wav = "".join(f"{utt.utt_id} {wav_location(audio[utt.utt_id], folder, DEMO_WAV_PATHS)}\n" for utt in kept)
         for file, text in {"wav.scp": wav, **tables}.items():
             target = folder / file
             if not target.is_file() or target.read_text(encoding="utf-8") != text:
@@ -197,7 +195,7 @@ def utility_column(
         Bootstrap(n_boot=n_boot, unit="speaker", seed=run.seed, method=UTILITY_METHOD) if len(voices) > 1 else None
     )
     subsets = _utility_subsets(run.out, roots, voices)
-    n_utt = len(read_data_dir(subsets["plain"]))
+    n_utt = len(read_data_dir(subsets["plain"], wav_paths=DEMO_WAV_PATHS))
     run.log(
         f"[utility] WER of {described} and rho_F0 against plain: {len(subsets)} systems x {n_utt} eval trials of "
         f"{len(voices)} voices ({', '.join(voices)})"
@@ -211,7 +209,7 @@ def _eval_voices(out: Path) -> tuple[set[str], list[str]]:
     from lidframe.audio.corpus import RECOGNISABLE_VOICES, recognisable_voice
     from lidframe.data.kaldi import read_data_dir
 
-    speakers = {utt.speaker for utt in read_data_dir(out / "corpus" / "eval_trials")}
+    speakers = {utt.speaker for utt in read_data_dir(out / "corpus" / "eval_trials", wav_paths=DEMO_WAV_PATHS)}
     voices = sorted((speaker for speaker in speakers if recognisable_voice(speaker)), key=RECOGNISABLE_VOICES.index)
     return speakers, voices
 
@@ -314,7 +312,14 @@ def _measure(
 
     try:
         return utility(
-            data, reference, recogniser=model, bootstrap=bootstrap, jobs=run.jobs, executor=executor, progress=progress
+            data,
+            reference,
+            recogniser=model,
+            bootstrap=bootstrap,
+            jobs=run.jobs,
+            executor=executor,
+            progress=progress,
+            wav_paths=DEMO_WAV_PATHS,
         )
     finally:
         if bar is not None:

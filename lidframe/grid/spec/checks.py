@@ -19,7 +19,7 @@ import numpy as np
 
 from lidframe.errors import InputError, mismatch
 from lidframe.grid.spec.reading import fail
-from lidframe.grid.spec.records import CHECKPOINT, GridSpec, SystemSpec, attacker_name
+from lidframe.grid.spec.records import CHECKPOINT, GridSpec, SystemSpec, attacker_name, source_wav_paths
 
 __all__ = ["check_components", "probe_calibrators", "enrolled_speakers", "probe_priors", "check_scenario_inputs"]
 
@@ -96,7 +96,7 @@ def enrolled_speakers(path: Path, system: SystemSpec) -> np.ndarray:
         speakers: dict[str, list[str]] = {}
         for sub, folder in folders:
             try:
-                utterances = read_data_dir(folder)
+                utterances = read_data_dir(folder, wav_paths=source_wav_paths(source))
             except InputError as exc:
                 fail(path, f"{key}.{sub}", str(exc))
             speakers[sub] = list(dict.fromkeys(u.speaker for u in utterances))

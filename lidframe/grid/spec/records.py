@@ -10,7 +10,7 @@ with its adapted checkpoint).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 from urllib.parse import quote as url_quote
 
 import attrs
@@ -19,19 +19,41 @@ from lidframe.core.options import EvaluateOptions
 from lidframe.data.scenario import SCENARIOS
 from lidframe.stats.bootstrap import Bootstrap
 
-__all__ = ["GridSpec", "SystemSpec", "DataDirSource", "CHECKPOINT", "attacker_name", "with_checkpoint"]
+if TYPE_CHECKING:
+    from lidframe.data.kaldi import WavPaths
+
+__all__ = [
+    "GridSpec",
+    "SystemSpec",
+    "DataDirSource",
+    "CHECKPOINT",
+    "attacker_name",
+    "with_checkpoint",
+    "source_wav_paths",
+]
 
 
 class DataDirSource(TypedDict):
     """A system split given as Kaldi data dirs (absolute paths): one enrolment dir, one or more trial dirs.
 
     ``original_enrol``, where given, is the clear-speech enrolment of the same speakers,
-    which the ``ignorant`` scenario enrols.
+    which the ``ignorant`` scenario enrols.  ``wav_paths``, where given, says how relative
+    audio paths in their ``wav.scp`` files are resolved (:func:`source_wav_paths`).
     """
 
     enrol: str
     trials: list[str]
     original_enrol: NotRequired[str]
+    wav_paths: NotRequired[WavPaths]
+
+
+def source_wav_paths(source: DataDirSource) -> WavPaths:
+    """How the data dirs of *source* resolve relative audio paths: its ``wav_paths``, else ``"cwd"`` (as Kaldi does).
+
+    Left out of a source that does not set it, so that such a source -- and the score
+    cache keyed by it -- is what it was before the key existed.
+    """
+    return source.get("wav_paths", "cwd")
 
 
 #: The parameter of an attacker that names its model's weights (what ``[systems.NAME.adapted]`` replaces).
@@ -100,7 +122,10 @@ class SystemSpec:
         """
         source = getattr(self, split)
         enrol = source["original_enrol"] if scenario is not None and SCENARIOS[scenario].original_enrolment else None
-        return {"enrol": enrol or source["enrol"], "trials": list(source["trials"])}
+        scored: DataDirSource = {"enrol": enrol or source["enrol"], "trials": list(source["trials"])}
+        if "wav_paths" in source:
+            scored["wav_paths"] = source["wav_paths"]
+        return scored
 
     def scoring_attacker(self, attacker: str, scenario: str | None) -> str:
         """The attacker spec that scores in *scenario*: *attacker*, or for ``semi-informed`` with its adapted checkpoint.

@@ -2,7 +2,9 @@
 
 A system's ``dev`` and ``eval`` are score-set files (``.npz`` or long ``.csv``) or
 data-dir tables (``{enrol = DIR, trials = [DIRS], original_enrol = DIR}``), paths relative
-to the spec file made absolute (:func:`~lidframe.grid.spec.reading.spec_folder`);
+to the spec file made absolute (:func:`~lidframe.grid.spec.reading.spec_folder`), and maybe
+``wav_paths = "cwd"`` or ``"data-dir"``: how relative audio paths in their ``wav.scp`` are
+resolved (:data:`lidframe.data.kaldi.WAV_PATHS`; against the current folder by default, as Kaldi does);
 ``[systems.NAME.adapted]`` names, per attacker, its checkpoint adapted on the system's
 anonymised speech; ``utility`` the system's utility file (:func:`utility_file`), which
 ``lidframe report`` reads again from the spec alone (:func:`spec_utility`).
@@ -21,6 +23,7 @@ from lidframe.grid.spec.reading import fail, read_toml, shown_value, spec_folder
 from lidframe.grid.spec.records import DataDirSource, SystemSpec
 
 if TYPE_CHECKING:
+    from lidframe.data.kaldi import WavPaths
     from lidframe.utility import Utility
 
 __all__ = ["read_systems", "utility_file", "spec_utility"]
@@ -80,16 +83,18 @@ def _score_file(path: Path, key: str, value: str) -> str:
 
 
 def _data_dirs(path: Path, key: str, value: dict[str, Any]) -> DataDirSource:
-    """A data-dir source: ``enrol``, ``trials`` (one or a list) and maybe ``original_enrol``, each an existing folder."""
+    """A data-dir source: ``enrol``, ``trials`` (one or a list) and maybe ``original_enrol``, each an existing folder,
+    and maybe ``wav_paths``."""
     folder = spec_folder(path)
-    unknown = set(value) - {"enrol", "trials", "original_enrol"}
+    unknown = set(value) - {"enrol", "trials", "original_enrol", "wav_paths"}
     if unknown or "enrol" not in value or "trials" not in value:
         fail(
             path,
             key,
-            f"a data-dir source needs exactly 'enrol' and 'trials' (and may have 'original_enrol'), "
+            f"a data-dir source needs exactly 'enrol' and 'trials' (and may have 'original_enrol' and 'wav_paths'), "
             f"got {sorted(value)}",
         )
+    wav_paths = _wav_paths(path, key, value)
     enrol = value["enrol"]
     trials = value["trials"] if isinstance(value["trials"], list) else [value["trials"]]
     dirs = []
@@ -103,9 +108,24 @@ def _data_dirs(path: Path, key: str, value: dict[str, Any]) -> DataDirSource:
         except InputError as exc:
             fail(path, f"{key}.{sub}", f"{d!r}: {exc}")
         dirs.append(str(full))
+    source: DataDirSource = {"enrol": dirs[0], "trials": dirs[1:]}
     if original:
-        return {"enrol": dirs[0], "trials": dirs[1:-1], "original_enrol": dirs[-1]}
-    return {"enrol": dirs[0], "trials": dirs[1:]}
+        source = {"enrol": dirs[0], "trials": dirs[1:-1], "original_enrol": dirs[-1]}
+    if wav_paths is not None:  # only where given: a source without it keys the score cache as before
+        source["wav_paths"] = wav_paths
+    return source
+
+
+def _wav_paths(path: Path, key: str, value: dict[str, Any]) -> WavPaths | None:
+    """A data-dir source's ``wav_paths`` (:data:`lidframe.data.kaldi.WAV_PATHS`), None where not given."""
+    from lidframe.data.kaldi import check_wav_paths
+
+    if "wav_paths" not in value:
+        return None
+    try:
+        return check_wav_paths(value["wav_paths"])
+    except InputError as exc:
+        fail(path, f"{key}.wav_paths", str(exc).removeprefix("wav_paths: "))
 
 
 def _adapted(path: Path, key: str, value: object, *, data_dirs: bool) -> dict[str, str]:
