@@ -303,7 +303,11 @@ def test_anonymise_data_dirs_in_two_processes_writes_what_each_call_alone_writes
             ).read_bytes()
     with pytest.raises(InputError, match="method must be one of"):
         anonymise_data_dirs(
-            [(src, tmp_path / "x", {"method": "pitch"}), (src, tmp_path / "y", {"method": "nope"})], jobs=2
+            [
+                (src, tmp_path / "x", {"method": "pitch", "wav_paths": "data-dir"}),
+                (src, tmp_path / "y", {"method": "nope"}),
+            ],
+            jobs=2,
         )
     with pytest.raises(InputError, match="jobs must be a positive number"):
         anonymise_data_dirs([], jobs=0)

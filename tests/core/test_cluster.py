@@ -298,6 +298,7 @@ def test_cli_scheduler_equals_the_single_process_json(client, tmp_path, capsys):
     # the CLI's JSON adds the legal block (issue 40) to Result.to_dict(): the same on one process and on the
     # cluster (one vs many, above, compares it key by key); the rest is the Python API's record
     assert binned.pop("legal") == many["legal"]
+    assert binned.pop("provenance") == many["provenance"]  # the score files' provenance (issue 41), as above
     assert_same_json(single, binned)
 
 

@@ -41,7 +41,7 @@ def write_audio_dir(folder: Path, prefix: str, *, speakers: int = 4, per_speaker
         for utt in utts:
             tone = 0.3 * np.sin(2 * np.pi * rng.uniform(100, 400) * np.arange(1600) / 16000)
             soundfile.write(folder / "wav" / f"{utt}.wav", tone.astype(np.float32), 16000)
-            wav.append(f"{utt} wav/{utt}.wav\n")
+            wav.append(f"{utt} {(folder / 'wav' / f'{utt}.wav').resolve()}\n")  # Kaldi: absolute or cwd-relative
             utt2spk.append(f"{utt} {speaker}\n")
         spk2utt.append(f"{speaker} {' '.join(utts)}\n")
     (folder / "wav.scp").write_text("".join(wav))
