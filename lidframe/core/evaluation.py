@@ -80,6 +80,7 @@ from lidframe.core.engine_result import EngineUsed
 from lidframe.core.lid import LN2
 from lidframe.core.openset import OpenSetTrials, open_set_trials, resolve_outside
 from lidframe.core.options import EvaluateOptions, check_evaluate_options
+from lidframe.core.refit import RefitInputs, dev_fit_data
 from lidframe.core.result import Result, result_of_run
 from lidframe.core.sets import SetLike, as_scoreset, as_set, naming_set, set_label
 from lidframe.core.summarise import summarise
@@ -158,13 +159,8 @@ def fit_calibrator(
     calibrator = resolve_calibrator(calibrator)
     fit_rows = capabilities_of("calibrator", calibrator).fit_rows  # the optional whole-row hook
     with naming_set(dev, "dev"):
-        if dev.n_outsider_trials == dev.n_trials:
-            raise InputError("no trial's speaker is enrolled, so there is no mated pair to calibrate on")
-        keep_outsiders = outsider_pairs and not callable(fit_rows)
-        closed = dev.closed_set() if dev.n_outsider_trials and not keep_outsiders else dev
-        z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
-        if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
-            z = z.copy()
+        data = dev_fit_data(dev, calibrator, znorm_ddof=znorm_ddof, outsider_pairs=outsider_pairs)
+    closed, z = data.trials, data.x
     try:  # a bad parameter value (C=-1) shows here too: name the calibrator as well as the set
         if callable(fit_rows):
             fitted = fit_rows(z, closed.true_index)
@@ -372,6 +368,7 @@ def evaluate_fitted(
     run = _run_named(run_set, fitted, log_prior, ddof, settings, binary_method, scheduler, engine_used, outside)
     posterior_closed = _closed_posterior(run, eval_set, closed_rows, log_prior, outside)
     open_trials = _open_trials(run, run_set, log_prior, outside)
+    refit = _refit_inputs(measure, dev, fitted, run_set, log_prior, outside, on_cluster=scheduler is not None)
     summary = summarise(
         run,
         run_set,
@@ -387,6 +384,7 @@ def evaluate_fitted(
         outside_source=outside_source,
         misattribution_threshold=measure.misattribution_threshold,
         operating_point=measure.operating_point,
+        refit=refit,
     )
     return result_of_run(
         eval_set, closed_rows, run, posterior_closed, open_trials, log_prior, summary, fitted, prior, outside
@@ -429,6 +427,44 @@ def _run_named(
             engine_used=engine_used,
             open_set=outside > 0,
         )
+
+
+def _refit_inputs(
+    measure: EvaluateOptions,
+    dev: ScoreSet | None,
+    fitted: CalibratorLike,
+    run_set: ScoreSet | EmbeddingSet,
+    log_prior: np.ndarray,
+    outside: float,
+    *,
+    on_cluster: bool,
+) -> RefitInputs | None:
+    """What the bootstrap needs to refit the calibrator on resampled dev speakers, or None where it holds it fixed.
+
+    None without a bootstrap or with ``resample="eval"``; without a dev set (the intervals
+    then hold *fitted* fixed, and the summary's bootstrap says ``resample="eval"``); and for
+    an eval embedding set run on a cluster or of more than :data:`BINARY_PAIR_LIMIT` pairs,
+    whose scores are never held at once.
+    """
+    settings = measure.bootstrap
+    if settings is None or settings.resample != "dev+eval" or dev is None or on_cluster:
+        return None
+    if isinstance(run_set, EmbeddingSet):
+        if run_set.n_trials * run_set.n_enrolled > BINARY_PAIR_LIMIT:
+            return None
+        run_set = as_scoreset(run_set, "eval")
+    with naming_set(run_set, "eval"):
+        eval_x = calibrator_input(run_set.scores, fitted, znorm_ddof=measure.znorm_ddof, row_names=run_set.trial_ids)
+    return RefitInputs(
+        dev=dev,
+        fitted=fitted,
+        znorm_ddof=measure.znorm_ddof,
+        outsider_pairs=outside > 0,
+        eval_x=eval_x,
+        true_index=np.asarray(run_set.true_index),
+        log_prior=log_prior,
+        outside=outside,
+    )
 
 
 def _eval_log_prior(prior: PriorLike, eval_set: ScoreSet | EmbeddingSet) -> np.ndarray:

@@ -9,6 +9,7 @@ that produced them.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from lidframe._version import __version__
 from lidframe.core.engine_result import EngineResult
 from lidframe.core.membership import MembershipDetection, membership_detection
 from lidframe.core.openset import OpenSetTrials
+from lidframe.core.refit import RefitInputs, dev_resampling
 from lidframe.core.summary import Summary
 from lidframe.core.summary_views import BinaryView, OpenSetView
 from lidframe.core.znorm import uses_znorm
@@ -49,6 +51,7 @@ def summarise(
     outside_source: str = "given",
     misattribution_threshold: float = 0.9,
     operating_point: OperatingPoint | None = None,
+    refit: RefitInputs | None = None,
 ) -> Summary:
     """The :class:`~lidframe.core.summary.Summary` of an engine's run on the trials of *run_set*.
 
@@ -78,13 +81,20 @@ def summarise(
         The chosen threshold of :attr:`OpenSetView.misattribution_rate_at_threshold`.
     operating_point : OperatingPoint, optional
         Of the binary view's ``min_dcf`` and ``act_dcf`` (default ``OperatingPoint()``).
+    refit : RefitInputs, optional
+        The dev fit, for a bootstrap that refits the calibrator on resampled dev speakers
+        (:mod:`lidframe.core.refit`); None: the intervals hold *fitted* fixed, and the
+        summary's bootstrap says ``resample="eval"``.
     """
     enrolled = np.asarray(run_set.true_index) >= 0
     lid_bits = run.lid_bits if open_trials is None else open_trials.lid_bits
     ranks = run.true_rank[enrolled] if open_trials is not None else run.true_rank
     intervals = None
     if bootstrap is not None:  # before the binary view, which sorts the pair LLRs in place
-        intervals = _bootstrap_intervals(run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold)
+        intervals = _bootstrap_intervals(
+            run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold, refit
+        )
+        bootstrap = bootstrap if refit is not None else bootstrap.held_fixed()
     open_set = None
     if open_trials is not None:
         open_set = _open_set_view(run, open_trials, outside_source, misattribution_threshold, bootstrap)
@@ -131,13 +141,21 @@ def _bootstrap_intervals(
     bootstrap: Bootstrap,
     open_trials: OpenSetTrials | None,
     misattribution_threshold: float,
+    refit: RefitInputs | None,
 ) -> dict[str, Interval]:
-    """The intervals of :func:`summarise`: LID, with *run*'s exact pair LLRs EER and Cllr, in the open set its groups."""
+    """The intervals of :func:`summarise`: LID, with *run*'s exact pair LLRs EER and Cllr, in the open set its groups.
+
+    With *refit*, each resample also refits the calibrator on resampled dev speakers.
+    """
     enrolled = np.asarray(run_set.true_index) >= 0
     pairs = None
     if run.pair_llr is not None:
         n_enrolled_trials = int(enrolled.sum())
         pairs = PairLLRs(run.pair_llr[0], run.pair_llr[1].reshape(n_enrolled_trials, run_set.n_enrolled - 1))
+    dev = None
+    if refit is not None:
+        means = None if open_trials is None else partial(_open_set_means, threshold=misattribution_threshold)
+        dev = dev_resampling(refit, pairs=pairs, group_means_of=means)
     return bootstrap_ci(
         lid_bits,
         bootstrap,
@@ -145,6 +163,7 @@ def _bootstrap_intervals(
         pairs=pairs,
         pair_rows=None if open_trials is None else np.flatnonzero(enrolled),
         group_means=None if open_trials is None else _open_set_means(open_trials, misattribution_threshold),
+        dev=dev,
     )
 
 

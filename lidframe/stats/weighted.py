@@ -25,6 +25,7 @@ __all__ = [
     "RESAMPLE_BLOCK",
     "PairLLRs",
     "binary_metrics_weighted",
+    "binary_metrics_of_samples",
     "group_means_weighted",
     "lid_metrics_weighted",
 ]
@@ -94,13 +95,20 @@ class PairLLRs:
         LLR of each trial's mated pair.
     non_mated : ndarray (T, N - 1)
         LLRs of its non-mated pairs.
+    runs : (sparse (T, G), sparse (T, G)) or None
+        The :meth:`structure` of these pairs where the caller has it already: that of
+        pairs in the same order, ties included (the same pairs through a strictly
+        increasing map, say); None: computed by :meth:`structure`.
     """
 
     mated: np.ndarray
     non_mated: np.ndarray
+    runs: tuple[sparse.csr_matrix, sparse.csr_matrix] | None = None
 
     def structure(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
         """Sorted-run structure shared by all resamples: (mated (T, G), non_mated (T, G)) sparse counts."""
+        if self.runs is not None:
+            return self.runs
         n_trials, n_non_mated = self.non_mated.shape
         values = np.r_[self.mated, self.non_mated.ravel()]
         is_mated = np.r_[np.ones(n_trials, bool), np.zeros(values.size - n_trials, bool)]
@@ -136,20 +144,67 @@ def _eer_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
 
 def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
     """ROCCH EER and Cllr (bits) for each row of trial weights (a trial brings all its pairs)."""
-    n_non_mated_per = pairs.non_mated.shape[1]
-    miss_cost = np.logaddexp(0.0, -pairs.mated)
-    fa_cost = np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
-    mated_runs, non_mated_runs = pairs.structure()
+    miss_cost, fa_cost = _pair_costs(pairs)
+    runs = pairs.structure()
     out = {"eer": np.empty(weights.shape[0]), "cllr": np.empty(weights.shape[0])}
     for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
         w = weights[start : start + RESAMPLE_BLOCK]
-        total = w.sum(axis=1)
         sl = slice(start, start + w.shape[0])
-        out["cllr"][sl] = ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_mated_per)) / (2 * math.log(2.0))
-        run_mated = np.asarray((mated_runs.T @ w.T).T)
-        run_non_mated = np.asarray((non_mated_runs.T @ w.T).T)
-        out["eer"][sl] = [_eer_from_counts(a, b) for a, b in zip(run_mated, run_non_mated)]
+        out["cllr"][sl] = _cllr_rows(miss_cost, fa_cost, w, pairs.non_mated.shape[1])
+        out["eer"][sl] = _eer_rows(runs, w)
     return out
+
+
+def binary_metrics_of_samples(pairs: list[PairLLRs], weights: np.ndarray) -> dict:
+    """ROCCH EER and Cllr (bits) of row b of trial weights over pairs[b]: each resample its own pair LLRs.
+
+    The EERs of pairs that share one run structure (``runs``, the same object: their
+    order is one) are computed together, as :func:`binary_metrics_weighted` computes a block.
+
+    Parameters
+    ----------
+    pairs : list of PairLLRs, length B
+    weights : ndarray, shape (B, T)
+
+    Returns
+    -------
+    dict of ndarray (B,)
+        ``eer``, ``cllr``.
+    """
+    costs = [_pair_costs(p) for p in pairs]
+    miss = np.stack([c[0] for c in costs])
+    fa = np.stack([c[1] for c in costs])
+    n_non_mated = pairs[0].non_mated.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = weights.sum(axis=1)
+        cllr = (
+            np.einsum("bt,bt->b", weights, miss) / total + np.einsum("bt,bt->b", weights, fa) / (total * n_non_mated)
+        ) / (2 * math.log(2.0))
+    shared = pairs[0].runs
+    if shared is not None and all(p.runs is shared for p in pairs):
+        eer = _eer_rows(shared, weights)
+    else:
+        eer = np.array([_eer_rows(p.structure(), weights[b : b + 1])[0] for b, p in enumerate(pairs)])
+    return {"eer": eer, "cllr": cllr}
+
+
+def _pair_costs(pairs: PairLLRs) -> tuple[np.ndarray, np.ndarray]:
+    """Per trial (T,): the miss cost log(1 + e^-llr) of its mated pair, and the summed false-alarm costs of its others."""
+    return np.logaddexp(0.0, -pairs.mated), np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
+
+
+def _cllr_rows(miss_cost: np.ndarray, fa_cost: np.ndarray, w: np.ndarray, n_non_mated: int) -> np.ndarray:
+    """Cllr (bits) of each row of trial weights *w* (b, T), from the trials' costs (:func:`_pair_costs`)."""
+    total = w.sum(axis=1)
+    return ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_mated)) / (2 * math.log(2.0))
+
+
+def _eer_rows(runs: tuple[sparse.csr_matrix, sparse.csr_matrix], w: np.ndarray) -> np.ndarray:
+    """ROCCH EER of each row of trial weights *w* (b, T) over the pairs' sorted runs (:meth:`PairLLRs.structure`)."""
+    mated_runs, non_mated_runs = runs
+    run_mated = np.asarray((mated_runs.T @ w.T).T)
+    run_non_mated = np.asarray((non_mated_runs.T @ w.T).T)
+    return np.array([_eer_from_counts(a, b) for a, b in zip(run_mated, run_non_mated)])
 
 
 def group_means_weighted(group_means: Mapping[str, tuple[np.ndarray, np.ndarray]], weights: np.ndarray) -> dict:
