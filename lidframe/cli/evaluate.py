@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ from lidframe.cli.options import (
     spec_files,
     system_name,
 )
+from lidframe.core.devsize import small_dev_warning
 from lidframe.core.summary import Summary
 from lidframe.report.text import format_legal, format_table, format_value, text_table
 
@@ -164,7 +166,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"posterior exceeds P, in [0.5, 1) (default {DEFAULT_MISATTRIBUTION_THRESHOLD}; the share above 0.5 is "
         "always reported)",
     )
-    add_bootstrap_arguments(parser)
+    add_bootstrap_arguments(parser, resample=True)
     parser.add_argument(
         "--no-bootstrap",
         dest="bootstrap",
@@ -209,7 +211,8 @@ def format_interval_table(summary: Summary) -> str:
     assert settings is not None and summary.intervals is not None  # the caller prints this only with intervals
     title = (
         f"{settings.level:.0%} bootstrap intervals ({settings.method}, {settings.n_boot} resamples of "
-        f"{settings.unit}s, seed {settings.seed}; LIDmax: percentile, biased low -- prefer LIDq99)"
+        f"{settings.unit}s, seed {settings.seed}; LIDmax: percentile, biased low -- prefer LIDq99)\n"
+        f"covering: {settings.covers()}"
     )
     open_set = {}
     if summary.open_set is not None:
@@ -356,6 +359,9 @@ def run(args: argparse.Namespace) -> int:
     _write_outputs(outputs, result, speakers, report, legal)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
+    dev_warning = small_dev_warning(result.summary.n_dev_enrolled, result.summary.n_dev_enrolled_trials)
+    if dev_warning is not None:  # last, once everything is written (a failed run ends with its one error line)
+        warnings.warn(dev_warning, stacklevel=1)  # printed as one line, "lidframe: warning: ..."; the page says it too
     return 0
 
 

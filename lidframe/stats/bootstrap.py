@@ -61,11 +61,14 @@ from lidframe.stats.weighted import (
     BINARY_METRICS,
     LID_METRICS,
     RESAMPLE_BLOCK,
+    DevResampling,
+    EvalSample,
     PairLLRs,
-    binary_metrics_of_samples,
     binary_metrics_weighted,
     group_means_weighted,
     lid_metrics_weighted,
+    metrics_of_sample,
+    metrics_of_samples,
 )
 
 __all__ = [
@@ -200,6 +203,15 @@ class Bootstrap:
         """The record of a stored :meth:`to_dict`; one written before 0.3.0 (no ``resample``) held the calibrator fixed."""
         return cls(**{"resample": "eval", **stored})
 
+    def covers(self) -> str:
+        """What intervals drawn with these settings cover, in words (the console and the page say it)."""
+        if self.resample == "dev+eval":
+            return (
+                f"eval and dev {self.unit}s resampled, the calibrator refitted on each dev resample: "
+                "they include the calibrator's uncertainty"
+            )
+        return f"eval {self.unit}s resampled, the calibrator held fixed: they leave out its uncertainty"
+
     def held_fixed(self) -> Bootstrap:
         """This record with ``resample="eval"``: what an interval computed without refitting the calibrator covers."""
         return attrs.evolve(self, resample="eval")
@@ -327,44 +339,6 @@ def _bca(estimate: float, boot: np.ndarray, jacks: Sequence[np.ndarray], level: 
     return float(low), float(high)
 
 
-@attrs.frozen(eq=False)
-class EvalSample:
-    """The eval trials' values that :func:`bootstrap_ci` computes its metrics from, under one calibrator.
-
-    Attributes
-    ----------
-    lid : ndarray, shape (T,)
-        Per-trial LID (bits).
-    pairs : PairLLRs or None
-        Pair LLRs of the trials *pair_rows* (EER and Cllr), or None.
-    group_means : mapping of str to (values (T,), member (T,)), or None
-        More metrics, each a mean over a group of trials (:func:`group_means_weighted`).
-    """
-
-    lid: np.ndarray
-    pairs: PairLLRs | None = None
-    group_means: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None
-
-
-@attrs.frozen(eq=False)
-class DevResampling:
-    """The dev side of a two-sample bootstrap: the dev trials' units, and the eval values a resample of them gives.
-
-    Attributes
-    ----------
-    speakers : ndarray, shape (T_dev,)
-        The speaker of each dev trial the calibrator is fitted on (the resampling units
-        with ``unit="speaker"``; with ``unit="trial"`` each trial is one).
-    evaluate : callable
-        ``evaluate(weights)`` with *weights* (b, T_dev) float64 dev trial weights (resample
-        counts) returns b :class:`EvalSample`: the eval trials' values under the calibrator
-        refitted on each row's dev resample (:func:`lidframe.core.refit.dev_resampling`).
-    """
-
-    speakers: np.ndarray
-    evaluate: Callable[[np.ndarray], Sequence[EvalSample]]
-
-
 def bootstrap_ci(
     lid: ArrayLike,
     bootstrap: Bootstrap | None = None,
@@ -416,27 +390,10 @@ def bootstrap_ci(
     rng = np.random.default_rng(options.seed)
 
     def compute(sample: EvalSample, weights: np.ndarray) -> dict[str, np.ndarray]:
-        values = lid_metrics_weighted(sample.lid, weights)
-        if sample.pairs is not None:
-            values.update(
-                binary_metrics_weighted(sample.pairs, weights if pair_rows is None else weights[:, pair_rows])
-            )
-        if sample.group_means:
-            values.update(group_means_weighted(sample.group_means, weights))
-        return values
+        return metrics_of_sample(sample, weights, pair_rows)
 
     def compute_samples(samples: Sequence[EvalSample], weights: np.ndarray) -> dict[str, np.ndarray]:
-        """The metrics of row b of *weights* over samples[b] (each resample under its own calibrator)."""
-        rows = [
-            lid_metrics_weighted(s.lid, weights[b : b + 1])
-            | (group_means_weighted(s.group_means, weights[b : b + 1]) if s.group_means else {})
-            for b, s in enumerate(samples)
-        ]
-        values = {metric: np.concatenate([row[metric] for row in rows]) for metric in rows[0]}
-        pair_sets = [s.pairs for s in samples if s.pairs is not None]
-        if pair_sets:
-            values.update(binary_metrics_of_samples(pair_sets, weights if pair_rows is None else weights[:, pair_rows]))
-        return values
+        return metrics_of_samples(samples, weights, pair_rows)
 
     base = EvalSample(lid, pairs, group_means)
     if dev is not None and options.resample == "dev+eval":
@@ -481,7 +438,7 @@ def _two_sample_resamples(
     Resample b weights the eval trials by the eval draws of *rng* (those of the eval-only
     bootstrap) and takes the eval values under the calibrator refitted on dev draw b,
     drawn from a second stream of the seed; the dev jackknife deletes a group of dev units
-    at a time, the eval trials all weighted 1.
+    at a time, the eval trials all weighted 1 (none for percentile intervals).
     """
     dev_units, n_dev_units = _checked_units(len(dev.speakers), dev.speakers, options.unit, "dev ")
     dev_rng = np.random.default_rng([options.seed, 1])
@@ -491,6 +448,8 @@ def _two_sample_resamples(
         trial_weight_blocks(rng, unit_of_trial, n_units, options.n_boot), dev_blocks, strict=True
     ):
         _store(boot, compute_samples(dev.evaluate(dev_weights), weights), start, options.n_boot)
+    if options.method == "percentile":  # no acceleration to estimate: no dev jackknife (its refits)
+        return boot, {metric: np.empty(0) for metric in boot}
     dev_jack_w = _jackknife_weights(dev_rng, n_dev_units)[:, dev_units]
     ones = np.ones((dev_jack_w.shape[0], n_trials))
     dev_jack: dict[str, np.ndarray] = {}

@@ -6,12 +6,15 @@ trial's pair LLRs, :class:`PairLLRs`) and :func:`group_means_weighted` evaluate 
 metric for every row, vectorised over :data:`RESAMPLE_BLOCK` rows at a time.  The weight
 of 1 for every trial gives the metric of the sample itself.  :mod:`lidframe.stats.bootstrap`
 draws the weights; :mod:`lidframe.analyses.compare` reuses these for paired resamples.
+:class:`EvalSample` holds the per-trial values a bootstrap's metrics are computed from
+(:func:`metrics_of_sample`), and :class:`DevResampling` what a resample of the dev set
+changes in them (the calibrator refitted: :mod:`lidframe.core.refit`; :func:`metrics_of_samples`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -24,10 +27,14 @@ __all__ = [
     "LID_METRICS",
     "RESAMPLE_BLOCK",
     "PairLLRs",
+    "EvalSample",
+    "DevResampling",
     "binary_metrics_weighted",
     "binary_metrics_of_samples",
     "group_means_weighted",
     "lid_metrics_weighted",
+    "metrics_of_sample",
+    "metrics_of_samples",
 ]
 
 #: Per-trial LID metrics with intervals.
@@ -229,3 +236,68 @@ def group_means_weighted(group_means: Mapping[str, tuple[np.ndarray, np.ndarray]
         with np.errstate(invalid="ignore", divide="ignore"):
             out[metric] = (weights @ inside) / (weights @ member.astype(np.float64))
     return out
+
+
+@attrs.frozen(eq=False)
+class EvalSample:
+    """The eval trials' values that :func:`bootstrap_ci` computes its metrics from, under one calibrator.
+
+    Attributes
+    ----------
+    lid : ndarray, shape (T,)
+        Per-trial LID (bits).
+    pairs : PairLLRs or None
+        Pair LLRs of the trials *pair_rows* (EER and Cllr), or None.
+    group_means : mapping of str to (values (T,), member (T,)), or None
+        More metrics, each a mean over a group of trials (:func:`group_means_weighted`).
+    """
+
+    lid: np.ndarray
+    pairs: PairLLRs | None = None
+    group_means: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None
+
+
+@attrs.frozen(eq=False)
+class DevResampling:
+    """The dev side of a two-sample bootstrap: the dev trials' units, and the eval values a resample of them gives.
+
+    Attributes
+    ----------
+    speakers : ndarray, shape (T_dev,)
+        The speaker of each dev trial the calibrator is fitted on (the resampling units
+        with ``unit="speaker"``; with ``unit="trial"`` each trial is one).
+    evaluate : callable
+        ``evaluate(weights)`` with *weights* (b, T_dev) float64 dev trial weights (resample
+        counts) returns b :class:`EvalSample`: the eval trials' values under the calibrator
+        refitted on each row's dev resample (:func:`lidframe.core.refit.dev_resampling`).
+    """
+
+    speakers: np.ndarray
+    evaluate: Callable[[np.ndarray], Sequence[EvalSample]]
+
+
+def metrics_of_sample(sample: EvalSample, weights: np.ndarray, pair_rows: np.ndarray | None = None) -> dict:
+    """Every metric of *sample* for each row of trial *weights* (B, T): LID's, with pairs EER and Cllr, its group means.
+
+    *pair_rows*: the rows of the trials that ``sample.pairs`` belong to (default every row).
+    """
+    values = lid_metrics_weighted(sample.lid, weights)
+    if sample.pairs is not None:
+        values.update(binary_metrics_weighted(sample.pairs, weights if pair_rows is None else weights[:, pair_rows]))
+    if sample.group_means:
+        values.update(group_means_weighted(sample.group_means, weights))
+    return values
+
+
+def metrics_of_samples(samples: Sequence[EvalSample], weights: np.ndarray, pair_rows: np.ndarray | None = None) -> dict:
+    """:func:`metrics_of_sample` of row b of *weights* (B, T) over samples[b]: each resample under its own calibrator."""
+    rows = [
+        lid_metrics_weighted(s.lid, weights[b : b + 1])
+        | (group_means_weighted(s.group_means, weights[b : b + 1]) if s.group_means else {})
+        for b, s in enumerate(samples)
+    ]
+    values = {metric: np.concatenate([row[metric] for row in rows]) for metric in rows[0]}
+    pair_sets = [s.pairs for s in samples if s.pairs is not None]
+    if pair_sets:
+        values.update(binary_metrics_of_samples(pair_sets, weights if pair_rows is None else weights[:, pair_rows]))
+    return values
