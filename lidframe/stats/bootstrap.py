@@ -414,7 +414,8 @@ def _checked_units(n_trials: int, speakers: ArrayLike | None, unit: str, which: 
     """:func:`resampling_units`, refused with fewer than two units (*which*: ``""`` or ``"dev "``)."""
     unit_of_trial, n_units = resampling_units(n_trials, speakers, unit)
     if n_units < 2:
-        raise InputError(f"bootstrap over {which}{unit}s needs at least two of them, got {n_units}")
+        way_out = " (resample='eval' holds the calibrator fixed instead)" if which else ""
+        raise InputError(f"bootstrap over {which}{unit}s needs at least two of them, got {n_units}{way_out}")
     return unit_of_trial, n_units
 
 

@@ -55,7 +55,14 @@ def test_the_old_bootstrap_flags_give_the_new_flags_numbers_and_say_so_once_each
     assert code == 0 and new_err == ""
     old_record = json.loads((pair / "old.json").read_text())
     assert old_record == json.loads((pair / "new.json").read_text())
-    assert old_record["bootstrap"] == {"n_boot": 200, "level": 0.9, "unit": "trial", "method": "percentile", "seed": 3, "resample": "dev+eval"}
+    assert old_record["bootstrap"] == {
+        "n_boot": 200,
+        "level": 0.9,
+        "unit": "trial",
+        "method": "percentile",
+        "seed": 3,
+        "resample": "dev+eval",
+    }
     assert old_out == new_out and "90% bootstrap intervals (percentile, 200 resamples of trials, seed 3" in old_out
     assert sorted(old_err.splitlines()) == sorted(warning_line(o, n) for o, n in RENAMED.items())
 

@@ -440,7 +440,14 @@ def test_evaluate_report_has_speaker_bootstrap_intervals_by_default(tmp_path, ca
     by_hand = lidframe.evaluate(
         tmp_path / "dev.npz", tmp_path / "eval.npz", bootstrap=lidframe.Bootstrap(n_boot=200, seed=3)
     ).summary
-    assert record["bootstrap"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 3, "resample": "dev+eval"}
+    assert record["bootstrap"] == {
+        "n_boot": 200,
+        "level": 0.95,
+        "unit": "speaker",
+        "method": "bca",
+        "seed": 3,
+        "resample": "dev+eval",
+    }
     assert record["intervals"] == by_hand["intervals"]
     assert "(intervals computed for --report by default; --no-bootstrap skips them)" in out
     assert "95% bootstrap intervals (bca, 200 resamples of speakers, seed 3" in out
