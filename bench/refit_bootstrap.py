@@ -15,8 +15,11 @@ Three parts (``--only``):
   trials each, the eval set 40 speakers x 10 trials; means over ``--width-seeds`` seeds.
   What ``lidframe.core.devsize`` chose its thresholds from.
 * ``coverage``: nominal 95 % BCa intervals against the true ALID of the model of
-  ``tests/stats/calibration_sim.py`` (20 enrolled speakers x 5 trials; dev sets of 5 and
-  20 of their speakers), over ``--audits`` simulated audits, each held fixed and refitted.
+  ``tests/stats/calibration_sim.py`` (20 enrolled speakers, 5 trials per dev speaker; dev
+  sets of 5 and 20 of the speakers with eval sets of 5 trials per speaker, and a dev set
+  of 3 speakers with an eval set of 40 trials per speaker, where the calibrator is the
+  larger part of the uncertainty), over ``--audits`` simulated audits, each held fixed and
+  refitted.
 
     python bench/refit_bootstrap.py [--only {all,cost,width,coverage}] [--repeats 3]
         [--width-seeds 6] [--audits 200] [--n-boot 300]
@@ -39,6 +42,8 @@ from lidframe.data.simulate import simulate_scoreset
 from tests.stats.calibration_sim import dev_set, eval_set, true_alid
 
 COST_BOOT = 200
+#: The coverage part's audits: (dev speakers, eval trials per speaker); dev speakers speak 5 trials each.
+COVERAGE_CASES = ((5, 5), (20, 5), (3, 40))
 
 
 def main():
@@ -140,12 +145,12 @@ def coverage(audits: int, n_boot: int) -> None:
     print(
         f"coverage: true ALID {truth:.4f} bit ({time.perf_counter() - start:.0f} s); {audits} audits, {n_boot} resamples"
     )
-    for k in (5, 20):
+    for k, eval_trials in COVERAGE_CASES:
         hits = {"eval": 0, "dev+eval": 0}
         widths: dict[str, list[float]] = {"eval": [], "dev+eval": []}
         estimates = []
         for audit in range(audits):
-            dev, ev = dev_set(audit, k), eval_set(audit)
+            dev, ev = dev_set(audit, k), eval_set(audit, trials=eval_trials)
             for resample in hits:
                 options = Bootstrap(n_boot=n_boot, resample=resample, seed=audit)
                 summary = evaluate(dev, ev, binary_metrics=False, bootstrap=options).summary
@@ -154,7 +159,7 @@ def coverage(audits: int, n_boot: int) -> None:
                 widths[resample].append(interval.high - interval.low)
             estimates.append(summary.alid)
         print(
-            f"  {k:2d} dev speakers: coverage fixed {hits['eval'] / audits:.3f}, refitted {hits['dev+eval'] / audits:.3f}"
+            f"  {k:2d} dev speakers, eval {eval_trials:2d} trials each: coverage fixed {hits['eval'] / audits:.3f}, refitted {hits['dev+eval'] / audits:.3f}"
             f"; mean width fixed {np.mean(widths['eval']):.3f}, refitted {np.mean(widths['dev+eval']):.3f} bit; "
             f"ALID estimates {np.mean(estimates):.3f} +- {np.std(estimates):.3f} bit"
         )

@@ -225,9 +225,10 @@ class _PooledRefit:
         self.sums = sparse.csr_matrix((pair_scores, (row, groups.group)), shape=shape)
         self.labels, self.template = groups.labels, template
         self.warm = capabilities_of("calibrator", fitted).refit_weighted
-        params = template.get_params() if callable(getattr(template, "get_params", None)) else {}
-        if "standard_errors" in params:  # none per refit (a statsmodels fit each)
-            self.template = resolve_calibrator(template).set_params(standard_errors=False)
+        get_params = getattr(template, "get_params", None)
+        if callable(get_params) and "standard_errors" in get_params():  # none per refit (a statsmodels fit each)
+            clone: Any = resolve_calibrator(template)
+            self.template = clone.set_params(standard_errors=False)
 
     def __call__(self, weights: np.ndarray) -> list[Any]:
         group_weight = np.asarray((self.counts.T @ weights.T).T)

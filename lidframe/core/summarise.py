@@ -68,9 +68,10 @@ def summarise(
         Eval trials whose speaker is not enrolled.
     binary_status : str
         ``"computed"`` or ``"skipped: <why>"``.
-    bootstrap : Bootstrap or None
-        Settings of the intervals (None: none).  The exact pair LLRs of *run* are
-        resampled first, then sorted in place for the binary view.
+    bootstrap, refit : Bootstrap or None, RefitInputs or None
+        Settings of the intervals (None: none; *run*'s pair LLRs are resampled before the
+        binary view sorts them), and the dev fit whose calibrator each resample refits
+        (:mod:`lidframe.core.refit`; None: held fixed, the settings say ``resample="eval"``).
     fitted, prior, znorm_ddof, dev
         The settings recorded (dev: its sizes, or None).
     open_trials : OpenSetTrials, optional
@@ -81,20 +82,13 @@ def summarise(
         The chosen threshold of :attr:`OpenSetView.misattribution_rate_at_threshold`.
     operating_point : OperatingPoint, optional
         Of the binary view's ``min_dcf`` and ``act_dcf`` (default ``OperatingPoint()``).
-    refit : RefitInputs, optional
-        The dev fit, for a bootstrap that refits the calibrator on resampled dev speakers
-        (:mod:`lidframe.core.refit`); None: the intervals hold *fitted* fixed, and the
-        summary's bootstrap says ``resample="eval"``.
     """
     enrolled = np.asarray(run_set.true_index) >= 0
     lid_bits = run.lid_bits if open_trials is None else open_trials.lid_bits
     ranks = run.true_rank[enrolled] if open_trials is not None else run.true_rank
-    intervals = None
-    if bootstrap is not None:  # before the binary view, which sorts the pair LLRs in place
-        intervals = _bootstrap_intervals(
-            run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold, refit
-        )
-        bootstrap = bootstrap if refit is not None else bootstrap.held_fixed()
+    intervals, bootstrap = _bootstrap_intervals(
+        run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold, refit
+    )
     open_set = None
     if open_trials is not None:
         open_set = _open_set_view(run, open_trials, outside_source, misattribution_threshold, bootstrap)
@@ -138,15 +132,19 @@ def _bootstrap_intervals(
     run: EngineResult,
     run_set: ScoreSet | EmbeddingSet,
     lid_bits: np.ndarray,
-    bootstrap: Bootstrap,
+    bootstrap: Bootstrap | None,
     open_trials: OpenSetTrials | None,
     misattribution_threshold: float,
     refit: RefitInputs | None,
-) -> dict[str, Interval]:
-    """The intervals of :func:`summarise`: LID, with *run*'s exact pair LLRs EER and Cllr, in the open set its groups.
+) -> tuple[dict[str, Interval] | None, Bootstrap | None]:
+    """The intervals of :func:`summarise` and the settings that say what they cover (None, None without a bootstrap).
 
-    With *refit*, each resample also refits the calibrator on resampled dev speakers.
+    LID, with *run*'s exact pair LLRs EER and Cllr, in the open set its groups.  With
+    *refit*, each resample also refits the calibrator on resampled dev speakers; without,
+    the settings say ``resample="eval"``.
     """
+    if bootstrap is None:
+        return None, None
     enrolled = np.asarray(run_set.true_index) >= 0
     pairs = None
     if run.pair_llr is not None:
@@ -156,7 +154,7 @@ def _bootstrap_intervals(
     if refit is not None:
         means = None if open_trials is None else partial(_open_set_means, threshold=misattribution_threshold)
         dev = dev_resampling(refit, pairs=pairs, group_means_of=means)
-    return bootstrap_ci(
+    intervals = bootstrap_ci(
         lid_bits,
         bootstrap,
         speakers=run_set.trial_speakers,
@@ -165,6 +163,7 @@ def _bootstrap_intervals(
         group_means=None if open_trials is None else _open_set_means(open_trials, misattribution_threshold),
         dev=dev,
     )
+    return intervals, bootstrap if refit is not None else bootstrap.held_fixed()
 
 
 def _open_set_view(
