@@ -63,6 +63,12 @@ for built-ins and plugins alike, through :func:`lidframe.registry.capabilities_o
 ``absolute_llr = False``
     its LLRs are right only up to a constant per row (``Temperature``), which cancels
     in the closed set only: the open set refuses it.  The default is True.
+``refit_weighted(scores, labels, sample_weight) -> fitted copy``
+    on a fitted calibrator, a copy fitted on other weighted pairs as ``fit`` fits them,
+    from this fit's state (:class:`~lidframe.calibrators.Logistic` and
+    :class:`~lidframe.calibrators.Beta`: Newton steps, :func:`logistic_newton`); the
+    bootstrap that refits the calibrator on resampled dev speakers calls it per resample
+    (:mod:`lidframe.core.refit`).  Absent: a clone is fitted by ``fit``.
 ``llr_map()``, ``to_dict()``, ``describe()``
     the base class defines them (above and below).
 """

@@ -464,6 +464,7 @@ def _refit_inputs(
         true_index=np.asarray(run_set.true_index),
         log_prior=log_prior,
         outside=outside,
+        threads=measure.engine.cpu_threads(),
     )
 
 

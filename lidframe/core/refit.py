@@ -130,6 +130,8 @@ class RefitInputs:
     log_prior : ndarray, shape (N,)
     outside : float
         π_∅ (0: the closed set).
+    threads : int
+        CPU threads the LID tiles of a resample run in (the evaluation's engine's).
     """
 
     dev: ScoreSet
@@ -140,6 +142,7 @@ class RefitInputs:
     true_index: np.ndarray
     log_prior: np.ndarray
     outside: float
+    threads: int = 1
 
 
 def dev_resampling(
@@ -265,7 +268,7 @@ class _Evaluator:
         i = self.inputs
         llr = np.asarray(llr_map(i.eval_x), dtype=np.float64)
         stats = (np.empty(llr.shape[0]), np.empty(llr.shape[0])) if i.outside > 0 else None
-        lid = lid_from_llr(llr, i.log_prior, i.true_index, stats_out=stats)
+        lid = lid_from_llr(llr, i.log_prior, i.true_index, stats_out=stats, threads=i.threads)
         group_means = None
         if stats is not None:
             trials = open_set_trials(
