@@ -214,7 +214,9 @@ def evaluate(
     bootstrap : Bootstrap, optional
         Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`)
         with these settings (``summary.intervals`` for ALID, PDR, LID+, LID-, LID q99,
-        LIDmax and, with the exact binary view, EER and Cllr).  None (default): none.
+        LIDmax and, with the exact binary view, EER and Cllr); by default each resample
+        also resamples the dev speakers and refits the calibrator on them
+        (``Bootstrap.resample``, ``docs/statistics.md``).  None (default): none.
     engine : Engine, optional
         Engine settings (default ``Engine()``; which engine each concerns:
         :class:`~lidframe.core.engine.Engine`); what ran is ``summary.engine``.
@@ -334,7 +336,9 @@ def evaluate_fitted(
         A fitted calibrator, used as is (not copied).  For an open-set prior, fit it with
         ``fit_calibrator(..., outsider_pairs=True)`` as :func:`evaluate` does.
     dev : ScoreSet, optional
-        Fills the dev sizes of the summary, and gives ``outside="auto"`` its estimate.
+        Fills the dev sizes of the summary, gives ``outside="auto"`` its estimate, and, for a
+        bootstrap with ``resample="dev+eval"``, what a copy of *fitted* (its fit) is refitted on
+        in each resample (:mod:`lidframe.core.refit`); without it *fitted* is held fixed.
     misattribution_threshold : float, default 0.9
         Open set: the chosen threshold of ``summary.open_set.misattribution_rate_at_threshold``
         (the share of outsider trials whose top enrolled posterior exceeds it), in [0.5, 1).
@@ -343,8 +347,7 @@ def evaluate_fitted(
         (:class:`~lidframe.metrics.detection.OperatingPoint`; default: module docstring).
     options : EvaluateOptions, optional
         All of the settings above in one record (:class:`~lidframe.core.options.EvaluateOptions`),
-        instead of the keywords: give one or the other (a keyword not at its default beside
-        *options* is an InputError).
+        instead of the keywords: give one or the other (else an InputError).
     eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler
         As for :func:`evaluate` (``prior`` keyword-only; by position: a FutureWarning, for one release).
 
@@ -368,7 +371,6 @@ def evaluate_fitted(
     run = _run_named(run_set, fitted, log_prior, ddof, settings, binary_method, scheduler, engine_used, outside)
     posterior_closed = _closed_posterior(run, eval_set, closed_rows, log_prior, outside)
     open_trials = _open_trials(run, run_set, log_prior, outside)
-    refit = _refit_inputs(measure, dev, fitted, run_set, log_prior, outside, on_cluster=scheduler is not None)
     summary = summarise(
         run,
         run_set,
@@ -384,7 +386,7 @@ def evaluate_fitted(
         outside_source=outside_source,
         misattribution_threshold=measure.misattribution_threshold,
         operating_point=measure.operating_point,
-        refit=refit,
+        refit=_refit_inputs(measure, dev, fitted, run_set, log_prior, outside, on_cluster=scheduler is not None),
     )
     return result_of_run(
         eval_set, closed_rows, run, posterior_closed, open_trials, log_prior, summary, fitted, prior, outside
