@@ -63,6 +63,12 @@ for built-ins and plugins alike, through :func:`lidframe.registry.capabilities_o
 ``absolute_llr = False``
     its LLRs are right only up to a constant per row (``Temperature``), which cancels
     in the closed set only: the open set refuses it.  The default is True.
+``refit_weighted(scores, labels, sample_weight) -> fitted copy``
+    on a fitted calibrator, a copy fitted on other weighted pairs as ``fit`` fits them,
+    from this fit's state (:class:`~lidframe.calibrators.Logistic` and
+    :class:`~lidframe.calibrators.Beta`: Newton steps, :func:`logistic_newton`); the
+    bootstrap that refits the calibrator on resampled dev speakers calls it per resample
+    (:mod:`lidframe.core.refit`).  Absent: a clone is fitted by ``fit``.
 ``llr_map()``, ``to_dict()``, ``describe()``
     the base class defines them (above and below).
 """
@@ -98,6 +104,7 @@ __all__ = [
     "PairGroups",
     "DEFAULT_MAX_PAIRS",
     "DEFAULT_FIT_BINS",
+    "logistic_newton",
 ]
 
 #: Dev pairs up to which the pair calibrators fit on every pair (above: on pooled pairs).
@@ -323,6 +330,77 @@ def group_pairs(scores: np.ndarray, labels: np.ndarray, sample_weight: np.ndarra
         grid=grid,
         n_tail=int(tail.size),
     )
+
+
+# Newton steps of logistic_newton: at most this many, stopped when a step moves the parameters by less than
+# _NEWTON_TOL of their size; a step below _NEWTON_NEAR of it is taken whole, unchecked (the objective's
+# rounding would hide its gain, and Newton converges quadratically there)
+_NEWTON_STEPS = 100
+_NEWTON_TOL = 1e-12
+_NEWTON_NEAR = 1e-4
+
+
+def logistic_newton(
+    design: np.ndarray, labels: np.ndarray, weights: np.ndarray, start: np.ndarray, penalty: np.ndarray
+) -> np.ndarray | None:
+    """The optimum of a weighted, L2-penalised logistic regression by damped Newton steps from *start*.
+
+    Minimises ``sum_i w_i (log(1 + e^eta_i) - y_i eta_i) + sum_k penalty_k theta_k^2 / 2``
+    with ``eta = design @ theta``: the objective of :class:`~lidframe.calibrators.Logistic`
+    (design (1, z)) and :class:`~lidframe.calibrators.Beta` (design (ln u, -ln(1 - u), 1)).
+    A step is halved until the objective does not rise (it is convex), so the iteration
+    converges from any start where an optimum exists; what their ``refit_weighted`` call
+    from a fit's optimum, on a bootstrap resample's pairs.
+
+    Parameters
+    ----------
+    design : ndarray, shape (n, k)
+    labels : ndarray, shape (n,)
+        1 (mated) or 0.
+    weights : ndarray, shape (n,)
+        Non-negative.
+    start : ndarray, shape (k,)
+    penalty : ndarray, shape (k,)
+        Non-negative; 0 for an unpenalised parameter.
+
+    Returns
+    -------
+    ndarray, shape (k,), or None
+        None when it has not converged in 100 steps or met a singular Hessian (no finite
+        optimum: classes separated without a penalty).
+    """
+    from scipy.special import expit
+
+    y = labels.astype(np.float64)
+
+    def objective(theta: np.ndarray) -> float:
+        eta = design @ theta
+        return float((weights * (np.logaddexp(0.0, eta) - y * eta)).sum() + 0.5 * (penalty * theta * theta).sum())
+
+    theta = np.asarray(start, dtype=np.float64).copy()
+    value = objective(theta)
+    for _ in range(_NEWTON_STEPS):
+        prob = expit(design @ theta)
+        gradient = design.T @ (weights * (prob - y)) + penalty * theta
+        hessian = (design * (weights * prob * (1.0 - prob))[:, None]).T @ design + np.diag(penalty)
+        try:
+            step = np.linalg.solve(hessian, gradient)
+        except np.linalg.LinAlgError:
+            return None
+        if not np.isfinite(step).all():
+            return None
+        scale = max(1.0, float(np.abs(theta).max()))
+        if np.abs(step).max() <= _NEWTON_NEAR * scale:  # in the quadratic range: the full step
+            theta = theta - step
+            if np.abs(step).max() <= _NEWTON_TOL * scale:
+                return theta
+            continue
+        size = 1.0
+        while size > 1e-6 and not objective(theta - size * step) <= value:
+            size /= 2
+        theta = theta - size * step
+        value = objective(theta)
+    return None
 
 
 def _overrides(calibrator: Calibrator, method: str) -> bool:

@@ -43,7 +43,15 @@ from scipy.special import log_expit, log_ndtr
 
 from lidframe.errors import InputError
 
-from .base import DEFAULT_FIT_BINS, DEFAULT_MAX_PAIRS, Calibrator, check_fit_input, check_fit_size, group_pairs
+from .base import (
+    DEFAULT_FIT_BINS,
+    DEFAULT_MAX_PAIRS,
+    Calibrator,
+    check_fit_input,
+    check_fit_size,
+    group_pairs,
+    logistic_newton,
+)
 from .maps import BetaMap
 
 __all__ = ["Beta"]
@@ -108,6 +116,12 @@ class Beta(Calibrator):
             f1, f2 = groups.mean(f1, sample_weight), groups.mean(f2, sample_weight)
             labels, weight = groups.labels, groups.weights
             self.fit_bins_ = int(self.bins)
+        self._solve(f1, f2, labels, weight, np.array([1.0, 1.0, 0.0]))
+        self.prior_log_odds_ = math.log(w_mated / w_non_mated)
+        return self
+
+    def _solve(self, f1: np.ndarray, f2: np.ndarray, labels: np.ndarray, weight: np.ndarray, start: np.ndarray) -> None:
+        """Set (a_, b_, c_): the penalised weighted log-loss of the features minimised by L-BFGS-B from *start*."""
         sign = np.where(labels == 1, 1.0, -1.0)
         penalty = 0.0 if self.C is None else 1.0 / self.C
         scale = 1.0 / weight.sum()  # optimise the mean loss: better conditioned
@@ -123,16 +137,44 @@ class Beta(Calibrator):
 
         result = minimize(
             loss_and_grad,
-            x0=np.array([1.0, 1.0, 0.0]),
+            x0=start,
             jac=True,
             method="L-BFGS-B",
             bounds=[(0.0, None), (0.0, None), (None, None)],
             options={"ftol": 1e-15, "gtol": 1e-10, "maxiter": 10000},
         )
-        a, b, c = (float(v) for v in result.x)
-        self.a_, self.b_, self.c_ = a, b, c
-        self.prior_log_odds_ = math.log(w_mated / w_non_mated)
-        return self
+        self.a_, self.b_, self.c_ = (float(v) for v in result.x)
+
+    def refit_weighted(self, scores: ArrayLike, labels: ArrayLike, sample_weight: ArrayLike) -> Beta:
+        """A copy fitted on other weighted pairs as :meth:`fit` fits them, L-BFGS-B started from this fit.
+
+        The bootstrap that refits the calibrator on resampled dev speakers calls it on each
+        resample's pooled pairs (:mod:`lidframe.core.refit`): a resample's optimum lies near
+        this fit's, and Newton steps from it (:func:`~lidframe.calibrators.base.logistic_newton`)
+        reach the optimum of :meth:`fit`'s objective in a few passes where it is interior;
+        on a bound (a or b = 0) L-BFGS-B, as :meth:`fit`, takes over from this fit.
+
+        Returns
+        -------
+        Beta
+            A fitted copy; this one is not changed.
+        """
+        self._check_fitted()
+        scores, labels, weights = check_fit_input(scores, labels, sample_weight)
+        assert weights is not None  # sample_weight is required here
+        copy = type(self)(**self.get_params())
+        f1, f2 = beta_features(scores)
+        start = np.array([self.a_, self.b_, self.c_])
+        penalty = 0.0 if self.C is None else 1.0 / self.C
+        design = np.column_stack([f1, f2, np.ones_like(f1)])
+        optimum = logistic_newton(design, labels, weights, start, np.array([penalty, penalty, 0.0]))
+        if optimum is not None and optimum[0] >= 0 and optimum[1] >= 0:  # an interior optimum: the bounds hold
+            copy.a_, copy.b_, copy.c_ = (float(v) for v in optimum)
+        else:  # on a bound (a or b = 0), or none found: the bounded solver
+            copy._solve(f1, f2, labels, weights, np.clip(start, [0.0, 0.0, -np.inf], None))
+        copy.prior_log_odds_ = math.log(float(weights[labels == 1].sum()) / float(weights[labels == 0].sum()))
+        copy.fit_bins_ = None
+        return copy
 
     def llr_map(self) -> BetaMap:
         """The fitted map ``llr = a ln Phi(z) - b ln Phi(-z) + c - prior_log_odds_`` (nats).

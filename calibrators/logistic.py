@@ -77,7 +77,15 @@ from sklearn.linear_model import LogisticRegression
 
 from lidframe.errors import InputError
 
-from .base import DEFAULT_FIT_BINS, DEFAULT_MAX_PAIRS, Calibrator, check_fit_input, check_fit_size, group_pairs
+from .base import (
+    DEFAULT_FIT_BINS,
+    DEFAULT_MAX_PAIRS,
+    Calibrator,
+    check_fit_input,
+    check_fit_size,
+    group_pairs,
+    logistic_newton,
+)
 from .maps import AffineMap
 
 __all__ = ["Logistic"]
@@ -143,6 +151,12 @@ def _polish(
             break
         params, gradient, hessian = candidate, candidate_gradient, candidate_hessian
     return float(params[0]), float(params[1])
+
+
+def _log_odds(labels: np.ndarray, sample_weight: np.ndarray | None) -> float:
+    """ln(mated / non-mated) of the pairs' (weighted) class totals: the prior log-odds an unweighted fit saw."""
+    weight = np.ones(labels.size) if sample_weight is None else sample_weight
+    return math.log(float(weight[labels == 1].sum()) / float(weight[labels == 0].sum()))
 
 
 def _glm_standard_errors(
@@ -309,31 +323,74 @@ class Logistic(Calibrator):
             0.0 if self.C is None else 1.0 / float(self.C),
         )
         model.intercept_[0], model.coef_[0, 0] = polished  # (the standard errors start from it)
+        self._set_fitted(float(model.intercept_[0]), float(model.coef_[0, 0]), labels, sample_weight)
+        if self.standard_errors is True or (self.standard_errors == "auto" and small):
+            slope_se, intercept_se = _glm_standard_errors(scores, labels, model, sample_weight, self.weighting)
+        else:
+            slope_se = intercept_se = float("nan")
+        self._set_standard_errors(slope_se, intercept_se)
+        return self
+
+    def _set_fitted(self, intercept: float, slope: float, labels: np.ndarray, sample_weight: np.ndarray | None) -> None:
+        """Set the fitted map from the optimum (intercept, slope) of the weighted objective, and the class counts."""
         n_mated = int(labels.sum())
         n_non_mated = int(labels.size - n_mated)
-        intercept = float(model.intercept_[0])
         if self.weighting == "prior":
-            if sample_weight is not None:
-                w_mated = float(sample_weight[labels == 1].sum())
-                w_non_mated = float(sample_weight[labels == 0].sum())
-            else:
-                w_mated, w_non_mated = n_mated, n_non_mated
-            intercept -= math.log(w_mated / w_non_mated)
-        self.slope_ = float(model.coef_[0, 0])
-        self.intercept_ = intercept
+            intercept -= _log_odds(labels, sample_weight)
+        self.slope_ = float(slope)
+        self.intercept_ = float(intercept)
         self.clamped_ = self.slope_ < 0
         if self.clamped_:  # intercept-only model: balanced -> log-odds 0; prior -> ln(odds) - ln(odds) = 0
             self.slope_, self.intercept_ = 0.0, 0.0
         self.n_mated_ = n_mated
         self.n_non_mated_ = n_non_mated
-        if self.standard_errors is True or (self.standard_errors == "auto" and small):
-            slope_se, intercept_se = _glm_standard_errors(scores, labels, model, sample_weight, self.weighting)
-        else:
-            slope_se = intercept_se = float("nan")
+
+    def _set_standard_errors(self, slope_se: float, intercept_se: float) -> None:
         self.slope_se_, self.intercept_se_ = slope_se, intercept_se
         self.slope_ci_ = self.slope_ + _Z95 * np.array([-slope_se, slope_se])
         self.intercept_ci_ = self.intercept_ + _Z95 * np.array([-intercept_se, intercept_se])
-        return self
+
+    def refit_weighted(self, scores: ArrayLike, labels: ArrayLike, sample_weight: ArrayLike) -> Logistic:
+        """A copy fitted on other weighted pairs as :meth:`fit` fits them, by Newton steps from this fit.
+
+        The bootstrap that refits the calibrator on resampled dev speakers calls it on each
+        resample's pooled pairs (:mod:`lidframe.core.refit`): a resample's optimum lies
+        near this fit's, and damped Newton steps on the two parameters reach the optimum of
+        the same objective (penalised, weighted, balanced as :meth:`fit` balances) in a few
+        O(n) passes, where :meth:`fit` starts L-BFGS from zero.  Where they do not converge
+        (classes separated without a penalty) the copy is fitted by :meth:`fit`.  The copy
+        has no standard errors (NaN).
+
+        Parameters
+        ----------
+        scores : array_like, shape (n,)
+            Z-scores (pooled groups' mean scores, say).
+        labels : array_like, shape (n,)
+            1 for mated, 0 for non-mated.
+        sample_weight : array_like, shape (n,)
+            Non-negative weights (the groups' pair counts).
+
+        Returns
+        -------
+        Logistic
+            A fitted copy (``standard_errors=False``); this one is not changed.
+        """
+        self._check_fitted()
+        scores, labels, weights = check_fit_input(scores, labels, sample_weight)
+        assert weights is not None  # sample_weight is required here
+        copy = type(self)(**{**self.get_params(), "standard_errors": False})
+        copy._check_parameters()
+        penalty = 0.0 if self.C is None else 1.0 / float(self.C)
+        fit_weight = _balanced(weights, labels) if self.weighting == "balanced" else weights
+        start = self.intercept_ + (_log_odds(labels, weights) if self.weighting == "prior" else 0.0)
+        design = np.column_stack([np.ones_like(scores), scores])
+        optimum = logistic_newton(design, labels, fit_weight, np.array([start, self.slope_]), np.array([0.0, penalty]))
+        if optimum is None:
+            return copy.fit(scores, labels, sample_weight=weights)
+        copy._set_fitted(float(optimum[0]), float(optimum[1]), labels, weights)
+        copy._set_standard_errors(float("nan"), float("nan"))
+        copy.fit_bins_ = None
+        return copy
 
     def _check_parameters(self) -> None:
         """Refuse parameters ``fit`` cannot use, naming the parameter (an :class:`InputError`)."""

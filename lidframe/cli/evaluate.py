@@ -43,6 +43,7 @@ from lidframe.cli.options import (
     spec_files,
     system_name,
 )
+from lidframe.core.devsize import small_dev_warning
 from lidframe.core.summary import Summary
 from lidframe.report.text import format_legal, format_table, format_verdict
 
@@ -144,7 +145,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         f"posterior exceeds P, in [0.5, 1) (default {DEFAULT_MISATTRIBUTION_THRESHOLD}; the share above 0.5 is "
         "always reported)",
     )
-    add_bootstrap_arguments(parser)
+    add_bootstrap_arguments(parser, resample=True)
     parser.add_argument(
         "--no-bootstrap",
         dest="bootstrap",
@@ -284,6 +285,9 @@ def run(args: argparse.Namespace) -> int:
     _write_outputs(outputs, result, speakers, report, legal, scored, verdict)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
+    dev_warning = small_dev_warning(result.summary.n_dev_enrolled, result.summary.n_dev_enrolled_trials)
+    if dev_warning is not None:  # last, once everything is written (a failed run ends with its one error line)
+        warnings.warn(dev_warning, stacklevel=1)  # printed as one line, "lidframe: warning: ..."; the page says it too
     return 0 if verdict is None or verdict.outcome == "pass" else EXIT_NOT_MET
 
 

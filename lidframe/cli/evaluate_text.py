@@ -49,7 +49,8 @@ def format_interval_table(summary: Summary) -> str:
     assert settings is not None and summary.intervals is not None  # the caller prints this only with intervals
     title = (
         f"{settings.level:.0%} bootstrap intervals ({settings.method}, {settings.n_boot} resamples of "
-        f"{settings.unit}s, seed {settings.seed}; LIDmax: percentile, biased low -- prefer LIDq99)"
+        f"{settings.unit}s, seed {settings.seed}; LIDmax: percentile, biased low -- prefer LIDq99)\n"
+        f"covering: {settings.covers()}"
     )
     open_set = {}
     if summary.open_set is not None:

@@ -185,12 +185,14 @@ def add_bootstrap_arguments(
     switch: bool = True,
     unit: bool = True,
     method: bool = True,
+    resample: bool = False,
 ) -> None:
     """The bootstrap flags, defaulting to *defaults* (the analysis's own record; ``Bootstrap()``).
 
     With *switch*, ``--bootstrap`` turns the intervals on; *unit* and *method* add
     ``--bootstrap-unit`` and ``--bootstrap-method`` for the commands whose analysis lets
-    them be chosen.  A flag left out means what the Python API means with the argument
+    them be chosen; *resample* adds ``--bootstrap-resample`` (``dev+eval``: the calibrator
+    refitted on resampled dev speakers; ``eval``: held fixed) for those that fit a calibrator on a dev set.  A flag left out means what the Python API means with the argument
     left out.  The old names ``--ci``, ``--ci-level``, ``--ci-unit`` and ``--ci-method``
     work for one release, hidden from ``--help``, with a warning (:func:`add_renamed_flag`).
     """
@@ -222,6 +224,14 @@ def add_bootstrap_arguments(
             "--bootstrap-method", choices=methods, default=d.method, help=f"interval type (default {d.method})"
         )
         add_renamed_flag(parser, "--ci-method", "--bootstrap-method", choices=methods)
+    if resample:
+        parser.add_argument(
+            "--bootstrap-resample",
+            choices=("dev+eval", "eval"),
+            default=d.resample,
+            help="what the bootstrap resamples: dev+eval refits the calibrator on resampled dev speakers, so the "
+            f"intervals cover its uncertainty; eval holds it fixed (default {d.resample})",
+        )
     parser.add_argument(
         "--seed",
         type=int,
@@ -243,6 +253,7 @@ def bootstrap_from_args(args: argparse.Namespace, defaults: Bootstrap | None = N
         unit=getattr(args, "bootstrap_unit", d.unit),
         method=getattr(args, "bootstrap_method", d.method),
         seed=args.seed,
+        resample=getattr(args, "bootstrap_resample", d.resample),
     )
 
 

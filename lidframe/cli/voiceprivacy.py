@@ -82,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_scoreset_arguments(parser, sets=False)
     add_engine_arguments(parser)
-    add_bootstrap_arguments(parser)
+    add_bootstrap_arguments(parser, resample=True)
     parser.add_argument(
         "--no-bootstrap",
         dest="bootstrap",

@@ -141,7 +141,7 @@ class CMCCurve:
     @classmethod
     def from_dict(cls, stored: Mapping[str, Any]) -> CMCCurve:
         """The curve :meth:`to_dict` wrote (a None number read as NaN; an interval's estimate is its point's rate)."""
-        boot = None if stored.get("bootstrap") is None else Bootstrap(**stored["bootstrap"])
+        boot = None if stored.get("bootstrap") is None else Bootstrap.from_stored(stored["bootstrap"])
         points = []
         for p in stored["points"]:
             interval = None

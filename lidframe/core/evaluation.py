@@ -80,6 +80,7 @@ from lidframe.core.engine_result import EngineUsed
 from lidframe.core.lid import LN2
 from lidframe.core.openset import OpenSetTrials, open_set_trials, resolve_outside
 from lidframe.core.options import EvaluateOptions, check_evaluate_options
+from lidframe.core.refit import RefitInputs, dev_fit_data
 from lidframe.core.result import Result, result_of_run
 from lidframe.core.sets import SetLike, as_scoreset, as_set, naming_set, set_label
 from lidframe.core.summarise import summarise
@@ -158,13 +159,8 @@ def fit_calibrator(
     calibrator = resolve_calibrator(calibrator)
     fit_rows = capabilities_of("calibrator", calibrator).fit_rows  # the optional whole-row hook
     with naming_set(dev, "dev"):
-        if dev.n_outsider_trials == dev.n_trials:
-            raise InputError("no trial's speaker is enrolled, so there is no mated pair to calibrate on")
-        keep_outsiders = outsider_pairs and not callable(fit_rows)
-        closed = dev.closed_set() if dev.n_outsider_trials and not keep_outsiders else dev
-        z = calibrator_input(closed.scores, calibrator, znorm_ddof=znorm_ddof, row_names=closed.trial_ids)
-        if np.may_share_memory(z, closed.scores):  # raw scores: the calibrator gets its own (writable) copy
-            z = z.copy()
+        data = dev_fit_data(dev, calibrator, znorm_ddof=znorm_ddof, outsider_pairs=outsider_pairs)
+    closed, z = data.trials, data.x
     try:  # a bad parameter value (C=-1) shows here too: name the calibrator as well as the set
         if callable(fit_rows):
             fitted = fit_rows(z, closed.true_index)
@@ -218,7 +214,9 @@ def evaluate(
     bootstrap : Bootstrap, optional
         Add bootstrap confidence intervals (:func:`lidframe.stats.bootstrap.bootstrap_ci`)
         with these settings (``summary.intervals`` for ALID, PDR, LID+, LID-, LID q99,
-        LIDmax and, with the exact binary view, EER and Cllr).  None (default): none.
+        LIDmax and, with the exact binary view, EER and Cllr); by default each resample
+        also resamples the dev speakers and refits the calibrator on them
+        (``Bootstrap.resample``, ``docs/statistics.md``).  None (default): none.
     engine : Engine, optional
         Engine settings (default ``Engine()``; which engine each concerns:
         :class:`~lidframe.core.engine.Engine`); what ran is ``summary.engine``.
@@ -338,7 +336,9 @@ def evaluate_fitted(
         A fitted calibrator, used as is (not copied).  For an open-set prior, fit it with
         ``fit_calibrator(..., outsider_pairs=True)`` as :func:`evaluate` does.
     dev : ScoreSet, optional
-        Fills the dev sizes of the summary, and gives ``outside="auto"`` its estimate.
+        Fills the dev sizes of the summary, gives ``outside="auto"`` its estimate, and, for a
+        bootstrap with ``resample="dev+eval"``, what a copy of *fitted* (its fit) is refitted on
+        in each resample (:mod:`lidframe.core.refit`); without it *fitted* is held fixed.
     misattribution_threshold : float, default 0.9
         Open set: the chosen threshold of ``summary.open_set.misattribution_rate_at_threshold``
         (the share of outsider trials whose top enrolled posterior exceeds it), in [0.5, 1).
@@ -347,8 +347,7 @@ def evaluate_fitted(
         (:class:`~lidframe.metrics.detection.OperatingPoint`; default: module docstring).
     options : EvaluateOptions, optional
         All of the settings above in one record (:class:`~lidframe.core.options.EvaluateOptions`),
-        instead of the keywords: give one or the other (a keyword not at its default beside
-        *options* is an InputError).
+        instead of the keywords: give one or the other (else an InputError).
     eval, prior, znorm_ddof, binary_metrics, bootstrap, engine, scheduler
         As for :func:`evaluate` (``prior`` keyword-only; by position: a FutureWarning, for one release).
 
@@ -387,6 +386,7 @@ def evaluate_fitted(
         outside_source=outside_source,
         misattribution_threshold=measure.misattribution_threshold,
         operating_point=measure.operating_point,
+        refit=_refit_inputs(measure, dev, fitted, run_set, log_prior, outside, on_cluster=scheduler is not None),
     )
     return result_of_run(
         eval_set, closed_rows, run, posterior_closed, open_trials, log_prior, summary, fitted, prior, outside
@@ -429,6 +429,45 @@ def _run_named(
             engine_used=engine_used,
             open_set=outside > 0,
         )
+
+
+def _refit_inputs(
+    measure: EvaluateOptions,
+    dev: ScoreSet | None,
+    fitted: CalibratorLike,
+    run_set: ScoreSet | EmbeddingSet,
+    log_prior: np.ndarray,
+    outside: float,
+    *,
+    on_cluster: bool,
+) -> RefitInputs | None:
+    """What the bootstrap needs to refit the calibrator on resampled dev speakers, or None where it holds it fixed.
+
+    None without a bootstrap or with ``resample="eval"``; without a dev set (the intervals
+    then hold *fitted* fixed, and the summary's bootstrap says ``resample="eval"``); and for
+    an eval embedding set run on a cluster or of more than :data:`BINARY_PAIR_LIMIT` pairs,
+    whose scores are never held at once.
+    """
+    settings = measure.bootstrap
+    if settings is None or settings.resample != "dev+eval" or dev is None or on_cluster:
+        return None
+    if isinstance(run_set, EmbeddingSet):
+        if run_set.n_trials * run_set.n_enrolled > BINARY_PAIR_LIMIT:
+            return None
+        run_set = as_scoreset(run_set, "eval")
+    with naming_set(run_set, "eval"):
+        eval_x = calibrator_input(run_set.scores, fitted, znorm_ddof=measure.znorm_ddof, row_names=run_set.trial_ids)
+    return RefitInputs(
+        dev=dev,
+        fitted=fitted,
+        znorm_ddof=measure.znorm_ddof,
+        outsider_pairs=outside > 0,
+        eval_x=eval_x,
+        true_index=np.asarray(run_set.true_index),
+        log_prior=log_prior,
+        outside=outside,
+        threads=measure.engine.cpu_threads(),
+    )
 
 
 def _eval_log_prior(prior: PriorLike, eval_set: ScoreSet | EmbeddingSet) -> np.ndarray:

@@ -9,6 +9,7 @@ that produced them.
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ from lidframe._version import __version__
 from lidframe.core.engine_result import EngineResult
 from lidframe.core.membership import MembershipDetection, membership_detection
 from lidframe.core.openset import OpenSetTrials
+from lidframe.core.refit import RefitInputs, dev_resampling
 from lidframe.core.summary import Summary
 from lidframe.core.summary_views import BinaryView, OpenSetView
 from lidframe.core.znorm import uses_znorm
@@ -49,6 +51,7 @@ def summarise(
     outside_source: str = "given",
     misattribution_threshold: float = 0.9,
     operating_point: OperatingPoint | None = None,
+    refit: RefitInputs | None = None,
 ) -> Summary:
     """The :class:`~lidframe.core.summary.Summary` of an engine's run on the trials of *run_set*.
 
@@ -65,9 +68,10 @@ def summarise(
         Eval trials whose speaker is not enrolled.
     binary_status : str
         ``"computed"`` or ``"skipped: <why>"``.
-    bootstrap : Bootstrap or None
-        Settings of the intervals (None: none).  The exact pair LLRs of *run* are
-        resampled first, then sorted in place for the binary view.
+    bootstrap, refit : Bootstrap or None, RefitInputs or None
+        Settings of the intervals (None: none; *run*'s pair LLRs are resampled before the
+        binary view sorts them), and the dev fit whose calibrator each resample refits
+        (:mod:`lidframe.core.refit`; None: held fixed, the settings say ``resample="eval"``).
     fitted, prior, znorm_ddof, dev
         The settings recorded (dev: its sizes, or None).
     open_trials : OpenSetTrials, optional
@@ -82,9 +86,9 @@ def summarise(
     enrolled = np.asarray(run_set.true_index) >= 0
     lid_bits = run.lid_bits if open_trials is None else open_trials.lid_bits
     ranks = run.true_rank[enrolled] if open_trials is not None else run.true_rank
-    intervals = None
-    if bootstrap is not None:  # before the binary view, which sorts the pair LLRs in place
-        intervals = _bootstrap_intervals(run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold)
+    intervals, bootstrap = _bootstrap_intervals(
+        run, run_set, lid_bits, bootstrap, open_trials, misattribution_threshold, refit
+    )
     open_set = None
     if open_trials is not None:
         open_set = _open_set_view(run, open_trials, outside_source, misattribution_threshold, bootstrap)
@@ -128,24 +132,38 @@ def _bootstrap_intervals(
     run: EngineResult,
     run_set: ScoreSet | EmbeddingSet,
     lid_bits: np.ndarray,
-    bootstrap: Bootstrap,
+    bootstrap: Bootstrap | None,
     open_trials: OpenSetTrials | None,
     misattribution_threshold: float,
-) -> dict[str, Interval]:
-    """The intervals of :func:`summarise`: LID, with *run*'s exact pair LLRs EER and Cllr, in the open set its groups."""
+    refit: RefitInputs | None,
+) -> tuple[dict[str, Interval] | None, Bootstrap | None]:
+    """The intervals of :func:`summarise` and the settings that say what they cover (None, None without a bootstrap).
+
+    LID, with *run*'s exact pair LLRs EER and Cllr, in the open set its groups.  With
+    *refit*, each resample also refits the calibrator on resampled dev speakers; without,
+    the settings say ``resample="eval"``.
+    """
+    if bootstrap is None:
+        return None, None
     enrolled = np.asarray(run_set.true_index) >= 0
     pairs = None
     if run.pair_llr is not None:
         n_enrolled_trials = int(enrolled.sum())
         pairs = PairLLRs(run.pair_llr[0], run.pair_llr[1].reshape(n_enrolled_trials, run_set.n_enrolled - 1))
-    return bootstrap_ci(
+    dev = None
+    if refit is not None:
+        means = None if open_trials is None else partial(_open_set_means, threshold=misattribution_threshold)
+        dev = dev_resampling(refit, pairs=pairs, group_means_of=means)
+    intervals = bootstrap_ci(
         lid_bits,
         bootstrap,
         speakers=run_set.trial_speakers,
         pairs=pairs,
         pair_rows=None if open_trials is None else np.flatnonzero(enrolled),
         group_means=None if open_trials is None else _open_set_means(open_trials, misattribution_threshold),
+        dev=dev,
     )
+    return intervals, bootstrap if refit is not None else bootstrap.held_fixed()
 
 
 def _open_set_view(

@@ -398,7 +398,7 @@ class Summary(Mapping[str, Any]):
         missing = [key for key in _ALWAYS_WRITTEN if key not in entries]
         if missing:
             raise InputError(f"not a summary as Summary.to_dict writes it: no {', '.join(map(repr, missing))}")
-        bootstrap = None if entries.get("bootstrap") is None else Bootstrap(**entries["bootstrap"])
+        bootstrap = None if entries.get("bootstrap") is None else Bootstrap.from_stored(entries["bootstrap"])
         engine, open_set = entries.get("engine"), entries.get("open_set")
         return cls(
             **{name: entries[name] for name in (*_COUNTS, *_SETTING_FIELDS, "binary_metrics")},

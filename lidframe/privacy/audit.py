@@ -396,7 +396,9 @@ def dp_audit(
     calibrator : str or calibrator
         Of the cosine attacker.
     bootstrap : Bootstrap, default :data:`AUDIT_BOOTSTRAP`
-        Settings of the EER and ALID intervals (speaker bootstrap, 500 resamples).
+        Settings of the EER and ALID intervals (speaker bootstrap, 500 resamples); with
+        ``resample="dev+eval"`` (its default) the cosine attacker's ALID interval refits
+        its calibrator on resampled dev speakers (:mod:`lidframe.core.refit`).
     seed : int
         Seed of the mechanism's noise (mu number i uses ``seed + i``).
     engine : Engine, optional
@@ -447,15 +449,19 @@ def _audit_row(
     (_dev_bayes, dev_cos), (ev_bayes, ev_cos) = released
     mu = guarantee.mu
     eer_bound, mi_bound = gdp_eer_bound(guarantee.mu_held), gdp_mi_bound_bits(guarantee.mu_held)
-    cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False, engine=engine).lid
+    # the cosine attacker's calibrator is fitted on dev: its ALID and LID q99 intervals refit it on resampled dev
+    # speakers (as the bootstrap asks); EER's, from the pairs' order, does not depend on it
+    cosine = evaluate(dev_cos, ev_cos, calibrator=calibrator, binary_metrics=False, engine=engine, bootstrap=bootstrap)
     bayes = evaluate(ev_bayes, ev_bayes, calibrator="identity", binary_metrics=False, engine=engine).lid
     trials = {
         "bayes": (bayes, _pairs(pairwise_llr(ev_bayes.scores), ev_bayes.true_index)),
-        "cosine": (cosine, _pairs(ev_cos.scores, ev_cos.true_index)),
+        "cosine": (cosine.lid, _pairs(ev_cos.scores, ev_cos.true_index)),
     }
     measured, violations = {}, []
     for name, (lid, pairs) in trials.items():
         intervals = bootstrap_ci(lid, bootstrap, speakers=trial_speakers, pairs=pairs)
+        if name == "cosine" and cosine.summary.intervals is not None:
+            intervals |= {key: cosine.summary.intervals[key] for key in ("alid", "lid_q99")}
         measured[name] = AttackerMeasurement(
             eer=eer_rocch(pairs.mated, pairs.non_mated.ravel()),
             **intervals["eer"].columns("eer"),

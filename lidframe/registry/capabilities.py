@@ -208,6 +208,11 @@ class CalibratorCapabilities(ComponentCapabilities):
     to_dict : method ``to_dict() -> dict``, or None
         A JSON record of the fit, written as ``calibrator_fit`` by ``Result.to_dict``.
         None: no record is written.
+    refit_weighted : method ``refit_weighted(scores, labels, sample_weight) -> fitted copy``, or None
+        On a fitted calibrator: a copy fitted on other weighted pairs as ``fit`` fits them,
+        faster from this fit's state (a warm start); the bootstrap that refits the
+        calibrator on resampled dev speakers calls it per resample
+        (:mod:`lidframe.core.refit`).  None: a clone is fitted by ``fit``.
     """
 
     input_scale: Literal["znorm", "raw"] = attrs.field(default="znorm", metadata={"check": _input_scale})
@@ -215,6 +220,7 @@ class CalibratorCapabilities(ComponentCapabilities):
     fit_rows: Callable[..., Any] | None = attrs.field(default=None, metadata={"check": _method})
     llr_map: Callable[[], Any] | None = attrs.field(default=None, metadata={"check": _method})
     to_dict: Callable[[], dict[str, Any]] | None = attrs.field(default=None, metadata={"check": _method})
+    refit_weighted: Callable[..., Any] | None = attrs.field(default=None, metadata={"check": _method})
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lidframe.core.devsize import small_dev_warning
 from lidframe.core.summary import Summary
 from lidframe.errors import InputError
 from lidframe.stats.interval import Interval
@@ -85,6 +86,12 @@ class Headline:
         The normalised detection cost at its best threshold and at the Bayes threshold of
         the LLRs (the binary view's operating point); NaN when not computed (a summary
         without them reads as not computed).
+    interval_covers : str or None
+        What the intervals cover (:meth:`~lidframe.stats.bootstrap.Bootstrap.covers`: the
+        calibrator refitted on resampled dev speakers, or held fixed); None without intervals.
+    n_dev_enrolled, n_dev_mated_pairs : int or None
+        The dev set's enrolled speakers and mated pairs (its trials of enrolled speakers),
+        which the calibrator was fitted on; None when the source does not say.
     """
 
     n_enrolled: int
@@ -107,6 +114,14 @@ class Headline:
     dsys: float = math.nan
     min_dcf: float = math.nan
     act_dcf: float = math.nan
+    interval_covers: str | None = None
+    n_dev_enrolled: int | None = None
+    n_dev_mated_pairs: int | None = None
+
+    @property
+    def dev_warning(self) -> str | None:
+        """The warning for a dev set too small to calibrate on (:func:`~lidframe.core.devsize.small_dev_warning`), or None."""
+        return small_dev_warning(self.n_dev_enrolled, self.n_dev_mated_pairs)
 
     @classmethod
     def from_summary(cls, summary: Summary | Mapping[str, Any], *, where: str = "summary") -> Headline:
@@ -166,6 +181,9 @@ class Headline:
             dsys=nan if binary is None else float(binary.dsys),
             min_dcf=nan if binary is None else float(binary.min_dcf),
             act_dcf=nan if binary is None else float(binary.act_dcf),
+            interval_covers=None if settings is None else settings.covers(),
+            n_dev_enrolled=int_or_none(summary.n_dev_enrolled),
+            n_dev_mated_pairs=int_or_none(summary.n_dev_enrolled_trials),
         )
 
 
@@ -207,6 +225,15 @@ def reading_sentence(
     instead (``"0 % of trials (0 of 60) disclose anything ..."``).  Without per-trial
     LIDs (a DP audit keeps only aggregates) it states the 99th percentile itself.
 
+    The sentence follows the interval of the 99th percentile where the headline has one:
+    it is given beside the percentile (``"more than 4.67 bits (95 % interval 3.90 to 4.80)
+    of a possible 4.86"``), and "practically certain" is said only where its lower end
+    lies within :data:`NEAR_CEILING_BITS` of the ceiling too; a lower end below that is
+    named instead (``"..., but the 95 % interval of the 99th percentile reaches down to
+    3.10 bits: the data do not show the attacker practically certain of their speaker"``),
+    and without an interval the sentence says that none supports the claim beyond these
+    trials.
+
     Parameters
     ----------
     headline : Headline
@@ -226,16 +253,49 @@ def reading_sentence(
         near = int(np.count_nonzero(lid > ceiling_bits - NEAR_CEILING_BITS))
         return (
             f"{share_text(near / total)} of trials ({near} of {total}) disclose within {NEAR_CEILING_BITS:g} bit "
-            f"of the {ceiling_name} {ceiling_bits:.2f} bits: the attacker is practically certain of their speaker."
+            f"of the {ceiling_name} {ceiling_bits:.2f} bits{_certainty(headline, ceiling_bits)}."
         )
     if q99 > 0:
         above = int(np.count_nonzero(lid > q99))
-        return (
-            f"{share_text(above / total)} of trials ({above} of {total}) disclose more than "
-            f"{_bits_of_ceiling(q99, ceiling_bits, ceiling_name)}."
-        )
+        shown = _bits_of_ceiling(q99, ceiling_bits, ceiling_name)
+        interval = headline.intervals.get("lid_q99")
+        if interval is not None and not math.isnan(interval.low):
+            value, rest = shown.split(" bits ", 1)
+            shown = f"{value} bits ({_level_text(headline)}interval {interval.low:.2f} to {interval.high:.2f}) {rest}"
+        return f"{share_text(above / total)} of trials ({above} of {total}) disclose more than {shown}."
     positive = int(np.count_nonzero(lid > 0))
     return (
         f"{share_text(positive / total)} of trials ({positive} of {total}) disclose anything (LID > 0); "
         f"the largest disclosure is {_bits_of_ceiling(headline.lid_max, ceiling_bits, ceiling_name)}."
+    )
+
+
+def _level_text(headline: Headline) -> str:
+    """``"95 % "`` of the headline's intervals, or ``""`` where the source does not say."""
+    level = headline.interval_level
+    return "" if level is None or math.isnan(level) else f"{100 * level:g} % "
+
+
+def _certainty(headline: Headline, ceiling_bits: float) -> str:
+    """The end of the near-ceiling reading: "practically certain" only where the 99th percentile's interval supports it.
+
+    The claim stands where the lower end of the interval of ``lid_q99`` lies within
+    :data:`NEAR_CEILING_BITS` of the ceiling too; where it lies lower, the sentence says how
+    low, and without an interval that nothing beyond these trials supports it.
+    """
+    interval = headline.intervals.get("lid_q99")
+    if interval is None or math.isnan(interval.low):
+        return (
+            ": on these trials the attacker is practically certain of their speaker, but no confidence interval "
+            "was computed to show it beyond them"
+        )
+    level = _level_text(headline)
+    if ceiling_bits - interval.low < NEAR_CEILING_BITS:
+        return (
+            f": the attacker is practically certain of their speaker (the {level}interval of the 99th percentile "
+            f"starts within {NEAR_CEILING_BITS:g} bit of it too)"
+        )
+    return (
+        f", but the {level}interval of the 99th percentile reaches down to {interval.low:.2f} bits: the data do "
+        "not show the attacker practically certain of their speaker"
     )

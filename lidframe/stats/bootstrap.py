@@ -14,11 +14,26 @@ and takes all their trials.  ``unit="trial"`` resamples trials independently, wh
 is right only when every trial has its own speaker and understates the uncertainty
 otherwise.
 
+What is resampled
+-----------------
+A calibrator fitted on a dev set is itself an estimate: a handful of dev speakers leaves
+its slope uncertain, and every LID moves with it.  ``resample="dev+eval"`` (default)
+draws the dev set's units too, independently of the eval set's, and evaluates each
+resample under the calibrator refitted on its dev resample (the caller says how:
+:class:`DevResampling`, built by :mod:`lidframe.core.refit` for ``evaluate``), so the
+interval covers the calibrator's uncertainty as well as the eval sample's.
+``resample="eval"`` holds the calibrator fixed (the interval of lidframe before 0.3.0):
+it answers "how much would ALID move on other eval speakers, under *this* calibrator".
+A call without a :class:`DevResampling` resamples the eval set only, whatever the
+option says; the records that hold such intervals say ``"eval"``
+(:meth:`Bootstrap.held_fixed`).
+
 Intervals
 ---------
 ``method="bca"`` (default) gives bias-corrected and accelerated intervals (Efron 1987);
 the acceleration comes from a delete-a-group jackknife over at most 100 groups of
-units.  ``method="percentile"`` gives plain percentile intervals.  The maximum
+units (in both sets with a dev resampling: their empirical influences pooled, as
+for a two-sample statistic).  ``method="percentile"`` gives plain percentile intervals.  The maximum
 (``lid_max``) always gets a percentile interval, and even that is unreliable: a
 resample can never exceed the observed maximum, so the bootstrap distribution of a
 maximum piles up at the observed value and its interval is biased low.  Report the
@@ -32,7 +47,8 @@ Paired comparisons of systems are in :mod:`lidframe.analyses.compare`.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
@@ -45,14 +61,21 @@ from lidframe.stats.weighted import (
     BINARY_METRICS,
     LID_METRICS,
     RESAMPLE_BLOCK,
+    DevResampling,
+    EvalSample,
     PairLLRs,
     binary_metrics_weighted,
     group_means_weighted,
     lid_metrics_weighted,
+    metrics_of_sample,
+    metrics_of_samples,
 )
 
 __all__ = [
     "Bootstrap",
+    "DevResampling",
+    "EvalSample",
+    "RESAMPLES",
     "LID_METRICS",
     "BINARY_METRICS",
     "Interval",
@@ -70,6 +93,8 @@ __all__ = [
 # -------------------------------------------------------------------- options
 UNITS = ("speaker", "trial")
 METHODS = ("bca", "percentile")
+#: What a bootstrap resamples: the dev set too (its calibrator refitted per resample), or the eval set only.
+RESAMPLES = ("dev+eval", "eval")
 
 
 def check_level(level: float) -> float:
@@ -113,6 +138,14 @@ def _check_method(_record, _attribute, method) -> None:
         raise InputError(f"interval method must be 'bca' or 'percentile', got {method!r}")
 
 
+def _check_resample(_record, _attribute, resample) -> None:
+    if resample not in RESAMPLES:
+        raise InputError(
+            f"bootstrap resample must be 'dev+eval' (refit the calibrator on resampled dev speakers) or 'eval' "
+            f"(hold it fixed), got {resample!r}"
+        )
+
+
 def _check_seed(_record, _attribute, seed) -> None:
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise InputError(f"bootstrap seed must be a non-negative integer, got {seed!r}")
@@ -138,6 +171,10 @@ class Bootstrap:
         Interval type; ``lid_max`` always gets a percentile interval.
     seed : int, default 0
         Seed of ``numpy.random.default_rng``: the same seed gives the same intervals.
+    resample : {"dev+eval", "eval"}, default "dev+eval"
+        What is resampled (module docstring): the dev set too, the calibrator refitted on
+        each dev resample, so that the interval covers the calibrator's uncertainty; or
+        the eval set only, the calibrator held fixed (the interval before 0.3.0).
 
     Raises
     ------
@@ -147,7 +184,7 @@ class Bootstrap:
     Examples
     --------
     >>> Bootstrap(n_boot=500, unit="trial").to_dict()
-    {'n_boot': 500, 'level': 0.95, 'unit': 'trial', 'method': 'bca', 'seed': 0}
+    {'n_boot': 500, 'level': 0.95, 'unit': 'trial', 'method': 'bca', 'seed': 0, 'resample': 'dev+eval'}
     """
 
     n_boot: int = attrs.field(default=1000, validator=_check_n_boot)
@@ -155,10 +192,29 @@ class Bootstrap:
     unit: str = attrs.field(default="speaker", validator=_check_unit)
     method: str = attrs.field(default="bca", validator=_check_method)
     seed: int = attrs.field(default=0, validator=_check_seed)
+    resample: str = attrs.field(default="dev+eval", validator=_check_resample)
 
     def to_dict(self) -> dict:
         """The settings as a JSON-able dict (how ``Summary.bootstrap`` shows as ``summary["bootstrap"]``)."""
         return attrs.asdict(self)
+
+    @classmethod
+    def from_stored(cls, stored: Mapping[str, Any]) -> Bootstrap:
+        """The record of a stored :meth:`to_dict`; one written before 0.3.0 (no ``resample``) held the calibrator fixed."""
+        return cls(**{"resample": "eval", **stored})
+
+    def covers(self) -> str:
+        """What intervals drawn with these settings cover, in words (the console and the page say it)."""
+        if self.resample == "dev+eval":
+            return (
+                f"eval and dev {self.unit}s resampled, the calibrator refitted on each dev resample: "
+                "they include the calibrator's uncertainty"
+            )
+        return f"eval {self.unit}s resampled, the calibrator held fixed: they leave out its uncertainty"
+
+    def held_fixed(self) -> Bootstrap:
+        """This record with ``resample="eval"``: what an interval computed without refitting the calibrator covers."""
+        return attrs.evolve(self, resample="eval")
 
 
 # ------------------------------------------------------------- units, weights
@@ -264,16 +320,17 @@ def percentile_interval(boot: np.ndarray, level: float):
     return float(low), float(high)
 
 
-def _bca(estimate: float, boot: np.ndarray, jack: np.ndarray, level: float):
+def _bca(estimate: float, boot: np.ndarray, jacks: Sequence[np.ndarray], level: float):
+    """BCa interval; the acceleration from the jackknife values of each sample (eval, dev), their deviations pooled."""
     boot = boot[~np.isnan(boot)]
-    jack = jack[~np.isnan(jack)]
+    jacks = [jack[~np.isnan(jack)] for jack in jacks]
     if boot.size == 0 or math.isnan(estimate):
         return float("nan"), float("nan")
     share = (np.sum(boot < estimate) + 0.5 * np.sum(boot == estimate)) / boot.size
-    if not 0 < share < 1 or jack.size < 2:
+    if not 0 < share < 1 or jacks[0].size < 2:
         return percentile_interval(boot, level)
     z0 = norm.ppf(share)
-    d = jack.mean() - jack
+    d = np.concatenate([jack.mean() - jack for jack in jacks if jack.size >= 2])
     denom = 6.0 * np.sum(d**2) ** 1.5
     accel = float(np.sum(d**3) / denom) if denom > 0 else 0.0
     z = norm.ppf([(1 - level) / 2, 1 - (1 - level) / 2])
@@ -290,6 +347,7 @@ def bootstrap_ci(
     pairs: PairLLRs | None = None,
     pair_rows: np.ndarray | None = None,
     group_means: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None,
+    dev: DevResampling | None = None,
 ) -> dict[str, Interval]:
     """Bootstrap confidence intervals of the LID summary (and EER, Cllr with *pairs*).
 
@@ -298,7 +356,7 @@ def bootstrap_ci(
     lid : array_like, shape (T,)
         Per-trial LID of the closed-set trials (bits).
     bootstrap : Bootstrap, optional
-        Resamples, level, unit, interval method and seed (default ``Bootstrap()``).
+        Resamples, level, unit, interval method, seed and what is resampled (default ``Bootstrap()``).
     speakers : array_like of str, shape (T,), optional
         Trial speakers; needed for ``unit="speaker"``.
     pairs : PairLLRs, optional
@@ -310,6 +368,12 @@ def bootstrap_ci(
     group_means : mapping of str to (values, member), optional
         More metrics, each the mean of per-trial values over a group of trials
         (:func:`group_means_weighted`; the open set's enrolled and outsider ALID, say).
+    dev : DevResampling, optional
+        With ``bootstrap.resample == "dev+eval"``, each resample also draws the dev units
+        (from a second stream of the seed, independent of the eval draws) and takes the
+        eval values under the calibrator refitted on them (module docstring); the eval
+        draws are those of ``resample="eval"``.  None, or ``resample="eval"``: the eval
+        set only, *lid*, *pairs* and *group_means* as given.
 
     Returns
     -------
@@ -319,48 +383,95 @@ def bootstrap_ci(
     options = Bootstrap() if bootstrap is None else bootstrap
     if not isinstance(options, Bootstrap):
         raise InputError(f"bootstrap must be a Bootstrap record, got {type(options).__name__}")
-    n_boot, level, unit, method, seed = options.n_boot, options.level, options.unit, options.method, options.seed
     lid = np.asarray(lid, dtype=np.float64)
     if lid.ndim != 1 or lid.size < 2 or np.isnan(lid).any():
         raise InputError("bootstrap needs at least two LID values and no NaN")
-    unit_of_trial, n_units = resampling_units(lid.size, speakers, unit)
-    if n_units < 2:
-        raise InputError(f"bootstrap over {unit}s needs at least two of them, got {n_units}")
-    rng = np.random.default_rng(seed)
+    unit_of_trial, n_units = _checked_units(lid.size, speakers, options.unit, "")
+    rng = np.random.default_rng(options.seed)
 
-    def compute(weights):
-        values = lid_metrics_weighted(lid, weights)
-        if pairs is not None:
-            values.update(binary_metrics_weighted(pairs, weights if pair_rows is None else weights[:, pair_rows]))
-        if group_means:
-            values.update(group_means_weighted(group_means, weights))
-        return values
+    def compute(sample: EvalSample, weights: np.ndarray) -> dict[str, np.ndarray]:
+        return metrics_of_sample(sample, weights, pair_rows)
 
-    # Resamples are drawn and evaluated a block at a time (the same draws, and the same
-    # bits, as one call of n_boot rows): what is held grows with n_boot by the metric values only.
-    boot: dict[str, np.ndarray] = {}
-    for start, weights in trial_weight_blocks(rng, unit_of_trial, n_units, n_boot):
-        for metric, values in compute(weights).items():
-            boot.setdefault(metric, np.empty(n_boot))[start : start + values.size] = values
+    def compute_samples(samples: Sequence[EvalSample], weights: np.ndarray) -> dict[str, np.ndarray]:
+        return metrics_of_samples(samples, weights, pair_rows)
+
+    base = EvalSample(lid, pairs, group_means)
+    if dev is not None and options.resample == "dev+eval":
+        boot, dev_jack = _two_sample_resamples(compute_samples, lid.size, rng, unit_of_trial, n_units, dev, options)
+    else:
+        # Resamples are drawn and evaluated a block at a time (the same draws, and the same
+        # bits, as one call of n_boot rows): what is held grows with n_boot by the metric values only.
+        boot, dev_jack = {}, None
+        for start, weights in trial_weight_blocks(rng, unit_of_trial, n_units, options.n_boot):
+            _store(boot, compute(base, weights), start, options.n_boot)
     jack_w = _jackknife_weights(rng, n_units)[:, unit_of_trial]  # drawn after every resample, as before
-    estimate, jack = compute(np.ones((1, lid.size))), compute(jack_w)
-    return _intervals(estimate, boot, jack, method=method, level=level)
+    estimate, jack = compute(base, np.ones((1, lid.size))), compute(base, jack_w)
+    jacks = {metric: [values] if dev_jack is None else [values, dev_jack[metric]] for metric, values in jack.items()}
+    return _intervals(estimate, boot, jacks, method=options.method, level=options.level)
+
+
+def _checked_units(n_trials: int, speakers: ArrayLike | None, unit: str, which: str) -> tuple[np.ndarray, int]:
+    """:func:`resampling_units`, refused with fewer than two units (*which*: ``""`` or ``"dev "``)."""
+    unit_of_trial, n_units = resampling_units(n_trials, speakers, unit)
+    if n_units < 2:
+        way_out = " (resample='eval' holds the calibrator fixed instead)" if which else ""
+        raise InputError(f"bootstrap over {which}{unit}s needs at least two of them, got {n_units}{way_out}")
+    return unit_of_trial, n_units
+
+
+def _store(boot: dict[str, np.ndarray], values: Mapping[str, np.ndarray], start: int, n_boot: int) -> None:
+    """Write a block's metric *values* into *boot* (metric -> (n_boot,)) from resample *start* on."""
+    for metric, block in values.items():
+        boot.setdefault(metric, np.empty(n_boot))[start : start + block.size] = block
+
+
+def _two_sample_resamples(
+    compute_samples: Callable[[Sequence[EvalSample], np.ndarray], dict[str, np.ndarray]],
+    n_trials: int,
+    rng: np.random.Generator,
+    unit_of_trial: np.ndarray,
+    n_units: int,
+    dev: DevResampling,
+    options: Bootstrap,
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """(resampled metric values (B,), dev jackknife values (G,)) of a bootstrap over the eval and the dev units.
+
+    Resample b weights the eval trials by the eval draws of *rng* (those of the eval-only
+    bootstrap) and takes the eval values under the calibrator refitted on dev draw b,
+    drawn from a second stream of the seed; the dev jackknife deletes a group of dev units
+    at a time, the eval trials all weighted 1 (none for percentile intervals).
+    """
+    dev_units, n_dev_units = _checked_units(len(dev.speakers), dev.speakers, options.unit, "dev ")
+    dev_rng = np.random.default_rng([options.seed, 1])
+    boot: dict[str, np.ndarray] = {}
+    dev_blocks = trial_weight_blocks(dev_rng, dev_units, n_dev_units, options.n_boot)
+    for (start, weights), (_, dev_weights) in zip(
+        trial_weight_blocks(rng, unit_of_trial, n_units, options.n_boot), dev_blocks, strict=True
+    ):
+        _store(boot, compute_samples(dev.evaluate(dev_weights), weights), start, options.n_boot)
+    if options.method == "percentile":  # no acceleration to estimate: no dev jackknife (its refits)
+        return boot, {metric: np.empty(0) for metric in boot}
+    dev_jack_w = _jackknife_weights(dev_rng, n_dev_units)[:, dev_units]
+    ones = np.ones((dev_jack_w.shape[0], n_trials))
+    dev_jack: dict[str, np.ndarray] = {}
+    _store(dev_jack, compute_samples(dev.evaluate(dev_jack_w), ones), 0, dev_jack_w.shape[0])
+    return boot, dev_jack
 
 
 def _intervals(
     estimate: Mapping[str, np.ndarray],
     boot: Mapping[str, np.ndarray],
-    jack: Mapping[str, np.ndarray],
+    jacks: Mapping[str, Sequence[np.ndarray]],
     *,
     method: str,
     level: float,
 ) -> dict[str, Interval]:
-    """Each metric's :class:`Interval` from its estimate (1,), resampled (B,) and jackknife (G,) values."""
+    """Each metric's :class:`Interval` from its estimate (1,), resampled (B,) and jackknife values (G,) per sample."""
     out = {}
     for metric in estimate:
         est = float(estimate[metric][0])
         if method == "bca" and metric != "lid_max":
-            low, high = _bca(est, boot[metric], jack[metric], level)
+            low, high = _bca(est, boot[metric], jacks[metric], level)
             used = "bca"
         else:
             low, high = percentile_interval(boot[metric], level)
@@ -382,10 +493,7 @@ def ratio_units(bootstrap: object, n_items: int, speakers: ArrayLike | None = No
     """
     if not isinstance(bootstrap, Bootstrap):
         raise InputError(f"bootstrap must be a Bootstrap record, got {type(bootstrap).__name__}")
-    unit_of_item, n_units = resampling_units(n_items, speakers, bootstrap.unit)
-    if n_units < 2:
-        raise InputError(f"bootstrap over {bootstrap.unit}s needs at least two of them, got {n_units}")
-    return unit_of_item, n_units
+    return _checked_units(n_items, speakers, bootstrap.unit, "")
 
 
 def ratio_ci(
@@ -442,8 +550,8 @@ def ratio_ci(
 
     boot: dict[str, np.ndarray] = {}
     for start, weights in trial_weight_blocks(rng, unit_of_item, n_units, options.n_boot):
-        for metric, values in compute(weights).items():
-            boot.setdefault(metric, np.empty(options.n_boot))[start : start + values.size] = values
+        _store(boot, compute(weights), start, options.n_boot)
     jack_w = _jackknife_weights(rng, n_units)[:, unit_of_item]
     estimate, jack = compute(np.ones((1, n_items))), compute(jack_w)
-    return _intervals(estimate, boot, jack, method=options.method, level=options.level)
+    jacks = {metric: [values] for metric, values in jack.items()}
+    return _intervals(estimate, boot, jacks, method=options.method, level=options.level)

@@ -6,12 +6,15 @@ trial's pair LLRs, :class:`PairLLRs`) and :func:`group_means_weighted` evaluate 
 metric for every row, vectorised over :data:`RESAMPLE_BLOCK` rows at a time.  The weight
 of 1 for every trial gives the metric of the sample itself.  :mod:`lidframe.stats.bootstrap`
 draws the weights; :mod:`lidframe.analyses.compare` reuses these for paired resamples.
+:class:`EvalSample` holds the per-trial values a bootstrap's metrics are computed from
+(:func:`metrics_of_sample`), and :class:`DevResampling` what a resample of the dev set
+changes in them (the calibrator refitted: :mod:`lidframe.core.refit`; :func:`metrics_of_samples`).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 import attrs
 import numpy as np
@@ -24,9 +27,14 @@ __all__ = [
     "LID_METRICS",
     "RESAMPLE_BLOCK",
     "PairLLRs",
+    "EvalSample",
+    "DevResampling",
     "binary_metrics_weighted",
+    "binary_metrics_of_samples",
     "group_means_weighted",
     "lid_metrics_weighted",
+    "metrics_of_sample",
+    "metrics_of_samples",
 ]
 
 #: Per-trial LID metrics with intervals.
@@ -94,13 +102,20 @@ class PairLLRs:
         LLR of each trial's mated pair.
     non_mated : ndarray (T, N - 1)
         LLRs of its non-mated pairs.
+    runs : (sparse (T, G), sparse (T, G)) or None
+        The :meth:`structure` of these pairs where the caller has it already: that of
+        pairs in the same order, ties included (the same pairs through a strictly
+        increasing map, say); None: computed by :meth:`structure`.
     """
 
     mated: np.ndarray
     non_mated: np.ndarray
+    runs: tuple[sparse.csr_matrix, sparse.csr_matrix] | None = None
 
     def structure(self) -> tuple[sparse.csr_matrix, sparse.csr_matrix]:
         """Sorted-run structure shared by all resamples: (mated (T, G), non_mated (T, G)) sparse counts."""
+        if self.runs is not None:
+            return self.runs
         n_trials, n_non_mated = self.non_mated.shape
         values = np.r_[self.mated, self.non_mated.ravel()]
         is_mated = np.r_[np.ones(n_trials, bool), np.zeros(values.size - n_trials, bool)]
@@ -136,20 +151,67 @@ def _eer_from_counts(n_mated: np.ndarray, n_non_mated: np.ndarray) -> float:
 
 def binary_metrics_weighted(pairs: PairLLRs, weights: np.ndarray) -> dict:
     """ROCCH EER and Cllr (bits) for each row of trial weights (a trial brings all its pairs)."""
-    n_non_mated_per = pairs.non_mated.shape[1]
-    miss_cost = np.logaddexp(0.0, -pairs.mated)
-    fa_cost = np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
-    mated_runs, non_mated_runs = pairs.structure()
+    miss_cost, fa_cost = _pair_costs(pairs)
+    runs = pairs.structure()
     out = {"eer": np.empty(weights.shape[0]), "cllr": np.empty(weights.shape[0])}
     for start in range(0, weights.shape[0], RESAMPLE_BLOCK):
         w = weights[start : start + RESAMPLE_BLOCK]
-        total = w.sum(axis=1)
         sl = slice(start, start + w.shape[0])
-        out["cllr"][sl] = ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_mated_per)) / (2 * math.log(2.0))
-        run_mated = np.asarray((mated_runs.T @ w.T).T)
-        run_non_mated = np.asarray((non_mated_runs.T @ w.T).T)
-        out["eer"][sl] = [_eer_from_counts(a, b) for a, b in zip(run_mated, run_non_mated)]
+        out["cllr"][sl] = _cllr_rows(miss_cost, fa_cost, w, pairs.non_mated.shape[1])
+        out["eer"][sl] = _eer_rows(runs, w)
     return out
+
+
+def binary_metrics_of_samples(pairs: list[PairLLRs], weights: np.ndarray) -> dict:
+    """ROCCH EER and Cllr (bits) of row b of trial weights over pairs[b]: each resample its own pair LLRs.
+
+    The EERs of pairs that share one run structure (``runs``, the same object: their
+    order is one) are computed together, as :func:`binary_metrics_weighted` computes a block.
+
+    Parameters
+    ----------
+    pairs : list of PairLLRs, length B
+    weights : ndarray, shape (B, T)
+
+    Returns
+    -------
+    dict of ndarray (B,)
+        ``eer``, ``cllr``.
+    """
+    costs = [_pair_costs(p) for p in pairs]
+    miss = np.stack([c[0] for c in costs])
+    fa = np.stack([c[1] for c in costs])
+    n_non_mated = pairs[0].non_mated.shape[1]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        total = weights.sum(axis=1)
+        cllr = (
+            np.einsum("bt,bt->b", weights, miss) / total + np.einsum("bt,bt->b", weights, fa) / (total * n_non_mated)
+        ) / (2 * math.log(2.0))
+    shared = pairs[0].runs
+    if shared is not None and all(p.runs is shared for p in pairs):
+        eer = _eer_rows(shared, weights)
+    else:
+        eer = np.array([_eer_rows(p.structure(), weights[b : b + 1])[0] for b, p in enumerate(pairs)])
+    return {"eer": eer, "cllr": cllr}
+
+
+def _pair_costs(pairs: PairLLRs) -> tuple[np.ndarray, np.ndarray]:
+    """Per trial (T,): the miss cost log(1 + e^-llr) of its mated pair, and the summed false-alarm costs of its others."""
+    return np.logaddexp(0.0, -pairs.mated), np.logaddexp(0.0, pairs.non_mated).sum(axis=1)
+
+
+def _cllr_rows(miss_cost: np.ndarray, fa_cost: np.ndarray, w: np.ndarray, n_non_mated: int) -> np.ndarray:
+    """Cllr (bits) of each row of trial weights *w* (b, T), from the trials' costs (:func:`_pair_costs`)."""
+    total = w.sum(axis=1)
+    return ((w @ miss_cost) / total + (w @ fa_cost) / (total * n_non_mated)) / (2 * math.log(2.0))
+
+
+def _eer_rows(runs: tuple[sparse.csr_matrix, sparse.csr_matrix], w: np.ndarray) -> np.ndarray:
+    """ROCCH EER of each row of trial weights *w* (b, T) over the pairs' sorted runs (:meth:`PairLLRs.structure`)."""
+    mated_runs, non_mated_runs = runs
+    run_mated = np.asarray((mated_runs.T @ w.T).T)
+    run_non_mated = np.asarray((non_mated_runs.T @ w.T).T)
+    return np.array([_eer_from_counts(a, b) for a, b in zip(run_mated, run_non_mated)])
 
 
 def group_means_weighted(group_means: Mapping[str, tuple[np.ndarray, np.ndarray]], weights: np.ndarray) -> dict:
@@ -174,3 +236,68 @@ def group_means_weighted(group_means: Mapping[str, tuple[np.ndarray, np.ndarray]
         with np.errstate(invalid="ignore", divide="ignore"):
             out[metric] = (weights @ inside) / (weights @ member.astype(np.float64))
     return out
+
+
+@attrs.frozen(eq=False)
+class EvalSample:
+    """The eval trials' values that :func:`bootstrap_ci` computes its metrics from, under one calibrator.
+
+    Attributes
+    ----------
+    lid : ndarray, shape (T,)
+        Per-trial LID (bits).
+    pairs : PairLLRs or None
+        Pair LLRs of the trials *pair_rows* (EER and Cllr), or None.
+    group_means : mapping of str to (values (T,), member (T,)), or None
+        More metrics, each a mean over a group of trials (:func:`group_means_weighted`).
+    """
+
+    lid: np.ndarray
+    pairs: PairLLRs | None = None
+    group_means: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None
+
+
+@attrs.frozen(eq=False)
+class DevResampling:
+    """The dev side of a two-sample bootstrap: the dev trials' units, and the eval values a resample of them gives.
+
+    Attributes
+    ----------
+    speakers : ndarray, shape (T_dev,)
+        The speaker of each dev trial the calibrator is fitted on (the resampling units
+        with ``unit="speaker"``; with ``unit="trial"`` each trial is one).
+    evaluate : callable
+        ``evaluate(weights)`` with *weights* (b, T_dev) float64 dev trial weights (resample
+        counts) returns b :class:`EvalSample`: the eval trials' values under the calibrator
+        refitted on each row's dev resample (:func:`lidframe.core.refit.dev_resampling`).
+    """
+
+    speakers: np.ndarray
+    evaluate: Callable[[np.ndarray], Sequence[EvalSample]]
+
+
+def metrics_of_sample(sample: EvalSample, weights: np.ndarray, pair_rows: np.ndarray | None = None) -> dict:
+    """Every metric of *sample* for each row of trial *weights* (B, T): LID's, with pairs EER and Cllr, its group means.
+
+    *pair_rows*: the rows of the trials that ``sample.pairs`` belong to (default every row).
+    """
+    values = lid_metrics_weighted(sample.lid, weights)
+    if sample.pairs is not None:
+        values.update(binary_metrics_weighted(sample.pairs, weights if pair_rows is None else weights[:, pair_rows]))
+    if sample.group_means:
+        values.update(group_means_weighted(sample.group_means, weights))
+    return values
+
+
+def metrics_of_samples(samples: Sequence[EvalSample], weights: np.ndarray, pair_rows: np.ndarray | None = None) -> dict:
+    """:func:`metrics_of_sample` of row b of *weights* (B, T) over samples[b]: each resample under its own calibrator."""
+    rows = [
+        lid_metrics_weighted(s.lid, weights[b : b + 1])
+        | (group_means_weighted(s.group_means, weights[b : b + 1]) if s.group_means else {})
+        for b, s in enumerate(samples)
+    ]
+    values = {metric: np.concatenate([row[metric] for row in rows]) for metric in rows[0]}
+    pair_sets = [s.pairs for s in samples if s.pairs is not None]
+    if pair_sets:
+        values.update(binary_metrics_of_samples(pair_sets, weights if pair_rows is None else weights[:, pair_rows]))
+    return values

@@ -374,7 +374,7 @@ def _utility_record(
         data=str(checked.data),
         reference=None if reference is None else str(reference),
         speakers=len(set(checked.speakers)),
-        bootstrap=None if bootstrap is None else bootstrap.to_dict(),
+        bootstrap=None if bootstrap is None else bootstrap.held_fixed().to_dict(),  # no calibrator: the speech only
         intervals=intervals,
         rows=rows,
     )

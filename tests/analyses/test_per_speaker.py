@@ -183,7 +183,14 @@ def test_intervals_contain_the_estimate_are_seeded_and_use_only_the_speakers_tri
     table = per_speaker(result, bootstrap=options)
     again = per_speaker(result, bootstrap=options)
     assert table.to_dict() == again.to_dict()  # reproducible with the seed
-    assert table.bootstrap == {"n_boot": 200, "level": 0.95, "unit": "trial", "method": method, "seed": seed}
+    assert table.bootstrap == {
+        "n_boot": 200,
+        "level": 0.95,
+        "unit": "trial",
+        "method": method,
+        "seed": seed,
+        "resample": "eval",
+    }
     assert table.interval_methods == {"alid": method, "lid_max": "percentile", "pdr": "clopper-pearson"}
     assert table.to_dict()["interval_methods"] == table.interval_methods
     assert table.interval_note.startswith("per-speaker intervals at 95 % from each speaker's own trials")

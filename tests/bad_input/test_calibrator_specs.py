@@ -96,8 +96,9 @@ def test_other_commands_refuse_the_same_specs(command, name, folders, capsys):
         ("--n-boot", "many", ["argument --n-boot", "invalid int value: 'many'"]),
         ("--kernel", "cuda", ["argument --kernel", "invalid choice"]),
         ("--calibraotr", "logistic", ["unrecognized arguments: --calibraotr"]),
+        ("--bootstrap-resample", "dev", ["argument --bootstrap-resample", "invalid choice: 'dev'", "dev+eval"]),
     ],
-    ids=["ddof", "n_boot", "kernel", "misspelt_flag"],
+    ids=["ddof", "n_boot", "kernel", "misspelt_flag", "bootstrap_resample"],
 )
 def test_command_line_errors_are_one_line_too(flag, value, expect, folders, capsys):
     data, out = folders

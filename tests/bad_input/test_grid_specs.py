@@ -294,6 +294,10 @@ CASES: dict[str, tuple[Callable[[Path], Path], list[str]]] = {
     "ci level above 1": (edit("seeds = [0]", "seeds = [0]\n[grid.ci]\nlevel = 1.5"), ["[grid.ci.level]"]),
     "ci n_boot zero": (edit("seeds = [0]", "seeds = [0]\n[grid.ci]\nn_boot = 0"), ["[grid.ci.n_boot]"]),
     "ci unknown unit": (edit("seeds = [0]", 'seeds = [0]\n[grid.ci]\nunit = "planet"'), ["[grid.ci.unit]", "planet"]),
+    "bootstrap unknown resample": (
+        edit("seeds = [0]", 'seeds = [0]\n[grid.bootstrap]\nresample = "dev"'),
+        ["[grid.bootstrap.resample]", "'dev+eval'", "'dev'"],
+    ),
     "longitudinal k zero": (
         edit("seeds = [0]", "seeds = [0]\n[grid.longitudinal]\nk = [0]"),
         ["[grid.longitudinal.k]"],

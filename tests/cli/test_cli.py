@@ -210,7 +210,8 @@ def test_warnings_print_one_prefix(pair, capsys, monkeypatch):
     finally:
         monkeypatch.undo()
         registry.refresh()
-    lines = err.splitlines()
+    small_dev = "lidframe: warning: the dev set is too small to calibrate on"  # this pair's dev set (issue 41)
+    lines = [line for line in err.splitlines() if not line.startswith(small_dev)]
     assert code == 0 and len(lines) == 1, err
     assert lines[0].startswith("lidframe: warning: ignoring entry point 'broken'") and lines[0].count("lidframe:") == 1
     # an explicit prior that does not sum to 1 warns (and goes on), prefixed once
@@ -221,7 +222,8 @@ def test_warnings_print_one_prefix(pair, capsys, monkeypatch):
         ["evaluate", "--dev", folder / "dev.npz", "--eval", folder / "eval.npz", "--prior", prior], capsys
     )
     assert code == 0 and err.startswith("lidframe: warning: explicit prior sums to")
-    assert err.count("lidframe:") == 1
+    assert sum(not line.startswith(small_dev) for line in err.splitlines()) == 1
+    assert all(line.count("lidframe:") == 1 for line in err.splitlines())
 
 
 def test_zero_variance_rows_are_named_with_file_and_split(pair, capsys):

@@ -78,7 +78,8 @@ def test_without_a_bootstrap_the_block_has_no_interval(tmp_path, capsys):
 def test_one_trial_per_speaker_leaves_singling_out_absent_with_its_reason(tmp_path, capsys):
     data = _sets(tmp_path, trials_per_speaker=1, n_enrolled=12)
     code, out, err = run(["evaluate", *data, "--bootstrap", "--n-boot", "100", "--json", tmp_path / "s.json"], capsys)
-    assert code == 0 and err == "", err
+    small_dev = "lidframe: warning: the dev set is too small to calibrate on"  # 12 dev trials (issue 41)
+    assert code == 0 and all(line.startswith(small_dev) for line in err.splitlines()), err
     legal = json.loads((tmp_path / "s.json").read_text())["legal"]
     assert legal["singling_out"] is None and list(legal["absent"]) == ["singling_out"]
     why = legal["absent"]["singling_out"]

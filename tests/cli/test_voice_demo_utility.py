@@ -195,7 +195,14 @@ def test_the_records_are_jiwers_word_error_rates_and_the_table_prints_them(tmp_p
         assert (results[system].rho_f0 is None) == (system == "plain")
         record = read_utility(out / "utility" / f"{system}.json")  # the cache holds the record
         assert record.to_dict() == results[system].to_dict()
-        assert record.bootstrap == {"n_boot": 100, "level": 0.95, "unit": "speaker", "method": "percentile", "seed": 0}
+        assert record.bootstrap == {
+            "n_boot": 100,
+            "level": 0.95,
+            "unit": "speaker",
+            "method": "percentile",
+            "seed": 0,
+            "resample": "eval",
+        }
     assert len({round(r.wer, 12) for r in results.values()}) > 1  # the systems' audio differs: so do their WERs
     table = utility_table(results, note)
     first, header, *lines = table.splitlines()

@@ -65,8 +65,16 @@ def test_identity_map_on_raw_scores_leaves_the_input_untouched():
 
 # ------------------------------------------------------------------- the records
 def test_bootstrap_record_defaults_and_validation():
-    assert Bootstrap().to_dict() == {"n_boot": 1000, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 0}
+    assert Bootstrap().to_dict() == {
+        "n_boot": 1000,
+        "level": 0.95,
+        "unit": "speaker",
+        "method": "bca",
+        "seed": 0,
+        "resample": "dev+eval",
+    }
     for bad, match in [
+        ({"resample": "dev"}, "'dev\\+eval'.*or 'eval'"),
         ({"n_boot": 99}, "n_boot"),
         ({"n_boot": True}, "n_boot"),
         ({"level": 1.0}, "level"),
@@ -98,7 +106,14 @@ def test_evaluate_takes_the_records_and_reports_them():
     dev, ev = simulate_system(leakage=0.5, seed=4)
     options = Bootstrap(n_boot=200, level=0.9, unit="trial", method="percentile", seed=3)
     s = evaluate(dev, ev, bootstrap=options, engine=Engine(tile_rows=5)).summary
-    assert s["bootstrap"] == {"level": 0.9, "unit": "trial", "method": "percentile", "n_boot": 200, "seed": 3}
+    assert s["bootstrap"] == {
+        "level": 0.9,
+        "unit": "trial",
+        "method": "percentile",
+        "n_boot": 200,
+        "seed": 3,
+        "resample": "dev+eval",
+    }
     assert set(s["intervals"]) >= {"alid", "pdr", "lid_q99", "eer", "cllr"}
     assert "intervals" not in evaluate(dev, ev).summary
     with pytest.raises(InputError, match="bootstrap must be None or a record of type Bootstrap"):

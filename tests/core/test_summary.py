@@ -216,7 +216,14 @@ def test_the_mapping_view_has_the_keys_of_the_summary_dict_in_its_order(systems)
     assert list(plain) == HEAD_KEYS + BINARY_VIEW_KEYS + SETTING_KEYS
     boot = evaluate(dev, ev, bootstrap=Bootstrap(n_boot=200)).summary
     assert list(boot) == HEAD_KEYS + ["intervals", "bootstrap"] + BINARY_VIEW_KEYS + SETTING_KEYS
-    assert boot["bootstrap"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 0}
+    assert boot["bootstrap"] == {
+        "n_boot": 200,
+        "level": 0.95,
+        "unit": "speaker",
+        "method": "bca",
+        "seed": 0,
+        "resample": "dev+eval",
+    }
     assert boot["intervals"]["alid"] == [boot.intervals["alid"].low, boot.intervals["alid"].high]
     assert boot["n_enrolled_trials"] == boot.n_enrolled_trials
     assert boot["n_dev_enrolled_trials"] == boot.n_dev_enrolled_trials

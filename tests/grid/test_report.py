@@ -200,7 +200,13 @@ def test_summary_shows_the_intervals_the_spec_asked_for(ci_grids):
                     want = f"{value:.2f} [{low:.2f}, {high:.2f}]"  # the seed-2 cell's own interval
                 assert row[title] == want, (calibrator, prior, row["system"], title)
     # the brackets are said to be what they are: level, method, resamples, unit and the seed of the cells shown
-    assert text.count("90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2).") == 4
+    assert (
+        text.count(
+            "90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2; eval and dev speakers "
+            "resampled, the calibrator refitted on each dev resample: they include the calibrator's uncertainty)."
+        )
+        == 4
+    )
     html = (ci_grids["ci"] / "report" / "summary.html").read_text()
     tex = (ci_grids["ci"] / "report" / "table.tex").read_text()
     for rows in tables.values():
@@ -419,7 +425,13 @@ def test_a_store_written_before_the_renamed_summary_keys_reports_its_intervals(c
     write_report(old, figures=False)
     text = (old / "report" / "summary.md").read_text()
     assert text == (ci_grids["ci"] / "report" / "summary.md").read_text()
-    assert text.count("90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2).") == 4
+    assert (
+        text.count(
+            "90% bootstrap intervals in brackets (percentile, 100 resamples of speakers, seed 2; eval and dev speakers "
+            "resampled, the calibrator refitted on each dev resample: they include the calibrator's uncertainty)."
+        )
+        == 4
+    )
 
 
 #: The summary keys a grid store of lidframe 0.2.0 holds, in its order (the last release before the

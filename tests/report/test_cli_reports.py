@@ -50,6 +50,11 @@ COLUMN_KEYS = {
     "rank-1": "rank1_rate",
 }
 SHARES = {"eer", "pdr", "rank1_rate"}
+#: What a card's brackets are, for speaker-bootstrap intervals that refit the calibrator (issue 41).
+CI_LEVEL = (
+    "95 % speaker-bootstrap intervals in brackets (eval and dev speakers resampled, the calibrator refitted on each "
+    "dev resample: they include the calibrator's uncertainty)"
+)
 
 
 def shown(key: str, value) -> str:
@@ -106,7 +111,7 @@ def test_evaluate_report_shows_the_numbers_of_the_json_summary(cli_runs):
             if key == "lid_max":  # the percentile interval of a maximum: marked biased low
                 want += " †"
         assert items[title].find("dd").text() == want, title
-    assert card.find("p", **{"class": "ci-level"}).text() == "95 % speaker-bootstrap intervals in brackets"
+    assert card.find("p", **{"class": "ci-level"}).text() == CI_LEVEL
 
     headers, rows = table_rows(root, "comparison-table")
     (row,) = rows
@@ -435,7 +440,14 @@ def test_evaluate_report_has_speaker_bootstrap_intervals_by_default(tmp_path, ca
     by_hand = lidframe.evaluate(
         tmp_path / "dev.npz", tmp_path / "eval.npz", bootstrap=lidframe.Bootstrap(n_boot=200, seed=3)
     ).summary
-    assert record["bootstrap"] == {"n_boot": 200, "level": 0.95, "unit": "speaker", "method": "bca", "seed": 3}
+    assert record["bootstrap"] == {
+        "n_boot": 200,
+        "level": 0.95,
+        "unit": "speaker",
+        "method": "bca",
+        "seed": 3,
+        "resample": "dev+eval",
+    }
     assert record["intervals"] == by_hand["intervals"]
     assert "(intervals computed for --report by default; --no-bootstrap skips them)" in out
     assert "95% bootstrap intervals (bca, 200 resamples of speakers, seed 3" in out
@@ -443,7 +455,7 @@ def test_evaluate_report_has_speaker_bootstrap_intervals_by_default(tmp_path, ca
     (card,) = root.find_all("article")
     alid = card_items(card)["ALID (bits)"].find("dd").text()
     assert alid == f"{shown('alid', record['alid'])} {shown_interval('alid', record['intervals']['alid'])}"
-    assert card.find("p", **{"class": "ci-level"}).text() == "95 % speaker-bootstrap intervals in brackets"
+    assert card.find("p", **{"class": "ci-level"}).text() == CI_LEVEL
     assert (
         provenance_settings(root)["intervals"]
         == "--report's default: level 0.95, bca, 200 resamples of speakers, seed 3"
@@ -524,4 +536,4 @@ def test_simulated_demo_headlines_carry_speaker_bootstrap_intervals(tmp_path):
         assert record["bootstrap"]["unit"] == "speaker" and record["bootstrap"]["n_boot"] == 1000
         alid = card_items(card)["ALID (bits)"].find("dd").text()
         assert alid == f"{shown('alid', record['alid'])} {shown_interval('alid', record['intervals']['alid'])}", name
-        assert card.find("p", **{"class": "ci-level"}).text() == "95 % speaker-bootstrap intervals in brackets"
+        assert card.find("p", **{"class": "ci-level"}).text() == CI_LEVEL

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import lidframe
 from lidframe.data.simulate import simulate_system
 from lidframe.errors import InputError
+from lidframe.stats.interval import Interval
 from tests.report.conftest import CREATED
 from tests.report.formatting import fmt_bits, fmt_count, fmt_percent
 from tests.report.htmltree import parse
@@ -161,8 +162,48 @@ def test_reading_sentence_on_a_hand_checked_example():
     at = Headline.from_summary({"n_enrolled": 8, "alid": 1.0, "lid_q99": 2.99995, "lid_max": 3.0})
     close = np.array([0.5, 1.0, 2.9985, 2.9992, 2.99995, 3.0])  # the last three lie within 0.001 bit of 3
     assert reading_sentence(at, close, 3.0) == (
-        "50 % of trials (3 of 6) disclose within 0.001 bit of the possible 3.00 bits: the attacker is practically "
-        "certain of their speaker."
+        "50 % of trials (3 of 6) disclose within 0.001 bit of the possible 3.00 bits: on these trials the attacker "
+        "is practically certain of their speaker, but no confidence interval was computed to show it beyond them."
+    )
+
+
+def _with_q99_interval(headline, low: float, high: float, level: float = 0.95):
+    """*headline* with an interval of LID q99 (the estimate its own)."""
+    import attrs
+
+    interval = Interval(headline.lid_q99, low, high, level, "bca")
+    return attrs.evolve(headline, intervals={"lid_q99": interval}, interval_level=level)
+
+
+def test_practically_certain_only_where_the_lower_end_of_the_q99_interval_supports_it():
+    """Issue 41: the claim follows the interval's lower end, not the point estimate."""
+    from lidframe.report.headline import Headline, reading_sentence
+
+    at = Headline.from_summary({"n_enrolled": 8, "alid": 1.0, "lid_q99": 2.99995, "lid_max": 3.0})
+    close = np.array([0.5, 1.0, 2.9985, 2.9992, 2.99995, 3.0])
+    start = "50 % of trials (3 of 6) disclose within 0.001 bit of the possible 3.00 bits"
+    supported = reading_sentence(_with_q99_interval(at, 2.9995, 3.0), close, 3.0)  # 0.0005 bit below the ceiling
+    assert supported == (
+        f"{start}: the attacker is practically certain of their speaker (the 95 % interval of the 99th percentile "
+        "starts within 0.001 bit of it too)."
+    )
+    # the same point estimate, but a calibrator fitted on a few dev speakers: the interval reaches far lower
+    unsupported = reading_sentence(_with_q99_interval(at, 2.1, 3.0, level=0.9), close, 3.0)
+    assert unsupported == (
+        f"{start}, but the 90 % interval of the 99th percentile reaches down to 2.10 bits: the data do not show the "
+        "attacker practically certain of their speaker."
+    )
+    # a lower end just outside 0.001 bit of the ceiling is not enough
+    assert "do not show" in reading_sentence(_with_q99_interval(at, 2.9989, 3.0), close, 3.0)
+
+
+def test_the_99th_percentile_is_read_with_its_interval():
+    from lidframe.report.headline import Headline, reading_sentence
+
+    lid = np.arange(100) / 10.0
+    headline = Headline.from_summary({"n_enrolled": 1024, "alid": lid.mean(), "lid_q99": 9.801, "lid_max": 9.9})
+    assert reading_sentence(_with_q99_interval(headline, 9.123, 9.9), lid, 10.0) == (
+        "1 % of trials (1 of 100) disclose more than 9.80 bits (95 % interval 9.12 to 9.90) of a possible 10.00."
     )
 
 
@@ -187,7 +228,8 @@ SENTENCE = re.compile(
 )
 NEAR = re.compile(
     r"^(?P<share>[\d.]+) % of trials \((?P<k>\d+) of (?P<t>\d+)\) disclose within 0\.001 bit of the possible "
-    r"(?P<c>[\d.]+) bits: the attacker is practically certain of their speaker\.$"
+    r"(?P<c>[\d.]+) bits: on these trials the attacker is practically certain of their speaker, but no confidence "
+    r"interval was computed to show it beyond them\.$"
 )
 
 

@@ -144,7 +144,8 @@ def interval_note(results: Sequence[FinishedCell | Mapping[str, Any]], group: Gr
         return None
     described = sorted(
         {
-            f"{b.level:.0%} bootstrap intervals in brackets ({b.method}, {b.n_boot} resamples of {b.unit}s, seed {b.seed})"
+            f"{b.level:.0%} bootstrap intervals in brackets ({b.method}, {b.n_boot} resamples of {b.unit}s, "
+            f"seed {b.seed}; {b.covers()})"
             for b in settings
             if b is not None
         }

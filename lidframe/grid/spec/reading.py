@@ -47,7 +47,7 @@ _GRID_KEYS = {
 
 
 #: The keys of ``[grid.bootstrap]``: :class:`~lidframe.stats.bootstrap.Bootstrap`'s, but its seed (one per cell).
-_BOOTSTRAP_KEYS = {"n_boot", "level", "unit", "method"}
+_BOOTSTRAP_KEYS = {"n_boot", "level", "unit", "method", "resample"}
 
 
 def fail(path: Path, key: str, message: str) -> NoReturn:

@@ -74,6 +74,9 @@ class Card:
         analysis; empty without one.
     worst_case_over : str
         What the worst case ranges over (``"3 calibrators × 2 priors"``).
+    dev_warning : str
+        The warning for a dev set too small to calibrate on
+        (:func:`~lidframe.core.devsize.small_dev_warning`); empty where there is none.
     """
 
     anchor: str
@@ -86,6 +89,7 @@ class Card:
     interval_level: str
     worst_case: tuple[WorstItem, ...] = ()
     worst_case_over: str = ""
+    dev_warning: str = ""
 
     @property
     def biased_low(self) -> bool:
@@ -100,18 +104,21 @@ CARD_ITEMS: tuple[tuple[str, str, Callable[[Any], str]], ...] = tuple(
 
 
 def interval_note(system: ReportSystem) -> str:
-    """What a card's brackets are: ``"95 % speaker-bootstrap intervals in brackets"``, or why there are none.
+    """What a card's brackets are: ``"95 % speaker-bootstrap intervals in brackets; ..."``, or why there are none.
 
-    The resampling unit is named when the source records it (an ``evaluate`` summary's
-    bootstrap settings); without intervals, the reason the run gave
-    (:attr:`ReportSystem.no_intervals`), else ``"no intervals computed"``.
+    The resampling unit and what the intervals cover (the calibrator refitted on resampled
+    dev speakers, or held fixed: :meth:`~lidframe.stats.bootstrap.Bootstrap.covers`) are
+    named when the source records them (an ``evaluate`` summary's bootstrap settings);
+    without intervals, the reason the run gave (:attr:`ReportSystem.no_intervals`), else
+    ``"no intervals computed"``.
     """
     h: Headline = system.headline
     if not h.intervals:
         return f"no intervals: {system.no_intervals}" if system.no_intervals else "no intervals computed"
     unit = "" if h.interval_unit is None else f"{h.interval_unit}-bootstrap "
     level = "" if h.interval_level is None else f"{100 * h.interval_level:g} % "
-    return f"{level}{unit}intervals in brackets"
+    covers = "" if h.interval_covers is None else f" ({h.interval_covers})"
+    return f"{level}{unit}intervals in brackets{covers}"
 
 
 def _worst_items(worst: WorstCase | None) -> tuple[WorstItem, ...]:
@@ -173,6 +180,7 @@ def headline_card(system: ReportSystem, index: int) -> Card:
         interval_note(system),
         _worst_items(worst),
         _worst_over(worst),
+        h.dev_warning or "",
     )
 
 
