@@ -32,7 +32,9 @@ def corpus(tmp_path_factory):
     for s in range(6):
         for k in range(8):
             write_close_voice(root / "wav" / f"s{s}_{k}.wav", s, k, 2.5)
-            lines.append(f"s{s}_{k} ../wav/s{s}_{k}.wav\n")
+            lines.append(
+                f"s{s}_{k} {root / 'wav' / f's{s}_{k}.wav'}\n"
+            )  # absolute: Kaldi reads relative paths from the cwd
             spk.append(f"s{s}_{k} spk{s}\n")
     (root / "train" / "wav.scp").write_text("".join(lines))
     (root / "train" / "utt2spk").write_text("".join(spk))

@@ -356,7 +356,10 @@ def test_voice_demo_end_to_end_and_another_seed_in_the_same_folder_reuses_nothin
                 u.utt_id: soundfile.read(u.path)[0]
                 for u in read_data_dir(shared / "systems" / name / split, wav_paths="data-dir")
             }
-            again = {u.utt_id: soundfile.read(u.path)[0] for u in read_data_dir(tmp_path / "check" / name / split)}
+            again = {
+                u.utt_id: soundfile.read(u.path)[0]
+                for u in read_data_dir(tmp_path / "check" / name / split, wav_paths="data-dir")
+            }
             assert len(made) == expected["utterances"] and made.keys() == again.keys()
             assert all(np.array_equal(made[u], again[u]) for u in made)
     made = [p.name for p in (shared / "attackers").glob("*.ckpt")]

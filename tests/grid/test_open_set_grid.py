@@ -181,7 +181,7 @@ def test_the_grid_report_page_has_the_open_set_section(mixed):
     section = root.find("section", id="open-set")
     rows = section.find("table", id="open-set-table").find("tbody").find_all("tr")
     assert len(rows) == 4 * len(open_cells)  # all, enrolled, outsider, membership of each open cell
-    assert len(section.find_all("figure")) == 2  # one per system: its first open cell
+    assert len(section.find_all("figure")) == 2 + 2  # per system, of its first open cell: LID and membership ROC
 
 
 def test_a_closed_only_store_reads_as_before(tmp_path):
