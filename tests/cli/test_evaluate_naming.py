@@ -15,7 +15,8 @@ from lidframe.data.simulate import simulate_system
 
 @pytest.fixture(scope="module")
 def sets():
-    return simulate_system(leakage=0.5, seed=4, n_enrolled=6, trials_per_speaker=4)
+    """A system whose dev set is large enough (20 speakers, 100 mated pairs) that no small-dev warning joins the ones tested."""
+    return simulate_system(leakage=0.5, seed=4, n_enrolled=20, trials_per_speaker=5)
 
 
 @pytest.mark.parametrize(
