@@ -39,8 +39,10 @@ from lidframe.report.sections.provenance_model import (
     make_provenance,
 )
 from lidframe.report.sections.utility import utility_of
+from lidframe.report.sections.verdict import policy_input, with_verdict
 
 if TYPE_CHECKING:
+    from lidframe.analyses.verdict import Policy
     from lidframe.utility import Utility
 
 __all__ = ["report_from_grid", "GridCell"]
@@ -320,6 +322,7 @@ def report_from_grid(
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
     score_files: Sequence[ScoreFile] = (),
+    policy: Policy | None = None,
 ) -> Report:
     """A report of a grid's finished cells, one row per cell and one section per system.
 
@@ -339,6 +342,10 @@ def report_from_grid(
     utility : mapping of str to Utility, optional
         A system of the grid (a cell's ``system``) -> :func:`lidframe.utility.utility` of its
         speech: every cell of that system is a point of the privacy-utility chart at its WER.
+    policy : Policy, optional
+        A verdict policy (:func:`lidframe.analyses.verdict.read_policy`): every cell is judged
+        against it with its stored summary and legal block (the section "Verdict", a row per
+        cell), and the policy file is an input of the page with its SHA-256.
 
     Returns
     -------
@@ -358,6 +365,7 @@ def report_from_grid(
     out = Path(out_dir)
     rows = _grid_cells(cells, out)
     report_systems, settings_rows, files = _grid_rows(rows, out)
+    report_systems = [with_verdict(s, policy, c.summary, c.legal) for s, c in zip(report_systems, rows, strict=True)]
     utility_rows, note = utility_of(
         utility,
         utility_note,
@@ -369,7 +377,7 @@ def report_from_grid(
         lidframe_version=lidframe_versions([c.summary for c in rows]),
         created=created,
         systems=settings_rows,
-        inputs=files + input_files(inputs),
+        inputs=files + input_files(inputs) + policy_input(policy),
         settings=settings,
         command=command,
         attackers=[AttackerSettings.from_spec(spec) for spec in specs],
@@ -385,6 +393,7 @@ def report_from_grid(
         ladder=_grid_ladder(rows, report_systems),
         utility=utility_rows,
         utility_note=note,
+        policy=policy,
     )
 
 

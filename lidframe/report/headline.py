@@ -85,6 +85,14 @@ class Headline:
         The normalised detection cost at its best threshold and at the Bayes threshold of
         the LLRs (the binary view's operating point); NaN when not computed (a summary
         without them reads as not computed).
+    dece_bits, max_abs_llr_log10 : float
+        ZEBRA's D_ECE (bits) and max |LLR| (log10) of the pairs; NaN when not computed.
+    zebra_tag : str
+        The tag of max |LLR| (``"0"``, ``"A"`` to ``"F"``, :func:`lidframe.metrics.zebra.zebra_tag`);
+        ``""`` when not computed.
+    operating_point : tuple of (str, float) or None
+        Where minDCF and actDCF were measured: ``(("p_target", ..), ("c_miss", ..), ("c_fa", ..))``,
+        the summary's binary operating point; None without the binary view.
     """
 
     n_enrolled: int
@@ -107,6 +115,10 @@ class Headline:
     dsys: float = math.nan
     min_dcf: float = math.nan
     act_dcf: float = math.nan
+    dece_bits: float = math.nan
+    max_abs_llr_log10: float = math.nan
+    zebra_tag: str = ""
+    operating_point: tuple[tuple[str, float], ...] | None = None
 
     @classmethod
     def from_summary(cls, summary: Summary | Mapping[str, Any], *, where: str = "summary") -> Headline:
@@ -166,6 +178,10 @@ class Headline:
             dsys=nan if binary is None else float(binary.dsys),
             min_dcf=nan if binary is None else float(binary.min_dcf),
             act_dcf=nan if binary is None else float(binary.act_dcf),
+            dece_bits=nan if binary is None else float(binary.dece_bits),
+            max_abs_llr_log10=nan if binary is None else float(binary.max_abs_llr_log10),
+            zebra_tag="" if binary is None or binary.zebra_tag is None else str(binary.zebra_tag),
+            operating_point=None if binary is None else tuple(binary.operating_point.to_dict().items()),
         )
 
 

@@ -39,13 +39,14 @@ __all__ = [
 
 @attrs.frozen
 class HeadlineItem:
-    """One number of a headline card: its interval, and whether that is biased low (LIDmax)."""
+    """One number of a headline card: its interval, whether that is biased low (LIDmax), its catalogue key."""
 
     title: str
     text: str
     interval: str
     sort: str
     biased_low: bool = False
+    key: str = ""
 
 
 @attrs.frozen
@@ -160,7 +161,9 @@ def headline_card(system: ReportSystem, index: int) -> Card:
     for key, title, fmt in CARD_ITEMS:
         interval = interval_text(h.intervals.get(key), fmt)
         value = getattr(h, key)
-        items.append(HeadlineItem(title, fmt(value), interval, sort_key(value), key in _BIASED_LOW and bool(interval)))
+        items.append(
+            HeadlineItem(title, fmt(value), interval, sort_key(value), key in _BIASED_LOW and bool(interval), key)
+        )
     worst = system.worst_case
     return Card(
         f"card-{index}",

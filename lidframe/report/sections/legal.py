@@ -6,9 +6,10 @@ system with a :attr:`~lidframe.report.model.ReportSystem.legal` record
 (:class:`~lidframe.analyses.legal_criteria.LegalCriteria`) gets three cards
 (:func:`criteria_cards`): singling out pi_sing(N), linkability pi_link(N') at N' = 2 and
 N, and inference -- ALID and LID q99 of its headline -- each with its chance level, its
-interval and one sentence an auditor can quote.  Below them the table of every
-linkability point (:func:`linkability_table`) and the curve pi_link(N') against chance
-1/N' (:func:`linkability_figure`).  Every number is the JSON's: the cards and the table
+interval and one sentence an auditor can quote: a section of the page's summary.  The
+table of every linkability point (:func:`linkability_table`) and the curve pi_link(N')
+against chance 1/N' (:func:`linkability_figure`) are the appendix "Linkability curve"
+(:func:`show_curve`).  Every number is the JSON's: the cards and the table
 carry each full-precision value in ``data-sort``.
 
 A sentence compares a number with its chance level only through its interval: above
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+from lidframe.metrics import catalogue
 from lidframe.report.plotting import plain_text, pyplot
 from lidframe.report.tables import (
     Column,
@@ -57,8 +59,11 @@ __all__ = [
     "linkability_table",
     "linkability_figure",
     "LegalSection",
+    "LinkabilitySection",
     "show",
+    "show_curve",
     "absent",
+    "absent_curve",
 ]
 
 
@@ -87,6 +92,11 @@ class CriterionItem:
     sort: str
     chance_text: str
     chance_sort: str
+
+    @property
+    def metric(self) -> str:
+        """Its key in the metric catalogue (``pi_link`` for both points of the curve): the page's ``data-key``."""
+        return "pi_link" if self.key.startswith("pi_link") else self.key
 
 
 @attrs.frozen
@@ -243,6 +253,9 @@ def _curves(report: Report) -> dict[str, LinkabilityCurve]:
     return out
 
 
+_PI_LINK = catalogue.metric("pi_link")
+
+
 def linkability_table(report: Report) -> Table | None:
     """One row per (system, N'): pi_link(N') with its interval, and chance 1/N'; None without any curve."""
     curves = _curves(report)
@@ -251,8 +264,8 @@ def linkability_table(report: Report) -> Table | None:
     columns = (
         Column("system", False),
         Column("N′", True, "candidates the attacker searches, the true speaker among them"),
-        Column("π_link", True, "share of trials linked to their speaker among N′ candidates (exact expectation)"),
-        Column("chance 1/N′", True, "a blind guess among N′"),
+        Column(_PI_LINK.label, True, _PI_LINK.description, key="pi_link"),
+        Column("chance 1/N′", True, "a blind guess among N′", key="chance"),
     )
     rows = []
     for label, curve in curves.items():
@@ -324,11 +337,9 @@ def _figures(maker: FigureMaker) -> tuple[InlineFigure, ...]:
 
 @attrs.frozen
 class LegalSection:
-    """What the section shows: each system's three cards, the linkability table and figure, and who has none."""
+    """What the section shows: each system's three cards, and who has none."""
 
     systems: tuple[SystemCriteria, ...]
-    table: Table | None
-    figures: tuple[InlineFigure, ...]
     left_out: tuple[str, ...]
 
 
@@ -338,7 +349,30 @@ def show(page: Page) -> LegalSection:
     found = [criteria_cards(s) for s in report.systems]
     systems = tuple(c for c in found if c is not None)
     left_out = tuple(s.label for s, c in zip(report.systems, found) if c is None)
-    return LegalSection(systems, linkability_table(report), _figures(page.maker), left_out)
+    return LegalSection(systems, left_out)
+
+
+@attrs.frozen
+class LinkabilitySection:
+    """What the appendix "Linkability curve" shows: the table of every point, and the figure."""
+
+    table: Table
+    figures: tuple[InlineFigure, ...]
+
+
+def show_curve(page: Page) -> LinkabilitySection:
+    """The appendix of *page* (one of whose systems has a linkability curve: :func:`absent_curve` says None)."""
+    table = linkability_table(page.report)
+    assert table is not None
+    return LinkabilitySection(table, _figures(page.maker))
+
+
+def absent_curve(report: Report) -> str | None:
+    """Why the appendix "Linkability curve" does not apply: :func:`absent`'s reason, or that no system has a curve."""
+    why = absent(report)
+    if why is not None or _curves(report):
+        return why
+    return "Not computed: no system's eval set allowed a linkability curve (the cards of the summary say why)."
 
 
 def absent(report: Report) -> str | None:
