@@ -54,7 +54,7 @@ class Headline:
     Attributes
     ----------
     n_enrolled : int
-        N, the enrolled speakers the attacker searches.
+        N: how many speakers are enrolled, the candidates the attacker ranks.
     log2_n : float
         log2 N, the most a trial can disclose under a uniform prior.
     n_enrolled_trials : int or None
@@ -82,7 +82,7 @@ class Headline:
     dsys : float
         Linkability D_sys of the pairs, in [0, 1]; NaN when not computed.
     min_dcf, act_dcf : float
-        The normalised detection cost at its best threshold and at the Bayes threshold of
+        The normalised detection cost at the best threshold and at the Bayes threshold of
         the LLRs (the binary view's operating point); NaN when not computed (a summary
         without them reads as not computed).
     dece_bits, max_abs_llr_log10 : float

@@ -128,7 +128,7 @@ def test_the_section_reads_for_an_auditor_and_draws_the_figure(pages):
     for phrase in (
         "membership disclosure: above 0 bits the attacker learned that the voice is not enrolled",
         "Misattribution is the harm an outsider suffers when the attacker links the voice to an enrolled person",
-        "top enrolled posterior exceeds 0.5",
+        "top enrolled posterior is above 0.5",
     ):
         assert phrase in text
     assert "marked auto" not in text  # no π_∅ from the dev set here

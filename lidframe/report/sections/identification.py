@@ -115,7 +115,7 @@ def identification_table(report: Report) -> Table | None:
         Column("k", True, "the true speaker among the attacker's k best-scored enrolled speakers"),
         Column(_TOP_K.label, True, _TOP_K.description, key=_TOP_K.key),
         Column("hits", True, "trials whose true speaker is among the top k"),
-        Column("trials", True, "enrolled trials ranked (T)"),
+        Column("trials", True, "enrolled trials ranked (T)", key="n_enrolled_trials"),
         chance_column("k/N"),
         Column(_P_CHANCE.label, True, _P_CHANCE.description, key=_P_CHANCE.key),
     )
