@@ -143,7 +143,13 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         own = [s for s in _top_sections(page) if "system" not in _classes(s)]
         absent[kind] = {s.attrs["id"] for s in own if _reason(s) is not None}
     # no page here was given a verdict policy (tests/report/test_verdict_section.py gives them one)
-    assert absent["demo"] == {"verdict", "legal", "linkability", "open-set", "dp"}  # the ladder and the utility are there
+    assert absent["demo"] == {
+        "verdict",
+        "legal",
+        "linkability",
+        "open-set",
+        "dp",
+    }  # the ladder and the utility are there
     assert {"verdict", "ladder", "dp", "utility"} <= absent["simulated demo"]
     assert absent["dp-audit"] == {
         "verdict",

@@ -73,13 +73,13 @@ def test_the_summary_holds_the_listed_parts_and_the_appendices_the_rest(pages, k
         (details,) = [c for c in _elements(section)]
         assert details.tag == "details" and "open" not in details.attrs
         assert _elements(details)[0].tag == "summary"
-    letters = [
-        next(n for n in s.find("summary").find_all("span") if "letter" in _classes(n)).text() for s in sections
-    ]
+    letters = [next(n for n in s.find("summary").find_all("span") if "letter" in _classes(n)).text() for s in sections]
     assert letters == [f"Appendix {letter}." for letter in _letters(len(sections))]
     ids = [s.attrs["id"] for s in sections]
     assert ids[0] == "glossary" and ids[-1] == "provenance" and {"comparison", "linkability"} <= set(ids)
-    assert len([s for s in sections if "system" in _classes(s)]) == len(page.find_all("section", **{"class": "system appendix"}))
+    assert len([s for s in sections if "system" in _classes(s)]) == len(
+        page.find_all("section", **{"class": "system appendix"})
+    )
     # the per-speaker tables, the fitted calibrators, every figure: appendices
     assert all(appendices.find_all(f.tag, id=f.attrs["id"]) for f in page.find_all("figure"))
     for table in page.find_all("table"):

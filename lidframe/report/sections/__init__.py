@@ -24,7 +24,8 @@ section is its module, its template and one line in :data:`PAGE_SECTIONS`.
 section                       modules
 ============================  ==========================================================
 ``verdict``                   :mod:`~lidframe.report.sections.verdict`
-``headlines``                 :mod:`~lidframe.report.sections.headlines`
+``headlines``                 :mod:`~lidframe.report.sections.headlines` (its appendix
+                              ``rows``: the cards of the rows that head no system)
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
 ``identification``            :mod:`~lidframe.report.sections.identification`
 ``legal``                     :mod:`~lidframe.report.sections.legal` (its appendix
@@ -167,6 +168,7 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     ),
     # the appendices, collapsed on screen and printed in full
     PageSection("glossary", "Glossary", show=glossary.show),
+    PageSection("rows", "Every row's headline", show=headlines.show_rows, why_absent=headlines.absent_rows),
     PageSection("comparison", "Comparison", show=comparison.show),
     PageSection(
         "linkability",

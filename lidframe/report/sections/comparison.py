@@ -34,7 +34,14 @@ if TYPE_CHECKING:
     from lidframe.report.model import Report, ReportSystem
     from lidframe.report.sections import Page
 
-__all__ = ["METRIC_COLUMNS", "comparison_table", "operating_point_text", "overview_figures", "ComparisonSection", "show"]
+__all__ = [
+    "METRIC_COLUMNS",
+    "comparison_table",
+    "operating_point_text",
+    "overview_figures",
+    "ComparisonSection",
+    "show",
+]
 
 
 #: (key, title, formatter, tooltip) of the comparison table's metric columns, in order.

@@ -3,8 +3,8 @@
 Its record is each cell's :func:`lidframe.analyses.per_speaker.per_speaker` result
 (:attr:`~lidframe.report.model.ReportSystem.per_speaker`), whose rows come most disclosed
 first (by ALID, or by the lowest EER of the speaker's own pairs with ``sort_by="eer"``).
-The section takes the first :data:`WORST_SPEAKERS` enrolled speakers of each into one
-table (:func:`worst_speakers_table`): a regulator sees who is exposed most without
+The section takes the first :data:`WORST_SPEAKERS` enrolled speakers of each system's
+headline row (:func:`speaker_cells`) into one table (:func:`worst_speakers_table`): a regulator sees who is exposed most without
 opening each system's full per-speaker table (its appendix).  Outsider speakers (the open
 set) are no part of it: their LID is membership, another quantity.
 """
@@ -16,13 +16,23 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from lidframe.report.sections import per_speaker
+from lidframe.report.sections.headlines import headline_cells
 from lidframe.report.tables import Column, Table, record_table, text_cell
 
 if TYPE_CHECKING:
     from lidframe.report.model import Report, ReportSystem
     from lidframe.report.sections import Page
 
-__all__ = ["WORST_SPEAKERS", "KEYS", "worst_rows", "worst_speakers_table", "WorstSpeakersSection", "show", "absent"]
+__all__ = [
+    "WORST_SPEAKERS",
+    "KEYS",
+    "worst_rows",
+    "speaker_cells",
+    "worst_speakers_table",
+    "WorstSpeakersSection",
+    "show",
+    "absent",
+]
 
 #: How many speakers of each system the summary shows.
 WORST_SPEAKERS = 3
@@ -38,11 +48,30 @@ def worst_rows(system: ReportSystem, k: int = WORST_SPEAKERS) -> list[dict[str, 
     return rows[:k]
 
 
+def speaker_cells(report: Report) -> list[ReportSystem]:
+    """The row whose speakers each system shows: its headline row if that has a per-speaker record, else its first that has.
+
+    The headline row is :func:`~lidframe.report.sections.headlines.headline_cells`'s (of
+    several, the one whose ALID is highest); a system none of whose rows has a record has none.
+    """
+    heads = {s.name: s for s in headline_cells(report)}
+    out = []
+    for name in report.system_names():
+        head = heads[name]
+        if head.per_speaker is not None:
+            out.append(head)
+            continue
+        first = next((s for s in report.systems if s.name == name and s.per_speaker is not None), None)
+        if first is not None:
+            out.append(first)
+    return out
+
+
 def worst_speakers_table(report: Report) -> Table:
     """One row per (system, speaker): the :data:`WORST_SPEAKERS` most disclosed speakers of each system with a record."""
     rows: list[dict[str, Any]] = []
     labels: list[str] = []
-    for system in report.systems:
+    for system in speaker_cells(report):
         found = worst_rows(system)
         rows += found
         labels += [system.label] * len(found)
