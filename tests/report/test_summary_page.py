@@ -70,7 +70,7 @@ def test_the_summary_holds_the_listed_parts_and_the_appendices_the_rest(pages, k
     sections = _elements(appendices)
     assert all(s.tag == "section" and "appendix" in _classes(s) for s in sections)
     for section in sections:
-        (details,) = [c for c in _elements(section)]
+        (details,) = _elements(section)
         assert details.tag == "details" and "open" not in details.attrs
         assert _elements(details)[0].tag == "summary"
     letters = [next(n for n in s.find("summary").find_all("span") if "letter" in _classes(n)).text() for s in sections]
@@ -135,7 +135,7 @@ def test_no_description_of_the_catalogue_is_written_twice():
 
 
 def _report_of(operating_point: OperatingPoint | None = None):
-    from lidframe.report import report_from_results, render_html
+    from lidframe.report import render_html, report_from_results
 
     dev, ev = simulate_system(leakage=0.6, seed=21, n_enrolled=9, trials_per_speaker=5)
     options = None if operating_point is None else EvaluateOptions(operating_point=operating_point)
