@@ -343,9 +343,8 @@ def report_from_grid(
         A system of the grid (a cell's ``system``) -> :func:`lidframe.utility.utility` of its
         speech: every cell of that system is a point of the privacy-utility chart at its WER.
     policy : Policy, optional
-        A verdict policy (:func:`lidframe.analyses.verdict.read_policy`): every cell is judged
-        against it with its stored summary and legal block (the section "Verdict", a row per
-        cell), and the policy file is an input of the page with its SHA-256.
+        A verdict policy: every cell is judged against it on its stored summary and legal
+        block (the section "Verdict"), the policy file an input of the page.
 
     Returns
     -------
@@ -364,14 +363,9 @@ def report_from_grid(
     """
     out = Path(out_dir)
     rows = _grid_cells(cells, out)
-    report_systems, settings_rows, files = _grid_rows(rows, out)
-    report_systems = [with_verdict(s, policy, c.summary, c.legal) for s, c in zip(report_systems, rows, strict=True)]
-    utility_rows, note = utility_of(
-        utility,
-        utility_note,
-        [(system.label, row.system) for system, row in zip(report_systems, rows)],
-        where="the grid's systems",
-    )
+    report_systems, settings_rows, files = _grid_rows(rows, out, policy)
+    labels = [(system.label, row.system) for system, row in zip(report_systems, rows)]
+    utility_rows, note = utility_of(utility, utility_note, labels, where="the grid's systems")
     specs = dict.fromkeys(c.attacker for c in rows if c.attacker is not None)
     provenance = make_provenance(
         lidframe_version=lidframe_versions([c.summary for c in rows]),
@@ -442,8 +436,10 @@ def _grid_ladder(rows: Sequence[GridCell], systems: Sequence[ReportSystem]) -> L
     return Ladder(cells)
 
 
-def _grid_rows(rows: Sequence[GridCell], out: Path) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
-    """Each finished cell's row of the report and its settings; the files read (the store, each per-trial file)."""
+def _grid_rows(
+    rows: Sequence[GridCell], out: Path, policy: Policy | None = None
+) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
+    """Each finished cell's row of the report (judged under *policy*, where given) and its settings; the files read."""
     several = {
         "several_attackers": len({c.attacker for c in rows}) > 1,
         "several_seeds": len({c.seed for c in rows}) > 1,
@@ -452,7 +448,7 @@ def _grid_rows(rows: Sequence[GridCell], out: Path) -> tuple[list[ReportSystem],
     report_systems, settings_rows = [], []
     for row in rows:
         system, system_settings, per_trial = _grid_system(row, out, **several)
-        report_systems.append(system)
+        report_systems.append(with_verdict(system, policy, row.summary, row.legal))
         settings_rows.append(system_settings)
         files.append(per_trial)
     return report_systems, settings_rows, files

@@ -117,10 +117,9 @@ def test_every_kind_of_page_holds_the_same_sections(pages, kind):
     assert [f"#{s.key}" for s in PAGE_SECTIONS] == [link for link in links if link[1:] in keys]
     # every section with its heading; one that does not apply says why, and shows nothing else
     for section, expected in zip([s for s in sections if "system" not in _classes(s)], PAGE_SECTIONS):
-        h2 = section.find("h2")
-        heading = " ".join(" ".join(h2.parts).split())  # its own text, without its letter
+        heading = section.find("h2").text()
         assert heading == expected.title, (kind, heading)
-        letters = [n.text() for n in h2.find_all("span") if "letter" in _classes(n)]
+        letters = [n.text() for n in section.find_all("span") if "letter" in _classes(n)]
         assert letters == ([] if expected.part == "summary" else [letters[0]]), (kind, expected.key, letters)
         reason = _reason(section)
         if reason is not None:
@@ -149,8 +148,8 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         "linkability",
         "open-set",
         "dp",
-    }  # the ladder and the utility are there
-    assert {"verdict", "ladder", "dp", "utility"} <= absent["simulated demo"]
+    }  # the ladder and the utility are there, and several rows per system
+    assert {"verdict", "rows", "ladder", "dp", "utility"} <= absent["simulated demo"]  # one row per system
     assert absent["dp-audit"] == {
         "verdict",
         "legal",
@@ -162,8 +161,8 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         "utility",
     }
     # evaluate computes the legal criteria
-    assert absent["evaluate"] == {"verdict", "ladder", "utility", "open-set", "dp"}
-    assert absent["systems"] == {"verdict", "legal", "linkability", "ladder", "utility", "open-set", "dp"}
+    assert absent["evaluate"] == {"verdict", "rows", "ladder", "utility", "open-set", "dp"}
+    assert absent["systems"] == {"verdict", "rows", "legal", "linkability", "ladder", "utility", "open-set", "dp"}
     # a grid's cells hold the legal criteria, but no ranks: no CMC curve
     assert absent["grid"] == {"verdict", "identification", "ladder", "utility", "open-set", "dp"}
 

@@ -218,3 +218,20 @@ def test_the_exit_status_of_lidframe_report_follows_the_grid_verdict(grid_out, t
     before = (grid_out / "report" / "report.html").stat().st_mtime_ns
     assert run_cli(["report", grid_out, "--policy", bad])[0] == 2
     assert (grid_out / "report" / "report.html").stat().st_mtime_ns == before  # nothing written
+
+
+def test_a_policy_changed_after_it_was_read_is_refused(tmp_path):
+    """The page names the policy with the digest the verdict was judged from: a file changed since is one line."""
+    from lidframe.analyses.verdict import read_policy
+    from lidframe.errors import InputError
+    from lidframe.report.sections.verdict import policy_input
+
+    path = tmp_path / "policy.toml"
+    path.write_text(STRICT)
+    policy = read_policy(path)
+    (found,) = policy_input(policy)
+    assert found.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() == policy.sha256
+    path.write_text(LENIENT)
+    with pytest.raises(InputError, match="changed while the run ran") as caught:
+        policy_input(policy)
+    assert "\n" not in str(caught.value) and str(path) in str(caught.value)
