@@ -29,7 +29,7 @@ section                       modules
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
 ``identification``            :mod:`~lidframe.report.sections.identification`
 ``legal``                     :mod:`~lidframe.report.sections.legal` (its appendix
-                              ``linkability``: the curve's table and figure)
+                              ``linkability``: every other row's criteria, the curve)
 ``worst-speakers``            :mod:`~lidframe.report.sections.worst_speakers`
 ``glossary``                  :mod:`~lidframe.report.sections.glossary` (its entries: the
                               metric catalogue's rows of the metrics the page shows)
@@ -172,7 +172,7 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     PageSection("comparison", "Comparison", show=comparison.show),
     PageSection(
         "linkability",
-        "Linkability curve",
+        "Legal criteria in full",
         show=legal.show_curve,
         why_absent=legal.absent_curve,
     ),

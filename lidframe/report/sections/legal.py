@@ -6,9 +6,10 @@ system with a :attr:`~lidframe.report.model.ReportSystem.legal` record
 (:class:`~lidframe.analyses.legal_criteria.LegalCriteria`) gets three cards
 (:func:`criteria_cards`): singling out pi_sing(N), linkability pi_link(N') at N' = 2 and
 N, and inference -- ALID and LID q99 of its headline -- each with its chance level, its
-interval and one sentence an auditor can quote: a section of the page's summary.  The
-table of every linkability point (:func:`linkability_table`) and the curve pi_link(N')
-against chance 1/N' (:func:`linkability_figure`) are the appendix "Linkability curve"
+interval and one sentence an auditor can quote: the summary shows the cards of each
+system's headline row.  The cards of its other rows (a grid's cells), the table of every
+linkability point (:func:`linkability_table`) and the curve pi_link(N') against chance
+1/N' (:func:`linkability_figure`) are the appendix "Legal criteria in full"
 (:func:`show_curve`).  Every number is the JSON's: the cards and the table
 carry each full-precision value in ``data-sort``.
 
@@ -59,7 +60,7 @@ __all__ = [
     "linkability_table",
     "linkability_figure",
     "LegalSection",
-    "LinkabilitySection",
+    "LegalAppendix",
     "show",
     "show_curve",
     "absent",
@@ -337,42 +338,59 @@ def _figures(maker: FigureMaker) -> tuple[InlineFigure, ...]:
 
 @attrs.frozen
 class LegalSection:
-    """What the section shows: each system's three cards, and who has none."""
+    """What the section shows: the three cards of each system's headline row, who has none, and whether others do.
+
+    Attributes
+    ----------
+    systems : tuple of SystemCriteria
+        The cards of each system's headline row with a legal record
+        (:func:`~lidframe.report.sections.headlines.headline_cells`).
+    left_out : tuple of str
+        The headline rows without a legal record.
+    others : bool
+        Whether other rows have cards (the appendix "Legal criteria in full" shows them).
+    """
 
     systems: tuple[SystemCriteria, ...]
     left_out: tuple[str, ...]
+    others: bool = False
 
 
 def show(page: Page) -> LegalSection:
-    """The section of *page* (whose report has a legal record: :func:`absent` says None)."""
-    report = page.report
-    found = [criteria_cards(s) for s in report.systems]
+    """The section of *page* (whose report has a legal record: :func:`absent` says None): its headline rows' cards."""
+    from lidframe.report.sections.headlines import headline_cells
+
+    heads = headline_cells(page.report)
+    found = [criteria_cards(s) for s in heads]
     systems = tuple(c for c in found if c is not None)
-    left_out = tuple(s.label for s, c in zip(report.systems, found) if c is None)
-    return LegalSection(systems, left_out)
+    left_out = tuple(s.label for s, c in zip(heads, found) if c is None)
+    labels = {s.label for s in heads}
+    others = any(s.legal is not None and s.label not in labels for s in page.report.systems)
+    return LegalSection(systems, left_out, others)
 
 
 @attrs.frozen
-class LinkabilitySection:
-    """What the appendix "Linkability curve" shows: the table of every point, and the figure."""
+class LegalAppendix:
+    """What the appendix "Legal criteria in full" shows: every other row's cards, the curve's table and figure."""
 
-    table: Table
+    systems: tuple[SystemCriteria, ...]
+    table: Table | None
     figures: tuple[InlineFigure, ...]
 
 
-def show_curve(page: Page) -> LinkabilitySection:
-    """The appendix of *page* (one of whose systems has a linkability curve: :func:`absent_curve` says None)."""
-    table = linkability_table(page.report)
-    assert table is not None
-    return LinkabilitySection(table, _figures(page.maker))
+def show_curve(page: Page) -> LegalAppendix:
+    """The appendix of *page* (whose report has a legal record: :func:`absent_curve` says None)."""
+    from lidframe.report.sections.headlines import headline_cells
+
+    labels = {s.label for s in headline_cells(page.report)}
+    found = [criteria_cards(s) for s in page.report.systems if s.label not in labels]
+    systems = tuple(c for c in found if c is not None)
+    return LegalAppendix(systems, linkability_table(page.report), _figures(page.maker))
 
 
 def absent_curve(report: Report) -> str | None:
-    """Why the appendix "Linkability curve" does not apply: :func:`absent`'s reason, or that no system has a curve."""
-    why = absent(report)
-    if why is not None or _curves(report):
-        return why
-    return "Not computed: no system's eval set allowed a linkability curve (the cards of the summary say why)."
+    """Why the appendix "Legal criteria in full" does not apply: :func:`absent`'s reason."""
+    return absent(report)
 
 
 def absent(report: Report) -> str | None:
