@@ -40,7 +40,7 @@ from __future__ import annotations
 import hashlib
 import math
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -60,6 +60,7 @@ __all__ = [
     "Policy",
     "Judgement",
     "Verdict",
+    "overall_outcome",
     "read_policy",
     "judge",
 ]
@@ -184,10 +185,7 @@ class Verdict:
     @property
     def outcome(self) -> Outcome:
         """``"pass"`` when every limit passes, ``"fail"`` when one fails, else ``"undecided"``."""
-        outcomes = {j.outcome for j in self.judgements}
-        if "fail" in outcomes:
-            return "fail"
-        return "undecided" if "undecided" in outcomes else "pass"
+        return overall_outcome(j.outcome for j in self.judgements)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``verdict`` block of ``summary.json``."""
@@ -199,6 +197,17 @@ class Verdict:
             "outcome": self.outcome,
             "limits": [j.to_dict() for j in self.judgements],
         }
+
+
+def overall_outcome(outcomes: Iterable[str]) -> Outcome:
+    """The outcome of several: ``"fail"`` when any fails, else ``"undecided"`` when any is, else ``"pass"``.
+
+    A verdict's over its limits (:attr:`Verdict.outcome`), and a page's over its systems.
+    """
+    found = set(outcomes)
+    if "fail" in found:
+        return "fail"
+    return "undecided" if "undecided" in found else "pass"
 
 
 def _limit(path: StrPath, index: int, table: object) -> Limit:

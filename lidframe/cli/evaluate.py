@@ -49,7 +49,7 @@ from lidframe.report.text import format_legal, format_table, format_verdict
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal_criteria import LegalCriteria
-    from lidframe.analyses.verdict import Verdict
+    from lidframe.analyses.verdict import Policy, Verdict
     from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
     from lidframe.data.provenance import ScoreFile
@@ -281,7 +281,7 @@ def run(args: argparse.Namespace) -> int:
         speakers = per_speaker(result, bootstrap=bootstrap, scores=eval_set, sort_by=args.per_speaker_sort)
     report = None
     if outputs.report is not None:
-        report = _report(args, result, speakers, intervals, attacker, utility, legal, scored)
+        report = _report(args, result, speakers, intervals, attacker, utility, legal, scored, policy)
     _write_outputs(outputs, result, speakers, report, legal, scored, verdict)
     if outputs.report is not None:
         print(f"\nwrote the audit report to {outputs.report}")
@@ -446,8 +446,9 @@ def _report(
     utility: Utility | None = None,
     legal: LegalCriteria | None = None,
     scored: Sequence[ScoreFile] = (),
+    policy: Policy | None = None,
 ):
-    """The report of this run: the Result, its per-speaker table and legal criteria, the inputs, the flags, the score files."""
+    """The report of this run: the Result, its per-speaker table, legal criteria and verdict, the inputs, the flags, the score files."""
     from lidframe.registry import spec_inputs
     from lidframe.report import AttackerSettings, command_line, report_from_results
 
@@ -496,6 +497,7 @@ def _report(
         utility=None if utility is None else {label: utility},
         utility_note=None if utility is None else _utility_note(utility),
         score_files=scored,
+        policy=policy,
     )
 
 

@@ -35,6 +35,8 @@ from typing import Literal
 
 import attrs
 
+from lidframe.metrics.zebra import ZEBRA_TAGS
+
 __all__ = [
     "Metric",
     "METRICS",
@@ -82,6 +84,9 @@ class Metric:
         One sentence: what it is (the page's tooltip and glossary).
     console : str or None
         Its format spec in the console table, where it is not the unit's.
+    note : str
+        A longer explanation for the page's glossary, where one sentence does not say
+        enough (why ALID can be negative, what ZEBRA's tags mean); ``""`` where none.
     """
 
     key: str
@@ -93,6 +98,7 @@ class Metric:
     interval: bool = False
     description: str
     console: str | None = None
+    note: str = ""
 
     def console_format(self) -> str:
         """The format spec of its values in the console (``"d"``, ``".3f"``)."""
@@ -121,6 +127,7 @@ def _m(
     *,
     interval: bool = False,
     console: str | None = None,
+    note: str = "",
 ) -> Metric:
     return Metric(
         key=key,
@@ -132,7 +139,14 @@ def _m(
         interval=interval,
         description=description,
         console=console,
+        note=note,
     )
+
+
+def _zebra_tags() -> str:
+    """ZEBRA's tags of max |LLR| in words, from :data:`lidframe.metrics.zebra.ZEBRA_TAGS`."""
+    bounds = [f"{tag} (= 0)" if bound == 0 else f"{tag} (≤ {bound:g})" for bound, tag in ZEBRA_TAGS]
+    return ", ".join(bounds) + f", F (> {ZEBRA_TAGS[-1][0]:g})"
 
 
 #: Every reported quantity, by group.
@@ -148,6 +162,10 @@ METRICS: tuple[Metric, ...] = (
         "size",
         "the most a trial can disclose under a uniform prior (bits)",
         console=".2f",
+        note=(
+            "It is the ceiling of a closed-set trial under a uniform prior. An open-set prior or a watch-list "
+            "prior moves the ceiling (see LIDmax); the page's ceiling is the largest −log2 prior of a true hypothesis."
+        ),
     ),
     _m("n_enrolled_trials", "trials", "T", "count", 0, "size", "eval trials whose speaker is enrolled (with a LID)"),
     _m("n_outsider_trials", "outsider trials", "out", "count", 0, "size", "eval trials whose speaker is not enrolled"),
@@ -162,12 +180,45 @@ METRICS: tuple[Metric, ...] = (
         "the most one of the group's trials can disclose, -log2 of its speaker's prior (bits)",
     ),
     # -- LID and its aggregates (bits, or shares of trials)
-    _m("alid", "ALID", "ALID", "bits", 1, "lid", "average LID (bits)", interval=True),
+    _m(
+        "alid",
+        "ALID",
+        "ALID",
+        "bits",
+        1,
+        "lid",
+        "average LID (bits)",
+        interval=True,
+        note=(
+            "ALID can be negative. LID_i = log2(p_i / π_i) is below 0 for a trial whose calibrated posterior of the "
+            "true speaker is under its prior: the attacker was led towards someone else. For an attacker whose "
+            "calibration holds on the eval set, the expected LID is the mutual information between voice and "
+            "speaker, never below 0; an ALID below 0 says the calibration fitted on dev does not hold on eval (a "
+            "mismatched or too small dev set), or is sampling noise around 0 (read its interval). It never means the "
+            "system hides more than nothing."
+        ),
+    ),
     _m("pdr", "PDR", "PDR", "fraction", 1, "lid", "share of trials with LID > 0", interval=True),
     _m("ndr", "NDR", "NDR", "fraction", -1, "lid", "share of trials with LID ≤ 0"),
     _m("lid_pos", "LID+", "LID+", "bits", 1, "lid", "mean LID of the trials with LID > 0 (bits)", interval=True),
     _m("lid_neg", "LID−", "LID-", "bits", 1, "lid", "mean LID of the trials with LID ≤ 0 (bits)", interval=True),
-    _m("lid_max", "LIDmax", "LIDmax", "bits", 1, "lid", "largest LID of any trial (bits)", interval=True),
+    _m(
+        "lid_max",
+        "LIDmax",
+        "LIDmax",
+        "bits",
+        1,
+        "lid",
+        "largest LID of any trial (bits)",
+        interval=True,
+        note=(
+            "In the closed set under a uniform prior no trial can disclose more than log2 N. In the open set (a prior "
+            "with π_∅ = outside > 0) an enrolled speaker's prior is (1 − π_∅)/N, so one trial can disclose up to "
+            "log2(N / (1 − π_∅)) bits, more than log2 N, and an outsider trial up to −log2 π_∅, which exceeds log2 N "
+            "whenever π_∅ < 1/N; a watch-list prior likewise raises the ceiling of the speakers it makes unlikely. "
+            "The page's ceiling is the largest −log2 prior of a true hypothesis."
+        ),
+    ),
     _m("lid_min", "LIDmin", "LIDmin", "bits", 1, "lid", "smallest LID of any trial (bits)"),
     _m("lid_q50", "LID q50", "LIDq50", "bits", 1, "lid", "median LID (bits)"),
     _m("lid_q90", "LID q90", "LIDq90", "bits", 1, "lid", "90th percentile of LID (bits)"),
@@ -185,7 +236,20 @@ METRICS: tuple[Metric, ...] = (
         "binary",
         "Cllr after PAV: the discrimination part of Cllr (bits)",
     ),
-    _m("min_dcf", "minDCF", "minDCF", "number", -1, "binary", "normalised detection cost at its best threshold"),
+    _m(
+        "min_dcf",
+        "minDCF",
+        "minDCF",
+        "number",
+        -1,
+        "binary",
+        "normalised detection cost at its best threshold",
+        note=(
+            "Measured at the binary view's operating point (P_target, C_miss, C_fa), given beside it on the page, "
+            "and normalised by min(C_miss·P_target, C_fa·(1 − P_target)): 1 is the cost of always taking the "
+            "cheaper decision, lower means the scores help an attacker verify a claimed speaker."
+        ),
+    ),
     _m(
         "act_dcf",
         "actDCF",
@@ -194,9 +258,41 @@ METRICS: tuple[Metric, ...] = (
         -1,
         "binary",
         "normalised detection cost at the LLRs' Bayes threshold",
+        note=(
+            "Measured at the same operating point as minDCF, given beside it on the page, deciding with the "
+            "calibrated LLRs at their Bayes threshold ln(C_fa (1 − P_target) / (C_miss P_target)); actDCF − minDCF is "
+            "what the calibration loses at that point."
+        ),
     ),
-    _m("dece_bits", "D_ECE", "DECE", "bits", 0, "binary", "ZEBRA's expected calibration divergence (bits)"),
-    _m("max_abs_llr_log10", "max |LLR|", "maxLLR", "number", 0, "binary", "ZEBRA's largest |LLR| (log10)"),
+    _m(
+        "dece_bits",
+        "D_ECE",
+        "DECE",
+        "bits",
+        0,
+        "binary",
+        "ZEBRA's expected calibration divergence (bits)",
+        note=(
+            "ZEBRA's population metric (Nautsch et al., Interspeech 2020): the area, over every prior of 'same "
+            "speaker', between the binary entropy of the prior and the empirical cross-entropy of the optimally "
+            "calibrated (PAV) LLRs: 0 bit when the scores carry no evidence, 1/ln 4 ≈ 0.721 bit for perfect separation."
+        ),
+    ),
+    _m(
+        "max_abs_llr_log10",
+        "max |LLR|",
+        "maxLLR",
+        "number",
+        0,
+        "binary",
+        "ZEBRA's largest |LLR| (log10)",
+        note=(
+            "ZEBRA's individual metric: the strongest evidence any single comparison gives, the largest |LLR| of the "
+            "Laplace-smoothed PAV LLRs in decimal orders of magnitude (2 means a likelihood ratio of 100 : 1), shown "
+            f"with its tag: {_zebra_tags()}. The tag says how far the worst-case comparison can go, whatever the "
+            "average: a system with a small D_ECE can still carry an F."
+        ),
+    ),
     _m("dsys", "D_sys", "Dsys", "number", 1, "binary", "linkability D_sys of the pairs, 0 (none) to 1 (full)"),
     # -- identification
     _m("cllr_mc", "Cllr (multiclass)", "CllrMC", "bits", -1, "identification", "multiclass Cllr (bits)"),
@@ -406,6 +502,8 @@ TABLES: Mapping[str, tuple[str, ...]] = {
         "dsys",
         "min_dcf",
         "act_dcf",
+        "dece_bits",
+        "max_abs_llr_log10",
         "rank1_rate",
     ),
     # a system's headline card on the page, and its worst case over calibrators and priors

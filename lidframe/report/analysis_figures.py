@@ -26,6 +26,7 @@ import numpy as np
 from lidframe.data.fileio import StrPath
 from lidframe.data.records import TableRecord
 from lidframe.errors import InputError
+from lidframe.metrics import catalogue
 from lidframe.report.lid_figures import save_lid_ccdf
 from lidframe.report.plotting import curve_styles, pyplot, save_figure
 
@@ -299,7 +300,8 @@ def plot_nsweep(result: NSweepResult, path: StrPath, *, title: str | None = None
     right.plot(x, y, marker="o", color="C2")
     right.fill_between(x, [r["pdr_low"] for r in frame], [r["pdr_high"] for r in frame], color="C2", alpha=0.25)
     right.set_xlabel("log2 n (database size)")
-    right.set_ylabel("PDR (share of trials with LID > 0)")
+    pdr = catalogue.metric("pdr")
+    right.set_ylabel(f"{pdr.label} ({pdr.description})")
     right.set_ylim(0, 1)
     right.grid(alpha=0.3)
     fig.suptitle(title or f"Disclosure vs database size (N = {result.n_enrolled}, {result.calibrator})")

@@ -54,8 +54,10 @@ from lidframe.report.sections.provenance_model import (
     make_provenance,
 )
 from lidframe.report.sections.utility import utility_of
+from lidframe.report.sections.verdict import policy_input, with_verdict
 
 if TYPE_CHECKING:
+    from lidframe.analyses.verdict import Policy
     from lidframe.utility import Utility
 
 __all__ = ["ResultsOptions", "report_from_results", "report_from_dp_audit", "lid_ceiling_bits"]
@@ -230,6 +232,10 @@ class ResultsOptions:
         The score files behind the numbers, each with the provenance it holds
         (:meth:`ScoreFile.of <lidframe.data.provenance.ScoreFile.of>`): shown under
         "Settings and provenance", or that a file holds none.
+    policy : Policy, optional
+        A verdict policy (:func:`lidframe.analyses.verdict.read_policy`): every Result is
+        judged against it with its legal record (the section "Verdict"), and the policy
+        file is an input of the page with its SHA-256.  None: the section says how to give one.
     """
 
     title: str | None = None
@@ -250,6 +256,7 @@ class ResultsOptions:
     utility_note: str | None = None
     legal: Mapping[str, LegalCriteria] | None = None
     score_files: Sequence[ScoreFile] = ()
+    policy: Policy | None = None
 
 
 def report_from_results(
@@ -273,6 +280,7 @@ def report_from_results(
     utility_note: str | None = None,
     legal: Mapping[str, LegalCriteria] | None = None,
     score_files: Sequence[ScoreFile] = (),
+    policy: Policy | None = None,
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -280,11 +288,11 @@ def report_from_results(
     ----------
     results : mapping of str to Result
         label -> Result (at least one), in the order the page shows them.
-    title, systems, sensitivity, per_speaker, ladder, no_intervals, kind, utility, utility_note, legal
+    title, systems, sensitivity, per_speaker, ladder, no_intervals, kind, utility, utility_note, legal, policy
         What the page shows besides the Results' numbers (the systems' names and variants,
         their sensitivity and per-speaker records, the threat-model ladder, each system's
-        utility, its legal criteria): the attributes of :class:`ResultsOptions`, each
-        described there.
+        utility, its legal criteria, the verdict policy they are judged against): the
+        attributes of :class:`ResultsOptions`, each described there.
     inputs, settings, notes, created, command, attackers, engines, score_files
         Its provenance and notes (the input files, the run's settings, the command line,
         the attackers, the speech engines, the score files' own provenance), as
@@ -322,6 +330,7 @@ def report_from_results(
         utility_note=utility_note,
         legal=legal,
         score_files=score_files,
+        policy=policy,
     )
     return _results_report(results, options)
 
@@ -346,23 +355,22 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
     )
     report_systems, settings_rows = [], []
     for label, result in results.items():
-        report_systems.append(
-            _result_system(
-                label,
-                result,
-                name=str(name_of.get(label, label)),
-                sensitivity=sensitivity_of.get(label),
-                per_speaker=per_speaker_of.get(label),
-                no_intervals=None if why_none.get(label) is None else str(why_none[label]),
-                legal=legal_of.get(label),
-            )
+        system = _result_system(
+            label,
+            result,
+            name=str(name_of.get(label, label)),
+            sensitivity=sensitivity_of.get(label),
+            per_speaker=per_speaker_of.get(label),
+            no_intervals=None if why_none.get(label) is None else str(why_none[label]),
+            legal=legal_of.get(label),
         )
+        report_systems.append(with_verdict(system, o.policy, result.summary, legal_of.get(label)))
         settings_rows.append(SystemSettings.from_summary(str(label), result.summary, result.calibrator_fit))
     provenance = make_provenance(
         lidframe_version=lidframe_versions([r.summary for r in results.values()]),
         created=o.created,
         systems=settings_rows,
-        inputs=input_files(o.inputs),
+        inputs=input_files(o.inputs) + policy_input(o.policy),
         settings=o.settings,
         command=o.command,
         attackers=o.attackers,
@@ -381,6 +389,7 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
         ladder=ladder_record,
         utility=utility_rows,
         utility_note=note,
+        policy=o.policy,
     )
 
 

@@ -39,8 +39,10 @@ from lidframe.report.sections.provenance_model import (
     make_provenance,
 )
 from lidframe.report.sections.utility import utility_of
+from lidframe.report.sections.verdict import policy_input, with_verdict
 
 if TYPE_CHECKING:
+    from lidframe.analyses.verdict import Policy
     from lidframe.utility import Utility
 
 __all__ = ["report_from_grid", "GridCell"]
@@ -320,6 +322,7 @@ def report_from_grid(
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
     score_files: Sequence[ScoreFile] = (),
+    policy: Policy | None = None,
 ) -> Report:
     """A report of a grid's finished cells, one row per cell and one section per system.
 
@@ -339,6 +342,9 @@ def report_from_grid(
     utility : mapping of str to Utility, optional
         A system of the grid (a cell's ``system``) -> :func:`lidframe.utility.utility` of its
         speech: every cell of that system is a point of the privacy-utility chart at its WER.
+    policy : Policy, optional
+        A verdict policy: every cell is judged against it on its stored summary and legal
+        block (the section "Verdict"), the policy file an input of the page.
 
     Returns
     -------
@@ -357,19 +363,15 @@ def report_from_grid(
     """
     out = Path(out_dir)
     rows = _grid_cells(cells, out)
-    report_systems, settings_rows, files = _grid_rows(rows, out)
-    utility_rows, note = utility_of(
-        utility,
-        utility_note,
-        [(system.label, row.system) for system, row in zip(report_systems, rows)],
-        where="the grid's systems",
-    )
+    report_systems, settings_rows, files = _grid_rows(rows, out, policy)
+    labels = [(system.label, row.system) for system, row in zip(report_systems, rows)]
+    utility_rows, note = utility_of(utility, utility_note, labels, where="the grid's systems")
     specs = dict.fromkeys(c.attacker for c in rows if c.attacker is not None)
     provenance = make_provenance(
         lidframe_version=lidframe_versions([c.summary for c in rows]),
         created=created,
         systems=settings_rows,
-        inputs=files + input_files(inputs),
+        inputs=files + input_files(inputs) + policy_input(policy),
         settings=settings,
         command=command,
         attackers=[AttackerSettings.from_spec(spec) for spec in specs],
@@ -385,6 +387,7 @@ def report_from_grid(
         ladder=_grid_ladder(rows, report_systems),
         utility=utility_rows,
         utility_note=note,
+        policy=policy,
     )
 
 
@@ -433,8 +436,10 @@ def _grid_ladder(rows: Sequence[GridCell], systems: Sequence[ReportSystem]) -> L
     return Ladder(cells)
 
 
-def _grid_rows(rows: Sequence[GridCell], out: Path) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
-    """Each finished cell's row of the report and its settings; the files read (the store, each per-trial file)."""
+def _grid_rows(
+    rows: Sequence[GridCell], out: Path, policy: Policy | None = None
+) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
+    """Each finished cell's row of the report (judged under *policy*, where given) and its settings; the files read."""
     several = {
         "several_attackers": len({c.attacker for c in rows}) > 1,
         "several_seeds": len({c.seed for c in rows}) > 1,
@@ -443,7 +448,7 @@ def _grid_rows(rows: Sequence[GridCell], out: Path) -> tuple[list[ReportSystem],
     report_systems, settings_rows = [], []
     for row in rows:
         system, system_settings, per_trial = _grid_system(row, out, **several)
-        report_systems.append(system)
+        report_systems.append(with_verdict(system, policy, row.summary, row.legal))
         settings_rows.append(system_settings)
         files.append(per_trial)
     return report_systems, settings_rows, files

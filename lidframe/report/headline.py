@@ -55,7 +55,7 @@ class Headline:
     Attributes
     ----------
     n_enrolled : int
-        N, the enrolled speakers the attacker searches.
+        N: how many speakers are enrolled, the candidates the attacker ranks.
     log2_n : float
         log2 N, the most a trial can disclose under a uniform prior.
     n_enrolled_trials : int or None
@@ -83,7 +83,7 @@ class Headline:
     dsys : float
         Linkability D_sys of the pairs, in [0, 1]; NaN when not computed.
     min_dcf, act_dcf : float
-        The normalised detection cost at its best threshold and at the Bayes threshold of
+        The normalised detection cost at the best threshold and at the Bayes threshold of
         the LLRs (the binary view's operating point); NaN when not computed (a summary
         without them reads as not computed).
     interval_covers : str or None
@@ -92,6 +92,14 @@ class Headline:
     n_dev_enrolled, n_dev_mated_pairs : int or None
         The dev set's enrolled speakers and mated pairs (its trials of enrolled speakers),
         which the calibrator was fitted on; None when the source does not say.
+    dece_bits, max_abs_llr_log10 : float
+        ZEBRA's D_ECE (bits) and max |LLR| (log10) of the pairs; NaN when not computed.
+    zebra_tag : str
+        The tag of max |LLR| (``"0"``, ``"A"`` to ``"F"``, :func:`lidframe.metrics.zebra.zebra_tag`);
+        ``""`` when not computed.
+    operating_point : tuple of (str, float) or None
+        Where minDCF and actDCF were measured: ``(("p_target", ..), ("c_miss", ..), ("c_fa", ..))``,
+        the summary's binary operating point; None without the binary view.
     """
 
     n_enrolled: int
@@ -117,6 +125,10 @@ class Headline:
     interval_covers: str | None = None
     n_dev_enrolled: int | None = None
     n_dev_mated_pairs: int | None = None
+    dece_bits: float = math.nan
+    max_abs_llr_log10: float = math.nan
+    zebra_tag: str = ""
+    operating_point: tuple[tuple[str, float], ...] | None = None
 
     @property
     def dev_warning(self) -> str | None:
@@ -184,6 +196,10 @@ class Headline:
             interval_covers=None if settings is None else settings.covers(),
             n_dev_enrolled=int_or_none(summary.n_dev_enrolled),
             n_dev_mated_pairs=int_or_none(summary.n_dev_enrolled_trials),
+            dece_bits=nan if binary is None else float(binary.dece_bits),
+            max_abs_llr_log10=nan if binary is None else float(binary.max_abs_llr_log10),
+            zebra_tag="" if binary is None or binary.zebra_tag is None else str(binary.zebra_tag),
+            operating_point=None if binary is None else tuple(binary.operating_point.to_dict().items()),
         )
 
 

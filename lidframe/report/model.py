@@ -34,6 +34,7 @@ from lidframe.report.sections.utility import SystemUtility, check_utility
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal_criteria import LegalCriteria
+    from lidframe.analyses.verdict import Policy, Verdict
     from lidframe.core.cmc import CMCCurve
     from lidframe.report.sections.provenance_model import Provenance
 
@@ -101,6 +102,9 @@ class ReportSystem:
         Its CMC curve with chance k/N (:func:`lidframe.core.cmc.result_cmc` of its
         enrolled trials' ranks), for the section "Identification against chance"; None
         where the source keeps no ranks (a grid cell's per-trial file, a DP audit).
+    verdict : Verdict or None
+        Its verdict under the report's policy (:func:`lidframe.analyses.verdict.judge` of
+        its summary and legal record), for the section "Verdict"; None without a policy.
     """
 
     label: str
@@ -120,6 +124,7 @@ class ReportSystem:
     system: str | None = None
     legal: LegalCriteria | None = None
     cmc: CMCCurve | None = None
+    verdict: Verdict | None = None
 
     @open_trials.validator
     def _check_open_trials(self, attribute: Any, value: OpenSetPerTrial | None) -> None:
@@ -194,6 +199,10 @@ class Report:
     utility_note : str or None
         A sentence of the caller's on the speech the utility was measured on (the voice
         set, what ρ_F0 is against), shown with the table and the chart.
+    policy : Policy or None
+        The verdict policy every system was judged against (each system's
+        :attr:`ReportSystem.verdict`; the section "Verdict"); None: the section says how
+        to give one.
     """
 
     title: str
@@ -205,6 +214,7 @@ class Report:
     ladder: Ladder | None = attrs.field(default=None)
     utility: tuple[SystemUtility, ...] = attrs.field(converter=_utility_tuple, factory=tuple)
     utility_note: str | None = None
+    policy: Policy | None = None
 
     @utility.validator
     def _check_utility(self, attribute: Any, value: tuple[SystemUtility, ...]) -> None:

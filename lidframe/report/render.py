@@ -13,7 +13,12 @@ The page is its sections (:data:`lidframe.report.sections.PAGE_SECTIONS`, each
 system's :data:`~lidframe.report.sections.SYSTEM_SECTIONS`): each section's module makes
 what it shows (its tables, numbers formatted, and its figures, drawn with
 :class:`lidframe.report.figures.FigureMaker`), or says why it does not apply, and its
-template (``templates/sections/<key>.html.j2``) puts that on the page.
+template (``templates/sections/<key>.html.j2``) puts that on the page.  The summary's
+sections come first (``<div id="summary">``, ending with ``<p id="summary-end">``); the
+appendices follow, each in a ``<details>`` with its letter (collapsed on screen; the
+print stylesheet and script open them).  The template is filled twice: the first time to
+read off the page the metrics it shows (``data-metric-key``), the second with the
+glossary of exactly those (:mod:`lidframe.report.sections.glossary`).
 """
 
 from __future__ import annotations
@@ -26,12 +31,24 @@ import os
 from collections.abc import Iterable, Mapping
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import attrs
 
 from lidframe.data import runpaths
 from lidframe.data.fileio import StrPath, atomic_write, check_output_dir, check_output_path, real_path
 from lidframe.errors import InputError
 from lidframe.report.model import Report
-from lidframe.report.sections import NOT_APPLICABLE_CLASS, PAGE_SECTIONS, SYSTEM_SECTIONS, Page, Shown
+from lidframe.report.sections import (
+    APPENDIX,
+    NOT_APPLICABLE_CLASS,
+    PAGE_SECTIONS,
+    SUMMARY,
+    SYSTEM_SECTIONS,
+    Page,
+    Shown,
+)
+from lidframe.report.sections.glossary import metric_keys_of
 from lidframe.report.sections.systems import SystemSection, system_sections
 from lidframe.report.tables import BIASED_LOW_NOTE, NOT_COMPUTED
 
@@ -110,24 +127,50 @@ def render_html(report: Report) -> str:
     before = [section.shown(page) for section in PAGE_SECTIONS if not section.after_systems]
     systems = system_sections(page, SYSTEM_SECTIONS)
     after = [section.shown(page) for section in PAGE_SECTIONS if section.after_systems]
+    template = environment.get_template("report.html.j2")
+    context = _context(report, page, before, systems, after)
+    # laid out once to read off the metrics it shows, then again with the glossary of exactly those
+    keys = metric_keys_of(template.render(**context))
+    glossary = attrs.evolve(page, metric_keys=keys)
+    before = [s.section.shown(glossary) if s.section.key == "glossary" else s for s in before]
+    return template.render(**_context(report, page, before, systems, after))
+
+
+def _context(
+    report: Report, page: Page, before: list[Shown], systems: list[SystemSection], after: list[Shown]
+) -> dict[str, Any]:
+    """What the page's template is filled with: the summary's sections, the appendices (lettered), the assets."""
     script = _asset("report.js")
     script_hash = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
-    template = environment.get_template("report.html.j2")
-    return template.render(
-        report=report,
-        provenance=report.provenance,
-        counts=_counts(report),
-        biased_low=_biased_low(page, [*before, *after], systems),
-        biased_low_note=BIASED_LOW_NOTE,
-        before=before,
-        systems=systems,
-        after=after,
-        not_applicable=NOT_APPLICABLE_CLASS,
-        stylesheet=_asset("report.css"),
-        script=script,
-        script_hash=script_hash,
-        not_computed=NOT_COMPUTED,
-    )
+    appendices = [s.section.key for s in before if s.section.part == APPENDIX]
+    appendices += [s.anchor for s in systems] + [s.section.key for s in after]
+    return {
+        "report": report,
+        "provenance": report.provenance,
+        "counts": _counts(report),
+        "biased_low": _biased_low(page, [*before, *after], systems),
+        "biased_low_note": BIASED_LOW_NOTE,
+        "summary": [s for s in before if s.section.part == SUMMARY],
+        "before": [s for s in before if s.section.part == APPENDIX],
+        "systems": systems,
+        "after": after,
+        "letters": {anchor: _letter(k) for k, anchor in enumerate(appendices)},
+        "not_applicable": NOT_APPLICABLE_CLASS,
+        "stylesheet": _asset("report.css"),
+        "script": script,
+        "script_hash": script_hash,
+        "not_computed": NOT_COMPUTED,
+    }
+
+
+def _letter(index: int) -> str:
+    """The letter of the appendix number *index* (from 0): A to Z, then AA, AB, ..."""
+    letters = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        letters = chr(ord("A") + rest) + letters
+    return letters
 
 
 def _biased_low(page: Page, shown: list[Shown], systems: list[SystemSection]) -> bool:

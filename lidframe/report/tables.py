@@ -116,11 +116,17 @@ class Cell:
 
 @attrs.frozen
 class Column:
-    """One table column: its header and whether it sorts as numbers."""
+    """One table column: its header, whether it sorts as numbers, and the catalogue metric it shows.
+
+    *key* is the key of the metric catalogue's row whose values the column holds
+    (:mod:`lidframe.metrics.catalogue`; ``data-key`` on the page, where the glossary finds
+    it), ``""`` for a column of names or settings.
+    """
 
     title: str
     numeric: bool
     tooltip: str = ""
+    key: str = ""
 
 
 @attrs.frozen
@@ -163,6 +169,9 @@ _RECORD_FORMATS: dict[str, tuple[str, Callable[[Any], str]]] = {
 }
 
 
+_METRIC_KEYS = frozenset(m.key for m in METRICS)
+
+
 def record_table(table_id: str, caption: str, rows: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> Table:
     """A table of record rows: known metric keys formatted (:data:`_RECORD_FORMATS`), others as text.
 
@@ -174,7 +183,7 @@ def record_table(table_id: str, caption: str, rows: Sequence[Mapping[str, Any]],
     columns = []
     for key in keys:
         if key in _RECORD_FORMATS:
-            columns.append(Column(_RECORD_FORMATS[key][0], True))
+            columns.append(Column(_RECORD_FORMATS[key][0], True, key=key if key in _METRIC_KEYS else ""))
         else:
             columns.append(Column(key.replace("_", " "), False))
     body = []

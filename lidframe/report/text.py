@@ -4,7 +4,8 @@
 right-aligned, two spaces between columns); :func:`format_table` is the LID comparison
 table of evaluate summaries, one row per system, that the demos and ``evaluate`` print;
 :func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it;
-:func:`format_verdict` a verdict policy's judgement of the run, limit by limit.
+:func:`format_verdict` a verdict policy's judgement of the run, limit by limit; :func:`format_verdicts` of
+several systems (a grid's cells), a row each.
 
 A missing value prints as ``-`` in every table: :func:`format_value` writes None and NaN
 so, and :func:`text_table` writes so any cell that is None, a NaN or a NaN already
@@ -32,6 +33,7 @@ __all__ = [
     "format_table",
     "format_value",
     "format_verdict",
+    "format_verdicts",
     "is_missing",
     "summary_value",
     "text_table",
@@ -200,4 +202,33 @@ def format_verdict(verdict: Verdict) -> str:
     lines += [
         f"{j.limit.describe(plain=True)}: {j.outcome}: {j.reason}" for j in verdict.judgements if j.outcome != "pass"
     ]
+    return "\n".join(lines)
+
+
+def format_verdicts(verdicts: Sequence[Verdict]) -> str:
+    """A verdict policy judged against several systems (a grid's cells), as text: a row per system, a column per limit.
+
+    Parameters
+    ----------
+    verdicts : sequence of Verdict
+        :func:`lidframe.analyses.verdict.judge` of each system, under one policy (at least one).
+
+    Returns
+    -------
+    str
+        A title line (the policy, its file's SHA-256 prefix, the outcome over every system
+        and how many pass), then a table: the system, its outcome, and each limit's outcome.
+    """
+    from lidframe.analyses.verdict import overall_outcome
+
+    policy = verdicts[0].policy
+    outcomes = [v.outcome for v in verdicts]
+    overall = overall_outcome(outcomes)
+    lines = [
+        f"verdict of policy {policy.name!r} ({policy.path}, sha256 {policy.sha256[:12]}): {overall.upper()} "
+        f"({outcomes.count('pass')} of {len(outcomes)} pass)"
+    ]
+    header = ["system", "verdict", *(limit.describe(plain=True) for limit in policy.limits)]
+    rows = [[v.system, v.outcome, *(j.outcome for j in v.judgements)] for v in verdicts]
+    lines.append(text_table(header, rows, align="l" * len(header)))
     return "\n".join(lines)

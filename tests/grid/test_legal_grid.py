@@ -170,7 +170,7 @@ def test_the_grid_page_shows_the_three_criteria_of_every_cell_with_chance(legal_
     cells = [cell for cell in load_results(out) if cell.seed == 3]  # 8 cells: a page that renders quickly
     table = tidy_table(cells).set_index(["system", "calibrator", "prior", "seed"])
     report = report_from_grid(cells, out_dir=out)
-    section = parse(render_html(report)).find("section", id="legal")
+    section = parse(render_html(report))  # the headline rows' cards in the summary, the others' in the appendix
     for system in report.systems:
         row = table.loc[(system.name, system.calibrator, system.prior, system.seed)]
         cards = section.find("div", data_system=system.label)

@@ -38,6 +38,8 @@ COMPARISON_HEADER = [
     "D_sys",
     "minDCF",
     "actDCF",
+    "D_ECE",
+    "max |LLR|",
     "rank-1",
 ]
 CARD_ITEMS = ["N", "log2 N (bits)", "ALID (bits)", "LIDmax (bits)", "LID q99 (bits)", "EER", "PDR"]

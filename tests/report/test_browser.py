@@ -99,7 +99,8 @@ def _requests(driver) -> list[tuple[str, str]]:
     return found
 
 
-def _open(driver, path):
+def _open(driver, path, *, appendices: bool = True):
+    """Load *path*; with *appendices*, open every appendix (closed on screen) as a reader clicking its title does."""
     driver.get_log("browser")  # drop what earlier pages logged
     driver.get_log("performance")
     from selenium.webdriver.support.ui import WebDriverWait
@@ -107,6 +108,13 @@ def _open(driver, path):
     driver.get(path.as_uri())
     # get() normally returns once the page has loaded, but a large page can still be parsing
     WebDriverWait(driver, 60).until(lambda d: d.execute_script("return document.readyState") == "complete")
+    if appendices:
+        open_appendices(driver)
+
+
+def open_appendices(driver) -> None:
+    """Open every appendix of the page (a ``<details>``, closed on screen), as clicking each title does."""
+    driver.execute_script("document.querySelectorAll('details').forEach(d => { d.open = true; });")
 
 
 def _column_values(driver, table_id: str, column: int) -> list[str]:

@@ -27,7 +27,7 @@ from lidframe.report import LadderEntry, ladder_from_results, report_from_result
 from tests.report.conftest import CREATED
 from tests.report.formatting import fmt_bits, fmt_percent, sort_text
 from tests.report.htmltree import parse
-from tests.report.test_browser import browser  # noqa: F401 (a fixture)
+from tests.report.test_browser import browser, open_appendices  # noqa: F401 (a fixture)
 
 pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
@@ -430,6 +430,7 @@ def test_the_section_fits_a_420_px_screen(browser, page, tmp_path):  # noqa: F81
     )
     try:
         browser.get(path.as_uri())
+        open_appendices(browser)  # the ladder is an appendix, closed on screen
         width = browser.execute_script("return document.documentElement.clientWidth")
         assert width == 420
         assert browser.execute_script("return document.documentElement.scrollWidth") <= width

@@ -87,7 +87,8 @@ def test_the_section_shows_the_numbers_of_the_json(cli_runs):
         in sentence
     )
     assert f"over {single['draws']} seeded draws per speaker" in sentence
-    # the curve's every point, in the table
+    # the curve's every point, in the table of its appendix
+    section = parse(run.page.read_text(encoding="utf-8")).find("section", id="linkability")
     rows = section.find("table", id="linkability-table").find("tbody").find_all("tr")
     assert [float(r.find_all("td")[1].attrs["data-sort"]) for r in rows] == [p["n_prime"] for p in points]
     assert [float(r.find_all("td")[2].attrs["data-sort"]) for r in rows] == [p["pi_link"] for p in points]

@@ -137,7 +137,9 @@ def test_dp_audit_report_numbers_and_the_columns_it_leaves_out(rendered):
             assert card.find("div", data_metric="PDR").find("dd").text() == "—"  # the audit does not compute it
             assert card.find("p", **{"class": "reading"}).text().startswith("The 99th percentile of LID is")
     caption = root.find("table", id="comparison-table").find("caption").text()
-    assert "not shown: trials, PDR, LID+, LID−, Cllr, minCllr, D_sys, minDCF, actDCF, rank-1" in caption
+    assert (
+        "not shown: trials, PDR, LID+, LID−, Cllr, minCllr, D_sys, minDCF, actDCF, D_ECE, max |LLR|, rank-1" in caption
+    )
     dp_rows = root.find("table", id="dp-table").find("tbody").find_all("tr")
     assert [float(r.find_all("td")[0].attrs["data-sort"]) for r in dp_rows] == [r["mu"] for r in record.rows]
 

@@ -81,8 +81,10 @@ def _main(page: Node) -> Node:
 
 
 def _top_sections(page: Node) -> list[Node]:
-    main = _main(page)
-    return [n for n in main.children if n.tag == "section"]
+    """The page's sections in order: the summary's, then the appendices' (each system's among them)."""
+    parts = [n for n in _main(page).children if n.tag == "div"]
+    assert [p.attrs.get("id") for p in parts] == ["summary", "appendices"]
+    return [n for part in parts for n in part.children if n.tag == "section"]
 
 
 def _classes(node: Node) -> list[str]:
@@ -117,6 +119,8 @@ def test_every_kind_of_page_holds_the_same_sections(pages, kind):
     for section, expected in zip([s for s in sections if "system" not in _classes(s)], PAGE_SECTIONS):
         heading = section.find("h2").text()
         assert heading == expected.title, (kind, heading)
+        letters = [n.text() for n in section.find_all("span") if "letter" in _classes(n)]
+        assert letters == ([] if expected.part == "summary" else [letters[0]]), (kind, expected.key, letters)
         reason = _reason(section)
         if reason is not None:
             assert len(reason) > 40, (kind, expected.key, reason)
@@ -137,13 +141,30 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         page = parse(pages[kind].read_text(encoding="utf-8"))
         own = [s for s in _top_sections(page) if "system" not in _classes(s)]
         absent[kind] = {s.attrs["id"] for s in own if _reason(s) is not None}
-    assert absent["demo"] == {"legal", "open-set", "dp"}  # the ladder and the utility are there
-    assert {"ladder", "dp", "utility"} <= absent["simulated demo"]
-    assert absent["dp-audit"] == {"identification", "legal", "ladder", "open-set", "utility"}
-    assert absent["evaluate"] == {"ladder", "utility", "open-set", "dp"}  # evaluate computes the legal criteria
-    assert absent["systems"] == {"legal", "ladder", "utility", "open-set", "dp"}
+    # no page here was given a verdict policy (tests/report/test_verdict_section.py gives them one)
+    assert absent["demo"] == {
+        "verdict",
+        "legal",
+        "linkability",
+        "open-set",
+        "dp",
+    }  # the ladder and the utility are there, and several rows per system
+    assert {"verdict", "rows", "ladder", "dp", "utility"} <= absent["simulated demo"]  # one row per system
+    assert absent["dp-audit"] == {
+        "verdict",
+        "legal",
+        "linkability",
+        "worst-speakers",
+        "identification",
+        "ladder",
+        "open-set",
+        "utility",
+    }
+    # evaluate computes the legal criteria
+    assert absent["evaluate"] == {"verdict", "rows", "ladder", "utility", "open-set", "dp"}
+    assert absent["systems"] == {"verdict", "rows", "legal", "linkability", "ladder", "utility", "open-set", "dp"}
     # a grid's cells hold the legal criteria, but no ranks: no CMC curve
-    assert absent["grid"] == {"identification", "ladder", "utility", "open-set", "dp"}
+    assert absent["grid"] == {"verdict", "identification", "ladder", "utility", "open-set", "dp"}
 
 
 def test_the_reasons_follow_the_report(evaluate_built, systems_built, dp_built, grid_built):

@@ -34,6 +34,7 @@ from lidframe.grid.stored import verify_per_trial_files
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.analyses.verdict import Policy
     from lidframe.data.provenance import ScoreFile
     from lidframe.grid.freshness import Freshness
     from lidframe.grid.utility import UtilityFile
@@ -82,7 +83,9 @@ def load_results(out_dir: StrPath) -> list[FinishedCell]:
     return store.read_finished(out_dir)
 
 
-def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness | None = None) -> list[str]:
+def write_report(
+    out_dir: StrPath, *, figures: bool = True, freshness: Freshness | None = None, policy: Policy | None = None
+) -> list[str]:
     """Write the report files of a grid output folder; return their paths.
 
     Parameters
@@ -101,6 +104,8 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
         and one whose per-trial files could not be (:func:`~lidframe.grid.report.staleness.report_warnings`).  Its spec
         (``freshness.spec``) also names each system's utility file, read now
         (:func:`lidframe.grid.utility.grid_utility`).
+    policy : Policy, optional
+        A verdict policy: the page judges every cell against it (its section "Verdict").
 
     Returns
     -------
@@ -138,7 +143,7 @@ def write_report(out_dir: StrPath, *, figures: bool = True, freshness: Freshness
     note = utility_note(found)
     warnings = report_warnings(freshness, results, out)
     # the page reads (and digests) every per-trial file: a damaged one stops here, before any file is written
-    report = _page(results, out, warnings, found, scored) if figures else None
+    report = _page(results, out, warnings, found, scored, policy) if figures else None
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings, note)
@@ -194,6 +199,7 @@ def _page(
     warnings: Sequence[str],
     found: Mapping[str, UtilityFile],
     scored: Sequence[ScoreFile] = (),
+    policy: Policy | None = None,
 ) -> Report:
     """The ``report.html`` record of the grid: its warnings and scenarios as notes, utility, per-speaker tables."""
     from lidframe.report import report_from_grid
@@ -214,6 +220,7 @@ def _page(
         utility=utility or None,
         utility_note=utility_note(found, page=True),
         score_files=scored,
+        policy=policy,
     )
     return with_per_speaker(report, results, out)
 

@@ -8,6 +8,12 @@ it says why (:func:`absent_sections`, :func:`absent_system_sections`), so that a
 who looks for the open set, the ladder or the per-speaker table of a page learns whether it
 was left out, and how to get it.
 
+The page has two parts (:attr:`PageSection.part`).  The **summary** -- the verdict, the
+headlines, the law's three criteria and the worst speakers -- is what a regulator reads
+and what prints on at most two A4 pages; the **appendices** -- the glossary, the tables and
+figures of every other section, each system's own section and the provenance -- follow
+it, collapsed on screen (``<details>``) and printed in full.
+
 Each section is a module here that holds its records, the builder pieces that compute
 them, its tables and its figures, and two functions: ``show`` (what the page shows of
 it) and ``absent`` (why it does not apply, or None).  :mod:`lidframe.report.render` walks
@@ -17,10 +23,16 @@ section is its module, its template and one line in :data:`PAGE_SECTIONS`.
 ============================  ==========================================================
 section                       modules
 ============================  ==========================================================
-``headlines``                 :mod:`~lidframe.report.sections.headlines`
+``verdict``                   :mod:`~lidframe.report.sections.verdict`
+``headlines``                 :mod:`~lidframe.report.sections.headlines` (its appendix
+                              ``rows``: the cards of the rows that head no system)
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
 ``identification``            :mod:`~lidframe.report.sections.identification`
-``legal``                     :mod:`~lidframe.report.sections.legal`
+``legal``                     :mod:`~lidframe.report.sections.legal` (its appendix
+                              ``linkability``: every other row's criteria, the curve)
+``worst-speakers``            :mod:`~lidframe.report.sections.worst_speakers`
+``glossary``                  :mod:`~lidframe.report.sections.glossary` (its entries: the
+                              metric catalogue's rows of the metrics the page shows)
 ``ladder``                    :mod:`~lidframe.report.sections.ladder` (records:
                               :mod:`~lidframe.report.sections.ladder_model`)
 ``utility``                   :mod:`~lidframe.report.sections.utility`, its chart
@@ -48,6 +60,7 @@ import attrs
 from lidframe.report.sections import (
     comparison,
     dp,
+    glossary,
     headlines,
     identification,
     ladder,
@@ -57,6 +70,8 @@ from lidframe.report.sections import (
     provenance,
     sensitivity,
     utility,
+    verdict,
+    worst_speakers,
 )
 
 if TYPE_CHECKING:
@@ -69,6 +84,8 @@ __all__ = [
     "PAGE_SECTIONS",
     "SYSTEM_SECTIONS",
     "NOT_APPLICABLE_CLASS",
+    "SUMMARY",
+    "APPENDIX",
     "Page",
     "Shown",
     "absent_sections",
@@ -77,6 +94,8 @@ __all__ = [
 
 #: The class of the paragraph that says why a section does not apply (the tests find it by it).
 NOT_APPLICABLE_CLASS = "not-applicable"
+#: The page's two parts (:attr:`PageSection.part`): what prints on at most two A4 pages, and what follows it.
+SUMMARY, APPENDIX = "summary", "appendix"
 
 
 @attrs.frozen
@@ -101,6 +120,9 @@ class PageSection:
         ``why_absent(report, cells)`` for a system's subsection.  None: it always applies.
     after_systems : bool
         It comes after the systems' sections (the provenance); the others come before.
+    part : {"summary", "appendix"}
+        Where it stands: in the summary, or among the appendices (collapsed on screen,
+        printed in full).  The systems' sections are appendices.
     """
 
     key: str
@@ -109,6 +131,7 @@ class PageSection:
     show: Callable[..., Any] | None = attrs.field(default=None, eq=False, repr=False)
     why_absent: Callable[..., str | None] | None = attrs.field(default=None, eq=False, repr=False)
     after_systems: bool = False
+    part: str = attrs.field(default=APPENDIX, validator=attrs.validators.in_((SUMMARY, APPENDIX)))
 
     @property
     def template(self) -> str:
@@ -125,21 +148,40 @@ class PageSection:
 #: The sections of every page, in page order; the systems' own sections come between the
 #: last before them and the first with ``after_systems`` (one per system, :data:`SYSTEM_SECTIONS` each).
 PAGE_SECTIONS: tuple[PageSection, ...] = (
-    PageSection("headlines", "Headlines", show=headlines.show),
-    PageSection("comparison", "Comparison", show=comparison.show),
-    PageSection(
-        "identification",
-        "Identification against chance",
-        nav="Identification",
-        show=identification.show,
-        why_absent=identification.absent,
-    ),
+    # the summary: what a regulator reads, on at most two A4 pages
+    PageSection("verdict", "Verdict", show=verdict.show, why_absent=verdict.absent, part=SUMMARY),
+    PageSection("headlines", "Headlines", show=headlines.show, part=SUMMARY),
     PageSection(
         "legal",
         "Singling out, linkability, inference",
         nav="Legal criteria",
         show=legal.show,
         why_absent=legal.absent,
+        part=SUMMARY,
+    ),
+    PageSection(
+        "worst-speakers",
+        "Worst speakers",
+        show=worst_speakers.show,
+        why_absent=worst_speakers.absent,
+        part=SUMMARY,
+    ),
+    # the appendices, collapsed on screen and printed in full
+    PageSection("glossary", "Glossary", show=glossary.show),
+    PageSection("rows", "Every row's headline", show=headlines.show_rows, why_absent=headlines.absent_rows),
+    PageSection("comparison", "Comparison", show=comparison.show),
+    PageSection(
+        "linkability",
+        "Legal criteria in full",
+        show=legal.show_curve,
+        why_absent=legal.absent_curve,
+    ),
+    PageSection(
+        "identification",
+        "Identification against chance",
+        nav="Identification",
+        show=identification.show,
+        why_absent=identification.absent,
     ),
     PageSection("ladder", "Threat-model ladder", show=ladder.show, why_absent=ladder.absent),
     PageSection("utility", "Privacy and utility", show=utility.show, why_absent=utility.absent),
@@ -168,11 +210,15 @@ class Page:
     cards : tuple of Card
         The headline card of each system of the report, in order (the headlines show them,
         each system's section links to its own).
+    metric_keys : tuple of str
+        The metric catalogue's keys of every metric the page shows (its glossary's
+        entries); empty while the page is first laid out (:mod:`lidframe.report.render`).
     """
 
     report: Report
     maker: FigureMaker
     cards: tuple[Card, ...]
+    metric_keys: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, report: Report, maker: FigureMaker) -> Page:
@@ -200,11 +246,12 @@ def absent_sections(report: Report) -> dict[str, str]:
     -------
     dict
         key -> one or two sentences (what is missing, and what would show it), for the
-        sections without content only: ``identification`` without any system's CMC
-        curve, ``legal`` without any system's legal criteria,
+        sections without content only: ``verdict`` without a verdict policy,
+        ``identification`` without any system's CMC curve, ``legal`` without any
+        system's legal criteria, ``worst-speakers`` without any per-speaker record,
         ``ladder`` without a ladder, ``utility`` without
         any system's utility, ``open-set`` when no system is open-set, ``dp`` outside a DP
-        audit.  The headlines, the comparison and the provenance always have content.
+        audit.  The headlines, the glossary, the comparison and the provenance always have content.
     """
     found = {s.key: s.why_absent(report) for s in PAGE_SECTIONS if s.why_absent is not None}
     return {key: reason for key, reason in found.items() if reason is not None}

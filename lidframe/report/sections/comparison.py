@@ -34,7 +34,14 @@ if TYPE_CHECKING:
     from lidframe.report.model import Report, ReportSystem
     from lidframe.report.sections import Page
 
-__all__ = ["METRIC_COLUMNS", "comparison_table", "overview_figures", "ComparisonSection", "show"]
+__all__ = [
+    "METRIC_COLUMNS",
+    "comparison_table",
+    "operating_point_text",
+    "overview_figures",
+    "ComparisonSection",
+    "show",
+]
 
 
 #: (key, title, formatter, tooltip) of the comparison table's metric columns, in order.
@@ -69,6 +76,9 @@ def comparison_table(report: Report) -> Table:
         cells += _metric_cells(s, metrics)
         rows.append(tuple(cells))
     caption = "Every system, with its confidence intervals where computed"
+    point = operating_point_text(report.systems) if any(m[0] in _DCF_KEYS for m in metrics) else ""
+    if point:
+        caption += f"; minDCF and actDCF at {point}"
     left_out = [title for key, title, _, _ in METRIC_COLUMNS if all(m[0] != key for m in metrics)]
     if left_out:
         caption += f"; not computed for any, so not shown: {', '.join(left_out)}"
@@ -79,7 +89,7 @@ def _metric_columns(metrics: Sequence[tuple[str, str, Callable[[Any], str], str]
     """The columns of *metrics* (of :data:`METRIC_COLUMNS`), rank-1's followed by its chance 1/N."""
     columns = []
     for key, title, _, tip in metrics:
-        columns.append(Column(title, True, tip))
+        columns.append(Column(title, True, tip, key=key))
         if key == "rank1_rate":
             columns.append(chance_column("1/N"))
     return columns
@@ -91,10 +101,35 @@ def _metric_cells(system: ReportSystem, metrics: Sequence[tuple[str, str, Callab
     cells = []
     for key, _, fmt, _ in metrics:
         value = getattr(h, key)
-        cells.append(number_cell(value, fmt, h.intervals.get(key), biased_low=key in _BIASED_LOW))
+        cell = number_cell(value, fmt, h.intervals.get(key), biased_low=key in _BIASED_LOW)
+        if key == "max_abs_llr_log10" and h.zebra_tag:
+            cell = attrs.evolve(cell, text=f"{cell.text} ({h.zebra_tag})")  # ZEBRA's tag beside its value
+        cells.append(cell)
         if key == "rank1_rate":
             cells.append(rank1_chance_cell(value, h.n_enrolled))
     return cells
+
+
+#: The detection costs, measured at the binary view's operating point (:func:`operating_point_text`).
+_DCF_KEYS = ("min_dcf", "act_dcf")
+
+
+def operating_point_text(systems: Sequence[ReportSystem]) -> str:
+    """Where minDCF and actDCF were measured, in words: ``"P_target = 0.01, C_miss = 1, C_fa = 1"``.
+
+    The systems' binary operating points (:attr:`Headline.operating_point
+    <lidframe.report.headline.Headline.operating_point>`); where they differ, each system's
+    after its label (``"anon: P_target = 0.05, ...; plain: ..."``); ``""`` where none has one.
+    """
+    names = {"p_target": "P_target", "c_miss": "C_miss", "c_fa": "C_fa"}
+    points = {s.label: s.headline.operating_point for s in systems if s.headline.operating_point is not None}
+
+    def text(point: tuple[tuple[str, float], ...]) -> str:
+        return ", ".join(f"{names.get(k, k)} = {v:g}" for k, v in point)
+
+    if len(set(points.values())) == 1:
+        return text(next(iter(points.values())))
+    return "; ".join(f"{label}: {text(point)}" for label, point in points.items())
 
 
 def _combos(systems) -> list[tuple[str, str]]:

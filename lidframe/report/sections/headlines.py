@@ -4,11 +4,15 @@ Its record is each system's :class:`~lidframe.report.headline.Headline` (and, wi
 sensitivity record, its :class:`~lidframe.report.sections.sensitivity.WorstCase`): the
 card (:func:`headline_card`: the numbers of :data:`CARD_ITEMS` with their intervals,
 the reading sentence, what the brackets are).  The cards are made once per page
-(:class:`~lidframe.report.sections.Page`): each system's section links to its own.
+(:class:`~lidframe.report.sections.Page`): each system's section links to its own.  The
+summary shows the card of each system's headline row (:func:`headline_cells`: its only
+row, or of several the one whose ALID is highest); the appendix "Every row's headline"
+(:func:`show_rows`) the cards of the others.
 """
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -21,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from lidframe.report.headline import Headline
-    from lidframe.report.model import ReportSystem
+    from lidframe.report.model import Report, ReportSystem
     from lidframe.report.sections import Page
     from lidframe.report.sections.sensitivity import WorstCase
 
@@ -33,19 +37,23 @@ __all__ = [
     "interval_note",
     "headline_card",
     "HeadlinesSection",
+    "headline_cells",
     "show",
+    "show_rows",
+    "absent_rows",
 ]
 
 
 @attrs.frozen
 class HeadlineItem:
-    """One number of a headline card: its interval, and whether that is biased low (LIDmax)."""
+    """One number of a headline card: its interval, whether that is biased low (LIDmax), its catalogue key."""
 
     title: str
     text: str
     interval: str
     sort: str
     biased_low: bool = False
+    key: str = ""
 
 
 @attrs.frozen
@@ -167,7 +175,9 @@ def headline_card(system: ReportSystem, index: int) -> Card:
     for key, title, fmt in CARD_ITEMS:
         interval = interval_text(h.intervals.get(key), fmt)
         value = getattr(h, key)
-        items.append(HeadlineItem(title, fmt(value), interval, sort_key(value), key in _BIASED_LOW and bool(interval)))
+        items.append(
+            HeadlineItem(title, fmt(value), interval, sort_key(value), key in _BIASED_LOW and bool(interval), key)
+        )
     worst = system.worst_case
     return Card(
         f"card-{index}",
@@ -184,14 +194,62 @@ def headline_card(system: ReportSystem, index: int) -> Card:
     )
 
 
+def headline_cells(report: Report) -> list[ReportSystem]:
+    """The headline row of each system, in page order: its only row, or of several the one with the highest ALID.
+
+    A system evaluated under several attackers, rungs, calibrators or priors (a grid's
+    cells, the real-voice demo's rows) is headed by the row that discloses most on average:
+    the attacker's best choice.  A row whose ALID was not computed comes last.
+    """
+    best: dict[str, ReportSystem] = {}
+    for system in report.systems:
+        held = best.get(system.name)
+        if held is None or _alid(system) > _alid(held):
+            best[system.name] = system
+    return list(best.values())
+
+
+def _alid(system: ReportSystem) -> float:
+    value = system.headline.alid
+    return -math.inf if math.isnan(value) else value
+
+
 @attrs.frozen
 class HeadlinesSection:
-    """What the section shows: the cards, and whether any has a worst case (the note on it)."""
+    """What the section shows: the headline card of each system, and what the page's other cards are.
+
+    Attributes
+    ----------
+    cards : tuple of Card
+        The card of each system's headline row (:func:`headline_cells`), in page order.
+    worst_case : bool
+        Whether one of them has a worst case (the note on it).
+    several : bool
+        Whether a system has several rows: the others' cards are an appendix
+        (:func:`show_rows`).
+    """
 
     cards: tuple[Card, ...]
     worst_case: bool
+    several: bool = False
 
 
 def show(page: Page) -> HeadlinesSection:
-    """The section of *page*: its cards."""
-    return HeadlinesSection(page.cards, any(card.worst_case for card in page.cards))
+    """The section of *page*: the card of each system's headline row."""
+    heads = {s.label for s in headline_cells(page.report)}
+    cards = tuple(card for card in page.cards if card.label in heads)
+    return HeadlinesSection(cards, any(card.worst_case for card in cards), len(cards) < len(page.cards))
+
+
+def show_rows(page: Page) -> HeadlinesSection:
+    """The appendix "Every row's headline" of *page*: the cards of the rows that head no system."""
+    heads = {s.label for s in headline_cells(page.report)}
+    cards = tuple(card for card in page.cards if card.label not in heads)
+    return HeadlinesSection(cards, any(card.worst_case for card in cards))
+
+
+def absent_rows(report: Report) -> str | None:
+    """Why the appendix "Every row's headline" does not apply: every system has one row, its card in the summary."""
+    if len(headline_cells(report)) < len(report.systems):
+        return None
+    return "Every system has a single row here: its headline card is the summary's, under Headlines."

@@ -60,7 +60,7 @@ _TOP_K = catalogue.metric("top_k_rate")
 
 def chance_column(level: str) -> Column:
     """The column of a chance level: titled ``chance <level>`` (``"1/N"``, ``"k/N"``), its tooltip the catalogue's."""
-    return Column(f"{_CHANCE.label} {level}", True, _CHANCE.description)
+    return Column(f"{_CHANCE.label} {level}", True, _CHANCE.description, key=_CHANCE.key)
 
 
 def rank1_chance_cell(rank1_rate: Any, n_enrolled: Any) -> Cell:
@@ -111,13 +111,13 @@ def identification_table(report: Report) -> Table | None:
         return None
     columns = (
         Column("system", False),
-        Column("N", True, catalogue.metric("n_enrolled").description),
+        Column("N", True, catalogue.metric("n_enrolled").description, key="n_enrolled"),
         Column("k", True, "the true speaker among the attacker's k best-scored enrolled speakers"),
-        Column(_TOP_K.label, True, _TOP_K.description),
+        Column(_TOP_K.label, True, _TOP_K.description, key=_TOP_K.key),
         Column("hits", True, "trials whose true speaker is among the top k"),
-        Column("trials", True, "enrolled trials ranked (T)"),
+        Column("trials", True, "enrolled trials ranked (T)", key="n_enrolled_trials"),
         chance_column("k/N"),
-        Column(_P_CHANCE.label, True, _P_CHANCE.description),
+        Column(_P_CHANCE.label, True, _P_CHANCE.description, key=_P_CHANCE.key),
     )
     rows = []
     for label, curve in curves.items():

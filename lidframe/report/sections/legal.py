@@ -6,9 +6,11 @@ system with a :attr:`~lidframe.report.model.ReportSystem.legal` record
 (:class:`~lidframe.analyses.legal_criteria.LegalCriteria`) gets three cards
 (:func:`criteria_cards`): singling out pi_sing(N), linkability pi_link(N') at N' = 2 and
 N, and inference -- ALID and LID q99 of its headline -- each with its chance level, its
-interval and one sentence an auditor can quote.  Below them the table of every
+interval and one sentence an auditor can quote: the summary shows the cards of each
+system's headline row.  The cards of its other rows (a grid's cells), the table of every
 linkability point (:func:`linkability_table`) and the curve pi_link(N') against chance
-1/N' (:func:`linkability_figure`).  Every number is the JSON's: the cards and the table
+1/N' (:func:`linkability_figure`) are the appendix "Legal criteria in full"
+(:func:`show_curve`).  Every number is the JSON's: the cards and the table
 carry each full-precision value in ``data-sort``.
 
 A sentence compares a number with its chance level only through its interval: above
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
+from lidframe.metrics import catalogue
 from lidframe.report.plotting import plain_text, pyplot
 from lidframe.report.tables import (
     Column,
@@ -57,8 +60,11 @@ __all__ = [
     "linkability_table",
     "linkability_figure",
     "LegalSection",
+    "LegalAppendix",
     "show",
+    "show_curve",
     "absent",
+    "absent_curve",
 ]
 
 
@@ -87,6 +93,11 @@ class CriterionItem:
     sort: str
     chance_text: str
     chance_sort: str
+
+    @property
+    def metric(self) -> str:
+        """Its key in the metric catalogue (``pi_link`` for both points of the curve): the page's ``data-key``."""
+        return "pi_link" if self.key.startswith("pi_link") else self.key
 
 
 @attrs.frozen
@@ -243,6 +254,9 @@ def _curves(report: Report) -> dict[str, LinkabilityCurve]:
     return out
 
 
+_PI_LINK = catalogue.metric("pi_link")
+
+
 def linkability_table(report: Report) -> Table | None:
     """One row per (system, N'): pi_link(N') with its interval, and chance 1/N'; None without any curve."""
     curves = _curves(report)
@@ -251,8 +265,8 @@ def linkability_table(report: Report) -> Table | None:
     columns = (
         Column("system", False),
         Column("N′", True, "candidates the attacker searches, the true speaker among them"),
-        Column("π_link", True, "share of trials linked to their speaker among N′ candidates (exact expectation)"),
-        Column("chance 1/N′", True, "a blind guess among N′"),
+        Column(_PI_LINK.label, True, _PI_LINK.description, key="pi_link"),
+        Column("chance 1/N′", True, "a blind guess among N′", key="chance"),
     )
     rows = []
     for label, curve in curves.items():
@@ -324,21 +338,59 @@ def _figures(maker: FigureMaker) -> tuple[InlineFigure, ...]:
 
 @attrs.frozen
 class LegalSection:
-    """What the section shows: each system's three cards, the linkability table and figure, and who has none."""
+    """What the section shows: the three cards of each system's headline row, who has none, and whether others do.
+
+    Attributes
+    ----------
+    systems : tuple of SystemCriteria
+        The cards of each system's headline row with a legal record
+        (:func:`~lidframe.report.sections.headlines.headline_cells`).
+    left_out : tuple of str
+        The headline rows without a legal record.
+    others : bool
+        Whether other rows have cards (the appendix "Legal criteria in full" shows them).
+    """
+
+    systems: tuple[SystemCriteria, ...]
+    left_out: tuple[str, ...]
+    others: bool = False
+
+
+def show(page: Page) -> LegalSection:
+    """The section of *page* (whose report has a legal record: :func:`absent` says None): its headline rows' cards."""
+    from lidframe.report.sections.headlines import headline_cells
+
+    heads = headline_cells(page.report)
+    found = [criteria_cards(s) for s in heads]
+    systems = tuple(c for c in found if c is not None)
+    left_out = tuple(s.label for s, c in zip(heads, found) if c is None)
+    labels = {s.label for s in heads}
+    others = any(s.legal is not None and s.label not in labels for s in page.report.systems)
+    return LegalSection(systems, left_out, others)
+
+
+@attrs.frozen
+class LegalAppendix:
+    """What the appendix "Legal criteria in full" shows: every other row's cards, the curve's table and figure."""
 
     systems: tuple[SystemCriteria, ...]
     table: Table | None
     figures: tuple[InlineFigure, ...]
-    left_out: tuple[str, ...]
 
 
-def show(page: Page) -> LegalSection:
-    """The section of *page* (whose report has a legal record: :func:`absent` says None)."""
-    report = page.report
-    found = [criteria_cards(s) for s in report.systems]
+def show_curve(page: Page) -> LegalAppendix:
+    """The appendix of *page* (whose report has a legal record: :func:`absent_curve` says None)."""
+    from lidframe.report.sections.headlines import headline_cells
+
+    labels = {s.label for s in headline_cells(page.report)}
+    found = [criteria_cards(s) for s in page.report.systems if s.label not in labels]
     systems = tuple(c for c in found if c is not None)
-    left_out = tuple(s.label for s, c in zip(report.systems, found) if c is None)
-    return LegalSection(systems, linkability_table(report), _figures(page.maker), left_out)
+    return LegalAppendix(systems, linkability_table(page.report), _figures(page.maker))
+
+
+def absent_curve(report: Report) -> str | None:
+    """Why the appendix "Legal criteria in full" does not apply: :func:`absent`'s reason."""
+    return absent(report)
 
 
 def absent(report: Report) -> str | None:

@@ -89,7 +89,7 @@ def open_set_table(report: Report) -> Table | None:
     if not systems:
         return None
     columns = [Column("system", False), Column("group", False)]
-    columns += [Column(title, True, tip) for _, title, _, tip in OPEN_SET_GROUP_COLUMNS]
+    columns += [Column(title, True, tip, key=key) for key, title, _, tip in OPEN_SET_GROUP_COLUMNS]
     rows = []
     for s in systems:
         assert s.open_set is not None
@@ -120,10 +120,20 @@ def misattribution_table(report: Report) -> Table | None:
         Column("system", False),
         Column("π_∅", True, "the attacker's prior mass of 'nobody enrolled' (outside)"),
         Column("π_∅ from", False, "given, or auto: the dev set's share of outsider trials (the attacker's belief)"),
-        Column("outsider trials", True, "eval trials whose speaker is not enrolled"),
-        Column("misattributed > 0.5", True, "share of outsider trials whose top enrolled posterior exceeds 0.5"),
+        Column("outsider trials", True, catalogue.metric("n_outsider_trials").description, key="n_outsider_trials"),
+        Column(
+            "misattributed > 0.5",
+            True,
+            catalogue.metric("misattribution_rate").description,
+            key="misattribution_rate",
+        ),
         Column("threshold", True, "the chosen posterior threshold"),
-        Column("misattributed > threshold", True, "share of outsider trials whose top posterior exceeds it"),
+        Column(
+            "misattributed > threshold",
+            True,
+            "share of outsider trials whose top posterior exceeds it",
+            key="misattribution_rate_at_threshold",
+        ),
     )
     rows = []
     for s in systems:
@@ -177,10 +187,10 @@ def membership_table(report: Report) -> tuple[Table | None, tuple[str, ...]]:
     budget, tpr, fpr = (catalogue.metric(k) for k in ("max_fpr", "membership_tpr", "membership_fpr"))
     columns = (
         Column("system", False),
-        Column(budget.label, True, budget.description),
-        Column(tpr.label, True, tpr.description),
+        Column(budget.label, True, budget.description, key=budget.key),
+        Column(tpr.label, True, tpr.description, key=tpr.key),
         Column("enrolled flagged", True, "enrolled trials flagged as enrolled, of the enrolled trials"),
-        Column(fpr.label, True, fpr.description),
+        Column(fpr.label, True, fpr.description, key=fpr.key),
         Column("outsiders flagged", True, "outsider trials flagged as enrolled, of the outsider trials"),
         Column("threshold", True, "flag a trial when its membership posterior p(enrolled | s) reaches this"),
         Column("resolved", False, "whether the outsider trials can show an FPR within the budget above 0"),

@@ -201,12 +201,14 @@ def utility_table(report: Report) -> Table | None:
             True,
             "word error rate of the recogniser on the system's speech: substitutions + deletions + insertions over "
             "the reference words, summed over the utterances",
+            key="wer",
         ),
         Column(
             "ρ_F0",
             True,
             "mean over the utterances of the correlation of each one's F0 contour with the original's (— without "
             "the original speech)",
+            key="rho_f0",
         ),
         Column("utterances", True, "utterances recognised"),
         Column("speakers", True, "speakers of the speech (its utt2spk): the bootstrap's units"),

@@ -4,7 +4,7 @@
 // A table wider than its box (.table-wrap), at this window's width, is set in a smaller type
 // ("compact"), and where that is still too wide "stacked" (report.css): one block per row, each
 // value under the name of its column (data-title, set here from the header rows, column spans
-// counted). Tables are laid out again whenever the window's width changes.
+// counted). Tables are laid out again whenever the window's width changes, and when an appendix opens.
 (function () {
   "use strict";
   var collator = new Intl.Collator(undefined, { numeric: true, sensitivity: "base" });
@@ -99,6 +99,33 @@
   window.addEventListener("load", function () {
     width = -1;
     refit();
+  });
+
+  // the appendices (<details>): a table laid out while its appendix was closed is laid out again when
+  // it opens; a link to an appendix (or into one) opens it; printing opens every one, and closes again
+  // those that were closed on screen
+  document.addEventListener("toggle", function (event) {
+    if (event.target.tagName === "DETAILS" && event.target.open) fit();
+  }, true);
+  function openTarget() {
+    var target = window.location.hash ? document.getElementById(window.location.hash.slice(1)) : null;
+    if (!target) return;
+    var inner = target.querySelector(":scope > details");
+    if (inner) inner.open = true;
+    for (var node = target; node; node = node.parentElement) {
+      if (node.tagName === "DETAILS") node.open = true;
+    }
+  }
+  window.addEventListener("hashchange", openTarget);
+  openTarget();
+  var closedForPrint = [];
+  window.addEventListener("beforeprint", function () {
+    closedForPrint = Array.prototype.filter.call(document.querySelectorAll("details"), function (d) { return !d.open; });
+    closedForPrint.forEach(function (d) { d.open = true; });
+  });
+  window.addEventListener("afterprint", function () {
+    closedForPrint.forEach(function (d) { d.open = false; });
+    closedForPrint = [];
   });
 
   Array.prototype.forEach.call(document.querySelectorAll("table.sortable"), function (table) {
