@@ -193,7 +193,7 @@ class Headline:
             dsys=nan if binary is None else float(binary.dsys),
             min_dcf=nan if binary is None else float(binary.min_dcf),
             act_dcf=nan if binary is None else float(binary.act_dcf),
-            interval_covers=None if settings is None else settings.covers(),
+            interval_covers=None if settings is None else settings.covers(brief=True),
             n_dev_enrolled=int_or_none(summary.n_dev_enrolled),
             n_dev_mated_pairs=int_or_none(summary.n_dev_enrolled_trials),
             dece_bits=nan if binary is None else float(binary.dece_bits),

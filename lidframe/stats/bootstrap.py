@@ -203,8 +203,17 @@ class Bootstrap:
         """The record of a stored :meth:`to_dict`; one written before 0.3.0 (no ``resample``) held the calibrator fixed."""
         return cls(**{"resample": "eval", **stored})
 
-    def covers(self) -> str:
-        """What intervals drawn with these settings cover, in words (the console and the page say it)."""
+    def covers(self, *, brief: bool = False) -> str:
+        """What intervals drawn with these settings cover, in words (the console and the page say it).
+
+        *brief*: the few words a headline card gives it ("calibrator refitted on resampled dev speakers").
+        """
+        if brief:
+            return (
+                f"calibrator refitted on resampled dev {self.unit}s"
+                if self.resample == "dev+eval"
+                else ("calibrator held fixed")
+            )
         if self.resample == "dev+eval":
             return (
                 f"eval and dev {self.unit}s resampled, the calibrator refitted on each dev resample: "

@@ -51,10 +51,7 @@ COLUMN_KEYS = {
 }
 SHARES = {"eer", "pdr", "rank1_rate"}
 #: What a card's brackets are, for speaker-bootstrap intervals that refit the calibrator (issue 41).
-CI_LEVEL = (
-    "95 % speaker-bootstrap intervals in brackets (eval and dev speakers resampled, the calibrator refitted on each "
-    "dev resample: they include the calibrator's uncertainty)"
-)
+CI_LEVEL = "95 % speaker-bootstrap intervals in brackets (calibrator refitted on resampled dev speakers)"
 
 
 def shown(key: str, value) -> str:

@@ -227,25 +227,39 @@ class HeadlinesSection:
     several : bool
         Whether a system has several rows: the others' cards are an appendix
         (:func:`show_rows`).
+    dev_warnings : tuple of (str, tuple of str)
+        Each small-dev warning of the cards once, with the labels of the cards it is for
+        (above the cards: one line per dev set, not one per card, so that the summary prints short).
     """
 
     cards: tuple[Card, ...]
     worst_case: bool
     several: bool = False
+    dev_warnings: tuple[tuple[str, tuple[str, ...]], ...] = ()
+
+
+def _dev_warnings(cards: tuple[Card, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """Each distinct small-dev warning of *cards*, with the labels of the cards that carry it, in page order."""
+    grouped: dict[str, list[str]] = {}
+    for card in cards:
+        if card.dev_warning:
+            grouped.setdefault(card.dev_warning, []).append(card.label)
+    return tuple((text, tuple(labels)) for text, labels in grouped.items())
 
 
 def show(page: Page) -> HeadlinesSection:
     """The section of *page*: the card of each system's headline row."""
     heads = {s.label for s in headline_cells(page.report)}
     cards = tuple(card for card in page.cards if card.label in heads)
-    return HeadlinesSection(cards, any(card.worst_case for card in cards), len(cards) < len(page.cards))
+    several = len(cards) < len(page.cards)
+    return HeadlinesSection(cards, any(card.worst_case for card in cards), several, _dev_warnings(cards))
 
 
 def show_rows(page: Page) -> HeadlinesSection:
     """The appendix "Every row's headline" of *page*: the cards of the rows that head no system."""
     heads = {s.label for s in headline_cells(page.report)}
     cards = tuple(card for card in page.cards if card.label not in heads)
-    return HeadlinesSection(cards, any(card.worst_case for card in cards))
+    return HeadlinesSection(cards, any(card.worst_case for card in cards), dev_warnings=_dev_warnings(cards))
 
 
 def absent_rows(report: Report) -> str | None:
