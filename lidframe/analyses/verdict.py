@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -48,7 +47,7 @@ import attrs
 
 from lidframe.analyses.legal_criteria import LegalCriteria
 from lidframe.core.summary import Summary
-from lidframe.data.documents import parse_failure, read_capped
+from lidframe.data.documents import read_toml
 from lidframe.data.fileio import StrPath, json_clean
 from lidframe.errors import InputError
 from lidframe.metrics import catalogue
@@ -266,13 +265,7 @@ def read_policy(path: StrPath) -> Policy:
         unknown key or metric, not exactly one bound, a threshold that is not a finite number.
     """
     what = "a verdict policy (TOML with [[limit]] tables)"
-    raw = read_capped(path, what, max_bytes=MAX_POLICY_BYTES)
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid TOML ({exc}); expected {what}") from None
-    except (RecursionError, MemoryError, ValueError) as exc:
-        raise parse_failure(path, exc, what) or exc from None
+    raw, doc = read_toml(path, what, max_bytes=MAX_POLICY_BYTES)
     unknown = sorted(set(doc) - {"name", "limit"})
     if unknown:
         raise InputError(f"{path}: unknown key {unknown[0]!r}; expected name and [[limit]] tables")

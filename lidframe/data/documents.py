@@ -10,12 +10,14 @@ column), nested too deep for Python's parser (``[[[[...`` 200,000 deep is a
 ``RecursionError`` inside :mod:`json` and :mod:`tomllib`), or too large for this
 machine's memory.
 
-:func:`parse_failure` words such a failure for other parsers (the grid spec's TOML).
+:func:`read_toml` reads a TOML document (a grid spec, a verdict policy) the same way;
+:func:`parse_failure` words such a failure for other parsers.
 """
 
 from __future__ import annotations
 
 import json
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +140,31 @@ def parse_json(text: str | bytes, where: StrPath, what: str) -> Any:
         ) from None
     except (RecursionError, MemoryError, ValueError) as exc:
         raise parse_failure(where, exc, what) or exc from None
+
+
+def read_toml(path: StrPath, what: str, *, max_bytes: int) -> tuple[bytes, dict[str, Any]]:
+    """The bytes of a UTF-8 TOML input file of at most *max_bytes* bytes, and its document.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    what : str
+        What was expected there, with its article, for messages.
+    max_bytes : int
+        The largest file taken (bytes).
+
+    Raises
+    ------
+    InputError
+        One line naming *path*: what :func:`read_capped` refuses, not valid TOML (the
+        parser's message), not UTF-8, nested too deeply, too large for memory, or an
+        integer of more than 4300 digits.
+    """
+    raw = read_capped(path, what, max_bytes=max_bytes)
+    try:
+        return raw, tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: not valid TOML ({exc}); expected {what}") from None
+    except (RecursionError, MemoryError, ValueError) as exc:  # ValueError: an integer of more than 4300 digits
+        raise parse_failure(path, exc, what) or exc from None

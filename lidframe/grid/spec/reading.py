@@ -12,13 +12,12 @@ axis is a TOML list, even of one entry (:func:`axis_list`).  The ``[systems]`` t
 from __future__ import annotations
 
 import os
-import tomllib
 import warnings
 from pathlib import Path
 from typing import Any, NoReturn
 
 from lidframe.core.options import EvaluateOptions
-from lidframe.data.documents import parse_failure, read_capped
+from lidframe.data.documents import read_toml as read_toml_document
 from lidframe.data.scenario import SCENARIOS, check_scenario
 from lidframe.errors import InputError, shorten
 from lidframe.metrics.detection import OperatingPoint
@@ -120,13 +119,7 @@ def read_toml(path: Path) -> tuple[bytes, dict[str, Any]]:
     if not os.path.lexists(path):
         raise InputError(f"{path}: no such grid spec")
     what = "a grid spec file (TOML)"
-    raw = read_capped(path, what, max_bytes=MAX_SPEC_BYTES)
-    try:
-        doc = tomllib.loads(raw.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(f"{path}: not valid TOML ({exc})") from None
-    except (RecursionError, MemoryError, ValueError) as exc:  # ValueError: an integer of more than 4300 digits
-        raise parse_failure(path, exc, what) or exc from None
+    raw, doc = read_toml_document(path, what, max_bytes=MAX_SPEC_BYTES)
     unknown = set(doc) - {"grid", "systems"}
     if unknown:
         fail(path, sorted(unknown)[0], "is not a grid spec section; expected [grid] and [systems.NAME]")
