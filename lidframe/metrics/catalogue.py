@@ -144,7 +144,7 @@ def _m(
 
 
 def _zebra_tags() -> str:
-    """ZEBRA's tags of max |LLR| in words, from :data:`lidframe.metrics.zebra.ZEBRA_TAGS`."""
+    """ZEBRA's tags of max ``|LLR|`` in words, from :data:`lidframe.metrics.zebra.ZEBRA_TAGS`."""
     bounds = [f"{tag} (= 0)" if bound == 0 else f"{tag} (≤ {bound:g})" for bound, tag in ZEBRA_TAGS]
     return ", ".join(bounds) + f", F (> {ZEBRA_TAGS[-1][0]:g})"
 

@@ -93,9 +93,9 @@ class Headline:
         The dev set's enrolled speakers and mated pairs (its trials of enrolled speakers),
         which the calibrator was fitted on; None when the source does not say.
     dece_bits, max_abs_llr_log10 : float
-        ZEBRA's D_ECE (bits) and max |LLR| (log10) of the pairs; NaN when not computed.
+        ZEBRA's D_ECE (bits) and max ``|LLR|`` (log10) of the pairs; NaN when not computed.
     zebra_tag : str
-        The tag of max |LLR| (``"0"``, ``"A"`` to ``"F"``, :func:`lidframe.metrics.zebra.zebra_tag`);
+        The tag of max ``|LLR|`` (``"0"``, ``"A"`` to ``"F"``, :func:`lidframe.metrics.zebra.zebra_tag`);
         ``""`` when not computed.
     operating_point : tuple of (str, float) or None
         Where minDCF and actDCF were measured: ``(("p_target", ..), ("c_miss", ..), ("c_fa", ..))``,
