@@ -105,6 +105,7 @@ __all__ = [
     "DEFAULT_MAX_PAIRS",
     "DEFAULT_FIT_BINS",
     "logistic_newton",
+    "balance_classes",
 ]
 
 #: Dev pairs up to which the pair calibrators fit on every pair (above: on pooled pairs).
@@ -338,6 +339,25 @@ def group_pairs(scores: np.ndarray, labels: np.ndarray, sample_weight: np.ndarra
 _NEWTON_STEPS = 100
 _NEWTON_TOL = 1e-12
 _NEWTON_NEAR = 1e-4
+
+
+def balance_classes(weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """*weights* scaled so that each class carries half of their total (scikit-learn's ``class_weight="balanced"``).
+
+    Parameters
+    ----------
+    weights : ndarray, shape (n,)
+        Non-negative weights (ones, or pooled pair counts); both classes must carry some.
+    labels : ndarray, shape (n,)
+        1 (mated) or 0.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        ``weights * n_total / (2 n_class)`` per class, where ``n_class`` is the class's total weight.
+    """
+    totals = np.array([weights[labels == 0].sum(), weights[labels == 1].sum()])
+    return weights * (totals.sum() / (2.0 * totals))[labels.astype(np.intp)]
 
 
 def logistic_newton(

@@ -81,6 +81,7 @@ from .base import (
     DEFAULT_FIT_BINS,
     DEFAULT_MAX_PAIRS,
     Calibrator,
+    balance_classes,
     check_fit_input,
     check_fit_size,
     group_pairs,
@@ -96,12 +97,6 @@ _WEIGHTINGS = ("balanced", "prior")
 # more cheap iterations.
 _TOL = 1e-10
 _Z95 = 1.959963984540054  # standard normal 97.5 % quantile
-
-
-def _balanced(weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """*weights* scaled so that each class carries half of their total (scikit-learn's "balanced")."""
-    totals = np.array([weights[labels == 0].sum(), weights[labels == 1].sum()])
-    return weights * (totals.sum() / (2.0 * totals))[labels.astype(np.intp)]
 
 
 # Newton steps that finish scikit-learn's L-BFGS answer: at most this many, each taken only where it is
@@ -301,7 +296,7 @@ class Logistic(Calibrator):
             # balance the classes by their *weighted* totals (pairs, for pooled groups)
             # explicitly: scikit-learn before 1.6 balanced class_weight="balanced" by the
             # number of rows, ignoring sample_weight, which would weigh pooled groups, not pairs
-            fit_weight = _balanced(fit_weight, fit_labels)
+            fit_weight = balance_classes(fit_weight, fit_labels)
             class_weight = None
         model = LogisticRegression(
             C=np.inf if self.C is None else float(self.C),
@@ -313,7 +308,7 @@ class Logistic(Calibrator):
         # the weights scikit-learn fitted with (its class_weight="balanced", n / (2 n_class), on unit weights)
         polish_weight = np.ones(fit_scores.size) if fit_weight is None else fit_weight
         if class_weight == "balanced":
-            polish_weight = _balanced(polish_weight, fit_labels)
+            polish_weight = balance_classes(polish_weight, fit_labels)
         polished = _polish(
             fit_scores,
             fit_labels.astype(np.float64),
@@ -381,7 +376,7 @@ class Logistic(Calibrator):
         copy = type(self)(**{**self.get_params(), "standard_errors": False})
         copy._check_parameters()
         penalty = 0.0 if self.C is None else 1.0 / float(self.C)
-        fit_weight = _balanced(weights, labels) if self.weighting == "balanced" else weights
+        fit_weight = balance_classes(weights, labels) if self.weighting == "balanced" else weights
         start = self.intercept_ + (_log_odds(labels, weights) if self.weighting == "prior" else 0.0)
         design = np.column_stack([np.ones_like(scores), scores])
         optimum = logistic_newton(design, labels, fit_weight, np.array([start, self.slope_]), np.array([0.0, penalty]))
