@@ -38,6 +38,7 @@ COMMANDS = (
     "nsweep",
     "score",
     "import_scores",
+    "fuse",
     "dp_audit",
     "grid",
     "report",

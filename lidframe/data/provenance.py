@@ -24,6 +24,12 @@ as one JSON document in the member ``provenance`` (a 0-d array of UTF-8 bytes:
     The threat-model rung (``--scenario``: ``name``, ``code``, ``stated``), or null.
 ``software``
     (software, version) pairs: lidframe, its source digest and git commit, Python, packages.
+``fused_from`` (only in a fused set's, ``lidframe fuse``)
+    The score files it was fused from (:class:`FusedInput`): each ``file`` (role ``dev 1``,
+    ``eval 1``, ..., absolute path, SHA-256, size) and the ``provenance`` it holds (this
+    document, nested; null where it holds none).  The attacker is then ``fusion``, its
+    settings the fitted weights, and ``data_dirs`` is empty (the inputs' are in theirs).
+    A document without the key (every other) has none.
 
 The member is not part of the scores: :meth:`ScoreSet.load <lidframe.data.scoreset.ScoreSet.load>`
 reads the same set with or without it, and a score file without it (written by an
@@ -74,6 +80,7 @@ __all__ = [
     "DataDirRecord",
     "AttackerRecord",
     "ScoreProvenance",
+    "FusedInput",
     "ScoreFile",
     "audio_sha256",
     "provenance_member",
@@ -119,6 +126,8 @@ class ScoreProvenance:
     scenario : dict or None
         ``{"name", "code", "stated"}`` of the rung (``--scenario``).
     software : tuple of (str, str)
+    fused_from : tuple of FusedInput
+        The score files a fused set was made of (empty for any other).
     """
 
     lidframe_version: str
@@ -129,6 +138,7 @@ class ScoreProvenance:
     data_dirs: tuple[DataDirRecord, ...]
     scenario: dict[str, str] | None
     software: tuple[tuple[str, str], ...]
+    fused_from: tuple[FusedInput, ...] = ()
 
     @classmethod
     def make(
@@ -140,6 +150,7 @@ class ScoreProvenance:
         software: Iterable[tuple[str, str]] = (),
         scenario: Mapping[str, str] | None = None,
         created: _dt.datetime | None = None,
+        fused_from: Sequence[FusedInput] = (),
     ) -> ScoreProvenance:
         """The provenance of a run scoring now (*created*: default now), by this lidframe in this folder."""
         moment = (created or _dt.datetime.now(_dt.UTC)).astimezone(_dt.UTC)
@@ -156,11 +167,12 @@ class ScoreProvenance:
             data_dirs=tuple(data_dirs),
             scenario=None if scenario is None else dict(scenario),
             software=tuple((str(k), str(v)) for k, v in software),
+            fused_from=tuple(fused_from),
         )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON document (module docstring)."""
-        return {
+        document = {
             "format": FORMAT,
             "version": FORMAT_VERSION,
             "lidframe_version": self.lidframe_version,
@@ -172,6 +184,9 @@ class ScoreProvenance:
             "scenario": self.scenario,
             "software": [list(pair) for pair in self.software],
         }
+        if self.fused_from:
+            document["fused_from"] = [item.to_dict() for item in self.fused_from]
+        return document
 
     @classmethod
     def from_dict(cls, document: Any, where: StrPath) -> ScoreProvenance:
@@ -204,11 +219,53 @@ class ScoreProvenance:
             ),
             scenario=_scenario_dict(fields.get(record, "scenario", "the document"), fields),
             software=fields.pairs(record, "software", "the document"),
+            fused_from=tuple(
+                FusedInput.from_dict(item, fields, f"fused_from[{k}]")
+                for k, item in enumerate(
+                    fields.items(record, "fused_from", "the document") if "fused_from" in record else ()
+                )
+            ),
         )
 
     def to_json(self) -> bytes:
         """The document as compact UTF-8 JSON."""
         return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+@attrs.frozen
+class FusedInput:
+    """A score file a fused set was made of: the file, digested, and the provenance it holds.
+
+    Attributes
+    ----------
+    file : FileDigest
+        Role ``"dev 1"``, ``"eval 2"``, ...: the split and the input's place on the command line.
+    provenance : ScoreProvenance or None
+        What the file holds (None: it holds none, a ``.csv`` or a file from elsewhere).
+    """
+
+    file: FileDigest
+    provenance: ScoreProvenance | None
+
+    @classmethod
+    def of(cls, role: str, path: StrPath) -> FusedInput:
+        """Digest the score file at *path* now and read the provenance it holds (:func:`read_provenance`)."""
+        return cls(FileDigest.of(role, path), read_provenance(path))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "file": self.file.to_dict(),
+            "provenance": None if self.provenance is None else self.provenance.to_dict(),
+        }
+
+    @classmethod
+    def from_dict(cls, value: Any, fields: Fields, at: str) -> FusedInput:
+        record = fields.mapping(value, at)
+        document = fields.get(record, "provenance", at)
+        return cls(
+            FileDigest.from_dict(fields.get(record, "file", at), fields, f"{at}.file"),
+            None if document is None else ScoreProvenance.from_dict(document, f"{fields.where}: {at}.provenance"),
+        )
 
 
 def provenance_member(provenance: ScoreProvenance, *, where: StrPath = "score file") -> np.ndarray:

@@ -13,17 +13,20 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lidframe.data.fileio import file_sha256
-from lidframe.data.provenance import AttackerRecord, DataDirRecord, ScoreProvenance
+from lidframe.data.provenance import AttackerRecord, DataDirRecord, FusedInput, ScoreProvenance
 from lidframe.data.provenance_parts import Digest
 from lidframe.data.utterance import Utterance
 from lidframe.registry import spec_inputs
 from lidframe.registry.coercion import split_query
 from lidframe.report.sections.environment import environment, environment_table, packages_used
 
-__all__ = ["score_provenance"]
+if TYPE_CHECKING:
+    from lidframe.core.fusion import FusionWeights
+
+__all__ = ["score_provenance", "fusion_provenance"]
 
 
 def _merged_spec(spec: str, params: Mapping[str, Any]) -> str:
@@ -116,3 +119,43 @@ def score_provenance(
     ]
     software = [(key, value) for key, _, value in environment_table(environment(packages_used(attackers=[name])))]
     return ScoreProvenance.make(record, dirs, command=command, software=software, scenario=scenario)
+
+
+def fusion_provenance(
+    fusion: FusionWeights, inputs: Sequence[tuple[str, str | Path]], *, command: str | None
+) -> ScoreProvenance:
+    """The provenance of a fused score set (``lidframe fuse``): its inputs, digested, and the fitted weights.
+
+    Parameters
+    ----------
+    fusion : FusionWeights
+        The fit (:func:`lidframe.core.fusion.fit_fusion`).
+    inputs : sequence of (str, path)
+        (role, score file) of every input, dev and eval: ``("dev 1", "a_dev.npz")``, ...; the
+        weight of input k is named after the k-th dev file.
+    command : str or None
+        The command line.
+
+    Returns
+    -------
+    ScoreProvenance
+        Attacker ``fusion`` (no audio, no data dirs of its own), its settings the weights
+        (``weight k``, the dev file's name beside it), the offset, the z-norm and the
+        penalty; ``fused_from`` each input with the provenance it holds.
+    """
+    from lidframe import __version__
+
+    dev_files = [path for role, path in inputs if role.startswith("dev ")]
+    settings: dict[str, Any] = {"combines": "row z-scores of each input (docs/theory.md)"}
+    for k, (weight, path) in enumerate(zip(fusion.weights, dev_files, strict=True), start=1):
+        settings[f"weight {k}"] = f"{float(weight)!r} ({Path(path).name})"
+    settings.update(
+        offset=repr(fusion.offset),
+        znorm_ddof=fusion.znorm_ddof,
+        C=fusion.C,
+        dev_pairs=f"{fusion.n_mated} mated, {fusion.n_non_mated} non-mated ({fusion.n_fit_pairs} fitted on)",
+    )
+    record = AttackerRecord.of("fusion", settings=settings, code=f"lidframe {__version__}", reads_audio=False)
+    fused_from = [FusedInput.of(role, path) for role, path in inputs]
+    software = [(key, value) for key, _, value in environment_table(environment(packages_used()))]
+    return ScoreProvenance.make(record, [], command=command, software=software, fused_from=fused_from)

@@ -85,6 +85,7 @@ def _score_rows(record: ScoreProvenance) -> list[tuple[str, str, str]]:
     ]
     rows += [(f"attacker {setting}", value, "") for setting, value in attacker.settings]
     rows += [(f"attacker {f.role}", f.path, f.sha256) for f in attacker.files]
+    rows += [(f"fused from {item.file.role}", item.file.path, item.file.sha256) for item in record.fused_from]
     if attacker.weights_sha256 is not None:
         rows.append(("attacker weights", "the weights its model scored with", attacker.weights_sha256))
     if record.scenario is not None:
