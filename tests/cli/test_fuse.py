@@ -174,3 +174,39 @@ def test_a_failed_write_leaves_neither_file_and_no_folder(inputs, tmp_path, caps
     assert main([str(a) for a in _fuse(inputs, out)]) != 0
     assert "No space left on device" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("damage", "words"),
+    [
+        (lambda d: d.update(fused_from="x"), ["fused_from is 'x'", "a list"]),
+        (lambda d: d["fused_from"][1].pop("file"), ["fused_from[1] has no 'file'"]),
+        (lambda d: d["fused_from"][0]["file"].update(sha256="no"), ["fused_from[0].file.sha256", "SHA-256"]),
+    ],
+    ids=["not a list", "an input without its file", "a bad digest"],
+)
+def test_a_damaged_fused_from_is_one_line_naming_the_field(inputs, tmp_path, capsys, damage, words):
+    from lidframe.data.provenance import read_provenance
+    from lidframe.errors import InputError
+
+    out = tmp_path / "fused"
+    assert main([str(a) for a in _fuse(inputs, out)]) == 0
+    record = _document(out / "dev.npz")
+    assert read_provenance(out / "dev.npz").to_dict() == record  # the document reads back as written
+    damage(record)
+    fused = ScoreSet.load(out / "dev.npz")
+    damaged = tmp_path / "damaged.npz"
+    np.savez(
+        damaged,
+        scores=fused.scores,
+        enrolled=fused.enrolled,
+        trial_speakers=fused.trial_speakers,
+        trial_ids=fused.trial_ids,
+        provenance=np.array(json.dumps(record)),
+    )
+    with pytest.raises(InputError) as caught:
+        read_provenance(damaged)
+    message = str(caught.value)
+    assert message.startswith(str(damaged)) and "\n" not in message
+    for fragment in words:
+        assert fragment in message
