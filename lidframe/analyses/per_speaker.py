@@ -287,12 +287,9 @@ def per_speaker(
     result : Result
         What :func:`lidframe.evaluate` (or ``evaluate_fitted``) returned.
     bootstrap : Bootstrap, optional
-        Add per-speaker intervals at its level: of ALID and LIDmax from resampling each
-        speaker's trials (n_boot, method and seed of the record; inside a speaker the unit
-        is the trial, and ``unit`` the dev set's), of PDR the Clopper-Pearson interval; the
-        calibrator refitted on the dev resamples where ``resample="dev+eval"`` and
-        *result* holds its refit (:attr:`~lidframe.core.result.Result.refit`), else held
-        fixed.  None (default): no intervals.
+        Add per-speaker intervals at its level (:mod:`lidframe.analyses.speaker_intervals`:
+        each speaker's trials resampled; the calibrator refitted on the dev resamples where
+        *result*'s were, :attr:`~lidframe.core.result.Result.refit`).  None (default): none.
     scores : ScoreSet or EmbeddingSet, optional
         The eval set *result* evaluated: adds each enrolled speaker's ``eer``
         (:func:`lidframe.analyses.speaker_eer.evaluation_speaker_eers`).
@@ -325,12 +322,9 @@ def per_speaker(
     enrolled = np.asarray(result.enrolled)
     is_outsider = np.asarray(result.is_outsider, dtype=bool)
     closed = np.flatnonzero(~is_outsider)
-    all_lid = np.asarray(result.lid, dtype=np.float64)
     open_set = result.outside > 0
     outsider_speakers, outsider_column = np.unique(np.asarray(result.trial_speakers)[is_outsider], return_inverse=True)
-    intervals = (
-        None if options is None else _intervals(result, closed, outsider_column, outsider_speakers.size, options)
-    )
+    intervals = _intervals(result, closed, outsider_column, outsider_speakers.size, options)
     fields = [{}] * (enrolled.size + outsider_speakers.size) if intervals is None else intervals.fields
     rows = _with_eer(_enrolled_rows(result, closed, fields[: enrolled.size]), eer)
     without = [r for r in rows if r.n_trials == 0]
@@ -340,7 +334,7 @@ def per_speaker(
             _outsider_rows(result, is_outsider, outsider_speakers, outsider_column, fields[enrolled.size :]),
             None if eer is None else np.full(outsider_speakers.size, np.nan),  # no model of theirs to verify against
         )
-    counted = all_lid if open_set else all_lid[closed]
+    counted = np.asarray(result.lid, dtype=np.float64)[slice(None) if open_set else closed]
     return PerSpeakerResult(
         rows=_worst_first([r for r in rows if r.n_trials > 0], sort_by) + without + outsider_rows,
         n_enrolled=int(enrolled.size),
@@ -397,9 +391,14 @@ def _checked_options(
 
 
 def _intervals(
-    result: Result, closed: np.ndarray, outsider_column: np.ndarray, n_outsider_speakers: int, options: Bootstrap
-) -> SpeakerIntervals:
-    """The interval fields of every row: the enrolled speakers (columns) then, in the open set, the outsider ones."""
+    result: Result, closed: np.ndarray, outsider_column: np.ndarray, n_outsider_speakers: int, options: Bootstrap | None
+) -> SpeakerIntervals | None:
+    """The interval fields of every row: the enrolled speakers (columns) then, in the open set, the outsider ones.
+
+    None without *options* (no intervals).
+    """
+    if options is None:
+        return None
     n_enrolled = len(result.enrolled)
     speaker, trials = _speaker_columns(result, closed), closed
     if result.outside > 0:
@@ -409,7 +408,7 @@ def _intervals(
     return speaker_interval_fields(result, speaker, n_enrolled + n_outsider_speakers, trials, options)
 
 
-def _enrolled_rows(result: Result, closed: np.ndarray, intervals: list[dict[str, float]]) -> list[PerSpeakerRow]:
+def _enrolled_rows(result: Result, closed: np.ndarray, intervals: list[dict[str, Any]]) -> list[PerSpeakerRow]:
     """One row per enrolled speaker, from the *closed*-set trials (indices), in enrolment order (*intervals*: its fields).
 
     A speaker's ceiling is -log2 of its prior (in the open set, of its prior times the
@@ -442,7 +441,7 @@ def _outsider_rows(
     is_outsider: np.ndarray,
     speakers: np.ndarray,
     column: np.ndarray,
-    intervals: list[dict[str, float]],
+    intervals: list[dict[str, Any]],
 ) -> list[PerSpeakerRow]:
     """Open set: one row per outsider speaker (*speakers*, *column* of each outsider trial), most disclosing first.
 
@@ -477,7 +476,7 @@ def _rows(
     first: np.ndarray,
     column: np.ndarray,
     ceiling: np.ndarray,
-    intervals: list[dict[str, float]],
+    intervals: list[dict[str, Any]],
     *,
     outsider: bool | None,
     extra: dict[str, np.ndarray],

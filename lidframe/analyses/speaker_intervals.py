@@ -78,7 +78,7 @@ class SpeakerIntervals:
         The table's one line on what the intervals hold.
     """
 
-    fields: list[dict[str, float]]
+    fields: list[dict[str, Any]]
     bootstrap: Bootstrap
     methods: dict[str, str]
     note: str
@@ -131,7 +131,8 @@ def speaker_interval_fields(
     for j in range(n_speakers):
         row: dict[str, Any] = {"pdr_low": float(pdr_low[j]), "pdr_high": float(pdr_high[j])}
         for metric in ("alid", "lid_max"):
-            interval = None if found.intervals[j] is None else found.intervals[j][metric]
+            own = found.intervals[j]
+            interval = None if own is None else own[metric]
             row[f"{metric}_low"] = np.nan if interval is None else interval.low
             row[f"{metric}_high"] = np.nan if interval is None else interval.high
         fields.append(row)
