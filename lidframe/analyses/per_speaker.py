@@ -25,32 +25,17 @@ best -- first.
 Intervals
 ---------
 With ``bootstrap=`` each speaker gets intervals at ``bootstrap.level`` from **that
-speaker's trials** alone; they describe the variation of the speaker's own trials given
-its enrolment, not the variation over speakers.
-
-* ``pdr``: the Clopper-Pearson interval of k out of n, k the speaker's trials with
-  LID > 0 and n its trials (:func:`lidframe.stats.proportion.clopper_pearson`): exact
-  for a proportion, its coverage is at least the level for every PDR and every n, one
-  trial included.  A bootstrap of a few 0/1 values is not: at 10, 20 and 30 trials per
-  speaker it covered 69, 78 and 81 % at nominal 95 %, with zero width whenever every
-  trial disclosed or none did (29, 19, 15 % of speakers); Clopper-Pearson covered 98.7,
-  98.2 and 97.6 %.  The bootstrap's method and seed do not enter it.
-* ``alid`` and ``lid_max``: resampling the speaker's trials with replacement
-  (trial-level resampling within one speaker: the only unit inside a single speaker, so
-  the record's ``unit`` is not used and ``bootstrap["unit"]`` says ``"trial"``), from
-  :func:`lidframe.stats.bootstrap.bootstrap_ci` (BCa or percentile as asked; LIDmax
-  always percentile and biased low, see :mod:`lidframe.stats.bootstrap`).  With so few
-  trials these intervals fall short of their level: at nominal 95 % the BCa ALID
-  interval covered 84 % of simulated speakers at 10 trials, 89 % at 20 and 90 % at 30
-  (percentile 83, 88, 89 %; a Student-t interval 86, 90, 91 %), least for speakers who
-  disclose near the ceiling on almost every trial, whose rare strongly negative trial
-  most samples of 10 to 30 miss (``bench/ci_coverage.py``, ``docs/statistics.md``).  A
-  speaker with a single trial gets NaN ALID and LIDmax intervals.
-
-``interval_methods`` names each metric's interval and ``interval_note`` says the above in
-one line (both in the JSON).  Each speaker's resamples are seeded from ``Bootstrap.seed``
-and its column among the enrolled (a :class:`numpy.random.SeedSequence` child), so the
-same seed gives the same table.
+speaker's trials** alone (:mod:`lidframe.analyses.speaker_intervals`): of ``alid`` and
+``lid_max`` by resampling its trials (each speaker from its own seed), of ``pdr`` the
+Clopper-Pearson interval of k of n.  Where the evaluation's bootstrap refitted the
+calibrator on resampled dev speakers (``Bootstrap(resample="dev+eval")`` with a dev set,
+:attr:`~lidframe.core.result.Result.refit`), so do the speakers' intervals, on the same
+dev resamples; else they hold it fixed, and ``bootstrap["resample"]`` says ``"eval"``.
+With so few trials the ALID and LIDmax intervals fall short of their level (at nominal
+95 % the BCa ALID interval covered 84 % of simulated speakers at 10 trials, 89 % at 20,
+90 % at 30: ``bench/ci_coverage.py``, ``docs/statistics.md``); a speaker with a single
+trial gets NaN ALID and LIDmax intervals.  ``interval_methods`` names each metric's
+interval and ``interval_note`` says the above in one line (both in the JSON).
 
 Speakers and trials that are not in the table's numbers
 -------------------------------------------------------
@@ -95,13 +80,13 @@ import attrs
 import numpy as np
 
 from lidframe.analyses.speaker_eer import evaluation_speaker_eers
+from lidframe.analyses.speaker_intervals import PER_SPEAKER_CI_METRICS, SpeakerIntervals, speaker_interval_fields
 from lidframe.core.result import Result
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
-from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
-from lidframe.stats.proportion import CLOPPER_PEARSON, clopper_pearson
+from lidframe.stats.bootstrap import Bootstrap
 
 __all__ = [
     "per_speaker",
@@ -114,8 +99,6 @@ __all__ = [
 
 #: Per-speaker columns after ``speaker`` and ``n_trials`` (bits, or shares of trials).
 PER_SPEAKER_METRICS = ("alid", "lid_max", "pdr", "rank1_rate", "lid_ceiling")
-#: Metrics that get ``<metric>_low`` / ``<metric>_high`` columns with ``bootstrap=``.
-PER_SPEAKER_CI_METRICS = ("alid", "lid_max", "pdr")
 #: What :func:`per_speaker` can sort by, worst speaker first: ALID descending, or EER ascending.
 SORT_KEYS = ("alid", "eer")
 
@@ -271,15 +254,6 @@ class PerSpeakerResult(TableRecord):
 #: ``to_dict()`` when None.
 _ABSENT_WHEN_NONE = ("outside", "n_outsider_speakers", "interval_methods", "interval_note", "sorted_by", "eer_note")
 
-#: :attr:`PerSpeakerResult.interval_note`, ``{level}`` the intervals' level in percent (the
-#: coverage measured by ``bench/ci_coverage.py``, BCa at nominal 95 %; bench/RESULTS.md).
-INTERVAL_NOTE = (
-    "per-speaker intervals at {level:g} % from each speaker's own trials: PDR's (Clopper-Pearson) cover "
-    "at least {level:g} %; ALID's and LIDmax's (bootstrap of the speaker's trials) cover less with few trials "
-    "(ALID at nominal 95 %: 84 % of simulated speakers at 10 trials, 89 % at 20, 90 % at 30), and LIDmax's is "
-    "biased low; the calibrator is held fixed (the headline's intervals refit it on resampled dev speakers)"
-)
-
 
 def _speaker_columns(result: Result, closed: np.ndarray) -> np.ndarray:
     """Column in ``result.enrolled`` of each closed-set trial's speaker, shape (T_closed,)."""
@@ -299,11 +273,6 @@ def _speaker_columns(result: Result, closed: np.ndarray) -> np.ndarray:
     return columns
 
 
-def _speaker_seeds(seed: int, n_enrolled: int) -> list[int]:
-    """One reproducible bootstrap seed per enrolled column, from :class:`numpy.random.SeedSequence`."""
-    return [int(child.generate_state(1)[0]) for child in np.random.SeedSequence(seed).spawn(n_enrolled)]
-
-
 def per_speaker(
     result: Result,
     *,
@@ -318,9 +287,9 @@ def per_speaker(
     result : Result
         What :func:`lidframe.evaluate` (or ``evaluate_fitted``) returned.
     bootstrap : Bootstrap, optional
-        Add per-speaker intervals at its level: of ALID and LIDmax from resampling each
-        speaker's trials (n_boot, method and seed of the record; its ``unit`` is replaced
-        by ``"trial"``), of PDR the Clopper-Pearson interval.  None (default): no intervals.
+        Add per-speaker intervals at its level (:mod:`lidframe.analyses.speaker_intervals`:
+        each speaker's trials resampled; the calibrator refitted on the dev resamples where
+        *result*'s were, :attr:`~lidframe.core.result.Result.refit`).  None (default): none.
     scores : ScoreSet or EmbeddingSet, optional
         The eval set *result* evaluated: adds each enrolled speaker's ``eer``
         (:func:`lidframe.analyses.speaker_eer.evaluation_speaker_eers`).
@@ -353,19 +322,19 @@ def per_speaker(
     enrolled = np.asarray(result.enrolled)
     is_outsider = np.asarray(result.is_outsider, dtype=bool)
     closed = np.flatnonzero(~is_outsider)
-    all_lid = np.asarray(result.lid, dtype=np.float64)
     open_set = result.outside > 0
     outsider_speakers, outsider_column = np.unique(np.asarray(result.trial_speakers)[is_outsider], return_inverse=True)
-    seeds = [] if options is None else _speaker_seeds(options.seed, enrolled.size + outsider_speakers.size)
-    rows = _with_eer(_enrolled_rows(result, closed, options, seeds[: enrolled.size]), eer)
+    intervals = _intervals(result, closed, outsider_column, outsider_speakers.size, options)
+    fields = [{}] * (enrolled.size + outsider_speakers.size) if intervals is None else intervals.fields
+    rows = _with_eer(_enrolled_rows(result, closed, fields[: enrolled.size]), eer)
     without = [r for r in rows if r.n_trials == 0]
     outsider_rows: list[PerSpeakerRow] = []
     if open_set:
         outsider_rows = _with_eer(
-            _outsider_rows(result, is_outsider, outsider_speakers, outsider_column, options, seeds[enrolled.size :]),
+            _outsider_rows(result, is_outsider, outsider_speakers, outsider_column, fields[enrolled.size :]),
             None if eer is None else np.full(outsider_speakers.size, np.nan),  # no model of theirs to verify against
         )
-    counted = all_lid if open_set else all_lid[closed]
+    counted = np.asarray(result.lid, dtype=np.float64)[slice(None) if open_set else closed]
     return PerSpeakerResult(
         rows=_worst_first([r for r in rows if r.n_trials > 0], sort_by) + without + outsider_rows,
         n_enrolled=int(enrolled.size),
@@ -376,11 +345,11 @@ def per_speaker(
         log2_n=math.log2(enrolled.size),
         calibrator=str(result.summary.calibrator),
         prior=str(result.summary.prior),
-        bootstrap=None if options is None else options.held_fixed().to_dict(),  # the result's calibrator, fixed
+        bootstrap=None if intervals is None else intervals.bootstrap.to_dict(),
         outside=float(result.outside) if open_set else None,
         n_outsider_speakers=int(outsider_speakers.size) if open_set else None,
-        interval_methods=None if options is None else _interval_methods(options),
-        interval_note=None if options is None else INTERVAL_NOTE.format(level=round(100 * options.level, 6)),
+        interval_methods=None if intervals is None else intervals.methods,
+        interval_note=None if intervals is None else intervals.note,
         sorted_by=None if scores is None else sort_by,
         eer_note=eer_note,
     )
@@ -409,7 +378,7 @@ def _eer_key(row: PerSpeakerRow) -> tuple[bool, float, str]:
 def _checked_options(
     result: Result, bootstrap: Bootstrap | None, scores: object = None, sort_by: str = "alid"
 ) -> Bootstrap | None:
-    """The per-speaker intervals' bootstrap (*bootstrap* with ``unit="trial"``; None without), the inputs checked."""
+    """The per-speaker intervals' bootstrap (*bootstrap*; None without), the inputs checked."""
     if not isinstance(result, Result):
         raise InputError(f"per_speaker needs the Result of lidframe.evaluate, got {type(result).__name__}")
     if sort_by not in SORT_KEYS:
@@ -418,13 +387,29 @@ def _checked_options(
         raise InputError("sort_by='eer' needs scores= (the eval set evaluated), from which the EERs come")
     if bootstrap is not None and not isinstance(bootstrap, Bootstrap):
         raise InputError(f"bootstrap must be None or a Bootstrap record, got {type(bootstrap).__name__}")
-    return None if bootstrap is None else attrs.evolve(bootstrap, unit="trial")
+    return bootstrap
 
 
-def _enrolled_rows(
-    result: Result, closed: np.ndarray, options: Bootstrap | None, seeds: list[int]
-) -> list[PerSpeakerRow]:
-    """One row per enrolled speaker, from the *closed*-set trials (indices), in enrolment order.
+def _intervals(
+    result: Result, closed: np.ndarray, outsider_column: np.ndarray, n_outsider_speakers: int, options: Bootstrap | None
+) -> SpeakerIntervals | None:
+    """The interval fields of every row: the enrolled speakers (columns) then, in the open set, the outsider ones.
+
+    None without *options* (no intervals).
+    """
+    if options is None:
+        return None
+    n_enrolled = len(result.enrolled)
+    speaker, trials = _speaker_columns(result, closed), closed
+    if result.outside > 0:
+        outsiders = np.flatnonzero(result.is_outsider)
+        speaker = np.concatenate([speaker, n_enrolled + outsider_column]).astype(np.intp)
+        trials = np.concatenate([closed, outsiders])
+    return speaker_interval_fields(result, speaker, n_enrolled + n_outsider_speakers, trials, options)
+
+
+def _enrolled_rows(result: Result, closed: np.ndarray, intervals: list[dict[str, Any]]) -> list[PerSpeakerRow]:
+    """One row per enrolled speaker, from the *closed*-set trials (indices), in enrolment order (*intervals*: its fields).
 
     A speaker's ceiling is -log2 of its prior (in the open set, of its prior times the
     enrolled mass 1 - π_∅), and its open-set field its trials' mean membership disclosure.
@@ -445,8 +430,7 @@ def _enrolled_rows(
         np.asarray(result.true_rank)[closed] == 1,
         column,
         ceiling,
-        options,
-        seeds,
+        intervals,
         outsider=False if open_set else None,
         extra=extra,
     )
@@ -457,8 +441,7 @@ def _outsider_rows(
     is_outsider: np.ndarray,
     speakers: np.ndarray,
     column: np.ndarray,
-    options: Bootstrap | None,
-    seeds: list[int],
+    intervals: list[dict[str, Any]],
 ) -> list[PerSpeakerRow]:
     """Open set: one row per outsider speaker (*speakers*, *column* of each outsider trial), most disclosing first.
 
@@ -475,8 +458,7 @@ def _outsider_rows(
         np.zeros(outsider_lid.size, dtype=bool),
         column,
         np.full(n_speakers, -math.log2(result.outside)),
-        options,
-        seeds,
+        intervals,
         outsider=True,
         extra={
             "membership_bits": _column_means(outsider_lid, column, n_speakers),
@@ -488,19 +470,13 @@ def _outsider_rows(
     return rows
 
 
-def _interval_methods(options: Bootstrap) -> dict[str, str]:
-    """Metric -> its interval's method (:attr:`PerSpeakerResult.interval_methods`)."""
-    return {"alid": options.method, "lid_max": "percentile", "pdr": CLOPPER_PEARSON}
-
-
 def _rows(
     speakers: np.ndarray,
     lid: np.ndarray,
     first: np.ndarray,
     column: np.ndarray,
     ceiling: np.ndarray,
-    options: Bootstrap | None,
-    seeds: list[int],
+    intervals: list[dict[str, Any]],
     *,
     outsider: bool | None,
     extra: dict[str, np.ndarray],
@@ -508,23 +484,13 @@ def _rows(
     """One row per speaker (column) of the trials *lid* (bits), in column order (:func:`per_speaker`).
 
     *first*, *column*: per trial, ranked first and its speaker's column; *ceiling*: per
-    speaker (bits); *seeds*: one per speaker, with *options*; *outsider* and *extra*
+    speaker (bits); *intervals*: per speaker, its interval fields (empty without); *outsider* and *extra*
     (field -> value per speaker, overriding the measured ones) fill the open-set fields.
     """
     measured = {**_speaker_metrics(lid, first, column, speakers.size), **extra}
     n_trials = measured["n_trials"]
-    by_speaker = np.argsort(column, kind="stable")
-    trial_lids = np.split(lid[by_speaker], np.cumsum(n_trials)[:-1])
-    pdr_low = pdr_high = np.full(speakers.size, np.nan)
-    if options is not None:  # k of n trials with LID > 0, per speaker (NaN ends without trials)
-        disclosing = np.bincount(column, weights=(lid > 0).astype(np.float64), minlength=speakers.size)
-        pdr_low, pdr_high = clopper_pearson(np.round(disclosing), n_trials, level=options.level)
     rows = []
     for j in range(speakers.size):
-        intervals: dict[str, Any] = {}
-        if options is not None:
-            found = bootstrap_ci(trial_lids[j], attrs.evolve(options, seed=seeds[j])) if n_trials[j] >= 2 else None
-            intervals = _interval_fields(found, (float(pdr_low[j]), float(pdr_high[j])))
         open_fields: dict[str, Any] = {}
         if outsider is not None:
             open_fields = {
@@ -541,7 +507,7 @@ def _rows(
                 pdr=float(measured["pdr"][j]),
                 rank1_rate=float(measured["rank1_rate"][j]),
                 lid_ceiling=float(ceiling[j]),
-                **intervals,
+                **intervals[j],
                 **open_fields,
             )
         )
@@ -571,20 +537,3 @@ def _speaker_metrics(lid: np.ndarray, first: np.ndarray, column: np.ndarray, n_e
     np.maximum.at(lid_max, column, lid)
     lid_max[n_trials == 0] = np.nan
     return {"n_trials": n_trials, "alid": alid, "lid_max": lid_max, "pdr": pdr, "rank1_rate": rank1}
-
-
-def _interval_fields(intervals: dict | None, pdr: tuple[float, float]) -> dict[str, float]:
-    """``<metric>_low`` / ``<metric>_high`` of :data:`PER_SPEAKER_CI_METRICS`.
-
-    ALID and LIDmax from the bootstrap *intervals* (NaN without: fewer than two trials),
-    PDR the Clopper-Pearson ends *pdr*.
-    """
-    fields = {}
-    for metric in PER_SPEAKER_CI_METRICS:
-        if metric == "pdr":
-            low, high = pdr
-        else:
-            found = intervals[metric] if intervals is not None else None
-            low, high = (float("nan"), float("nan")) if found is None else (found.low, found.high)
-        fields[f"{metric}_low"], fields[f"{metric}_high"] = low, high
-    return fields

@@ -32,6 +32,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_wav_paths_argument(parser)
     parser.add_argument(
+        "--reference-wer",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="with --reference: recognise the plain reference too, so that the warning on voices the recogniser "
+        "cannot read (WER above 50 %%) is about the plain speech (default; --no-reference-wer halves the "
+        "recognition)",
+    )
+    parser.add_argument(
         "--recogniser",
         default="pocketsphinx",
         metavar="SPEC",
@@ -76,7 +84,7 @@ def _print_result(result) -> None:
     """The console lines of a :class:`~lidframe.utility.Utility`; a warning naming the voices the recogniser cannot read."""
     import warnings
 
-    from lidframe.utility.voices import unreadable_warning
+    from lidframe.utility.voices import lost_voices_line, unreadable_warning
 
     intervals = result.intervals or {}
     print(
@@ -93,6 +101,9 @@ def _print_result(result) -> None:
     if result.resampled:
         print(f"resampled {result.resampled} utterances to the recogniser's rate")
     print(f"transcripts normalised: {result.normalisation}")
+    lost = lost_voices_line(result)
+    if lost is not None:
+        print(lost)
     unreadable = unreadable_warning(result)
     if unreadable is not None:  # one line on stderr, "lidframe: warning: ..."
         warnings.warn(unreadable, stacklevel=1)
@@ -136,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
             jobs=default_jobs() if args.jobs is None else args.jobs,
             progress=progress,
             wav_paths=args.wav_paths,
+            plain_wer=args.reference_wer,
         )
     finally:
         if bar is not None:

@@ -371,6 +371,7 @@ def evaluate_fitted(
     run = _run_named(run_set, fitted, log_prior, ddof, settings, binary_method, scheduler, engine_used, outside)
     posterior_closed = _closed_posterior(run, eval_set, closed_rows, log_prior, outside)
     open_trials = _open_trials(run, run_set, log_prior, outside)
+    refit = _refit_inputs(measure, dev, fitted, run_set, log_prior, outside, on_cluster=scheduler is not None)
     summary = summarise(
         run,
         run_set,
@@ -386,10 +387,10 @@ def evaluate_fitted(
         outside_source=outside_source,
         misattribution_threshold=measure.misattribution_threshold,
         operating_point=measure.operating_point,
-        refit=_refit_inputs(measure, dev, fitted, run_set, log_prior, outside, on_cluster=scheduler is not None),
+        refit=refit,
     )
     return result_of_run(
-        eval_set, closed_rows, run, posterior_closed, open_trials, log_prior, summary, fitted, prior, outside
+        eval_set, closed_rows, run, posterior_closed, open_trials, log_prior, summary, fitted, prior, outside, refit
     )
 
 

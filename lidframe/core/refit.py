@@ -30,11 +30,16 @@ without running the pipeline again:
   keeps the pairs' order, so their sorted-run structure (the EER's) is computed once.
 
 The cost per resample is one fit on the pooled pairs and a few passes over the eval
-(T, N) scores (``bench/refit_bootstrap.py``).
+(T, N) scores (``bench/refit_bootstrap.py``).  The maps of the calibrators fitted are kept
+in :attr:`RefitInputs.fits` by their dev weights (at most :data:`MAX_KEPT_FITS`), so a
+second bootstrap on the same dev resamples -- the per-speaker table's
+(:mod:`lidframe.analyses.speaker_intervals`), drawn from the same seed -- reuses the
+headline's refits and pays for the passes over the eval scores only.
 """
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -55,11 +60,14 @@ from lidframe.registry import CalibratorLike, capabilities_of, describe_componen
 from lidframe.stats.bootstrap import DevResampling, EvalSample
 from lidframe.stats.weighted import PairLLRs
 
-__all__ = ["REFIT_BINS", "DevFitData", "RefitInputs", "dev_fit_data", "dev_resampling"]
+__all__ = ["MAX_KEPT_FITS", "REFIT_BINS", "DevFitData", "RefitInputs", "dev_fit_data", "dev_resampling"]
 
 #: Score bins per class into which the dev pairs are pooled for the refits of the bootstrap
 #: (module docstring): a resample's fit runs on at most 3 x this many points.
 REFIT_BINS = 1024
+#: Most refitted calibrators' maps that :attr:`RefitInputs.fits` keeps (a few hundred bytes
+#: each for an affine map): past it, a resample's calibrator is fitted again when asked again.
+MAX_KEPT_FITS = 100_000
 
 
 @attrs.frozen(eq=False)
@@ -132,6 +140,9 @@ class RefitInputs:
         π_∅ (0: the closed set).
     threads : int
         CPU threads the LID tiles of a resample run in (the evaluation's engine's).
+    fits : dict
+        The LLR maps of the calibrators refitted so far, by the digest of their dev trial
+        weights (filled by :func:`dev_resampling`; module docstring).
     """
 
     dev: ScoreSet
@@ -143,6 +154,7 @@ class RefitInputs:
     log_prior: np.ndarray
     outside: float
     threads: int = 1
+    fits: dict[bytes, Any] = attrs.field(factory=dict, repr=False)
 
 
 def dev_resampling(
@@ -173,7 +185,7 @@ def dev_resampling(
 
     def evaluate(dev_weights: np.ndarray) -> Sequence[EvalSample]:
         try:
-            return [apply(llr_map_of(fitted)) for fitted in refit(dev_weights)]
+            return [apply(llr_map) for llr_map in _kept_maps(inputs.fits, refit, dev_weights)]
         except InputError as exc:
             raise InputError(
                 f"{set_label(inputs.dev, 'dev')}: refitting calibrator {describe_component(inputs.fitted)} on a "
@@ -181,6 +193,19 @@ def dev_resampling(
             ) from None
 
     return DevResampling(speakers=np.asarray(data.trials.trial_speakers), evaluate=evaluate)
+
+
+def _kept_maps(fits: dict[bytes, Any], refit: Callable[[np.ndarray], list[Any]], weights: np.ndarray) -> list[Any]:
+    """The LLR map of the calibrator refitted on each row of *weights* (b, T_dev): kept in *fits*, or fitted now and kept."""
+    keys = [hashlib.blake2b(np.ascontiguousarray(row).tobytes(), digest_size=16).digest() for row in weights]
+    missing = [i for i, key in enumerate(keys) if key not in fits]
+    if missing:  # every row missing (a first bootstrap): the block as given, fitted as it always was
+        fitted = refit(weights if len(missing) == len(keys) else weights[missing])
+        new = {keys[i]: llr_map_of(calibrator) for i, calibrator in zip(missing, fitted, strict=True)}
+        if len(fits) + len(new) > MAX_KEPT_FITS:
+            return [new[key] if key in new else fits[key] for key in keys]
+        fits.update(new)
+    return [fits[key] for key in keys]
 
 
 def _refitter(data: DevFitData, fitted: CalibratorLike) -> Callable[[np.ndarray], list[Any]]:

@@ -24,6 +24,8 @@ from lidframe.registry import CalibratorLike, PriorLike, capabilities_of
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.core.refit import RefitInputs
+
 __all__ = ["Result", "result_of_run"]
 
 
@@ -69,6 +71,13 @@ class Result:
     top_posterior : ndarray, shape (T,), or None
         Open set: max_j p(j | s), the posterior of the attacker's best enrolled guess
         (an outsider trial above 0.5 is misattributed); None in the closed set.
+    refit : RefitInputs or None
+        What the summary's bootstrap refitted the calibrator from (the dev set, the fitted
+        calibrator, the calibrator input of the trials the engine ran: the enrolled ones in
+        the closed set, every trial in the open set; :mod:`lidframe.core.refit`), so that
+        :func:`~lidframe.analyses.per_speaker.per_speaker` refits it on the same resampled
+        dev speakers; None where the summary's intervals hold the calibrator fixed (or there
+        are none).  Not part of :meth:`to_dict`.
     """
 
     lid: np.ndarray
@@ -85,6 +94,7 @@ class Result:
     outside: float = 0.0
     membership_bits: np.ndarray | None = None
     top_posterior: np.ndarray | None = None
+    refit: RefitInputs | None = attrs.field(default=None, repr=False)
 
     @property
     def is_impostor(self) -> np.ndarray:
@@ -159,11 +169,13 @@ def result_of_run(
     fitted: CalibratorLike,
     prior: PriorLike,
     outside: float,
+    refit: RefitInputs | None = None,
 ) -> Result:
     """The :class:`Result` of :func:`~lidframe.core.evaluation.evaluate_fitted`: per-trial arrays over every eval trial.
 
     *run* ran the enrolled trials (rows *closed_rows* of *eval_set*), whose closed-set
-    posteriors are *posterior_closed*, or in the open set every trial (*open_trials*).
+    posteriors are *posterior_closed*, or in the open set every trial (*open_trials*);
+    *refit*: what its bootstrap refitted the calibrator from (:attr:`Result.refit`).
     """
     if open_trials is not None:
         lid, posterior_true, true_rank = open_trials.lid_bits, open_trials.posterior_true, run.true_rank
@@ -187,6 +199,7 @@ def result_of_run(
         outside=outside,
         membership_bits=None if open_trials is None else open_trials.membership_bits,
         top_posterior=None if open_trials is None else open_trials.top_posterior,
+        refit=refit,
     )
 
 

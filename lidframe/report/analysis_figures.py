@@ -226,7 +226,11 @@ def _per_speaker_title(per_speaker: TableRecord, has_ci: bool) -> str:
     settings = getattr(per_speaker, "bootstrap", None)
     note = []
     if has_ci and settings:
-        note.append(f"whiskers: {settings['level']:.0%} {settings['method']} CI, trials resampled within speaker")
+        calibrator = "refitted on resampled dev speakers" if settings.get("resample") == "dev+eval" else "held fixed"
+        note.append(
+            f"whiskers: {settings['level']:.0%} {settings['method']} CI, trials resampled within speaker, "
+            f"calibrator {calibrator}"
+        )
     missing = getattr(per_speaker, "n_speakers_without_trials", 0)
     if missing:
         note.append(f"{missing} enrolled speakers without trials not shown")

@@ -309,7 +309,7 @@ def trial_weight_blocks(
         yield start, weights
 
 
-def _jackknife_weights(rng, n_units: int, max_groups: int = 100) -> np.ndarray:
+def jackknife_weights(rng, n_units: int, max_groups: int = 100) -> np.ndarray:
     """(G, U) weights of a delete-a-group jackknife (each unit in exactly one group)."""
     groups = min(n_units, max_groups)
     assignment = np.empty(n_units, dtype=np.intp)
@@ -413,10 +413,10 @@ def bootstrap_ci(
         boot, dev_jack = {}, None
         for start, weights in trial_weight_blocks(rng, unit_of_trial, n_units, options.n_boot):
             _store(boot, compute(base, weights), start, options.n_boot)
-    jack_w = _jackknife_weights(rng, n_units)[:, unit_of_trial]  # drawn after every resample, as before
+    jack_w = jackknife_weights(rng, n_units)[:, unit_of_trial]  # drawn after every resample, as before
     estimate, jack = compute(base, np.ones((1, lid.size))), compute(base, jack_w)
     jacks = {metric: [values] if dev_jack is None else [values, dev_jack[metric]] for metric, values in jack.items()}
-    return _intervals(estimate, boot, jacks, method=options.method, level=options.level)
+    return intervals_from_values(estimate, boot, jacks, method=options.method, level=options.level)
 
 
 def _checked_units(n_trials: int, speakers: ArrayLike | None, unit: str, which: str) -> tuple[np.ndarray, int]:
@@ -460,14 +460,14 @@ def _two_sample_resamples(
         _store(boot, compute_samples(dev.evaluate(dev_weights), weights), start, options.n_boot)
     if options.method == "percentile":  # no acceleration to estimate: no dev jackknife (its refits)
         return boot, {metric: np.empty(0) for metric in boot}
-    dev_jack_w = _jackknife_weights(dev_rng, n_dev_units)[:, dev_units]
+    dev_jack_w = jackknife_weights(dev_rng, n_dev_units)[:, dev_units]
     ones = np.ones((dev_jack_w.shape[0], n_trials))
     dev_jack: dict[str, np.ndarray] = {}
     _store(dev_jack, compute_samples(dev.evaluate(dev_jack_w), ones), 0, dev_jack_w.shape[0])
     return boot, dev_jack
 
 
-def _intervals(
+def intervals_from_values(
     estimate: Mapping[str, np.ndarray],
     boot: Mapping[str, np.ndarray],
     jacks: Mapping[str, Sequence[np.ndarray]],
@@ -560,7 +560,7 @@ def ratio_ci(
     boot: dict[str, np.ndarray] = {}
     for start, weights in trial_weight_blocks(rng, unit_of_item, n_units, options.n_boot):
         _store(boot, compute(weights), start, options.n_boot)
-    jack_w = _jackknife_weights(rng, n_units)[:, unit_of_item]
+    jack_w = jackknife_weights(rng, n_units)[:, unit_of_item]
     estimate, jack = compute(np.ones((1, n_items))), compute(jack_w)
     jacks = {metric: [values] for metric, values in jack.items()}
-    return _intervals(estimate, boot, jacks, method=options.method, level=options.level)
+    return intervals_from_values(estimate, boot, jacks, method=options.method, level=options.level)

@@ -37,10 +37,18 @@ from lidframe.errors import InputError
 from lidframe.stats.bootstrap import check_level
 from lidframe.stats.interval import Interval
 
-__all__ = ["CLOPPER_PEARSON", "clopper_pearson", "clopper_pearson_interval"]
+__all__ = [
+    "CLOPPER_PEARSON",
+    "CLOPPER_PEARSON_MIXTURE",
+    "clopper_pearson",
+    "clopper_pearson_interval",
+    "clopper_pearson_mixture",
+]
 
 #: The interval's name in records (``Interval.method``, a per-speaker table's ``interval_methods``).
 CLOPPER_PEARSON = "clopper-pearson"
+#: The name of :func:`clopper_pearson_mixture`'s interval in records.
+CLOPPER_PEARSON_MIXTURE = "clopper-pearson, averaged over refitted calibrators"
 
 
 def clopper_pearson(successes: ArrayLike, trials: ArrayLike, *, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
@@ -102,3 +110,92 @@ def clopper_pearson_interval(successes: int, trials: int, *, level: float = 0.95
     low, high = clopper_pearson(successes, trials, level=level)
     estimate = float(successes) / float(trials) if trials else float("nan")
     return Interval(estimate, float(low), float(high), check_level(level), CLOPPER_PEARSON)
+
+
+def clopper_pearson_mixture(
+    successes: ArrayLike, trials: ArrayLike, *, level: float = 0.95
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson intervals averaged over B versions of the successes (the calibrator refitted B times).
+
+    A speaker's PDR counts its trials with LID > 0, and which trials those are depends on
+    the calibrator.  With the calibrator refitted on B resamples of the dev set, the
+    speaker has B counts k_1 .. k_B of its n trials.  The interval inverts the average
+    of their Clopper-Pearson tails (each k's one-sided exact tests, averaged over the
+    calibrator's bootstrap distribution)::
+
+        low  solves  mean_b P(Beta(k_b, n - k_b + 1) <= low)  = (1 - level) / 2   (k_b = 0: 1)
+        high solves  mean_b P(Beta(k_b + 1, n - k_b) >  high) = (1 - level) / 2   (k_b = n: 1)
+
+    so ``low`` is 0 when at least (1 - level) / 2 of the counts are 0 (``high`` 1 when as
+    many are n), and with every k_b = k it is :func:`clopper_pearson`'s interval of k of
+    n.  Both sides are found by bisection to 1e-12.
+
+    Parameters
+    ----------
+    successes : array_like of int, shape (S, B)
+        k_b of each of S proportions under each of B calibrators (0 <= k_b <= n).
+    trials : array_like of int, shape (S,)
+        n of each (n = 0 gives NaN ends).
+    level : float, default 0.95
+
+    Returns
+    -------
+    low, high : ndarray of float64, shape (S,)
+
+    Examples
+    --------
+    >>> low, high = clopper_pearson_mixture([[3, 3, 3, 3]], [10])
+    >>> round(float(low[0]), 4), round(float(high[0]), 4)
+    (0.0667, 0.6525)
+    """
+    level = check_level(level)
+    k = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    if k.ndim != 2 or n.shape != (k.shape[0],):
+        raise InputError(f"clopper_pearson_mixture needs successes (S, B) and trials (S,), got {k.shape} and {n.shape}")
+    if (k != np.round(k)).any() or (n != np.round(n)).any() or (k < 0).any() or (k > n[:, None]).any():
+        raise InputError("clopper_pearson_mixture needs whole numbers 0 <= successes <= trials")
+    tail = (1.0 - level) / 2.0
+    values, shares = _distinct_shares(k)
+    n_col = n[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+
+        def below(x: np.ndarray) -> np.ndarray:  # mean_b P(Beta(k_b, n - k_b + 1) <= x), increasing in x
+            cdf = np.where(values > 0, beta.cdf(x[:, None], np.maximum(values, 1.0), n_col - values + 1.0), 1.0)
+            return (shares * cdf).sum(axis=1)
+
+        def above(x: np.ndarray) -> np.ndarray:  # mean_b P(Beta(k_b + 1, n - k_b) > x), decreasing in x
+            sf = np.where(values < n_col, beta.sf(x[:, None], values + 1.0, np.maximum(n_col - values, 1.0)), 1.0)
+            return (shares * sf).sum(axis=1)
+
+        low = _bisect(lambda x: below(x) >= tail, np.zeros(n.size), np.ones(n.size))
+        high = _bisect(lambda x: above(x) <= tail, np.zeros(n.size), np.ones(n.size))
+    low = np.where((shares * (values == 0)).sum(axis=1) >= tail, 0.0, low)
+    high = np.where((shares * (values == n_col)).sum(axis=1) >= tail, 1.0, high)
+    empty = n == 0
+    return np.where(empty, np.nan, low), np.where(empty, np.nan, high)
+
+
+def _distinct_shares(k: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's distinct values and the share of the row each holds, padded with share 0: two (S, m) arrays."""
+    ordered = np.sort(k, axis=1)
+    first = np.ones(ordered.shape, dtype=bool)
+    first[:, 1:] = ordered[:, 1:] != ordered[:, :-1]
+    width = max(1, int(first.sum(axis=1).max())) if k.size else 1
+    values = np.zeros((k.shape[0], width))
+    shares = np.zeros((k.shape[0], width))
+    for row in range(k.shape[0]):
+        distinct, counts = np.unique(ordered[row], return_counts=True)
+        values[row, : distinct.size] = distinct
+        shares[row, : distinct.size] = counts / ordered.shape[1]
+    return values, shares
+
+
+def _bisect(reached, low: np.ndarray, high: np.ndarray, *, tolerance: float = 1e-12) -> np.ndarray:
+    """The least x in [low, high] (each row) where the monotone ``reached(x)`` turns True, to *tolerance*."""
+    while (high - low).max(initial=0.0) > tolerance:
+        middle = (low + high) / 2.0
+        hit = reached(middle)
+        high = np.where(hit, middle, high)
+        low = np.where(hit, low, middle)
+    return (low + high) / 2.0

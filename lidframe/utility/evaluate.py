@@ -10,6 +10,11 @@ Two numbers, as every anonymisation study reports them beside privacy:
   correlation of each anonymised utterance's F0 contour with its original's
   (:mod:`lidframe.utility.pitch`).
 
+With a reference and ``plain_wer=True`` the recogniser also hears each original utterance,
+scored against the same transcript (``plain_errors`` per row): the plain speech's word
+errors, per voice the WER that says which voices the recogniser cannot read at all
+(:mod:`lidframe.utility.voices`).
+
 Audio is read by the attackers' reader (:func:`lidframe.attackers.audio.read_audio`:
 every file checked from its header before any is decoded; stereo mixed to mono; another
 rate than the recogniser's resampled to it, polyphase, and counted in ``resampled``); ρ_F0
@@ -61,6 +66,9 @@ class UtteranceUtility(RowRecord):
         With a reference data dir: ρ_F0 (NaN where there is none, see ``rho_f0_note``).
     rho_f0_note : str or None
         Why ρ_F0 is NaN (too few frames voiced in both, a constant contour).
+    plain_errors : int or None
+        With ``plain_wer=True``: the word errors (substitutions + deletions + insertions)
+        of the recogniser on the reference's (plain) utterance, against the same transcript.
     """
 
     utt_id: str
@@ -72,6 +80,7 @@ class UtteranceUtility(RowRecord):
     reference_words: int
     rho_f0: float | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
     rho_f0_note: str | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
+    plain_errors: int | None = attrs.field(default=None, metadata=ABSENT_WHEN_NONE)
 
 
 @attrs.frozen(eq=False, kw_only=True)
@@ -176,6 +185,7 @@ def utility(
     executor: Executor | None = None,
     progress: Callable[[int, int], object] | None = None,
     wav_paths: WavPaths = "cwd",
+    plain_wer: bool = False,
 ) -> Utility:
     """Word error rate (and, with *reference*, ρ_F0) of the speech in a Kaldi data dir.
 
@@ -210,6 +220,10 @@ def utility(
         How a relative audio path in the ``wav.scp`` of *data* and *reference* is resolved
         (:func:`lidframe.data.kaldi.read_data_dir`): against the current folder, as Kaldi
         does, or against the data dir.
+    plain_wer : bool, default False
+        With *reference*: recognise each original utterance too (twice the recognition),
+        its word errors in the rows' ``plain_errors`` (module docstring); without a
+        reference, nothing to recognise (ignored).
 
     Returns
     -------
@@ -226,8 +240,9 @@ def utility(
     model = resolve_recogniser(recogniser)
     target = capabilities_of("recogniser", model).sample_rate
     rates = _probe_audio(checked, target)
+    plain = bool(plain_wer) and checked.originals is not None
     measured = _measure_all(
-        model, checked.items(), target, jobs=check_jobs(jobs, name="jobs"), executor=executor, progress=progress
+        model, checked.items(plain), target, jobs=check_jobs(jobs, name="jobs"), executor=executor, progress=progress
     )
     rows, total = _utterance_rows(checked, measured)
     return _utility_record(
@@ -256,11 +271,12 @@ class _Checked:
     #: The speaker of each utterance.
     speakers: list[str]
 
-    def items(self) -> list[tuple[str, str | None]]:
-        """``(audio, original audio or None)`` of each utterance, what :func:`_measure` reads."""
+    def items(self, plain: bool = False) -> list[tuple[str, str | None, bool]]:
+        """``(audio, original audio or None, recognise the original too)`` of each utterance, what :func:`_measure` reads."""
         originals = self.originals
         return [
-            (str(utt.path), None if originals is None else str(originals[utt.utt_id].path)) for utt in self.utterances
+            (str(utt.path), None if originals is None else str(originals[utt.utt_id].path), plain)
+            for utt in self.utterances
         ]
 
 
@@ -319,14 +335,15 @@ def _probe_audio(checked: _Checked, target: int) -> list[int]:
     return rates
 
 
-def _utterance_rows(
-    checked: _Checked, measured: list[tuple[str, float | None, str | None]]
-) -> tuple[list[UtteranceUtility], WordErrors]:
+def _utterance_rows(checked: _Checked, measured: list[_Measured]) -> tuple[list[UtteranceUtility], WordErrors]:
     """Each utterance's row (its words, word errors and ρ_F0) from what was *measured*, and the errors summed."""
     rows, total = [], WordErrors(substitutions=0, deletions=0, insertions=0, reference_words=0)
-    for utt, (said, rho, note) in zip(checked.utterances, measured):
+    for utt, (said, rho, note, plain_said) in zip(checked.utterances, measured):
         hypothesis = transcript_words(said)
         errors = word_errors(checked.references[utt.utt_id], hypothesis)
+        plain = (
+            None if plain_said is None else word_errors(checked.references[utt.utt_id], transcript_words(plain_said))
+        )
         total = total + errors
         rows.append(
             UtteranceUtility(
@@ -339,6 +356,7 @@ def _utterance_rows(
                 reference_words=errors.reference_words,
                 rho_f0=rho,
                 rho_f0_note=note,
+                plain_errors=None if plain is None else plain.substitutions + plain.deletions + plain.insertions,
             )
         )
     return rows, total
@@ -399,32 +417,37 @@ def _intervals(
         raise InputError(f"utility intervals: {exc}") from None
 
 
-def _measure(
-    model: Any, items: list[tuple[str, str | None]], target: int
-) -> list[tuple[str, float | None, str | None]]:
-    """``(what the recogniser said, ρ_F0, why ρ_F0 is NaN)`` of each ``(audio, original audio or None)``."""
+#: What :func:`_measure` gives per utterance: what the recogniser said, ρ_F0, why ρ_F0 is NaN,
+#: and what it said on the original (None unless asked).
+_Measured = tuple[str, float | None, str | None, str | None]
+
+
+def _measure(model: Any, items: list[tuple[str, str | None, bool]], target: int) -> list[_Measured]:
+    """:data:`_Measured` of each ``(audio, original audio or None, recognise the original too)``."""
     out = []
-    for path, original_path in items:
+    for path, original_path, plain in items:
         # mono, at the recogniser's rate (resampled where the file has another)
         waveform = read_audio(path, sample_rate=target, min_seconds=0.0).astype(np.float64)
         said = str(model.transcribe(waveform, target))
-        rho, note = None, None
+        rho, note, plain_said = None, None, None
         if original_path is not None:
             original = read_audio(original_path, sample_rate=target, min_seconds=0.0)
             rho, note = rho_f0(f0_contour(original, target), f0_contour(waveform, target))
-        out.append((said, rho, note))
+            if plain:
+                plain_said = str(model.transcribe(original.astype(np.float64), target))
+        out.append((said, rho, note, plain_said))
     return out
 
 
 def _measure_all(
     model: Any,
-    items: list[tuple[str, str | None]],
+    items: list[tuple[str, str | None, bool]],
     target: int,
     *,
     jobs: int,
     executor: Executor | None = None,
     progress: Callable[[int, int], object] | None,
-) -> list[tuple[str, float | None, str | None]]:
+) -> list[_Measured]:
     """:func:`_measure` of every item, in order: here one at a time, or in *jobs* worker processes (of *executor*)."""
     total = len(items)
     if executor is None and (jobs == 1 or total < 2):
@@ -451,7 +474,7 @@ def _measure_all(
     n_shares = min(total, 4 * workers)
     bounds = np.linspace(0, total, n_shares + 1).round().astype(int)
     shares = [items[a:b] for a, b in itertools.pairwise(bounds) if b > a]
-    results: list[list[tuple[str, float | None, str | None]]] = [[] for _ in shares]
+    results: list[list[_Measured]] = [[] for _ in shares]
     done = 0
     with contextlib.ExitStack() as stack:
         pool = executor if executor is not None else stack.enter_context(process_pool(workers))

@@ -172,6 +172,7 @@ _ROW_KEYS: dict[str, tuple[_Range | None, bool]] = {
     "reference_words": (_COUNT, True),
     "rho_f0": (_RHO, False),
     "rho_f0_note": (None, False),
+    "plain_errors": (_COUNT, False),
 }
 
 

@@ -155,13 +155,13 @@ def bca_written_out(estimate: float, boot: np.ndarray, jack: np.ndarray, level: 
 def test_bootstrap_ci_gives_the_intervals_of_one_draw_of_every_resample_bit_for_bit(n_boot):
     """bootstrap_ci evaluates its resamples a block at a time; each interval (percentile, at a level
     whose end is the last resample's value, and BCa) equals bit for bit the old algorithm's."""
-    from lidframe.stats.bootstrap import _jackknife_weights
+    from lidframe.stats.bootstrap import jackknife_weights
 
     lid, speakers = big_lid()
     unit_of_trial, n_units = resampling_units(lid.size, speakers, "speaker")
     rng = np.random.default_rng(3)
     boot = lid_metrics_weighted(lid, one_draw_of_every_resample(rng, unit_of_trial, n_units, n_boot))
-    jack = lid_metrics_weighted(lid, _jackknife_weights(rng, n_units)[:, unit_of_trial])
+    jack = lid_metrics_weighted(lid, jackknife_weights(rng, n_units)[:, unit_of_trial])
     estimate = {k: float(v[0]) for k, v in lid_metrics_weighted(lid, np.ones((1, lid.size))).items()}
     plain = Bootstrap(n_boot=n_boot, method="percentile", seed=3)
     for options in (attrs.evolve(plain, level=level_ending_at(boot["lid_pos"], -1)), attrs.evolve(plain, method="bca")):

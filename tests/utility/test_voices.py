@@ -92,3 +92,66 @@ def test_jobs_default_to_the_cores_and_progress_to_a_terminal(tmp_path, capsys, 
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     assert main([*argv, "--no-progress"]) == 0
     assert "recognising" not in capsys.readouterr().err
+
+
+class LoudnessRecogniser:
+    """A fake recogniser that reads a loud voice ("the cat sat") and hears nothing in a quiet one."""
+
+    sample_rate = 16000
+
+    def describe(self):
+        return "loudness"
+
+    def transcribe(self, waveform, sample_rate):
+        return "the cat sat" if float(abs(waveform).max()) > 0.05 else ""
+
+
+def _quiet_copy(data, root, quiet_speakers: set[str]):
+    """A reference data dir of *data*'s utterances (same ids), the audio of *quiet_speakers* at 1 % of its level."""
+    import soundfile
+
+    from tests.bad_input.audio_dirs import write_data_dir
+
+    root.mkdir(parents=True)
+    speaker_of = dict(line.split() for line in (data / "utt2spk").read_text().splitlines())
+    entries = []
+    for line in (data / "wav.scp").read_text().splitlines():
+        utt, path = line.split(maxsplit=1)
+        audio, rate = soundfile.read(path)
+        scale = 0.01 if speaker_of[utt] in quiet_speakers else 1.0
+        soundfile.write(root / f"{utt}.wav", audio * scale, rate)
+        entries.append((utt, speaker_of[utt], root / f"{utt}.wav"))
+    folder = write_data_dir(root / "data", entries)
+    (folder / "text").write_text((data / "text").read_text())  # the same words: the swapped case reads it
+    return folder
+
+
+def test_the_warning_is_about_the_plain_references_wer_per_voice(tmp_path, capsys):
+    """Issue 41: the anonymised speech is read well here; the plain reference of s1 is not, and the warning names s1."""
+    texts = [["the cat sat", "the cat sat"], ["the cat sat"], ["the cat sat"]]
+    data = speakers_dir(tmp_path / "anon", texts)
+    reference = _quiet_copy(data, tmp_path / "plain", {"s1"})
+    register("recogniser", "loudness-test", LoudnessRecogniser)
+    try:
+        argv = ["utility", "--data", str(data), "--reference", str(reference), "--recogniser", "loudness-test"]
+        assert main([*argv, "--jobs", "1"]) == 0
+    finally:
+        unregister("recogniser", "loudness-test")
+    out, err = capsys.readouterr()
+    (warning,) = [line for line in err.splitlines() if line.startswith("lidframe: warning:")]
+    # by hand: s1's one plain utterance heard as nothing, 3 deletions of 3 words; s0 and s2 read
+    assert "on 1 of 3 voices of the plain reference" in warning and "s1 100 %" in warning
+    assert "s0" not in warning and "s2" not in warning and "WER 0.0 %" in out
+    from lidframe.utility import utility, voice_wers
+    from lidframe.utility.voices import lost_voices_line, unreadable_warning
+
+    result = utility(data, reference, recogniser=LoudnessRecogniser(), plain_wer=True)
+    assert voice_wers(result, plain=True) == {"s0": 0.0, "s1": 1.0, "s2": 0.0} and voice_wers(result)["s1"] == 0.0
+    assert [row.plain_errors for row in result.rows] == [0, 0, 3, 0] and lost_voices_line(result) is None
+    # the other way round: read plain, lost anonymised -- what anonymisation costs, said as such, and no warning
+    swapped = utility(reference, data, recogniser=LoudnessRecogniser(), plain_wer=True)
+    assert unreadable_warning(swapped) is None
+    assert "anonymisation loses 1 of 3 voices" in lost_voices_line(swapped) and "s1 100 %" in lost_voices_line(swapped)
+    # without the plain reference recognised, the data dir's WER decides, and the warning says what it cannot tell
+    fixed = utility(reference, data, recogniser=LoudnessRecogniser())
+    assert "recognise the plain --reference too" in unreadable_warning(fixed)
