@@ -19,7 +19,8 @@ Embeddings are looked up by utterance id in one or more files:
     code's ``utterance_id`` / ``embedding`` are recognised).
 
 Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
-(``"mean_of_normalised"`` or ``"mean"``) and cosine against every enrolled speaker.
+(``"mean_of_normalised"`` or ``"mean"``) and cosine (or the PLDA back end) against every
+enrolled speaker.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -171,6 +173,8 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
     id_column, vector_column : str, optional
         Parquet column names.
     enrolment : {"mean_of_normalised", "mean"}
+    **scoring
+        ``backend``, ``plda_train``, ``plda_dim``: how trials are scored (see :class:`EmbeddingAttacker`).
     """
 
     name = "precomputed"
@@ -189,7 +193,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         """
         value = params.get("path", ())
         paths = [Path(p) for p in (value if isinstance(value, (list, tuple)) else [value])]
-        extra: list[Path] = []
+        extra: list[Path] = EmbeddingAttacker.input_files(params)
         for path in paths:
             if path.suffix.lower() == ".npy" and path.with_suffix(".ids").is_file():
                 extra.append(path.with_suffix(".ids"))
@@ -204,8 +208,9 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         id_column: str | None = None,
         vector_column: str | None = None,
         enrolment: str = "mean_of_normalised",
+        **scoring: Any,
     ):
-        super().__init__(enrolment=enrolment)
+        super().__init__(enrolment=enrolment, **scoring)
         self.path = path
         self.id_column = id_column
         self.vector_column = vector_column
