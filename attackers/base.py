@@ -86,7 +86,9 @@ WIDTH = Range(1, 8192, integer=True)
 #: A list of widths (``channels=512,512,512,512,1536``), each in :data:`WIDTH`.
 WIDTHS = attrs.evolve(WIDTH, sequence=True)
 #: The numeric scoring options every embedding attacker takes (``plda_dim``, the PLDA back end's LDA
-#: dimension, or None for the most the training set allows); a subclass declares ``{**SCORING_RANGES, ...}``.
+#: dimension, or None for the most the training set allows); a subclass that forwards them to
+#: :class:`EmbeddingAttacker` declares ``{**SCORING_RANGES, ...}`` (one that does not take them, a plugin
+#: with an ``__init__`` of its own, declares nothing: the base class does not, so it stays a valid attacker).
 SCORING_RANGES: Mapping[str, Range] = {"plda_dim": attrs.evolve(WIDTH, none=True)}
 
 
@@ -145,8 +147,6 @@ class EmbeddingAttacker(Attacker):
     plda_dim : int, optional
         The PLDA back end's LDA dimension (None: the most its training set allows).
     """
-
-    option_ranges: ClassVar[Mapping[str, Range]] = SCORING_RANGES
 
     @range_checked("attacker")
     def __init__(

@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -38,8 +38,9 @@ from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
+from lidframe.registry.ranges import Range
 
-from .base import EmbeddingAttacker
+from .base import SCORING_RANGES, EmbeddingAttacker
 
 __all__ = ["PrecomputedEmbeddings", "read_embeddings"]
 
@@ -180,6 +181,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
     name = "precomputed"
     #: Embeddings are looked up by utterance id: the audio files are never read.
     reads_audio = False
+    option_ranges: ClassVar[Mapping[str, Range]] = SCORING_RANGES
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
