@@ -126,7 +126,7 @@ def fitted_plda(attacker: EmbeddingAttacker) -> PLDA:
     return attacker._plda
 
 
-def check_training_speakers(attacker: EmbeddingAttacker, enrolled: Sequence[str]) -> None:
+def check_training_speakers(attacker: EmbeddingAttacker, enrolled: Sequence[str] | np.ndarray) -> None:
     """Refuse enrolled speakers that are in the PLDA's training set (fitting it first if needed)."""
     both = np.intersect1d(fitted_plda(attacker).speakers_, np.asarray(enrolled, dtype=str))
     if both.size:

@@ -102,6 +102,8 @@ OPTION_BASE = {"plda_dim": {"backend": "plda", "plda_train": __file__}}
 
 def _base(name: str, option: str | None = None) -> dict[str, Any]:
     return {**BASE.get(name, {}), **OPTION_BASE.get(option or "", {})}
+
+
 OPTIONS = [(name, option) for name, options in EXPECTED.items() for option in options]
 
 

@@ -68,7 +68,7 @@ def test_llr_is_the_two_covariance_models_exact_llr(k, n_trials, counts, seed):
 def test_one_enrolment_embedding_is_symmetric_and_default_counts_are_one():
     rng = np.random.default_rng(3)
     mu, between_cov, within_cov = _draw_model(rng, 4)
-    params = dict(mean=mu, between=np.linalg.inv(between_cov), within=np.linalg.inv(within_cov))
+    params = {"mean": mu, "between": np.linalg.inv(between_cov), "within": np.linalg.inv(within_cov)}
     a, b = rng.standard_normal((5, 4)), rng.standard_normal((3, 4))
     np.testing.assert_allclose(two_covariance_llr(a, b, **params), two_covariance_llr(b, a, **params).T, atol=1e-12)
     np.testing.assert_array_equal(two_covariance_llr(a, b, **params), two_covariance_llr(a, b, [1, 1, 1], **params))
