@@ -245,3 +245,26 @@ def test_lidframe_score_records_the_backend_and_the_training_sets_digest(tmp_pat
     assert not (tmp_path / "bad.npz").exists()
     code, err = _cli([*common, "--out", "bad.npz", "--plda-train", voices.train], capsys)
     assert code == 2 and "plda_train applies only to backend=plda" in err
+
+
+def test_a_mechanisms_released_trials_are_scored_by_the_attackers_back_end(tmp_path):
+    """A grid's system transform (a Gaussian mechanism) scores through compare: PLDA there too, not cosine."""
+    from lidframe.privacy.audit import released_scoreset
+    from lidframe.privacy.mechanism import GaussianSpeakerMechanism
+
+    voices = Voices(tmp_path)
+    attacker = PrecomputedEmbeddings(path=voices.embeddings, backend="plda", plda_train=voices.train)
+    spec = "gaussian?mu=5&seed=3"
+    scores = released_scoreset(attacker, spec, voices.enrolment, voices.trials)
+    released = GaussianSpeakerMechanism.from_spec(spec).anonymise(
+        np.stack([voices.table[u.utt_id] for u in voices.trials])
+    )
+    unit = {u: v / np.linalg.norm(v) for u, v in voices.table.items()}
+    profiles = np.stack([np.mean([unit[u.utt_id] for u in utts], axis=0) for utts in voices.enrolment.values()])
+    train = np.load(voices.train)
+    expected = (
+        PLDA()
+        .fit(train["vectors"], train["speakers"])
+        .score(released, profiles, [len(utts) for utts in voices.enrolment.values()])
+    )
+    np.testing.assert_allclose(scores.scores, expected, atol=1e-9)
