@@ -268,3 +268,43 @@ def test_a_mechanisms_released_trials_are_scored_by_the_attackers_back_end(tmp_p
         .score(released, profiles, [len(utts) for utts in voices.enrolment.values()])
     )
     np.testing.assert_allclose(scores.scores, expected, atol=1e-9)
+
+
+def test_labelled_embeddings_are_read_from_either_layout_and_bad_ones_refused(tmp_path):
+    from lidframe.data.embedset import EmbeddingSet, read_labelled_embeddings
+
+    vectors = np.arange(12.0).reshape(4, 3) + 1
+    np.savez(tmp_path / "labelled.npz", vectors=vectors, speakers=np.array(["a", "a", "b", "b"]))
+    got, speakers = read_labelled_embeddings(tmp_path / "labelled.npz")
+    np.testing.assert_array_equal(got, vectors)
+    assert list(speakers) == ["a", "a", "b", "b"]
+    EmbeddingSet(vectors, vectors[:2], ["a", "b"], ["a", "a", "b", "b"]).save(tmp_path / "set.npz")
+    got, speakers = read_labelled_embeddings(tmp_path / "set.npz")
+    np.testing.assert_array_equal(got, vectors)
+    assert list(speakers) == ["a", "a", "b", "b"]
+    cases = {
+        "train.npy": (None, "labelled embeddings are read from an .npz"),
+        "short.npz": (
+            {"vectors": vectors, "speakers": np.array(["a"])},
+            "vectors (4, 3) and speakers (1,) do not match",
+        ),
+        "nan.npz": (
+            {
+                "vectors": np.where(vectors == 5, np.nan, vectors),
+                "speakers": speakers,
+                "utt_ids": np.array(list("wxyz")),
+            },
+            "labelled embeddings hold NaN or inf: 'x'",
+        ),
+        "extra.npz": ({"vectors": vectors, "speakers": speakers, "weights": np.ones(4)}, "weights"),
+        "nolabels.npz": ({"vectors": vectors}, "speakers"),
+    }
+    for name, (arrays, message) in cases.items():
+        path = tmp_path / name
+        if arrays is None:
+            np.save(path, vectors)
+        else:
+            np.savez(path, **arrays)
+        with pytest.raises(InputError) as caught:
+            read_labelled_embeddings(path)
+        assert str(caught.value).startswith(str(path)) and message in str(caught.value), str(caught.value)
