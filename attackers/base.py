@@ -6,7 +6,7 @@ every enrolled speaker.
 
 :class:`EmbeddingAttacker` implements ``score`` once for all embedding extractors:
 each enrolled speaker's profile aggregates its enrolment embeddings, and a trial is
-scored by the cosine of its embedding with every profile.  Two aggregations:
+scored against every profile by :meth:`EmbeddingAttacker.compare` (cosine by default).  Two aggregations:
 
 ``"mean_of_normalised"`` (default; the published LID reference code)
     L2-normalise each utterance embedding, then average.
@@ -14,6 +14,17 @@ scored by the cosine of its embedding with every profile.  Two aggregations:
     average the raw embeddings.
 
 Subclasses only implement ``embed``.
+
+Every embedding attacker takes a scoring back end (``backend``), used by :meth:`EmbeddingAttacker.compare`,
+the one place where embeddings become scores:
+
+``"cosine"`` (default)
+    the cosine of the trial embedding with the profile.
+``"plda"``
+    the log-likelihood ratio of two-covariance PLDA with LDA (:mod:`lidframe.core.plda`),
+    trained on ``plda_train`` -- a data dir the attacker embeds, or a file of labelled
+    embeddings -- with the LDA dimension ``plda_dim``; the LLR takes each profile's number
+    of enrolment embeddings (:mod:`lidframe.attackers.plda_backend`).
 
 Run options (:data:`RUN_OPTIONS`: device, precision, batch size, cache folder) are taken
 by the attackers they apply to and by no others; callers pass each only where it is taken.
@@ -27,21 +38,35 @@ Each attacker declares the range of each of its numeric options in ``option_rang
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
+from lidframe.data.fileio import StrPath
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.data.vectors import unit_rows
 from lidframe.errors import InputError, preview
-from lidframe.registry.capabilities import NO_RANGES, InputFiles
+from lidframe.registry.capabilities import NO_RANGES, InputFiles, range_checked
 from lidframe.registry.ranges import Range
 
-__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS", "RUN_OPTIONS", "SEED", "WIDTH", "WIDTHS"]
+__all__ = [
+    "Attacker",
+    "EmbeddingAttacker",
+    "BACKENDS",
+    "ENROLMENT_AGGREGATIONS",
+    "RUN_OPTIONS",
+    "SCORING_RANGES",
+    "SEED",
+    "WIDTH",
+    "WIDTHS",
+]
 
 ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
+#: How an embedding attacker scores a trial embedding against a profile (module docstring).
+BACKENDS = ("cosine", "plda")
 
 #: Options of how an attacker runs, not of what it computes: the device, the precision of
 #: its model's arithmetic, its batch size and its embedding cache folder.  An attacker
@@ -60,6 +85,11 @@ SEED = Range(0, 2**64 - 1, integer=True)
 WIDTH = Range(1, 8192, integer=True)
 #: A list of widths (``channels=512,512,512,512,1536``), each in :data:`WIDTH`.
 WIDTHS = attrs.evolve(WIDTH, sequence=True)
+#: The numeric scoring options every embedding attacker takes (``plda_dim``, the PLDA back end's LDA
+#: dimension, or None for the most the training set allows); a subclass that forwards them to
+#: :class:`EmbeddingAttacker` declares ``{**SCORING_RANGES, ...}`` (one that does not take them, a plugin
+#: with an ``__init__`` of its own, declares nothing: the base class does not, so it stays a valid attacker).
+SCORING_RANGES: Mapping[str, Range] = {"plda_dim": attrs.evolve(WIDTH, none=True)}
 
 
 class Attacker:
@@ -102,16 +132,47 @@ class Attacker:
 
 
 class EmbeddingAttacker(Attacker):
-    """An attacker that scores by cosine similarity of embeddings.
+    """An attacker that scores embeddings: by cosine similarity, or by a PLDA back end.
 
     Parameters
     ----------
     enrolment : {"mean_of_normalised", "mean"}
         How a speaker's enrolment embeddings become one profile (module docstring).
+    backend : {"cosine", "plda"}
+        How a trial embedding is scored against a profile (module docstring).
+    plda_train : path, optional
+        The PLDA back end's training set (needed by ``backend="plda"``, refused otherwise): a
+        data dir (``wav.scp``, ``utt2spk``) the attacker embeds, or a ``.npz`` of labelled
+        embeddings (:func:`lidframe.data.embedset.read_labelled_embeddings`).
+    plda_dim : int, optional
+        The PLDA back end's LDA dimension (None: the most its training set allows).
     """
 
-    def __init__(self, *, enrolment: str = "mean_of_normalised"):
+    @range_checked("attacker")
+    def __init__(
+        self,
+        *,
+        enrolment: str = "mean_of_normalised",
+        backend: str = "cosine",
+        plda_train: StrPath | None = None,
+        plda_dim: int | None = None,
+    ):
+        from .plda_backend import check_backend
+
         self.enrolment = enrolment
+        self.backend = backend
+        self.plda_train = plda_train
+        self.plda_dim = plda_dim
+        check_backend(self)
+        self._plda: Any = None  # the PLDA back end, fitted on first use (plda_backend.fitted_plda)
+        self._plda_utterances: list[Utterance] | None = None  # its training data dir's utterances
+
+    @classmethod
+    def input_files(cls, params: dict) -> list[Path]:
+        """The files the PLDA back end's training set is read from (:func:`~.plda_backend.plda_input_files`)."""
+        from .plda_backend import plda_input_files
+
+        return plda_input_files(params)
 
     def enrol(self, enrolment: Mapping[str, Sequence[Utterance]]) -> tuple[np.ndarray, np.ndarray]:
         """Speaker profiles: ``(speaker ids (N,), profiles (N, d))``."""
@@ -136,15 +197,56 @@ class EmbeddingAttacker(Attacker):
         profiles /= counts[:, None]
         return np.array(speakers), profiles
 
+    def compare(
+        self,
+        trial_emb: np.ndarray,
+        profiles: np.ndarray,
+        *,
+        counts: np.ndarray | None = None,
+        trial_ids: Sequence[str] | None = None,
+        profile_ids: Sequence[str] | None = None,
+    ) -> np.ndarray:
+        """Scores of trial embeddings against profiles by the attacker's back end: the one place that scores.
+
+        Parameters
+        ----------
+        trial_emb : ndarray, shape (T, d)
+            One embedding per trial (as :meth:`embed` gives them).
+        profiles : ndarray, shape (N, d)
+            One profile per enrolled speaker (as :meth:`enrol` makes them).
+        counts : ndarray of int, shape (N,), optional
+            The embeddings averaged into each profile (default 1 each: a profile that is one
+            embedding).  The PLDA LLR depends on it; cosine does not.
+        trial_ids, profile_ids : sequence of str, optional
+            Row names for error messages (a zero vector is named by them).
+
+        Returns
+        -------
+        ndarray, shape (T, N), float64
+            Cosines (``"cosine"``) or PLDA LLRs in nats (``"plda"``).
+        """
+        if self.backend == "plda":
+            from .plda_backend import plda_scores
+
+            return plda_scores(self, trial_emb, profiles, counts=counts, trial_ids=trial_ids)
+        return (
+            unit_rows(trial_emb, what="trial embeddings", ids=trial_ids)
+            @ unit_rows(profiles, what="speaker profiles", ids=profile_ids).T
+        )
+
     def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
-        """Cosine of every trial embedding with every enrolled speaker's profile."""
+        """Every trial embedding against every enrolled speaker's profile, by :meth:`compare`."""
         trials = check_utterances(trials, "trials")
         speakers, profiles = self.enrol(enrolment)
         emb = np.asarray(self.embed(trials), dtype=np.float64)
         if emb.ndim != 2 or emb.shape[0] != len(trials):
             raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(trials)} trials")
-        scores = (
-            unit_rows(emb, what="trial embeddings", ids=[u.utt_id for u in trials])
-            @ unit_rows(profiles, what="speaker profiles", ids=speakers).T
+        counts = np.array([len(list(utts)) for utts in enrolment.values()])
+        if self.backend == "plda":
+            from .plda_backend import check_training_speakers
+
+            check_training_speakers(self, speakers)
+        scores = self.compare(
+            emb, profiles, counts=counts, trial_ids=[u.utt_id for u in trials], profile_ids=list(speakers)
         )
         return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])

@@ -47,7 +47,7 @@ from lidframe.registry.capabilities import range_checked
 from lidframe.registry.ranges import Range
 
 from ._torch import torch
-from .base import SEED, EmbeddingAttacker
+from .base import SCORING_RANGES, SEED, EmbeddingAttacker
 from .cache import CacheWarning, EmbeddingCache
 from .frontend import SAMPLE_RATE, Fbank, probe_audio, read_audio, sentence_mean_norm
 from .layers import PADDING_MODES, Lengths
@@ -200,11 +200,15 @@ class NeuralAttacker(EmbeddingAttacker):
         embedded or trained on, as the VoicePrivacy toolkit does (``loudness=-30``;
         :mod:`lidframe.attackers.loudness`, needs pyloudnorm).  None (the default): the
         audio is read as it is.  Audio shorter than 0.4 s or silent is then refused.
+    **scoring
+        ``backend``, ``plda_train``, ``plda_dim``: how trials are scored (see
+        :class:`~lidframe.attackers.EmbeddingAttacker`).
     """
 
     #: Range of the random chunk length (seconds) that training cuts from each utterance.
     training_chunk_seconds: tuple[float, float] = (2.0, 3.0)
     option_ranges: ClassVar[Mapping[str, Range]] = {
+        **SCORING_RANGES,
         "batch_size": Range(1, integer=True, none=True),
         "max_batch_frames": Range(1, integer=True),
         "seed": SEED,
@@ -215,7 +219,7 @@ class NeuralAttacker(EmbeddingAttacker):
     def input_files(cls, params: dict) -> list[Path]:
         """The checkpoint, when one is given: a file the attacker reads, which must exist (grid validation, cache keys)."""
         checkpoint = params.get("checkpoint")
-        return [Path(checkpoint)] if checkpoint else []
+        return [*([Path(checkpoint)] if checkpoint else []), *EmbeddingAttacker.input_files(params)]
 
     @range_checked("attacker")
     def __init__(
@@ -233,8 +237,9 @@ class NeuralAttacker(EmbeddingAttacker):
         enrolment: str = "mean_of_normalised",
         compile: bool = False,
         loudness: float | None = None,
+        **scoring: Any,
     ):
-        super().__init__(enrolment=enrolment)
+        super().__init__(enrolment=enrolment, **scoring)
         self.loudness = loudness
         self.checkpoint = checkpoint
         self.device = device

@@ -19,15 +19,17 @@ Embeddings are looked up by utterance id in one or more files:
     code's ``utterance_id`` / ``embedding`` are recognised).
 
 Scoring is :class:`~lidframe.attackers.EmbeddingAttacker`'s: enrolment profiles
-(``"mean_of_normalised"`` or ``"mean"``) and cosine against every enrolled speaker.
+(``"mean_of_normalised"`` or ``"mean"``) and cosine (or the PLDA back end) against every
+enrolled speaker.
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,8 +38,9 @@ from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
+from lidframe.registry.ranges import Range
 
-from .base import EmbeddingAttacker
+from .base import SCORING_RANGES, EmbeddingAttacker
 
 __all__ = ["PrecomputedEmbeddings", "read_embeddings"]
 
@@ -171,11 +174,14 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
     id_column, vector_column : str, optional
         Parquet column names.
     enrolment : {"mean_of_normalised", "mean"}
+    **scoring
+        ``backend``, ``plda_train``, ``plda_dim``: how trials are scored (see :class:`EmbeddingAttacker`).
     """
 
     name = "precomputed"
     #: Embeddings are looked up by utterance id: the audio files are never read.
     reads_audio = False
+    option_ranges: ClassVar[Mapping[str, Range]] = SCORING_RANGES
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
@@ -189,7 +195,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         """
         value = params.get("path", ())
         paths = [Path(p) for p in (value if isinstance(value, (list, tuple)) else [value])]
-        extra: list[Path] = []
+        extra: list[Path] = EmbeddingAttacker.input_files(params)
         for path in paths:
             if path.suffix.lower() == ".npy" and path.with_suffix(".ids").is_file():
                 extra.append(path.with_suffix(".ids"))
@@ -204,8 +210,9 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         id_column: str | None = None,
         vector_column: str | None = None,
         enrolment: str = "mean_of_normalised",
+        **scoring: Any,
     ):
-        super().__init__(enrolment=enrolment)
+        super().__init__(enrolment=enrolment, **scoring)
         self.path = path
         self.id_column = id_column
         self.vector_column = vector_column

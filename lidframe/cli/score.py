@@ -55,6 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--cache-dir", help="embedding cache folder")
     parser.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")
+    _add_backend_arguments(parser)
     parser.add_argument(
         "--scenario",
         metavar="NAME",
@@ -64,11 +65,31 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
+def _add_backend_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--backend``, ``--plda-train``, ``--plda-dim``: an embedding attacker's scoring back end."""
+    parser.add_argument("--backend", choices=("cosine", "plda"), help="embedding attackers: scoring back end")
+    parser.add_argument(
+        "--plda-train",
+        metavar="DIR|EMB.npz",
+        help="--backend plda: its training set, a data dir the attacker embeds or an .npz of labelled embeddings",
+    )
+    parser.add_argument(
+        "--plda-dim",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        help="--backend plda: LDA dimension (default: the most the training set allows)",
+    )
+
+
 #: Attacker parameter of each flag that sets one (the run options are in RUN_OPTIONS).
 _FLAG_PARAMS = {
     "--checkpoint": "checkpoint",
     "--embeddings": "path",
     "--enrolment": "enrolment",
+    "--backend": "backend",
+    "--plda-train": "plda_train",
+    "--plda-dim": "plda_dim",
     "--device": "device",
     "--precision": "precision",
     "--batch-size": "batch_size",
@@ -155,6 +176,14 @@ def _model(args: argparse.Namespace, params: dict, scenario: Scenario) -> str:
     return f"{args.attacker}, its default weights"
 
 
+def _backend_data_dirs(attacker: object) -> list:
+    """The data dir a PLDA back end was trained on, as ``[("plda_train", folder, utterances)]`` (none otherwise)."""
+    from lidframe.attackers.plda_backend import training_data_dir
+
+    found = training_data_dir(attacker)
+    return [] if found is None else [found]
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
@@ -166,7 +195,14 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out {args.out}: expected a .npz or .csv score-set file")
     embeddings = [args.embeddings, *args.embeddings.split(",")] if args.embeddings else []
-    inputs = [args.enrol, *args.trials, args.checkpoint, *embeddings, *spec_files("attacker", args.attacker)]
+    inputs = [
+        args.enrol,
+        *args.trials,
+        args.checkpoint,
+        args.plda_train,
+        *embeddings,
+        *spec_files("attacker", args.attacker),
+    ]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
     params = _attacker_params(args)
@@ -185,6 +221,7 @@ def run(args: argparse.Namespace) -> int:
             found_in[utt.utt_id] = f"--trials {folder}"
     trials = [utt for _, _, utts in data_dirs[1:] for utt in utts]
     scores = attacker.score(trials, group_by_speaker(enrol))
+    data_dirs.extend(_backend_data_dirs(attacker))
     stated = None
     if scenario is not None and model is not None:
         stated = scenario.stated(

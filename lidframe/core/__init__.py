@@ -11,4 +11,6 @@ engines (:mod:`~lidframe.core.dispatch`), and :func:`lidframe.evaluate` /
 and its typed ``Summary`` (:mod:`~lidframe.core.summary`), with the records an evaluation's
 numbers are read against: the CMC curve and its chance levels (:mod:`~lidframe.core.cmc`)
 and the open set's membership attack at low FPRs (:mod:`~lidframe.core.membership`).
+Two-covariance PLDA with LDA, the model of the embedding attackers' PLDA scoring back end,
+is :mod:`~lidframe.core.plda`.
 """

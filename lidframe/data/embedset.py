@@ -9,6 +9,11 @@ those of :class:`~lidframe.attackers.EmbeddingAttacker.score`.
 File layout (``.npz``, no pickle): ``trial_vectors`` (T, d) float, ``enrol_vectors``
 (N, d) float, ``enrolled`` (N,) str, ``trial_speakers`` (T,) str and optionally
 ``trial_ids`` (T,) str.  :func:`load_set` reads either kind of set by its keys.
+
+*Labelled embeddings* -- the training set of a scoring back end (PLDA:
+:mod:`lidframe.attackers.plda_backend`) -- are read by :func:`read_labelled_embeddings`
+from an ``.npz`` with ``vectors`` (M, d) float, ``speakers`` (M,) str and optionally
+``utt_ids`` (M,) str, or from an embedding set (its trial vectors and trial speakers).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from lidframe.data.scoreset import ScoreSet, TrialBookkeeping, as_ids, as_real_a
 from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
 
-__all__ = ["EmbeddingSet", "load_set", "EMBEDDING_KEYS"]
+__all__ = ["EmbeddingSet", "load_set", "read_labelled_embeddings", "EMBEDDING_KEYS", "LABELLED_KEYS"]
 
 #: Keys of an embedding-set ``.npz`` (``trial_ids`` optional).
 EMBEDDING_KEYS = ("trial_vectors", "enrol_vectors", "enrolled", "trial_speakers", "trial_ids")
@@ -36,6 +41,10 @@ _EMBEDDING_KINDS: dict[str, Kind] = {
     "trial_speakers": "ids",
     "trial_ids": "ids",
 }
+
+#: Keys of a labelled-embeddings ``.npz`` (``utt_ids`` optional).
+LABELLED_KEYS = ("vectors", "speakers", "utt_ids")
+_LABELLED_KINDS: dict[str, Kind] = {"vectors": "numbers", "speakers": "ids", "utt_ids": "ids"}
 
 
 def _as_vectors(value: ArrayLike) -> np.ndarray:
@@ -165,3 +174,51 @@ def load_set(path: StrPath) -> ScoreSet | EmbeddingSet:
     if path.suffix.lower() == ".npz" and path.is_file() and "trial_vectors" in npz_keys(path):
         return EmbeddingSet.load(path)
     return ScoreSet.load(path)
+
+
+def read_labelled_embeddings(path: StrPath) -> tuple[np.ndarray, np.ndarray]:
+    """Embeddings with their speakers, from a labelled-embeddings ``.npz`` or an embedding set (module docstring).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        An ``.npz`` with ``vectors`` and ``speakers`` (and optionally ``utt_ids``), or an
+        embedding-set ``.npz`` (its trials are the labelled embeddings).
+
+    Returns
+    -------
+    vectors : numpy.ndarray, shape (M, d), float64
+    speakers : numpy.ndarray of str, shape (M,)
+
+    Raises
+    ------
+    InputError
+        Not an ``.npz``, a key missing or unknown, shapes that do not match, non-finite
+        values (naming the utterances, or the rows).
+    """
+    path = Path(path)
+    if path.suffix.lower() != ".npz":
+        raise InputError(
+            f"{path}: labelled embeddings are read from an .npz (vectors and speakers, or an embedding set), "
+            f"not {path.suffix or 'a file without a suffix'!r}"
+        )
+    if path.is_file() and "trial_vectors" in npz_keys(path):
+        found = EmbeddingSet.load(path)
+        return found.trial_vectors.astype(np.float64), found.trial_speakers
+    fields = read_npz(path, LABELLED_KEYS[:2], LABELLED_KEYS[2:], kinds=_LABELLED_KINDS, what="labelled embeddings")
+    vectors, speakers = np.asarray(fields["vectors"], dtype=np.float64), as_ids(fields["speakers"])
+    if vectors.ndim != 2 or speakers.shape != (vectors.shape[0],):
+        raise InputError(
+            f"{path}: vectors {vectors.shape} and speakers {speakers.shape} do not match; "
+            "expected vectors (M, d) and speakers (M,)"
+        )
+    names = as_ids(fields["utt_ids"]) if "utt_ids" in fields else None
+    if names is not None and names.shape != speakers.shape:
+        raise InputError(f"{path}: utt_ids {names.shape} and speakers {speakers.shape} do not match")
+    bad = ~np.isfinite(vectors).all(axis=1)
+    if bad.any():
+        rows = names[bad] if names is not None else np.flatnonzero(bad)
+        raise InputError(
+            f"{path}: labelled embeddings hold NaN or inf: {'' if names is not None else 'rows '}{preview(rows)}"
+        )
+    return vectors, speakers

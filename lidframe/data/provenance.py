@@ -16,7 +16,7 @@ as one JSON document in the member ``provenance`` (a 0-d array of UTF-8 bytes:
     weights -- with its SHA-256 and size) and ``weights_sha256`` (of the weights its model
     was loaded with: the file's, or the seeded initialisation's tensors'; null without a model).
 ``data_dirs``
-    Per data dir (``role`` enrol or trials, absolute ``path``, utterance and speaker
+    Per data dir (``role`` enrol, trials or plda_train, absolute ``path``, utterance and speaker
     counts): the SHA-256 of each Kaldi table in it (:data:`DATA_DIR_TABLES`) and, where the
     attacker reads audio, ``audio``: each listed file's SHA-256 by utterance in ``wav.scp``
     order, and ``sha256`` over them all (:func:`audio_sha256`); null where it reads none.

@@ -507,7 +507,8 @@ def released_scoreset(attacker: EmbeddingAttacker, mechanism_spec: str, enrol: d
 
     The attacker embeds the utterances; the trial embeddings (and, with
     ``enrolment=true`` in the spec, the enrolment embeddings) are released through the
-    mechanism before the attacker's enrolment aggregation and cosine scoring.
+    mechanism before the attacker's enrolment aggregation and scoring
+    (:meth:`~lidframe.attackers.EmbeddingAttacker.compare`: cosine, or its PLDA back end).
     """
     from lidframe.registry import parse_spec
 
@@ -523,7 +524,22 @@ def released_scoreset(attacker: EmbeddingAttacker, mechanism_spec: str, enrol: d
         enrol_emb = [unit_rows(e, what=f"enrolment embeddings of {s}") for s, e in zip(speakers, enrol_emb)]
     profiles = np.stack([e.mean(0) for e in enrol_emb])
     released = mechanism.anonymise(np.asarray(attacker.embed(trials), dtype=np.float64))
-    return ScoreSet(_cosine(released, profiles), speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
+    scores = _released_scores(attacker, released, profiles, np.array([len(e) for e in enrol_emb]), speakers)
+    return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
+
+
+def _released_scores(
+    attacker: EmbeddingAttacker, released: np.ndarray, profiles: np.ndarray, counts: np.ndarray, speakers: list
+) -> np.ndarray:
+    """(T, N) scores of released trial embeddings by the attacker's own scorer (cosine where it has none)."""
+    compare = getattr(attacker, "compare", None)
+    if not callable(compare):
+        return _cosine(released, profiles)
+    if getattr(attacker, "backend", "cosine") == "plda":
+        from lidframe.attackers.plda_backend import check_training_speakers
+
+        check_training_speakers(attacker, speakers)
+    return compare(released, profiles, counts=counts)
 
 
 def simulated_splits(

@@ -374,7 +374,7 @@ def numeric_parameters(factory: Any) -> list[str]:
     --------
     >>> from lidframe.attackers import RandomAttacker
     >>> numeric_parameters(RandomAttacker)
-    ['dim', 'seed']
+    ['dim', 'seed', 'plda_dim']
     """
     return [
         name

@@ -45,7 +45,10 @@ WIDTH = Expected(True, 1, 8192)
 WIDTHS = Expected(True, 1, 8192, sequence=True)
 SMALL = Expected(True, 1, 64)
 SMALLS = Expected(True, 1, 64, sequence=True)
+#: the scoring options every embedding attacker takes (issue 42: the PLDA back end's LDA dimension)
+SCORING = {"plda_dim": Expected(True, 1, 8192, none=True)}
 NEURAL = {
+    **SCORING,
     "batch_size": Expected(True, 1, none=True),
     "max_batch_frames": Expected(True, 1),
     "seed": SEED,
@@ -54,8 +57,8 @@ NEURAL = {
 
 #: attacker or recogniser name -> {numeric option: its range}, by hand
 EXPECTED: dict[str, dict[str, Expected]] = {
-    "random": {"dim": WIDTH, "seed": SEED},
-    "precomputed": {},
+    "random": {**SCORING, "dim": WIDTH, "seed": SEED},
+    "precomputed": {**SCORING},
     "ecapa": {
         **NEURAL,
         "input_size": Expected(True, 80, 80),
@@ -91,7 +94,16 @@ EXPECTED: dict[str, dict[str, Expected]] = {
 }
 KIND = {name: "recogniser" if name == "pocketsphinx" else "attacker" for name in EXPECTED}
 #: what a built-in needs besides the option tried: no pretrained weights looked for, a file for precomputed
-BASE = {"ge2e": {"pretrained": False}}
+BASE = {"ge2e": {"pretrained": False}, "precomputed": {"path": "embeddings.npz"}}
+#: what an option needs besides itself: plda_dim is taken with the PLDA back end only (its training set is
+#: read on first use, so any existing path does here)
+OPTION_BASE = {"plda_dim": {"backend": "plda", "plda_train": __file__}}
+
+
+def _base(name: str, option: str | None = None) -> dict[str, Any]:
+    return {**BASE.get(name, {}), **OPTION_BASE.get(option or "", {})}
+
+
 OPTIONS = [(name, option) for name, options in EXPECTED.items() for option in options]
 
 
@@ -195,11 +207,11 @@ def test_a_value_outside_the_range_is_refused_by_the_constructor_and_by_a_spec(n
     value = data.draw(_outside(name, option))
     label = f"{KIND[name]} {name!r}: {option} must be "
     with pytest.raises(InputError) as info:
-        _class(name)(**BASE.get(name, {}), **{option: value})
+        _class(name)(**_base(name, option), **{option: value})
     assert str(info.value).startswith(label), str(info.value)
     if value is None or isinstance(value, bool):
         return  # no spec text gives these to a number parameter
-    query = "&".join([*(f"{k}={v}" for k, v in BASE.get(name, {}).items()), f"{option}={_spec_text(value)}"])
+    query = "&".join([*(f"{k}={v}" for k, v in _base(name, option).items()), f"{option}={_spec_text(value)}"])
     with pytest.raises(InputError) as info:
         registry.create(KIND[name], f"{name}?{query}")
     text = str(info.value)
@@ -231,9 +243,9 @@ FREE = [
 @given(data=st.data())
 def test_a_value_inside_the_range_is_taken(name, option, data):
     value = data.draw(_inside(EXPECTED[name][option]))
-    attacker = _class(name)(**BASE.get(name, {}), **{option: value})
+    attacker = _class(name)(**_base(name, option), **{option: value})
     assert getattr(attacker, option) == value
-    query = "&".join([*(f"{k}={v}" for k, v in BASE.get(name, {}).items()), f"{option}={_spec_text(value)}"])
+    query = "&".join([*(f"{k}={v}" for k, v in _base(name, option).items()), f"{option}={_spec_text(value)}"])
     assert getattr(registry.create(KIND[name], f"{name}?{query}"), option) == value
 
 
@@ -271,7 +283,7 @@ def _bound_cases() -> list[tuple[str, dict[str, Any]]]:
 
 @pytest.mark.parametrize(("name", "options"), _bound_cases(), ids=lambda x: str(x)[:60])
 def test_the_values_at_each_bound_are_taken(name, options):
-    attacker = _class(name)(**BASE.get(name, {}), **options)
+    attacker = _class(name)(**{k: v for option in options for k, v in _base(name, option).items()}, **options)
     for option, value in options.items():
         got = getattr(attacker, option)
         assert (list(got) if isinstance(got, tuple) else got) == value

@@ -124,6 +124,7 @@ def test_the_conformance_check_wants_the_run_options_an_attacker_takes_named():
 
     with pytest.raises(ConformanceError, match="run options named in the constructor: .*device, precision"):
         check_attacker(Opaque())
-    assert registry.accepted_params("attacker", Named) == ("device", "dim", "seed", "enrolment")
+    scoring = ("backend", "plda_train", "plda_dim")  # every embedding attacker's (issue 42), through RandomAttacker
+    assert registry.accepted_params("attacker", Named) == ("device", "dim", "seed", "enrolment", *scoring)
     assert "run options named in the constructor" in check_attacker(Named())
     assert "run options named in the constructor" in check_attacker(RandomAttacker())
