@@ -13,7 +13,14 @@ scored by the cosine of its embedding with every profile.  Two aggregations:
 ``"mean"`` (VoicePrivacy 2024)
     average the raw embeddings.
 
-Subclasses only implement ``embed``.
+Subclasses only implement ``embed``.  The pair scoring is one method,
+:meth:`EmbeddingAttacker.compare` (trial embeddings against profiles), which the cohort
+normalisation reuses to score the cohort (:mod:`lidframe.attackers.cohort`).
+
+Scoring options (:data:`SCORING_OPTIONS`), taken by every embedding attacker:
+``score_norm`` (``"none"``, ``"snorm"`` or ``"asnorm"``: cohort score normalisation,
+:mod:`lidframe.core.cohort`), ``cohort`` (a data dir or an embedding-set ``.npz`` of other
+speakers) and ``cohort_top_k`` (K of AS-norm).
 
 Run options (:data:`RUN_OPTIONS`: device, precision, batch size, cache folder) are taken
 by the attackers they apply to and by no others; callers pass each only where it is taken.
@@ -27,19 +34,41 @@ Each attacker declares the range of each of its numeric options in ``option_rang
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import attrs
 import numpy as np
 
+from lidframe.data.fileio import StrPath
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
-from lidframe.data.vectors import unit_rows
+from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
-from lidframe.registry.capabilities import NO_RANGES, InputFiles
+from lidframe.registry.capabilities import NO_RANGES, InputFiles, range_checked
 from lidframe.registry.ranges import Range
 
-__all__ = ["Attacker", "EmbeddingAttacker", "ENROLMENT_AGGREGATIONS", "RUN_OPTIONS", "SEED", "WIDTH", "WIDTHS"]
+from .cohort import (
+    Cohort,
+    check_cohort,
+    check_score_norm,
+    cohort_input_files,
+    embed_cohort,
+    normalise_with_cohort,
+    read_cohort,
+)
+
+__all__ = [
+    "Attacker",
+    "EmbeddingAttacker",
+    "ENROLMENT_AGGREGATIONS",
+    "RUN_OPTIONS",
+    "SCORING_OPTIONS",
+    "SCORING_RANGES",
+    "SEED",
+    "WIDTH",
+    "WIDTHS",
+]
 
 ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
 
@@ -52,6 +81,14 @@ ENROLMENT_AGGREGATIONS = ("mean_of_normalised", "mean")
 #: and says on one line that it does not apply to the others;
 #: :func:`lidframe.testing.check_attacker` checks that a constructor names what it takes.
 RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
+
+#: Options of how an embedding attacker scores, taken by every one (forwarded to
+#: :class:`EmbeddingAttacker` by a subclass's ``**scoring``): cohort score normalisation.
+SCORING_OPTIONS = ("score_norm", "cohort", "cohort_top_k")
+#: The ranges of the numeric :data:`SCORING_OPTIONS`, for the ``option_ranges`` of a subclass that forwards them
+#: (``{**SCORING_RANGES, ...}``; not :class:`EmbeddingAttacker`'s own, so that a plugin that does not forward them
+#: declares no range of an option it does not take).  K of AS-norm: a standard deviation needs two scores.
+SCORING_RANGES: Mapping[str, Range] = {"cohort_top_k": Range(2, integer=True, none=True)}
 
 #: A seed: an integer in [0, 2**64 - 1], what ``torch.manual_seed`` takes (and ``--seed`` everywhere).
 SEED = Range(0, 2**64 - 1, integer=True)
@@ -108,10 +145,37 @@ class EmbeddingAttacker(Attacker):
     ----------
     enrolment : {"mean_of_normalised", "mean"}
         How a speaker's enrolment embeddings become one profile (module docstring).
+    score_norm : {"none", "snorm", "asnorm"}
+        Cohort score normalisation (:mod:`lidframe.core.cohort`); ``"none"``: raw cosines.
+    cohort : path, optional
+        The cohort (needed by ``snorm`` and ``asnorm``): a Kaldi data dir of other speakers,
+        embedded by this attacker, or an embedding-set ``.npz`` whose enrolled speakers are
+        the cohort (:mod:`lidframe.attackers.cohort`).  A cohort speaker who is enrolled or a
+        trial's speaker is refused.
+    cohort_top_k : int, optional
+        K of AS-norm (>= 2; default :data:`lidframe.core.cohort.DEFAULT_TOP_K`).
     """
 
-    def __init__(self, *, enrolment: str = "mean_of_normalised"):
+    @classmethod
+    def input_files(cls, params: dict) -> list[Path]:
+        """The cohort's files (:func:`~lidframe.attackers.cohort.cohort_input_files`): grid validation, cache keys, provenance."""
+        return cohort_input_files(params, reads_audio=cls.reads_audio)
+
+    @range_checked("attacker")
+    def __init__(
+        self,
+        *,
+        enrolment: str = "mean_of_normalised",
+        score_norm: str = "none",
+        cohort: StrPath | None = None,
+        cohort_top_k: int | None = None,
+    ):
         self.enrolment = enrolment
+        self.score_norm = score_norm
+        self.cohort = cohort
+        self.cohort_top_k = cohort_top_k
+        self._cohort_norm = check_score_norm(score_norm, cohort, cohort_top_k)
+        self._cohort: Cohort | None = None  # read on first use; its profiles once embedded
 
     def enrol(self, enrolment: Mapping[str, Sequence[Utterance]]) -> tuple[np.ndarray, np.ndarray]:
         """Speaker profiles: ``(speaker ids (N,), profiles (N, d))``."""
@@ -136,15 +200,50 @@ class EmbeddingAttacker(Attacker):
         profiles /= counts[:, None]
         return np.array(speakers), profiles
 
+    def compare(self, trial_emb: np.ndarray, profiles: np.ndarray) -> np.ndarray:
+        """Scores of T embeddings against N profiles: the cosine of every pair.
+
+        Parameters
+        ----------
+        trial_emb : ndarray, shape (T, d), float64
+            Trial embeddings (or, for the cohort, the cohort speakers' profiles standing as trials).
+        profiles : ndarray, shape (N, d), float64
+            Enrolled speakers' profiles (or the cohort's, against trials).
+
+        Returns
+        -------
+        ndarray, shape (T, N), float64
+        """
+        return unit_rows(trial_emb, what="trial embeddings") @ unit_rows(profiles, what="speaker profiles").T
+
     def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
-        """Cosine of every trial embedding with every enrolled speaker's profile."""
+        """Every trial embedding against every enrolled speaker's profile (:meth:`compare`), cohort-normalised if asked."""
         trials = check_utterances(trials, "trials")
+        cohort = self._checked_cohort(trials, enrolment)
         speakers, profiles = self.enrol(enrolment)
         emb = np.asarray(self.embed(trials), dtype=np.float64)
         if emb.ndim != 2 or emb.shape[0] != len(trials):
             raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(trials)} trials")
-        scores = (
-            unit_rows(emb, what="trial embeddings", ids=[u.utt_id for u in trials])
-            @ unit_rows(profiles, what="speaker profiles", ids=speakers).T
-        )
-        return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
+        trial_ids = [u.utt_id for u in trials]
+        check_nonzero_rows(emb, what="trial embeddings", ids=trial_ids)
+        check_nonzero_rows(profiles, what="speaker profiles", ids=speakers)
+        scores = self.compare(emb, profiles)
+        if cohort is not None and self._cohort_norm is not None:
+            self._cohort = cohort = embed_cohort(self, cohort, emb.shape[1])  # embedded once per attacker
+            scores = normalise_with_cohort(
+                self, cohort, self._cohort_norm, scores, emb, profiles, trial_ids=trial_ids, enrolled=speakers
+            )
+        return ScoreSet(scores, speakers, [u.speaker for u in trials], trial_ids)
+
+    def _checked_cohort(
+        self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]
+    ) -> Cohort | None:
+        """The cohort (read once), checked against these enrolled and trial speakers before anything is embedded."""
+        self._cohort_norm = check_score_norm(self.score_norm, self.cohort, self.cohort_top_k)  # as set now
+        if self._cohort_norm is None or self.cohort is None:
+            return None
+        if self._cohort is None:
+            self._cohort = read_cohort(self.cohort)
+        enrolled = [str(s) for s in enrolment] if isinstance(enrolment, Mapping) else []
+        check_cohort(self._cohort, self._cohort_norm, enrolled, [u.speaker for u in trials])
+        return self._cohort

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -36,8 +37,9 @@ from lidframe.data.kaldi_ark import read_ark, read_scp_vectors, scp_archives
 from lidframe.data.npzfile import npz_keys, read_npy, read_npz
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.errors import InputError, preview
+from lidframe.registry.ranges import Range
 
-from .base import EmbeddingAttacker
+from .base import SCORING_RANGES, EmbeddingAttacker
 
 __all__ = ["PrecomputedEmbeddings", "read_embeddings"]
 
@@ -171,15 +173,19 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
     id_column, vector_column : str, optional
         Parquet column names.
     enrolment : {"mean_of_normalised", "mean"}
+    **scoring
+        The scoring options of :class:`~lidframe.attackers.EmbeddingAttacker` (``score_norm``,
+        ``cohort``, ``cohort_top_k``); a data-dir cohort's utterances are looked up here too.
     """
 
     name = "precomputed"
     #: Embeddings are looked up by utterance id: the audio files are never read.
     reads_audio = False
+    option_ranges: ClassVar[Mapping[str, Range]] = SCORING_RANGES
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
-        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``.
+        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``, the cohort's.
 
         Raises
         ------
@@ -195,7 +201,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
                 extra.append(path.with_suffix(".ids"))
             elif path.suffix.lower() == ".scp" and path.is_file():
                 extra.extend(archive for archive in scp_archives(path) if archive not in extra)
-        return extra
+        return [*extra, *super().input_files(params)]
 
     def __init__(
         self,
@@ -204,8 +210,9 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         id_column: str | None = None,
         vector_column: str | None = None,
         enrolment: str = "mean_of_normalised",
+        **scoring: Any,
     ):
-        super().__init__(enrolment=enrolment)
+        super().__init__(enrolment=enrolment, **scoring)
         self.path = path
         self.id_column = id_column
         self.vector_column = vector_column

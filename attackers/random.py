@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from lidframe.errors import InputError
 from lidframe.registry.capabilities import range_checked
 from lidframe.registry.ranges import Range
 
-from .base import SEED, WIDTH, EmbeddingAttacker
+from .base import SCORING_RANGES, SEED, WIDTH, EmbeddingAttacker
 
 __all__ = ["RandomAttacker"]
 
@@ -34,16 +34,18 @@ class RandomAttacker(EmbeddingAttacker):
         Seed, in [0, 2**64 - 1]; the same seed gives the same embeddings.
     enrolment : {"mean_of_normalised", "mean"}
         Enrolment aggregation (see :class:`EmbeddingAttacker`).
+    **scoring
+        The scoring options of :class:`EmbeddingAttacker` (``score_norm``, ``cohort``, ``cohort_top_k``).
     """
 
     name = "random"
     #: Embeddings come from the utterance id: the audio files are never read.
     reads_audio = False
-    option_ranges: ClassVar[Mapping[str, Range]] = {"dim": WIDTH, "seed": SEED}
+    option_ranges: ClassVar[Mapping[str, Range]] = {**SCORING_RANGES, "dim": WIDTH, "seed": SEED}
 
     @range_checked("attacker")
-    def __init__(self, *, dim: int = 192, seed: int = 0, enrolment: str = "mean_of_normalised"):
-        super().__init__(enrolment=enrolment)
+    def __init__(self, *, dim: int = 192, seed: int = 0, enrolment: str = "mean_of_normalised", **scoring: Any):
+        super().__init__(enrolment=enrolment, **scoring)
         self.dim = dim
         self.seed = seed
 

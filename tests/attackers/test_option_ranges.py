@@ -45,7 +45,10 @@ WIDTH = Expected(True, 1, 8192)
 WIDTHS = Expected(True, 1, 8192, sequence=True)
 SMALL = Expected(True, 1, 64)
 SMALLS = Expected(True, 1, 64, sequence=True)
+#: the scoring options every built-in embedding attacker forwards (issue 42: K of AS-norm)
+SCORING = {"cohort_top_k": Expected(True, 2, none=True)}
 NEURAL = {
+    **SCORING,
     "batch_size": Expected(True, 1, none=True),
     "max_batch_frames": Expected(True, 1),
     "seed": SEED,
@@ -54,8 +57,8 @@ NEURAL = {
 
 #: attacker or recogniser name -> {numeric option: its range}, by hand
 EXPECTED: dict[str, dict[str, Expected]] = {
-    "random": {"dim": WIDTH, "seed": SEED},
-    "precomputed": {},
+    "random": {**SCORING, "dim": WIDTH, "seed": SEED},
+    "precomputed": dict(SCORING),
     "ecapa": {
         **NEURAL,
         "input_size": Expected(True, 80, 80),
@@ -91,7 +94,9 @@ EXPECTED: dict[str, dict[str, Expected]] = {
 }
 KIND = {name: "recogniser" if name == "pocketsphinx" else "attacker" for name in EXPECTED}
 #: what a built-in needs besides the option tried: no pretrained weights looked for, a file for precomputed
-BASE = {"ge2e": {"pretrained": False}}
+BASE: dict[str, dict[str, Any]] = {"ge2e": {"pretrained": False}, "precomputed": {"path": "embeddings.npz"}}
+#: what an option needs of the others to be taken: K of AS-norm needs AS-norm and a cohort (not read when built)
+FIT = {"cohort_top_k": {"score_norm": "asnorm", "cohort": "cohort.npz"}}
 OPTIONS = [(name, option) for name, options in EXPECTED.items() for option in options]
 
 
@@ -222,6 +227,7 @@ FREE = [
     (name, option)
     for name, option in OPTIONS
     if not EXPECTED[name][option].sequence
+    and option not in FIT
     and (name, option) not in {("ecapa", "res2net_scale"), ("xvector", "tdnn_blocks")}
 ]
 
@@ -247,7 +253,7 @@ def _bound_cases() -> list[tuple[str, dict[str, Any]]]:
                 continue
             value = int(bound) if expected.integer else bound
             if not expected.sequence:
-                cases.append((name, {option: value}))
+                cases.append((name, {**FIT.get(option, {}), option: value}))
     cases += [
         ("ge2e", {"min_coverage": 5e-324}),  # just inside the open bound
         ("ge2e", {"volume_dbfs": None}),
