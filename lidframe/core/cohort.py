@@ -26,15 +26,21 @@ by name.  The cohort must hold at least K >= 2 speakers.
 Composition with the LID recipe's row z-norm
 --------------------------------------------
 The normalised matrix is what an attacker hands on: the recipe then z-normalises each
-trial's row over the N enrolled speakers (:mod:`lidframe.core.znorm`).  That row z-norm
-removes any per-trial affine map, so the trial half of S-norm -- a shift μ_t(i) and a scale
-σ_t(i) of row i -- changes nothing alone; what the row z-norm cannot remove, and S-norm
-does, is the *per-speaker* (column) offset and scale μ_e(j), σ_e(j): an enrolled speaker
-who scores high against everybody (a "wolf" or "lamb" profile) no longer draws every
-trial's posterior.  Through the trial half, s'_ij mixes the two: row i's N values are
-(s_ij − μ_e(j)) / (2 σ_e(j)) + (s_ij − μ_t(i)) / (2 σ_t(i)), whose second term is affine in
-s_ij for a fixed row and so sets how much the column correction weighs against the raw
-score in that row.  docs/theory.md says this with an example.
+trial's row over the N enrolled speakers (:mod:`lidframe.core.znorm`), which removes any
+shift and positive scale of a row.  The two halves of S-norm fare differently:
+
+* the trial half (s_ij − μ_t(i)) / σ_t(i) (T-norm in speaker-recognition terms) is such a
+  per-row affine map: alone it would change no LID;
+* the enrolment half (s_ij − μ_e(j)) / σ_e(j) (Z-norm) moves and scales each *column*:
+  an enrolled speaker who scores high against everybody (a hub) no longer draws every
+  trial's posterior.  The row z-norm cannot do this.
+
+Together, up to the shift and scale of row i that the row z-norm takes away::
+
+    s'_ij  ≅  s_ij + (σ_t(i) / σ_e(j)) · (s_ij − μ_e(j))
+
+so what reaches the calibrator is the raw score plus the column correction, weighted per
+row by the trial's cohort spread σ_t(i).  docs/theory.md says this in words.
 
 Cost
 ----

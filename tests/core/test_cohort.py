@@ -173,3 +173,21 @@ def test_shapes_that_do_not_fit_are_refused():
         cohort_normalise(rng.normal(size=(3, 2)), rng.normal(size=(2, 5)), rng.normal(size=(3, 5)), CohortNorm())
     with pytest.raises(InputError, match="hold NaN or inf"):
         cohort_normalise(np.zeros((1, 1)), [[0.1, np.nan, 0.3]], [[0.1, 0.2, 0.3]], CohortNorm())
+
+
+@settings(max_examples=50, deadline=None)
+@given(case=cases())
+def test_after_the_row_znorm_snorm_is_the_raw_score_plus_the_weighted_column_correction(case):
+    """docs/theory.md: up to each row's shift and scale, s' = s + (σ_t(i) / σ_e(j)) (s − μ_e(j)); T-norm alone is nothing."""
+    from lidframe.core.znorm import row_znorm
+
+    scores, trial, enrolled, _ = case
+    if scores.shape[1] < 2 or (scores.std(axis=1) < 0.05).any():
+        return  # a row the row z-norm refuses
+    mu_t, sd_t = trial.mean(axis=1), trial.std(axis=1, ddof=1)
+    mu_e, sd_e = enrolled.mean(axis=1), enrolled.std(axis=1, ddof=1)
+    written_out = scores + (sd_t[:, None] / sd_e[None, :]) * (scores - mu_e[None, :])
+    snormed = cohort_normalise(scores, trial, enrolled, CohortNorm())
+    np.testing.assert_allclose(row_znorm(snormed), row_znorm(written_out), rtol=1e-7, atol=1e-7)
+    t_normed = (scores - mu_t[:, None]) / sd_t[:, None]
+    np.testing.assert_allclose(row_znorm(t_normed), row_znorm(scores), rtol=1e-7, atol=1e-7)
