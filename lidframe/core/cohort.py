@@ -249,16 +249,19 @@ def normalise_scores(
             f"{enrolled.mean.shape[0]} enrolled speakers"
         )
     result = np.empty_like(raw) if out is None else out
-    # s' = s (a_j + b_i) - (a_j μ_e(j) + b_i μ_t(i)), a = 1 / (2 σ_e), b = 1 / (2 σ_t): two passes per block
+    # s' = s (a_j + b_i) - (a_j μ_e(j) + b_i μ_t(i)), a = 1 / (2 σ_e), b = 1 / (2 σ_t): four passes over a
+    # block of the result, one buffer of a block's size reused
     scale_e, scale_t = 0.5 / enrolled.sd, 0.5 / trial.sd
     shift_e, shift_t = scale_e * enrolled.mean, scale_t * trial.mean
     step = _block_rows(n_enrolled)
+    buffer = np.empty((min(step, n_trials), n_enrolled))
     for start in range(0, n_trials, step):
         rows = slice(start, start + step)
-        factor = np.add.outer(scale_t[rows], scale_e)
-        factor *= raw[rows]
-        factor -= np.add.outer(shift_t[rows], shift_e)
-        result[rows] = factor
+        block, factor = result[rows], buffer[: len(range(*rows.indices(n_trials)))]
+        np.add.outer(scale_t[rows], scale_e, out=factor)
+        np.multiply(raw[rows], factor, out=block)
+        np.add.outer(shift_t[rows], shift_e, out=factor)
+        block -= factor
     return result
 
 
