@@ -63,7 +63,7 @@ __all__ = [
 _REQUIRED_TABLES = ("wav.scp", "utt2spk")
 
 
-def check_score_norm(score_norm: object, cohort: StrPath | None, cohort_top_k: object) -> CohortNorm | None:
+def check_score_norm(score_norm: str, cohort: StrPath | None, cohort_top_k: int | None) -> CohortNorm | None:
     """The :class:`~lidframe.core.cohort.CohortNorm` the three options ask for; None for ``score_norm="none"``.
 
     Raises
@@ -81,7 +81,7 @@ def check_score_norm(score_norm: object, cohort: StrPath | None, cohort_top_k: o
         return None
     if cohort is None or os.fspath(cohort) == "":
         raise InputError(f"score_norm={score_norm!r} needs cohort= (a data dir or an embedding-set .npz)")
-    return CohortNorm(method=str(score_norm), top_k=cohort_top_k)  # type: ignore[arg-type]  # checked by the record
+    return CohortNorm(method=str(score_norm), top_k=cohort_top_k)  # the record checks K
 
 
 def cohort_input_files(params: Mapping[str, Any], *, reads_audio: bool) -> list[Path]:
@@ -199,8 +199,8 @@ def normalise_with_cohort(
     trial_emb: np.ndarray,
     profiles: np.ndarray,
     *,
-    trial_ids: Sequence[str],
-    enrolled: Sequence[str],
+    trial_ids: Sequence[str] | np.ndarray,
+    enrolled: Sequence[str] | np.ndarray,
 ) -> np.ndarray:
     """*scores* (T, N) S-normed or AS-normed in place against the embedded *cohort* (:func:`embed_cohort`).
 

@@ -82,12 +82,12 @@ BLOCK_VALUES = 1 << 22
 _METHODS = SCORE_NORMS[1:]
 
 
-def _check_method(_record: object, _attribute: object, method: object) -> None:
+def _check_method(_record: object, _attribute: object, method: str) -> None:
     if method not in _METHODS:
         raise InputError(f"score_norm must be one of {', '.join(SCORE_NORMS)} (a cohort normalisation), got {method!r}")
 
 
-def _check_top_k(record: CohortNorm, _attribute: object, top_k: object) -> None:
+def _check_top_k(record: CohortNorm, _attribute: object, top_k: int | None) -> None:
     if top_k is None:
         return
     if record.method == "snorm":
