@@ -249,3 +249,21 @@ def test_the_command_refuses_a_cohort_with_an_enrolled_speaker_in_one_line(tmp_p
     assert_refused(argv, capsys, expect=["cohort", "speaker 's2' is also an enrolled speaker"], watch=[tmp_path])
     inside = [*argv[:-1], tmp_path / "cohort" / "s.npz"]
     assert_refused(inside, capsys, expect=["--out", "lies inside", "an input folder"], watch=[tmp_path])
+
+
+def test_a_data_dir_cohorts_tables_are_named_by_their_place_in_the_provenance(tmp_path, capsys):
+    from lidframe.cli import main
+
+    write_data_dir(tmp_path / "enrol", speakers("s", 4, 2, tag="e"))
+    write_data_dir(tmp_path / "trials", speakers("s", 4, 2, tag="t"))
+    write_data_dir(tmp_path / "cohort", speakers("c", 5, 2))
+    out = tmp_path / "scores.npz"
+    argv = ["score", "--attacker", f"random?score_norm=snorm&cohort={tmp_path / 'cohort'}", "--out", out]
+    assert main([str(a) for a in [*argv, "--enrol", tmp_path / "enrol", "--trials", tmp_path / "trials"]]) == 0
+    files = {f["role"]: f for f in json.loads(read_provenance(out).to_json())["attacker"]["files"]}
+    assert set(files) == {"cohort wav.scp", "cohort utt2spk"}
+    for name in ("wav.scp", "utt2spk"):
+        assert (
+            files[f"cohort {name}"]["sha256"] == hashlib.sha256((tmp_path / "cohort" / name).read_bytes()).hexdigest()
+        )
+    capsys.readouterr()
