@@ -13,7 +13,14 @@ scored against every profile by :meth:`EmbeddingAttacker.compare` (cosine by def
 ``"mean"`` (VoicePrivacy 2024)
     average the raw embeddings.
 
-Subclasses only implement ``embed``.
+Subclasses only implement ``embed``.  The pair scoring is one method,
+:meth:`EmbeddingAttacker.compare` (trial embeddings against profiles), which the cohort
+normalisation reuses to score the cohort (:mod:`lidframe.attackers.cohort`).
+
+Scoring options (:data:`SCORING_OPTIONS`), taken by every embedding attacker:
+``score_norm`` (``"none"``, ``"snorm"`` or ``"asnorm"``: cohort score normalisation,
+:mod:`lidframe.core.cohort`), ``cohort`` (a data dir or an embedding-set ``.npz`` of other
+speakers) and ``cohort_top_k`` (K of AS-norm).
 
 Every embedding attacker takes a scoring back end (``backend``), used by :meth:`EmbeddingAttacker.compare`,
 the one place where embeddings become scores:
@@ -47,10 +54,20 @@ import numpy as np
 from lidframe.data.fileio import StrPath
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
-from lidframe.data.vectors import unit_rows
+from lidframe.data.vectors import check_nonzero_rows, unit_rows
 from lidframe.errors import InputError, preview
 from lidframe.registry.capabilities import NO_RANGES, InputFiles, range_checked
 from lidframe.registry.ranges import Range
+
+from .cohort import (
+    Cohort,
+    check_cohort,
+    check_score_norm,
+    cohort_input_files,
+    embed_cohort,
+    normalise_with_cohort,
+    read_cohort,
+)
 
 __all__ = [
     "Attacker",
@@ -58,6 +75,7 @@ __all__ = [
     "BACKENDS",
     "ENROLMENT_AGGREGATIONS",
     "RUN_OPTIONS",
+    "SCORING_OPTIONS",
     "SCORING_RANGES",
     "SEED",
     "WIDTH",
@@ -78,6 +96,11 @@ BACKENDS = ("cosine", "plda")
 #: :func:`lidframe.testing.check_attacker` checks that a constructor names what it takes.
 RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
 
+#: Options of how an embedding attacker scores, taken by every one (forwarded to
+#: :class:`EmbeddingAttacker` by a subclass's ``**scoring``): the back end (cosine or PLDA,
+#: with its training set and LDA dimension) and cohort score normalisation.
+SCORING_OPTIONS = ("backend", "plda_train", "plda_dim", "score_norm", "cohort", "cohort_top_k")
+
 #: A seed: an integer in [0, 2**64 - 1], what ``torch.manual_seed`` takes (and ``--seed`` everywhere).
 SEED = Range(0, 2**64 - 1, integer=True)
 #: A width (an embedding's dimension, a layer's channels or units): an integer in [1, 8192], four times the
@@ -85,11 +108,15 @@ SEED = Range(0, 2**64 - 1, integer=True)
 WIDTH = Range(1, 8192, integer=True)
 #: A list of widths (``channels=512,512,512,512,1536``), each in :data:`WIDTH`.
 WIDTHS = attrs.evolve(WIDTH, sequence=True)
-#: The numeric scoring options every embedding attacker takes (``plda_dim``, the PLDA back end's LDA
-#: dimension, or None for the most the training set allows); a subclass that forwards them to
-#: :class:`EmbeddingAttacker` declares ``{**SCORING_RANGES, ...}`` (one that does not take them, a plugin
-#: with an ``__init__`` of its own, declares nothing: the base class does not, so it stays a valid attacker).
-SCORING_RANGES: Mapping[str, Range] = {"plda_dim": attrs.evolve(WIDTH, none=True)}
+#: The ranges of the numeric :data:`SCORING_OPTIONS`: ``plda_dim`` (the PLDA back end's LDA dimension, or None
+#: for the most the training set allows) and ``cohort_top_k`` (K of AS-norm: a standard deviation needs two
+#: scores).  A subclass that forwards them to :class:`EmbeddingAttacker` declares ``{**SCORING_RANGES, ...}``
+#: (one that does not take them, a plugin with an ``__init__`` of its own, declares nothing: the base class does
+#: not, so it stays a valid attacker).
+SCORING_RANGES: Mapping[str, Range] = {
+    "plda_dim": attrs.evolve(WIDTH, none=True),
+    "cohort_top_k": Range(2, integer=True, none=True),
+}
 
 
 class Attacker:
@@ -146,7 +173,23 @@ class EmbeddingAttacker(Attacker):
         embeddings (:func:`lidframe.data.embedset.read_labelled_embeddings`).
     plda_dim : int, optional
         The PLDA back end's LDA dimension (None: the most its training set allows).
+    score_norm : {"none", "snorm", "asnorm"}
+        Cohort score normalisation (:mod:`lidframe.core.cohort`); ``"none"``: raw cosines.
+    cohort : path, optional
+        The cohort (needed by ``snorm`` and ``asnorm``): a Kaldi data dir of other speakers,
+        embedded by this attacker, or an embedding-set ``.npz`` whose enrolled speakers are
+        the cohort (:mod:`lidframe.attackers.cohort`).  A cohort speaker who is enrolled or a
+        trial's speaker is refused.
+    cohort_top_k : int, optional
+        K of AS-norm (>= 2; default :data:`lidframe.core.cohort.DEFAULT_TOP_K`).
     """
+
+    @classmethod
+    def input_files(cls, params: dict) -> list[Path]:
+        """The files of its scoring options: the PLDA training set's and the cohort's (grid cache keys, provenance)."""
+        from .plda_backend import plda_input_files
+
+        return [*plda_input_files(params), *cohort_input_files(params, reads_audio=cls.reads_audio)]
 
     @range_checked("attacker")
     def __init__(
@@ -156,6 +199,9 @@ class EmbeddingAttacker(Attacker):
         backend: str = "cosine",
         plda_train: StrPath | None = None,
         plda_dim: int | None = None,
+        score_norm: str = "none",
+        cohort: StrPath | None = None,
+        cohort_top_k: int | None = None,
     ):
         from .plda_backend import check_backend
 
@@ -166,13 +212,11 @@ class EmbeddingAttacker(Attacker):
         check_backend(self)
         self._plda: Any = None  # the PLDA back end, fitted on first use (plda_backend.fitted_plda)
         self._plda_utterances: list[Utterance] | None = None  # its training data dir's utterances
-
-    @classmethod
-    def input_files(cls, params: dict) -> list[Path]:
-        """The files the PLDA back end's training set is read from (:func:`~.plda_backend.plda_input_files`)."""
-        from .plda_backend import plda_input_files
-
-        return plda_input_files(params)
+        self.score_norm = score_norm
+        self.cohort = cohort
+        self.cohort_top_k = cohort_top_k
+        self._cohort_norm = check_score_norm(score_norm, cohort, cohort_top_k)
+        self._cohort: Cohort | None = None  # read on first use; its profiles once embedded
 
     def enrol(self, enrolment: Mapping[str, Sequence[Utterance]]) -> tuple[np.ndarray, np.ndarray]:
         """Speaker profiles: ``(speaker ids (N,), profiles (N, d))``."""
@@ -211,9 +255,10 @@ class EmbeddingAttacker(Attacker):
         Parameters
         ----------
         trial_emb : ndarray, shape (T, d)
-            One embedding per trial (as :meth:`embed` gives them).
+            One embedding per trial (as :meth:`embed` gives them; for the cohort, its speakers'
+            profiles standing as trials).
         profiles : ndarray, shape (N, d)
-            One profile per enrolled speaker (as :meth:`enrol` makes them).
+            One profile per enrolled speaker (as :meth:`enrol` makes them; or the cohort's, against trials).
         counts : ndarray of int, shape (N,), optional
             The embeddings averaged into each profile (default 1 each: a profile that is one
             embedding).  The PLDA LLR depends on it; cosine does not.
@@ -235,18 +280,46 @@ class EmbeddingAttacker(Attacker):
         )
 
     def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
-        """Every trial embedding against every enrolled speaker's profile, by :meth:`compare`."""
+        """Every trial embedding against every enrolled speaker's profile (:meth:`compare`), cohort-normalised if asked."""
         trials = check_utterances(trials, "trials")
+        cohort = self._checked_cohort(trials, enrolment)
         speakers, profiles = self.enrol(enrolment)
         emb = np.asarray(self.embed(trials), dtype=np.float64)
         if emb.ndim != 2 or emb.shape[0] != len(trials):
             raise InputError(f"{type(self).__name__}.embed returned shape {emb.shape} for {len(trials)} trials")
+        trial_ids = [u.utt_id for u in trials]
+        check_nonzero_rows(emb, what="trial embeddings", ids=trial_ids)
+        check_nonzero_rows(profiles, what="speaker profiles", ids=speakers)
         counts = np.array([len(list(utts)) for utts in enrolment.values()])
         if self.backend == "plda":
             from .plda_backend import check_training_speakers
 
             check_training_speakers(self, speakers)
-        scores = self.compare(
-            emb, profiles, counts=counts, trial_ids=[u.utt_id for u in trials], profile_ids=list(speakers)
-        )
-        return ScoreSet(scores, speakers, [u.speaker for u in trials], [u.utt_id for u in trials])
+        scores = self.compare(emb, profiles, counts=counts, trial_ids=trial_ids, profile_ids=list(speakers))
+        if cohort is not None and self._cohort_norm is not None:
+            self._cohort = cohort = embed_cohort(self, cohort, emb.shape[1])  # embedded once per attacker
+            scores = normalise_with_cohort(
+                self,
+                cohort,
+                self._cohort_norm,
+                scores,
+                emb,
+                profiles,
+                counts=counts,
+                trial_ids=trial_ids,
+                enrolled=speakers,
+            )
+        return ScoreSet(scores, speakers, [u.speaker for u in trials], trial_ids)
+
+    def _checked_cohort(
+        self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]
+    ) -> Cohort | None:
+        """The cohort (read once), checked against these enrolled and trial speakers before anything is embedded."""
+        self._cohort_norm = check_score_norm(self.score_norm, self.cohort, self.cohort_top_k)  # as set now
+        if self._cohort_norm is None or self.cohort is None:
+            return None
+        if self._cohort is None:
+            self._cohort = read_cohort(self.cohort)
+        enrolled = [str(s) for s in enrolment] if isinstance(enrolment, Mapping) else []
+        check_cohort(self._cohort, self._cohort_norm, enrolled, [u.speaker for u in trials])
+        return self._cohort

@@ -132,11 +132,10 @@ class Ge2e(NeuralAttacker):
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
-        """The checkpoint, or the pretrained weights file it stands for: must exist (grid validation, cache keys)."""
-        checkpoint = params.get("checkpoint")
-        if checkpoint:
-            return [Path(checkpoint)]
-        return [resemblyzer_weights()] if params.get("pretrained", True) else []
+        """The checkpoint, or the pretrained weights file it stands for, and the cohort's files: must exist (grid validation, cache keys)."""
+        if params.get("checkpoint") or not params.get("pretrained", True):
+            return super().input_files(params)
+        return [resemblyzer_weights(), *super().input_files(params)]
 
     @range_checked("attacker")
     def __init__(

@@ -192,6 +192,9 @@ class NeuralAttacker(EmbeddingAttacker):
     seed : int
         Seed of the random initialisation when there is no checkpoint, in [0, 2**64 - 1].
     enrolment : {"mean_of_normalised", "mean"}
+    **scoring
+        The scoring options of :class:`~lidframe.attackers.EmbeddingAttacker`
+        (:data:`~lidframe.attackers.base.SCORING_OPTIONS`: ``score_norm``, ``cohort``, ``cohort_top_k``).
     compile : bool
         Run the model through ``torch.compile`` (dynamic shapes) on CUDA; the first
         batches pay the compilation (tens of seconds), large runs gain.  Ignored on CPU.
@@ -217,9 +220,9 @@ class NeuralAttacker(EmbeddingAttacker):
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
-        """The checkpoint, when one is given: a file the attacker reads, which must exist (grid validation, cache keys)."""
+        """The checkpoint, when one is given, and its scoring options' files: files it reads, which must exist (grid validation, cache keys)."""
         checkpoint = params.get("checkpoint")
-        return [*([Path(checkpoint)] if checkpoint else []), *EmbeddingAttacker.input_files(params)]
+        return [*([Path(checkpoint)] if checkpoint else []), *super().input_files(params)]
 
     @range_checked("attacker")
     def __init__(
@@ -525,14 +528,18 @@ class NeuralAttacker(EmbeddingAttacker):
     def score(self, trials: Sequence[Utterance], enrolment: Mapping[str, Sequence[Utterance]]) -> ScoreSet:
         """Every trial against every enrolled speaker (see :meth:`EmbeddingAttacker.score`); one cache report.
 
-        Every audio file, enrolment and trials, is checked from its header
+        Every audio file, enrolment, trials and a data-dir cohort's, is checked from its header
         (:func:`~lidframe.attackers.frontend.probe_audio`) before anything is embedded, so a
         bad trial file is refused in seconds, not after the enrolment has been embedded.
         """
         with self._cache_run():
             trials = check_utterances(trials, "trials")
             enrolled = [u for utts in enrolment.values() for u in utts] if isinstance(enrolment, Mapping) else []
-            for utterance in [*enrolled, *trials]:
+            cohort = self._checked_cohort(trials, enrolment)
+            cohort_utts: list[Utterance] = []
+            if cohort is not None and cohort.profiles is None and cohort.utterances is not None:  # not yet embedded
+                cohort_utts = [u for utts in cohort.utterances.values() for u in utts]
+            for utterance in [*enrolled, *trials, *cohort_utts]:
                 if isinstance(utterance, Utterance) and utterance.path is not None:
                     frames, rate = probe_audio(utterance.path, sample_rate=SAMPLE_RATE)
                     if self.loudness is not None:  # too short to measure: refused before any work

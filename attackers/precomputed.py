@@ -175,7 +175,9 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         Parquet column names.
     enrolment : {"mean_of_normalised", "mean"}
     **scoring
-        ``backend``, ``plda_train``, ``plda_dim``: how trials are scored (see :class:`EmbeddingAttacker`).
+        The scoring options of :class:`~lidframe.attackers.EmbeddingAttacker` (``backend``,
+        ``plda_train``, ``plda_dim``, ``score_norm``, ``cohort``, ``cohort_top_k``); a data-dir
+        cohort's utterances are looked up here too.
     """
 
     name = "precomputed"
@@ -185,7 +187,7 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
 
     @classmethod
     def input_files(cls, params: dict) -> list[Path]:
-        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``.
+        """Files read besides the ``path`` values (for cache keys): the ``.ids`` of a ``.npy``, the archives of a ``.scp``, its scoring options' (PLDA training set, cohort).
 
         Raises
         ------
@@ -195,13 +197,13 @@ class PrecomputedEmbeddings(EmbeddingAttacker):
         """
         value = params.get("path", ())
         paths = [Path(p) for p in (value if isinstance(value, (list, tuple)) else [value])]
-        extra: list[Path] = EmbeddingAttacker.input_files(params)
+        extra: list[Path] = []
         for path in paths:
             if path.suffix.lower() == ".npy" and path.with_suffix(".ids").is_file():
                 extra.append(path.with_suffix(".ids"))
             elif path.suffix.lower() == ".scp" and path.is_file():
                 extra.extend(archive for archive in scp_archives(path) if archive not in extra)
-        return extra
+        return [*extra, *super().input_files(params)]
 
     def __init__(
         self,

@@ -35,7 +35,8 @@ class RandomAttacker(EmbeddingAttacker):
     enrolment : {"mean_of_normalised", "mean"}
         Enrolment aggregation (see :class:`EmbeddingAttacker`).
     **scoring
-        ``backend``, ``plda_train``, ``plda_dim``: how trials are scored (see :class:`EmbeddingAttacker`).
+        The scoring options of :class:`EmbeddingAttacker` (``backend``, ``plda_train``,
+        ``plda_dim``, ``score_norm``, ``cohort``, ``cohort_top_k``).
     """
 
     name = "random"

@@ -14,11 +14,22 @@ Unfitted calibrators raise scikit-learn's :class:`~sklearn.exceptions.NotFittedE
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterable
 
 from sklearn.exceptions import NotFittedError
 
-__all__ = ["SHOWN_CHARS", "InputError", "NotFittedError", "format_bytes", "preview", "mismatch", "quote", "shorten"]
+__all__ = [
+    "SHOWN_CHARS",
+    "InputError",
+    "NotFittedError",
+    "format_bytes",
+    "preview",
+    "mismatch",
+    "quote",
+    "quote_path",
+    "shorten",
+]
 
 #: How many characters of one value a message shows; the rest is counted, not echoed.
 SHOWN_CHARS = 80
@@ -63,6 +74,20 @@ def quote(value: object, limit: int = SHOWN_CHARS) -> str:
     if len(text) <= limit:
         return repr(text)
     return f"{text[:limit]!r}... (+{len(text) - limit} more characters)"
+
+
+def quote_path(path: object) -> str:
+    """``repr`` of a file or folder path, never cut: a path a message names must be found again.
+
+    A path is bounded by the system (4,096 bytes on Linux), and the file name at its end is the
+    part a user needs, which :func:`quote` would cut first.
+
+    Examples
+    --------
+    >>> quote_path("/tmp/" + "d" * 90 + "/cohort.npz")[-12:]
+    "/cohort.npz'"
+    """
+    return repr(os.fspath(path) if isinstance(path, os.PathLike) else str(path))
 
 
 def preview(items: Iterable[object], limit: int = 5) -> str:

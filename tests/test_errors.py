@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lidframe.errors import SHOWN_CHARS, preview, quote, shorten
+from lidframe.errors import SHOWN_CHARS, preview, quote, quote_path, shorten
 
 
 @given(text=st.text(max_size=300), limit=st.integers(1, 120))
@@ -24,6 +26,17 @@ def test_quote_is_the_repr_of_what_shorten_keeps(text, limit):
         assert cut == repr(text)
     else:
         assert cut == repr(text[:limit]) + f"... (+{len(text) - limit} more characters)"
+
+
+@given(
+    parts=st.lists(
+        st.text(st.characters(blacklist_characters="/\x00"), min_size=1, max_size=40), min_size=1, max_size=8
+    )
+)
+def test_a_path_is_named_in_full_with_its_file_name(parts):
+    """A path in a message is never cut (issue 42: a cohort under a long pytest-xdist folder lost its file name)."""
+    path = Path("/", *parts)
+    assert quote_path(path) == quote_path(str(path)) == repr(str(path))
 
 
 def test_a_5_mb_value_becomes_a_short_message():

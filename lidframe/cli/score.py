@@ -13,8 +13,9 @@ the flag.
 An ``.npz`` score file also holds the run's provenance (:mod:`lidframe.data.provenance`,
 made by :func:`lidframe.report.score_files.score_provenance`): the attacker's spec and settings, the digests of the
 files it read (its checkpoint, its weights), of each data dir's tables and of the audio
-they list (where the attacker reads audio), the scenario, the command line, the software
-and the time.  ``lidframe evaluate`` carries it onto its report and into its JSON.  A
+they list (where the attacker reads audio), its scoring options (``score_norm``,
+``cohort``, ``cohort_top_k`` in the spec: :mod:`lidframe.attackers.cohort`) with the digests
+of the cohort's files, the scenario, the command line, the software and the time.  ``lidframe evaluate`` carries it onto its report and into its JSON.  A
 ``.csv`` has no room for it (a warning says so).
 """
 
@@ -57,6 +58,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--enrolment", choices=("mean_of_normalised", "mean"), help="enrolment aggregation")
     _add_backend_arguments(parser)
     parser.add_argument(
+        "--score-norm",
+        choices=("none", "snorm", "asnorm"),
+        help="embedding attackers: cohort score normalisation (S-norm, or AS-norm over the top-k cohort scores); "
+        "needs --cohort",
+    )
+    parser.add_argument(
+        "--cohort",
+        metavar="DIR|SET.npz",
+        help="the cohort of --score-norm: a data dir of other speakers than the enrolled and trial ones, or an "
+        "embedding set (.npz) whose enrolled speakers are the cohort",
+    )
+    parser.add_argument(
+        "--cohort-top-k",
+        type=int,
+        action=CheckedFlag,
+        check=positive_int,
+        metavar="K",
+        help="--score-norm asnorm: how many of each side's largest cohort scores count (default 300)",
+    )
+    parser.add_argument(
         "--scenario",
         metavar="NAME",
         help="the threat-model scenario the run stands for: ignorant (original --enrol, o-a), lazy-informed or "
@@ -94,6 +115,9 @@ _FLAG_PARAMS = {
     "--precision": "precision",
     "--batch-size": "batch_size",
     "--cache-dir": "cache_dir",
+    "--score-norm": "score_norm",
+    "--cohort": "cohort",
+    "--cohort-top-k": "cohort_top_k",
 }
 
 
@@ -184,6 +208,14 @@ def _backend_data_dirs(attacker: object) -> list:
     return [] if found is None else [found]
 
 
+def _cohort_dir(args: argparse.Namespace) -> str | None:
+    """The cohort data dir ``--cohort`` or the attacker spec names (``cohort=DIR``): an input folder, nothing is written inside it."""
+    from lidframe.registry.coercion import split_query
+
+    cohort = args.cohort or dict(split_query(args.attacker)[1]).get("cohort")
+    return cohort if cohort and Path(cohort).is_dir() else None
+
+
 def run(args: argparse.Namespace) -> int:
     from lidframe.data.kaldi import read_data_dir
     from lidframe.data.utterance import group_by_speaker
@@ -202,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
         args.plda_train,
         *embeddings,
         *spec_files("attacker", args.attacker),
+        _cohort_dir(args),
     ]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required

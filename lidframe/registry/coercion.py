@@ -374,7 +374,7 @@ def numeric_parameters(factory: Any) -> list[str]:
     --------
     >>> from lidframe.attackers import RandomAttacker
     >>> numeric_parameters(RandomAttacker)
-    ['dim', 'seed', 'plda_dim']
+    ['dim', 'seed', 'plda_dim', 'cohort_top_k']
     """
     return [
         name

@@ -15,7 +15,7 @@ from typing import Any, Literal, overload
 import attrs
 
 from lidframe.data.fileio import check_input_file
-from lidframe.errors import InputError, quote
+from lidframe.errors import InputError, quote, quote_path
 from lidframe.registry.capabilities import (
     capabilities_of,
     capability_of,
@@ -366,7 +366,7 @@ def spec_inputs(kind: str, spec: str) -> SpecInputs:
     if callable(declared):
         for item in declared(dict(params)):
             if not os.path.lexists(item):
-                raise InputError(f"{kind} {quote(spec)}: input file {quote(item)} does not exist")
+                raise InputError(f"{kind} {quote(spec)}: input file {quote_path(item)} does not exist")
             try:  # a folder, a FIFO or a device is named as what it is
                 check_input_file(item, f"a file {kind} {quote(spec)} reads")
             except InputError as exc:

@@ -48,12 +48,23 @@ def _spec_text(value: Any) -> str:
 
 
 def _file_roles(files: Sequence[Path], settings: Mapping[str, str], attacker: object) -> dict[str, Path]:
-    """Each file an attacker reads by its role: the setting that names it, ``default weights`` or ``declared file``."""
+    """Each file an attacker reads by its role: the setting that names it, ``default weights`` or ``declared file``.
+
+    A file the attacker declares for a setting that names a folder (a cohort data dir's
+    tables and audio) is ``"SETTING PATH"``, its path relative to that folder.
+    """
     named: dict[str, str] = {}
+    folders: dict[str, str] = {}
     for key, value in settings.items():
         for part in [value, *value.split(",")]:
             if part and os.path.isfile(part):
                 named.setdefault(os.path.abspath(part), key)
+            elif part and os.path.isdir(part):
+                folders.setdefault(os.path.abspath(part), key)
+    for path in files:
+        for folder, key in folders.items():
+            if str(path) not in named and Path(folder) in (Path(path).parents or ()):
+                named[str(path)] = f"{key} {os.path.relpath(path, folder)}"
     default = getattr(attacker, "default_weights", None)
     weights = default() if callable(default) and getattr(attacker, "checkpoint", None) is None else None
     roles: dict[str, Path] = {}

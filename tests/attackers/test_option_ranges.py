@@ -45,8 +45,8 @@ WIDTH = Expected(True, 1, 8192)
 WIDTHS = Expected(True, 1, 8192, sequence=True)
 SMALL = Expected(True, 1, 64)
 SMALLS = Expected(True, 1, 64, sequence=True)
-#: the scoring options every embedding attacker takes (issue 42: the PLDA back end's LDA dimension)
-SCORING = {"plda_dim": Expected(True, 1, 8192, none=True)}
+#: the scoring options every embedding attacker takes (issue 42: the PLDA back end's LDA dimension, K of AS-norm)
+SCORING = {"plda_dim": Expected(True, 1, 8192, none=True), "cohort_top_k": Expected(True, 2, none=True)}
 NEURAL = {
     **SCORING,
     "batch_size": Expected(True, 1, none=True),
@@ -94,10 +94,13 @@ EXPECTED: dict[str, dict[str, Expected]] = {
 }
 KIND = {name: "recogniser" if name == "pocketsphinx" else "attacker" for name in EXPECTED}
 #: what a built-in needs besides the option tried: no pretrained weights looked for, a file for precomputed
-BASE = {"ge2e": {"pretrained": False}, "precomputed": {"path": "embeddings.npz"}}
+BASE: dict[str, dict[str, Any]] = {"ge2e": {"pretrained": False}, "precomputed": {"path": "embeddings.npz"}}
 #: what an option needs besides itself: plda_dim is taken with the PLDA back end only (its training set is
-#: read on first use, so any existing path does here)
-OPTION_BASE = {"plda_dim": {"backend": "plda", "plda_train": __file__}}
+#: read on first use, so any existing path does here); K of AS-norm needs AS-norm and a cohort (not read when built)
+OPTION_BASE = {
+    "plda_dim": {"backend": "plda", "plda_train": __file__},
+    "cohort_top_k": {"score_norm": "asnorm", "cohort": "cohort.npz"},
+}
 
 
 def _base(name: str, option: str | None = None) -> dict[str, Any]:
