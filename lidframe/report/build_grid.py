@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from lidframe.analyses.verdict import Policy
     from lidframe.utility import Utility
 
-__all__ = ["report_from_grid", "GridCell"]
+__all__ = ["report_from_grid", "GridCell", "grid_attack"]
 
 
 _GRID_KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
@@ -251,6 +251,27 @@ def _grid_cells(cells: Sequence[Any], out: Path) -> list[GridCell]:
     )
 
 
+def grid_attack(cell: GridCell, *, several_seeds: bool = False) -> tuple[str, str]:
+    """(the system under audit, what attacked it) of a grid cell, as the worst case across attackers names them.
+
+    The system is the cell's with its ``[mechanism]``; the attack its attacker, ``(scenario)``,
+    calibrator, prior and, with *several_seeds*, its seed (``"ecapa (semi-informed) ·
+    logistic · uniform"``).  A score-file system (no attacker) named ``SYSTEM/ATTACKER``
+    in the spec is the system SYSTEM attacked by ATTACKER: the score sets of several
+    attackers of one system, each a ``[systems."SYSTEM/ATTACKER"]`` table (docs/report.md).
+    """
+    system, attacker = cell.system, cell.attacker
+    if attacker is None and "/" in system:
+        head, _, tail = system.partition("/")
+        if head.strip() and tail.strip():
+            system, attacker = head.strip(), tail.strip()
+    if cell.mechanism is not None:
+        system += f" [{cell.mechanism}]"
+    parts = [] if attacker is None else [attacker + ("" if cell.scenario is None else f" ({cell.scenario})")]
+    parts += [cell.calibrator, cell.prior, *([f"seed {cell.seed}"] if several_seeds else [])]
+    return system, " · ".join(parts)
+
+
 def _grid_system(
     cell: GridCell, out: Path, *, several_attackers: bool, several_seeds: bool
 ) -> tuple[ReportSystem, SystemSettings, InputFile]:
@@ -259,7 +280,8 @@ def _grid_system(
     name = cell.system
     if cell.mechanism is not None:
         name += f" [{cell.mechanism}]"
-    audited = name  # the system under audit: what "N systems" counts, whichever attacker and rung
+    # the system under audit: what "N systems" counts, whichever attacker and rung
+    audited, attack = grid_attack(cell, several_seeds=several_seeds)
     if cell.scenario is not None:  # a section per scenario (the grid's scenarios axis)
         name += f" ({cell.scenario})"
     if several_attackers:
@@ -304,6 +326,7 @@ def _grid_system(
         open_trials=open_trials,
         system=audited,
         legal=cell.legal,
+        attack=attack,
     )
     settings = SystemSettings.from_summary(label, summary, cell.calibrator_fit)
     return system, settings, InputFile.of(f"per-trial LID of {label}", path)

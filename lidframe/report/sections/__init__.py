@@ -9,7 +9,8 @@ who looks for the open set, the ladder or the per-speaker table of a page learns
 was left out, and how to get it.
 
 The page has two parts (:attr:`PageSection.part`).  The **summary** -- the verdict, the
-headlines, the law's three criteria and the worst speakers -- is what a regulator reads
+headlines, the worst case across attackers, the law's three criteria and the worst
+speakers -- is what a regulator reads
 and what prints on at most two A4 pages; the **appendices** -- the glossary, the tables and
 figures of every other section, each system's own section and the provenance -- follow
 it, collapsed on screen (``<details>``) and printed in full.
@@ -26,6 +27,8 @@ section                       modules
 ``verdict``                   :mod:`~lidframe.report.sections.verdict`
 ``headlines``                 :mod:`~lidframe.report.sections.headlines` (its appendix
                               ``rows``: the cards of the rows that head no system)
+``worst-attacker``            :mod:`~lidframe.report.sections.worst_attacker` (records:
+                              :mod:`lidframe.analyses.worst_attacker`)
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
 ``identification``            :mod:`~lidframe.report.sections.identification`
 ``legal``                     :mod:`~lidframe.report.sections.legal` (its appendix
@@ -71,6 +74,7 @@ from lidframe.report.sections import (
     sensitivity,
     utility,
     verdict,
+    worst_attacker,
     worst_speakers,
 )
 
@@ -151,6 +155,14 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     # the summary: what a regulator reads, on at most two A4 pages
     PageSection("verdict", "Verdict", show=verdict.show, why_absent=verdict.absent, part=SUMMARY),
     PageSection("headlines", "Headlines", show=headlines.show, part=SUMMARY),
+    PageSection(
+        "worst-attacker",
+        "Worst case across attackers",
+        nav="Worst attacker",
+        show=worst_attacker.show,
+        why_absent=worst_attacker.absent,
+        part=SUMMARY,
+    ),
     PageSection(
         "legal",
         "Singling out, linkability, inference",
@@ -247,6 +259,7 @@ def absent_sections(report: Report) -> dict[str, str]:
     dict
         key -> one or two sentences (what is missing, and what would show it), for the
         sections without content only: ``verdict`` without a verdict policy,
+        ``worst-attacker`` where every system has one attacker,
         ``identification`` without any system's CMC curve, ``legal`` without any
         system's legal criteria, ``worst-speakers`` without any per-speaker record,
         ``ladder`` without a ladder, ``utility`` without
