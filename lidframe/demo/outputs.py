@@ -93,6 +93,12 @@ def write_demo_outputs(
     score_files : sequence of ScoreFile
         With their provenance: on the page, and in ``summary.json``'s ``provenance`` (role -> ``to_dict()``).
 
+    Where a system has several attackers (*systems* maps several labels to it: the
+    real-voice demo's attackers and rungs), ``summary.json`` also holds ``worst_case``:
+    per system the attacker with the highest ALID and the one with the highest LID q99,
+    with their intervals and how clearly each is separated from the runner-up
+    (:func:`lidframe.report.sections.worst_attacker.worst_case_json`).
+
     Returns
     -------
     pathlib.Path or None
@@ -120,6 +126,11 @@ def write_demo_outputs(
         score_files=score_files,
     )
     summary = _summary_json(record, results, utility, utility_note, score_files)
+    from lidframe.report.sections.worst_attacker import worst_case_json
+
+    worst = worst_case_json(report)  # a system with several attackers (the ladder's rungs): its worst case
+    if worst is not None:
+        summary["worst_case"] = worst
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
