@@ -152,7 +152,7 @@ def test_a_system_fails_when_only_one_of_its_attackers_exceeds_the_limit(tmp_pat
     assert worst.verdict.judgements[0] is verdicts["leaky"].judgements[0]
     block = worst.to_dict()
     assert block["system"] == "anon" and block["outcome"] == "fail"
-    assert [limit["attacker"] for limit in block["limits"]][0] == "leaky"
+    assert block["limits"][0]["attacker"] == "leaky"
     # the random attacker alone passes: the worst case is the system's, not any one attacker's
     assert judge_worst("anon", {"random": verdicts["random"]}).outcome == "pass"
     scores = [AttackScore.of_summary("anon", name, s) for name, s in two_attackers.items()]

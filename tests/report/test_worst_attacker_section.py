@@ -59,7 +59,7 @@ def _by_hand(summaries):
 
 def _table_rows(html):
     table = parse(html).find("table", id="worst-attacker-table")
-    return [[td for td in tr.find_all("td")] for tr in table.find("tbody").find_all("tr")]
+    return [list(tr.find_all("td")) for tr in table.find("tbody").find_all("tr")]
 
 
 def test_the_page_names_each_systems_worst_attacker_with_its_interval(results, tmp_path):
