@@ -498,14 +498,15 @@ def grid_worst_case(cells: Sequence[Any], *, out_dir: StrPath, policy: Policy | 
     """
     from collections import Counter
 
-    from lidframe.analyses.verdict import judge
+    from lidframe.analyses.verdict import Verdict, judge
     from lidframe.analyses.worst_attacker import AttackScore, judge_worst, worst_attackers, worst_case_json
 
     rows = _grid_cells(cells, Path(out_dir))
     varying = _varying(rows)
     named = [(grid_attack(c, varying=varying), c) for c in rows]
     clashing = {system for (system, _), n in Counter(key for key, _ in named).items() if n > 1}
-    scores, verdicts = [], {}
+    scores: list[AttackScore] = []
+    verdicts: dict[str, dict[str, Verdict]] = {}
     for (system, attack), cell in named:
         name = _cell_name(cell) if system in clashing else attack
         scores.append(AttackScore.of_summary(system, name, cell.summary))
@@ -524,12 +525,12 @@ def _grid_rows(
     several = {
         "several_attackers": len({c.attacker for c in rows}) > 1,
         "several_seeds": len({c.seed for c in rows}) > 1,
-        "varying": _varying(rows),
     }
+    varying = _varying(rows)
     files = [InputFile.of("grid store", out / "results.sqlite")] if (out / "results.sqlite").is_file() else []
     report_systems, settings_rows = [], []
     for row in rows:
-        system, system_settings, per_trial = _grid_system(row, out, **several)
+        system, system_settings, per_trial = _grid_system(row, out, **several, varying=varying)
         report_systems.append(with_verdict(system, policy, row.summary, row.legal))
         settings_rows.append(system_settings)
         files.append(per_trial)
