@@ -35,8 +35,8 @@ pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
 
 #: The summary's sections, in order (the issue's list: the verdict, the headline per system, the three criteria,
-#: the worst speakers; and issue 42's worst case across attackers).
-SUMMARY = ("verdict", "headlines", "worst-attacker", "legal", "worst-speakers")
+#: the worst speakers).
+SUMMARY = ("verdict", "headlines", "legal", "worst-speakers")
 #: ZEBRA's tags of max |LLR| (log10): (upper bound, tag); above the last, F.
 ZEBRA = ((0.0, "0"), (1.0, "A"), (2.0, "B"), (4.0, "C"), (5.0, "D"), (6.0, "E"))
 

@@ -292,8 +292,8 @@ def test_the_page_shows_the_table_the_note_and_the_chart(ladder_run):
     (figure,) = section.find_all("figure")
     assert "Privacy against utility" in figure.find("figcaption").text()
     assert [a.attrs["href"] for a in page.find("nav").find_all("a")][:12] == [
-        "#verdict", "#headlines", "#worst-attacker", "#legal", "#worst-speakers", "#glossary", "#rows", "#comparison", "#linkability",
-        "#identification", "#ladder", "#utility",
+        "#verdict", "#headlines", "#legal", "#worst-speakers", "#glossary", "#rows", "#worst-attacker",
+        "#comparison", "#linkability", "#identification", "#ladder", "#utility",
     ]  # fmt: skip
 
 

@@ -9,8 +9,7 @@ who looks for the open set, the ladder or the per-speaker table of a page learns
 was left out, and how to get it.
 
 The page has two parts (:attr:`PageSection.part`).  The **summary** -- the verdict, the
-headlines, the worst case across attackers, the law's three criteria and the worst
-speakers -- is what a regulator reads
+headlines, the law's three criteria and the worst speakers -- is what a regulator reads
 and what prints on at most two A4 pages; the **appendices** -- the glossary, the tables and
 figures of every other section, each system's own section and the provenance -- follow
 it, collapsed on screen (``<details>``) and printed in full.
@@ -156,14 +155,6 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     PageSection("verdict", "Verdict", show=verdict.show, why_absent=verdict.absent, part=SUMMARY),
     PageSection("headlines", "Headlines", show=headlines.show, part=SUMMARY),
     PageSection(
-        "worst-attacker",
-        "Worst case across attackers",
-        nav="Worst attacker",
-        show=worst_attacker.show,
-        why_absent=worst_attacker.absent,
-        part=SUMMARY,
-    ),
-    PageSection(
         "legal",
         "Singling out, linkability, inference",
         nav="Legal criteria",
@@ -181,6 +172,13 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     # the appendices, collapsed on screen and printed in full
     PageSection("glossary", "Glossary", show=glossary.show),
     PageSection("rows", "Every row's headline", show=headlines.show_rows, why_absent=headlines.absent_rows),
+    PageSection(
+        "worst-attacker",
+        "Worst case across attackers",
+        nav="Worst attacker",
+        show=worst_attacker.show,
+        why_absent=worst_attacker.absent,
+    ),
     PageSection("comparison", "Comparison", show=comparison.show),
     PageSection(
         "linkability",

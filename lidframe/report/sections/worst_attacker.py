@@ -5,8 +5,9 @@ rows (:func:`worst_cases`): each row is one attack of its system under audit
 (:attr:`~lidframe.report.model.ReportSystem.system`, or its name), named by
 :func:`attack_name` -- a grid cell by its attacker, rung, calibrator and prior, a demo's
 row ``"pitch/ge2e/semi-informed"`` by what follows its system (``"ge2e/semi-informed"``),
-a DP audit's by its attacker.  The section is part of the summary: a small table with a
-row per system (:func:`worst_table`), its worst attacker by ALID and by LID q99 with
+a DP audit's by its attacker.  The section is an appendix (the summary's headlines point
+to it; the summary prints on two A4 pages): a small table with a row per system
+(:func:`worst_table`), its worst attacker by ALID and by LID q99 with
 their intervals, a note where the pick is not clearly separated from the runner-up and,
 with a verdict policy, the verdict of the system's worst case
 (:func:`lidframe.analyses.worst_attacker.judge_worst` of its rows' verdicts,
