@@ -4,6 +4,12 @@ With ``--policy P.toml`` every finished cell is judged against the verdict polic
 (:func:`lidframe.analyses.verdict.judge` of its stored summary and legal block): the table
 of verdicts is printed and shown on the page, and the exit status is
 :data:`~lidframe.analyses.verdict.EXIT_NOT_MET` unless every cell passes.
+
+Where a system has several attacks (attackers, rungs, calibrators, priors; score-file
+systems named ``SYSTEM/ATTACKER``), the worst case across them is printed after the
+tables (:func:`lidframe.report.text.format_worst_case`), shown on the page and written to
+``report/summary.json``; with a policy, each system is judged on its worst case, and so
+fails where any of its attackers makes it fail.
 """
 
 from __future__ import annotations
@@ -72,6 +78,7 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(summary.read_text(encoding="utf-8"))
     outcome = "pass" if policy is None else _print_verdicts(policy, cells)
+    _print_worst_case(cells, args.out_dir, policy)
     for page in pages:  # the page last, where the eye lands
         print(f"wrote the audit report to {page}")
     return 0 if outcome == "pass" else EXIT_NOT_MET
@@ -89,4 +96,16 @@ def _print_verdicts(policy: Policy, cells: Sequence[FinishedCell]) -> str:
     verdicts = [judge(policy, c.summary, c.legal, system=c.name) for c in cells]
     print()
     print(format_verdicts(verdicts))
+    # over every cell, as over each system's worst case across its attackers: any fail fails
     return overall_outcome(v.outcome for v in verdicts)
+
+
+def _print_worst_case(cells: Sequence[FinishedCell], out_dir: str, policy: Policy | None) -> None:
+    """Print each system's worst case across its attackers (and its verdict), where a system has several."""
+    from lidframe.report.build_grid import grid_worst_case
+    from lidframe.report.text import format_worst_case
+
+    block = grid_worst_case(cells, out_dir=out_dir, policy=policy)
+    if block is not None:
+        print()
+        print(format_worst_case(block))

@@ -61,7 +61,7 @@ def write_demo_outputs(
     utility_note: str | None = None,
     score_files: Sequence[ScoreFile] = (),
 ) -> Path | None:
-    """Write a demo's ``summary.json``, ``table.txt``, ``per_trial.csv`` and ``report.html`` into *out_dir*.
+    """Write a demo's ``summary.json`` (:func:`_summary_json`), ``table.txt``, ``per_trial.csv`` and ``report.html``.
 
     Staged (:func:`lidframe.data.fileio.staged_outputs`): all are written or none.  Both demos write this layout.
 
@@ -119,7 +119,7 @@ def write_demo_outputs(
         utility_note=utility_note,
         score_files=score_files,
     )
-    summary = _summary_json(record, results, utility, utility_note, score_files)
+    summary = _summary_json(record, results, utility, utility_note, score_files, report)
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -129,9 +129,23 @@ def _summary_json(
     utility: Mapping[str, Utility] | None,
     utility_note: str | None,
     score_files: Sequence[ScoreFile] = (),
+    report: Report | None = None,
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility and provenance, if any."""
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility and provenance, if any.
+
+    Where a system of *report* has several attackers (several labels map to it: the
+    real-voice demo's attackers and rungs), also ``worst_case``: per system the attacker
+    with the highest ALID and the one with the highest LID q99, with their intervals and
+    how clearly each is separated from the runner-up
+    (:func:`lidframe.report.sections.worst_attacker.worst_case_json`).
+    """
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    if report is not None:
+        from lidframe.report.sections.worst_attacker import worst_case_json
+
+        worst = worst_case_json(report)
+        if worst is not None:
+            summary["worst_case"] = worst
     if score_files:
         summary["provenance"] = {item.role: item.to_dict() for item in score_files}
     if utility is not None:

@@ -413,6 +413,7 @@ def _dp_audit_cells(
                     lid_ceiling_bits=float(row["log2_n"]),
                     attacker=attacker,
                     system=f"mechanism at mu {row['mu']:g}",
+                    attack=attacker,
                 )
             )
             settings_rows.append(dp_audit_settings(label, calibrator=spec, ci_level=ci_level))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from lidframe.analyses.verdict import Policy
     from lidframe.utility import Utility
 
-__all__ = ["report_from_grid", "GridCell"]
+__all__ = ["report_from_grid", "GridCell", "grid_attack", "grid_worst_case"]
 
 
 _GRID_KEYS = ("system", "attacker", "mechanism", "calibrator", "prior", "seed")
@@ -251,15 +251,53 @@ def _grid_cells(cells: Sequence[Any], out: Path) -> list[GridCell]:
     )
 
 
+#: The axes of a grid that name a cell's attack where the grid has several values of them (:func:`grid_attack`).
+_ATTACK_AXES = ("calibrator", "prior", "seed")
+
+
+def grid_attack(cell: GridCell, *, varying: Collection[str] = _ATTACK_AXES) -> tuple[str, str]:
+    """(the system under audit, what attacked it) of a grid cell, as the worst case across attackers names them.
+
+    The system is the cell's with its ``[mechanism]``; the attack its attacker with its
+    ``(scenario)``, then those of its calibrator, prior and seed that are *varying* (the
+    grid has several of them: :func:`_varying`), joined by ``·`` (``"ecapa (semi-informed)
+    · isotonic"``); ``-`` where nothing is left.  A score-file system (no attacker) named
+    ``SYSTEM/ATTACKER`` in the spec is the system SYSTEM attacked by ATTACKER: the score
+    sets of several attackers of one system, each a ``[systems."SYSTEM/ATTACKER"]`` table
+    (docs/report.md).
+    """
+    system, attacker = cell.system, cell.attacker
+    if attacker is None and "/" in system:
+        head, _, tail = system.partition("/")
+        if head.strip() and tail.strip():
+            system, attacker = head.strip(), tail.strip()
+    if cell.mechanism is not None:
+        system += f" [{cell.mechanism}]"
+    parts = [] if attacker is None else [attacker + ("" if cell.scenario is None else f" ({cell.scenario})")]
+    parts += [cell.calibrator] if "calibrator" in varying else []
+    parts += [cell.prior] if "prior" in varying else []
+    parts += [f"seed {cell.seed}"] if "seed" in varying else []
+    return system, " · ".join(parts) or _NONE
+
+
+def _varying(rows: Sequence[GridCell]) -> tuple[str, ...]:
+    """The axes of :data:`_ATTACK_AXES` on which the grid's cells take several values."""
+    return tuple(axis for axis in _ATTACK_AXES if len({getattr(c, axis) for c in rows}) > 1)
+
+
 def _grid_system(
-    cell: GridCell, out: Path, *, several_attackers: bool, several_seeds: bool
+    cell: GridCell, out: Path, *, several_attackers: bool, several_seeds: bool, varying: Collection[str] = ()
 ) -> tuple[ReportSystem, SystemSettings, InputFile]:
-    """One finished grid cell's row of the report, its settings, and its per-trial file (digested)."""
+    """One finished grid cell's row of the report, its settings, and its per-trial file (digested).
+
+    *varying*: the axes that name its attack (:func:`grid_attack`).
+    """
     summary = cell.summary
     name = cell.system
     if cell.mechanism is not None:
         name += f" [{cell.mechanism}]"
-    audited = name  # the system under audit: what "N systems" counts, whichever attacker and rung
+    # the system under audit: what "N systems" counts, whichever attacker and rung
+    audited, attack = grid_attack(cell, varying=varying)
     if cell.scenario is not None:  # a section per scenario (the grid's scenarios axis)
         name += f" ({cell.scenario})"
     if several_attackers:
@@ -304,6 +342,7 @@ def _grid_system(
         open_trials=open_trials,
         system=audited,
         legal=cell.legal,
+        attack=attack,
     )
     settings = SystemSettings.from_summary(label, summary, cell.calibrator_fit)
     return system, settings, InputFile.of(f"per-trial LID of {label}", path)
@@ -436,6 +475,49 @@ def _grid_ladder(rows: Sequence[GridCell], systems: Sequence[ReportSystem]) -> L
     return Ladder(cells)
 
 
+def grid_worst_case(cells: Sequence[Any], *, out_dir: StrPath, policy: Policy | None = None) -> dict[str, Any] | None:
+    """The ``worst_case`` block of a grid report's ``summary.json``; None where every system has one attack.
+
+    Each finished cell is one attack of its system (:func:`grid_attack`), its ALID and
+    LID q99 read from its stored summary with their intervals
+    (:meth:`~lidframe.analyses.worst_attacker.AttackScore.of_summary`), in page order
+    (ties go to the first); with *policy*, each cell is judged on its stored summary and
+    legal block and each system on its worst case
+    (:func:`~lidframe.analyses.worst_attacker.judge_worst`).  Where two cells of a system
+    would share an attack's name (a score-file system ``A/x`` beside a data-dir system
+    ``A`` attacked by ``x``), the system's cells are named by all their components.
+
+    Parameters
+    ----------
+    cells : sequence of FinishedCell or mapping
+        As :func:`report_from_grid` takes them.
+    out_dir : str or os.PathLike
+        The grid's output folder (named in an error).
+    policy : Policy, optional
+        A verdict policy (:func:`lidframe.analyses.verdict.read_policy`).
+    """
+    from collections import Counter
+
+    from lidframe.analyses.verdict import Verdict, judge
+    from lidframe.analyses.worst_attacker import AttackScore, judge_worst, worst_attackers, worst_case_json
+
+    rows = _grid_cells(cells, Path(out_dir))
+    varying = _varying(rows)
+    named = [(grid_attack(c, varying=varying), c) for c in rows]
+    clashing = {system for (system, _), n in Counter(key for key, _ in named).items() if n > 1}
+    scores: list[AttackScore] = []
+    verdicts: dict[str, dict[str, Verdict]] = {}
+    for (system, attack), cell in named:
+        name = _cell_name(cell) if system in clashing else attack
+        scores.append(AttackScore.of_summary(system, name, cell.summary))
+        if policy is not None:
+            verdicts.setdefault(system, {})[name] = judge(policy, cell.summary, cell.legal, system=name)
+    cases = worst_attackers(scores)
+    if not any(len(case.attackers) > 1 for case in cases):
+        return None
+    return worst_case_json(cases, {system: judge_worst(system, v) for system, v in verdicts.items()} or None)
+
+
 def _grid_rows(
     rows: Sequence[GridCell], out: Path, policy: Policy | None = None
 ) -> tuple[list[ReportSystem], list[SystemSettings], list[InputFile]]:
@@ -444,10 +526,11 @@ def _grid_rows(
         "several_attackers": len({c.attacker for c in rows}) > 1,
         "several_seeds": len({c.seed for c in rows}) > 1,
     }
+    varying = _varying(rows)
     files = [InputFile.of("grid store", out / "results.sqlite")] if (out / "results.sqlite").is_file() else []
     report_systems, settings_rows = [], []
     for row in rows:
-        system, system_settings, per_trial = _grid_system(row, out, **several)
+        system, system_settings, per_trial = _grid_system(row, out, **several, varying=varying)
         report_systems.append(with_verdict(system, policy, row.summary, row.legal))
         settings_rows.append(system_settings)
         files.append(per_trial)

@@ -105,6 +105,11 @@ class ReportSystem:
     verdict : Verdict or None
         Its verdict under the report's policy (:func:`lidframe.analyses.verdict.judge` of
         its summary and legal record), for the section "Verdict"; None without a policy.
+    attack : str or None
+        What attacked :attr:`system` in this row, as the section "Worst case across
+        attackers" names it (a grid cell's attacker, rung, calibrator and prior; a DP audit's
+        attacker); None: the label, less a leading ``"<system>/"``
+        (:func:`~lidframe.report.sections.worst_attacker.attack_name`).
     """
 
     label: str
@@ -125,6 +130,7 @@ class ReportSystem:
     legal: LegalCriteria | None = None
     cmc: CMCCurve | None = None
     verdict: Verdict | None = None
+    attack: str | None = None
 
     @open_trials.validator
     def _check_open_trials(self, attribute: Any, value: OpenSetPerTrial | None) -> None:

@@ -5,7 +5,8 @@ right-aligned, two spaces between columns); :func:`format_table` is the LID comp
 table of evaluate summaries, one row per system, that the demos and ``evaluate`` print;
 :func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it;
 :func:`format_verdict` a verdict policy's judgement of the run, limit by limit; :func:`format_verdicts` of
-several systems (a grid's cells), a row each.
+several systems (a grid's cells), a row each; :func:`format_worst_case` the worst case across
+attackers, a row per system.
 
 A missing value prints as ``-`` in every table: :func:`format_value` writes None and NaN
 so, and :func:`text_table` writes so any cell that is None, a NaN or a NaN already
@@ -34,6 +35,7 @@ __all__ = [
     "format_value",
     "format_verdict",
     "format_verdicts",
+    "format_worst_case",
     "is_missing",
     "summary_value",
     "text_table",
@@ -232,3 +234,54 @@ def format_verdicts(verdicts: Sequence[Verdict]) -> str:
     rows = [[v.system, v.outcome, *(j.outcome for j in v.judgements)] for v in verdicts]
     lines.append(text_table(header, rows, align="l" * len(header)))
     return "\n".join(lines)
+
+
+def _pick_text(pick: Mapping[str, Any] | None) -> tuple[str, str]:
+    """(attacker, ``"0.52 [0.41, 0.63]"``) of one pick of a ``worst_case`` block, ``*`` after an unclear attacker."""
+    if pick is None:
+        return MISSING, MISSING
+    value = format_value(pick["estimate"], ".2f")
+    if pick["low"] is not None and pick["high"] is not None:
+        value += f" [{format_value(pick['low'], '.2f')}, {format_value(pick['high'], '.2f')}]"
+    return str(pick["attacker"]) + ("" if pick["clear"] else " *"), value
+
+
+def format_worst_case(block: Mapping[str, Any]) -> str:
+    """The worst case across attackers as text: per system, its worst attacker by ALID and by LID q99.
+
+    Parameters
+    ----------
+    block : mapping
+        The ``worst_case`` block of ``summary.json``
+        (:func:`lidframe.analyses.worst_attacker.worst_case_json`).
+
+    Returns
+    -------
+    str
+        A title line, a table (the system, its number of attackers, the worst by ALID with
+        its value and interval, the worst by LID q99 with its, and with a policy the
+        system's verdict over its attackers), then a line for each pick that is not
+        clearly the worst case (marked ``*``) and each limit an attacker fails or leaves undecided.
+    """
+    systems = block["systems"]
+    judged = any("verdict" in entry for entry in systems.values())
+    header = ["system", "attackers", "worst by ALID", "ALID [interval]", "worst by LIDq99", "LIDq99 [interval]"]
+    rows, notes = [], []
+    for system, entry in systems.items():
+        row = [system, str(len(entry["attackers"]))]
+        for key in ("alid", "lid_q99"):
+            row += _pick_text(entry[key])
+            if entry[key] is not None and not entry[key]["clear"]:
+                notes.append(f"* {system}, {catalogue.metric(key).short}: {entry[key]['note']}")
+        if judged:
+            row.append(entry["verdict"]["outcome"] if "verdict" in entry else MISSING)
+        rows.append(row)
+        for limit in entry.get("verdict", {}).get("limits", []):
+            if limit["outcome"] != "pass":
+                notes.append(f"{system}: {limit['limit']}: {limit['outcome']} under {limit['attacker']}")
+    if judged:
+        header.append("verdict")
+    title = "worst case across attackers (bits, with intervals where computed)"
+    if "outcome" in block:
+        title += f": the policy judged on each system's worst attacker: {block['outcome'].upper()}"
+    return "\n".join([title, text_table(header, rows, align="lrlrlrl"[: len(header)]), *notes])

@@ -149,7 +149,8 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         "open-set",
         "dp",
     }  # the ladder and the utility are there, and several rows per system
-    assert {"verdict", "rows", "ladder", "dp", "utility"} <= absent["simulated demo"]  # one row per system
+    # one row per system: its headline is its worst case across attackers
+    assert {"verdict", "rows", "ladder", "dp", "utility", "worst-attacker"} <= absent["simulated demo"]
     assert absent["dp-audit"] == {
         "verdict",
         "legal",
@@ -161,8 +162,18 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         "utility",
     }
     # evaluate computes the legal criteria
-    assert absent["evaluate"] == {"verdict", "rows", "ladder", "utility", "open-set", "dp"}
-    assert absent["systems"] == {"verdict", "rows", "legal", "linkability", "ladder", "utility", "open-set", "dp"}
+    assert absent["evaluate"] == {"verdict", "rows", "ladder", "utility", "open-set", "dp", "worst-attacker"}
+    assert absent["systems"] == {
+        "verdict",
+        "rows",
+        "legal",
+        "linkability",
+        "ladder",
+        "utility",
+        "open-set",
+        "dp",
+        "worst-attacker",
+    }
     # a grid's cells hold the legal criteria, but no ranks: no CMC curve
     assert absent["grid"] == {"verdict", "identification", "ladder", "utility", "open-set", "dp"}
 

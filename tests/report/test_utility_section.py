@@ -291,9 +291,9 @@ def test_the_page_shows_the_table_the_note_and_the_chart(ladder_run):
     assert "pitch: no intervals" in text
     (figure,) = section.find_all("figure")
     assert "Privacy against utility" in figure.find("figcaption").text()
-    assert [a.attrs["href"] for a in page.find("nav").find_all("a")][:11] == [
-        "#verdict", "#headlines", "#legal", "#worst-speakers", "#glossary", "#rows", "#comparison", "#linkability",
-        "#identification", "#ladder", "#utility",
+    assert [a.attrs["href"] for a in page.find("nav").find_all("a")][:12] == [
+        "#verdict", "#headlines", "#legal", "#worst-speakers", "#glossary", "#rows", "#worst-attacker",
+        "#comparison", "#linkability", "#identification", "#ladder", "#utility",
     ]  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Writing a grid's report: :func:`write_report` (what ``lidframe report OUT_DIR`` runs).
 
 It reads the finished cells (:func:`load_results`), checks each per-trial file against
-its stored digest, reads each system's utility file afresh, and writes every file into a
+its stored digest, reads each system's utility file afresh, and writes every file (the
+tables, ``summary.json`` with the worst case across attackers, the figures, the page) into a
 temporary folder beside ``report/``; only when all are complete are they moved into
 ``report/``, and an earlier report's files that this one does not write are removed
 (:data:`REPORT_FILES`).
@@ -18,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lidframe.data import runpaths
-from lidframe.data.fileio import StrPath
+from lidframe.data.fileio import StrPath, write_json
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.records import FinishedCell
@@ -46,6 +47,7 @@ __all__ = ["REPORT_FILES", "load_results", "write_report"]
 REPORT_FILES = (
     "table.csv",
     "table.parquet",
+    "summary.json",
     "summary.md",
     "summary.html",
     "table.tex",
@@ -144,13 +146,36 @@ def write_report(
     warnings = report_warnings(freshness, results, out)
     # the page reads (and digests) every per-trial file: a damaged one stops here, before any file is written
     report = _page(results, out, warnings, found, scored, policy) if figures else None
+    summary = _summary_json(results, out, policy)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
         written = _write_all(results, frame, staging, report, warnings, note)
+        write_json(staging / "summary.json", summary)
+        written.insert(1, "summary.json")
         _publish(staging, folder, written)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return [str(folder / name) for name in written]
+
+
+def _summary_json(results: Sequence[FinishedCell], out: Path, policy: Policy | None) -> dict[str, Any]:
+    """What ``report/summary.json`` holds: the finished cells, the systems and, with several attacks of one, the worst case.
+
+    ``worst_case`` (:func:`lidframe.report.build_grid.grid_worst_case`): per system, the
+    attack with the highest ALID and the one with the highest LID q99, with their
+    intervals, and with a policy the verdict of its worst case; absent where every system
+    has one attack.  The per-cell numbers are ``table.csv``'s.
+    """
+    from lidframe.report.build_grid import grid_attack, grid_worst_case
+
+    block = grid_worst_case(results, out_dir=out, policy=policy)
+    summary: dict[str, Any] = {
+        "cells": len(results),
+        "systems": list(dict.fromkeys(grid_attack(cell)[0] for cell in results)),
+    }
+    if block is not None:
+        summary["worst_case"] = block
+    return summary
 
 
 def _checked_results(out: Path) -> list[FinishedCell]:

@@ -26,6 +26,8 @@ section                       modules
 ``verdict``                   :mod:`~lidframe.report.sections.verdict`
 ``headlines``                 :mod:`~lidframe.report.sections.headlines` (its appendix
                               ``rows``: the cards of the rows that head no system)
+``worst-attacker``            :mod:`~lidframe.report.sections.worst_attacker` (records:
+                              :mod:`lidframe.analyses.worst_attacker`)
 ``comparison``                :mod:`~lidframe.report.sections.comparison`
 ``identification``            :mod:`~lidframe.report.sections.identification`
 ``legal``                     :mod:`~lidframe.report.sections.legal` (its appendix
@@ -71,6 +73,7 @@ from lidframe.report.sections import (
     sensitivity,
     utility,
     verdict,
+    worst_attacker,
     worst_speakers,
 )
 
@@ -169,6 +172,13 @@ PAGE_SECTIONS: tuple[PageSection, ...] = (
     # the appendices, collapsed on screen and printed in full
     PageSection("glossary", "Glossary", show=glossary.show),
     PageSection("rows", "Every row's headline", show=headlines.show_rows, why_absent=headlines.absent_rows),
+    PageSection(
+        "worst-attacker",
+        "Worst case across attackers",
+        nav="Worst attacker",
+        show=worst_attacker.show,
+        why_absent=worst_attacker.absent,
+    ),
     PageSection("comparison", "Comparison", show=comparison.show),
     PageSection(
         "linkability",
@@ -247,6 +257,7 @@ def absent_sections(report: Report) -> dict[str, str]:
     dict
         key -> one or two sentences (what is missing, and what would show it), for the
         sections without content only: ``verdict`` without a verdict policy,
+        ``worst-attacker`` where every system has one attacker,
         ``identification`` without any system's CMC curve, ``legal`` without any
         system's legal criteria, ``worst-speakers`` without any per-speaker record,
         ``ladder`` without a ladder, ``utility`` without
