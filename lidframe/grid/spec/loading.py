@@ -15,6 +15,7 @@ from typing import Any
 from lidframe.data.fileio import StrPath
 from lidframe.grid.spec.checks import (
     check_components,
+    check_fusions,
     check_scenario_inputs,
     enrolled_speakers,
     probe_calibrators,
@@ -124,6 +125,7 @@ def load_grid_spec(
     built_calibrators = check_components(path, "grid.calibrators", "calibrator", spec.calibrators)
     built_priors = check_components(path, "grid.priors", "prior", spec.priors)
     check_components(path, "grid.attackers", "attacker", spec.attackers)
+    check_fusions(path, spec.attackers)
     check_scenario_inputs(path, spec)
     enrolled = {s.name: enrolled_speakers(path, s) for s in spec.systems}
     if fit_calibrators:
