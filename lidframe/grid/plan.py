@@ -190,7 +190,12 @@ class _Planner:
             scoring = system.scoring_attacker(member, scenario)
             read.update(data_inputs)
             read[f"fused {k} attacker"] = [f"fused attacker {k}", scoring]
-            read.update({f"fused {k} {key}": value for key, value in member_inputs.items()})
+            read.update(
+                {
+                    f"fused {k} {key}": [f"fused attacker {k}: {label}", digest]
+                    for key, (label, digest) in member_inputs.items()
+                }
+            )
             members.append((scoring, sources))
         read["fusion settings"] = ["fusion settings", json.dumps(settings, sort_keys=True)]
         keys = [[Path(sources[split]).stem for split in ("dev", "eval")] for _, sources in members]
