@@ -193,7 +193,7 @@ def test_a_changed_member_recomputes_the_fused_cell_never_reuses_it(tmp_path):
         write_spec(folder, [*changed, FUSED])
         run = run_grid(spec, tmp_path / "out", log=lines.append)
         assert (run.recomputed, run.ok) == (1, 2)
-        assert any("fused attacker 2 changed (adaptable -> adaptable?dim=6)" in line for line in lines), lines
+        assert "recomputing 1 cell: fused attacker 2 changed (adaptable -> adaptable?dim=6)" in lines, lines
         after = fused_cell(tmp_path / "out").summary.alid
         assert after == pytest.approx(fused_alid_here(folder, changed), rel=1e-9)
         assert after != pytest.approx(before, rel=1e-6)
@@ -299,3 +299,12 @@ def test_the_dask_backend_gives_the_fused_cells_of_the_local_one(tmp_path):
         {c.attacker: c.summary.to_dict() for c in load_results(tmp_path / name)} for name in ("local", "dask")
     )
     assert dask[FUSED] == local[FUSED]
+
+
+@pytest.mark.parametrize(("option", "penalty"), [("", 1.0), ("&C=0.25", 0.25), ("&C=none", None), ("&C=2", 2.0)])
+def test_the_penalty_option_is_the_fusions_C(option, penalty):
+    from lidframe.grid.spec.fusion import fused_attacker
+
+    attackers = ("ecapa?checkpoint=m.ckpt", "xvector", f"fusion?of=xvector,ecapa{option}")
+    fused = fused_attacker(attackers[2], attackers)
+    assert (fused.members, fused.C) == (("xvector", "ecapa?checkpoint=m.ckpt"), penalty)

@@ -55,8 +55,8 @@ class FusedAttacker:
     C: float | None = 1.0
 
     def settings(self, znorm_ddof: int) -> dict[str, object]:
-        """What the fit depends on besides its inputs, as JSON values (a cache key's and a cell's input)."""
-        return {"members": list(self.members), "C": self.C, "znorm_ddof": znorm_ddof}
+        """What the fit depends on besides its members' score sets, as JSON values (a cache key's and a cell's input)."""
+        return {"C": self.C, "znorm_ddof": znorm_ddof}
 
 
 def is_fusion(spec: str) -> bool:

@@ -111,7 +111,9 @@ def load_grid_spec(
         missing files or directories, unknown components or parameters, ``[grid.ci]``
         beside ``[grid.bootstrap]``, an unknown scenario, a scenario without what it
         needs (``original_enrol``, an ``adapted`` checkpoint), a system's ``utility`` file
-        missing or not a utility record (naming the system and the file).
+        missing or not a utility record (naming the system and the file), a fusion entry
+        that does not name two or more attackers of the list
+        (:func:`~lidframe.grid.spec.fusion.fused_attacker`).
 
     Warns
     -----
