@@ -41,7 +41,7 @@ def check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) ->
     """
     from lidframe import registry
 
-    out = []
+    out: list[Any] = []
     for i, spec in enumerate(specs):
         if kind == "attacker" and is_fusion(spec):  # not a registered component
             out.append(None)
