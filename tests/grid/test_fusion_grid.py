@@ -11,7 +11,9 @@ and :func:`lidframe.evaluate`.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -308,3 +310,24 @@ def test_the_penalty_option_is_the_fusions_C(option, penalty):
     attackers = ("ecapa?checkpoint=m.ckpt", "xvector", f"fusion?of=xvector,ecapa{option}")
     fused = fused_attacker(attackers[2], attackers)
     assert (fused.members, fused.C) == (("xvector", "ecapa?checkpoint=m.ckpt"), penalty)
+
+
+@pytest.mark.slow
+def test_a_member_that_cannot_score_is_the_fused_cells_error_and_the_others_go_on(tmp_path):
+    folder = tmp_path / "spec"
+    spec = make_folder(folder, [*members(folder), FUSED])
+    with np.load(folder / "emb.npz") as emb:  # one eval trial has no embedding: precomputed cannot score eval
+        keep = emb["utt_ids"] != "eval-trials-3-1"
+        np.savez(folder / "emb.npz", utt_ids=emb["utt_ids"][keep], vectors=emb["vectors"][keep])
+    with registered_adaptable():
+        run = run_grid(spec, tmp_path / "out")
+    assert (run.ok, run.error) == (1, 2)
+    with contextlib.closing(sqlite3.connect(tmp_path / "out/results.sqlite")) as db:
+        rows = {
+            attacker: (status, error)
+            for attacker, status, error in db.execute("SELECT attacker, status, error FROM cells")
+        }
+    assert rows["adaptable"] == ("ok", None)
+    status, error = rows[FUSED]
+    assert status == "error" and error.startswith(f"{FUSED}: ") and "eval-trials-3-1" in error  # which member, and why
+    assert not (tmp_path / "out/cache/fused").exists()  # nothing half-fused
