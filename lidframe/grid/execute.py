@@ -25,9 +25,9 @@ from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.freshness import inputs_changed
 from lidframe.grid.progress import progress_bar
-from lidframe.grid.records import Cell, CellOutcome, FitTask, GridPlan, ScoreJob, stored_name
+from lidframe.grid.records import Cell, CellOutcome, FitTask, FusionJob, GridPlan, ScoreJob, stored_name
 from lidframe.grid.stored import StoredCell, verify_per_trial_files
-from lidframe.grid.work import readable_scores, run_task, score_split
+from lidframe.grid.work import fuse_splits, readable_scores, run_task, score_split
 from lidframe.runtime.workers import check_jobs, process_pool
 
 if TYPE_CHECKING:
@@ -270,30 +270,60 @@ class CellWriter:
         }
 
 
-def _score_jobs(plan: GridPlan, tasks: Iterable[FitTask], force: bool) -> list[ScoreJob]:
-    """The score jobs the *tasks* need whose cache file is missing, damaged, or to be computed again."""
+def _cache_jobs(plan: GridPlan, tasks: Iterable[FitTask], force: bool) -> tuple[list[ScoreJob], list[FusionJob]]:
+    """The score and fusion jobs the *tasks* need whose cache files are missing, damaged, or to be computed again.
+
+    A fusion job to run needs its members' score sets, which are scored where their files are missing too.
+    """
     needed = {t.dev for t in tasks} | {t.eval for t in tasks}
-    return [
+    fusions = [
+        job
+        for job in plan.fusion_jobs
+        if job.dev_target in needed and (force or not all(readable_scores(t) for t in job.targets))
+    ]
+    needed |= {path for job in fusions for path in (*job.dev, *job.eval)}
+    scores = [
         job
         for job in plan.score_jobs
         if job.target in needed and (force or not Path(job.target).is_file() or not readable_scores(job.target))
     ]
+    return scores, fusions
+
+
+def _fill_cache(score_jobs: list[ScoreJob], fusion_jobs: list[FusionJob]) -> dict[str, str]:
+    """Score, then fuse, into the cache; ``target -> error`` of each file that could not be made.
+
+    A member that failed is the error of every fusion that reads it.
+    """
+    failed: dict[str, str] = {}
+    for job in score_jobs:  # scoring failures become the error of every cell that needs them
+        try:
+            Path(job.target).unlink(missing_ok=True)  # forced, or damaged: scored again
+            score_split(job)
+        except Exception as exc:  # noqa: BLE001 - any scoring failure becomes the error of its cells
+            failed[job.target] = f"{type(exc).__name__}: {exc}"
+    for fusion in fusion_jobs:
+        broken = next((failed[path] for path in (*fusion.dev, *fusion.eval) if path in failed), None)
+        if broken is None:
+            try:
+                for target in fusion.targets:  # forced, or damaged: fused again
+                    Path(target).unlink(missing_ok=True)
+                fuse_splits(fusion)
+            except Exception as exc:  # noqa: BLE001 - any fusion failure becomes the error of its cells
+                broken = f"{type(exc).__name__}: {exc}"
+        if broken is not None:
+            failed.update(dict.fromkeys(fusion.targets, f"{fusion.attacker}: {broken}"))
+    return failed
 
 
 def execute(plan: GridPlan, todo: Todo, writer: CellWriter, options: RunOptions) -> dict[str, int]:
-    """Score what the cells need, then compute them, storing each; the run's counts (without ``recomputed``)."""
-    score_jobs = _score_jobs(plan, todo.tasks, options.force)
+    """Score and fuse what the cells need, then compute them, storing each; the run's counts (without ``recomputed``)."""
+    score_jobs, fusion_jobs = _cache_jobs(plan, todo.tasks, options.force)
     n_cells = plan.n_cells
     counts = {"cells": n_cells, "skipped": n_cells - sum(len(t.cells) for t in todo.tasks)}
     closer, run = _executor(options)
     try:
-        failed_scores = {}
-        for job in score_jobs:  # scoring failures become the error of every cell that needs them
-            try:
-                Path(job.target).unlink(missing_ok=True)  # forced, or damaged: scored again
-                score_split(job)
-            except Exception as exc:  # noqa: BLE001 - any scoring failure becomes the error of its cells
-                failed_scores[job.target] = f"{type(exc).__name__}: {exc}"
+        failed_scores = _fill_cache(score_jobs, fusion_jobs)
         runnable = []
         for task in todo.tasks:
             broken = failed_scores.get(task.dev) or failed_scores.get(task.eval)
@@ -311,4 +341,5 @@ def execute(plan: GridPlan, todo: Todo, writer: CellWriter, options: RunOptions)
     finally:
         if closer is not None:
             closer()
-    return {**counts, **writer.counts, "fits": len(todo.tasks), "scored": len(score_jobs)}
+    scored = len(score_jobs) + 2 * len(fusion_jobs)  # a fusion writes a dev and an eval set
+    return {**counts, **writer.counts, "fits": len(todo.tasks), "scored": scored}

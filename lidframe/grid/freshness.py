@@ -85,8 +85,10 @@ class Freshness:
         Why the cells could not be checked (no ``grid.json``, the spec moved, ...); None
         when they were.
     score_files : tuple of (str, str, str)
-        (system, split, absolute path) of each score-set source of the spec's systems,
-        where the cells were checked: the files whose provenance the page shows.
+        (system, split, absolute path) of each score-set source of the spec's systems, and
+        (system, role, path) of each fused attacker's cached dev and eval set
+        (:meth:`~lidframe.grid.records.FusionJob.role`) that is there, where the cells were
+        checked: the files whose provenance the page shows.
     """
 
     spec: str | None
@@ -159,6 +161,12 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         for s in spec.systems
         for split, p in (("dev", s.dev), ("eval", s.eval))
         if isinstance(p, str)
+    ]
+    files += [
+        (job.system, job.role(split), target)
+        for job in plan.fusion_jobs
+        for split, target in zip(("dev", "eval"), job.targets, strict=True)
+        if Path(target).is_file()
     ]
     return Freshness(str(spec_path), _stale(plan.cells, stored), score_files=tuple(files))
 

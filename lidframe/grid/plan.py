@@ -9,6 +9,13 @@ mechanism, scenario, split), into the content-addressed cache
 fits once per (system, attacker, mechanism, scenario, calibrator), each evaluating every
 (prior, seed) cell (:class:`~lidframe.grid.records.FitTask`).
 
+A fused attacker (``fusion?of=ecapa,xvector`` in ``[grid] attackers``,
+:mod:`lidframe.grid.spec.fusion`) reuses its members' score jobs of the same (system,
+mechanism, scenario) and adds one :class:`~lidframe.grid.records.FusionJob`, which fits
+the fusion on the dev sets and writes the fused dev and eval sets to
+``OUT/cache/fused/<hash>/``, keyed by the members' score-cache keys and the fusion's
+settings; its cells read those like any attacker's, and record the members' inputs.
+
 A scenario changes what is scored, not how: an ``ignorant`` split is scored with the
 split's ``original_enrol`` as its enrolment (its inputs are that folder's, under the role
 ``original_enrol``), a ``semi-informed`` one by the attacker with the system's adapted
@@ -24,6 +31,7 @@ least every :data:`PROGRESS_STEP` cells, so a task of many seeds does not hold i
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import cast
@@ -35,7 +43,8 @@ from lidframe.data.scenario import SCENARIOS
 from lidframe.grid import store
 from lidframe.grid.inputs import InputDigests, hash_parts, inputs_digest, settings_inputs
 from lidframe.grid.progress import progress_bar
-from lidframe.grid.records import Cell, FitTask, GridPlan, Inputs, ScoreJob, stored_name
+from lidframe.grid.records import Cell, FitTask, FusionJob, GridPlan, Inputs, ScoreJob, stored_name
+from lidframe.grid.spec.fusion import fused_attacker, is_fusion
 from lidframe.grid.spec.records import GridSpec, SystemSpec
 
 __all__ = ["plan_grid", "PROGRESS_STEP"]
@@ -73,7 +82,11 @@ def plan_grid(
         for system in spec.systems:
             for attacker, mechanism, scenario in _attacks(spec, system):
                 tasks.extend(planner.tasks(system, attacker, mechanism, scenario))
-    return GridPlan(score_jobs=tuple(planner.score_jobs.values()), tasks=tuple(tasks))
+    return GridPlan(
+        score_jobs=tuple(planner.score_jobs.values()),
+        tasks=tuple(tasks),
+        fusion_jobs=tuple(planner.fusion_jobs.values()),
+    )
 
 
 def _attacks(spec: GridSpec, system: SystemSpec) -> list[tuple[str | None, str | None, str | None]]:
@@ -96,6 +109,7 @@ class _Planner:
         self.version = code_version()
         self.settings = settings_inputs(spec, self.version)
         self.score_jobs: dict[str, ScoreJob] = {}
+        self.fusion_jobs: dict[str, FusionJob] = {}
 
     def tasks(
         self, system: SystemSpec, attacker: str | None, mechanism: str | None, scenario: str | None = None
@@ -118,15 +132,26 @@ class _Planner:
     def _sources(
         self, system: SystemSpec, attacker: str | None, mechanism: str | None, scenario: str | None
     ) -> tuple[dict[str, str], Inputs]:
-        """The dev and eval score-set files of the tasks (planning the score jobs), and what they read."""
+        """The dev and eval score-set files of the tasks (planning the score and fusion jobs), and what they read."""
         data_inputs: Inputs = {}
         if attacker is None:  # score-set files, read as they are
             for split in ("dev", "eval"):
                 data_inputs.update(self.found.source(split, getattr(system, split), reads_audio=False))
             return {"dev": cast(str, system.dev), "eval": cast(str, system.eval)}, data_inputs
+        if is_fusion(attacker):
+            return self._fused(system, attacker, mechanism, scenario)
+        sources, data_inputs, attacker_inputs = self._scored(system, attacker, mechanism, scenario)
+        return sources, {**data_inputs, **attacker_inputs}
+
+    def _scored(
+        self, system: SystemSpec, attacker: str, mechanism: str | None, scenario: str | None
+    ) -> tuple[dict[str, str], Inputs, Inputs]:
+        """The score-cache files of a data-dir system's splits scored by *attacker* (planning their score jobs),
+        what of the data they read, and the attacker's inputs."""
         scoring = system.scoring_attacker(attacker, scenario)  # semi-informed: the adapted checkpoint
         attacker_inputs, reads_audio = self.found.component("attacker", scoring)
         enrol_role = "original_enrol" if scenario is not None and SCENARIOS[scenario].original_enrolment else "enrol"
+        data_inputs: Inputs = {}
         sources: dict[str, str] = {}
         for split in ("dev", "eval"):
             source = system.scored_source(split, scenario)  # ignorant: the original enrolment
@@ -144,7 +169,52 @@ class _Planner:
             target = str(self.out / "cache" / "scores" / f"{key}.npz")
             self.score_jobs[target] = ScoreJob(source=source, attacker=scoring, mechanism=mechanism, target=target)
             sources[split] = target
-        return sources, {**data_inputs, **attacker_inputs}
+        return sources, data_inputs, attacker_inputs
+
+    def _fused(
+        self, system: SystemSpec, attacker: str, mechanism: str | None, scenario: str | None
+    ) -> tuple[dict[str, str], Inputs]:
+        """The fused dev and eval files of a ``fusion?of=`` entry (planning its fusion job), and what they read.
+
+        What they read: the data the members read, each member's spec (``fused 1 attacker``:
+        a changed option is named with its old and new value) and inputs (``fused 1 attacker
+        code``, ...), and the fusion's settings.  The cache key hashes the members'
+        score-cache keys -- each a hash of what it read -- and the settings.
+        """
+        fused = fused_attacker(attacker, self.spec.attackers)  # checked when the spec was read
+        settings = fused.settings(self.spec.znorm_ddof)
+        read: Inputs = {}
+        members: list[tuple[str, dict[str, str]]] = []
+        for k, member in enumerate(fused.members, start=1):
+            sources, data_inputs, member_inputs = self._scored(system, member, mechanism, scenario)
+            scoring = system.scoring_attacker(member, scenario)
+            read.update(data_inputs)
+            read[f"fused {k} attacker"] = [f"fused attacker {k}", scoring]
+            read.update(
+                {
+                    f"fused {k} {key}": [f"fused attacker {k}: {label}", digest]
+                    for key, (label, digest) in member_inputs.items()
+                }
+            )
+            members.append((scoring, sources))
+        read["fusion settings"] = ["fusion settings", json.dumps(settings, sort_keys=True)]
+        keys = [[Path(sources[split]).stem for split in ("dev", "eval")] for _, sources in members]
+        folder = self.out / "cache" / "fused" / hash_parts("fusion", keys, settings, self.version)
+        job = FusionJob(
+            system=system.name,
+            attacker=attacker,
+            mechanism=mechanism,
+            scenario=scenario,
+            members=tuple(scoring for scoring, _ in members),
+            dev=tuple(sources["dev"] for _, sources in members),
+            eval=tuple(sources["eval"] for _, sources in members),
+            C=fused.C,
+            znorm_ddof=self.spec.znorm_ddof,
+            dev_target=str(folder / "dev.npz"),
+            eval_target=str(folder / "eval.npz"),
+        )
+        self.fusion_jobs[job.dev_target] = job
+        return {"dev": job.dev_target, "eval": job.eval_target}, read
 
     def _cells(
         self,

@@ -8,7 +8,7 @@ the store's columns, the cell ids, messages and the report's tables -- it is wri
 conversion is :func:`stored_name` and :func:`from_stored` (used at the store's boundary
 only).
 
-:class:`Cell`, :class:`ScoreJob`, :class:`FitTask` and :class:`GridPlan` are what
+:class:`Cell`, :class:`ScoreJob`, :class:`FusionJob`, :class:`FitTask` and :class:`GridPlan` are what
 :func:`lidframe.grid.plan.plan_grid` returns; :class:`CellOutcome` is what a worker
 returns for one cell; :class:`FinishedCell` is a finished cell read back from the store
 (:func:`lidframe.grid.report.load_results`); :class:`GridRun` is what
@@ -42,6 +42,7 @@ __all__ = [
     "from_stored",
     "Cell",
     "ScoreJob",
+    "FusionJob",
     "FitTask",
     "GridPlan",
     "CellOutcome",
@@ -172,13 +173,68 @@ class ScoreJob:
 
 
 @attrs.frozen(kw_only=True)
+class FusionJob:
+    """Fusing K attackers' cached score sets of one (system, mechanism, scenario) into the cache (``fusion?of=``).
+
+    The fusion is fitted on the K dev sets and applied to the dev and the eval sets
+    (:func:`lidframe.core.fusion.fit_fusion`, as ``lidframe fuse``); its cache key is built
+    from the K components' score-cache keys and the fusion's settings, so a changed
+    component is fused again under a new key, never read from the old one.
+
+    Attributes
+    ----------
+    system : str
+    attacker : str
+        The fusion entry of ``[grid] attackers`` (``fusion?of=ecapa,xvector``).
+    mechanism, scenario : str or None
+        The cells' mechanism and scenario (None for none).
+    members : tuple of str, length K
+        The fused attackers' specs as they score (for ``semi-informed``, with the system's
+        adapted checkpoint): what the provenance names each weight after.
+    dev, eval : tuple of str, length K
+        The K components' score-cache files (:attr:`ScoreJob.target`) of each split.
+    C : float or None
+        Inverse L2 penalty on the weights (None: none).
+    znorm_ddof : int
+        The row z-norm of the inputs (the grid's).
+    dev_target, eval_target : str
+        The fused files ``OUT/cache/fused/<hash>/dev.npz`` and ``eval.npz`` it writes.
+    """
+
+    system: str
+    attacker: str
+    mechanism: str | None
+    scenario: str | None
+    members: tuple[str, ...]
+    dev: tuple[str, ...]
+    eval: tuple[str, ...]
+    C: float | None
+    znorm_ddof: int
+    dev_target: str
+    eval_target: str
+
+    @property
+    def targets(self) -> tuple[str, str]:
+        """The fused dev and eval files."""
+        return self.dev_target, self.eval_target
+
+    def role(self, split: str) -> str:
+        """What the fused *split* file is to a report: ``"dev fused by fusion?of=a,b"`` (its mechanism and scenario after)."""
+        shown = [f"{split} fused by {self.attacker}"]
+        shown += [f"mechanism {self.mechanism}"] if self.mechanism is not None else []
+        shown += [f"scenario {self.scenario}"] if self.scenario is not None else []
+        return ", ".join(shown)
+
+
+@attrs.frozen(kw_only=True)
 class FitTask:
     """One calibrator fitted on one dev set and evaluated in each of its cells (every prior and seed).
 
     Attributes
     ----------
     dev, eval : str
-        Score-set files: the system's own, or the score cache a :class:`ScoreJob` writes.
+        Score-set files: the system's own, or the score cache a :class:`ScoreJob` (or, for a
+        fused attacker, a :class:`FusionJob`) writes.
     calibrator : str
         The calibrator's component spec.
     cells : tuple of Cell
@@ -216,10 +272,15 @@ class FitTask:
 
 @attrs.frozen(kw_only=True)
 class GridPlan:
-    """The work of a grid: its score jobs and fit tasks (:func:`lidframe.grid.plan.plan_grid`)."""
+    """The work of a grid: its score jobs, fusion jobs and fit tasks (:func:`lidframe.grid.plan.plan_grid`).
+
+    The fusion jobs run after the score jobs (they read their files) and before the fit
+    tasks (which read theirs).
+    """
 
     score_jobs: tuple[ScoreJob, ...]
     tasks: tuple[FitTask, ...]
+    fusion_jobs: tuple[FusionJob, ...] = ()
 
     @property
     def cells(self) -> Iterator[Cell]:
@@ -386,7 +447,7 @@ class GridRun(Mapping[str, int]):
         Calibrator fit tasks run (one per system, attacker, mechanism, scenario and calibrator; a task
         whose priors are both closed and open fits its calibrator once for each).
     scored : int
-        Score sets computed into the score cache.
+        Score sets computed into the score cache (a fused attacker's dev and eval sets: two).
     recomputed : int
         Stored cells computed again because their inputs changed (or their per-trial file went).
     """

@@ -1,4 +1,5 @@
-"""The grid's work, as its workers run it: score a split into the cache, fit a calibrator and evaluate its cells.
+"""The grid's work, as its workers run it: score a split into the cache, fuse attackers' score sets, fit a
+calibrator and evaluate its cells.
 
 Each function takes and returns picklable records (a worker process or a dask worker
 runs it); nothing here writes the store.
@@ -15,14 +16,14 @@ import numpy as np
 
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
-from lidframe.grid.records import Cell, CellOutcome, FitTask, ScoreJob
+from lidframe.grid.records import Cell, CellOutcome, FitTask, FusionJob, ScoreJob
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal import SinglingOut
     from lidframe.attackers.base import EmbeddingAttacker
     from lidframe.data.scoreset import ScoreSet
 
-__all__ = ["readable_scores", "score_split", "run_task"]
+__all__ = ["readable_scores", "score_split", "fuse_splits", "run_task"]
 
 
 def readable_scores(score_file: str) -> bool:
@@ -61,6 +62,40 @@ def score_split(job: ScoreJob) -> str:
         scores = released_scoreset(embedding_attacker, job.mechanism, group_by_speaker(enrol), trials)
     scores.save(target)
     return str(target)
+
+
+def fuse_splits(job: FusionJob) -> tuple[str, str]:
+    """Fuse the members' cached score sets of *job* into its dev and eval files (skipped when cached); the files.
+
+    The fusion is fitted on the members' dev sets and applied to both splits
+    (:func:`lidframe.core.fusion.fit_fusion`, :func:`~lidframe.core.fusion.apply_fusion`, as
+    ``lidframe fuse``); both files hold its provenance
+    (:func:`lidframe.report.score_files.fusion_provenance`: each member's cache file with
+    its digest, and the weights named by the members' specs), written both or neither.
+
+    Raises
+    ------
+    InputError
+        The members' sets do not match (trials, speakers), or the fit has no optimum.
+    """
+    if all(readable_scores(target) for target in job.targets):
+        return job.targets
+    from lidframe.core.fusion import apply_fusion, fit_fusion
+    from lidframe.data.fileio import staged_outputs
+    from lidframe.data.scoreset import ScoreSet
+    from lidframe.report.score_files import fusion_provenance
+
+    dev = [ScoreSet.load(path) for path in job.dev]
+    ev = [ScoreSet.load(path) for path in job.eval]
+    fusion = fit_fusion(dev, C=job.C, znorm_ddof=job.znorm_ddof, names=job.members)
+    fused = [apply_fusion(fusion, dev, names=job.members), apply_fusion(fusion, ev, names=job.members)]
+    inputs = [(f"{split} {k}", path) for split in ("dev", "eval") for k, path in enumerate(getattr(job, split), 1)]
+    provenance = fusion_provenance(fusion, inputs, command=None, names=job.members)
+    Path(job.dev_target).parent.mkdir(parents=True, exist_ok=True)
+    with staged_outputs():  # both files or, on an error, neither
+        for scores, target in zip(fused, job.targets, strict=True):
+            scores.save(target, provenance=provenance)
+    return job.targets
 
 
 def run_task(task: FitTask) -> list[CellOutcome]:

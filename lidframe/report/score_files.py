@@ -133,7 +133,11 @@ def score_provenance(
 
 
 def fusion_provenance(
-    fusion: FusionWeights, inputs: Sequence[tuple[str, str | Path]], *, command: str | None
+    fusion: FusionWeights,
+    inputs: Sequence[tuple[str, str | Path]],
+    *,
+    command: str | None,
+    names: Sequence[str] | None = None,
 ) -> ScoreProvenance:
     """The provenance of a fused score set (``lidframe fuse``): its inputs, digested, and the fitted weights.
 
@@ -146,6 +150,9 @@ def fusion_provenance(
         weight of input k is named after the k-th dev file.
     command : str or None
         The command line.
+    names : sequence of str, optional
+        What names input k beside its weight (a grid's attacker spec); default: the k-th
+        dev file's name.
 
     Returns
     -------
@@ -157,9 +164,10 @@ def fusion_provenance(
     from lidframe import __version__
 
     dev_files = [path for role, path in inputs if role.startswith("dev ")]
+    shown = [Path(path).name for path in dev_files] if names is None else list(names)
     settings: dict[str, Any] = {"combines": "row z-scores of each input (docs/theory.md)"}
-    for k, (weight, path) in enumerate(zip(fusion.weights, dev_files, strict=True), start=1):
-        settings[f"weight {k}"] = f"{float(weight)!r} ({Path(path).name})"
+    for k, (weight, name) in enumerate(zip(fusion.weights, shown, strict=True), start=1):
+        settings[f"weight {k}"] = f"{float(weight)!r} ({name})"
     settings.update(
         offset=repr(fusion.offset),
         znorm_ddof=fusion.znorm_ddof,

@@ -5,7 +5,8 @@
     [grid]
     calibrators = ["logistic", "isotonic"]        # component specs, NAME?key=value
     priors = ["uniform", "watchlist?ids=spk1,spk2&weight=5"]
-    attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt"]   # for data-dir systems only
+    attackers = ["ecapa?checkpoint=ckpt/embedding_model.ckpt", "xvector",
+                 "fusion?of=ecapa,xvector"]     # for data-dir systems only; a fused attacker last
     mechanisms = ["gaussian?mu=0.5", "gaussian?mu=2"]   # optional DP release of trial embeddings
     scenarios = ["ignorant", "lazy-informed", "semi-informed"]   # optional threat-model ladder (data dirs)
     seeds = [0]                                   # bootstrap seeds (one cell per seed)
@@ -58,6 +59,10 @@ the TOML key at fault.  Every axis -- ``calibrators``, ``priors``, ``attackers``
 and a ``semi-informed`` cell like a lazy-informed one with each attacker that takes a
 checkpoint given the system's ``[systems.NAME.adapted]`` checkpoint for it (required).
 Without the axis neither is used and every cell is keyed as before it.
+
+``fusion?of=NAME,NAME`` in ``attackers`` is no registered attacker: it fuses the
+attackers of the list it names, fitted on each system's dev split
+(:mod:`~lidframe.grid.spec.fusion`, :mod:`lidframe.grid.plan`).
 
 ``[grid.bootstrap]`` was called ``[grid.ci]`` before: for one release a spec with
 ``[grid.ci]`` is still read, with a :class:`FutureWarning` naming the new table (both

@@ -5,8 +5,9 @@ priors built (:func:`check_components`); each calibrator is fitted once on a sma
 simulated dev set (:func:`probe_calibrators`); every score-set file is loaded and every
 data directory read (:func:`enrolled_speakers`); each prior is applied to every system's
 enrolled eval speakers (:func:`probe_priors`); and each scenario finds what it needs of
-each data-dir system (:func:`check_scenario_inputs`).  Every error names the spec and
-its TOML key (:func:`~lidframe.grid.spec.reading.fail`).
+each data-dir system (:func:`check_scenario_inputs`); each fusion entry of the
+attackers names attackers of the list (:func:`check_fusions`).  Every error names the
+spec and its TOML key (:func:`~lidframe.grid.spec.reading.fail`).
 """
 
 from __future__ import annotations
@@ -18,22 +19,33 @@ from typing import Any
 import numpy as np
 
 from lidframe.errors import InputError, mismatch
+from lidframe.grid.spec.fusion import fused_attacker, is_fusion
 from lidframe.grid.spec.reading import fail
 from lidframe.grid.spec.records import CHECKPOINT, GridSpec, SystemSpec, attacker_name, source_wav_paths
 
-__all__ = ["check_components", "probe_calibrators", "enrolled_speakers", "probe_priors", "check_scenario_inputs"]
+__all__ = [
+    "check_components",
+    "check_fusions",
+    "probe_calibrators",
+    "enrolled_speakers",
+    "probe_priors",
+    "check_scenario_inputs",
+]
 
 
 def check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) -> list[Any]:
     """Check each spec's parameters (and declared files); build calibrators and priors (not attackers).
 
-    Returns the :class:`~lidframe.registry.SpecInputs` of each attacker, or each built
-    calibrator or prior.
+    Returns the :class:`~lidframe.registry.SpecInputs` of each attacker (None for a fusion
+    entry, which :func:`check_fusions` checks), or each built calibrator or prior.
     """
     from lidframe import registry
 
-    out = []
+    out: list[Any] = []
     for i, spec in enumerate(specs):
+        if kind == "attacker" and is_fusion(spec):  # not a registered component
+            out.append(None)
+            continue
         try:
             found = registry.spec_inputs(kind, spec)  # imports the class, converts and checks the parameters
             out.append(found if kind == "attacker" else registry.create(kind, spec))
@@ -42,6 +54,19 @@ def check_components(path: Path, key: str, kind: str, specs: tuple[str, ...]) ->
         except Exception as exc:  # noqa: BLE001 - a plugin's constructor may refuse its parameters its own way: named by key
             fail(path, f"{key}[{i}]", f"{spec!r}: {type(exc).__name__}: {exc}")
     return out
+
+
+def check_fusions(path: Path, attackers: tuple[str, ...]) -> None:
+    """Each ``fusion?of=...`` entry of *attackers* reads, and names at least two other attackers of the list.
+
+    (:func:`lidframe.grid.spec.fusion.fused_attacker`; an error names the spec and ``grid.attackers[i]``.)
+    """
+    for i, spec in enumerate(attackers):
+        if is_fusion(spec):
+            try:
+                fused_attacker(spec, attackers)
+            except InputError as exc:
+                fail(path, f"grid.attackers[{i}]", f"{spec!r}: {exc}")
 
 
 @functools.cache
@@ -134,7 +159,7 @@ def check_scenario_inputs(path: Path, spec: GridSpec) -> None:
     """
     from lidframe.registry import accepted_params
 
-    takes = {attacker_name(a): accepted_params("attacker", a) for a in spec.attackers}
+    takes = {attacker_name(a): accepted_params("attacker", a) for a in spec.attackers if not is_fusion(a)}
     for system in spec.systems:
         _check_adapted(path, system, takes)
         if system.needs_attacker:
@@ -174,7 +199,7 @@ def _check_scenario_needs(
                     "data dir of the same speakers' original enrolment utterances",
                 )
     if "semi-informed" in spec.scenarios:
-        for attacker in spec.attackers:
+        for attacker in (a for a in spec.attackers if not is_fusion(a)):  # a fusion scores with its members
             name = attacker_name(attacker)
             params = takes[name]
             if params is not None and CHECKPOINT in params and name not in system.adapted:

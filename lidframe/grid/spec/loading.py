@@ -15,6 +15,7 @@ from typing import Any
 from lidframe.data.fileio import StrPath
 from lidframe.grid.spec.checks import (
     check_components,
+    check_fusions,
     check_scenario_inputs,
     enrolled_speakers,
     probe_calibrators,
@@ -110,7 +111,9 @@ def load_grid_spec(
         missing files or directories, unknown components or parameters, ``[grid.ci]``
         beside ``[grid.bootstrap]``, an unknown scenario, a scenario without what it
         needs (``original_enrol``, an ``adapted`` checkpoint), a system's ``utility`` file
-        missing or not a utility record (naming the system and the file).
+        missing or not a utility record (naming the system and the file), a fusion entry
+        that does not name two or more attackers of the list
+        (:func:`~lidframe.grid.spec.fusion.fused_attacker`).
 
     Warns
     -----
@@ -124,6 +127,7 @@ def load_grid_spec(
     built_calibrators = check_components(path, "grid.calibrators", "calibrator", spec.calibrators)
     built_priors = check_components(path, "grid.priors", "prior", spec.priors)
     check_components(path, "grid.attackers", "attacker", spec.attackers)
+    check_fusions(path, spec.attackers)
     check_scenario_inputs(path, spec)
     enrolled = {s.name: enrolled_speakers(path, s) for s in spec.systems}
     if fit_calibrators:
