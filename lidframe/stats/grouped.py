@@ -164,7 +164,10 @@ def _refit_resamples(
         return positives, None
     jack_w = jackknife_weights(dev_rng, n_dev_units)[:, dev_units]
     jack_lids = _refitted_lids(dev, jack_w, rows)
-    return positives, [_values(jack_lids[:, idx], np.ones((jack_lids.shape[0], idx.size))) for idx in members]
+    # a group of fewer than two trials has no interval (group_intervals): no jackknife values either
+    return positives, [
+        _values(jack_lids[:, idx], np.ones((jack_lids.shape[0], idx.size))) if idx.size >= 2 else {} for idx in members
+    ]
 
 
 def _members(group: np.ndarray, n_groups: int) -> list[np.ndarray]:
