@@ -150,3 +150,34 @@ def test_the_asnorm_row_normalises_with_the_systems_train_speakers_and_says_so(t
         assert sorted(map(str, held.enrolled)) == train_speaker_ids
         assert not set(train_speaker_ids) & ({u.speaker for u in enrol} | {u.speaker for u in trials})
         assert record.scenario is not None and record.scenario["name"] == "semi-informed"
+
+
+def test_the_comparison_says_whether_a_stronger_row_beats_the_best_single_attacker(tmp_path):
+    from lidframe import evaluate
+    from lidframe.demo.voice.outputs import ladder_table
+    from lidframe.demo.voice.plan import demo_rows
+    from lidframe.demo.voice.stronger import stronger_comparison, stronger_table
+    from lidframe.stats.bootstrap import Bootstrap
+
+    rows = [row for row in demo_rows() if row.system == "mcadams"]
+    noise = {"ge2e/ignorant": 3.0, "ge2e/lazy-informed": 2.0, "ge2e/semi-informed": 1.5, "ecapa/semi-informed": 1.2}
+    noise |= {"ge2e-asnorm/semi-informed": 1.25, "fusion/semi-informed": 0.4}
+    results = {}
+    for row in rows:
+        level = noise[row.label.partition("/")[2]]
+        dev, ev = (noisy_scores(np.random.default_rng(seed), 20, 5, level) for seed in (1, 2))
+        results[row.label] = evaluate(dev, ev, calibrator="logistic", bootstrap=Bootstrap(n_boot=200, seed=0))
+    comparison = stronger_comparison(rows, results, n_boot=500, seed=0)
+    entry = comparison["mcadams"]
+    singles = [r.label for r in rows if r.attacker in ("ge2e", "ecapa")]
+    best = max(singles, key=lambda label: results[label].summary.alid)
+    assert entry["best_single"]["label"] == best == "mcadams/ecapa/semi-informed"
+    for attacker in ("fusion", "ge2e-asnorm"):
+        label = f"mcadams/{attacker}/semi-informed"
+        diff = results[label].lid.mean() - results[best].lid.mean()  # every trial enrolled, the same ids
+        assert entry[attacker]["diff"] == pytest.approx(diff, abs=1e-12)
+        assert entry[attacker]["alid"] == pytest.approx(results[label].lid.mean(), abs=1e-12)
+    assert entry["fusion"]["beats"] == "yes" and entry["fusion"]["diff_low"] > 0
+    text = stronger_table(comparison)
+    assert "fusion/semi-informed" in text and "ecapa/semi-informed" in text and "yes" in text
+    assert "fusion semi-informed" in ladder_table(rows, results).splitlines()[1]
