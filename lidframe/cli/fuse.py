@@ -94,25 +94,20 @@ def _check_counts(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from lidframe.core.fusion import apply_fusion, fit_fusion
     from lidframe.data.fileio import staged_outputs
     from lidframe.data.runpaths import no_empty_folders_left
-    from lidframe.data.scoreset import ScoreSet
-    from lidframe.report.score_files import fusion_provenance
+    from lidframe.report.score_files import fuse_score_files
     from lidframe.report.sections.provenance_model import command_line
 
     targets = _check_outputs(args)
     _check_counts(args)
-    dev_sets = [ScoreSet.load(path) for path in args.dev]
-    eval_sets = [ScoreSet.load(path) for path in args.eval]
-    C = None if args.no_penalty else args.C
-    fusion = fit_fusion(dev_sets, C=C, znorm_ddof=args.znorm_ddof, names=args.dev)
-    fused = {
-        "dev": apply_fusion(fusion, dev_sets, names=args.dev),
-        "eval": apply_fusion(fusion, eval_sets, names=args.eval),
-    }
-    inputs = [(f"{split} {k}", path) for split in ("dev", "eval") for k, path in enumerate(getattr(args, split), 1)]
-    provenance = fusion_provenance(fusion, inputs, command=command_line(getattr(args, "argv", None)))
+    fusion, fused, provenance = fuse_score_files(
+        args.dev,
+        args.eval,
+        C=None if args.no_penalty else args.C,
+        znorm_ddof=args.znorm_ddof,
+        command=command_line(getattr(args, "argv", None)),
+    )
     with no_empty_folders_left(targets["dev"].parent), staged_outputs():  # both files or, on an error, neither
         targets["dev"].parent.mkdir(exist_ok=True)
         for split, target in targets.items():

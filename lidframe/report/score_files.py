@@ -1,5 +1,9 @@
 """The provenance a score file records of its making: :func:`score_provenance` (``lidframe score``, the real-voice demo).
 
+A fused score set's (``lidframe fuse``, the real-voice demo's fused rows) is
+:func:`fusion_provenance`; :func:`fuse_score_files` is their shared path from the input
+files to the fused sets and that record.
+
 It digests what the attacker read -- the files its spec names or it declares, each data
 dir's tables and, where it reads audio, the audio they list -- and states its spec,
 settings and code, the weights its model scored with, the rung of the ladder, the command
@@ -25,8 +29,9 @@ from lidframe.report.sections.environment import environment, environment_table,
 
 if TYPE_CHECKING:
     from lidframe.core.fusion import FusionWeights
+    from lidframe.data.scoreset import ScoreSet
 
-__all__ = ["score_provenance", "fusion_provenance"]
+__all__ = ["score_provenance", "fusion_provenance", "fuse_score_files"]
 
 
 def _merged_spec(spec: str, params: Mapping[str, Any]) -> str:
@@ -178,3 +183,62 @@ def fusion_provenance(
     fused_from = [FusedInput.of(role, path) for role, path in inputs]
     software = [(key, value) for key, _, value in environment_table(environment(packages_used()))]
     return ScoreProvenance.make(record, [], command=command, software=software, fused_from=fused_from)
+
+
+def fuse_score_files(
+    dev: Sequence[str | Path],
+    eval: Sequence[str | Path],
+    *,
+    C: float | None = 1.0,
+    znorm_ddof: int = 1,
+    command: str | None,
+) -> tuple[FusionWeights, dict[str, ScoreSet], ScoreProvenance]:
+    """Fuse K attackers' score files: weights fitted on the dev files, applied to both splits, and the provenance.
+
+    The path of ``lidframe fuse`` (and of the real-voice demo's fused rows): each file read
+    (:meth:`ScoreSet.load <lidframe.data.scoreset.ScoreSet.load>`), the weights fitted on
+    the dev sets' pairs (:func:`lidframe.core.fusion.fit_fusion`), both splits fused
+    (:func:`~lidframe.core.fusion.apply_fusion`), and :func:`fusion_provenance` of it all;
+    the caller writes the two sets (with that provenance) where it wants them.
+
+    Parameters
+    ----------
+    dev, eval : sequence of path, length K >= 2 each
+        The K attackers' dev and eval score files; the k-th eval file is the k-th dev
+        file's attacker.
+    C : float or None
+        Inverse L2 penalty on the weights (None: none).
+    znorm_ddof : {0, 1}
+        The ddof of the inputs' row z-norm.
+    command : str or None
+        The command line, for the provenance.
+
+    Returns
+    -------
+    fusion : FusionWeights
+    fused : dict
+        ``{"dev": ScoreSet, "eval": ScoreSet}``, each (T, N) in its first file's order.
+    provenance : ScoreProvenance
+        Of both fused sets: the 2K inputs (``"dev 1"``, ..., ``"eval K"``) and the weights.
+
+    Raises
+    ------
+    InputError
+        A file that does not read as a score set, or what fitting or applying the fusion refuses
+        (fewer than two sets, mismatched trials or speakers: the first, named).
+    """
+    from lidframe.core.fusion import apply_fusion, fit_fusion
+    from lidframe.data.scoreset import ScoreSet
+
+    dev_names, eval_names = [str(p) for p in dev], [str(p) for p in eval]
+    dev_sets = [ScoreSet.load(path) for path in dev]
+    eval_sets = [ScoreSet.load(path) for path in eval]
+    fusion = fit_fusion(dev_sets, C=C, znorm_ddof=znorm_ddof, names=dev_names)
+    fused = {
+        "dev": apply_fusion(fusion, dev_sets, names=dev_names),
+        "eval": apply_fusion(fusion, eval_sets, names=eval_names),
+    }
+    inputs = [
+        (f"{split} {k}", path) for split, paths in (("dev", dev), ("eval", eval)) for k, path in enumerate(paths, 1)
+    ]
+    return fusion, fused, fusion_provenance(fusion, inputs, command=command)

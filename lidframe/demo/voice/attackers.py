@@ -50,10 +50,12 @@ def _score_attackers(
     """Train the small ECAPA-TDNNs, then score dev and eval with every attacker; ``row label -> split -> score file``.
 
     The ECAPA rows of :data:`~lidframe.demo.voice.plan.ECAPA_SYSTEMS`, the GE2E rows (where
-    *ge2e*: :func:`_score_ge2e`) and the random attacker on the plain speech, in that
-    order; *n_train* is the number of train speakers (for the log).
+    *ge2e*: :func:`_score_ge2e`, with the AS-norm rows), the fused rows
+    (:func:`~lidframe.demo.voice.stronger._score_fusions`) and the random attacker on the
+    plain speech, in that order; *n_train* is the number of train speakers (for the log).
     """
     from lidframe.attackers.neural import attackers_code_digest
+    from lidframe.demo.voice.stronger import _score_fusions
     from lidframe.report import AttackerSettings
 
     training_code = attackers_code_digest()  # the attackers' source and torch's version: part of every checkpoint key
@@ -70,6 +72,7 @@ def _score_attackers(
         )
     if ge2e:
         scored.update(_score_ge2e(run, roots, training_code=training_code, n_train=n_train))
+        scored.update(_score_fusions(run, scored))
     run.log("[scores random] the random attacker (seeded random embeddings) on the plain speech")
     scored["random"] = _score_random(run)
     run.attackers.append(AttackerSettings.of("random", {"embeddings": "seeded random", "seed": run.seed}))
@@ -171,9 +174,11 @@ def _score_ge2e(
     ``row label -> split -> score file``.  The ignorant rung enrols the plain speech
     (``corpus/``) and scores the system's anonymised trials; the lazy-informed rung enrols
     the system's anonymised speech; the semi-informed rung does the same with the encoder
-    with its output layer adapted on the system's anonymised train speakers (:func:`_adapt_ge2e`).
+    with its output layer adapted on the system's anonymised train speakers (:func:`_adapt_ge2e`),
+    and again with AS-norm (:func:`~lidframe.demo.voice.stronger._score_ge2e_asnorm`).
     """
     from lidframe.attackers.ge2e import Ge2e, resemblyzer_weights
+    from lidframe.demo.voice.stronger import _score_ge2e_asnorm
     from lidframe.report import AttackerSettings
 
     cache = run.out / "embedding-cache"
@@ -213,6 +218,7 @@ def _score_ge2e(
         run.log(f"[scores {label}] scoring with the adapted encoder")
         adapted_spec = ("ge2e", {"device": "cpu", "checkpoint": checkpoint})
         scored[label] = _score_both_splits(run, adapted, label, root, root, adapted_spec)
+        scored.update(_score_ge2e_asnorm(run, name, root, checkpoint))
     return scored
 
 

@@ -15,7 +15,15 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from lidframe.data.fileio import StrPath
-from lidframe.demo.voice.plan import CALIBRATOR, GE2E_ADAPTATION, SMALL_ECAPA, VOICE_DEMO_SYSTEMS, _DemoRun
+from lidframe.demo.voice.plan import (
+    CALIBRATOR,
+    GE2E_ADAPTATION,
+    SMALL_ECAPA,
+    STRONGER_RUNG,
+    VOICE_DEMO_SYSTEMS,
+    _DemoRun,
+)
+from lidframe.demo.voice.stronger import STRONGER_ATTACKERS, stronger_table
 from lidframe.demo.voice.utility import utility_table
 from lidframe.report.text import format_table
 
@@ -28,16 +36,25 @@ __all__ = ["demo_text", "ladder_table"]
 
 
 def demo_text(
-    rows: Sequence[LadderEntry], results: Mapping[str, Result], utilities: Mapping[str, Utility], utility_note: str
+    rows: Sequence[LadderEntry],
+    results: Mapping[str, Result],
+    utilities: Mapping[str, Utility],
+    utility_note: str,
+    *,
+    stronger: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """The printed text of the demo: the comparison table, the ladder (:func:`ladder_table`), the utility table.
 
     Where the utility column is left out (*utilities* empty), *utility_note* says why in its place.
+    *stronger* (:func:`~lidframe.demo.voice.stronger.stronger_comparison`), where it has a
+    system, adds its table (:func:`~lidframe.demo.voice.stronger.stronger_table`) after the ladder.
     """
     table = format_table(
         [(row.label, results[row.label].summary) for row in rows], name_header="system/attacker/scenario"
     )
     text = table + "\n\n" + ladder_table(rows, results) + "\n\n"
+    if stronger:
+        text += stronger_table(stronger) + "\n\n"
     text += utility_table(utilities, utility_note) if utilities else utility_note
     return text
 
@@ -47,7 +64,8 @@ def ladder_table(rows: Sequence[LadderEntry], results: Mapping[str, Result]) -> 
 
     Columns: the system, then per rung of :data:`lidframe.data.scenario.SCENARIOS` its
     ALID with the speaker-bootstrap interval and its LIDmax; the plain speech's GE2E ALID
-    is the first line (nothing anonymised), the small ECAPA's semi-informed ALID the last column.
+    is the first line (nothing anonymised), then the small ECAPA's semi-informed ALID and the
+    stronger attackers' (:mod:`lidframe.demo.voice.stronger`: GE2E with AS-norm, the fusion).
     """
     from lidframe.data.scenario import SCENARIOS
     from lidframe.report.text import text_table
@@ -63,14 +81,17 @@ def ladder_table(rows: Sequence[LadderEntry], results: Mapping[str, Result]) -> 
             text += f" [{interval.low:.2f}, {interval.high:.2f}]"
         return f"{text} / {summary.lid_max:.2f}"
 
-    header = ["system", *SCENARIOS, "ecapa semi-informed"]
+    stronger = [f"{attacker}/{STRONGER_RUNG}" for attacker in STRONGER_ATTACKERS]
+    header = ["system", *SCENARIOS, "ecapa semi-informed", *(name.replace("/", " ") for name in stronger)]
     body = []
     for system in dict.fromkeys(row.system for row in rows if row.system != "random"):
         if VOICE_DEMO_SYSTEMS[system] is None:
-            body.append([f"{system} (nothing anonymised)", alid(f"{system}/ge2e"), "", "", alid(f"{system}/ecapa")])
+            plain = [f"{system} (nothing anonymised)", alid(f"{system}/ge2e"), "", "", alid(f"{system}/ecapa")]
+            body.append(plain + [""] * len(stronger))
             continue
         cells = [alid(f"{system}/ge2e/{rung}") for rung in SCENARIOS]
-        body.append([system, *cells, alid(f"{system}/ecapa/semi-informed")])
+        cells += [alid(f"{system}/ecapa/semi-informed"), *(alid(f"{system}/{name}") for name in stronger)]
+        body.append([system, *cells])
     return "ALID [95 % speaker-bootstrap interval] / LIDmax, bits, by rung of the ladder\n" + text_table(header, body)
 
 
@@ -86,6 +107,7 @@ def _write_outputs(
     n_boot: int,
     utilities: Mapping[str, Utility],
     utility_note: str,
+    stronger: Mapping[str, Any] | None = None,
 ) -> None:
     """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder.
 
@@ -108,7 +130,8 @@ def _write_outputs(
         run.out,
         results,
         table=table,
-        record=_summary_record(run, rows, corpus=corpus, sentences=sentences, n_boot=n_boot),
+        record=_summary_record(run, rows, corpus=corpus, sentences=sentences, n_boot=n_boot)
+        | _stronger_record(stronger),
         inputs=inputs,
         title="lidframe demo: real synthesized voices, the threat-model ladder",
         notes=_report_notes(run, corpus, n_boot=n_boot, utility_note=None if utilities else utility_note),
@@ -147,6 +170,14 @@ def _summary_record(
         "scenarios": {name: attrs.asdict(rung) for name, rung in SCENARIOS.items()},
         "rows": {row.label: attrs.asdict(row) for row in rows},
     }
+
+
+def _stronger_record(stronger: Mapping[str, Any] | None) -> dict[str, Any]:
+    """``summary.json``'s ``stronger_attackers`` block (:func:`~lidframe.demo.voice.stronger.stronger_comparison`; NaN
+    as null), where there is one."""
+    from lidframe.data.fileio import json_clean
+
+    return {"stronger_attackers": json_clean(dict(stronger))} if stronger else {}
 
 
 def _report_notes(run: _DemoRun, corpus: Mapping[str, Any], *, n_boot: int, utility_note: str | None) -> list[str]:

@@ -29,6 +29,9 @@ __all__ = [
     "SMALL_ECAPA",
     "TRAINING",
     "GE2E_ADAPTATION",
+    "STRONGER_RUNG",
+    "FUSED_ATTACKERS",
+    "ASNORM_TOP_K",
     "CALIBRATOR",
     "DEMO_SPLIT",
     "N_BOOT",
@@ -38,6 +41,7 @@ __all__ = [
     "STAMP_FILE",
     "DEMO_WAV_PATHS",
     "demo_rows",
+    "stronger_rows",
     "voice_demo_unavailable",
 ]
 
@@ -64,6 +68,15 @@ TRAINING: dict[str, Any] = {"batch_size": 16}
 #: How the semi-informed GE2E attacker is adapted: the pretrained encoder's output layer trained on a system's
 #: anonymised train speakers (:func:`lidframe.attackers.training.train_output_layer`).
 GE2E_ADAPTATION: dict[str, Any] = {"epochs": 200, "lr": 1e-3}
+#: The rung of the demo's stronger attackers (:func:`stronger_rows`): where GE2E (adapted) and the small ECAPA
+#: both attack, so that their fusion and GE2E with AS-norm stand beside the single attackers of the same rung.
+STRONGER_RUNG = "semi-informed"
+#: The attackers whose :data:`STRONGER_RUNG` rows are fused into a system's ``SYSTEM/fusion/semi-informed`` row.
+FUSED_ATTACKERS = ("ge2e", "ecapa")
+#: K of the ``SYSTEM/ge2e-asnorm/semi-informed`` rows' AS-norm, whose cohort is the system's anonymised train
+#: speakers (14 with the default corpus): the statistics of the 10 most similar, so that each side still drops the
+#: 4 least like it (the adaptive part) while its standard deviation rests on 10 scores; fewer where fewer.
+ASNORM_TOP_K = 10
 #: The calibrator of every row (fitted on dev).
 CALIBRATOR = "logistic"
 #: Shares of the voices for train, dev and eval: most of them eval, so that N is near the paper's 29-40.
@@ -84,6 +97,8 @@ UTILITY_STAMP_SUFFIX = ".inputs.sha256"
 _GE2E_MODEL = "GE2E pretrained on real speech (Resemblyzer's weights)"
 _GE2E_ADAPTED = "GE2E with its output layer adapted on the system's anonymised train speakers"
 _ECAPA_MODEL = "small ECAPA-TDNN trained here on the system's train speakers"
+_FUSION_MODEL = "linear logistic fusion of the adapted GE2E and the small ECAPA-TDNN (weights fitted on dev)"
+_ASNORM_MODEL = _GE2E_ADAPTED + ", scores AS-normed against the system's anonymised train speakers"
 
 
 def demo_rows(*, ge2e: bool = True) -> list[LadderEntry]:
@@ -120,10 +135,31 @@ def demo_rows(*, ge2e: bool = True) -> list[LadderEntry]:
                     f"{system}/ecapa/{rung.name}", system, "ecapa", rung.name, ANONYMISED, ANONYMISED, _ECAPA_MODEL
                 )
             )
+        if ge2e:
+            rows.extend(stronger_rows(system))
     rows.append(
         LadderEntry("random", "random", "random", None, ORIGINAL, ORIGINAL, "seeded random embeddings (the floor)")
     )
     return rows
+
+
+def stronger_rows(system: str) -> list[LadderEntry]:
+    """The stronger attackers' rows of anonymised *system* (GE2E's rows given), on :data:`STRONGER_RUNG`.
+
+    ``SYSTEM/ge2e-asnorm/semi-informed`` (the adapted GE2E, its scores AS-normed against
+    the system's anonymised train speakers, K = :data:`ASNORM_TOP_K`), then, for a system
+    of :data:`ECAPA_SYSTEMS`, ``SYSTEM/fusion/semi-informed`` (the fusion of the
+    :data:`FUSED_ATTACKERS`' rows of that rung).
+    """
+    from lidframe.data.scenario import ANONYMISED, SCENARIOS
+    from lidframe.report.sections.ladder_model import LadderEntry
+
+    rung = SCENARIOS[STRONGER_RUNG]
+    made = [("ge2e-asnorm", _ASNORM_MODEL)] + ([("fusion", _FUSION_MODEL)] if system in ECAPA_SYSTEMS else [])
+    return [
+        LadderEntry(f"{system}/{attacker}/{rung.name}", system, attacker, rung.name, ANONYMISED, ANONYMISED, model)
+        for attacker, model in made
+    ]
 
 
 @attrs.frozen

@@ -19,6 +19,7 @@ from lidframe.demo.voice.attackers import _score_attackers, ge2e_unavailable
 from lidframe.demo.voice.corpus import _anonymise_systems, _synthesize_corpus, _system_roots
 from lidframe.demo.voice.outputs import _write_outputs, demo_text
 from lidframe.demo.voice.plan import CALIBRATOR, N_BOOT, RECOGNISER, _DemoRun, demo_rows
+from lidframe.demo.voice.stronger import stronger_comparison
 from lidframe.demo.voice.utility import utility_column, utility_unavailable
 
 if TYPE_CHECKING:
@@ -85,7 +86,8 @@ def run_voice_demo(
     utilities, utility_note = _utility_stage(run, roots, no_utility, recogniser=recogniser, n_boot=n_boot)
     scored = _score_attackers(run, roots, ge2e=no_ge2e is None, n_train=len(corpus["speakers"]["train"]))
     results = _evaluate_rows(run, rows, scored, n_boot=n_boot)
-    text = demo_text(rows, results, utilities, utility_note)
+    stronger = stronger_comparison(rows, results, n_boot=n_boot, seed=seed)
+    text = demo_text(rows, results, utilities, utility_note, stronger=stronger)
     _write_outputs(
         run,
         rows,
@@ -97,6 +99,7 @@ def run_voice_demo(
         n_boot=n_boot,
         utilities=utilities,
         utility_note=utility_note,
+        stronger=stronger,
     )
     return text, {label: r.to_dict() for label, r in results.items()}
 
