@@ -51,13 +51,15 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lidframe.audio.corpus_plan import CorpusPlan, plan_corpus, write_data_dir
 from lidframe.data.fileio import StrPath
-from lidframe.data.kaldi import WavPaths, wav_location
+from lidframe.data.kaldi import WavPaths
 from lidframe.errors import InputError
 
 __all__ = [
     "Voice",
     "available_voices",
+    "outsider_voices",
     "build_corpus",
     "recognisable_voice",
     "RECOGNISABLE_VOICES",
@@ -104,6 +106,19 @@ SENTENCES = (
 SAMPLE_RATE = 16000
 _ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-gb-x-gbclan", "en-gb-x-gbcwmd", "en-029")
 _ESPEAK_VARIANTS = (("m1", 45, 165), ("f2", 60, 175), ("m3", 35, 150), ("f4", 70, 160), ("m7", 50, 180))
+#: espeak-ng voices that speak only as outsiders (:func:`outsider_voices`): (accent, variant, pitch, speed), every
+#: variant one that :data:`_ESPEAK_VARIANTS` does not use, so no outsider is also a split speaker's voice.
+_ESPEAK_OUTSIDERS = (
+    ("en-us", "m2", 40, 170),
+    ("en-gb", "f3", 65, 150),
+    ("en-gb-scotland", "m4", 55, 160),
+    ("en-gb-x-rp", "f1", 75, 170),
+    ("en-gb-x-gbclan", "m5", 45, 155),
+    ("en-gb-x-gbcwmd", "f5", 68, 165),
+    ("en-029", "m6", 50, 175),
+    ("en-us", "f3", 72, 158),
+    ("en-gb", "m2", 38, 168),
+)
 _MBROLA_ENGLISH = ("us1", "us2", "us3", "en1")
 _FLITE_VOICES = ("kal16", "awb", "rms", "slt")
 #: festival's voice folder (its ``voice-path``): ``<lang>/<voice>/festvox/<voice>.scm``.
@@ -152,8 +167,6 @@ _FESTIVAL_LEFT_OUT = {
 #: Scheme run before each utterance of a festival batch: the random state of a fresh
 #: process (the Czech prosody draws from ``rand``), so a batch equals one call per utterance.
 _FESTIVAL_RESET = "(srand 1) (if (symbol-bound? 'czech-rand-range) (set! czech-rand-range nil))"
-#: The data dirs of a corpus.
-_DATA_DIRS = ("train", "dev_enrolls", "dev_trials", "eval_enrolls", "eval_trials")
 
 
 @attrs.frozen
@@ -216,6 +229,21 @@ def available_voices() -> list[Voice]:
     if shutil.which("festival"):
         voices += _festival_voices({v.speaker for v in voices})
     return voices
+
+
+def outsider_voices() -> list[Voice]:
+    """Voices kept out of :func:`available_voices` to speak as outsiders: speakers enrolled nowhere.
+
+    espeak-ng voices (:data:`_ESPEAK_OUTSIDERS`, variants no split speaker uses), in a
+    fixed order; none where espeak-ng is not installed.  :func:`build_corpus` gives each
+    chosen one trial utterances only.
+    """
+    if not shutil.which("espeak-ng"):
+        return []
+    return [
+        Voice("espeak", f"espeak-{accent}-{variant}", ("-v", f"{accent}+{variant}", "-p", str(pitch), "-s", str(speed)))
+        for accent, variant, pitch, speed in _ESPEAK_OUTSIDERS
+    ]
 
 
 def _mbrola_voices(espeak: str) -> list[Voice]:
@@ -367,19 +395,6 @@ def _recipe_digest(voice: Voice, text: str, versions: dict[str, str], sample_rat
     return hashlib.sha256(recipe.encode()).hexdigest()[:12]
 
 
-def _write_data_dir(folder: Path, utterances: list[tuple[str, str, str, str]]) -> None:
-    """wav.scp, utt2spk, spk2utt and text of (utt, speaker, wav.scp location, text) tuples."""
-    folder.mkdir(parents=True, exist_ok=True)
-    utterances = sorted(utterances)
-    (folder / "wav.scp").write_text("".join(f"{u} {p}\n" for u, _, p, _ in utterances))
-    (folder / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s, _, _ in utterances))
-    (folder / "text").write_text("".join(f"{u} {t}\n" for u, _, _, t in utterances))
-    by_speaker: dict[str, list[str]] = {}
-    for u, s, _, _ in utterances:
-        by_speaker.setdefault(s, []).append(u)
-    (folder / "spk2utt").write_text("".join(f"{s} {' '.join(us)}\n" for s, us in sorted(by_speaker.items())))
-
-
 def build_corpus(
     out_dir: StrPath,
     *,
@@ -391,6 +406,7 @@ def build_corpus(
     jobs: int = 1,
     progress: bool = False,
     wav_paths: WavPaths = "cwd",
+    outsiders: tuple[int, int] = (0, 0),
 ) -> dict[str, Any]:
     """Synthesize the corpus and write its data directories.
 
@@ -418,20 +434,53 @@ def build_corpus(
     wav_paths : {"cwd", "data-dir"}
         How ``wav.scp`` names the audio (:func:`lidframe.data.kaldi.wav_location`): by absolute
         path, or relative to the data dir for ``"data-dir"`` (``../wav/...``: the corpus can move).
+    outsiders : (int, int)
+        Outsider speakers of dev and of eval, voices of :func:`outsider_voices`: trials only
+        (:func:`lidframe.audio.corpus_plan.plan_corpus`; the split is that of ``(0, 0)``).
 
     Returns
     -------
     dict
-        ``{"speakers": {split: [ids]}, "engines": {engine: count}, "versions": {engine: version
-        text}, "utterances": n, "synthesized": m}``: m of the n wav files were synthesized by this call, the others
-        were already there (a rerun reuses them).
+        ``{"speakers": {split: [ids]}, "outsiders": {"dev": [ids], "eval": [ids]}, "engines": {engine: count},
+        "versions": {engine: version text}, "utterances": n, "synthesized": m}``: m of the n wav files (the
+        outsiders' too) were synthesized by this call, the others were already there (a rerun reuses them).
 
     Raises
     ------
     InputError
         No engine installed (the message gives the apt line), an unknown voice, too few
-        speakers or sentences, *jobs* not a positive integer.
+        speakers or sentences, more outsiders than :func:`outsider_voices`, *jobs* not a positive integer.
     """
+    chosen, extra = _checked_voices(voices, sentences=sentences, enrol=enrol, jobs=jobs, outsiders=outsiders)
+    versions, out = _engine_versions(), Path(out_dir)
+    plan = plan_corpus(
+        CorpusPlan(out, lambda voice, text: _recipe_digest(voice, text, versions), enrol),
+        chosen,
+        extra,
+        n_dev_outsiders=outsiders[0],
+        texts=SENTENCES,
+        sentences=sentences,
+        split=split,
+        rng=np.random.default_rng(seed),
+    )
+    listed = plan.listed(wav_paths)  # every location checked before anything is synthesized
+    synthesized = _synthesize_missing(plan.work, jobs=jobs, progress=progress)
+    for name, utterances in listed.items():
+        write_data_dir(out / name, utterances)
+    return {
+        "speakers": plan.speakers,
+        "outsiders": plan.outsiders,
+        "engines": plan.engines,
+        "versions": versions,
+        "utterances": len(plan.work),
+        "synthesized": synthesized,
+    }
+
+
+def _checked_voices(
+    voices: Sequence[str] | None, *, sentences: int, enrol: int, jobs: int, outsiders: tuple[int, int]
+) -> tuple[list[Voice], list[Voice]]:
+    """The voices of :func:`build_corpus`'s split and its outsiders, its arguments checked first."""
     from lidframe.runtime.workers import check_jobs
 
     check_jobs(jobs, what="engine processes")
@@ -440,25 +489,21 @@ def build_corpus(
         raise InputError(f"need 1 <= enrol < sentences <= {len(SENTENCES)}, got enrol={enrol}, sentences={sentences}")
     if len(chosen) < 3:
         raise InputError(f"a corpus needs at least 3 voices (train, dev, eval), got {len(chosen)}")
-    versions = _engine_versions()
-    rng = np.random.default_rng(seed)
-    groups = _split_speakers(len(chosen), split, rng)
-    out = Path(out_dir)
-    plan = _CorpusPlan(out, versions=versions, enrol=enrol)
-    for split_name, members in groups.items():
-        for index in members:
-            plan.add_speaker(chosen[index], split_name, rng.choice(len(SENTENCES), size=sentences, replace=False))
-    listed = plan.listed(wav_paths)  # every location checked before anything is synthesized
-    synthesized = _synthesize_missing(plan.work, jobs=jobs, progress=progress)
-    for name, utterances in listed.items():
-        _write_data_dir(out / name, utterances)
-    return {
-        "speakers": {k: sorted(chosen[i].speaker for i in v) for k, v in groups.items()},
-        "engines": plan.engines,
-        "versions": versions,
-        "utterances": len(plan.work),
-        "synthesized": synthesized,
-    }
+    return chosen, _outsiders(outsiders)
+
+
+def _outsiders(counts: tuple[int, int]) -> list[Voice]:
+    """The first ``dev + eval`` voices of :func:`outsider_voices` for *counts* (dev, eval); more are refused."""
+    n_dev, n_eval = counts
+    if min(n_dev, n_eval) < 0:
+        raise InputError(f"outsiders must be two non-negative counts (dev, eval), got {counts}")
+    available = outsider_voices() if n_dev + n_eval else []
+    if n_dev + n_eval > len(available):
+        raise InputError(
+            f"{n_dev + n_eval} outsider speakers asked for, {len(available)} outsider voices here "
+            "(espeak-ng voices; apt-get install espeak-ng)"
+        )
+    return available[: n_dev + n_eval]
 
 
 def _choose_voices(voices: Sequence[str] | None) -> list[Voice]:
@@ -472,57 +517,6 @@ def _choose_voices(voices: Sequence[str] | None) -> list[Voice]:
     if unknown:
         raise InputError(f"voices not available here: {unknown[:5]}; available: {sorted(available)[:12]} ...")
     return [available[v] for v in voices]
-
-
-def _split_speakers(n: int, split: tuple[float, float, float], rng: np.random.Generator) -> dict[str, np.ndarray]:
-    """``{"train", "dev", "eval"} -> indices`` of *n* speakers in an order drawn from *rng*, shared as *split* says."""
-    order = rng.permutation(n)
-    n_dev = max(1, round(split[1] * n))
-    n_eval = max(1, round(split[2] * n))
-    n_train = max(1, n - n_dev - n_eval)
-    return {"train": order[:n_train], "dev": order[n_train : n_train + n_dev], "eval": order[n_train + n_dev :]}
-
-
-#: One line of a data dir: (utterance id, speaker, wav path relative to the data dir, text).
-_Row = tuple[str, str, str, str]
-
-
-@attrs.define
-class _CorpusPlan:
-    """What a corpus holds: each data dir's rows, the wav files to make, and the voices per engine.
-
-    ``work`` lists ``(voice, sentence, wav path)`` per utterance; a wav's name carries the
-    digest of its recipe (:func:`_recipe_digest`), so an existing file was made this way.
-    """
-
-    out: Path
-    versions: dict[str, str]
-    enrol: int
-    dirs: dict[str, list[_Row]] = attrs.field(factory=lambda: {name: [] for name in _DATA_DIRS})
-    engines: dict[str, int] = attrs.field(factory=dict)
-    work: list[tuple[Voice, str, Path]] = attrs.field(factory=list)
-
-    def listed(self, wav_paths: WavPaths) -> dict[str, list[_Row]]:
-        """Each data dir's rows with the wav path as its ``wav.scp`` names it (:func:`lidframe.data.kaldi.wav_location`)."""
-        return {
-            name: [
-                (u, s, wav_location(self.out / name / path, self.out / name, wav_paths), t) for u, s, path, t in rows
-            ]
-            for name, rows in self.dirs.items()
-        }
-
-    def add_speaker(self, voice: Voice, split_name: str, picks: np.ndarray) -> None:
-        """Add *voice*'s utterances of the sentences *picks* to *split_name* (dev/eval: first ``enrol`` enrolment)."""
-        self.engines[voice.engine] = self.engines.get(voice.engine, 0) + 1
-        for k, s in enumerate(picks):
-            utt = f"{voice.speaker}-{k:03d}"
-            name = f"{utt}-{_recipe_digest(voice, SENTENCES[s], self.versions)}.wav"
-            self.work.append((voice, SENTENCES[s], self.out / "wav" / voice.speaker / name))
-            if split_name == "train":
-                target = "train"
-            else:
-                target = f"{split_name}_enrolls" if k < self.enrol else f"{split_name}_trials"
-            self.dirs[target].append((utt, voice.speaker, f"../wav/{voice.speaker}/{name}", SENTENCES[s]))
 
 
 def _synthesize_missing(work: list[tuple[Voice, str, Path]], *, jobs: int, progress: bool) -> int:

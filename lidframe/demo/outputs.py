@@ -19,6 +19,7 @@ from lidframe.data.fileio import StrPath, atomic_path, atomic_write, staged_outp
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.data.provenance import ScoreFile
     from lidframe.report import AttackerSettings, LadderEntry, Report
     from lidframe.utility import Utility
@@ -60,6 +61,8 @@ def write_demo_outputs(
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
     score_files: Sequence[ScoreFile] = (),
+    open_set: Mapping[str, Result] | None = None,
+    sensitivity: Mapping[str, SensitivityResult] | None = None,
 ) -> Path | None:
     """Write a demo's ``summary.json`` (:func:`_summary_json`), ``table.txt``, ``per_trial.csv`` and ``report.html``.
 
@@ -67,29 +70,26 @@ def write_demo_outputs(
 
     Parameters
     ----------
-    out_dir : path
-        An existing folder.
-    results : mapping of str to Result
-        label -> Result, in table order.
+    out_dir, results : path, mapping of str to Result
+        An existing folder; label -> Result, in table order.
     table : str
         The comparison table as printed (``table.txt`` holds it and a newline).
     record : mapping
         The rest of ``summary.json`` (``seed`` and what the demo ran); its ``systems`` key
         is label -> ``Result.to_dict()``.
-    inputs : mapping of str to path
-        role -> score file behind the numbers (digested into the report's provenance).
-    title, notes, settings, systems, ladder, command, attackers, engines :
-        Of the report, as :func:`lidframe.report.report_from_results` takes them (*systems*:
-        label -> system, for variants of one system; *ladder*: the threat-model ladder;
-        *attackers*: those that scored; *engines*: the speech engines behind the audio).
+    inputs, title, notes, settings, systems, ladder, command, attackers, engines, open_set, sensitivity :
+        Of the report, as :func:`lidframe.report.report_from_results` takes them (*inputs*: role ->
+        score file, digested; *systems*: label -> system, for variants of one system; *ladder*: the threat-model ladder;
+        *attackers*: those that scored; *engines*: the speech engines behind the audio;
+        *open_set*: label -> its pair's open-set Result beside the closed-set one, the
+        section "Open set"; *sensitivity*: label -> its calibrator sensitivity, also in
+        ``summary.json``'s ``sensitivity`` as label -> ``to_dict()``).
     log : callable
         Told when the report cannot be rendered here (jinja2 or matplotlib missing).
-    utility : mapping of str to Utility, optional
+    utility, utility_note : mapping of str to Utility, str, optional
         system -> :func:`lidframe.utility.utility` of its speech: ``summary.json`` gains
-        ``"utility": {system: Utility.to_dict()}`` (and ``"utility_note"``), and the report
-        its section "Privacy and utility" with the privacy-utility chart.
-    utility_note : str, optional
-        Which speech the utility was measured on (the voice set, what ρ_F0 is against).
+        ``"utility": {system: Utility.to_dict()}`` (and ``"utility_note"``: which speech the
+        utility was measured on), and the report its section "Privacy and utility".
     score_files : sequence of ScoreFile
         With their provenance: on the page, and in ``summary.json``'s ``provenance`` (role -> ``to_dict()``).
 
@@ -100,8 +100,7 @@ def write_demo_outputs(
 
     Notes
     -----
-    ``per_trial.csv`` has the column ``system`` (the label), then the columns of
-    :meth:`lidframe.core.evaluation.Result.to_frame`; floats with 12 significant digits, outsider trials' LID ``nan``.
+    ``per_trial.csv``: :func:`_per_trial_frame`, floats with 12 significant digits, outsider trials' LID ``nan``.
     """
     # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
     report = _demo_report(
@@ -118,8 +117,10 @@ def write_demo_outputs(
         utility=utility,
         utility_note=utility_note,
         score_files=score_files,
+        open_set=open_set,
+        sensitivity=sensitivity,
     )
-    summary = _summary_json(record, results, utility, utility_note, score_files, report)
+    summary = _summary_json(record, results, utility, utility_note, score_files, report, sensitivity)
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -130,8 +131,10 @@ def _summary_json(
     utility_note: str | None,
     score_files: Sequence[ScoreFile] = (),
     report: Report | None = None,
+    sensitivity: Mapping[str, SensitivityResult] | None = None,
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility and provenance, if any.
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility, provenance
+    and sensitivity (label -> ``to_dict()``), if any.
 
     Where a system of *report* has several attackers (several labels map to it: the
     real-voice demo's attackers and rungs), also ``worst_case``: per system the attacker
@@ -140,6 +143,8 @@ def _summary_json(
     (:func:`lidframe.report.sections.worst_attacker.worst_case_json`).
     """
     summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    if sensitivity:
+        summary["sensitivity"] = {label: found.to_dict() for label, found in sensitivity.items()}
     if report is not None:
         from lidframe.report.sections.worst_attacker import worst_case_json
 
@@ -220,6 +225,8 @@ def _demo_report(
     utility: Mapping[str, Utility] | None = None,
     utility_note: str | None = None,
     score_files: Sequence[ScoreFile] = (),
+    open_set: Mapping[str, Result] | None = None,
+    sensitivity: Mapping[str, SensitivityResult] | None = None,
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -240,4 +247,6 @@ def _demo_report(
         utility=utility,
         utility_note=utility_note,
         score_files=score_files,
+        open_set=open_set,
+        sensitivity=sensitivity,
     )

@@ -77,7 +77,9 @@ OPEN_SET_COLUMNS = (
 )
 
 
-def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summary]) -> str:
+def format_demo_table(
+    closed: Mapping[str, Summary], open_set: Mapping[str, Summary], *, name_header: str = "system"
+) -> str:
     """The demo table: a system's closed-set row (as ``lidframe evaluate`` prints it), then its open-set columns.
 
     Parameters
@@ -86,6 +88,8 @@ def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summ
         System -> summary of the closed-set evaluation (uniform prior), in table order.
     open_set : mapping of str to Summary
         System -> summary of the open-set evaluation (:data:`DEMO_OPEN_SET_PRIOR`).
+    name_header : str
+        The first column's title (the real-voice demo's rows are ``system/attacker/scenario``).
 
     Returns
     -------
@@ -93,7 +97,7 @@ def format_demo_table(closed: Mapping[str, Summary], open_set: Mapping[str, Summ
         The aligned table: :data:`~lidframe.report.text.SUMMARY_COLUMNS` of *closed*, then
         :data:`OPEN_SET_COLUMNS` of *open_set* (``-`` where a system has no outsider trial).
     """
-    header = ["system", *(title for _, title, _ in SUMMARY_COLUMNS), *(title for title, _, _ in OPEN_SET_COLUMNS)]
+    header = [name_header, *(t for _, t, _ in SUMMARY_COLUMNS), *(t for t, _, _ in OPEN_SET_COLUMNS)]
     rows = []
     for name, summary in closed.items():
         view = open_set[name].open_set

@@ -141,14 +141,17 @@ def _result_system(
     per_speaker: Any,
     no_intervals: str | None = None,
     legal: LegalCriteria | None = None,
+    open_beside: Result | None = None,
 ) -> ReportSystem:
     """The report's row of one ``evaluate`` Result: its headline and the LID of its trials that have one.
 
     Those are the enrolled trials in the closed set, every trial in the open set (with the
-    open-set numbers and per-trial arrays); and its CMC curve (:func:`page_cmc`).
+    open-set numbers and per-trial arrays: of *open_beside*, the same pair evaluated in
+    the open set, where given); and its CMC curve (:func:`page_cmc`).
     """
     summary = result.summary
     open_set = result.outside > 0
+    headline, trials = _open_set_records(result if open_beside is None else open_beside, beside=open_beside is not None)
     return ReportSystem(
         label=str(label),
         name=name,
@@ -159,12 +162,52 @@ def _result_system(
         lid_ceiling_bits=lid_ceiling_bits(result),
         sensitivity=sensitivity,
         per_speaker=per_speaker,
-        open_set=OpenSetHeadline.from_summary(summary),
-        open_trials=OpenSetPerTrial(result.is_outsider, result.top_posterior) if open_set else None,
+        open_set=headline,
+        open_trials=trials,
         no_intervals=None if summary.intervals else no_intervals,
         legal=legal,
         cmc=page_cmc(result),
     )
+
+
+def _open_set_records(result: Result, *, beside: bool) -> tuple[OpenSetHeadline | None, OpenSetPerTrial | None]:
+    """The open-set record and per-trial arrays of *result* (None, None in the closed set).
+
+    *beside*: *result* is an open-set evaluation shown beside a closed-set headline; the
+    records then carry its prior and every trial's LID.
+    """
+    if result.outside == 0:
+        return None, None
+    headline = OpenSetHeadline.from_summary(result.summary)
+    if not beside or headline is None:
+        return headline, OpenSetPerTrial(result.is_outsider, result.top_posterior)
+    return (
+        attrs.evolve(headline, beside=str(result.summary.prior)),
+        OpenSetPerTrial(result.is_outsider, result.top_posterior, lid=result.lid),
+    )
+
+
+def _checked_open_set(results: Mapping[str, Result], open_set: Mapping[str, Result] | None) -> dict[str, Result]:
+    """*open_set* checked: label -> an open-set Result of a closed-set one's eval trials, in the same order.
+
+    Raises
+    ------
+    InputError
+        A label that is not one of *results*, a value that is not a Result, one in the
+        closed set or beside an open-set Result, or one of other eval trials.
+    """
+    checked = _keyed("open_set", open_set, list(results))
+    for label, beside in checked.items():
+        if not isinstance(beside, Result):
+            raise InputError(f"open_set of {label!r} is a {type(beside).__name__}, not a lidframe Result")
+        if beside.outside == 0 or results[label].outside > 0:
+            raise InputError(
+                f"open_set of {label!r} must be an open-set Result (a prior with outside > 0) beside a closed-set "
+                f"one, got outside {beside.outside:g} beside {results[label].outside:g}"
+            )
+        if not np.array_equal(beside.trial_ids, results[label].trial_ids):
+            raise InputError(f"open_set of {label!r} holds other eval trials than its Result: evaluate the same pair")
+    return checked
 
 
 @attrs.frozen(kw_only=True)
@@ -236,6 +279,11 @@ class ResultsOptions:
         A verdict policy (:func:`lidframe.analyses.verdict.read_policy`): every Result is
         judged against it with its legal record (the section "Verdict"), and the policy
         file is an input of the page with its SHA-256.  None: the section says how to give one.
+    open_set : mapping of str to Result, optional
+        label -> its dev/eval pair evaluated again under an open-set prior (``outside`` >
+        0), beside its closed-set Result (the demos'): the section "Open set" shows it, while
+        the headline, the comparison and every other section keep the closed-set numbers.
+        None: only a Result evaluated in the open set is in the section.
     """
 
     title: str | None = None
@@ -257,6 +305,7 @@ class ResultsOptions:
     legal: Mapping[str, LegalCriteria] | None = None
     score_files: Sequence[ScoreFile] = ()
     policy: Policy | None = None
+    open_set: Mapping[str, Result] | None = None
 
 
 def report_from_results(
@@ -281,6 +330,7 @@ def report_from_results(
     legal: Mapping[str, LegalCriteria] | None = None,
     score_files: Sequence[ScoreFile] = (),
     policy: Policy | None = None,
+    open_set: Mapping[str, Result] | None = None,
 ) -> Report:
     """A report of ``lidframe.evaluate`` Results, one row and one section per label.
 
@@ -288,11 +338,11 @@ def report_from_results(
     ----------
     results : mapping of str to Result
         label -> Result (at least one), in the order the page shows them.
-    title, systems, sensitivity, per_speaker, ladder, no_intervals, kind, utility, utility_note, legal, policy
+    title, systems, sensitivity, per_speaker, ladder, no_intervals, kind, utility, utility_note, legal, policy, open_set
         What the page shows besides the Results' numbers (the systems' names and variants,
         their sensitivity and per-speaker records, the threat-model ladder, each system's
-        utility, its legal criteria, the verdict policy they are judged against): the
-        attributes of :class:`ResultsOptions`, each described there.
+        utility, its legal criteria, the verdict policy they are judged against, their open
+        set beside the closed one): the attributes of :class:`ResultsOptions`, each described there.
     inputs, settings, notes, created, command, attackers, engines, score_files
         Its provenance and notes (the input files, the run's settings, the command line,
         the attackers, the speech engines, the score files' own provenance), as
@@ -309,7 +359,8 @@ def report_from_results(
         record for an unknown label (or a legal record that is not a LegalCriteria), an
         input file that does not exist, a ladder entry whose label has no Result (or the other faults
         :func:`~lidframe.report.sections.ladder_model.ladder_from_results` names), or a
-        utility for a system that is not one of the results' (or not a Utility record).
+        utility for a system that is not one of the results' (or not a Utility record), or an
+        open-set Result that is not one beside a closed-set Result of the same eval trials.
     """
     options = ResultsOptions(
         title=title,
@@ -331,6 +382,7 @@ def report_from_results(
         legal=legal,
         score_files=score_files,
         policy=policy,
+        open_set=open_set,
     )
     return _results_report(results, options)
 
@@ -342,6 +394,7 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
         results, o.sensitivity, o.per_speaker, o.systems
     )
     why_none = _keyed("no_intervals", o.no_intervals, list(results))
+    open_of = _checked_open_set(results, o.open_set)
     legal_of = _keyed("legal", o.legal, list(results))
     for label, record in legal_of.items():
         if not isinstance(record, LegalCriteria):
@@ -363,6 +416,7 @@ def _results_report(results: Mapping[str, Result], options: ResultsOptions) -> R
             per_speaker=per_speaker_of.get(label),
             no_intervals=None if why_none.get(label) is None else str(why_none[label]),
             legal=legal_of.get(label),
+            open_beside=open_of.get(label),
         )
         report_systems.append(with_verdict(system, o.policy, result.summary, legal_of.get(label)))
         settings_rows.append(SystemSettings.from_summary(str(label), result.summary, result.calibrator_fit))

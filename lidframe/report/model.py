@@ -83,11 +83,13 @@ class ReportSystem:
         ``speaker, n_trials, alid, lid_max, pdr, rank1_rate`` and, bootstrapped,
         ``alid_low, alid_high``).
     open_set : OpenSetHeadline or None
-        The open-set numbers (:meth:`OpenSetHeadline.from_summary`); None in the closed set.
+        The open-set numbers (:meth:`OpenSetHeadline.from_summary`): of the cell's own
+        evaluation, or of one beside it (:attr:`OpenSetHeadline.beside`); None in the closed set.
     open_trials : OpenSetPerTrial or None
-        Open set: which trials of :attr:`lid_bits` are outsider trials, and their top
-        enrolled posterior (for the open-set figure); None in the closed set or when the
-        source did not keep them.
+        Open set: which trials of :attr:`lid_bits` (or of its own LIDs, for an open set
+        evaluated beside the closed set) are outsider trials, and their top enrolled
+        posterior (for the open-set figure); None in the closed set or when the source did
+        not keep them.
     no_intervals : str or None
         Why the headline has no intervals, when it has none for a reason worth saying
         (``"the eval set has 7 speakers, too few for a speaker bootstrap"``); the card says it.
@@ -137,10 +139,12 @@ class ReportSystem:
         if value is None:
             return
         sizes = {value.outsider.size, *(() if value.top_posterior is None else (value.top_posterior.size,))}
-        if self.lid_bits is None or sizes != {self.lid_bits.size}:
+        lid = value.lid_bits(self.lid_bits)
+        if lid is None or sizes != {lid.size}:
             raise InputError(
-                f"report system {self.label!r}: the open-set trial arrays must align with its lid_bits "
-                f"({None if self.lid_bits is None else self.lid_bits.size} trials), got sizes {sorted(sizes)}"
+                f"report system {self.label!r}: the open-set trial arrays must align with its "
+                f"{'lid_bits' if value.lid is None else 'open-set LIDs'} "
+                f"({None if lid is None else lid.size} trials), got sizes {sorted(sizes)}"
             )
 
     @property

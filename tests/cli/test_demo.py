@@ -304,16 +304,27 @@ def voice_runs(tmp_path_factory):
 @needs_voices
 def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_reused(voice_runs):
     from lidframe.data.scenario import SCENARIOS
-    from lidframe.demo.voice import ECAPA_SYSTEMS, VOICE_DEMO_SYSTEMS, demo_rows, ge2e_unavailable
+    from lidframe.demo.voice import (
+        DEMO_OUTSIDERS,
+        ECAPA_SYSTEMS,
+        OPEN_SET_PRIOR,
+        VOICE_DEMO_SYSTEMS,
+        demo_rows,
+        ge2e_unavailable,
+    )
 
     out, runs = voice_runs
+    n_utt = 12 * 8 + sum(DEMO_OUTSIDERS) * 5
     cold, rerun = (run.splitlines() for run in runs)
     ge2e = ge2e_unavailable() is None
     labels = [row.label for row in demo_rows(ge2e=ge2e)]
     summary = check_demo_folder(
         out, runs[1], labels, lambda label, split: out / "scores" / f"{label.replace('/', '_')}_{split}.npz"
     )
-    assert summary["epochs"] == 1 and summary["corpus"]["utterances"] == 12 * 8
+    # 12 voices of 8 sentences, and the outsiders' trials (5 each): speakers enrolled nowhere
+    assert summary["epochs"] == 1 and summary["corpus"]["utterances"] == 12 * 8 + sum(DEMO_OUTSIDERS) * 5
+    assert summary["open_set"]["prior"] == OPEN_SET_PRIOR and set(summary["open_set"]["systems"]) == set(labels)
+    assert set(summary["sensitivity"]) == set(labels)
     assert (out / "lid_ccdf.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     # every row states its attacker, rung, sides and model; the rungs are the ladder's
     for label, row in summary["rows"].items():
@@ -346,13 +357,13 @@ def test_voice_demo_writes_the_simulated_demos_layout_and_a_rerun_says_what_it_r
         f"[scores {ECAPA_SYSTEMS[0]}/ecapa/semi-informed]",
     ]
     assert [s.split("]")[0] + "]" for s in stages][: len(expected)] == expected
-    assert any(line.startswith("corpus: synthesized 96 utterances") for line in cold)
+    assert any(line.startswith(f"corpus: synthesized {n_utt} utterances") for line in cold)
     assert any(line.startswith(f"attacker {ECAPA_SYSTEMS[0]}: trained 1 epoch (") for line in cold)
     # the rerun trains nothing, synthesizes nothing, and says so
     assert not [line for line in rerun if line.startswith("corpus: synthesized") or ": trained 1 epoch" in line]
     assert not [line for line in rerun if line.startswith("attacker ") and ": reused" not in line]
     assert not [line for line in rerun if line.startswith("adapted the output layer")]
-    assert any(line.startswith(f"corpus: reused 96 utterances from {out / 'corpus'}") for line in rerun)
+    assert any(line.startswith(f"corpus: reused {n_utt} utterances from {out / 'corpus'}") for line in rerun)
     for name in ECAPA_SYSTEMS:
         assert any(
             line.startswith(f"attacker {name}: reused checkpoint") and "(trained 1 epoch earlier;" in line

@@ -1,8 +1,9 @@
 """Every kind of report page holds the same sections; one that does not apply says why, it does not vanish.
 
 The pages: the real-voice demo's (its layout: systems with several attackers, the
-threat-model ladder, per-speaker tables, each system's utility but the random floor's;
-built here from simulated Results with the demo's rows and utility records made by hand),
+threat-model ladder, per-speaker tables, each system's utility but the random floor's,
+each row's open set beside its closed set and its calibrator sensitivity; built here from
+simulated Results with the demo's rows and outsiders, and utility records made by hand),
 the simulated demo's (``lidframe demo --simulated``), ``lidframe evaluate
 --report``'s, the grid's (``lidframe report``), ``lidframe dp-audit --report``'s, and a
 report of several systems built from Python.  The sections expected come from one list,
@@ -46,12 +47,20 @@ def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
     code, out = run_cli(["demo", "--simulated", "--out", folder])
     assert code == 0, out
     found["simulated demo"] = folder / "report.html"
-    # the real-voice demo's page, from simulated Results with its rows (its synthesis is too slow for a test)
+    # the real-voice demo's page, from simulated Results with its rows (its synthesis is too slow for a test),
+    # outsiders and the demo's open set and calibrator sensitivity
+    from lidframe.analyses.sensitivity import sensitivity
+    from lidframe.demo.voice import OPEN_SET_PRIOR, SENSITIVITY_CALIBRATORS
+
     rows = demo_rows()
-    results = {}
+    results, open_set, sensitivity_of = {}, {}, {}
     for seed, row in enumerate(rows):
-        dev, ev = simulate_system(leakage=0.1 + 0.05 * (seed % 8), seed=seed, n_enrolled=8, trials_per_speaker=4)
+        dev, ev = simulate_system(
+            leakage=0.1 + 0.05 * (seed % 8), seed=seed, n_enrolled=8, trials_per_speaker=4, n_outsiders=2
+        )
         results[row.label] = lidframe.evaluate(dev, ev)
+        open_set[row.label] = lidframe.evaluate(dev, ev, prior=OPEN_SET_PRIOR)
+        sensitivity_of[row.label] = sensitivity(dev, ev, SENSITIVITY_CALIBRATORS)
     folder = tmp_path_factory.mktemp("voice-demo")
     systems = {row.label: row.system for row in rows}
     measured = [s for s in dict.fromkeys(systems.values()) if s != "random"]
@@ -67,6 +76,7 @@ def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
         folder, results, table="t", record={}, inputs={}, title="demo", notes=[], settings={},
         systems=systems, ladder=list(rows), log=lambda _: None, utility=utility,
         utility_note="WER on the 15 eval trials of the English voices built from recordings; ρ_F0 against plain.",
+        open_set=open_set, sensitivity=sensitivity_of,
     )  # fmt: skip
     assert page is not None
     found["demo"] = page
@@ -146,9 +156,8 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
         "verdict",
         "legal",
         "linkability",
-        "open-set",
         "dp",
-    }  # the ladder and the utility are there, and several rows per system
+    }  # the ladder, the utility and the open set are there, and several rows per system
     # one row per system: its headline is its worst case across attackers
     assert {"verdict", "rows", "ladder", "dp", "utility", "worst-attacker"} <= absent["simulated demo"]
     assert absent["dp-audit"] == {

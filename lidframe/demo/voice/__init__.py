@@ -3,7 +3,8 @@
 :func:`run_voice_demo` runs the whole LID pipeline on audio:
 
 1. synthesize a corpus with the installed engines (:mod:`lidframe.audio.corpus`; cached),
-   most voices eval speakers (:data:`DEMO_SPLIT`);
+   most voices eval speakers (:data:`DEMO_SPLIT`), and outsiders: speakers enrolled nowhere
+   with trials in dev and eval (:data:`DEMO_OUTSIDERS`);
 2. make the systems of :data:`VOICE_DEMO_SYSTEMS`: ``plain`` (no anonymisation),
    ``mcadams`` (McAdams with alpha drawn per utterance in [0.5, 0.9]), ``pitch`` (pitch
    shift by a ratio drawn per utterance in [0.75, 1.35]) and ``mcadams-spk``,
@@ -24,7 +25,9 @@
    the zero-leakage floor;
 6. score dev and eval (every trial against every enrolled speaker, each row's dev scored
    its rung's way), calibrate on dev with ``logistic``, and evaluate on eval with speaker-
-   bootstrap intervals;
+   bootstrap intervals in the closed set (the outsider trials left out); evaluate each row
+   again in the open set (:data:`OPEN_SET_PRIOR`), and run its calibrator sensitivity
+   (:data:`SENSITIVITY_CALIBRATORS`);
 7. print the comparison table, the ladder and the utility table, and write, like the simulated demo,
    ``summary.json`` (with each row's attacker, rung, sides and model), ``table.txt``,
    ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png``.
@@ -59,11 +62,14 @@ from lidframe.demo.voice.attackers import ge2e_unavailable
 from lidframe.demo.voice.outputs import demo_text, ladder_table
 from lidframe.demo.voice.plan import (
     CALIBRATOR,
+    DEMO_OUTSIDERS,
     DEMO_SPLIT,
     ECAPA_SYSTEMS,
     GE2E_ADAPTATION,
     N_BOOT,
+    OPEN_SET_PRIOR,
     RECOGNISER,
+    SENSITIVITY_CALIBRATORS,
     SMALL_ECAPA,
     TRAINING,
     UTILITY_METHOD,
@@ -83,6 +89,9 @@ __all__ = [
     "TRAINING",
     "CALIBRATOR",
     "DEMO_SPLIT",
+    "DEMO_OUTSIDERS",
+    "OPEN_SET_PRIOR",
+    "SENSITIVITY_CALIBRATORS",
     "GE2E_ADAPTATION",
     "N_BOOT",
     "demo_rows",

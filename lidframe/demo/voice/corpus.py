@@ -17,6 +17,7 @@ import numpy as np
 
 from lidframe.demo.voice.plan import (
     _SPLITS,
+    DEMO_OUTSIDERS,
     DEMO_SPLIT,
     DEMO_WAV_PATHS,
     STAMP_FILE,
@@ -40,12 +41,18 @@ def _system_roots(out: Path) -> dict[str, Path]:
 def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] | None) -> dict[str, Any]:
     """Synthesize (or reuse) the corpus under ``out/corpus`` and say what was made.
 
-    Returns :func:`lidframe.audio.corpus.build_corpus`'s report.
+    With :data:`~lidframe.demo.voice.plan.DEMO_OUTSIDERS` outsider speakers where their
+    voices are installed (:func:`lidframe.audio.corpus.outsider_voices`); where not, says
+    in one line that the open set is left out.  Returns
+    :func:`lidframe.audio.corpus.build_corpus`'s report.
     """
-    from lidframe.audio.corpus import build_corpus
+    from lidframe.audio.corpus import build_corpus, outsider_voices
 
     folder = run.out / "corpus"
     run.log(f"[corpus] synthesizing speech into {folder}")
+    outsiders = DEMO_OUTSIDERS if len(outsider_voices()) >= sum(DEMO_OUTSIDERS) else (0, 0)
+    if outsiders == (0, 0):
+        run.log("the open set is left out: its outsider speakers are espeak-ng voices (apt-get install espeak-ng)")
     corpus = build_corpus(
         folder,
         voices=voices,
@@ -56,8 +63,10 @@ def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] |
         jobs=run.jobs,
         progress=run.progress,
         wav_paths=DEMO_WAV_PATHS,
+        outsiders=outsiders,
     )
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
+    n_out = {k: len(v) for k, v in corpus["outsiders"].items()}
     n_utt, made = corpus["utterances"], corpus["synthesized"]
     if made == 0:
         what = f"reused {n_utt} utterances from {folder}"
@@ -66,9 +75,10 @@ def _synthesize_corpus(run: _DemoRun, *, sentences: int, voices: Sequence[str] |
     else:
         what = f"synthesized {made} utterances, reused {n_utt - made} from {folder}"
     run.log(
-        f"corpus: {what}, {sum(sizes.values())} voices "
+        f"corpus: {what}, {sum(sizes.values()) + sum(n_out.values())} voices "
         f"({', '.join(f'{n} {e}' for e, n in sorted(corpus['engines'].items()))}); speakers train {sizes['train']}, "
-        f"dev {sizes['dev']}, eval {sizes['eval']}"
+        f"dev {sizes['dev']}, eval {sizes['eval']}; outsiders (trials only, enrolled nowhere) dev {n_out['dev']}, "
+        f"eval {n_out['eval']}"
     )
     return corpus
 

@@ -18,6 +18,8 @@ from lidframe.data.fileio import StrPath
 from lidframe.demo.voice.plan import (
     CALIBRATOR,
     GE2E_ADAPTATION,
+    OPEN_SET_PRIOR,
+    SENSITIVITY_CALIBRATORS,
     SMALL_ECAPA,
     STRONGER_RUNG,
     VOICE_DEMO_SYSTEMS,
@@ -28,6 +30,7 @@ from lidframe.demo.voice.utility import utility_table
 from lidframe.report.text import format_table
 
 if TYPE_CHECKING:
+    from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.core.result import Result
     from lidframe.report.sections.ladder_model import LadderEntry
     from lidframe.utility import Utility
@@ -41,17 +44,28 @@ def demo_text(
     utilities: Mapping[str, Utility],
     utility_note: str,
     *,
+    open_set: Mapping[str, Result] | None = None,
     stronger: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> str:
     """The printed text of the demo: the comparison table, the ladder (:func:`ladder_table`), the utility table.
 
-    Where the utility column is left out (*utilities* empty), *utility_note* says why in its place.
-    *stronger* (:func:`~lidframe.demo.voice.stronger.stronger_comparison`), where it has a
-    system, adds its table (:func:`~lidframe.demo.voice.stronger.stronger_table`) after the ladder.
+    Where the utility column is left out (*utilities* empty), *utility_note* says why in its place.  Given
+    *open_set* (row label -> its open-set Result), the table ends with the simulated demo's open-set
+    columns (:data:`lidframe.demo.simulated.OPEN_SET_COLUMNS`).  *stronger*
+    (:func:`~lidframe.demo.voice.stronger.stronger_comparison`), where it has a system, adds its
+    table (:func:`~lidframe.demo.voice.stronger.stronger_table`) after the ladder.
     """
-    table = format_table(
-        [(row.label, results[row.label].summary) for row in rows], name_header="system/attacker/scenario"
-    )
+    name_header = "system/attacker/scenario"
+    if open_set:
+        from lidframe.demo.simulated import format_demo_table
+
+        table = format_demo_table(
+            {row.label: results[row.label].summary for row in rows},
+            {row.label: open_set[row.label].summary for row in rows},
+            name_header=name_header,
+        )
+    else:
+        table = format_table([(row.label, results[row.label].summary) for row in rows], name_header=name_header)
     text = table + "\n\n" + ladder_table(rows, results) + "\n\n"
     if stronger:
         text += stronger_table(stronger) + "\n\n"
@@ -108,6 +122,8 @@ def _write_outputs(
     utilities: Mapping[str, Utility],
     utility_note: str,
     stronger: Mapping[str, Any] | None = None,
+    open_set: Mapping[str, Result] | None = None,
+    sensitivity: Mapping[str, SensitivityResult] | None = None,
 ) -> None:
     """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder.
 
@@ -115,7 +131,10 @@ def _write_outputs(
     *scored* the score files (row label -> split -> path; each holds its provenance, which
     the page and ``summary.json`` carry) and *utilities* the utility column (system ->
     record; empty when left out, and then *utility_note* says why, among the report's
-    notes): their files are the report's inputs.
+    notes): their files are the report's inputs.  *open_set* (row label -> its open-set
+    Result, empty without outsiders) goes to the page's section "Open set" and
+    ``summary.json``'s ``open_set``; *sensitivity* (row label -> its calibrator
+    sensitivity) to each row's subsection and ``summary.json``'s ``sensitivity``.
     """
     from lidframe.data.provenance import ScoreFile
     from lidframe.demo.outputs import write_demo_outputs
@@ -130,7 +149,7 @@ def _write_outputs(
         run.out,
         results,
         table=table,
-        record=_summary_record(run, rows, corpus=corpus, sentences=sentences, n_boot=n_boot)
+        record=_summary_record(run, rows, corpus=corpus, sentences=sentences, n_boot=n_boot, open_set=open_set)
         | _stronger_record(stronger),
         inputs=inputs,
         title="lidframe demo: real synthesized voices, the threat-model ladder",
@@ -150,23 +169,39 @@ def _write_outputs(
         score_files=[
             ScoreFile.of(f"{label} {split}", path) for label, paths in scored.items() for split, path in paths.items()
         ],
+        open_set=open_set or None,
+        sensitivity=sensitivity,
     )
     _save_lid_ccdf(run, rows, results, systems)
 
 
 def _summary_record(
-    run: _DemoRun, rows: Sequence[LadderEntry], *, corpus: Mapping[str, Any], sentences: int, n_boot: int
+    run: _DemoRun,
+    rows: Sequence[LadderEntry],
+    *,
+    corpus: Mapping[str, Any],
+    sentences: int,
+    n_boot: int,
+    open_set: Mapping[str, Result] | None = None,
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds beside the rows' results: the run's settings, the corpus, the rungs and the rows."""
+    """What ``summary.json`` holds beside the rows' results: the run's settings, the corpus, the rungs and the rows.
+
+    With *open_set*, its ``open_set`` as the simulated demo writes it: the ``prior`` and, per row label, the
+    open-set ``Result.to_dict()``.
+    """
     from lidframe.data.scenario import SCENARIOS
 
+    extra = {}
+    if open_set:
+        extra["open_set"] = {"prior": OPEN_SET_PRIOR, "systems": {k: r.to_dict() for k, r in open_set.items()}}
     return {
+        **extra,
         "seed": run.seed,
         "epochs": run.epochs,
         "sentences": sentences,
         "calibrator": CALIBRATOR,
         "bootstrap": {"n_boot": n_boot, "unit": "speaker", "level": 0.95},
-        "corpus": {k: corpus[k] for k in ("speakers", "engines", "utterances")},
+        "corpus": {k: corpus[k] for k in ("speakers", "outsiders", "engines", "utterances")},
         "scenarios": {name: attrs.asdict(rung) for name, rung in SCENARIOS.items()},
         "rows": {row.label: attrs.asdict(row) for row in rows},
     }
@@ -188,15 +223,23 @@ def _report_notes(run: _DemoRun, corpus: Mapping[str, Any], *, n_boot: int, util
     from lidframe.data.scenario import SCENARIOS
 
     sizes = {k: len(v) for k, v in corpus["speakers"].items()}
+    n_out = {k: len(v) for k, v in corpus["outsiders"].items()}
+    outsiders = ""
+    if sum(n_out.values()):
+        outsiders = (
+            f", and {n_out['dev']} dev and {n_out['eval']} eval outsiders (trials only, enrolled nowhere: left out "
+            f"of the closed-set numbers, evaluated under the prior {OPEN_SET_PRIOR} in the section Open set)"
+        )
     return [
         f"{corpus['utterances']} synthesized utterances of {sum(sizes.values())} voices (train {sizes['train']}, "
-        f"dev {sizes['dev']}, eval {sizes['eval']}); systems {', '.join(VOICE_DEMO_SYSTEMS)} (-spk: the anonymiser's "
+        f"dev {sizes['dev']}, eval {sizes['eval']}){outsiders}; systems {', '.join(VOICE_DEMO_SYSTEMS)} (-spk: the anonymiser's "
         "parameter drawn once per speaker, else once per utterance). Each anonymised system is attacked up the "
         "ladder: ignorant (o-a: original enrolment, pretrained GE2E), lazy-informed (a-a: anonymised enrolment, "
         "pretrained GE2E), semi-informed (a-a, GE2E with its output layer adapted on the system's anonymised train "
         "speakers); a small "
         f"ECAPA-TDNN trained {run.epochs} epochs per system here is a second semi-informed attacker; {CALIBRATOR} "
-        f"calibration on dev, LID on eval, {n_boot} speaker-bootstrap resamples; a random attacker is the floor. "
+        f"calibration on dev, LID on eval, {n_boot} speaker-bootstrap resamples; a random attacker is the floor; "
+        f"each row's calibrator sensitivity ({', '.join(SENSITIVITY_CALIBRATORS)}) is in its section. "
         "See docs/demo.md.",
         *(rung.describe() for rung in SCENARIOS.values()),
         *([] if utility_note is None else [utility_note]),
@@ -213,6 +256,8 @@ def _report_settings(run: _DemoRun, *, sentences: int, n_boot: int, utility_note
         "small ECAPA": ", ".join(f"{k}={v}" for k, v in SMALL_ECAPA.items()),
         "calibrator": CALIBRATOR,
         "prior": "uniform",
+        "open set (section Open set)": OPEN_SET_PRIOR,
+        "calibrator sensitivity": ", ".join(SENSITIVITY_CALIBRATORS),
         "bootstrap": f"{n_boot} resamples of speakers, 95 %",
         **({} if utility_note is None else {"utility": utility_note}),
     }

@@ -18,11 +18,20 @@ from lidframe.data.fileio import StrPath, check_output_dir
 from lidframe.demo.voice.attackers import _score_attackers, ge2e_unavailable
 from lidframe.demo.voice.corpus import _anonymise_systems, _synthesize_corpus, _system_roots
 from lidframe.demo.voice.outputs import _write_outputs, demo_text
-from lidframe.demo.voice.plan import CALIBRATOR, N_BOOT, RECOGNISER, _DemoRun, demo_rows
+from lidframe.demo.voice.plan import (
+    CALIBRATOR,
+    N_BOOT,
+    OPEN_SET_PRIOR,
+    RECOGNISER,
+    SENSITIVITY_CALIBRATORS,
+    _DemoRun,
+    demo_rows,
+)
 from lidframe.demo.voice.stronger import stronger_comparison
 from lidframe.demo.voice.utility import utility_column, utility_unavailable
 
 if TYPE_CHECKING:
+    from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.core.evaluation import Result
     from lidframe.report.sections.ladder_model import LadderEntry
     from lidframe.utility import Utility
@@ -87,7 +96,9 @@ def run_voice_demo(
     scored = _score_attackers(run, roots, ge2e=no_ge2e is None, n_train=len(corpus["speakers"]["train"]))
     results = _evaluate_rows(run, rows, scored, n_boot=n_boot)
     stronger = stronger_comparison(rows, results, n_boot=n_boot, seed=seed)
-    text = demo_text(rows, results, utilities, utility_note, stronger=stronger)
+    beside = _evaluate_open_set(run, rows, scored)
+    sensitivity = _sensitivity_rows(run, rows, scored)
+    text = demo_text(rows, results, utilities, utility_note, open_set=beside, stronger=stronger)
     _write_outputs(
         run,
         rows,
@@ -100,6 +111,8 @@ def run_voice_demo(
         utilities=utilities,
         utility_note=utility_note,
         stronger=stronger,
+        open_set=beside,
+        sensitivity=sensitivity,
     )
     return text, {label: r.to_dict() for label, r in results.items()}
 
@@ -147,5 +160,44 @@ def _evaluate_rows(
         row.label: evaluate(
             scored[row.label]["dev"], scored[row.label]["eval"], calibrator=CALIBRATOR, bootstrap=bootstrap
         )
+        for row in rows
+    }
+
+
+def _evaluate_open_set(
+    run: _DemoRun, rows: Sequence[LadderEntry], scored: Mapping[str, Mapping[str, Path]]
+) -> dict[str, Result]:
+    """Each row evaluated again in the open set, beside its closed-set evaluation; empty without outsider trials.
+
+    The prior is :data:`~lidframe.demo.voice.plan.OPEN_SET_PRIOR` and the calibrator
+    :data:`~lidframe.demo.voice.plan.CALIBRATOR`, fitted on dev with its outsider trials'
+    pairs; no bootstrap (the membership attack's intervals are Clopper-Pearson).
+    """
+    from lidframe.core.evaluation import evaluate
+    from lidframe.data.scoreset import ScoreSet
+
+    found = {row.label: ScoreSet.load(scored[row.label]["eval"]) for row in rows}
+    if not any(data.n_outsider_trials for data in found.values()):
+        return {}
+    n_out = max(data.n_outsider_trials for data in found.values())
+    run.log(f"[evaluate] the open set: {len(rows)} rows again under {OPEN_SET_PRIOR} ({n_out} outsider eval trials)")
+    return {
+        row.label: evaluate(scored[row.label]["dev"], found[row.label], calibrator=CALIBRATOR, prior=OPEN_SET_PRIOR)
+        for row in rows
+    }
+
+
+def _sensitivity_rows(
+    run: _DemoRun, rows: Sequence[LadderEntry], scored: Mapping[str, Mapping[str, Path]]
+) -> dict[str, SensitivityResult]:
+    """Each row's calibrator sensitivity (:func:`lidframe.analyses.sensitivity.sensitivity`), uniform prior.
+
+    The calibrators are :data:`~lidframe.demo.voice.plan.SENSITIVITY_CALIBRATORS`, each fitted on the row's dev set.
+    """
+    from lidframe.analyses.sensitivity import sensitivity
+
+    run.log(f"[sensitivity] {len(rows)} rows under {len(SENSITIVITY_CALIBRATORS)} calibrators, fitted on dev")
+    return {
+        row.label: sensitivity(scored[row.label]["dev"], scored[row.label]["eval"], SENSITIVITY_CALIBRATORS)
         for row in rows
     }

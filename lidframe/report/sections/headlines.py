@@ -81,7 +81,11 @@ class Card:
         The attacker's worst case over the calibrators and priors of its sensitivity
         analysis; empty without one.
     worst_case_over : str
-        What the worst case ranges over (``"3 calibrators × 2 priors"``).
+        What the worst case ranges over (``"3 calibrators × 2 priors"``, or ``"5 calibrators,
+        prior uniform"``).
+    worst_case_one_prior : bool
+        Whether it ranges over one prior, which :attr:`worst_case_over` names: each item
+        then shows its calibrator alone (a shorter card in the printed summary).
     dev_warning : str
         The warning for a dev set too small to calibrate on
         (:func:`~lidframe.core.devsize.small_dev_warning`); empty where there is none.
@@ -98,6 +102,7 @@ class Card:
     worst_case: tuple[WorstItem, ...] = ()
     worst_case_over: str = ""
     dev_warning: str = ""
+    worst_case_one_prior: bool = False
 
     @property
     def biased_low(self) -> bool:
@@ -191,6 +196,7 @@ def headline_card(system: ReportSystem, index: int) -> Card:
         _worst_items(worst),
         _worst_over(worst),
         h.dev_warning or "",
+        worst is not None and len(worst.priors) <= 1,
     )
 
 

@@ -219,6 +219,12 @@ def membership_table(report: Report) -> tuple[Table | None, tuple[str, ...]]:
     return Table("membership-table", caption, columns, tuple(rows)), left_out
 
 
+def _prior(cell: ReportSystem) -> str:
+    """The prior of *cell*'s open-set numbers: that of the evaluation beside its closed-set one, or its own."""
+    beside = None if cell.open_set is None else cell.open_set.beside
+    return cell.prior if beside is None else beside
+
+
 def _budget(value: Any) -> str:
     """An FPR budget as a percentage with as many decimals as it needs (``'1 %'``, ``'0.1 %'``)."""
     return NOT_COMPUTED if is_missing(value) else f"{100.0 * float(value):g} %"
@@ -246,7 +252,7 @@ def membership_figures(maker: FigureMaker) -> list[InlineFigure]:
         )
         budgets = " and ".join(_budget(p.max_fpr) for p in detection.points)
         caption = (
-            f"Membership attack of {cell.label} (calibrator {cell.calibrator}, prior {cell.prior}): the ROC of "
+            f"Membership attack of {cell.label} (calibrator {cell.calibrator}, prior {_prior(cell)}): the ROC of "
             "flagging trials as enrolled by their membership posterior, on a log FPR axis, its TPR at FPR "
             f"{budgets} marked with its {detection.level:.0%} Clopper-Pearson interval (hollow: the outsider trials "
             "cannot resolve the budget), and guessing's diagonal TPR = FPR (dotted)."
@@ -341,27 +347,32 @@ def open_set_figures(maker: FigureMaker) -> list[InlineFigure]:
             (
                 s
                 for s in maker.report.systems
-                if s.name == name and s.open_set is not None and s.open_trials is not None and s.lid_bits is not None
+                if s.name == name
+                and s.open_set is not None
+                and s.open_trials is not None
+                and s.open_trials.lid_bits(s.lid_bits) is not None
             ),
             None,
         )
         if cell is None:
             continue
-        assert cell.open_set is not None and cell.open_trials is not None and cell.lid_bits is not None
+        assert cell.open_set is not None and cell.open_trials is not None
+        lid = cell.open_trials.lid_bits(cell.lid_bits)
+        assert lid is not None
         threshold = cell.open_set.misattribution_threshold
         fig = open_set_figure(
-            cell.lid_bits,
+            lid,
             cell.open_trials.outsider,
             cell.open_trials.top_posterior,
             threshold=threshold,
-            title=f"{cell.label}: open set (π_∅ = {cell.open_set.outside:.3g}, prior {cell.prior})",
+            title=f"{cell.label}: open set (π_∅ = {cell.open_set.outside:.3g}, prior {_prior(cell)})",
             log2_n=cell.headline.log2_n,
             color=maker.styles[cell.label]["color"],
         )
         n_outsider = int(cell.open_trials.outsider.sum())
         caption = (
-            f"Open set of {cell.label} (calibrator {cell.calibrator}, prior {cell.prior}): left, the share of "
-            f"the {cell.lid_bits.size - n_outsider} enrolled and the {n_outsider} outsider trials whose LID "
+            f"Open set of {cell.label} (calibrator {cell.calibrator}, prior {_prior(cell)}): left, the share of "
+            f"the {lid.size - n_outsider} enrolled and the {n_outsider} outsider trials whose LID "
             "exceeds x; right, the outsider trials' top enrolled posterior, with lines at 0.5 and at the "
             f"threshold {threshold:g}."
         )
@@ -374,7 +385,9 @@ class OpenSetSection:
     """What the section shows: its tables, each system's figures, and whether a π_∅ was estimated (auto).
 
     ``membership`` is the membership table (None when no system has outsider trials),
-    ``membership_left_out`` the open-set systems without it.
+    ``membership_left_out`` the open-set systems without it; ``beside`` the priors of the
+    open-set evaluations made beside closed-set headlines, and ``own`` whether a system's
+    own evaluation is open-set (its headline then over every trial).
     """
 
     table: Table
@@ -383,6 +396,8 @@ class OpenSetSection:
     auto: bool
     membership: Table | None = None
     membership_left_out: tuple[str, ...] = ()
+    beside: tuple[str, ...] = ()
+    own: bool = True
 
 
 def show(page: Page) -> OpenSetSection:
@@ -393,7 +408,10 @@ def show(page: Page) -> OpenSetSection:
     auto = any(s.open_set is not None and s.open_set.outside_source == "auto" for s in report.systems)
     membership, left_out = membership_table(report)
     figures = (*open_set_figures(page.maker), *membership_figures(page.maker))
-    return OpenSetSection(table, misattribution, figures, auto, membership, left_out)
+    opened = [s.open_set for s in report.systems if s.open_set is not None]
+    beside = tuple(dict.fromkeys(o.beside for o in opened if o.beside is not None))
+    own = any(o.beside is None for o in opened)
+    return OpenSetSection(table, misattribution, figures, auto, membership, left_out, beside, own)
 
 
 def absent(report: Report) -> str | None:

@@ -146,6 +146,11 @@ class OpenSetHeadline:
         ``open_set.membership_detection``: TPR at FPR 1 % and 0.1 % with Clopper-Pearson
         intervals, and the ROC); None without outsider trials, or from a summary written
         before it existed.
+    beside : str or None
+        The prior of an open-set evaluation made beside the cell's closed-set one (the
+        demos': the cell's headline and every other section stay closed-set, this record
+        and :class:`OpenSetPerTrial` come from the second evaluation); None where the
+        cell's own evaluation is the open set's.
     """
 
     outside: float
@@ -157,6 +162,7 @@ class OpenSetHeadline:
     misattribution_rate_at_threshold: float
     intervals: dict[str, Interval] = attrs.field(factory=dict)
     membership: MembershipDetection | None = None
+    beside: str | None = None
 
     def group(self, name: str) -> LIDGroup | None:
         """The group called *name*, or None."""
@@ -215,7 +221,7 @@ def _optional_values(value: Any) -> np.ndarray | None:
 
 @attrs.frozen(eq=False)
 class OpenSetPerTrial:
-    """The per-trial arrays the open-set figure draws, aligned with :attr:`ReportSystem.lid_bits`.
+    """The per-trial arrays the open-set figure draws, aligned with its LIDs (:attr:`lid_bits`).
 
     Attributes
     ----------
@@ -224,7 +230,16 @@ class OpenSetPerTrial:
     top_posterior : ndarray, shape (T,), or None
         max_j p(j | s), the posterior of the attacker's best enrolled guess; None when the
         source did not keep it.
+    lid : ndarray, shape (T,), or None
+        Every trial's LID (bits) in an open-set evaluation made beside the cell's
+        closed-set one (:attr:`OpenSetHeadline.beside`); None: the cell's
+        :attr:`ReportSystem.lid_bits` are the open set's.
     """
 
     outsider: np.ndarray = attrs.field(converter=_optional_flags)
     top_posterior: np.ndarray | None = attrs.field(default=None, converter=_optional_values)
+    lid: np.ndarray | None = attrs.field(default=None, converter=_optional_values)
+
+    def lid_bits(self, system_lid: np.ndarray | None) -> np.ndarray | None:
+        """The LIDs these arrays align with: :attr:`lid`, or else the cell's *system_lid*."""
+        return system_lid if self.lid is None else self.lid
