@@ -302,12 +302,24 @@ def test_cli_scheduler_equals_the_single_process_json(client, tmp_path, capsys):
     assert_same_json(single, binned)
 
 
-def tasks_in_memory(dask_scheduler):
-    return sum(1 for state in dask_scheduler.tasks.values() if state.state == "memory")
+def blocks_held(dask_scheduler) -> dict[str, int]:
+    """{worker address: finished blocks of the run it holds} (the tasks of :func:`lid_on_cluster` are ``_block_lid-*``)."""
+    held: dict[str, int] = {}
+    for key, state in dask_scheduler.tasks.items():
+        if state.state == "memory" and str(key).startswith("_block_lid"):
+            for worker in state.who_has:
+                held[worker.address] = held.get(worker.address, 0) + 1
+    return held
 
 
 @pytest.mark.slow
-def test_a_worker_killed_mid_run_gives_the_identical_result(client):
+def test_a_worker_killed_mid_run_gives_the_identical_result(client, monkeypatch):
+    """A worker holding finished blocks (and maybe running others) is killed before the client has them all.
+
+    The run's ``client.gather`` waits here until the kill, so the run cannot end before it
+    on a busy machine (it could before: the kill chased 600 short tasks); the killed
+    worker's blocks are lost and must be computed again.
+    """
     trial, enrol, true_index = embeddings(21, 2400, 300, 24, noise=2.0)
     dev_trial, dev_enrol, dev_true = embeddings(22, 200, 300, 24, noise=2.0)
     calibrator = fitted(Isotonic(), dense_znorm(cosine(dev_trial, dev_enrol), 1), dev_true)
@@ -315,6 +327,14 @@ def test_a_worker_killed_mid_run_gives_the_identical_result(client):
     single = lid_from_embeddings(trial, enrol, true_index, calibrator, log_prior, engine=CPU64, binary_bins=4096)
 
     pids_before = client.run(os.getpid)
+    killed = threading.Event()
+    gather = client.gather
+
+    def gather_after_the_kill(*args, **kwargs):
+        killed.wait()
+        return gather(*args, **kwargs)
+
+    monkeypatch.setattr(client, "gather", gather_after_the_kill)
     outcome: dict = {}
 
     def run():
@@ -328,26 +348,26 @@ def test_a_worker_killed_mid_run_gives_the_identical_result(client):
                 scheduler=client,
                 engine=CPU64,
                 binary_bins=4096,
-                block_rows=4,  # 600 small tasks: the run lasts long enough to lose a worker in it
+                block_rows=4,  # 600 small tasks
             )
         except BaseException as exc:  # re-raised below
             outcome["error"] = exc
 
-    thread = threading.Thread(target=run)
+    thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 60
-    victim = None
-    while time.monotonic() < deadline and victim is None:
-        busy = {addr: tasks for addr, tasks in client.processing().items() if tasks}
-        done = client.run_on_scheduler(tasks_in_memory)
-        if len(busy) == 2 and done >= 20:
-            victim = sorted(busy)[0]
-        else:
+    try:
+        deadline = time.monotonic() + 300  # a bound for a hung cluster, not a timing assumption
+        held = client.run_on_scheduler(blocks_held)
+        while sum(held.values()) < 20:
+            assert time.monotonic() < deadline, f"20 blocks did not finish in 300 s: {held}"
             time.sleep(0.02)
-    assert victim is not None, "the blocks never ran on both workers"
-    assert thread.is_alive(), "the run finished before a worker could be killed"
-    os.kill(pids_before[victim], signal.SIGKILL)
-    thread.join(timeout=120)
+            held = client.run_on_scheduler(blocks_held)
+        victim = max(held, key=held.__getitem__)
+        assert thread.is_alive()  # waiting for the kill, in gather
+        os.kill(pids_before[victim], signal.SIGKILL)
+    finally:
+        killed.set()
+    thread.join(timeout=300)
     assert not thread.is_alive()
     if "error" in outcome:
         raise outcome["error"]

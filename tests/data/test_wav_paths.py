@@ -133,13 +133,14 @@ def test_an_output_on_audio_listed_relative_to_the_current_folder_is_refused(tmp
 
 @pytest.fixture(scope="module")
 def voices(tmp_path_factory):
-    """Two speakers' enrolment and trial audio under one folder, and their absolute-path data dirs' scores."""
+    """Two speakers' enrolment and trial audio under one folder, their absolute-path data dirs and their scores."""
     pytest.importorskip("torch")
-    from tests.bad_input.audio_dirs import scoring_dirs
+    from tests.bad_input.audio_dirs import ATTACKER, scoring_dirs
 
     root = tmp_path_factory.mktemp("voices")
     enrol, trials = scoring_dirs(root)  # absolute paths in wav.scp
-    return root, enrol, trials
+    expected = _score(["score", "--attacker", ATTACKER, "--enrol", enrol, "--trials", trials], root / "absolute.npz")
+    return root, enrol, trials, expected
 
 
 def _score(argv, out: Path) -> np.ndarray:
@@ -154,9 +155,8 @@ def _score(argv, out: Path) -> np.ndarray:
 def test_score_reads_relative_audio_by_either_convention_as_the_absolute_paths(voices, tmp_path, convention, capsys):
     from tests.bad_input.audio_dirs import ATTACKER
 
-    root, enrol, trials = voices
+    root, enrol, trials, expected = voices
     base = ["score", "--attacker", ATTACKER]
-    expected = _score([*base, "--enrol", enrol, "--trials", trials], tmp_path / "absolute.npz")
     for name in ("enrol", "trials"):
         listed = [line.split() for line in (root / name / "wav.scp").read_text().splitlines()]
         start = tmp_path if convention == "cwd" else tmp_path / name

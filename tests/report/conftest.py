@@ -269,3 +269,58 @@ def utility_record(
         intervals=intervals or None,
         rows=[],
     )
+
+
+# ------------------------------------------------------------------ a page of every kind
+@pytest.fixture(scope="session")
+def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
+    """kind -> a report.html of that kind (:data:`tests.report.test_sections.KINDS`), each written once per session.
+
+    Here, not in a test module: a session fixture imported into several modules is a fixture
+    of each and was made once per module (four times).
+    """
+    from lidframe.demo import write_demo_outputs
+    from lidframe.demo.voice import demo_rows
+
+    found = {kind: cli_runs[kind].page for kind in ("evaluate", "grid", "dp-audit")}
+    folder = tmp_path_factory.mktemp("simulated-demo")
+    code, out = run_cli(["demo", "--simulated", "--out", folder])
+    assert code == 0, out
+    found["simulated demo"] = folder / "report.html"
+    # the real-voice demo's page, from simulated Results with its rows (its synthesis is too slow for a test),
+    # outsiders and the demo's open set and calibrator sensitivity
+    from lidframe.analyses.sensitivity import sensitivity
+    from lidframe.demo.voice import OPEN_SET_PRIOR, SENSITIVITY_CALIBRATORS
+
+    rows = demo_rows()
+    results, open_set, sensitivity_of = {}, {}, {}
+    for seed, row in enumerate(rows):
+        dev, ev = simulate_system(
+            leakage=0.1 + 0.05 * (seed % 8), seed=seed, n_enrolled=8, trials_per_speaker=4, n_outsiders=2
+        )
+        results[row.label] = lidframe.evaluate(dev, ev)
+        open_set[row.label] = lidframe.evaluate(dev, ev, prior=OPEN_SET_PRIOR)
+        sensitivity_of[row.label] = sensitivity(dev, ev, SENSITIVITY_CALIBRATORS)
+    folder = tmp_path_factory.mktemp("voice-demo")
+    systems = {row.label: row.system for row in rows}
+    measured = [s for s in dict.fromkeys(systems.values()) if s != "random"]
+    utility = {
+        system: utility_record(
+            0.15 + 0.5 * k / len(measured), wer_interval=(0.1 + 0.5 * k / len(measured), 0.3 + 0.5 * k / len(measured)),
+            rho_f0=1.0 - 0.1 * k, rho_interval=(0.9 - 0.1 * k, 1.0 - 0.05 * k),
+            data=f"{folder}/systems/{system}/eval_trials_with_a_long_path_to_wrap",
+        )
+        for k, system in enumerate(measured)
+    }  # fmt: skip
+    page = write_demo_outputs(
+        folder, results, table="t", record={}, inputs={}, title="demo", notes=[], settings={},
+        systems=systems, ladder=list(rows), log=lambda _: None, utility=utility,
+        utility_note="WER on the 15 eval trials of the English voices built from recordings; ρ_F0 against plain.",
+        open_set=open_set, sensitivity=sensitivity_of,
+    )  # fmt: skip
+    assert page is not None
+    found["demo"] = page
+    folder = tmp_path_factory.mktemp("systems")
+    found["systems"] = folder / "report.html"
+    found["systems"].write_text(rendered["systems"][1], encoding="utf-8")
+    return found

@@ -23,7 +23,6 @@ import pytest
 
 from tests.report.conftest import run_cli
 from tests.report.test_browser import _open, browser  # noqa: F401 (a fixture)
-from tests.report.test_sections import pages  # noqa: F401 (a fixture)
 from tests.report.test_verdict_section import POLICY
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -30,7 +30,7 @@ from tests.report.test_browser import (
     _python_sort,
     browser,  # noqa: F401 (a fixture)
 )
-from tests.report.test_sections import KINDS, pages  # noqa: F401 (a fixture)
+from tests.report.test_sections import KINDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

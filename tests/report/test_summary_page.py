@@ -29,7 +29,7 @@ from lidframe.data.simulate import simulate_system
 from lidframe.metrics import catalogue
 from lidframe.metrics.detection import OperatingPoint
 from tests.report.htmltree import Node, parse
-from tests.report.test_sections import KINDS, pages  # noqa: F401 (a fixture)
+from tests.report.test_sections import KINDS
 
 pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
@@ -59,7 +59,7 @@ def _letters(n: int) -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_the_summary_holds_the_listed_parts_and_the_appendices_the_rest(pages, kind):  # noqa: F811 (the fixture)
+def test_the_summary_holds_the_listed_parts_and_the_appendices_the_rest(pages, kind):
     page = parse(pages[kind].read_text(encoding="utf-8"))
     summary, appendices = page.find("div", id="summary"), page.find("div", id="appendices")
     parts = _elements(summary)
@@ -93,7 +93,7 @@ def _marked(node: Node) -> set[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", KINDS)
-def test_every_metric_shown_has_its_glossary_entry_from_the_catalogue(pages, kind):  # noqa: F811 (the fixture)
+def test_every_metric_shown_has_its_glossary_entry_from_the_catalogue(pages, kind):
     page = parse(pages[kind].read_text(encoding="utf-8"))
     glossary = page.find("section", id="glossary")
     entries = glossary.find_all("div", **{"class": "glossary-entry"})
