@@ -83,6 +83,11 @@ def _interval(value: Any, where: str) -> Interval:
     return value
 
 
+def _name(value: object) -> str:
+    """A system's or an attacker's name as text (a numpy string or a path reads as its ``str``)."""
+    return str(value)
+
+
 @attrs.frozen
 class AttackScore:
     """One attacker's disclosure of one system: its ALID and its LID q99, each with its interval.
@@ -98,8 +103,8 @@ class AttackScore:
         estimate where it did not compute the metric.
     """
 
-    system: str = attrs.field(converter=str)
-    attacker: str = attrs.field(converter=str)
+    system: str = attrs.field(converter=_name)
+    attacker: str = attrs.field(converter=_name)
     alid: Interval
     lid_q99: Interval
 
