@@ -408,7 +408,6 @@ def absent(report: Report) -> str | None:
             "0.3.0; rerun lidframe grid with legal on (the default). Inference is the LID above."
         )
     return (
-        "Not computed: lidframe evaluate computes singling out and linkability beside LID (the legal block of its "
-        "--json and this section); from Python, report_from_results(..., legal={label: legal_criteria(result, "
-        "eval_set)}) with lidframe.analyses.legal_criteria. Inference is the LID of the headlines."
+        "Not computed (lidframe evaluate computes singling out and linkability; from Python, report_from_results(..., "
+        "legal=...) with lidframe.analyses.legal_criteria). Inference is the LID of the headlines."
     )

@@ -4,7 +4,7 @@ Its record is each cell's :func:`lidframe.analyses.per_speaker.per_speaker` resu
 (:attr:`~lidframe.report.model.ReportSystem.per_speaker`), whose rows come most disclosed
 first (by ALID, or by the lowest EER of the speaker's own pairs with ``sort_by="eer"``).
 The section takes the first :data:`WORST_SPEAKERS` enrolled speakers of each system's
-headline row (:func:`speaker_cells`) into one table (:func:`worst_speakers_table`): a regulator sees who is exposed most without
+headline row (fewer, at least one, where more than :data:`WORST_SPEAKER_ROWS` rows would follow) (:func:`speaker_cells`) into one table (:func:`worst_speakers_table`): a regulator sees who is exposed most without
 opening each system's full per-speaker table (its appendix).  Outsider speakers (the open
 set) are no part of it: their LID is membership, another quantity.
 """
@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WORST_SPEAKERS",
+    "WORST_SPEAKER_ROWS",
     "KEYS",
+    "speakers_per_system",
     "worst_rows",
     "speaker_cells",
     "worst_speakers_table",
@@ -34,10 +36,19 @@ __all__ = [
     "absent",
 ]
 
-#: How many speakers of each system the summary shows.
+#: How many speakers of each system the summary shows, at most.
 WORST_SPEAKERS = 3
+#: How many rows the summary's table holds, at most: with more systems each shows fewer speakers (at least one),
+#: so that the summary of a page of many systems still prints on two A4 pages (issue 41).
+WORST_SPEAKER_ROWS = 9
 #: The per-speaker record's columns the table shows (intervals folded into their metric's cell).
 KEYS = ("speaker", "n_trials", "alid", "alid_low", "alid_high", "lid_max", "pdr", "rank1_rate")
+
+
+def speakers_per_system(n_systems: int) -> int:
+    """How many speakers each of *n_systems* shows: :data:`WORST_SPEAKERS`, fewer where the table would pass
+    :data:`WORST_SPEAKER_ROWS` rows, at least one."""
+    return max(1, min(WORST_SPEAKERS, WORST_SPEAKER_ROWS // max(n_systems, 1)))
 
 
 def worst_rows(system: ReportSystem, k: int = WORST_SPEAKERS) -> list[dict[str, Any]]:
@@ -68,21 +79,21 @@ def speaker_cells(report: Report) -> list[ReportSystem]:
 
 
 def worst_speakers_table(report: Report) -> Table:
-    """One row per (system, speaker): the :data:`WORST_SPEAKERS` most disclosed speakers of each system with a record."""
+    """One row per (system, speaker): the most disclosed speakers of each system with a record (:func:`speakers_per_system`)."""
     rows: list[dict[str, Any]] = []
     labels: list[str] = []
-    for system in speaker_cells(report):
-        found = worst_rows(system)
+    cells = speaker_cells(report)
+    k = speakers_per_system(len(cells))
+    for system in cells:
+        found = worst_rows(system, k)
         rows += found
         labels += [system.label] * len(found)
     keys = [k for k in KEYS if any(k in row for row in rows)]
     table = record_table("worst-speakers-table", "", rows, keys)
     sorted_by = {s.per_speaker.sorted_by for s in report.systems if s.per_speaker is not None}
     order = "lowest EER of their own pairs" if sorted_by == {"eer"} else "highest ALID"
-    caption = (
-        f"The {WORST_SPEAKERS} speakers each system discloses most ({order} first); every speaker is in the "
-        "system's appendix"
-    )
+    who = "The speaker" if k == 1 else f"The {k} speakers"
+    caption = f"{who} each system discloses most ({order} first); every speaker is in the system's appendix"
     return attrs.evolve(
         table,
         caption=caption,
