@@ -150,3 +150,35 @@ def test_the_demo_page_has_the_open_set_and_each_rows_sensitivity(evaluated, tmp
     # the closed set stays the page's headline and per-trial table
     frame = (tmp_path / "per_trial.csv").read_text().splitlines()
     assert len(frame) == 1 + sum(r.lid.size for r in closed.values())
+
+
+def test_a_calibrator_that_cannot_fit_a_row_is_left_out_of_its_sensitivity_and_said(scored, tmp_path, monkeypatch):
+    """A fused row of a tiny corpus had a dev class without spread: gaussian could not fit it and the demo stopped.
+
+    Here gaussian is made to refuse every dev set as the Gaussian back end refused that one; the row's
+    sensitivity keeps the other calibrators (equal to a sensitivity over them alone), and the log names
+    the one left out and why.
+    """
+    from lidframe.analyses import sensitivity as module
+    from lidframe.demo.voice import SENSITIVITY_CALIBRATORS
+    from lidframe.errors import InputError
+
+    real = module.sensitivity
+
+    def refusing(dev, eval_, calibrators, *args, **kwargs):
+        if "gaussian" in calibrators:
+            raise InputError("fitting calibrator gaussian: a class of dev scores has zero variance")
+        return real(dev, eval_, calibrators, *args, **kwargs)
+
+    monkeypatch.setattr(module, "sensitivity", refusing)
+    lines: list[str] = []
+    run = _DemoRun(tmp_path / "out", seed=0, epochs=1, jobs=1, progress=False, log=lines.append)
+    row = ROWS[0]
+    found = _sensitivity_rows(run, [row], {row.label: scored[row.label]})
+    others = [c for c in SENSITIVITY_CALIBRATORS if c != "gaussian"]
+    assert [r.calibrator for r in found[row.label].rows] == others
+    alone = real(scored[row.label]["dev"], scored[row.label]["eval"], others)
+    assert found[row.label].to_dict() == alone.to_dict()
+    assert f"sensitivity {row.label}: calibrator gaussian left out: fitting calibrator gaussian: a class" in "\n".join(
+        lines
+    )

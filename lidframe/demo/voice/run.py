@@ -193,11 +193,29 @@ def _sensitivity_rows(
     """Each row's calibrator sensitivity (:func:`lidframe.analyses.sensitivity.sensitivity`), uniform prior.
 
     The calibrators are :data:`~lidframe.demo.voice.plan.SENSITIVITY_CALIBRATORS`, each fitted on the row's dev set.
+    A calibrator that cannot be fitted on a row's dev set (a class of scores without spread, say) is left out of
+    that row's sensitivity, and the log says which and why; a row none of them fits has no sensitivity.
     """
     from lidframe.analyses.sensitivity import sensitivity
+    from lidframe.errors import InputError
 
     run.log(f"[sensitivity] {len(rows)} rows under {len(SENSITIVITY_CALIBRATORS)} calibrators, fitted on dev")
-    return {
-        row.label: sensitivity(scored[row.label]["dev"], scored[row.label]["eval"], SENSITIVITY_CALIBRATORS)
-        for row in rows
-    }
+    found: dict[str, SensitivityResult] = {}
+    for row in rows:
+        dev, eval_ = scored[row.label]["dev"], scored[row.label]["eval"]
+        try:
+            found[row.label] = sensitivity(dev, eval_, SENSITIVITY_CALIBRATORS)
+            continue
+        except InputError:
+            pass
+        fitting = []
+        for calibrator in SENSITIVITY_CALIBRATORS:
+            try:
+                sensitivity(dev, eval_, [calibrator])
+            except InputError as exc:
+                run.log(f"sensitivity {row.label}: calibrator {calibrator} left out: {exc}")
+                continue
+            fitting.append(calibrator)
+        if fitting:
+            found[row.label] = sensitivity(dev, eval_, fitting)
+    return found
