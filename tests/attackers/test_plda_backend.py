@@ -308,3 +308,50 @@ def test_labelled_embeddings_are_read_from_either_layout_and_bad_ones_refused(tm
         with pytest.raises(InputError) as caught:
             read_labelled_embeddings(path)
         assert str(caught.value).startswith(str(path)) and message in str(caught.value), str(caught.value)
+
+
+def test_plda_with_as_norm_normalises_its_own_llrs_with_the_cohorts_and_profiles_counts(tmp_path):
+    """The two scoring options compose (issue 42: PLDA 'with the same cohort options'): AS-norm of the PLDA LLRs.
+
+    Written out here: the trial's top-K LLRs against the cohort speakers' profiles (each with its
+    utterance count) and each enrolled profile's top-K LLRs with the cohort profiles standing as
+    trials (the profile with its count), their means and standard deviations (ddof 1), and
+    s' = ((s - mu_e)/sd_e + (s - mu_t)/sd_t) / 2.
+    """
+    voices = Voices(tmp_path)
+    cohort_ids = [u for u, s in zip(voices.train_ids, voices.train_speakers) if int(s[5:]) < 20]
+    cohort_speakers = [s for s in voices.train_speakers if int(s[5:]) < 20]
+    cohort = voices.write_dir(tmp_path / "cohort", cohort_ids, cohort_speakers)
+    k = 7
+    attacker = PrecomputedEmbeddings(
+        path=voices.embeddings,
+        backend="plda",
+        plda_train=voices.train,
+        score_norm="asnorm",
+        cohort=cohort,
+        cohort_top_k=k,
+    )
+    got = attacker.score(voices.trials, voices.enrolment).scores
+    train = np.load(voices.train)
+    plda = PLDA().fit(train["vectors"], train["speakers"])
+    unit = {u: v / np.linalg.norm(v) for u, v in voices.table.items()}
+    profiles = np.stack([np.mean([unit[u.utt_id] for u in utts], axis=0) for utts in voices.enrolment.values()])
+    counts = np.array([len(utts) for utts in voices.enrolment.values()])
+    names = list(dict.fromkeys(cohort_speakers))
+    cohort_profiles = np.stack(
+        [np.mean([unit[u] for u, s in zip(cohort_ids, cohort_speakers) if s == name], axis=0) for name in names]
+    )
+    cohort_counts = np.array([cohort_speakers.count(name) for name in names])
+    trials = np.stack([voices.table[u.utt_id] for u in voices.trials])
+    raw = plda.score(trials, profiles, counts)
+    trial_side = plda.score(trials, cohort_profiles, cohort_counts)
+    enrolled_side = plda.score(cohort_profiles, profiles, counts).T
+
+    def stats(rows):
+        top = np.sort(rows, axis=1)[:, -k:]
+        return top.mean(axis=1), top.std(axis=1, ddof=1)
+
+    (mu_t, sd_t), (mu_e, sd_e) = stats(trial_side), stats(enrolled_side)
+    expected = 0.5 * ((raw - mu_e[None, :]) / sd_e[None, :] + (raw - mu_t[:, None]) / sd_t[:, None])
+    np.testing.assert_allclose(got, expected, atol=1e-9)
+    assert np.abs(got - raw).max() > 0.1  # the normalisation did something
