@@ -94,6 +94,7 @@ def run_voice_demo(
     _anonymise_systems(run.out, roots, seed=seed, jobs=jobs, progress=progress, log=log)
     utilities, utility_note = _utility_stage(run, roots, no_utility, recogniser=recogniser, n_boot=n_boot)
     scored = _score_attackers(run, roots, ge2e=no_ge2e is None, n_train=len(corpus["speakers"]["train"]))
+    rows = [row for row in rows if row.label in scored]  # a stronger row its data could not make is left out (logged)
     results = _evaluate_rows(run, rows, scored, n_boot=n_boot)
     stronger = stronger_comparison(rows, results, n_boot=n_boot, seed=seed)
     beside = _evaluate_open_set(run, rows, scored)

@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from lidframe.demo.voice.plan import ASNORM_TOP_K, FUSED_ATTACKERS, STRONGER_RUNG, VOICE_DEMO_SYSTEMS, _DemoRun
 
 if TYPE_CHECKING:
@@ -66,6 +68,11 @@ def _score_fusions(run: _DemoRun, scored: Mapping[str, Mapping[str, Path]]) -> d
             [paths["eval"] for paths in inputs if paths is not None],
             command=command_line(),
         )
+        flat = {split: int(np.count_nonzero(np.ptp(s.scores, axis=1) == 0)) for split, s in fused.items()}
+        if any(flat.values()):  # a corpus of very few enrolled speakers: the row left out, and said
+            where = ", ".join(f"{n} {split} trials" for split, n in flat.items() if n)
+            run.log(f"scores {label}: left out: {where} whose fused scores are all equal (the row z-norm is undefined)")
+            continue
         fused_rows[label] = {}
         for split, scores in fused.items():
             path = run.out / "scores" / f"{label.replace('/', '_')}_{split}.npz"
