@@ -183,3 +183,40 @@ def test_the_glossary_notes_hold_for_the_numbers():
     ceiling = max(math.log2(s.n_enrolled / (1 - outside)), -math.log2(outside))
     assert math.log2(s.n_enrolled) < s.lid_max <= ceiling + 1e-9
     assert "log2(N / (1 − π_∅))" in catalogue.metric("lid_max").note
+
+
+def _card(label: str, level: str):
+    from lidframe.report.sections.headlines import Card
+
+    return Card(f"card-{label}", label, label, "logistic", "uniform", (), "", level)
+
+
+@pytest.mark.parametrize(
+    ("levels", "shared"),
+    [
+        (("95 % intervals", "95 % intervals", "95 % intervals"), "95 % intervals"),
+        (("95 % intervals", "no intervals computed"), ""),  # they differ: each card says its own
+        (("95 % intervals",), ""),  # one card: nothing to share
+        ((), ""),
+    ],
+)
+def test_the_cards_interval_level_is_shared_only_where_every_card_states_it(levels, shared):
+    from lidframe.report.sections.headlines import _shared_interval_level
+
+    cards = tuple(_card(f"s{k}", level) for k, level in enumerate(levels))
+    assert _shared_interval_level(cards) == shared
+
+
+@pytest.mark.slow
+def test_the_demo_summary_says_the_cards_interval_level_and_small_dev_warning_once(pages):
+    """Printed, the summary says once above the cards what their brackets are (each card's own line is for the screen)."""
+    page = parse(Path(pages["demo"]).read_text(encoding="utf-8"))
+    section = page.find("section", id="headlines")
+    levels = {p.text() for p in section.find_all("p", **{"class": "ci-level"})}
+    assert len(levels) == 1 and next(iter(levels)).startswith("95 % speaker-bootstrap intervals in brackets")
+    shared = section.find("p", **{"class": "explain ci-level-shared"})
+    assert shared is not None and shared.text() == f"Every card: {next(iter(levels))}."
+    assert "ci-shared" in section.find("div", **{"class": "cards ci-shared"}).attrs["class"]
+    # every headline card is of a 10-speaker dev set: the warning names them all at once
+    warnings = section.find_all("p", **{"class": "dev-warning"})
+    assert len(warnings) == 1 and warnings[0].text().startswith("Every system: the dev set is too small")

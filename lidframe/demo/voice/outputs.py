@@ -227,18 +227,20 @@ def _report_notes(run: _DemoRun, corpus: Mapping[str, Any], *, n_boot: int, util
     outsiders = ""
     if sum(n_out.values()):
         outsiders = (
-            f", and {n_out['dev']} dev and {n_out['eval']} eval outsiders (trials only, enrolled nowhere: the "
-            f"section Open set, prior {OPEN_SET_PRIOR})"
+            f" and {sum(n_out.values())} outsiders ({n_out['dev']} dev, {n_out['eval']} eval; trials only: Open set, "
+            f"prior {OPEN_SET_PRIOR})"
         )
     # one paragraph, the rungs' definitions follow it: the page's summary prints on two A4 pages (issue 41)
     return [
         f"{corpus['utterances']} synthesized utterances of {sum(sizes.values())} voices (train {sizes['train']}, "
-        f"dev {sizes['dev']}, eval {sizes['eval']}){outsiders}; systems {', '.join(VOICE_DEMO_SYSTEMS)} (-spk: the "
-        "anonymiser's parameter drawn once per speaker, else per utterance), each attacked up the ladder below by "
-        f"GE2E and, semi-informed, by a small ECAPA-TDNN trained {run.epochs} epochs per system here, their fusion "
-        f"and GE2E with AS-norm; {CALIBRATOR} calibration on dev, {n_boot} speaker-bootstrap resamples, each "
-        "row's calibrator sensitivity in its appendix; a random attacker is the floor. See docs/demo.md.",
-        "The rungs: " + "; ".join(rung.describe() for rung in SCENARIOS.values()) + ".",
+        f"dev {sizes['dev']}, eval {sizes['eval']}){outsiders}. Systems {', '.join(VOICE_DEMO_SYSTEMS)} (-spk: the "
+        "anonymiser's parameter drawn per speaker, else per utterance), each attacked up the ladder by GE2E and, "
+        f"semi-informed, by a small ECAPA-TDNN trained {run.epochs} epochs per system here, their fusion and GE2E "
+        f"with AS-norm; {CALIBRATOR} calibration on dev, {n_boot} speaker-bootstrap resamples; a random attacker is "
+        "the floor (docs/demo.md).",
+        "The rungs (enrolment-trials speech, o original, a anonymised; the attacker's model): "
+        + "; ".join(f"{rung.name} ({rung.code}, model {rung.model})" for rung in SCENARIOS.values())
+        + ".",
         *([] if utility_note is None else [utility_note]),
     ]
 

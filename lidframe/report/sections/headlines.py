@@ -236,12 +236,24 @@ class HeadlinesSection:
     dev_warnings : tuple of (str, tuple of str)
         Each small-dev warning of the cards once, with the labels of the cards it is for
         (above the cards: one line per dev set, not one per card, so that the summary prints short).
+    shared_interval_level : str
+        What every card's brackets are, where two or more cards say the same
+        (:attr:`Card.interval_level`), else ``""``.  The printed summary says it once above
+        the cards and leaves it out of each card (a page of six systems keeps its summary on
+        two A4 pages, issue 41); on screen each card keeps its own line.
     """
 
     cards: tuple[Card, ...]
     worst_case: bool
     several: bool = False
     dev_warnings: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    shared_interval_level: str = ""
+
+
+def _shared_interval_level(cards: tuple[Card, ...]) -> str:
+    """The interval level every one of two or more *cards* states, else ``""``."""
+    levels = {card.interval_level for card in cards}
+    return levels.pop() if len(cards) >= 2 and len(levels) == 1 else ""
 
 
 def _dev_warnings(cards: tuple[Card, ...]) -> tuple[tuple[str, tuple[str, ...]], ...]:
@@ -258,14 +270,21 @@ def show(page: Page) -> HeadlinesSection:
     heads = {s.label for s in headline_cells(page.report)}
     cards = tuple(card for card in page.cards if card.label in heads)
     several = len(cards) < len(page.cards)
-    return HeadlinesSection(cards, any(card.worst_case for card in cards), several, _dev_warnings(cards))
+    return HeadlinesSection(
+        cards, any(card.worst_case for card in cards), several, _dev_warnings(cards), _shared_interval_level(cards)
+    )
 
 
 def show_rows(page: Page) -> HeadlinesSection:
     """The appendix "Every row's headline" of *page*: the cards of the rows that head no system."""
     heads = {s.label for s in headline_cells(page.report)}
     cards = tuple(card for card in page.cards if card.label not in heads)
-    return HeadlinesSection(cards, any(card.worst_case for card in cards), dev_warnings=_dev_warnings(cards))
+    return HeadlinesSection(
+        cards,
+        any(card.worst_case for card in cards),
+        dev_warnings=_dev_warnings(cards),
+        shared_interval_level=_shared_interval_level(cards),
+    )
 
 
 def absent_rows(report: Report) -> str | None:

@@ -219,8 +219,5 @@ def absent(report: Report) -> str | None:
         return None
     if report.kind == "dp-audit":
         return "No verdict: a DP audit is judged against the mechanism's bounds (its appendix), not a verdict policy."
-    return (
-        "No verdict: no verdict policy was given; lidframe evaluate --policy P.toml (lidframe report OUT "
-        "--policy P.toml for a grid) judges every system against an auditor's limits, interval-aware "
-        "(docs/verdict.md in lidframe)."
-    )
+    # one printed line: the summary prints on two A4 pages (issue 41)
+    return "No verdict policy given (--policy P.toml judges each system against an auditor's limits: docs/verdict.md)."
