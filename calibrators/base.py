@@ -361,7 +361,13 @@ def balance_classes(weights: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def logistic_newton(
-    design: np.ndarray, labels: np.ndarray, weights: np.ndarray, start: np.ndarray, penalty: np.ndarray
+    design: np.ndarray,
+    labels: np.ndarray,
+    weights: np.ndarray,
+    start: np.ndarray,
+    penalty: np.ndarray,
+    *,
+    max_steps: int = _NEWTON_STEPS,
 ) -> np.ndarray | None:
     """The optimum of a weighted, L2-penalised logistic regression by damped Newton steps from *start*.
 
@@ -382,12 +388,14 @@ def logistic_newton(
     start : ndarray, shape (k,)
     penalty : ndarray, shape (k,)
         Non-negative; 0 for an unpenalised parameter.
+    max_steps : int, default 100
+        Newton steps at most.
 
     Returns
     -------
     ndarray, shape (k,), or None
-        None when it has not converged in 100 steps or met a singular Hessian (no finite
-        optimum: classes separated without a penalty).
+        None when it has not converged in ``max_steps`` steps or met a singular Hessian (no
+        finite optimum: classes separated without a penalty).
     """
     from scipy.special import expit
 
@@ -399,7 +407,7 @@ def logistic_newton(
 
     theta = np.asarray(start, dtype=np.float64).copy()
     value = objective(theta)
-    for _ in range(_NEWTON_STEPS):
+    for _ in range(max_steps):
         prob = expit(design @ theta)
         gradient = design.T @ (weights * (prob - y)) + penalty * theta
         hessian = (design * (weights * prob * (1.0 - prob))[:, None]).T @ design + np.diag(penalty)

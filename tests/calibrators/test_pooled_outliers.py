@@ -164,6 +164,29 @@ def test_pooled_logistic_with_outliers_is_the_fit_on_every_pair(case):
     assert_logistic_close(pooled, *glm_logistic(scores, labels))
 
 
+def test_logistic_moves_the_intercept_when_outliers_flatten_the_slope():
+    """Outliers of +-1e5 against the slope's sign hold the slope to ~7e-6: the intercept is then the bulk's.
+
+    On these 6,000 pairs (the shape of a failing Hypothesis example of the test above:
+    mated scores of 1e5, 1e5 and -1e5, a non-mated one of -3e4) the class-balanced
+    objective's curvature in the slope is ~1e8 times that in the intercept, and
+    scikit-learn's L-BFGS stopped on its relative-decrease test with the intercept still at
+    its start (-1e-10), where the optimum is -1.66e-3: 0.0021 nats of weighted
+    log-likelihood (of -4156) short, a gap float64 resolves ~1e9-fold, so the optimum is
+    determined and the fit must reach it -- pooled (256 bins) and on every pair alike.
+    """
+    scores, labels = dev_matrix(0, 200, 30, 2.0, "normal")
+    scores[:4], labels[:4] = [1e5, 1e5, -3e4, -1e5], [1, 1, 0, 1]
+    slope, intercept = newton_logistic(scores, labels)
+    glm_slope, glm_intercept = glm_logistic(scores, labels)
+    assert abs(glm_intercept - intercept) <= 1e-12 and abs(glm_slope - slope) <= 1e-9 * slope
+    assert 6e-6 < slope < 8e-6 and intercept < -1e-3  # the case: a flat slope, an intercept off zero
+    for max_pairs in (1, None):
+        fitted = Logistic(C=None, max_pairs=max_pairs, bins=256, standard_errors=False).fit(scores, labels)
+        assert abs(fitted.intercept_ - intercept) <= 1e-9, (max_pairs, fitted.intercept_, intercept)
+        assert abs(fitted.slope_ - slope) <= 1e-6 * slope, (max_pairs, fitted.slope_, slope)
+
+
 def beta_log_likelihood(scores, labels, a, b, c):
     """Unweighted log-likelihood of logit P(mated) = a ln Phi(z) - b ln Phi(-z) + c on every pair."""
     margin = a * log_ndtr(scores) - b * log_ndtr(-scores) + c
