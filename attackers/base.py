@@ -20,7 +20,10 @@ normalisation reuses to score the cohort (:mod:`lidframe.attackers.cohort`).
 Scoring options (:data:`SCORING_OPTIONS`), taken by every embedding attacker:
 ``score_norm`` (``"none"``, ``"snorm"`` or ``"asnorm"``: cohort score normalisation,
 :mod:`lidframe.core.cohort`), ``cohort`` (a data dir or an embedding-set ``.npz`` of other
-speakers) and ``cohort_top_k`` (K of AS-norm).
+speakers) and ``cohort_top_k`` (K of AS-norm); ``wav_paths`` says how relative audio paths
+in the ``wav.scp`` of the data dirs it reads itself (a data-dir ``cohort`` or
+``plda_train``) are resolved, as :func:`lidframe.data.kaldi.read_data_dir` does (the
+command line passes its ``--wav-paths`` down).
 
 Every embedding attacker takes a scoring back end (``backend``), used by :meth:`EmbeddingAttacker.compare`,
 the one place where embeddings become scores:
@@ -52,6 +55,7 @@ import attrs
 import numpy as np
 
 from lidframe.data.fileio import StrPath
+from lidframe.data.kaldi import WavPaths, check_wav_paths
 from lidframe.data.scoreset import ScoreSet
 from lidframe.data.utterance import Utterance, check_utterances
 from lidframe.data.vectors import check_nonzero_rows, unit_rows
@@ -98,8 +102,9 @@ RUN_OPTIONS = ("device", "precision", "batch_size", "cache_dir")
 
 #: Options of how an embedding attacker scores, taken by every one (forwarded to
 #: :class:`EmbeddingAttacker` by a subclass's ``**scoring``): the back end (cosine or PLDA,
-#: with its training set and LDA dimension) and cohort score normalisation.
-SCORING_OPTIONS = ("backend", "plda_train", "plda_dim", "score_norm", "cohort", "cohort_top_k")
+#: with its training set and LDA dimension), cohort score normalisation, and how the data dirs
+#: among them resolve relative audio paths (``wav_paths``).
+SCORING_OPTIONS = ("backend", "plda_train", "plda_dim", "score_norm", "cohort", "cohort_top_k", "wav_paths")
 
 #: A seed: an integer in [0, 2**64 - 1], what ``torch.manual_seed`` takes (and ``--seed`` everywhere).
 SEED = Range(0, 2**64 - 1, integer=True)
@@ -182,6 +187,11 @@ class EmbeddingAttacker(Attacker):
         trial's speaker is refused.
     cohort_top_k : int, optional
         K of AS-norm (>= 2; default :data:`lidframe.core.cohort.DEFAULT_TOP_K`).
+    wav_paths : {"cwd", "data-dir"}
+        How a relative audio path in the ``wav.scp`` of a data-dir ``cohort`` or
+        ``plda_train`` is resolved: against the current folder (Kaldi's rule, default) or
+        the data dir (:func:`lidframe.data.kaldi.read_data_dir`); the run's convention for
+        its other data dirs (``lidframe score --wav-paths`` passes it down).
     """
 
     @classmethod
@@ -202,6 +212,7 @@ class EmbeddingAttacker(Attacker):
         score_norm: str = "none",
         cohort: StrPath | None = None,
         cohort_top_k: int | None = None,
+        wav_paths: WavPaths = "cwd",
     ):
         from .plda_backend import check_backend
 
@@ -217,6 +228,7 @@ class EmbeddingAttacker(Attacker):
         self.cohort_top_k = cohort_top_k
         self._cohort_norm = check_score_norm(score_norm, cohort, cohort_top_k)
         self._cohort: Cohort | None = None  # read on first use; its profiles once embedded
+        self.wav_paths = check_wav_paths(wav_paths)
 
     def enrol(self, enrolment: Mapping[str, Sequence[Utterance]]) -> tuple[np.ndarray, np.ndarray]:
         """Speaker profiles: ``(speaker ids (N,), profiles (N, d))``."""
@@ -319,7 +331,7 @@ class EmbeddingAttacker(Attacker):
         if self._cohort_norm is None or self.cohort is None:
             return None
         if self._cohort is None:
-            self._cohort = read_cohort(self.cohort)
+            self._cohort = read_cohort(self.cohort, wav_paths=self.wav_paths)
         enrolled = [str(s) for s in enrolment] if isinstance(enrolment, Mapping) else []
         check_cohort(self._cohort, self._cohort_norm, enrolled, [u.speaker for u in trials])
         return self._cohort

@@ -7,7 +7,8 @@ Every :class:`~lidframe.attackers.EmbeddingAttacker` takes them (the formulas:
     ``"none"`` (default: raw scores), ``"snorm"`` or ``"asnorm"``.
 ``cohort``
     The cohort speakers: a Kaldi data dir (``wav.scp`` + ``utt2spk``, its relative audio
-    paths read against the current folder, as ``lidframe score`` reads them by default),
+    paths resolved by the attacker's ``wav_paths``, the run's convention for its other
+    data dirs: the current folder by default, the data dir with ``data-dir``),
     embedded by the attacker itself and aggregated per speaker as its enrolment is; or an
     embedding-set ``.npz`` (:mod:`lidframe.data.embedset`) whose *enrolled* speakers'
     profiles are the cohort (its trial vectors are not used), made by the same encoder.
@@ -40,7 +41,7 @@ import numpy as np
 
 from lidframe.core.cohort import SCORE_NORMS, CohortNorm, cohort_normalise
 from lidframe.data.fileio import StrPath
-from lidframe.data.kaldi import read_data_dir
+from lidframe.data.kaldi import WavPaths, check_wav_paths, read_data_dir
 from lidframe.data.provenance_parts import DATA_DIR_TABLES
 from lidframe.data.utterance import Utterance, group_by_speaker
 from lidframe.data.vectors import check_nonzero_rows
@@ -87,6 +88,8 @@ def check_score_norm(score_norm: str, cohort: StrPath | None, cohort_top_k: int 
 def cohort_input_files(params: Mapping[str, Any], *, reads_audio: bool) -> list[Path]:
     """The files a spec's cohort reads: its ``.npz``, or its data dir's tables (and audio, where *reads_audio*).
 
+    The audio is found as the attacker finds it, by the spec's ``wav_paths`` (default ``"cwd"``).
+
     Raises
     ------
     InputError
@@ -101,7 +104,8 @@ def cohort_input_files(params: Mapping[str, Any], *, reads_audio: bool) -> list[
     tables = [path / name for name in DATA_DIR_TABLES if name in _REQUIRED_TABLES or (path / name).is_file()]
     if not reads_audio or not all(table.is_file() for table in tables):
         return tables
-    return [*tables, *(Path(u.path) for u in read_data_dir(path) if u.path is not None)]
+    listed = read_data_dir(path, wav_paths=check_wav_paths(params.get("wav_paths", "cwd")))
+    return [*tables, *(Path(u.path) for u in listed if u.path is not None)]
 
 
 @attrs.frozen(eq=False)
@@ -136,8 +140,11 @@ class Cohort:
         return np.array([len(self.utterances[str(s)]) for s in self.speakers])
 
 
-def read_cohort(path: StrPath) -> Cohort:
+def read_cohort(path: StrPath, *, wav_paths: WavPaths = "cwd") -> Cohort:
     """The cohort of *path*: a Kaldi data dir, or an embedding-set ``.npz`` (its enrolled speakers).
+
+    A data dir's relative audio paths are resolved by *wav_paths*
+    (:func:`lidframe.data.kaldi.read_data_dir`).
 
     Raises
     ------
@@ -148,7 +155,7 @@ def read_cohort(path: StrPath) -> Cohort:
 
     source = os.fspath(path)
     if os.path.isdir(path):
-        by_speaker = group_by_speaker(read_data_dir(path))
+        by_speaker = group_by_speaker(read_data_dir(path, wav_paths=wav_paths))
         return Cohort(source, np.array(list(by_speaker)), utterances=by_speaker)
     if Path(path).suffix.lower() != ".npz":
         raise InputError(

@@ -99,7 +99,7 @@ def _training_set(attacker: EmbeddingAttacker) -> tuple[np.ndarray, np.ndarray, 
     if not path.is_dir():
         vectors, speakers = read_labelled_embeddings(path)
         return vectors, speakers, None
-    utterances = read_data_dir(path)
+    utterances = read_data_dir(path, wav_paths=attacker.wav_paths)
     embeddings = np.asarray(attacker.embed(utterances), dtype=np.float64)
     if embeddings.ndim != 2 or embeddings.shape[0] != len(utterances):
         raise InputError(

@@ -155,7 +155,27 @@ def _attacker_params(args: argparse.Namespace) -> dict:
             )
     if "device" in params:
         resolve_device(params["device"])
-    return params
+    return {**params, **_wav_paths_param(args, takes)}
+
+
+def _wav_paths_param(args: argparse.Namespace, takes: tuple[str, ...] | None) -> dict:
+    """``--wav-paths`` passed down to the data dirs the attacker reads itself (a ``cohort``, a ``plda_train``).
+
+    One convention reads every data dir of the run.  It is passed where the attacker takes
+    ``wav_paths`` and the run's is not ``cwd`` (the attacker's default: the spec it records
+    stays as before); an ``--attacker`` spec stating another convention is refused.
+    """
+    from lidframe.registry.coercion import split_query
+
+    if takes is None or "wav_paths" not in takes:
+        return {}
+    stated = dict(split_query(args.attacker)[1]).get("wav_paths")
+    if stated is not None and stated != args.wav_paths:
+        raise InputError(
+            f"--attacker {args.attacker!r}: wav_paths={stated}, but the run reads its data dirs with --wav-paths "
+            f"{args.wav_paths}: one convention for every data dir (give --wav-paths {stated})"
+        )
+    return {} if args.wav_paths == "cwd" else {"wav_paths": args.wav_paths}
 
 
 def _model(args: argparse.Namespace, params: dict, scenario: Scenario) -> str:
@@ -208,6 +228,15 @@ def _backend_data_dirs(attacker: object) -> list:
     return [] if found is None else [found]
 
 
+def _with_wav_paths(spec: str, params: dict) -> str:
+    """*spec* with the ``wav_paths`` passed down to it (:func:`_wav_paths_param`): its files found as the attacker finds them."""
+    from lidframe.registry.coercion import split_query
+
+    if "wav_paths" not in params or "wav_paths" in dict(split_query(spec)[1]):
+        return spec
+    return f"{spec}{'&' if '?' in spec else '?'}wav_paths={params['wav_paths']}"
+
+
 def _cohort_dir(args: argparse.Namespace) -> str | None:
     """The cohort data dir ``--cohort`` or the attacker spec names (``cohort=DIR``): an input folder, nothing is written inside it."""
     from lidframe.registry.coercion import split_query
@@ -227,18 +256,18 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out {args.out}: expected a .npz or .csv score-set file")
     embeddings = [args.embeddings, *args.embeddings.split(",")] if args.embeddings else []
+    params = _attacker_params(args)
     inputs = [
         args.enrol,
         *args.trials,
         args.checkpoint,
         args.plda_train,
         *embeddings,
-        *spec_files("attacker", args.attacker),
+        *spec_files("attacker", _with_wav_paths(args.attacker, params)),
         _cohort_dir(args),
     ]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
-    params = _attacker_params(args)
     model = None if scenario is None else _model(args, params, scenario)
     attacker = create("attacker", args.attacker, **params)
     enrol = read_data_dir(args.enrol, wav_paths=args.wav_paths)

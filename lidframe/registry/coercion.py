@@ -46,14 +46,19 @@ def _parse_value(text: str) -> Any:
 
 
 def split_query(spec: object) -> tuple[str, list[tuple[str, str]]]:
-    """``"NAME?k=v&..."`` -> ``(NAME, [(k, raw text), ...])``, percent-escapes decoded."""
+    """``"NAME?k=v&..."`` -> ``(NAME, [(k, raw text), ...])``, percent-escapes decoded, ``+`` kept.
+
+    A ``+`` is a plus sign (``of=a+b``, ``1e+3``, a path), not the space of HTML form
+    encoding: it is escaped to ``%2B`` before :func:`urllib.parse.parse_qsl` splits and
+    decodes the query, so nothing else of its parsing changes (a space is ``%20``).
+    """
     if not isinstance(spec, str) or not spec.strip():
         raise InputError(f"a component spec must be a non-empty string, got {spec!r}")
     name, _, query = spec.strip().partition("?")
     pairs: list[tuple[str, str]] = []
     if query:
         try:
-            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+            pairs = parse_qsl(query.replace("+", "%2B"), keep_blank_values=True, strict_parsing=True)
         except ValueError:
             raise InputError(f"spec {spec!r}: parameters must look like key=value&key=value") from None
         seen: set[str] = set()

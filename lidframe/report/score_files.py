@@ -36,11 +36,11 @@ __all__ = ["score_provenance", "fusion_provenance", "fuse_score_files"]
 
 def _merged_spec(spec: str, params: Mapping[str, Any]) -> str:
     """``--attacker``'s spec with the flags' parameters (*params*) in it, as :func:`lidframe.registry.create` applies them."""
-    from urllib.parse import urlencode
+    from urllib.parse import quote, urlencode
 
     name, pairs = split_query(spec)
     merged = {**dict(pairs), **{key: _spec_text(value) for key, value in params.items()}}
-    return f"{name}?{urlencode(merged)}" if merged else name
+    return f"{name}?{urlencode(merged, quote_via=quote)}" if merged else name
 
 
 def _spec_text(value: Any) -> str:
