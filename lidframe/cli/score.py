@@ -228,6 +228,21 @@ def _backend_data_dirs(attacker: object) -> list:
     return [] if found is None else [found]
 
 
+def _wav_paths_passed(args: argparse.Namespace) -> dict:
+    """The ``wav_paths`` :func:`_wav_paths_param` passes down, read without checking the flags (for the inputs' list).
+
+    The outputs are checked against the inputs before anything else is (a spec that does
+    not read, or states another convention, is refused after, with its own message).
+    """
+    from lidframe.registry import accepted_params
+
+    try:
+        takes = accepted_params("attacker", args.attacker)
+    except InputError:
+        return {}
+    return {} if takes is None or "wav_paths" not in takes or args.wav_paths == "cwd" else {"wav_paths": args.wav_paths}
+
+
 def _with_wav_paths(spec: str, params: dict) -> str:
     """*spec* with the ``wav_paths`` passed down to it (:func:`_wav_paths_param`): its files found as the attacker finds them."""
     from lidframe.registry.coercion import split_query
@@ -256,18 +271,18 @@ def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() not in (".npz", ".csv"):
         raise InputError(f"--out {args.out}: expected a .npz or .csv score-set file")
     embeddings = [args.embeddings, *args.embeddings.split(",")] if args.embeddings else []
-    params = _attacker_params(args)
     inputs = [
         args.enrol,
         *args.trials,
         args.checkpoint,
         args.plda_train,
         *embeddings,
-        *spec_files("attacker", _with_wav_paths(args.attacker, params)),
+        *spec_files("attacker", _with_wav_paths(args.attacker, _wav_paths_passed(args))),
         _cohort_dir(args),
     ]
     (out,) = check_output_paths({"--out": args.out}, inputs=inputs)
     assert out is not None  # --out is required
+    params = _attacker_params(args)
     model = None if scenario is None else _model(args, params, scenario)
     attacker = create("attacker", args.attacker, **params)
     enrol = read_data_dir(args.enrol, wav_paths=args.wav_paths)
