@@ -12,10 +12,19 @@ views: both genders pooled, female, male.  Each view gets its folder in ``--out`
     OUT/m/report.html        OUT/m/summary.json
 
 one page with every system of the view (as ``lidframe evaluate --report`` makes it, the
-per-speaker table and the input digests included) and one JSON holding each system's
-``lidframe evaluate --json`` record.  With ``--scores DATA`` the recipe's own score files
-are read instead (its cosine or PLDA scores, labelled by ``DATA/<trials dataset>/trials``);
-the recipe scores no pair across genders, so there are no pooled view then.
+per-speaker table, the section "Singling out, linkability, inference" and the input
+digests included) and one JSON holding each system's ``lidframe evaluate --json`` record,
+its ``legal`` block included: the law's criteria of the system's eval set in the view,
+computed as ``lidframe evaluate`` computes them
+(:func:`lidframe.analyses.legal_criteria.legal_criteria`, the view's bootstrap and
+``--seed``); a criterion the view's data does not allow (singling out where a speaker
+has one trial) is null with its reason.  The console prints each view's table and the
+criteria of its systems (:func:`lidframe.report.text.format_legal_systems`).
+
+With ``--scores DATA`` the recipe's own score files are read instead (its cosine or PLDA
+scores, labelled by ``DATA/<trials dataset>/trials``); the recipe scores no pair across
+genders, so there are no pooled view then, and its trial lists name no outsider's speaker,
+so each outsider trial is a speaker heard once (no singling out where a view has one).
 
 Everything is read and computed before anything is written; the files are then written
 all or none (the view folders made for them are removed again on a failure).
@@ -40,6 +49,7 @@ from lidframe.cli.options import (
 from lidframe.errors import InputError
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.core.result import Result
     from lidframe.data.embedset import EmbeddingSet
     from lidframe.data.scoreset import ScoreSet
@@ -104,11 +114,12 @@ class _View:
 
 @attrs.frozen
 class _Evaluated:
-    """One system evaluated in one view: its Result, per-speaker table and why it has no intervals (None: it has)."""
+    """One system evaluated in one view: its Result, per-speaker table, legal criteria, why no intervals (None: it has)."""
 
     system: System
     result: Result
     speakers: Any
+    legal: LegalCriteria
     why_no_intervals: str | None
 
 
@@ -171,7 +182,9 @@ def _sets(
 
 
 def _evaluate(system: System, view: str, args: argparse.Namespace) -> _Evaluated:
-    """``lidframe.evaluate`` of *system*'s test sets in *view*, calibrated on its dev sets, and its per-speaker table."""
+    """``lidframe.evaluate`` of *system*'s test sets in *view*, calibrated on its dev sets; its per-speaker table and
+    legal criteria (as ``lidframe evaluate`` computes them: the same bootstrap, ``--seed`` for singling out's draws)."""
+    from lidframe.analyses.legal_criteria import legal_criteria
     from lidframe.analyses.per_speaker import per_speaker
     from lidframe.core.engine import Engine
     from lidframe.core.evaluation import evaluate
@@ -188,11 +201,12 @@ def _evaluate(system: System, view: str, args: argparse.Namespace) -> _Evaluated
         result = evaluate(dev, eval_set, calibrator=args.calibrator, prior=args.prior, options=options)
     except InputError as exc:
         raise InputError(f"{system.label}, {view}: {exc}") from None
-    return _Evaluated(system, result, per_speaker(result, bootstrap=bootstrap), why_none)
+    legal = legal_criteria(result, eval_set, bootstrap=bootstrap, seed=args.seed)
+    return _Evaluated(system, result, per_speaker(result, bootstrap=bootstrap), legal, why_none)
 
 
 def _record(args: argparse.Namespace, view: str, evaluated: list[_Evaluated]) -> dict[str, Any]:
-    """The JSON of one view: what was read, and each system's ``lidframe evaluate --json`` record."""
+    """The JSON of one view: what was read, and each system's ``lidframe evaluate --json`` record (``legal`` in it)."""
     from lidframe.data.voiceprivacy_runs import SPLITS
 
     def parts(system: System, split: str) -> list[str]:
@@ -211,7 +225,7 @@ def _record(args: argparse.Namespace, view: str, evaluated: list[_Evaluated]) ->
                 "suffix": e.system.suffix,
                 "dev": parts(e.system, SPLITS["dev"]),
                 "eval": parts(e.system, SPLITS["eval"]),
-                "summary": e.result.to_dict(),
+                "summary": {**e.result.to_dict(), "legal": e.legal.to_dict()},
             }
             for e in evaluated
         },
@@ -219,7 +233,7 @@ def _record(args: argparse.Namespace, view: str, evaluated: list[_Evaluated]) ->
 
 
 def _report(args: argparse.Namespace, view: str, evaluated: list[_Evaluated], source: Source) -> Report:
-    """The page of one view: every system's Result, per-speaker table, input files and the run's settings."""
+    """The page of one view: every system's Result, per-speaker table, legal criteria, input files and settings."""
     from lidframe.data.voiceprivacy_runs import SPLITS
     from lidframe.report import command_line, report_from_results
 
@@ -234,6 +248,7 @@ def _report(args: argparse.Namespace, view: str, evaluated: list[_Evaluated], so
         {e.system.label: e.result for e in evaluated},
         title=f"VoicePrivacy results: {_VIEW_TITLES[view]}",
         per_speaker={e.system.label: e.speakers for e in evaluated},
+        legal={e.system.label: e.legal for e in evaluated},
         inputs=inputs,
         settings={
             "--calibrator": args.calibrator,
@@ -285,11 +300,22 @@ def _write(views: list[_View], records: dict[str, dict], reports: dict[str, Repo
         raise
 
 
+def _view(args: argparse.Namespace, view: str, runs: Runs, source: Source) -> tuple[dict[str, Any], Report]:
+    """The work of one view: every system evaluated, its table and legal criteria printed; its JSON and page."""
+    from lidframe.report.text import format_legal_systems, format_table
+
+    evaluated = [_evaluate(system, view, args) for system in runs.systems]
+    print(f"\n{view}: {_VIEW_TITLES[view]}")
+    print(format_table([(e.system.label, e.result.summary) for e in evaluated]))
+    print()
+    print(format_legal_systems([(e.system.label, e.legal) for e in evaluated]))
+    return _record(args, view, evaluated), _report(args, view, evaluated, source)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``lidframe voiceprivacy`` on the parsed *args*; the exit status."""
     from lidframe.data.voiceprivacy import GENDERS
     from lidframe.data.voiceprivacy_runs import VIEWS, find_systems
-    from lidframe.report.text import format_table
 
     source: Source = "scores" if args.scores is not None else "embeddings"
     views = _check_outputs(args, GENDERS if source == "scores" else VIEWS)
@@ -297,11 +323,7 @@ def run(args: argparse.Namespace) -> int:
     _print_runs(runs, source)
     records, reports = {}, {}
     for view in views:
-        evaluated = [_evaluate(system, view.name, args) for system in runs.systems]
-        print(f"\n{view.name}: {_VIEW_TITLES[view.name]}")
-        print(format_table([(e.system.label, e.result.summary) for e in evaluated]))
-        records[view.name] = _record(args, view.name, evaluated)
-        reports[view.name] = _report(args, view.name, evaluated, source)
+        records[view.name], reports[view.name] = _view(args, view.name, runs, source)
     _write(views, records, reports)
     print(f"\nwrote {', '.join(str(v.report) for v in views)} and their {JSON_FILE}")
     return 0

@@ -3,7 +3,8 @@
 :func:`text_table` lays out any header and rows (first column left-aligned, the others
 right-aligned, two spaces between columns); :func:`format_table` is the LID comparison
 table of evaluate summaries, one row per system, that the demos and ``evaluate`` print;
-:func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it;
+:func:`format_legal` the short block of the law's criteria that ``evaluate`` prints after it,
+:func:`format_legal_systems` the same numbers of several systems, a row each (``voiceprivacy``);
 :func:`format_verdict` a verdict policy's judgement of the run, limit by limit; :func:`format_verdicts` of
 several systems (a grid's cells), a row each; :func:`format_worst_case` the worst case across
 attackers, a row per system.
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lidframe.core.summary import Summary
 from lidframe.metrics import catalogue
+from lidframe.metrics.legal import SINGLING_OUT_CHANCE, linkability_chance
 
 if TYPE_CHECKING:
     from lidframe.analyses.legal_criteria import LegalCriteria
@@ -31,6 +33,7 @@ __all__ = [
     "MISSING",
     "SUMMARY_COLUMNS",
     "format_legal",
+    "format_legal_systems",
     "format_table",
     "format_value",
     "format_verdict",
@@ -173,6 +176,65 @@ def _legal_numbers(record: Any) -> list[str]:
     """Estimate, low, high and chance of a linkability point or a singling-out record, as text."""
     estimate = record.pi_link if hasattr(record, "pi_link") else record.pi_sing
     return [format_value(v) for v in (estimate, record.low, record.high, record.chance)]
+
+
+def format_legal_systems(rows: Iterable[tuple[str, LegalCriteria]], *, name_header: str = "system") -> str:
+    """The law's criteria of several systems as text, a row each: :func:`format_legal`'s numbers, compact.
+
+    Parameters
+    ----------
+    rows : iterable of (str, LegalCriteria)
+        Each system's name and :func:`lidframe.analyses.legal_criteria.legal_criteria`
+        (at least one).
+    name_header : str
+        The first column's title.
+
+    Returns
+    -------
+    str
+        A title line (with singling out's draws and seed), a table -- the system, N, then
+        pi_link at N' = 2, pi_link at N' = N (the rank-1 rate) and pi_sing at N, each
+        ``estimate [low, high]`` (the interval where one was computed) -- whose last row
+        is the chance levels (1/N printed as a number where every row has the same N),
+        and a line for each criterion a system's eval set did not allow, saying why (the
+        systems that share a reason named on one line).
+    """
+    rows = list(rows)
+    singles = [c.singling_out for _, c in rows if c.singling_out is not None]
+    title = "singling out and linkability (docs/legal.md; inference is the LID above, chance 0 bit"
+    if singles:
+        title += f"; pi_sing: {singles[0].draws} seeded draws per enrolled speaker, seed {rows[0][1].seed}"
+    body: list[list[str]] = []
+    chances: set[float] = set()  # of pi_link(N): 1/N
+    absent: dict[tuple[str, str], list[str]] = {}  # (criterion, why) -> the systems
+    for name, criteria in rows:
+        curve = criteria.linkability
+        points = {} if curve is None else {p.n_prime: p for p in curve.points}
+        rank1 = None if curve is None else points.get(curve.n_enrolled)
+        chances.update([] if rank1 is None else [rank1.chance])
+        cells = [_legal_cell(points.get(2)), _legal_cell(rank1), _legal_cell(criteria.singling_out)]
+        body.append([name, str(criteria.n_enrolled), *cells])
+        for key, why in criteria.absent.items():
+            absent.setdefault((key, why), []).append(name)
+    chance_n = format_value(next(iter(chances))) if len(chances) == 1 else "1/N"
+    body.append(["chance", "", format_value(linkability_chance(2)), chance_n, format_value(SINGLING_OUT_CHANCE)])
+    header = [name_header, "N", "pi_link N'=2", "pi_link N'=N (rank-1)", "pi_sing N"]
+    lines = [title + "):", text_table(header, body, rules=[len(body) - 2])]
+    names = {"linkability": "linkability", "singling_out": "singling out"}
+    for (key, why), systems in absent.items():
+        which = "every system" if len(systems) == len(rows) > 1 else ", ".join(systems)
+        lines.append(f"{names[key]}: not computed ({which}): {why}")
+    return "\n".join(lines)
+
+
+def _legal_cell(record: Any) -> str:
+    """``"0.950 [0.900, 1.000]"`` of a linkability point or a singling-out record (no interval: the estimate alone)."""
+    if record is None:
+        return MISSING
+    estimate = format_value(record.pi_link if hasattr(record, "pi_link") else record.pi_sing)
+    if is_missing(record.low) or is_missing(record.high):
+        return estimate
+    return f"{estimate} [{format_value(record.low)}, {format_value(record.high)}]"
 
 
 def format_verdict(verdict: Verdict) -> str:

@@ -2,7 +2,8 @@
 
 The folders are written by :mod:`tests.data.vpc_folders` in exactly the recipe's layout;
 each number of the command's JSON is compared with ``lidframe.evaluate`` on sets the
-test builds from the arrays it saved (not from lidframe's readers).
+test builds from the arrays it saved (not from lidframe's readers), and each system's
+``legal`` block with ``legal_criteria`` of that evaluation, bit for bit.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import numpy as np
 import pytest
 
 from lidframe import Bootstrap, EvaluateOptions, evaluate
+from lidframe.analyses.legal_criteria import legal_criteria
 from lidframe.cli import main
 from lidframe.data.embedset import EmbeddingSet
 from lidframe.data.scoreset import ScoreSet
 from tests.bad_input.conftest import assert_refused
 from tests.data.vpc_folders import GENDERS, Exp, cosines, write_exp
+from tests.report.htmltree import parse
 
 pytest.importorskip("jinja2", reason="the report renders with jinja2 (pip install -e '.[report]')")
 pytest.importorskip("matplotlib", reason="the report's figures need matplotlib (pip install -e '.[report]')")
@@ -71,6 +74,63 @@ def assert_same_numbers(got: dict, want: dict) -> None:
             assert got[key] == pytest.approx(value, rel=1e-12, abs=1e-12), key
 
 
+def want_legal(dev, test, bootstrap: Bootstrap | None, seed: int) -> dict:
+    """The legal block ``lidframe evaluate --seed SEED`` writes for *test* calibrated on *dev*, as JSON reads it back."""
+    result = evaluate(dev, test, options=EvaluateOptions(bootstrap=bootstrap))
+    return json.loads(json.dumps(legal_criteria(result, test, bootstrap=bootstrap, seed=seed).to_dict()))
+
+
+def assert_same_legal(got: dict, want: dict) -> None:
+    """*got* is *want* bit for bit; a reason for an absent criterion the same but for the set it names (its files)."""
+    assert {k: v for k, v in got.items() if k != "absent"} == {k: v for k, v in want.items() if k != "absent"}
+    assert list(got["absent"]) == list(want["absent"])
+    for key, why in want["absent"].items():
+        assert why.startswith("eval: ") and got["absent"][key].endswith(f" (eval): {why.removeprefix('eval: ')}"), key
+
+
+def legal_items(page: str) -> dict[tuple[str, str], float]:
+    """(system, data-metric) -> data-sort of every number of the page's section "Singling out, linkability, inference"."""
+    section = parse(page).find("section", id="legal")
+    return {
+        (cards.attrs["data-system"], item.attrs["data-metric"]): float(item.attrs["data-sort"])
+        for cards in section.find_all("div")
+        if "data-system" in cards.attrs
+        for item in cards.find_all("div")
+        if "data-metric" in item.attrs
+    }
+
+
+@pytest.mark.slow
+def test_every_view_has_the_legal_criteria_of_each_system(tmp_path, capsys):
+    exp = write_exp(tmp_path, trials={"f": 1, "m": 3})  # the female speakers heard once: no singling out there
+    out = tmp_path / "out"
+    assert main(["voiceprivacy", str(exp.root), "--out", str(out), "--n-boot", "200", "--seed", "3"]) == 0
+    printed = capsys.readouterr().out
+    for view in ("pooled", *GENDERS):
+        bootstrap = Bootstrap(n_boot=200, seed=3) if view == "pooled" else None  # 10 speakers with trials, or 5
+        record = json.loads((out / view / "summary.json").read_text())
+        items = legal_items((out / view / "report.html").read_text())
+        for label, (results, suffix) in SYSTEMS.items():
+            dev = built_embedding_set(exp, results, suffix, "libri_dev", view)
+            test = built_embedding_set(exp, results, suffix, "libri_test", view)
+            legal = record["systems"][label]["summary"]["legal"]
+            assert_same_legal(legal, want_legal(dev, test, bootstrap, seed=3))
+            points = legal["linkability"]["points"]
+            assert items[label, "pi_link_2"] == points[0]["pi_link"] and points[0]["n_prime"] == 2
+            assert items[label, "pi_link_n"] == points[-1]["pi_link"] and points[-1]["n_prime"] == 5 * (
+                1 + (view == "pooled")
+            )
+            if view == "m":
+                assert items[label, "pi_sing"] == legal["singling_out"]["pi_sing"]
+            else:  # a female speaker has one trial: absent, saying why, on the page and the console
+                assert legal["singling_out"] is None and (label, "pi_sing") not in items
+                assert "need at least 2 trials of every speaker" in legal["absent"]["singling_out"]
+    assert printed.count("singling out: not computed") == 6 and printed.count("pi_link N'=2") == 3
+    for view in ("pooled", "f"):
+        page = (out / view / "report.html").read_text()
+        assert page.count("need at least 2 trials of every speaker") == len(SYSTEMS)
+
+
 @pytest.mark.slow
 def test_the_command_writes_every_view_with_the_numbers_of_evaluate(tmp_path, capsys):
     exp = write_exp(tmp_path)
@@ -107,7 +167,12 @@ def test_the_score_files_give_the_gender_views_with_the_numbers_of_evaluate(tmp_
         for label, (results, suffix) in SYSTEMS.items():
             dev = built_score_set(exp, results, suffix, "libri_dev", gender)
             test = built_score_set(exp, results, suffix, "libri_test", gender)
-            assert_same_numbers(record["systems"][label]["summary"], evaluate(dev, test).summary.to_dict())
+            summary = record["systems"][label]["summary"]
+            assert_same_numbers(summary, evaluate(dev, test).summary.to_dict())
+            assert_same_legal(summary["legal"], want_legal(dev, test, None, seed=0))
+            # the trial lists name no outsider's speaker: each outsider trial is a speaker heard once
+            assert summary["legal"]["singling_out"] is None and summary["legal"]["linkability"] is not None
+            assert f"'?test{gender}5-0'" in summary["legal"]["absent"]["singling_out"]
 
 
 def test_intervals_by_default_where_the_view_has_enough_speakers(tmp_path):
@@ -127,7 +192,15 @@ def test_intervals_by_default_where_the_view_has_enough_speakers(tmp_path):
     assert set(pooled["intervals"]) == set(want["intervals"]) and "alid" in want["intervals"]  # 10 speakers
     for metric, bounds in want["intervals"].items():
         assert pooled["intervals"][metric] == pytest.approx(bounds, rel=1e-12, abs=1e-12), metric
+    legal = want_legal(
+        built_embedding_set(exp, results, suffix, "libri_dev", "pooled"),
+        built_embedding_set(exp, results, suffix, "libri_test", "pooled"),
+        options.bootstrap,
+        seed=3,
+    )
+    assert pooled["legal"] == legal and legal["singling_out"]["low"] is not None  # intervals: the view's bootstrap
     female = json.loads((out / "f" / "summary.json").read_text())["systems"][label]["summary"]
+
     assert "intervals" not in female  # 5 speakers: none, and the page says why
     assert "the eval set has 5 speakers with trials, too few" in (out / "f" / "report.html").read_text()
 

@@ -79,9 +79,16 @@ class Exp:
 
 
 def _write_system(
-    out: dict, root: Path, results: str, suffix: str, rng: np.random.Generator, noise: float, enrolled: int
+    out: dict,
+    root: Path,
+    results: str,
+    suffix: str,
+    rng: np.random.Generator,
+    noise: float,
+    enrolled: int,
+    trials: dict[str, int],
 ) -> None:
-    """The six datasets of one system (and their score files): *enrolled* speakers per gender, one outsider each."""
+    """The six datasets of one system: *enrolled* speakers per gender, one outsider each, ``trials[gender]`` trials each."""
     emb = root / results / "emb_xvect"
     for split in SPLITS:
         centres = {}
@@ -98,7 +105,7 @@ def _write_system(
         write_level(emb / name / "spk-level", speakers, speakers, vectors, gender_of)
         out[results, name] = Dataset(speakers, speakers, vectors, {s: gender_of[s] for s in speakers})
         for gender in GENDERS:
-            pairs = [(s, f"{s}-{k}") for s in _speakers(split, gender, enrolled + 1) for k in range(3)]
+            pairs = [(s, f"{s}-{k}") for s in _speakers(split, gender, enrolled + 1) for k in range(trials[gender])]
             pairs = [pairs[i] for i in rng.permutation(len(pairs))]  # the same ids in every system, rows shuffled
             trial_speakers, utts = [s for s, _ in pairs], [u for _, u in pairs]
             vectors = np.array([centres[s] + noise * rng.normal(size=DIM) for s in trial_speakers], dtype=np.float32)
@@ -108,11 +115,13 @@ def _write_system(
             out[results, name] = Dataset(utts, trial_speakers, vectors, genders)
 
 
-def write_exp(tmp_path: Path, *, seed: int = 0, enrolled: int = 5, scores: bool = False) -> Exp:
+def write_exp(
+    tmp_path: Path, *, seed: int = 0, enrolled: int = 5, scores: bool = False, trials: dict[str, int] | None = None
+) -> Exp:
     """An exp folder of two ASV models: ``asv_ssl`` (original and ``_mcadams``) and ``asv_anon_mcadams`` (``_mcadams``).
 
     Each system has *enrolled* speakers per gender and one outsider per gender, three
-    trials each, in dev and test.  Datasets the command does not read are added
+    trials each (*trials*: gender -> trials of each of its speakers), in dev and test.  Datasets the command does not read are added
     (``libri_dev_trials_mixed``, ``train-clean-360``).  With *scores*, each system's score
     files (the cosines of the saved vectors, the recipe's full per-gender grids) and the
     data folder's trial lists are written too.
@@ -125,7 +134,7 @@ def write_exp(tmp_path: Path, *, seed: int = 0, enrolled: int = 5, scores: bool 
         ("asv_ssl/cosine_out", "_mcadams", 1.2),
         ("asv_anon_mcadams/cosine_out", "_mcadams", 0.9),
     ):
-        _write_system(out, root, results, suffix, rng, noise, enrolled)
+        _write_system(out, root, results, suffix, rng, noise, enrolled, trials or dict.fromkeys(GENDERS, 3))
     extra = root / "asv_ssl/cosine_out/emb_xvect"
     write_level(extra / "libri_dev_trials_mixed" / "utt-level", ["x"], ["s"], np.ones((1, DIM)), {"s": "f"})
     write_level(extra / "train-clean-360" / "utt-level", ["y"], ["s"], np.ones((1, DIM)), {"s": "m"})
