@@ -141,3 +141,24 @@ def test_refitted_evidence_of_another_shape_or_none_is_refused():
     plain = membership_detection(*args)
     ends = [(p.tpr.low, p.tpr.high, p.fpr.low, p.fpr.high) for p in plain.points]  # every refit the same: plain
     assert np.allclose([(p.tpr.low, p.tpr.high, p.fpr.low, p.fpr.high) for p in same.points], ends, atol=1e-9)
+
+
+def test_the_page_says_whether_the_membership_intervals_refit_the_calibrator():
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    from lidframe.report import render_html, report_from_results
+    from tests.report.htmltree import parse
+
+    dev, ev = _system(5)
+    for resample, words in (
+        ("dev+eval", "their tails averaged over the calibrator refitted on each resample of the dev speakers"),
+        ("eval", "the calibrator held fixed"),
+    ):
+        result = evaluate(
+            dev, ev, prior=f"uniform?outside={OUTSIDE}", bootstrap=Bootstrap(n_boot=100, resample=resample)
+        )
+        section = parse(render_html(report_from_results({"open": result}))).find("section", id="open-set")
+        caption = section.find("table", id="membership-table").find("caption").text()
+        assert f"(trials taken as independent, {words})" in caption
+        roc = section.find_all("figure")[-1].find("figcaption").text()
+        assert f"Clopper-Pearson interval, {words} (hollow" in roc
