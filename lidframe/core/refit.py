@@ -66,6 +66,7 @@ __all__ = [
     "DevFitData",
     "RefitInputs",
     "dev_fit_data",
+    "dev_refits",
     "dev_resampling",
     "refitted_log_evidence",
 ]
@@ -186,14 +187,15 @@ def dev_resampling(
     -------
     DevResampling
     """
-    data = dev_fit_data(inputs.dev, inputs.fitted, znorm_ddof=inputs.znorm_ddof, outsider_pairs=inputs.outsider_pairs)
-    refit = _refitter(data, inputs.fitted)
+    data, maps = dev_refits(
+        inputs.dev, inputs.fitted, znorm_ddof=inputs.znorm_ddof, outsider_pairs=inputs.outsider_pairs, fits=inputs.fits
+    )
     base_map = llr_map_of(inputs.fitted)
     apply = _Evaluator(inputs, pairs, group_means_of, base_map)
 
     def evaluate(dev_weights: np.ndarray) -> Sequence[EvalSample]:
         try:
-            return [apply(llr_map) for llr_map in _kept_maps(inputs.fits, refit, dev_weights)]
+            return [apply(llr_map) for llr_map in maps(dev_weights)]
         except InputError as exc:
             raise InputError(
                 f"{set_label(inputs.dev, 'dev')}: refitting calibrator {describe_component(inputs.fitted)} on a "
@@ -201,6 +203,36 @@ def dev_resampling(
             ) from None
 
     return DevResampling(speakers=np.asarray(data.trials.trial_speakers), evaluate=evaluate)
+
+
+def dev_refits(
+    dev: ScoreSet, fitted: CalibratorLike, *, znorm_ddof: int, outsider_pairs: bool, fits: dict[bytes, Any]
+) -> tuple[DevFitData, Callable[[np.ndarray], list[Any]]]:
+    """What *fitted* was fitted on, and ``maps(weights)``: the LLR map of it refitted on each dev resample.
+
+    Parameters
+    ----------
+    dev : ScoreSet
+    fitted : calibrator
+        Fitted on *dev* (:func:`~lidframe.core.evaluation.fit_calibrator`); not changed.
+    znorm_ddof : {0, 1}
+    outsider_pairs : bool
+        As for :func:`dev_fit_data`.
+    fits : dict
+        The maps refitted so far, by the digest of their dev weights (:attr:`RefitInputs.fits`):
+        ``maps`` reads and fills it (module docstring).
+
+    Returns
+    -------
+    data : DevFitData
+        The dev trials (their speakers are the resampling units) and their calibrator input.
+    maps : callable
+        ``maps(weights (b, T_dev)) -> b`` LLR maps (``llr_map(x) -> LLRs``), the calibrator
+        refitted on each row's dev trial counts, by the cheapest way it allows.
+    """
+    data = dev_fit_data(dev, fitted, znorm_ddof=znorm_ddof, outsider_pairs=outsider_pairs)
+    refit = _refitter(data, fitted)
+    return data, lambda weights: _kept_maps(fits, refit, weights)
 
 
 def refitted_log_evidence(inputs: RefitInputs, bootstrap: Bootstrap) -> Iterator[np.ndarray]:
