@@ -194,13 +194,7 @@ def dev_resampling(
     apply = _Evaluator(inputs, pairs, group_means_of, base_map)
 
     def evaluate(dev_weights: np.ndarray) -> Sequence[EvalSample]:
-        try:
-            return [apply(llr_map) for llr_map in maps(dev_weights)]
-        except InputError as exc:
-            raise InputError(
-                f"{set_label(inputs.dev, 'dev')}: refitting calibrator {describe_component(inputs.fitted)} on a "
-                f"bootstrap resample of the dev speakers: {exc} (Bootstrap(resample='eval') holds it fixed)"
-            ) from None
+        return [apply(llr_map) for llr_map in maps(dev_weights)]
 
     return DevResampling(speakers=np.asarray(data.trials.trial_speakers), evaluate=evaluate)
 
@@ -228,11 +222,22 @@ def dev_refits(
         The dev trials (their speakers are the resampling units) and their calibrator input.
     maps : callable
         ``maps(weights (b, T_dev)) -> b`` LLR maps (``llr_map(x) -> LLRs``), the calibrator
-        refitted on each row's dev trial counts, by the cheapest way it allows.
+        refitted on each row's dev trial counts, by the cheapest way it allows; a refit that
+        fails is an InputError naming the dev set, the calibrator and the way out.
     """
     data = dev_fit_data(dev, fitted, znorm_ddof=znorm_ddof, outsider_pairs=outsider_pairs)
     refit = _refitter(data, fitted)
-    return data, lambda weights: _kept_maps(fits, refit, weights)
+
+    def maps(weights: np.ndarray) -> list[Any]:
+        try:
+            return _kept_maps(fits, refit, weights)
+        except InputError as exc:
+            raise InputError(
+                f"{set_label(dev, 'dev')}: refitting calibrator {describe_component(fitted)} on a "
+                f"bootstrap resample of the dev speakers: {exc} (Bootstrap(resample='eval') holds it fixed)"
+            ) from None
+
+    return data, maps
 
 
 def refitted_log_evidence(inputs: RefitInputs, bootstrap: Bootstrap) -> Iterator[np.ndarray]:

@@ -141,3 +141,30 @@ def test_the_command_line_says_what_the_intervals_cover(tmp_path, capsys):
         assert main([*argv, "--n-boot", "100", *flags, "--json", str(out)]) == 0
         assert f"95% speaker-bootstrap CI of ALID ({words})" in capsys.readouterr().out
         assert json.loads(out.read_text())["resample"] == resample
+
+
+def test_a_refit_that_fails_is_one_line_naming_the_dev_set_and_the_way_out():
+    from lidframe.errors import InputError
+
+    class FitsOnce:
+        """A plugin calibrator whose first fit works and whose refits fail."""
+
+        fits = 0
+
+        def fit(self, scores, labels):
+            type(self).fits += 1
+            if type(self).fits > 1:
+                raise InputError("no second fit here")
+            return self
+
+        def llr(self, scores):
+            return 2.0 * scores
+
+    dev, ev = simulate_system(leakage=0.5, seed=3, n_enrolled=8, trials_per_speaker=5)
+    with pytest.raises(InputError) as caught:
+        longitudinal(dev, ev, (1,), calibrator=FitsOnce(), bootstrap=Bootstrap(n_boot=100))
+    message = str(caught.value)
+    assert "\n" not in message and message.startswith("dev: refitting calibrator")
+    assert "no second fit here (Bootstrap(resample='eval') holds it fixed)" in message
+    FitsOnce.fits = 0
+    assert longitudinal(dev, ev, (1,), calibrator=FitsOnce(), bootstrap=Bootstrap(n_boot=100, resample="eval")).rows
