@@ -39,27 +39,42 @@ left out: a group of an outsider's utterances has no true enrolled speaker to fu
 towards), and the calibrator is fitted on the dev set's enrolled trials only, as
 :func:`lidframe.evaluate` fits it in the closed set.  A grid runs it in its
 ``uniform``-prior cells only, never in an open-set cell.
+
+**Intervals.**  Each k's metrics get a speaker-bootstrap interval (the groups of a
+speaker resampled together, :func:`~lidframe.stats.bootstrap.bootstrap_ci`).  With
+``Bootstrap(resample="dev+eval")`` (the default) the dev speakers are resampled too, as
+the headline's intervals of :func:`lidframe.evaluate` do (:mod:`lidframe.core.refit`):
+resample b refits the calibrator on dev resample b (the second stream of
+``bootstrap.seed``, the same draws at every k, so the refits are made once), recomputes
+every eval trial's LLRs under it, fuses the same groups and takes their LIDs; with
+``fusion="temperature"`` it refits tau too, on the same dev groups under the refitted
+calibrator, each group weighted by the mean count of its trials in the resample.  With
+``resample="eval"`` the calibrator (and tau) are held fixed, as before 0.3.0.  The result
+says which (``resample``).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 import numpy as np
+from scipy import sparse
 from scipy.optimize import minimize_scalar
 
 from lidframe.core.evaluation import fit_calibrator
+from lidframe.core.refit import dev_refits
 from lidframe.core.sets import SetLike, as_scoreset, naming_set
-from lidframe.core.znorm import calibrated_llr
+from lidframe.core.znorm import calibrated_llr, calibrator_input
 from lidframe.data.records import ABSENT_WHEN_NONE, RowRecord, TableRecord, as_rows, nested_row
 from lidframe.errors import InputError
 from lidframe.metrics.aggregates import lid_summary
 from lidframe.registry import CalibratorLike
 from lidframe.stats.bootstrap import Bootstrap, bootstrap_ci
 from lidframe.stats.interval import Interval
+from lidframe.stats.weighted import DevResampling, EvalSample
 
 if TYPE_CHECKING:
     from lidframe.data.scoreset import ScoreSet
@@ -168,10 +183,14 @@ class LongitudinalResult(TableRecord):
         How the k LLRs of a group were fused.
     rows : tuple of LongitudinalRow
         One per k, in the order asked for.
+    resample : {"dev+eval", "eval"} or None
+        What the rows' intervals cover: ``"dev+eval"``, the calibrator refitted on each
+        resample of the dev speakers; ``"eval"``, held fixed; None without intervals.
     """
 
     fusion: str
     rows: tuple[LongitudinalRow, ...] = attrs.field(converter=as_rows)
+    resample: str | None = None
 
 
 def _parse_k(k: int | str, max_trials: int) -> int | Literal["all"]:
@@ -292,60 +311,132 @@ def longitudinal(
     with naming_set(eval_set, "eval"):  # a z-norm error names the trial; this adds the file and split
         ev, llr = _llr_matrix(eval_set, fitted, znorm_ddof)
     dv, dev_llr = _llr_matrix(dev, fitted, znorm_ddof)
+    refits = None
+    if bootstrap is not None and bootstrap.resample == "dev+eval":
+        refits = _Refits.of(dev, fitted, znorm_ddof, ev)
     max_trials = int(np.unique(ev.trial_speakers, return_counts=True)[1].max())
-    log_prior = np.full(ev.n_enrolled, -math.log(ev.n_enrolled))
     rows = []
     rng = np.random.default_rng(seed)
     for k_raw in ks:
         k = _parse_k(k_raw, max_trials)
         groups, skipped = draw_groups(ev.trial_speakers, k, rng, groups_per_speaker)
-        temperature = 1.0
+        tau = None
         if fusion == "temperature":  # drawn after the eval groups: the seed gives the same draws
-            temperature = _fit_temperature(dv, dev_llr, k, rng, groups_per_speaker)
-        first_trials = [g[0] for g in groups]
-        lid = _group_lid(fuse(llr, groups, fusion, temperature), ev.true_index[first_trials], log_prior)
+            tau = _Temperature.of(dv, k, rng, groups_per_speaker)
+        row = _row(ev, llr, groups, fusion, tau, dev_llr, bootstrap, refits)
         rows.append(
             LongitudinalRow(
                 k=k,
                 n_groups=len(groups),
                 n_speakers_skipped=skipped,
-                temperature=temperature,
                 n_enrolled=ev.n_enrolled,
                 log2_n=math.log2(ev.n_enrolled),
-                **lid_summary(lid),
-                intervals=_speaker_intervals(lid, ev.trial_speakers[first_trials], bootstrap),
                 dp=None if dp_mu is None else _composed_bounds(dp_mu, max_trials if k == "all" else int(k)),
+                **row,
             )
         )
-    return LongitudinalResult(fusion=fusion, rows=rows)
+    covered = None if bootstrap is None else ("eval" if refits is None else "dev+eval")
+    return LongitudinalResult(fusion=fusion, rows=rows, resample=covered)
 
 
-def _fit_temperature(
-    dv: ScoreSet, dev_llr: np.ndarray, k: int | Literal["all"], rng: np.random.Generator, groups_per_speaker: int
-) -> float:
+def _row(
+    ev: ScoreSet,
+    llr: np.ndarray,
+    groups: list[np.ndarray],
+    fusion: str,
+    tau: _Temperature | None,
+    dev_llr: np.ndarray,
+    bootstrap: Bootstrap | None,
+    refits: _Refits | None,
+) -> dict:
+    """The temperature, the aggregates and the intervals of one k's *groups* (LongitudinalRow's fields)."""
+    temperature = 1.0 if tau is None else tau.fit(dev_llr)
+    first_trials = [g[0] for g in groups]
+    true_cols = ev.true_index[first_trials]
+    log_prior = np.full(ev.n_enrolled, -math.log(ev.n_enrolled))
+    lid = _group_lid(fuse(llr, groups, fusion, temperature), true_cols, log_prior)
+    speakers = ev.trial_speakers[first_trials]
+    intervals = None
+    if bootstrap is not None and np.unique(speakers).size >= 2 and lid.size >= 2:
+        dev = None
+        if refits is not None:
+            scale = _fusion_matrix(groups, llr.shape[0], fusion)  # fuse(llr, groups, fusion) = scale @ llr
+
+            def evaluate(dev_weights: np.ndarray) -> list[EvalSample]:
+                out = []
+                for llr_map, weights in zip(refits.maps(dev_weights), dev_weights, strict=True):
+                    t = 1.0 if tau is None else tau.fit(np.asarray(llr_map(refits.dev_x)), weights)
+                    fused = t * (scale @ np.asarray(llr_map(refits.eval_x)))
+                    out.append(EvalSample(_group_lid(fused, true_cols, log_prior)))
+                return out
+
+            dev = DevResampling(speakers=refits.dev_speakers, evaluate=evaluate)
+        intervals = bootstrap_ci(lid, bootstrap, speakers=speakers, dev=dev)
+    return {"temperature": temperature, **lid_summary(lid), "intervals": intervals}
+
+
+def _fusion_matrix(groups: Sequence[np.ndarray], n_trials: int, fusion: str) -> sparse.csr_matrix:
+    """(G, T) sparse weights that fuse (T, N) LLRs into the groups' (G, N), tau left out: 1, or 1/k for the mean."""
+    sizes = np.array([len(g) for g in groups])
+    rows = np.repeat(np.arange(len(groups)), sizes)
+    values = np.repeat(1.0 / sizes, sizes) if fusion == "mean" else np.ones(rows.size)
+    return sparse.csr_matrix((values, (rows, np.concatenate(groups))), shape=(len(groups), n_trials))
+
+
+@attrs.frozen(eq=False)
+class _Refits:
+    """The calibrator refitted on dev resamples (:func:`lidframe.core.refit.dev_refits`) and what its maps apply to."""
+
+    dev_speakers: np.ndarray  # (T_dev,): the speaker of each dev trial it is fitted on (closed set)
+    dev_x: np.ndarray  # (T_dev, N_dev): their calibrator input
+    eval_x: np.ndarray  # (T, N): that of the closed eval trials
+    maps: Any  # maps(weights (b, T_dev)) -> b LLR maps, kept across the ks
+
+    @classmethod
+    def of(cls, dev: ScoreSet, fitted: CalibratorLike, znorm_ddof: int, ev: ScoreSet) -> _Refits:
+        data, maps = dev_refits(dev, fitted, znorm_ddof=znorm_ddof, outsider_pairs=False, fits={})
+        eval_x = calibrator_input(ev.scores, fitted, znorm_ddof=znorm_ddof, row_names=ev.trial_ids)
+        return cls(np.asarray(data.trials.trial_speakers), data.x, eval_x, maps)
+
+
+@attrs.frozen(eq=False)
+class _Temperature:
     """tau of the temperature fusion: the factor of summed LLRs that minimises the log-loss of dev groups of k."""
-    dev_prior = np.full(dv.n_enrolled, -math.log(dv.n_enrolled))
-    dev_max = int(np.unique(dv.trial_speakers, return_counts=True)[1].max())
-    dev_k: int | Literal["all"] = k if k == "all" else min(k, dev_max)  # dev groups of the same k where dev allows
-    dev_groups, _ = draw_groups(dv.trial_speakers, dev_k, rng, groups_per_speaker)
-    dev_sum = fuse(dev_llr, dev_groups, "sum")
-    dev_true = dv.true_index[[g[0] for g in dev_groups]]
-    result = minimize_scalar(
-        lambda t: -_group_lid(t * dev_sum, dev_true, dev_prior).mean(),
-        bounds=(0.0, 10.0),
-        method="bounded",
-        options={"xatol": 1e-8},
-    )
-    return float(result.x)
 
+    groups: list[np.ndarray]  # dev groups of k trials of one speaker (drawn once)
+    true_cols: np.ndarray  # (G,): their true columns
+    log_prior: np.ndarray  # (N_dev,): uniform
+    sums: sparse.csr_matrix  # (G, T_dev): sums @ dev_llr, each group's summed LLRs
 
-def _speaker_intervals(
-    lid: np.ndarray, speakers: np.ndarray, bootstrap: Bootstrap | None
-) -> dict[str, Interval] | None:
-    """metric -> interval of the groups' LIDs, resampling speakers; None without two speakers and groups."""
-    if bootstrap is None or np.unique(speakers).size < 2 or lid.size < 2:
-        return None
-    return bootstrap_ci(lid, bootstrap, speakers=speakers)
+    @classmethod
+    def of(
+        cls, dv: ScoreSet, k: int | Literal["all"], rng: np.random.Generator, groups_per_speaker: int
+    ) -> _Temperature:
+        """The dev groups of *k* (of the same k where dev allows), drawn from *rng*."""
+        dev_max = int(np.unique(dv.trial_speakers, return_counts=True)[1].max())
+        dev_k: int | Literal["all"] = k if k == "all" else min(k, dev_max)
+        groups, _ = draw_groups(dv.trial_speakers, dev_k, rng, groups_per_speaker)
+        true_cols = dv.true_index[[g[0] for g in groups]]
+        log_prior = np.full(dv.n_enrolled, -math.log(dv.n_enrolled))
+        return cls(groups, true_cols, log_prior, _fusion_matrix(groups, dv.n_trials, "sum"))
+
+    def fit(self, dev_llr: np.ndarray, trial_weights: np.ndarray | None = None) -> float:
+        """tau on the dev LLRs (T_dev, N_dev), each group's log-loss weighted by its trials' mean weight (default 1).
+
+        Held fixed (no weights) the groups are summed as :func:`fuse` sums them, bit for bit.
+        """
+        if trial_weights is None:
+            dev_sum, weights = fuse(dev_llr, self.groups, "sum"), None
+        else:
+            dev_sum = self.sums @ dev_llr
+            weights = (self.sums @ trial_weights) / self.sums.sum(axis=1).A1
+        result = minimize_scalar(
+            lambda t: -np.average(_group_lid(t * dev_sum, self.true_cols, self.log_prior), weights=weights),
+            bounds=(0.0, 10.0),
+            method="bounded",
+            options={"xatol": 1e-8},
+        )
+        return float(result.x)
 
 
 def _composed_bounds(dp_mu: float, k: int) -> ComposedBounds:

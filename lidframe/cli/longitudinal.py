@@ -48,7 +48,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default=10,
         help="groups drawn per speaker for 1 < k < its trials (default 10)",
     )
-    add_bootstrap_arguments(parser, switch=False, unit=False, method=False)
+    add_bootstrap_arguments(parser, switch=False, unit=False, method=False, resample=True)
     parser.add_argument("--dp-mu", type=float, help="also print the composed Gaussian-mechanism bounds at mu sqrt(k)")
     add_output_arguments(parser, json="write the rows as JSON", plot="write the plot (needs matplotlib)")
     parser.set_defaults(run=run)
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
         fusion=args.fusion,
         calibrator=args.calibrator,
         groups_per_speaker=args.groups,
-        bootstrap=bootstrap_from_args(args),
+        bootstrap=(bootstrap := bootstrap_from_args(args)),
         dp_mu=args.dp_mu,
         seed=args.seed,
     )
@@ -76,7 +76,7 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"longitudinal attacker: {args.fusion} fusion of k utterances per speaker, calibrator {args.calibrator}, "
         f"N = {rows[0].n_enrolled} (LID <= log2 N = {rows[0].log2_n:.3f} bit); "
-        f"{args.bootstrap_level:.0%} speaker-bootstrap CI of ALID"
+        f"{args.bootstrap_level:.0%} speaker-bootstrap CI of ALID ({bootstrap.covers(brief=True)})"
     )
     dp = args.dp_mu is not None
     header = ["k", "groups", "skip", "temp", "ALID", "[low", "high]", "PDR", "LID+", "LID-", "q99", "LIDmax"]

@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -57,10 +57,19 @@ from lidframe.core.znorm import calibrator_input
 from lidframe.data.scoreset import ScoreSet
 from lidframe.errors import InputError
 from lidframe.registry import CalibratorLike, capabilities_of, describe_component, resolve_calibrator
-from lidframe.stats.bootstrap import DevResampling, EvalSample
+from lidframe.stats.bootstrap import Bootstrap, DevResampling, EvalSample, resampling_units, trial_weight_blocks
 from lidframe.stats.weighted import PairLLRs
 
-__all__ = ["MAX_KEPT_FITS", "REFIT_BINS", "DevFitData", "RefitInputs", "dev_fit_data", "dev_resampling"]
+__all__ = [
+    "MAX_KEPT_FITS",
+    "REFIT_BINS",
+    "DevFitData",
+    "RefitInputs",
+    "dev_fit_data",
+    "dev_refits",
+    "dev_resampling",
+    "refitted_log_evidence",
+]
 
 #: Score bins per class into which the dev pairs are pooled for the refits of the bootstrap
 #: (module docstring): a resample's fit runs on at most 3 x this many points.
@@ -178,21 +187,90 @@ def dev_resampling(
     -------
     DevResampling
     """
-    data = dev_fit_data(inputs.dev, inputs.fitted, znorm_ddof=inputs.znorm_ddof, outsider_pairs=inputs.outsider_pairs)
-    refit = _refitter(data, inputs.fitted)
+    data, maps = dev_refits(
+        inputs.dev, inputs.fitted, znorm_ddof=inputs.znorm_ddof, outsider_pairs=inputs.outsider_pairs, fits=inputs.fits
+    )
     base_map = llr_map_of(inputs.fitted)
     apply = _Evaluator(inputs, pairs, group_means_of, base_map)
 
     def evaluate(dev_weights: np.ndarray) -> Sequence[EvalSample]:
+        return [apply(llr_map) for llr_map in maps(dev_weights)]
+
+    return DevResampling(speakers=np.asarray(data.trials.trial_speakers), evaluate=evaluate)
+
+
+def dev_refits(
+    dev: ScoreSet, fitted: CalibratorLike, *, znorm_ddof: int, outsider_pairs: bool, fits: dict[bytes, Any]
+) -> tuple[DevFitData, Callable[[np.ndarray], list[Any]]]:
+    """What *fitted* was fitted on, and ``maps(weights)``: the LLR map of it refitted on each dev resample.
+
+    Parameters
+    ----------
+    dev : ScoreSet
+    fitted : calibrator
+        Fitted on *dev* (:func:`~lidframe.core.evaluation.fit_calibrator`); not changed.
+    znorm_ddof : {0, 1}
+    outsider_pairs : bool
+        As for :func:`dev_fit_data`.
+    fits : dict
+        The maps refitted so far, by the digest of their dev weights (:attr:`RefitInputs.fits`):
+        ``maps`` reads and fills it (module docstring).
+
+    Returns
+    -------
+    data : DevFitData
+        The dev trials (their speakers are the resampling units) and their calibrator input.
+    maps : callable
+        ``maps(weights (b, T_dev)) -> b`` LLR maps (``llr_map(x) -> LLRs``), the calibrator
+        refitted on each row's dev trial counts, by the cheapest way it allows; a refit that
+        fails is an InputError naming the dev set, the calibrator and the way out.
+    """
+    data = dev_fit_data(dev, fitted, znorm_ddof=znorm_ddof, outsider_pairs=outsider_pairs)
+    refit = _refitter(data, fitted)
+
+    def maps(weights: np.ndarray) -> list[Any]:
         try:
-            return [apply(llr_map) for llr_map in _kept_maps(inputs.fits, refit, dev_weights)]
+            return _kept_maps(fits, refit, weights)
         except InputError as exc:
             raise InputError(
-                f"{set_label(inputs.dev, 'dev')}: refitting calibrator {describe_component(inputs.fitted)} on a "
+                f"{set_label(dev, 'dev')}: refitting calibrator {describe_component(fitted)} on a "
                 f"bootstrap resample of the dev speakers: {exc} (Bootstrap(resample='eval') holds it fixed)"
             ) from None
 
-    return DevResampling(speakers=np.asarray(data.trials.trial_speakers), evaluate=evaluate)
+    return data, maps
+
+
+def refitted_log_evidence(inputs: RefitInputs, bootstrap: Bootstrap) -> Iterator[np.ndarray]:
+    """Every eval trial's E under the calibrator refitted on each of the headline's dev resamples, one at a time.
+
+    The dev resamples are those of ``bootstrap_ci`` with a dev resampling (the second
+    stream of ``bootstrap.seed`` over the dev units of ``bootstrap.unit``, ``n_boot`` of
+    them, in order), so the refits the headline's intervals made are reused from
+    :attr:`RefitInputs.fits` and each resample costs one pass over the eval scores.
+
+    Parameters
+    ----------
+    inputs : RefitInputs
+        Of an open-set evaluation (``outside`` > 0).
+    bootstrap : Bootstrap
+        The headline's settings.
+
+    Yields
+    ------
+    ndarray, shape (T,)
+        E of the trials the engine ran (nats; :mod:`lidframe.core.openset`), resample by resample.
+    """
+    if inputs.outside <= 0:
+        raise InputError("the log evidence of 'enrolled' against 'nobody' needs the open set (outside > 0)")
+    dev = dev_resampling(inputs, pairs=None, group_means_of=None)
+    units, n_units = resampling_units(len(dev.speakers), dev.speakers, bootstrap.unit)
+    if n_units < 2:
+        raise InputError(f"bootstrap over dev {bootstrap.unit}s needs at least two of them, got {n_units}")
+    rng = np.random.default_rng([bootstrap.seed, 1])  # the headline's dev resamples
+    for _, weights in trial_weight_blocks(rng, units, n_units, bootstrap.n_boot):
+        for sample in dev.evaluate(weights):
+            assert sample.log_evidence is not None  # the open set's evaluator always gives it
+            yield sample.log_evidence
 
 
 def _kept_maps(fits: dict[bytes, Any], refit: Callable[[np.ndarray], list[Any]], weights: np.ndarray) -> list[Any]:
@@ -294,14 +372,15 @@ class _Evaluator:
         llr = np.asarray(llr_map(i.eval_x), dtype=np.float64)
         stats = (np.empty(llr.shape[0]), np.empty(llr.shape[0])) if i.outside > 0 else None
         lid = lid_from_llr(llr, i.log_prior, i.true_index, stats_out=stats, threads=i.threads)
-        group_means = None
+        group_means, log_evidence = None, None
         if stats is not None:
+            log_evidence = stats[0]
             trials = open_set_trials(
                 lid, OpenSetStats(log_evidence=stats[0], log_top=stats[1]), i.true_index, i.log_prior, i.outside
             )
             lid = trials.lid_bits
             group_means = None if self.group_means_of is None else self.group_means_of(trials)
-        return EvalSample(lid, self._pairs(llr, llr_map), group_means)
+        return EvalSample(lid, self._pairs(llr, llr_map), group_means, log_evidence)
 
     def _pairs(self, llr: np.ndarray, llr_map: Any) -> PairLLRs | None:
         """The enrolled trials' mated and non-mated LLRs (their runs reused where the map keeps the order)."""

@@ -18,7 +18,7 @@ from lidframe._version import __version__
 from lidframe.core.engine_result import EngineResult
 from lidframe.core.membership import MembershipDetection, membership_detection
 from lidframe.core.openset import OpenSetTrials
-from lidframe.core.refit import RefitInputs, dev_resampling
+from lidframe.core.refit import RefitInputs, dev_resampling, refitted_log_evidence
 from lidframe.core.summary import Summary
 from lidframe.core.summary_views import BinaryView, OpenSetView
 from lidframe.core.znorm import uses_znorm
@@ -91,7 +91,7 @@ def summarise(
     )
     open_set = None
     if open_trials is not None:
-        open_set = _open_set_view(run, open_trials, outside_source, misattribution_threshold, bootstrap)
+        open_set = _open_set_view(run, open_trials, outside_source, misattribution_threshold, bootstrap, refit)
     return Summary(
         n_enrolled_trials=int(enrolled.sum()),
         n_enrolled=int(run_set.n_enrolled),
@@ -172,16 +172,24 @@ def _open_set_view(
     outside_source: str,
     misattribution_threshold: float,
     bootstrap: Bootstrap | None,
+    refit: RefitInputs | None,
 ) -> OpenSetView:
     """The summary's open-set view, with the membership attack at low FPRs from every trial's log evidence.
 
     The attack needs outsider trials (None without); its Clopper-Pearson intervals are at
-    the bootstrap's level, 95 % without one.
+    the bootstrap's level, 95 % without one.  Where the bootstrap refitted the calibrator
+    (*bootstrap* says ``"dev+eval"``), they average over the same refits
+    (:mod:`lidframe.core.membership`); elsewhere they hold it fixed.
     """
     membership: MembershipDetection | None = None
     if run.open_stats is not None and trials.is_outsider.any():
         level = 0.95 if bootstrap is None else bootstrap.level
-        membership = membership_detection(run.open_stats.log_evidence, trials.is_outsider, trials.outside, level=level)
+        refitted = None
+        if refit is not None and bootstrap is not None and bootstrap.resample == "dev+eval":
+            refitted = refitted_log_evidence(refit, bootstrap)
+        membership = membership_detection(
+            run.open_stats.log_evidence, trials.is_outsider, trials.outside, level=level, refitted=refitted
+        )
     return OpenSetView.of(
         trials,
         outside_source=outside_source,

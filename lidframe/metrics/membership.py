@@ -29,12 +29,14 @@ when its AUC is near 0.5.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from numpy.typing import ArrayLike
 
 from lidframe.errors import InputError
 
-__all__ = ["detection_roc", "tpr_at_fpr", "thinned_roc"]
+__all__ = ["detection_roc", "tpr_at_fpr", "tprs_at_fprs", "thinned_roc"]
 
 
 def _checked(member_scores: ArrayLike, outsider_scores: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -116,14 +118,30 @@ def tpr_at_fpr(member_scores: ArrayLike, outsider_scores: ArrayLike, max_fpr: fl
     >>> tpr_at_fpr([3.0, 2.5, 2.0], [2.0, 1.0, 0.0, -1.0], 0.2)
     (2, 0, 2.5)
     """
-    if isinstance(max_fpr, bool) or not isinstance(max_fpr, (int, float)) or not 0.0 <= max_fpr <= 1.0:
-        raise InputError(f"a false-positive rate budget must be a number in [0, 1], got {max_fpr!r}")
+    return tprs_at_fprs(member_scores, outsider_scores, [max_fpr])[0]
+
+
+def tprs_at_fprs(
+    member_scores: ArrayLike, outsider_scores: ArrayLike, max_fprs: Sequence[float]
+) -> list[tuple[int, int, float]]:
+    """:func:`tpr_at_fpr` at each budget of *max_fprs*, from one sweep of the thresholds.
+
+    Examples
+    --------
+    >>> tprs_at_fprs([3.0, 2.5, 2.0], [2.0, 1.0, 0.0, -1.0], [0.25, 0.2])
+    [(3, 1, 2.0), (2, 0, 2.5)]
+    """
+    for max_fpr in max_fprs:
+        if isinstance(max_fpr, bool) or not isinstance(max_fpr, (int, float)) or not 0.0 <= max_fpr <= 1.0:
+            raise InputError(f"a false-positive rate budget must be a number in [0, 1], got {max_fpr!r}")
     thresholds, true_positives, false_positives = detection_roc(member_scores, outsider_scores)
-    n_outsiders = np.asarray(outsider_scores).size
-    admissible = np.flatnonzero(false_positives / n_outsiders <= max_fpr)  # a prefix: FP grows as t falls
-    best = int(admissible[-1])
-    first = int(np.searchsorted(true_positives[: best + 1], true_positives[best], side="left"))
-    return int(true_positives[best]), int(false_positives[first]), float(thresholds[first])
+    fpr = false_positives / np.asarray(outsider_scores).size
+    found = []
+    for max_fpr in max_fprs:
+        best = int(np.flatnonzero(fpr <= max_fpr)[-1])  # admissible thresholds: a prefix, FP grows as t falls
+        first = int(np.searchsorted(true_positives[: best + 1], true_positives[best], side="left"))
+        found.append((int(true_positives[best]), int(false_positives[first]), float(thresholds[first])))
+    return found
 
 
 def thinned_roc(

@@ -250,11 +250,16 @@ class EvalSample:
         Pair LLRs of the trials *pair_rows* (EER and Cllr), or None.
     group_means : mapping of str to (values (T,), member (T,)), or None
         More metrics, each a mean over a group of trials (:func:`group_means_weighted`).
+    log_evidence : ndarray, shape (T,), or None
+        The open set: each trial's E, the log likelihood ratio of "enrolled" against
+        "nobody" (nats; :mod:`lidframe.core.openset`), which the membership attack ranks
+        trials by (:mod:`lidframe.core.membership`); None in the closed set.
     """
 
     lid: np.ndarray
     pairs: PairLLRs | None = None
     group_means: Mapping[str, tuple[np.ndarray, np.ndarray]] | None = None
+    log_evidence: np.ndarray | None = None
 
 
 @attrs.frozen(eq=False)

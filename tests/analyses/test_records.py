@@ -77,7 +77,7 @@ def test_analysis_record_frame_equals_dict(results, name):
 def test_records_keep_their_json_layout(results):
     assert list(results["nsweep"].to_dict()) == ["level", "n_enrolled", "calibrator", "rows"]
     assert list(results["sensitivity"].to_dict()) == ["rows", "spread", "worst_case"]
-    assert list(results["longitudinal"].to_dict()) == ["fusion", "rows"]
+    assert list(results["longitudinal"].to_dict()) == ["fusion", "rows", "resample"]  # resample: issue 41
     assert list(results["dp_audit"].to_dict()) == ["rows"]
     assert list(results["compare_systems"].to_dict()) == ["rows"]
     paired = results["paired_comparison"]
@@ -160,7 +160,7 @@ def test_longitudinal_rows_keep_their_keys_optional_keys_and_nested_bounds():
     from lidframe.analyses.longitudinal import LongitudinalResult
 
     with_all, bare = _longitudinal_rows()
-    record = LongitudinalResult(fusion="sum", rows=[with_all, bare])
+    record = LongitudinalResult(fusion="sum", rows=[with_all, bare], resample="dev+eval")
     common = ["k", "n_groups", "n_speakers_skipped", "temperature", "n_enrolled", "log2_n", "alid", "pdr", "ndr",
               "lid_pos", "lid_neg", "lid_max", "lid_min", "lid_q50", "lid_q90", "lid_q99"]  # fmt: skip
     assert list(with_all) == [*common, "intervals", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]
@@ -183,6 +183,7 @@ def test_longitudinal_rows_keep_their_keys_optional_keys_and_nested_bounds():
              "alid": 0.5, "pdr": 0.75, "ndr": 0.25, "lid_pos": 1.0, "lid_neg": None, "lid_max": 2.0, "lid_min": -1.5,
              "lid_q50": 0.25, "lid_q90": 1.5, "lid_q99": 1.9},
         ],
+        "resample": "dev+eval",
     }  # fmt: skip
     frame = record.to_frame()
     assert list(frame.columns) == [*common, "intervals", "dp_mu_k", "dp_eer_bound", "dp_mi_bound_bits"]

@@ -41,6 +41,7 @@ from lidframe.report.tables import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
+    from lidframe.core.membership import MembershipDetection
     from lidframe.report.figures import FigureMaker, InlineFigure
     from lidframe.report.model import Report, ReportSystem
     from lidframe.report.sections import Page
@@ -213,10 +214,20 @@ def membership_table(report: Report) -> tuple[Table | None, tuple[str, ...]]:
             )
     caption = (
         "Open set: membership at low false-positive rates, the share of enrolled trials flagged as enrolled by the "
-        "membership posterior at each FPR budget, with Clopper-Pearson intervals (trials taken as independent); a "
-        "guessing attacker's TPR equals its FPR"
+        "membership posterior at each FPR budget, with Clopper-Pearson intervals (trials taken as independent"
+        f"{_membership_covers([d for _, d in found])}); a guessing attacker's TPR equals its FPR"
     )
     return Table("membership-table", caption, columns, tuple(rows)), left_out
+
+
+def _membership_covers(detections: list[MembershipDetection]) -> str:
+    """What the membership intervals of *detections* cover as to the calibrator, for a caption: ``", ..."``."""
+    refitted = {d.resample == "dev+eval" for d in detections}
+    if refitted == {True}:
+        return ", their tails averaged over the calibrator refitted on each resample of the dev speakers"
+    if refitted == {False}:
+        return ", the calibrator held fixed"
+    return ", averaged over the calibrator refitted on resampled dev speakers where the system's intervals were"
 
 
 def _prior(cell: ReportSystem) -> str:
@@ -254,7 +265,8 @@ def membership_figures(maker: FigureMaker) -> list[InlineFigure]:
         caption = (
             f"Membership attack of {cell.label} (calibrator {cell.calibrator}, prior {_prior(cell)}): the ROC of "
             "flagging trials as enrolled by their membership posterior, on a log FPR axis, its TPR at FPR "
-            f"{budgets} marked with its {detection.level:.0%} Clopper-Pearson interval (hollow: the outsider trials "
+            f"{budgets} marked with its {detection.level:.0%} Clopper-Pearson interval"
+            f"{_membership_covers([detection])} (hollow: the outsider trials "
             "cannot resolve the budget), and guessing's diagonal TPR = FPR (dotted)."
         )
         out.append(maker.inline(fig, caption))
