@@ -19,6 +19,7 @@ from lidframe.data.fileio import StrPath, atomic_path, atomic_write, staged_outp
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.data.provenance import ScoreFile
     from lidframe.report import AttackerSettings, LadderEntry, Report
@@ -63,6 +64,7 @@ def write_demo_outputs(
     score_files: Sequence[ScoreFile] = (),
     open_set: Mapping[str, Result] | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> Path | None:
     """Write a demo's ``summary.json`` (:func:`_summary_json`), ``table.txt``, ``per_trial.csv`` and ``report.html``.
 
@@ -84,6 +86,11 @@ def write_demo_outputs(
         *open_set*: label -> its pair's open-set Result beside the closed-set one, the
         section "Open set"; *sensitivity*: label -> its calibrator sensitivity, also in
         ``summary.json``'s ``sensitivity`` as label -> ``to_dict()``).
+    legal : mapping of str to LegalCriteria, optional
+        label -> its legal criteria (:func:`lidframe.analyses.legal_criteria.legal_criteria`):
+        the report's section "Singling out, linkability, inference", and the ``legal`` block
+        (:meth:`~lidframe.analyses.legal_criteria.LegalCriteria.to_dict`) of that label's row in
+        ``summary.json``'s ``systems``, as ``lidframe evaluate --json`` writes it.
     log : callable
         Told when the report cannot be rendered here (jinja2 or matplotlib missing).
     utility, utility_note : mapping of str to Utility, str, optional
@@ -119,8 +126,9 @@ def write_demo_outputs(
         score_files=score_files,
         open_set=open_set,
         sensitivity=sensitivity,
+        legal=legal,
     )
-    summary = _summary_json(record, results, utility, utility_note, score_files, report, sensitivity)
+    summary = _summary_json(record, results, utility, utility_note, score_files, report, sensitivity, legal)
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -132,9 +140,10 @@ def _summary_json(
     score_files: Sequence[ScoreFile] = (),
     report: Report | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility, provenance
-    and sensitivity (label -> ``to_dict()``), if any.
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``, with its ``legal``
+    block where *legal* has the label), the utility, provenance and sensitivity (label -> ``to_dict()``), if any.
 
     Where a system of *report* has several attackers (several labels map to it: the
     real-voice demo's attackers and rungs), also ``worst_case``: per system the attacker
@@ -142,7 +151,12 @@ def _summary_json(
     how clearly each is separated from the runner-up
     (:func:`lidframe.report.sections.worst_attacker.worst_case_json`).
     """
-    summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    legal = legal or {}
+    systems = {
+        label: {**result.to_dict(), **({"legal": legal[label].to_dict()} if label in legal else {})}
+        for label, result in results.items()
+    }
+    summary = {**record, "systems": systems}
     if sensitivity:
         summary["sensitivity"] = {label: found.to_dict() for label, found in sensitivity.items()}
     if report is not None:
@@ -227,6 +241,7 @@ def _demo_report(
     score_files: Sequence[ScoreFile] = (),
     open_set: Mapping[str, Result] | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -249,4 +264,5 @@ def _demo_report(
         score_files=score_files,
         open_set=open_set,
         sensitivity=sensitivity,
+        legal=legal,
     )
