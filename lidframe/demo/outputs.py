@@ -79,18 +79,14 @@ def write_demo_outputs(
     record : mapping
         The rest of ``summary.json`` (``seed`` and what the demo ran); its ``systems`` key
         is label -> ``Result.to_dict()``.
-    inputs, title, notes, settings, systems, ladder, command, attackers, engines, open_set, sensitivity :
+    inputs, title, notes, settings, systems, ladder, command, attackers, engines, open_set, sensitivity, legal :
         Of the report, as :func:`lidframe.report.report_from_results` takes them (*inputs*: role ->
         score file, digested; *systems*: label -> system, for variants of one system; *ladder*: the threat-model ladder;
         *attackers*: those that scored; *engines*: the speech engines behind the audio;
         *open_set*: label -> its pair's open-set Result beside the closed-set one, the
         section "Open set"; *sensitivity*: label -> its calibrator sensitivity, also in
-        ``summary.json``'s ``sensitivity`` as label -> ``to_dict()``).
-    legal : mapping of str to LegalCriteria, optional
-        label -> its legal criteria (:func:`lidframe.analyses.legal_criteria.legal_criteria`):
-        the report's section "Singling out, linkability, inference", and the ``legal`` block
-        (:meth:`~lidframe.analyses.legal_criteria.LegalCriteria.to_dict`) of that label's row in
-        ``summary.json``'s ``systems``, as ``lidframe evaluate --json`` writes it.
+        ``summary.json``'s ``sensitivity`` as label -> ``to_dict()``; *legal*: label -> its
+        :class:`~lidframe.analyses.legal_criteria.LegalCriteria`, also each row's ``legal`` block in ``summary.json``).
     log : callable
         Told when the report cannot be rendered here (jinja2 or matplotlib missing).
     utility, utility_note : mapping of str to Utility, str, optional
@@ -103,11 +99,8 @@ def write_demo_outputs(
     Returns
     -------
     pathlib.Path or None
-        The path of ``report.html``; None where it could not be rendered.
-
-    Notes
-    -----
-    ``per_trial.csv``: :func:`_per_trial_frame`, floats with 12 significant digits, outsider trials' LID ``nan``.
+        The path of ``report.html``; None where it could not be rendered (``per_trial.csv``:
+        :func:`_per_trial_frame`, floats with 12 significant digits, outsider trials' LID ``nan``).
     """
     # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
     report = _demo_report(
