@@ -19,6 +19,7 @@ from lidframe.data.fileio import StrPath, atomic_path, atomic_write, staged_outp
 if TYPE_CHECKING:
     import pandas as pd
 
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.data.provenance import ScoreFile
     from lidframe.report import AttackerSettings, LadderEntry, Report
@@ -63,6 +64,7 @@ def write_demo_outputs(
     score_files: Sequence[ScoreFile] = (),
     open_set: Mapping[str, Result] | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> Path | None:
     """Write a demo's ``summary.json`` (:func:`_summary_json`), ``table.txt``, ``per_trial.csv`` and ``report.html``.
 
@@ -77,13 +79,14 @@ def write_demo_outputs(
     record : mapping
         The rest of ``summary.json`` (``seed`` and what the demo ran); its ``systems`` key
         is label -> ``Result.to_dict()``.
-    inputs, title, notes, settings, systems, ladder, command, attackers, engines, open_set, sensitivity :
+    inputs, title, notes, settings, systems, ladder, command, attackers, engines, open_set, sensitivity, legal :
         Of the report, as :func:`lidframe.report.report_from_results` takes them (*inputs*: role ->
         score file, digested; *systems*: label -> system, for variants of one system; *ladder*: the threat-model ladder;
         *attackers*: those that scored; *engines*: the speech engines behind the audio;
         *open_set*: label -> its pair's open-set Result beside the closed-set one, the
         section "Open set"; *sensitivity*: label -> its calibrator sensitivity, also in
-        ``summary.json``'s ``sensitivity`` as label -> ``to_dict()``).
+        ``summary.json``'s ``sensitivity`` as label -> ``to_dict()``; *legal*: label -> its
+        :class:`~lidframe.analyses.legal_criteria.LegalCriteria`, also each row's ``legal`` block in ``summary.json``).
     log : callable
         Told when the report cannot be rendered here (jinja2 or matplotlib missing).
     utility, utility_note : mapping of str to Utility, str, optional
@@ -96,11 +99,8 @@ def write_demo_outputs(
     Returns
     -------
     pathlib.Path or None
-        The path of ``report.html``; None where it could not be rendered.
-
-    Notes
-    -----
-    ``per_trial.csv``: :func:`_per_trial_frame`, floats with 12 significant digits, outsider trials' LID ``nan``.
+        The path of ``report.html``; None where it could not be rendered (``per_trial.csv``:
+        :func:`_per_trial_frame`, floats with 12 significant digits, outsider trials' LID ``nan``).
     """
     # built (and so its inputs checked: the ladder, the utility) even where the page cannot be rendered
     report = _demo_report(
@@ -119,8 +119,9 @@ def write_demo_outputs(
         score_files=score_files,
         open_set=open_set,
         sensitivity=sensitivity,
+        legal=legal,
     )
-    summary = _summary_json(record, results, utility, utility_note, score_files, report, sensitivity)
+    summary = _summary_json(record, results, utility, utility_note, score_files, report, sensitivity, legal)
     return _write_files(Path(out_dir), summary, table=table, results=results, report=report, log=log)
 
 
@@ -132,9 +133,10 @@ def _summary_json(
     score_files: Sequence[ScoreFile] = (),
     report: Report | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> dict[str, Any]:
-    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``), the utility, provenance
-    and sensitivity (label -> ``to_dict()``), if any.
+    """What ``summary.json`` holds: *record*, ``systems`` (label -> ``Result.to_dict()``, with its ``legal``
+    block where *legal* has the label), the utility, provenance and sensitivity (label -> ``to_dict()``), if any.
 
     Where a system of *report* has several attackers (several labels map to it: the
     real-voice demo's attackers and rungs), also ``worst_case``: per system the attacker
@@ -142,7 +144,12 @@ def _summary_json(
     how clearly each is separated from the runner-up
     (:func:`lidframe.report.sections.worst_attacker.worst_case_json`).
     """
-    summary = {**record, "systems": {label: result.to_dict() for label, result in results.items()}}
+    legal = legal or {}
+    systems = {
+        label: {**result.to_dict(), **({"legal": legal[label].to_dict()} if label in legal else {})}
+        for label, result in results.items()
+    }
+    summary = {**record, "systems": systems}
     if sensitivity:
         summary["sensitivity"] = {label: found.to_dict() for label, found in sensitivity.items()}
     if report is not None:
@@ -227,6 +234,7 @@ def _demo_report(
     score_files: Sequence[ScoreFile] = (),
     open_set: Mapping[str, Result] | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> Report:
     """The report of a demo's results, with each result's per-speaker table (:func:`lidframe.report.report_from_results`)."""
     from lidframe.analyses.per_speaker import per_speaker
@@ -249,4 +257,5 @@ def _demo_report(
         score_files=score_files,
         open_set=open_set,
         sensitivity=sensitivity,
+        legal=legal,
     )

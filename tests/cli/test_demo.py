@@ -459,6 +459,31 @@ def _check_ladder_wiring(out: Path) -> None:
 
 
 @pytest.mark.slow
+@needs_voices
+def test_voice_demo_summary_json_holds_each_rows_legal_criteria(voice_runs):
+    """Each row's ``legal`` block is legal_criteria() of that row's score files, called here with the run's settings."""
+    import lidframe
+    from lidframe.analyses.legal_criteria import legal_criteria
+    from lidframe.data.scoreset import ScoreSet
+    from lidframe.demo.voice import CALIBRATOR
+
+    out, _ = voice_runs
+    summary = json.loads((out / "summary.json").read_text())
+    boot = summary["bootstrap"]
+    bootstrap = lidframe.Bootstrap(n_boot=boot["n_boot"], unit=boot["unit"], seed=summary["seed"])
+    for label in ("random", next(label for label in summary["rows"] if label != "random")):
+        dev, ev = (
+            ScoreSet.load(out / "scores" / f"{label.replace('/', '_')}_{split}.npz") for split in ("dev", "eval")
+        )
+        result = lidframe.evaluate(dev, ev, calibrator=CALIBRATOR, bootstrap=bootstrap)
+        want = legal_criteria(result, ev, bootstrap=bootstrap, seed=summary["seed"])
+        assert summary["systems"][label]["legal"] == json.loads(json.dumps(want.to_dict())), label
+    assert all("legal" in row for row in summary["systems"].values())
+    section = parse((out / "report.html").read_text(encoding="utf-8")).find("section", id="legal")
+    assert "Not computed" not in section.text()
+
+
+@pytest.mark.slow
 @pytest.mark.browser
 @needs_voices
 def test_voice_demo_report_in_headless_chromium(browser, voice_runs, tmp_path):  # noqa: F811

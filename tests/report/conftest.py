@@ -289,17 +289,21 @@ def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
     found["simulated demo"] = folder / "report.html"
     # the real-voice demo's page, from simulated Results with its rows (its synthesis is too slow for a test),
     # outsiders and the demo's open set and calibrator sensitivity
+    from lidframe.analyses.legal_criteria import legal_criteria
     from lidframe.analyses.sensitivity import sensitivity
     from lidframe.demo.voice import OPEN_SET_PRIOR, SENSITIVITY_CALIBRATORS
 
     rows = demo_rows()
-    results, open_set, sensitivity_of = {}, {}, {}
+    results, open_set, sensitivity_of, legal = {}, {}, {}, {}
     for seed, row in enumerate(rows):
         dev, ev = simulate_system(
             leakage=0.1 + 0.05 * (seed % 8), seed=seed, n_enrolled=8, trials_per_speaker=4, n_outsiders=2
         )
         # with intervals, as the real demo's cards carry them (they take the summary's room: issue 41)
-        results[row.label] = lidframe.evaluate(dev, ev, bootstrap=lidframe.Bootstrap(n_boot=100, seed=seed))
+        bootstrap = lidframe.Bootstrap(n_boot=100, seed=seed)
+        results[row.label] = lidframe.evaluate(dev, ev, bootstrap=bootstrap)
+        # the legal criteria of every row, as the demo computes them (lidframe.demo.voice.run._legal_rows)
+        legal[row.label] = legal_criteria(results[row.label], ev, bootstrap=bootstrap, seed=seed)
         open_set[row.label] = lidframe.evaluate(dev, ev, prior=OPEN_SET_PRIOR)
         sensitivity_of[row.label] = sensitivity(dev, ev, SENSITIVITY_CALIBRATORS)
     folder = tmp_path_factory.mktemp("voice-demo")
@@ -329,7 +333,7 @@ def pages(tmp_path_factory, cli_runs, rendered) -> dict[str, Path]:
         title="lidframe demo: real synthesized voices, the threat-model ladder",
         systems=systems, ladder=list(rows), log=lambda _: None, utility=utility,
         utility_note="WER on the 15 eval trials of the English voices built from recordings; ρ_F0 against plain.",
-        open_set=open_set, sensitivity=sensitivity_of,
+        open_set=open_set, sensitivity=sensitivity_of, legal=legal,
     )  # fmt: skip
     assert page is not None
     found["demo"] = page

@@ -12,6 +12,8 @@ import json
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lidframe
 from lidframe import InputError
@@ -166,3 +168,138 @@ def test_without_a_legal_record_the_section_says_how_to_get_one(evaluated):
         report_from_results({"x": result}, legal={"x": {}})
     with pytest.raises(InputError, match="legal given for 'y'"):
         report_from_results({"x": result}, legal={"y": legal_criteria(result, ev, bootstrap=None)})
+
+
+# ---------------------------------------------------------------- the compact table of more than two systems
+def _link(ev, result, low2: float, high2: float, lown: float, highn: float):
+    """*result*'s linkability curve with the intervals of pi_link(2) and pi_link(N) set (the values kept)."""
+    import attrs
+
+    curve = legal_criteria(result, ev, bootstrap=None).linkability
+    points = list(curve.points)
+    points[0] = attrs.evolve(points[0], low=low2, high=high2)
+    points[-1] = attrs.evolve(points[-1], low=lown, high=highn)
+    return attrs.evolve(curve, points=points)
+
+
+#: label -> (pi_link(2) interval, pi_link(N) interval, pi_sing's (value, low, high)): each reading of chance once.
+CASES = {
+    "above": ((0.55, 0.9), (0.2, 0.9), (0.5, 0.45, 0.55)),
+    "holds": ((0.3, 0.7), (0.0, 0.9), (0.37, 0.33, 0.41)),
+    "under": ((0.1, 0.4), (0.0, 0.05), (0.30, 0.28, 0.33)),
+    "none": ((math.nan, math.nan), (math.nan, math.nan), (0.30, math.nan, math.nan)),
+}
+
+
+@pytest.fixture(scope="module")
+def many(evaluated):
+    """A report of four systems (CASES) with legal records, and its page."""
+    from lidframe.report import render_html
+
+    ev, result = evaluated
+    legal = {}
+    for label, (two, n, (pi, low, high)) in CASES.items():
+        legal[label] = LegalCriteria(
+            linkability=_link(ev, result, *two, *n),
+            singling_out=_single(pi, low, high),
+            n_enrolled=10,
+            n_trials=30,
+            seed=0,
+        )
+    report = report_from_results(dict.fromkeys(CASES, result), legal=legal)
+    return legal, render_html(report)
+
+
+def _table_rows(page_text: str) -> dict[str, object]:
+    table = section_of(page_text).find("table", id="legal-table")
+    return {tr.attrs["data-system"]: tr for tr in table.find("tbody").find_all("tr")}
+
+
+def test_more_than_two_systems_show_one_compact_table_of_the_legal_records_numbers(many):
+    legal, page = many
+    section = section_of(page)
+    assert not [d for d in section.find_all("div") if "data-criterion" in d.attrs]  # no card in the summary
+    assert "Appendix" in section.find("p", **{"class": "explain"}).text()
+    rows = _table_rows(page)
+    assert list(rows) == list(CASES)
+    for label, tr in rows.items():
+        points, single = legal[label].linkability.points, legal[label].singling_out
+        want = {
+            "pi_link_2": (points[0].pi_link, points[0].low, points[0].high, 0.5),
+            "pi_link_n": (points[-1].pi_link, points[-1].low, points[-1].high, 1 / 10),
+            "pi_sing": (single.pi_sing, single.low, single.high, math.exp(-1)),
+        }
+        assert points[0].n_prime == 2 and points[-1].n_prime == 10
+        cells = {td.attrs["data-metric"]: td for td in tr.find_all("td") if "data-metric" in td.attrs}
+        for key, (value, low, high, chance) in want.items():
+            td = cells[key]
+            assert float(td.attrs["data-sort"]) == value and float(td.attrs["data-chance"]) == pytest.approx(chance)
+            shown = percent(value) if math.isnan(low) else f"{percent(value)} {interval(low, high)}"
+            assert td.text() == shown, (label, key)
+        assert tr.find("td", data_chance_of="pi_link_n").text() == percent(0.1)
+    # every system's three cards, with their quotable sentences, are in the appendix
+    appendix = parse(page).find("section", id="linkability")
+    assert [d.attrs["data-system"] for d in appendix.find_all("div") if "data-system" in d.attrs] == list(CASES)
+
+
+def test_the_compact_tables_reading_follows_the_interval(many):
+    _, page = many
+    rows = _table_rows(page)
+    readings = {
+        label: {td.attrs["data-reading"]: td.text() for td in tr.find_all("td") if "data-reading" in td.attrs}
+        for label, tr in rows.items()
+    }
+    assert readings["above"] == {"pi_link_2": "above", "pi_link_n": "above", "pi_sing": "above"}
+    assert readings["holds"] == {"pi_link_2": "consistent", "pi_link_n": "consistent", "pi_sing": "consistent"}
+    # an interval under chance: linkability below, a pi_sing under e^-1 never read as below chance
+    assert readings["under"] == {"pi_link_2": "below", "pi_link_n": "below", "pi_sing": "not above"}
+    assert readings["none"] == {"pi_link_2": "no interval", "pi_link_n": "no interval", "pi_sing": "no interval"}
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chance=st.floats(0.01, 0.99),
+    low=st.floats(0.0, 1.0),
+    width=st.floats(0.0, 1.0),
+)
+def test_a_number_is_read_above_chance_only_where_its_interval_lies_above_it(chance, low, width):
+    from lidframe.report.sections.legal import chance_reading
+    from lidframe.stats.interval import Interval
+
+    high = min(1.0, low + width)
+    reading = chance_reading(Interval(math.nan, low, high), chance)
+    assert (reading == "above") == (low > chance)
+    assert (reading == "under") == (high < chance)
+    assert (reading == "holds") == (low <= chance <= high)
+    assert chance_reading(None, chance) == "none"
+
+
+def test_one_or_two_systems_keep_their_cards_in_the_summary(many, evaluated):
+    from lidframe.report import render_html
+
+    legal, _ = many
+    _, result = evaluated
+    two = {label: legal[label] for label in ("above", "under")}
+    page = render_html(report_from_results(dict.fromkeys(two, result), legal=two))
+    section = section_of(page)
+    assert not section.find_all("table", id="legal-table")
+    assert [d.attrs["data-system"] for d in section.find_all("div") if "data-system" in d.attrs] == list(two)
+
+
+def test_the_demo_pages_compact_table_is_its_summary_jsons_legal_blocks(pages):
+    """The test's real-voice demo page (six systems): the table holds each headline row's legal block."""
+    page = pages["demo"].read_text(encoding="utf-8")
+    record = json.loads((pages["demo"].parent / "summary.json").read_text())
+    rows = _table_rows(page)
+    assert len(rows) == 6
+    for label, tr in rows.items():
+        block = record["systems"][label]["legal"]
+        points = block["linkability"]["points"]
+        want = {"pi_link_2": points[0]["pi_link"], "pi_link_n": points[-1]["pi_link"]}
+        want["pi_sing"] = block["singling_out"]["pi_sing"]
+        got = {
+            td.attrs["data-metric"]: float(td.attrs["data-sort"])
+            for td in tr.find_all("td")
+            if "data-metric" in td.attrs
+        }
+        assert got == want, label

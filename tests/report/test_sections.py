@@ -99,10 +99,8 @@ def test_the_sections_that_show_something_differ_by_kind(pages):
     # no page here was given a verdict policy (tests/report/test_verdict_section.py gives them one)
     assert absent["demo"] == {
         "verdict",
-        "legal",
-        "linkability",
         "dp",
-    }  # the ladder, the utility and the open set are there, and several rows per system
+    }  # the ladder, the utility, the open set and the legal criteria are there, and several rows per system
     # one row per system: its headline is its worst case across attackers
     assert {"verdict", "rows", "ladder", "dp", "utility", "worst-attacker"} <= absent["simulated demo"]
     assert absent["dp-audit"] == {

@@ -30,6 +30,7 @@ from lidframe.demo.voice.utility import utility_table
 from lidframe.report.text import format_table
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.core.result import Result
     from lidframe.report.sections.ladder_model import LadderEntry
@@ -124,6 +125,7 @@ def _write_outputs(
     stronger: Mapping[str, Any] | None = None,
     open_set: Mapping[str, Result] | None = None,
     sensitivity: Mapping[str, SensitivityResult] | None = None,
+    legal: Mapping[str, LegalCriteria] | None = None,
 ) -> None:
     """Write ``summary.json``, ``table.txt``, ``per_trial.csv``, ``report.html`` and ``lid_ccdf.png`` into the folder.
 
@@ -134,7 +136,9 @@ def _write_outputs(
     notes): their files are the report's inputs.  *open_set* (row label -> its open-set
     Result, empty without outsiders) goes to the page's section "Open set" and
     ``summary.json``'s ``open_set``; *sensitivity* (row label -> its calibrator
-    sensitivity) to each row's subsection and ``summary.json``'s ``sensitivity``.
+    sensitivity) to each row's subsection and ``summary.json``'s ``sensitivity``; *legal* (row
+    label -> its legal criteria) to the section "Singling out, linkability, inference" and
+    each row's ``legal`` block in ``summary.json``.
     """
     from lidframe.data.provenance import ScoreFile
     from lidframe.demo.outputs import write_demo_outputs
@@ -171,6 +175,7 @@ def _write_outputs(
         ],
         open_set=open_set or None,
         sensitivity=sensitivity,
+        legal=legal,
     )
     _save_lid_ccdf(run, rows, results, systems)
 

@@ -4,7 +4,7 @@ Before any work it says which rows or columns are left out here (:func:`_left_ou
 the corpus and the anonymised systems (:mod:`lidframe.demo.voice.corpus`), the utility
 column (:mod:`lidframe.demo.voice.utility`), the attackers' scores
 (:mod:`lidframe.demo.voice.attackers`), the evaluation of every row
-(:func:`_evaluate_rows`), and what is printed and written
+(:func:`_evaluate_rows`) with its legal criteria (:func:`_legal_rows`), and what is printed and written
 (:mod:`lidframe.demo.voice.outputs`).
 """
 
@@ -31,9 +31,12 @@ from lidframe.demo.voice.stronger import stronger_comparison
 from lidframe.demo.voice.utility import utility_column, utility_unavailable
 
 if TYPE_CHECKING:
+    from lidframe.analyses.legal import SinglingOut
+    from lidframe.analyses.legal_criteria import LegalCriteria
     from lidframe.analyses.sensitivity import SensitivityResult
     from lidframe.core.evaluation import Result
     from lidframe.report.sections.ladder_model import LadderEntry
+    from lidframe.stats.bootstrap import Bootstrap
     from lidframe.utility import Utility
 
 __all__ = ["run_voice_demo"]
@@ -96,6 +99,7 @@ def run_voice_demo(
     scored = _score_attackers(run, roots, ge2e=no_ge2e is None, n_train=len(corpus["speakers"]["train"]))
     rows = [row for row in rows if row.label in scored]  # a stronger row its data could not make is left out (logged)
     results = _evaluate_rows(run, rows, scored, n_boot=n_boot)
+    legal = _legal_rows(run, rows, scored, results, n_boot=n_boot)
     stronger = stronger_comparison(rows, results, n_boot=n_boot, seed=seed)
     beside = _evaluate_open_set(run, rows, scored)
     sensitivity = _sensitivity_rows(run, rows, scored)
@@ -114,6 +118,7 @@ def run_voice_demo(
         stronger=stronger,
         open_set=beside,
         sensitivity=sensitivity,
+        legal=legal,
     )
     return text, {label: r.to_dict() for label, r in results.items()}
 
@@ -153,9 +158,8 @@ def _evaluate_rows(
     The calibrator is :data:`~lidframe.demo.voice.plan.CALIBRATOR`; the bootstrap resamples speakers *n_boot* times.
     """
     from lidframe.core.evaluation import evaluate
-    from lidframe.stats.bootstrap import Bootstrap
 
-    bootstrap = Bootstrap(n_boot=n_boot, unit="speaker", seed=run.seed)
+    bootstrap = _rows_bootstrap(run, n_boot)
     run.log(f"[evaluate] {len(rows)} rows: {CALIBRATOR} calibration on dev, LID on eval, {n_boot} speaker resamples")
     return {
         row.label: evaluate(
@@ -163,6 +167,47 @@ def _evaluate_rows(
         )
         for row in rows
     }
+
+
+def _rows_bootstrap(run: _DemoRun, n_boot: int) -> Bootstrap:
+    """The speaker bootstrap of every row's intervals, its ALID's and its legal criteria's: *n_boot* resamples."""
+    from lidframe.stats.bootstrap import Bootstrap
+
+    return Bootstrap(n_boot=n_boot, unit="speaker", seed=run.seed)
+
+
+def _legal_rows(
+    run: _DemoRun,
+    rows: Sequence[LadderEntry],
+    scored: Mapping[str, Mapping[str, Path]],
+    results: Mapping[str, Result],
+    *,
+    n_boot: int,
+) -> dict[str, LegalCriteria]:
+    """Each row's legal criteria, as ``lidframe evaluate`` computes them (docs/legal.md): milliseconds a row.
+
+    Linkability pi_link(N') from the row's Result, singling out pi_sing(N) from its eval
+    scores (:func:`lidframe.analyses.legal_criteria.legal_criteria`), under the rows'
+    speaker bootstrap (:func:`_rows_bootstrap`) and the run's seed.  Singling out depends
+    on the eval set only, so rows that share an eval score file share it (computed once).
+    A criterion a row's eval set does not allow is absent with its reason, never an error.
+    """
+    from lidframe.analyses.legal_criteria import legal_criteria, singling_out_criterion
+    from lidframe.data.scoreset import ScoreSet
+
+    bootstrap = _rows_bootstrap(run, n_boot)
+    run.log(f"[legal] {len(rows)} rows: linkability and singling out on eval, {n_boot} speaker resamples")
+    singled: dict[Path, tuple[SinglingOut | None, str | None]] = {}
+    found = {}
+    for row in rows:
+        path = Path(scored[row.label]["eval"])
+        eval_set = ScoreSet.load(path)
+        if path not in singled:
+            singled[path] = singling_out_criterion(eval_set, bootstrap=bootstrap, seed=run.seed)
+        found[row.label] = legal_criteria(
+            results[row.label], eval_set, bootstrap=bootstrap, seed=run.seed, singled_out=singled[path]
+        )
+    return found
 
 
 def _evaluate_open_set(

@@ -7,13 +7,17 @@ system with a :attr:`~lidframe.report.model.ReportSystem.legal` record
 (:func:`criteria_cards`): singling out pi_sing(N), linkability pi_link(N') at N' = 2 and
 N, and inference -- ALID and LID q99 of its headline -- each with its chance level, its
 interval and one sentence an auditor can quote: the summary shows the cards of each
-system's headline row.  The cards of its other rows (a grid's cells), the table of every
+system's headline row -- of one or two systems (:data:`CARDS_AT_MOST`); of more, one
+compact table (:func:`criteria_table`: a row per system, pi_link(2), pi_link(N) and pi_sing
+with their intervals, chance levels and readings), the cards following in the appendix, so
+that the summary keeps to two A4 pages.  The cards of its other rows (a grid's cells), the table of every
 linkability point (:func:`linkability_table`) and the curve pi_link(N') against chance
 1/N' (:func:`linkability_figure`) are the appendix "Legal criteria in full"
 (:func:`show_curve`).  Every number is the JSON's: the cards and the table
 carry each full-precision value in ``data-sort``.
 
-A sentence compares a number with its chance level only through its interval: above
+A sentence compares a number with its chance level only through its interval
+(:func:`chance_reading`, which the card's sentence and the compact table both read): above
 chance when the interval lies above it, consistent with chance when it holds it.  A
 pi_sing under e^-1 is never read as "below chance": a random predicate calibrated on few
 recordings per speaker sits a little under e^-1 (docs/legal.md), and the sentence says so.
@@ -22,7 +26,7 @@ recordings per speaker sits a little under e^-1 (docs/legal.md), and the sentenc
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -53,10 +57,15 @@ if TYPE_CHECKING:
     from lidframe.report.sections import Page
 
 __all__ = [
+    "CARDS_AT_MOST",
+    "chance_reading",
     "CriterionItem",
     "CriterionCard",
     "SystemCriteria",
     "criteria_cards",
+    "TABLE_KEYS",
+    "CriteriaRow",
+    "criteria_table",
     "linkability_table",
     "linkability_figure",
     "LegalSection",
@@ -66,6 +75,34 @@ __all__ = [
     "absent",
     "absent_curve",
 ]
+
+
+#: The most systems whose cards the summary shows; of more, the compact table (:func:`criteria_table`).
+CARDS_AT_MOST = 2
+
+
+def chance_reading(interval: Interval | None, chance: float) -> str:
+    """How a number stands against *chance*, judged by its *interval* only.
+
+    Returns
+    -------
+    str
+        ``"above"`` (the interval lies above chance), ``"under"`` (it lies under it),
+        ``"holds"`` (it holds chance) or ``"none"`` (no interval: not told apart).
+    """
+    if interval is None:
+        return "none"
+    if interval.low > chance:
+        return "above"
+    if interval.high < chance:
+        return "under"
+    return "holds"
+
+
+#: The compact table's words for each :func:`chance_reading` (pi_sing's "under": :data:`_SING_UNDER`).
+_READING_WORDS = {"above": "above", "holds": "consistent", "under": "below", "none": "no interval"}
+#: pi_sing under e^-1 is never read as below chance: where a random predicate calibrated on few recordings sits.
+_SING_UNDER = "not above"
 
 
 @attrs.frozen
@@ -84,6 +121,10 @@ class CriterionItem:
         The value at full precision (``data-sort``).
     chance_text, chance_sort : str
         Its chance level as printed and at full precision (``data-chance``).
+    reading : str
+        How it stands against chance by its interval, in the compact table's words
+        (:func:`chance_reading`: ``above``, ``consistent``, ``below`` -- ``not above`` for
+        pi_sing --, ``no interval``); ``""`` for inference.
     """
 
     key: str
@@ -93,6 +134,7 @@ class CriterionItem:
     sort: str
     chance_text: str
     chance_sort: str
+    reading: str = ""
 
     @property
     def metric(self) -> str:
@@ -132,10 +174,22 @@ class SystemCriteria:
 
 
 def _item(
-    key: str, title: str, value: float, interval: Interval | None, chance: float, fmt: Callable[[Any], str]
+    key: str,
+    title: str,
+    value: float,
+    interval: Interval | None,
+    chance: float,
+    fmt: Callable[[Any], str],
+    *,
+    under: str = "",
 ) -> CriterionItem:
+    """An item of a card; with *under* (the words for an interval under chance), read against chance."""
+    reading = ""
+    if under:
+        found = chance_reading(interval, chance)
+        reading = under if found == "under" else _READING_WORDS[found]
     return CriterionItem(
-        key, title, fmt(value), interval_text(interval, fmt), sort_key(value), fmt(chance), sort_key(chance)
+        key, title, fmt(value), interval_text(interval, fmt), sort_key(value), fmt(chance), sort_key(chance), reading
     )
 
 
@@ -144,14 +198,13 @@ def _interval(low: float, high: float) -> Interval | None:
 
 
 def _versus_chance(value: float, interval: Interval | None, chance: float, *, under: str) -> str:
-    """How *value* stands against *chance*, judged by its interval: a clause, or ``""`` without an interval."""
-    if interval is None:
-        return "without an interval, not told apart from chance"
-    if interval.low > chance:
-        return "above chance (its interval lies above it)"
-    if interval.high < chance:
-        return under
-    return "consistent with chance (its interval holds it)"
+    """How *value* stands against *chance*, judged by its interval (:func:`chance_reading`): a clause."""
+    return {
+        "none": "without an interval, not told apart from chance",
+        "above": "above chance (its interval lies above it)",
+        "under": under,
+        "holds": "consistent with chance (its interval holds it)",
+    }[chance_reading(interval, chance)]
 
 
 def _singling_out_card(single: SinglingOut | None, why: str | None) -> CriterionCard:
@@ -159,7 +212,9 @@ def _singling_out_card(single: SinglingOut | None, why: str | None) -> Criterion
     if single is None:
         return CriterionCard("singling-out", title, (), "", why or "not computed")
     ci = _interval(single.low, single.high)
-    items = (_item("pi_sing", f"π_sing (N = {single.n:,})", single.pi_sing, ci, single.chance, percent),)
+    items = (
+        _item("pi_sing", f"π_sing (N = {single.n:,})", single.pi_sing, ci, single.chance, percent, under=_SING_UNDER),
+    )
     verdict = _versus_chance(
         single.pi_sing,
         ci,
@@ -188,7 +243,15 @@ def _linkability_card(curve: LinkabilityCurve | None, why: str | None) -> Criter
     if curve.n_enrolled in points and curve.n_enrolled != 2:
         shown.append(("pi_link_n", points[curve.n_enrolled]))
     items = tuple(
-        _item(key, f"π_link (N′ = {p.n_prime:,})", p.pi_link, _interval(p.low, p.high), p.chance, percent)
+        _item(
+            key,
+            f"π_link (N′ = {p.n_prime:,})",
+            p.pi_link,
+            _interval(p.low, p.high),
+            p.chance,
+            percent,
+            under=_READING_WORDS["under"],
+        )
         for key, p in shown
     )
     clauses = []
@@ -243,6 +306,59 @@ def criteria_cards(system: ReportSystem) -> SystemCriteria | None:
         _inference_card(system),
     )
     return SystemCriteria(system.label, cards)
+
+
+#: The items of the compact table, in its column order: pi_link(2), pi_link(N) (the rank-1 rate), pi_sing(N).
+TABLE_KEYS = ("pi_link_2", "pi_link_n", "pi_sing")
+#: The card of each item of the compact table (where it is not computed, its card says why).
+_TABLE_CARDS = {"pi_link_2": "linkability", "pi_link_n": "linkability", "pi_sing": "singling-out"}
+
+
+@attrs.frozen
+class CriteriaRow:
+    """One system's row of the compact table: the items of its cards (:func:`criteria_cards`) it shows.
+
+    Attributes
+    ----------
+    label : str
+        The system's headline row.
+    system : str
+        Its system (what the table shows; the label is the row's ``data-system`` and title).
+    items : tuple of (CriterionItem or None)
+        Its items of :data:`TABLE_KEYS`, in that order; None where not computed.
+    absent : tuple of str
+        Why each item is not computed (its card's :attr:`~CriterionCard.absent`), ``""`` where it is.
+    """
+
+    label: str
+    system: str
+    items: tuple[CriterionItem | None, ...]
+    absent: tuple[str, ...]
+
+    @property
+    def cells(self) -> list[tuple[str, CriterionItem | None, str]]:
+        """(key of :data:`TABLE_KEYS`, its item or None, why not computed) of each column, in order."""
+        return list(zip(TABLE_KEYS, self.items, self.absent, strict=True))
+
+
+def criteria_table(systems: Sequence[SystemCriteria], names: Mapping[str, str]) -> tuple[CriteriaRow, ...]:
+    """The compact table of *systems*' cards: a row each, its items of :data:`TABLE_KEYS` (the summary of many systems).
+
+    The numbers, chance levels and readings are the cards' items themselves: one record,
+    shown twice.  *names* maps each label to its system (:attr:`ReportSystem.name`).
+    """
+    rows = []
+    for system in systems:
+        cards = {card.key: card for card in system.cards}
+        items = {item.key: item for card in system.cards for item in card.items}
+        found = tuple(items.get(key) for key in TABLE_KEYS)
+        # an item not computed: its card's reason (pi_link(N) at N = 2 is pi_link(2), shown once)
+        why = tuple(
+            "" if item is not None else cards[_TABLE_CARDS[key]].absent or "N = 2: it is π_link(2)"
+            for key, item in zip(TABLE_KEYS, found)
+        )
+        rows.append(CriteriaRow(system.label, names.get(system.label, system.label), found, why))
+    return tuple(rows)
 
 
 def _curves(report: Report) -> dict[str, LinkabilityCurve]:
@@ -338,54 +454,82 @@ def _figures(maker: FigureMaker) -> tuple[InlineFigure, ...]:
 
 @attrs.frozen
 class LegalSection:
-    """What the section shows: the three cards of each system's headline row, who has none, and whether others do.
+    """What the section shows: each system's headline row's cards or the compact table, who has none, and others.
 
     Attributes
     ----------
     systems : tuple of SystemCriteria
         The cards of each system's headline row with a legal record
-        (:func:`~lidframe.report.sections.headlines.headline_cells`).
+        (:func:`~lidframe.report.sections.headlines.headline_cells`), where at most
+        :data:`CARDS_AT_MOST` have one; else empty, and :attr:`table` shows them.
     left_out : tuple of str
         The headline rows without a legal record.
     others : bool
         Whether other rows have cards (the appendix "Legal criteria in full" shows them).
+    table : tuple of CriteriaRow
+        The compact table of the headline rows (:func:`criteria_table`) where more than
+        :data:`CARDS_AT_MOST` have a legal record (their cards: the appendix); else empty.
     """
 
     systems: tuple[SystemCriteria, ...]
     left_out: tuple[str, ...]
     others: bool = False
+    table: tuple[CriteriaRow, ...] = ()
+
+
+def _headline_criteria(report: Report) -> tuple[list[ReportSystem], list[SystemCriteria | None], bool]:
+    """Each system's headline row, its cards (None without a legal record), and whether the summary shows the table."""
+    from lidframe.report.sections.headlines import headline_cells
+
+    heads = headline_cells(report)
+    found = [criteria_cards(s) for s in heads]
+    return heads, found, sum(c is not None for c in found) > CARDS_AT_MOST
 
 
 def show(page: Page) -> LegalSection:
-    """The section of *page* (whose report has a legal record: :func:`absent` says None): its headline rows' cards."""
-    from lidframe.report.sections.headlines import headline_cells
+    """The section of *page* (whose report has a legal record: :func:`absent` says None): its headline rows' cards.
 
-    heads = headline_cells(page.report)
-    found = [criteria_cards(s) for s in heads]
+    Of more than :data:`CARDS_AT_MOST` systems, their compact table instead (:func:`criteria_table`).
+    """
+    heads, found, compact = _headline_criteria(page.report)
     systems = tuple(c for c in found if c is not None)
     left_out = tuple(s.label for s, c in zip(heads, found) if c is None)
     labels = {s.label for s in heads}
     others = any(s.legal is not None and s.label not in labels for s in page.report.systems)
+    if compact:
+        return LegalSection((), left_out, others, criteria_table(systems, {s.label: s.name for s in heads}))
     return LegalSection(systems, left_out, others)
 
 
 @attrs.frozen
 class LegalAppendix:
-    """What the appendix "Legal criteria in full" shows: every other row's cards, the curve's table and figure."""
+    """What the appendix "Legal criteria in full" shows: the cards the summary does not, the curve's table and figure.
+
+    Attributes
+    ----------
+    systems : tuple of SystemCriteria
+        The cards of every row the summary shows none of: the rows other than the headline
+        rows, and these too where the summary shows the compact table (:attr:`headlines`).
+    table : Table or None
+        Every point of the linkability curves (:func:`linkability_table`).
+    figures : tuple of InlineFigure
+    headlines : bool
+        Whether :attr:`systems` holds the headline rows' cards (the summary shows their compact table).
+    """
 
     systems: tuple[SystemCriteria, ...]
     table: Table | None
     figures: tuple[InlineFigure, ...]
+    headlines: bool = False
 
 
 def show_curve(page: Page) -> LegalAppendix:
     """The appendix of *page* (whose report has a legal record: :func:`absent_curve` says None)."""
-    from lidframe.report.sections.headlines import headline_cells
-
-    labels = {s.label for s in headline_cells(page.report)}
+    heads, _, compact = _headline_criteria(page.report)
+    labels = set() if compact else {s.label for s in heads}
     found = [criteria_cards(s) for s in page.report.systems if s.label not in labels]
     systems = tuple(c for c in found if c is not None)
-    return LegalAppendix(systems, linkability_table(page.report), _figures(page.maker))
+    return LegalAppendix(systems, linkability_table(page.report), _figures(page.maker), compact)
 
 
 def absent_curve(report: Report) -> str | None:
