@@ -197,3 +197,10 @@ def test_a_cell_stored_before_the_refit_reads_held_fixed(grid):
     assert table.bootstrap["resample"] == "eval" and "although" not in table.interval_note
     assert all(math.isfinite(r.alid_low) for r in table.rows if r.n_trials > 1)
     assert attrs.has(type(table))
+
+
+def test_another_cells_task_is_not_used(grid):
+    _, out = grid
+    first, second = load_results(out)
+    table = cell_per_speaker(first, out, task=check_freshness(out).tasks[second.cell_id])
+    assert table.bootstrap["resample"] == "eval" and "the task given does not plan this cell" in table.interval_note

@@ -77,8 +77,9 @@ def cell_refit(
     cell : FinishedCell
         The stored cell.
     task : FitTask or None
-        The plan's task of the cell (:attr:`lidframe.grid.freshness.Freshness.tasks`), with
-        that cell only; None for a cell that is not fresh or not planned.
+        The plan's task of the cell (:attr:`lidframe.grid.freshness.Freshness.tasks`, with
+        that cell only), whose cell of *cell*'s id is computed again; None for a cell that
+        is not fresh or not planned.
     lid : ndarray, shape (T,)
         The LIDs of its per-trial file (bits; NaN for a closed-set outsider trial).
     bootstrap : Bootstrap
@@ -92,12 +93,13 @@ def cell_refit(
     """
     if bootstrap.resample != "dev+eval" or not refitted_by_cell(cell):
         return CellRefit()  # held fixed as the cell's intervals held it (or as asked)
-    if task is None:
-        return CellRefit(why_fixed=why_no_task)
+    planned = None if task is None else next((c for c in task.cells if c.cell_id == cell.cell_id), None)
+    if task is None or planned is None:
+        return CellRefit(why_fixed=why_no_task if task is None else "the task given does not plan this cell")
     from lidframe.grid.work import cell_result
 
     try:
-        result = cell_result(task, task.cells[0])
+        result = cell_result(task, planned)
     except InputError as exc:
         return CellRefit(why_fixed=f"its evaluation could not be computed again ({' '.join(str(exc).split())})")
     if _summary_json(result.to_dict()) != _summary_json(cell.stored_summary(), stored=True) or not np.array_equal(
