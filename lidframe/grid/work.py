@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from lidframe.core.result import Result  # at run time: Sphinx resolves cell_result's signature
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
 from lidframe.grid.records import Cell, CellOutcome, FitTask, FusionJob, ScoreJob
@@ -21,7 +22,6 @@ from lidframe.grid.records import Cell, CellOutcome, FitTask, FusionJob, ScoreJo
 if TYPE_CHECKING:
     from lidframe.analyses.legal import SinglingOut
     from lidframe.attackers.base import EmbeddingAttacker
-    from lidframe.core.result import Result
     from lidframe.data.scoreset import ScoreSet
 
 __all__ = ["readable_scores", "score_split", "fuse_splits", "run_task", "cell_result"]
