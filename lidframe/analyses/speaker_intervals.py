@@ -20,8 +20,9 @@ pass of the headline's refits, not one per speaker; and a speaker's PDR interval
 the Clopper-Pearson tails of its k under each refitted calibrator
 (:func:`~lidframe.stats.proportion.clopper_pearson_mixture`), the exact interval when the
 calibrator moves no trial across LID = 0.  Where the evaluation held the calibrator fixed
-(no dev set, ``resample="eval"``, a grid cell's stored per-trial LIDs), so do they, and
-the table says so (``bootstrap["resample"]`` ``"eval"``, ``interval_note``).
+(no dev set, ``resample="eval"``; a grid cell rebuilt from its per-trial LIDs without its
+evaluation computed again, :mod:`lidframe.grid.report.refits`), so do they, and the table
+says so (``bootstrap["resample"]`` ``"eval"``, ``interval_note``).
 """
 
 from __future__ import annotations

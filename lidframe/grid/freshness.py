@@ -19,7 +19,7 @@ from lidframe.data.fileio import StrPath, real_path
 from lidframe.errors import InputError
 from lidframe.grid import store
 from lidframe.grid.plan import plan_grid
-from lidframe.grid.records import Cell, Inputs, read_grid_json
+from lidframe.grid.records import Cell, FitTask, Inputs, read_grid_json
 from lidframe.grid.spec.loading import load_grid_spec
 from lidframe.grid.spec.records import GridSpec
 from lidframe.grid.stored import StoredCell
@@ -89,12 +89,18 @@ class Freshness:
         (system, role, path) of each fused attacker's cached dev and eval set
         (:meth:`~lidframe.grid.records.FusionJob.role`) that is there, where the cells were
         checked: the files whose provenance the page shows.
+    tasks : dict
+        ``cell_id -> FitTask`` of each finished cell that is fresh, the plan's task of it
+        with that cell only (:class:`~lidframe.grid.records.FitTask`): what computes it now,
+        from which the report rebuilds its evaluation to refit its per-speaker intervals
+        (:mod:`lidframe.grid.report.refits`); empty where the cells were not checked.
     """
 
     spec: str | None
     stale: dict[str, str] = attrs.field(factory=dict)
     unchecked: str | None = None
     score_files: tuple[tuple[str, str, str], ...] = ()
+    tasks: dict[str, FitTask] = attrs.field(factory=dict, eq=False, repr=False)
 
 
 def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Freshness:
@@ -168,7 +174,14 @@ def check_freshness(out_dir: StrPath, *, spec_path: StrPath | None = None) -> Fr
         for split, target in zip(("dev", "eval"), job.targets, strict=True)
         if Path(target).is_file()
     ]
-    return Freshness(str(spec_path), _stale(plan.cells, stored), score_files=tuple(files))
+    stale = _stale(plan.cells, stored)
+    fresh = {
+        cell.cell_id: attrs.evolve(task, cells=(cell,))
+        for task in plan.tasks
+        for cell in task.cells
+        if cell.cell_id in stored and stored[cell.cell_id].status == "ok" and cell.cell_id not in stale
+    }
+    return Freshness(str(spec_path), stale, score_files=tuple(files), tasks=fresh)
 
 
 def _read_again(spec_path: StrPath) -> GridSpec:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
+from lidframe.core.result import Result  # at run time: Sphinx resolves cell_result's signature
 from lidframe.data.fileio import json_clean
 from lidframe.errors import InputError
 from lidframe.grid.records import Cell, CellOutcome, FitTask, FusionJob, ScoreJob
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from lidframe.attackers.base import EmbeddingAttacker
     from lidframe.data.scoreset import ScoreSet
 
-__all__ = ["readable_scores", "score_split", "fuse_splits", "run_task"]
+__all__ = ["readable_scores", "score_split", "fuse_splits", "run_task", "cell_result"]
 
 
 def readable_scores(score_file: str) -> bool:
@@ -147,6 +148,41 @@ def _is_open(prior_spec: str, dev: ScoreSet) -> bool:
     return outside > 0
 
 
+def _fit(task: FitTask, dev: ScoreSet, open_set: bool) -> Any:
+    """*task*'s calibrator fitted on *dev* (in the open set with the outsider trials' pairs), as every cell's is."""
+    from lidframe.core.evaluation import fit_calibrator
+
+    return fit_calibrator(dev, task.calibrator, znorm_ddof=task.znorm_ddof, outsider_pairs=open_set)
+
+
+def _evaluated(task: FitTask, cell: Cell, dev: ScoreSet, ev: ScoreSet, fitted: Any) -> Result:
+    """*cell*'s evaluation of *ev* under the calibrator *fitted* on *dev* (with its seed's bootstrap)."""
+    from lidframe.core.evaluation import evaluate_fitted
+
+    return evaluate_fitted(ev, fitted, prior=cell.prior, dev=dev, options=task.cell_options(cell))
+
+
+def cell_result(task: FitTask, cell: Cell) -> Result:
+    """The evaluation of one cell of *task* computed again, as :func:`run_task` computes it.
+
+    Its calibrator fitted on the task's dev set and the eval set evaluated under it with
+    the cell's prior and options (:meth:`FitTask.cell_options`): the
+    :class:`~lidframe.core.result.Result` whose ``to_dict()`` the cell stored as its
+    summary (without the ``longitudinal`` and ``legal`` blocks the cell adds), with its
+    :attr:`~lidframe.core.result.Result.refit` -- what the grid's report refits a cell's
+    per-speaker intervals from (:mod:`lidframe.grid.report.refits`).
+
+    Raises
+    ------
+    InputError
+        A score file that is gone or damaged, or a fit or evaluation that fails.
+    """
+    from lidframe.data.scoreset import ScoreSet
+
+    dev, ev = ScoreSet.load(task.dev), ScoreSet.load(task.eval)
+    return _evaluated(task, cell, dev, ev, _fit(task, dev, _is_open(cell.prior, dev)))
+
+
 class _LazyFits:
     """The calibrator of one task fitted on dev at most once per openness (closed, open), on first need."""
 
@@ -156,14 +192,10 @@ class _LazyFits:
 
     def get(self, open_set: bool) -> tuple[Any, str | None, float]:
         """(fitted calibrator or None, error text or None, seconds the fit took) for *open_set*."""
-        from lidframe.core.evaluation import fit_calibrator
-
         if open_set not in self.fitted:
             began = time.perf_counter() if self.fitted else self.start  # the first fit also counts the loading
             try:
-                fitted = fit_calibrator(
-                    self.dev, self.task.calibrator, znorm_ddof=self.task.znorm_ddof, outsider_pairs=open_set
-                )
+                fitted = _fit(self.task, self.dev, open_set)
                 self.fitted[open_set] = (fitted, None, time.perf_counter() - began)
             except Exception as exc:  # noqa: BLE001 - recorded per cell, the grid goes on
                 self.fitted[open_set] = (None, f"{type(exc).__name__}: {exc}", time.perf_counter() - began)
@@ -197,12 +229,11 @@ def _evaluate_cell(
 ) -> CellOutcome:
     """One cell of *task*, with its calibrator *fitted* on *dev*: its summary and per-trial arrays, or its error."""
     from lidframe.analyses.legal_criteria import legal_criteria
-    from lidframe.core.evaluation import evaluate_fitted
 
     began = time.perf_counter()
     try:
         options = task.cell_options(cell)
-        result = evaluate_fitted(ev, fitted, prior=cell.prior, dev=dev, options=options)
+        result = _evaluated(task, cell, dev, ev, fitted)
         summary = dict(result.to_dict())  # a plain dict: the k-utterance rows and the legal block are added to it
         if task.longitudinal and cell.prior == "uniform":  # the k-utterance attacker uses a uniform prior
             summary["longitudinal"] = _longitudinal_rows(task, cell, dev, ev)

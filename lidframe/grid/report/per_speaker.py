@@ -18,13 +18,14 @@ import numpy as np
 
 from lidframe.data.fileio import StrPath
 from lidframe.errors import InputError
-from lidframe.grid.records import FinishedCell
+from lidframe.grid.records import FinishedCell, FitTask
 from lidframe.grid.stored import as_finished_cell
 
 if TYPE_CHECKING:
     from lidframe.analyses.per_speaker import PerSpeakerResult
     from lidframe.core.result import Result
     from lidframe.core.summary import Summary
+    from lidframe.grid.freshness import Freshness
     from lidframe.report.model import Report
     from lidframe.stats.bootstrap import Bootstrap
 
@@ -54,7 +55,11 @@ def _cell_bootstrap(cell: FinishedCell, bootstrap: Bootstrap | None) -> Bootstra
 
 
 def cell_per_speaker(
-    cell: FinishedCell | Mapping[str, Any], out_dir: StrPath, *, bootstrap: Bootstrap | None = None
+    cell: FinishedCell | Mapping[str, Any],
+    out_dir: StrPath,
+    *,
+    bootstrap: Bootstrap | None = None,
+    task: FitTask | None = None,
 ) -> PerSpeakerResult:
     """The per-speaker table of one finished grid cell, from its per-trial file.
 
@@ -69,7 +74,13 @@ def cell_per_speaker(
     * the attacker's rank of the true speaker (a grid's files keep none): ``rank1_rate``
       is NaN (shown as not computed);
     * in a file of an early lidframe, without ``posterior_true``, the speaker's prior:
-      ``lid_ceiling`` is NaN.
+      ``lid_ceiling`` is NaN;
+    * the dev scores the cell's bootstrap refitted the calibrator on: given the cell's
+      *task*, its evaluation is computed again for them (:mod:`lidframe.grid.report.refits`),
+      and the intervals refit the calibrator on the same dev resamples as the cell's did
+      (``table.bootstrap["resample"]`` ``"dev+eval"``); without it, or where that
+      evaluation is not the stored one, they hold it fixed (``"eval"``) and
+      ``interval_note`` says why.
 
     Parameters
     ----------
@@ -82,6 +93,9 @@ def cell_per_speaker(
         The within-speaker intervals' settings; default the grid's ``[grid.bootstrap]``
         (with the cell's seed), else :class:`~lidframe.stats.bootstrap.Bootstrap`'s
         defaults with the cell's seed: the table always has intervals.
+    task : FitTask, optional
+        The plan's task of the cell, ``check_freshness(out_dir).tasks[cell.cell_id]``
+        (:attr:`lidframe.grid.freshness.Freshness.tasks`; only a fresh cell has one).
 
     Returns
     -------
@@ -95,9 +109,21 @@ def cell_per_speaker(
     InputError
         The per-trial file is missing, damaged, or does not match the cell's summary.
     """
-    from lidframe.analyses.per_speaker import per_speaker
+    why_no_task = "no task of the cell was given to compute its evaluation again (cell_per_speaker's task=)"
+    return _cell_table(cell, Path(out_dir), bootstrap, task, why_no_task)[0]
 
-    out = Path(out_dir)
+
+def _cell_table(
+    cell: FinishedCell | Mapping[str, Any],
+    out: Path,
+    bootstrap: Bootstrap | None,
+    task: FitTask | None,
+    why_no_task: str,
+) -> tuple[PerSpeakerResult, str | None]:
+    """:func:`cell_per_speaker`'s table and why it holds the calibrator fixed where the cell refitted it (or None)."""
+    from lidframe.analyses.per_speaker import per_speaker
+    from lidframe.grid.report.refits import cell_refit
+
     cell = as_finished_cell(cell)
     summary = cell.summary
     file = _read_per_trial(out / str(cell.per_trial), out)
@@ -109,18 +135,25 @@ def cell_per_speaker(
             f"{file.path}: {enrolled.size} enrolled speakers with trials, but the cell's summary has N = {n_enrolled}; "
             f"the file is stale: delete it and rerun lidframe grid on {out}"
         )
-    result = _result(summary, file, enrolled, outsider, outside)
-    table = per_speaker(result, bootstrap=_cell_bootstrap(cell, bootstrap))
+    settings = _cell_bootstrap(cell, bootstrap)
+    refit = cell_refit(cell, task, file.lid, settings, why_no_task=why_no_task)
+    result = attrs.evolve(_result(summary, file, enrolled, outsider, outside), refit=refit.refit)
+    table = per_speaker(result, bootstrap=settings)
     rows = table.rows
     if "true_rank" not in file.optional:  # no rank in the file: not computed, rather than 0
         rows = tuple(attrs.evolve(row, rank1_rate=math.nan) for row in rows)
-    return attrs.evolve(
+    note = table.interval_note
+    if refit.why_fixed is not None:
+        note = f"{note} here, although the cell's own intervals refitted it: {refit.why_fixed}"
+    table = attrs.evolve(
         table,
         rows=rows,
         n_enrolled=n_enrolled,
         log2_n=float(summary.log2_n),
         n_speakers_without_trials=n_enrolled - int(enrolled.size),
+        interval_note=note,
     )
+    return table, refit.why_fixed
 
 
 @attrs.frozen
@@ -228,6 +261,7 @@ def with_per_speaker(
     out_dir: StrPath,
     *,
     bootstrap: Bootstrap | None = None,
+    freshness: Freshness | None = None,
 ) -> Report:
     """*report* (:func:`lidframe.report.report_from_grid` of *cells*) with a per-speaker table for each system.
 
@@ -235,7 +269,9 @@ def with_per_speaker(
     section shows -- gets :func:`cell_per_speaker`: the page then has, like the pages of
     ``lidframe evaluate --report`` and the demos, the system's speakers from the most to
     the least disclosed with their within-speaker intervals, and the dot plot that names
-    the top and bottom ones.
+    the top and bottom ones.  A fresh cell whose intervals refitted the calibrator gets
+    its task from *freshness*, so its table refits too; a table that holds it fixed
+    where its cell refitted it says why in a note of the page.
 
     Parameters
     ----------
@@ -248,6 +284,9 @@ def with_per_speaker(
         The grid folder.
     bootstrap : Bootstrap, optional
         As for :func:`cell_per_speaker`.
+    freshness : Freshness, optional
+        The cells checked against the grid's spec (default
+        :func:`lidframe.grid.freshness.check_freshness` of *out_dir*): each fresh cell's task.
 
     Returns
     -------
@@ -258,12 +297,32 @@ def with_per_speaker(
     by_path = {str(out / str(c.per_trial)): c for c in map(as_finished_cell, cells)}
     prefix = "per-trial LID of "
     path_of = {f.role[len(prefix) :]: f.path for f in report.provenance.inputs if f.role.startswith(prefix)}
-    systems, done = [], set()
+    if freshness is None:
+        from lidframe.grid.freshness import check_freshness
+
+        freshness = check_freshness(out)
+    systems, done, notes = [], set(), []
     for system in report.systems:
         cell = by_path.get(path_of.get(system.label, ""))
         if system.name in done or cell is None or system.per_speaker is not None:
             systems.append(system)
             continue
         done.add(system.name)
-        systems.append(attrs.evolve(system, per_speaker=cell_per_speaker(cell, out, bootstrap=bootstrap)))
-    return attrs.evolve(report, systems=systems)
+        task = freshness.tasks.get(cell.cell_id)
+        table, why_fixed = _cell_table(cell, out, bootstrap, task, _why_no_task(cell, freshness))
+        if why_fixed is not None:
+            notes.append(
+                f"The per-speaker intervals of {system.label} hold the calibrator fixed, although the cell's own "
+                f"intervals refitted it: {why_fixed}."
+            )
+        systems.append(attrs.evolve(system, per_speaker=table))
+    return attrs.evolve(report, systems=systems, notes=(*report.notes, *notes))
+
+
+def _why_no_task(cell: FinishedCell, freshness: Freshness) -> str:
+    """Why *freshness* has no task of *cell*: its inputs changed, or they could not be checked."""
+    if cell.cell_id in freshness.stale:
+        return f"its inputs changed since it was computed ({freshness.stale[cell.cell_id]})"
+    if freshness.unchecked is not None:
+        return f"its inputs could not be checked against the grid's spec ({freshness.unchecked})"
+    return "the grid's spec does not plan it as it was computed"

@@ -145,7 +145,7 @@ def write_report(
     note = utility_note(found)
     warnings = report_warnings(freshness, results, out)
     # the page reads (and digests) every per-trial file: a damaged one stops here, before any file is written
-    report = _page(results, out, warnings, found, scored, policy) if figures else None
+    report = _page(results, out, warnings, found, scored, policy, freshness) if figures else None
     summary = _summary_json(results, out, policy)
     staging = Path(tempfile.mkdtemp(prefix=".report.", dir=out))
     try:
@@ -225,8 +225,12 @@ def _page(
     found: Mapping[str, UtilityFile],
     scored: Sequence[ScoreFile] = (),
     policy: Policy | None = None,
+    freshness: Freshness | None = None,
 ) -> Report:
-    """The ``report.html`` record of the grid: its warnings and scenarios as notes, utility, per-speaker tables."""
+    """The ``report.html`` record of the grid: its warnings and scenarios as notes, utility, per-speaker tables.
+
+    *freshness* gives each fresh cell's task, from which its per-speaker intervals refit the calibrator.
+    """
     from lidframe.report import report_from_grid
 
     scenarios = [
@@ -247,7 +251,7 @@ def _page(
         score_files=scored,
         policy=policy,
     )
-    return with_per_speaker(report, results, out)
+    return with_per_speaker(report, results, out, freshness=freshness)
 
 
 def _publish(staging: Path, folder: Path, written: Sequence[str]) -> None:
