@@ -422,6 +422,7 @@ def logistic_newton(
             theta = theta - step
             if np.abs(step).max() <= _NEWTON_TOL * scale:
                 return theta
+            value = objective(theta)  # a later damped step must not rise above *this* point
             continue
         size = 1.0
         while size > 1e-6 and not objective(theta - size * step) <= value:

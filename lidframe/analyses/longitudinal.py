@@ -424,7 +424,12 @@ class _Temperature:
         """tau on the dev LLRs (T_dev, N_dev), each group's log-loss weighted by its trials' mean weight (default 1).
 
         Held fixed (no weights) the groups are summed as :func:`fuse` sums them, bit for bit.
+        A dev resample that draws no speaker with a group (the groups come from the dev
+        speakers with k trials, the resample from every dev speaker) weighs every group 0:
+        tau is then fitted on every group, under that resample's refitted calibrator.
         """
+        if trial_weights is not None and not (self.sums @ trial_weights).any():
+            trial_weights = None
         if trial_weights is None:
             dev_sum, weights = fuse(dev_llr, self.groups, "sum"), None
         else:

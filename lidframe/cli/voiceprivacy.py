@@ -199,9 +199,9 @@ def _evaluate(system: System, view: str, args: argparse.Namespace) -> _Evaluated
     )
     try:
         result = evaluate(dev, eval_set, calibrator=args.calibrator, prior=args.prior, options=options)
+        legal = legal_criteria(result, eval_set, bootstrap=bootstrap, seed=args.seed)
     except InputError as exc:
         raise InputError(f"{system.label}, {view}: {exc}") from None
-    legal = legal_criteria(result, eval_set, bootstrap=bootstrap, seed=args.seed)
     return _Evaluated(system, result, per_speaker(result, bootstrap=bootstrap), legal, why_none)
 
 

@@ -168,3 +168,25 @@ def test_a_refit_that_fails_is_one_line_naming_the_dev_set_and_the_way_out():
     assert "no second fit here (Bootstrap(resample='eval') holds it fixed)" in message
     FitsOnce.fits = 0
     assert longitudinal(dev, ev, (1,), calibrator=FitsOnce(), bootstrap=Bootstrap(n_boot=100, resample="eval")).rows
+
+
+def test_a_dev_resample_without_a_speaker_of_k_trials_fits_tau_on_every_group():
+    """Temperature fusion at k = 4 where one dev speaker of eight has 4 trials: many dev resamples draw none of it.
+
+    Their groups all weigh 0 (the review of issue 41 found ``np.average`` raising
+    ZeroDivisionError there); tau is then fitted on every group under the resample's refit,
+    and the interval is finite, around the same point estimate as held fixed.
+    """
+    dev, ev = simulate_system(leakage=0.5, seed=5, n_enrolled=8, trials_per_speaker=6)
+    keep = np.zeros(dev.n_trials, dtype=bool)
+    for speaker in dev.enrolled:
+        rows = np.flatnonzero(dev.trial_speakers == speaker)
+        keep[rows if speaker == dev.enrolled[0] else rows[:2]] = True
+    uneven = dev.subset(np.flatnonzero(keep))
+    rows = {}
+    for resample in ("eval", "dev+eval"):
+        options = Bootstrap(n_boot=100, method="percentile", resample=resample)
+        rows[resample] = longitudinal(uneven, ev, (4,), fusion="temperature", bootstrap=options).rows[0]
+    refitted = rows["dev+eval"].intervals["alid"]
+    assert rows["dev+eval"].alid == rows["eval"].alid
+    assert math.isfinite(refitted.low) and math.isfinite(refitted.high) and refitted.low <= refitted.high
