@@ -10,51 +10,26 @@ absolute paths (read by the default rule, no ``wav_paths`` involved).
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from lidframe import registry
-from lidframe.attackers.base import EmbeddingAttacker
 from lidframe.data.kaldi import read_data_dir
 from lidframe.data.provenance import read_provenance
 from lidframe.data.scoreset import ScoreSet
-from lidframe.data.utterance import Utterance, group_by_speaker
+from lidframe.data.utterance import group_by_speaker
 from tests.bad_input.conftest import assert_refused
+from tests.listening import Listening as BaseListening
+from tests.listening import registered
 
 
-class Listening(EmbeddingAttacker):
-    """An attacker that opens each utterance's audio: the speaker's voice plus noise drawn from the file's bytes."""
+class Listening(BaseListening):
+    """The shared listening attacker with half its noise."""
 
-    name = "listening"
-    reads_audio = True
-
-    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
-        rows = []
-        for utt in utterances:
-            with open(str(utt.path), "rb") as handle:
-                content = handle.read()
-            rows.append(_vector(utt.speaker) + 0.5 * _vector(content.decode()))
-        return np.array(rows)
-
-
-def _vector(text: str) -> np.ndarray:
-    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-    return np.random.default_rng(seed).standard_normal(6)
-
-
-@contextlib.contextmanager
-def _registered():
-    registry.register("attacker", "listening", Listening)
-    try:
-        yield
-    finally:
-        registry.unregister("attacker", "listening")
+    noise = 0.5
 
 
 def _moving_dir(folder: Path, prefix: str, n_speakers: int, per_speaker: int) -> Path:
@@ -98,7 +73,7 @@ def test_lidframe_score_passes_wav_paths_down_to_the_cohort(tmp_path, moved, cap
     out = tmp_path / "scores.npz"
     spec = f"listening?score_norm=snorm&cohort={moved['cohort']}"
     argv = ["score", "--attacker", spec, "--enrol", moved["enrol"], "--trials", moved["trials"]]
-    with _registered():
+    with registered(Listening):
         assert main([str(a) for a in [*argv, "--wav-paths", "data-dir", "--out", out]]) == 0
         assert "warning" not in capsys.readouterr().err  # no data dir of the run is read the Kaldi way
         copies = {name: _absolute_copy(folder, tmp_path / "absolute" / name) for name, folder in moved.items()}
@@ -117,7 +92,7 @@ def test_lidframe_score_passes_wav_paths_down_to_the_cohort(tmp_path, moved, cap
 
 def test_the_python_option_and_the_spec_find_the_cohorts_audio_in_its_data_dir(tmp_path, moved):
     spec = f"listening?score_norm=snorm&cohort={moved['cohort']}&wav_paths=data-dir"
-    with _registered():
+    with registered(Listening):
         found = registry.spec_inputs("attacker", spec)
     assert {p for p in found.files if p.suffix == ".wav"} == set((moved["cohort"] / "wav").iterdir())
     attacker = Listening(score_norm="asnorm", cohort=moved["cohort"], cohort_top_k=3, wav_paths="data-dir")
@@ -144,7 +119,7 @@ def test_a_spec_stating_another_convention_than_the_run_is_refused(tmp_path, mov
     (tmp_path / "out").mkdir()
     spec = f"listening?score_norm=snorm&cohort={moved['cohort']}&wav_paths=data-dir"
     argv = ["score", "--attacker", spec, "--enrol", str(moved["enrol"]), "--trials", str(moved["trials"])]
-    with _registered():
+    with registered(Listening):
         assert_refused(
             [*argv, "--out", str(tmp_path / "out" / "s.npz")],
             capsys,

@@ -8,21 +8,17 @@ the source says ``wav_paths = "data-dir"``.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
-from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from lidframe import evaluate
-from lidframe.attackers.base import EmbeddingAttacker
 from lidframe.data.utterance import Utterance, group_by_speaker
 from lidframe.grid.plan import plan_grid
 from lidframe.grid.report import load_results
 from lidframe.grid.runner import run_grid
 from lidframe.grid.spec import load_grid_spec
+from tests.listening import Listening, registered
 
 SPEC = """[grid]
 attackers = ["listening"]
@@ -32,27 +28,6 @@ calibrators = ["logistic"]
 dev = {{ enrol = "dev_enrol", trials = ["dev_trials"]{extra} }}
 eval = {{ enrol = "eval_enrol", trials = ["eval_trials"]{extra} }}
 """
-
-
-class Listening(EmbeddingAttacker):
-    """An attacker that opens each utterance's audio: its embedding is the speaker's voice plus noise drawn from the
-    file's bytes."""
-
-    name = "listening"
-    reads_audio = True
-
-    def embed(self, utterances: Sequence[Utterance]) -> np.ndarray:
-        rows = []
-        for utt in utterances:
-            with open(str(utt.path), "rb") as handle:  # a missing file fails the cell, as for a real attacker
-                content = handle.read()
-            rows.append(_vector(utt.speaker) + _vector(content.decode()))
-        return np.array(rows)
-
-
-def _vector(text: str) -> np.ndarray:
-    seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-    return np.random.default_rng(seed).standard_normal(6)
 
 
 def _system(root: Path) -> None:
@@ -68,23 +43,12 @@ def _system(root: Path) -> None:
             (folder / "utt2spk").write_text("".join(f"{u} {s}\n" for u, s in utts))
 
 
-@contextlib.contextmanager
-def _registered():
-    from lidframe import registry
-
-    registry.register("attacker", "listening", Listening)
-    try:
-        yield
-    finally:
-        registry.unregister("attacker", "listening")
-
-
 def test_a_data_dir_source_reads_its_audio_by_its_wav_paths(tmp_path, monkeypatch):
     folder = tmp_path / "spec"
     _system(folder)
     (folder / "grid.toml").write_text(SPEC.format(extra=', wav_paths = "data-dir"'))
     monkeypatch.chdir(tmp_path)  # no wav/ here: only the data-dir convention finds the audio
-    with _registered():
+    with registered():
         run_grid(folder / "grid.toml", tmp_path / "out")
         (cell,) = load_results(tmp_path / "out")
         # the same number scored here, from the files each wav.scp names relative to its data dir
